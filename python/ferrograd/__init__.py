@@ -1,0 +1,56 @@
+"""ferrograd: torch.autograd's power without PyTorch's weight.
+
+A Rust tensor core (strided storage, views, rayon-parallel kernels) with a
+torch-compatible Python API: ``import ferrograd as torch`` runs ordinary
+tensor code.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._core import (
+    Tensor,
+    as_tensor,
+    device,
+    dtype,
+    empty,
+    empty_like,
+    from_numpy,
+    full,
+    full_like,
+    get_default_dtype,
+    get_num_threads,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    numel,
+    ones,
+    ones_like,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    set_num_threads,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._core import bool as bool  # noqa: A004  (torch.bool)
+from ._core import float32, float64, int32, int64
+from ._size import Size
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+__version__ = "0.1.0"
+
+_DTYPES = {d.__repr__().split(".")[1]: d for d in (bool, int32, int64, float32, float64)}
+
+
+def _dtype_from_name(name: str) -> dtype:
+    """Unpickles a dtype by its name."""
+    return _DTYPES[name]
+
+
+add = Tensor.add

@@ -1,0 +1,127 @@
+"""``repr`` of tensors in torch's format.
+
+``tensor([1.5000, 2.0000], requires_grad=True)``: 4 decimals, integer-valued
+floats printed as ``1.``, scientific notation when magnitudes span more than
+three orders (or exceed 1e8 or fall below 1e-4), summarised with ``...`` past
+1000 elements, and ``dtype=`` shown when it is not the default for its kind.
+"""
+
+from __future__ import annotations
+
+import math
+
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
+
+
+def _shown(values, shape, summarize):
+    """The nested lists of values that will be printed (edges only when summarised)."""
+    if not shape:
+        return values
+    n = shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        idx = list(range(EDGEITEMS)) + [None] + list(range(n - EDGEITEMS, n))
+    else:
+        idx = list(range(n))
+    return [None if i is None else _shown(values[i], shape[1:], summarize) for i in idx]
+
+
+def _flat(nested, out):
+    if isinstance(nested, list):
+        for x in nested:
+            if x is not None:
+                _flat(x, out)
+    else:
+        out.append(nested)
+    return out
+
+
+class _Formatter:
+    def __init__(self, values, kind):
+        self.kind = kind
+        self.sci = False
+        self.int_mode = True
+        if kind == "float":
+            finite = [abs(v) for v in values if math.isfinite(v)]
+            nonzero = [v for v in finite if v != 0]
+            self.int_mode = all(v == math.floor(v) for v in finite)
+            if nonzero:
+                lo, hi = min(nonzero), max(nonzero)
+                if self.int_mode:
+                    self.sci = hi > 1e8
+                else:
+                    self.sci = hi / lo > 1000.0 or hi > 1e8 or lo < 1e-4
+        self.width = max((len(self.fmt(v)) for v in values), default=1)
+
+    def fmt(self, v):
+        if self.kind == "bool":
+            return "True" if v else "False"
+        if self.kind == "int":
+            return str(v)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if self.sci:
+            return f"{v:.{PRECISION}e}"
+        if self.int_mode:
+            return f"{v:.0f}."
+        return f"{v:.{PRECISION}f}"
+
+    def cell(self, v):
+        return self.fmt(v).rjust(self.width)
+
+
+def _render(nested, ndim, fmt, indent):
+    if ndim == 0:
+        return fmt.cell(nested)
+    if ndim == 1:
+        cells = ["..." if v is None else fmt.cell(v) for v in nested]
+        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        lines = [", ".join(cells[i : i + per_line]) for i in range(0, len(cells), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    sep = "," + "\n" * (ndim - 1) + " " * (indent + 1)
+    parts = ["..." if x is None else _render(x, ndim - 1, fmt, indent + 1) for x in nested]
+    return "[" + sep.join(parts) + "]"
+
+
+def tensor_repr(t, prefix: str = "tensor(") -> str:
+    """torch-style ``repr`` of a tensor."""
+    import ferrograd
+
+    dt = t.dtype
+    shape = tuple(t.shape)
+    if dt.is_floating_point:
+        kind, default_dtype = "float", ferrograd.get_default_dtype()
+    elif dt == ferrograd.bool:
+        kind, default_dtype = "bool", ferrograd.bool
+    else:
+        kind, default_dtype = "int", ferrograd.int64
+    suffixes = []
+    indent = len(prefix)
+    if t.numel() == 0:
+        body = "[]"
+        if shape != (0,):
+            suffixes.append(f"size={shape}")
+        if dt != ferrograd.get_default_dtype():
+            suffixes.append(f"dtype={dt!r}")
+    else:
+        summarize = t.numel() > THRESHOLD
+        values = t.detach().tolist()
+        nested = _shown(values, shape, summarize)
+        flat = _flat(nested, []) if shape else [nested]
+        fmt = _Formatter(flat, kind)
+        body = _render(nested, len(shape), fmt, indent)
+        if dt != default_dtype:
+            suffixes.append(f"dtype={dt!r}")
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    out = prefix + body
+    for s in suffixes:
+        out += ", " + s
+    return out + ")"

@@ -1,0 +1,149 @@
+//! `ferrograd.dtype` and `ferrograd.device` objects and argument parsing.
+
+use ferrograd::DType;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+
+/// A tensor element type (`ferrograd.float32`, ...).
+#[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDType {
+    pub dt: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    fn __repr__(&self) -> String {
+        format!("ferrograd.{}", self.dt.name())
+    }
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.dt.is_floating_point()
+    }
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.dt.is_complex()
+    }
+    #[getter]
+    fn is_signed(&self) -> bool {
+        self.dt.is_signed()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.dt.itemsize()
+    }
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
+        let f = py.import("ferrograd")?.getattr("_dtype_from_name")?;
+        Ok((f.unbind(), (self.dt.name().to_string(),)))
+    }
+}
+
+/// Parses a `dtype=` argument: a ferrograd dtype, or Python's `bool`,
+/// `int` (int64) or `float` (float64) types, as torch accepts.
+pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(d) = obj.cast::<PyDType>() {
+        return Ok(d.get().dt);
+    }
+    if let Ok(t) = obj.cast::<PyType>() {
+        if t.is(obj.py().get_type::<PyBool>()) {
+            return Ok(DType::Bool);
+        }
+        if t.is(obj.py().get_type::<PyInt>()) {
+            return Ok(DType::Int64);
+        }
+        if t.is(obj.py().get_type::<PyFloat>()) {
+            return Ok(DType::Float64);
+        }
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        let s = s.to_cow()?;
+        let name = s
+            .strip_prefix("ferrograd.")
+            .or(s.strip_prefix("torch."))
+            .unwrap_or(&s);
+        if let Some(d) = DType::from_name(name) {
+            return Ok(d);
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "dtype must be a ferrograd.dtype (float32, float64, int64, int32, bool), got {}",
+        obj.repr()?
+    )))
+}
+
+/// Parses an optional `dtype=` argument.
+pub fn parse_opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => parse_dtype(o).map(Some),
+    }
+}
+
+/// A compute device; only `cpu` exists.
+#[pyclass(name = "device", module = "ferrograd", frozen, from_py_object)]
+#[derive(Clone)]
+pub struct PyDevice {}
+
+#[pymethods]
+impl PyDevice {
+    #[new]
+    #[pyo3(signature = (kind = None, index = None))]
+    fn new(kind: Option<&Bound<'_, PyAny>>, index: Option<i64>) -> PyResult<Self> {
+        let _ = index;
+        check_device(kind)?;
+        Ok(PyDevice {})
+    }
+    #[getter]
+    fn r#type(&self) -> &'static str {
+        "cpu"
+    }
+    #[getter]
+    fn index(&self) -> Option<i64> {
+        None
+    }
+    fn __repr__(&self) -> &'static str {
+        "device(type='cpu')"
+    }
+    fn __str__(&self) -> &'static str {
+        "cpu"
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyDevice>().is_ok()
+            || other
+                .extract::<String>()
+                .map(|s| s == "cpu")
+                .unwrap_or(false)
+    }
+    fn __hash__(&self) -> u64 {
+        0x6370_75
+    }
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
+        Ok((
+            py.get_type::<PyDevice>().into_any().unbind(),
+            ("cpu".into(),),
+        ))
+    }
+}
+
+/// Accepts `None`, `"cpu"`, `"cpu:0"` or a `device`; anything else is a
+/// RuntimeError naming the device, as torch raises for unavailable devices.
+pub fn check_device(obj: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let Some(o) = obj else { return Ok(()) };
+    if o.is_none() || o.cast::<PyDevice>().is_ok() {
+        return Ok(());
+    }
+    if let Ok(s) = o.extract::<String>() {
+        if s == "cpu" || s.starts_with("cpu:") {
+            return Ok(());
+        }
+        return Err(PyRuntimeError::new_err(format!(
+            "ferrograd runs on the CPU only; device '{s}' is not available"
+        )));
+    }
+    Err(PyTypeError::new_err(format!(
+        "device must be a string or ferrograd.device, got {}",
+        o.repr()?
+    )))
+}

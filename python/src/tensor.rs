@@ -1,0 +1,554 @@
+//! The `ferrograd.Tensor` class: attributes, conversions and protocol
+//! methods. Operations are added by the per-area `#[pymethods]` blocks in
+//! the sibling modules.
+
+use crate::convert::{self, array_interface, tensor_arg, to_list};
+use crate::dtype::{parse_dtype, PyDType, PyDevice};
+use crate::errors::IntoPyResult;
+use ferrograd::{DType, Layout, Scalar, Storage, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+
+/// Work (in elements) above which a binding releases the GIL around the
+/// kernel; below it, detaching costs more than it saves.
+pub const NOGIL_MIN_ELEMS: usize = 1 << 16;
+
+/// Runs `f` with the GIL released when `work` is large.
+#[inline]
+pub fn nogil<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+    if work >= NOGIL_MIN_ELEMS {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+/// A strided n-dimensional array with torch's API.
+#[pyclass(name = "Tensor", module = "ferrograd", frozen, weakref, subclass)]
+pub struct PyTensor {
+    pub t: Tensor,
+}
+
+impl PyTensor {
+    pub fn new(t: Tensor) -> Self {
+        PyTensor { t }
+    }
+}
+
+impl From<Tensor> for PyTensor {
+    fn from(t: Tensor) -> Self {
+        PyTensor { t }
+    }
+}
+
+/// Imports a Python-side helper of the `ferrograd` package once.
+pub fn py_helper<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    module: &str,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(cell
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import(module)?.getattr(name)?.unbind())
+        })?
+        .bind(py)
+        .clone())
+}
+
+fn size_obj<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    static SIZE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let cls = py_helper(py, &SIZE, "ferrograd._size", "Size")?;
+    cls.call1((PyTuple::new(py, dims)?,))
+}
+
+fn wrap_dim(t: &Tensor, dim: isize) -> PyResult<usize> {
+    ferrograd::tensor::wrap_dim(dim, t.ndim()).py()
+}
+
+fn dense_bytes(t: &Tensor) -> (Vec<u8>, Vec<usize>) {
+    t.dense_bytes()
+}
+
+/// Rebuilds a tensor from [`dense_bytes`] output.
+pub fn rebuild(data: &[u8], dtype: DType, shape: &[usize], strides: &[usize]) -> PyResult<Tensor> {
+    let layout = Layout::new(shape, strides, 0);
+    if layout.numel() * dtype.itemsize() != data.len() || !layout.is_non_overlapping_and_dense() {
+        return Err(PyValueError::new_err(format!(
+            "cannot rebuild a {dtype} tensor of shape {shape:?} and strides {strides:?} from {} bytes",
+            data.len()
+        )));
+    }
+    Tensor::from_parts(Storage::from_slice(data), layout, dtype).py()
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `Tensor(data)` copies data as the default float dtype;
+    /// `Tensor(2, 3)` makes an uninitialised (zero) tensor of that shape.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let dt = ferrograd::default_dtype();
+        if args.is_empty() {
+            return Ok(Tensor::zeros(&[0], dt).into());
+        }
+        let first = args.get_item(0)?;
+        if args.len() > 1 || first.is_instance_of::<pyo3::types::PyInt>() {
+            let shape = convert::sizes(&convert::shape_args(args)?)?;
+            return Ok(Tensor::zeros(&shape, dt).into());
+        }
+        Ok(convert::data_to_tensor(&first, Some(dt))?.into())
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_obj(py, self.t.shape())
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => size_obj(py, self.t.shape()),
+            Some(d) => Ok(self.t.size(d).py()?.into_pyobject(py)?.into_any()),
+        }
+    }
+
+    fn dim(&self) -> usize {
+        self.t.ndim()
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn ndimension(&self) -> usize {
+        self.t.ndim()
+    }
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+    fn element_size(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.t.numel() * self.t.dtype().itemsize()
+    }
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType { dt: self.t.dtype() }
+    }
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice {}
+    }
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        true
+    }
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        false
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
+            Some(d) => {
+                let d = wrap_dim(&self.t, d)?;
+                Ok(self.t.strides()[d].into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    fn storage_offset(&self) -> usize {
+        self.t.offset()
+    }
+    #[pyo3(signature = (memory_format = None))]
+    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> bool {
+        let _ = memory_format;
+        self.t.is_contiguous()
+    }
+    #[pyo3(signature = (memory_format = None))]
+    fn contiguous(
+        slf: &Bound<'_, Self>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = memory_format;
+        let me = slf.get();
+        if me.t.is_contiguous() {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        let py = slf.py();
+        let t = nogil(py, me.t.numel(), || me.t.copy());
+        Ok(Py::new(py, PyTensor::new(t))?.into_any())
+    }
+    fn data_ptr(&self) -> usize {
+        self.t.data_ptr()
+    }
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_floating_point()
+    }
+    fn is_complex(&self) -> bool {
+        false
+    }
+    fn is_signed(&self) -> bool {
+        self.t.dtype().is_signed()
+    }
+
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        scalar_to_py(py, self.t.item().py()?)
+    }
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_list(py, &self.t)
+    }
+
+    /// A NumPy array sharing this tensor's memory.
+    #[pyo3(signature = (*, force = false))]
+    fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        let me = slf.get();
+        if me.t.requires_grad() && !force {
+            return Err(PyRuntimeError::new_err(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+            ));
+        }
+        let np = slf.py().import("numpy")?;
+        if force && me.t.requires_grad() {
+            let d = Py::new(slf.py(), PyTensor::new(me.t.detach()))?;
+            return np.call_method1("asarray", (d,));
+        }
+        np.call_method1("asarray", (slf,))
+    }
+
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.t.requires_grad() {
+            return Err(PyRuntimeError::new_err(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
+            ));
+        }
+        array_interface(py, &self.t)
+    }
+
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let np = slf.py().import("numpy")?;
+        let arr = Self::numpy(slf, false)?;
+        let arr = match dtype {
+            Some(d) if !d.is_none() => arr.call_method1("astype", (d,))?,
+            _ => arr,
+        };
+        if copy == Some(true) {
+            return np.call_method1("array", (arr,));
+        }
+        Ok(arr)
+    }
+
+    /// A copy with its own memory (dense layouts keep their strides).
+    #[pyo3(signature = (*, memory_format = None))]
+    fn clone(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let _ = memory_format;
+        let t = &self.t;
+        let out = nogil(py, t.numel(), || t.clone_preserving_strides());
+        Ok(out.into())
+    }
+
+    /// `to(dtype)`, `to(device)`, `to(tensor)`, `to(device, dtype)`.
+    #[pyo3(signature = (*args, dtype = None, device = None, copy = false, non_blocking = false))]
+    fn to(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        copy: bool,
+        non_blocking: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = non_blocking;
+        crate::dtype::check_device(device)?;
+        let mut target = crate::dtype::parse_opt_dtype(dtype)?;
+        for a in args.iter() {
+            if let Ok(other) = a.cast::<PyTensor>() {
+                target = Some(other.get().t.dtype());
+            } else if let Ok(d) = parse_dtype(&a) {
+                target = Some(d);
+            } else {
+                crate::dtype::check_device(Some(&a))?;
+            }
+        }
+        let me = slf.get();
+        let py = slf.py();
+        let dt = target.unwrap_or(me.t.dtype());
+        if dt == me.t.dtype() && !copy {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        let t = nogil(py, me.t.numel(), || {
+            if dt == me.t.dtype() {
+                me.t.copy()
+            } else {
+                me.t.to_dtype(dt)
+            }
+        });
+        Ok(Py::new(py, PyTensor::new(t))?.into_any())
+    }
+
+    #[pyo3(signature = (dtype = None))]
+    fn r#type(slf: &Bound<'_, Self>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        match dtype {
+            None => Ok(
+                format!("ferrograd.{}Tensor", type_prefix(slf.get().t.dtype()))
+                    .into_pyobject(slf.py())?
+                    .into_any()
+                    .unbind(),
+            ),
+            Some(d) => cast_to(slf, parse_dtype(d)?),
+        }
+    }
+
+    fn float(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Float32)
+    }
+    fn double(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Float64)
+    }
+    fn long(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Int64)
+    }
+    fn int(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Int32)
+    }
+    fn bool(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Bool)
+    }
+    fn half(&self) -> PyResult<Self> {
+        Err(PyTypeError::new_err(
+            "half(): float16 tensors are not supported by ferrograd yet (supported dtypes: float32, float64, int64, int32, bool)",
+        ))
+    }
+    fn type_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, other.t.dtype())
+    }
+    fn cpu(slf: &Bound<'_, Self>) -> Py<PyAny> {
+        slf.clone().into_any().unbind()
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        if self.t.ndim() == 0 {
+            return Err(PyTypeError::new_err("len() of a 0-d tensor"));
+        }
+        Ok(self.t.shape()[0])
+    }
+
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let t = &slf.get().t;
+        if t.ndim() == 0 {
+            return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
+        }
+        let items = (0..t.shape()[0] as isize)
+            .map(|i| Ok(PyTensor::new(t.select(0, i).py()?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let list = pyo3::types::PyList::new(slf.py(), items)?;
+        Ok(list.try_iter()?.into_any().unbind())
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        static REPR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        py_helper(slf.py(), &REPR, "ferrograd._tensor_str", "tensor_repr")?
+            .call1((slf,))?
+            .extract()
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with more than one value is ambiguous (shape {:?})",
+                self.t.shape()
+            )));
+        }
+        Ok(self.t.item().py()?.to_bool())
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        one_value(&self.t).map(|s| s.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        one_value(&self.t).map(|s| s.to_i64())
+    }
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype().is_floating_point() || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        Ok(self.t.item().py()?.to_i64())
+    }
+    fn __hash__(&self) -> usize {
+        self.t.id()
+    }
+
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+    #[setter(requires_grad)]
+    fn set_requires_grad(&self, value: bool) -> PyResult<()> {
+        self.t.set_requires_grad(value).py()
+    }
+    #[pyo3(signature = (requires_grad = true))]
+    fn requires_grad_(slf: &Bound<'_, Self>, requires_grad: bool) -> PyResult<Py<PyAny>> {
+        slf.get().t.set_requires_grad(requires_grad).py()?;
+        Ok(slf.clone().into_any().unbind())
+    }
+    #[getter]
+    fn get_grad(&self) -> Option<PyTensor> {
+        self.t.grad().map(PyTensor::new)
+    }
+    #[setter(grad)]
+    fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        if let Some(g) = &value {
+            if g.t.shape() != self.t.shape() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "assigned grad has data of a different size: grad {:?}, tensor {:?}",
+                    g.t.shape(),
+                    self.t.shape()
+                )));
+            }
+            if g.t.dtype() != self.t.dtype() {
+                return Err(PyTypeError::new_err(format!(
+                    "assigned grad has data of a different type: grad {}, tensor {}",
+                    g.t.dtype(),
+                    self.t.dtype()
+                )));
+            }
+        }
+        self.t.autograd().set_grad(value.map(|g| g.t.clone()));
+        Ok(())
+    }
+    #[getter]
+    fn grad_fn(&self) -> Option<Py<PyAny>> {
+        None
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.autograd().grad_fn().is_none()
+    }
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+    #[getter]
+    fn _base(&self) -> Option<PyTensor> {
+        self.t.base().cloned().map(PyTensor::new)
+    }
+    fn _is_view(&self) -> bool {
+        self.t.is_view()
+    }
+    fn detach(&self) -> PyTensor {
+        PyTensor::new(self.t.detach())
+    }
+    #[getter]
+    fn get_data(&self) -> PyTensor {
+        PyTensor::new(self.t.data())
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Py<PyAny>, Bound<'py, PyTuple>)> {
+        let (bytes, strides) = dense_bytes(&self.t);
+        let f = py.import("ferrograd._core")?.getattr("_rebuild_tensor")?;
+        let args = (
+            PyBytes::new(py, &bytes),
+            self.t.dtype().name(),
+            PyTuple::new(py, self.t.shape())?,
+            PyTuple::new(py, strides)?,
+            self.t.requires_grad(),
+        )
+            .into_pyobject(py)?;
+        Ok((f.unbind(), args))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let _ = memo;
+        let copy = |t: &Tensor| -> PyResult<Tensor> {
+            let (bytes, strides) = dense_bytes(t);
+            rebuild(&bytes, t.dtype(), t.shape(), &strides)
+        };
+        let _ = py;
+        let out = copy(&self.t)?;
+        out.set_requires_grad(self.t.requires_grad()).py()?;
+        if let Some(g) = self.t.grad() {
+            out.autograd().set_grad(Some(copy(&g)?));
+        }
+        Ok(out.into())
+    }
+}
+
+fn type_prefix(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "Bool",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+    }
+}
+
+fn cast_to(slf: &Bound<'_, PyTensor>, dt: DType) -> PyResult<Py<PyAny>> {
+    let me = slf.get();
+    if me.t.dtype() == dt {
+        return Ok(slf.clone().into_any().unbind());
+    }
+    let py = slf.py();
+    let t = nogil(py, me.t.numel(), || me.t.to_dtype(dt));
+    Ok(Py::new(py, PyTensor::new(t))?.into_any())
+}
+
+fn one_value(t: &Tensor) -> PyResult<Scalar> {
+    if t.numel() != 1 {
+        return Err(PyTypeError::new_err(format!(
+            "only one element tensors can be converted to Python scalars (got {} elements)",
+            t.numel()
+        )));
+    }
+    t.item().py()
+}
+
+/// A Python number for a scalar.
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// `_rebuild_tensor(data, dtype, shape, strides, requires_grad)`: the
+/// unpickler of tensors.
+#[pyfunction]
+pub fn _rebuild_tensor(
+    data: &[u8],
+    dtype: &str,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    let dt = DType::from_name(dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype:?}")))?;
+    let t = rebuild(data, dt, &shape, &strides)?;
+    t.set_requires_grad(requires_grad).py()?;
+    Ok(t.into())
+}
+
+/// Extracts a tensor operand or raises TypeError (re-exported for modules).
+pub fn arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Tensor> {
+    tensor_arg(obj, what)
+}

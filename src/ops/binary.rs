@@ -1,0 +1,117 @@
+//! Binary elementwise arithmetic with broadcasting and type promotion.
+
+use super::iter::{apply2, map2};
+use crate::tensor::{result_type, Element};
+use crate::{DType, Error, Result, Tensor};
+
+/// Integer-safe arithmetic: wrapping for integers (as torch's two's
+/// complement arithmetic), IEEE for floats.
+pub trait Arith: Element {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+}
+
+macro_rules! arith_int {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sub(a: Self, b: Self) -> Self {
+                a.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+        }
+    };
+}
+macro_rules! arith_float {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a + b
+            }
+            #[inline(always)]
+            fn sub(a: Self, b: Self) -> Self {
+                a - b
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a * b
+            }
+        }
+    };
+}
+arith_int!(i32);
+arith_int!(i64);
+arith_float!(f32);
+arith_float!(f64);
+
+/// The promoted dtype of two operands and both operands cast to it.
+pub(crate) fn promote2(a: &Tensor, b: &Tensor) -> (DType, Tensor, Tensor) {
+    let dt = result_type(&[a.promotion_operand(), b.promotion_operand()]);
+    (dt, a.to_dtype(dt), b.to_dtype(dt))
+}
+
+/// For in-place ops: `other` cast to `dst`'s dtype, after checking that the
+/// promoted result type can be stored in `dst` (torch refuses e.g. writing
+/// a float result into an int tensor).
+pub(crate) fn inplace_operand(op: &'static str, dst: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let dt = result_type(&[dst.promotion_operand(), other.promotion_operand()]);
+    if dt.category() > dst.dtype().category() {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {} (in {op})",
+            dt_name(dt),
+            dt_name(dst.dtype())
+        )));
+    }
+    Ok(other.to_dtype(dst.dtype()))
+}
+
+fn dt_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "Bool",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+    }
+}
+
+impl Tensor {
+    /// `add(other)`: `self + other` (bool + bool is logical or).
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        let (dt, a, b) = promote2(self, other);
+        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+            else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))
+    }
+
+    /// `add_(other)`: in place.
+    pub fn add_(&self, other: &Tensor) -> Result<()> {
+        let b = inplace_operand("add_", self, other)?;
+        crate::dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
+            else apply2::<bool, bool>(self, &b, |x, y| x | y))
+    }
+}
+
+impl Tensor {
+    /// `sub(other)`: `self - other` (not defined for bool, as in torch).
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        let (dt, a, b) = promote2(self, other);
+        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+            else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))
+    }
+
+    /// `mul(other)`: `self * other` (bool * bool is logical and).
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        let (dt, a, b) = promote2(self, other);
+        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+            else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))
+    }
+}

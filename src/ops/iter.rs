@@ -1,0 +1,321 @@
+//! Elementwise loop drivers shared by every pointwise kernel.
+//!
+//! `map1`/`map2`/`map3` apply a closure over broadcast inputs into a new
+//! contiguous tensor; `apply1`/`apply2`/`apply3` write into an existing
+//! tensor in place. They pick a slice loop when every operand is contiguous
+//! (or a single broadcast element), ndarray's `Zip` otherwise, and split the
+//! work over ferrograd's pool when it is large. Callers pass inputs already
+//! cast to the closure's element types.
+
+use super::access::{lock, slice, slice_mut, view_mut, view_strided};
+use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::tensor::broadcast_shapes;
+use crate::{Element, Error, Result, Tensor};
+use ndarray::Zip;
+use rayon::prelude::*;
+
+const CHUNK: usize = 1 << 14;
+
+fn parallel(n: usize) -> bool {
+    n >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1
+}
+
+/// Runs `body(start, end)` over `0..n`, in parallel chunks when large.
+pub(crate) fn for_ranges(n: usize, body: impl Fn(usize, usize) + Sync + Send) {
+    if parallel(n) {
+        install(|| {
+            (0..n.div_ceil(CHUNK))
+                .into_par_iter()
+                .for_each(|c| body(c * CHUNK, ((c + 1) * CHUNK).min(n)))
+        });
+    } else {
+        body(0, n);
+    }
+}
+
+/// A raw pointer that may cross into rayon workers.
+#[derive(Clone, Copy)]
+struct SyncPtr<T>(*mut T);
+// SAFETY: workers write disjoint index ranges (see `for_ranges`), and the
+// pointee outlives the parallel section.
+unsafe impl<T> Send for SyncPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+/// Strides of `t` broadcast to `shape`.
+fn bstrides(t: &Tensor, shape: &[usize]) -> Result<crate::tensor::Dims> {
+    t.layout().broadcast_strides(shape)
+}
+
+/// How an operand can be read in the slice loop.
+#[derive(Clone, Copy)]
+enum Flat<T> {
+    Slice(*const T),
+    Splat(T),
+}
+
+impl<T: Element> Flat<T> {
+    #[inline(always)]
+    fn get(self, i: usize) -> T {
+        match self {
+            // SAFETY: `i < numel` of a contiguous operand (see `flat`).
+            Flat::Slice(p) => unsafe { *p.add(i) },
+            Flat::Splat(v) => v,
+        }
+    }
+}
+// SAFETY: the slice pointer is only read, from a buffer that outlives the loop.
+unsafe impl<T: Send> Send for Flat<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Flat<T> {}
+
+/// Reads `t` as a flat operand for an output of `shape`, if possible.
+///
+/// # Safety
+/// The caller holds `t`'s storage lock.
+unsafe fn flat<T: Element>(t: &Tensor, shape: &[usize]) -> Option<Flat<T>> {
+    if t.numel() == 1 {
+        Some(Flat::Splat(*super::access::elem_ptr::<T>(t)))
+    } else if t.shape() == shape && t.is_contiguous() {
+        Some(Flat::Slice(slice::<T>(t).as_ptr()))
+    } else {
+        None
+    }
+}
+
+/// `out[i] = f(x[i])` into a new contiguous tensor of `U`.
+pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
+    let out = Tensor::empty(x.shape(), U::DTYPE);
+    let n = out.numel();
+    let _g = lock(&[x], None);
+    // SAFETY: `x` is locked for reading; `out` is fresh and ours alone.
+    unsafe {
+        if let Some(a) = flat::<T>(x, x.shape()) {
+            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+            for_ranges(n, |s, e| {
+                let o = o;
+                for i in s..e {
+                    *o.0.add(i) = f(a.get(i));
+                }
+            });
+        } else {
+            let xv = view_strided::<T>(x, x.shape(), x.strides());
+            let z = Zip::from(view_mut::<U>(&out)).and(xv);
+            if parallel(n) {
+                install(|| z.par_for_each(|o, &a| *o = f(a)));
+            } else {
+                z.for_each(|o, &a| *o = f(a));
+            }
+        }
+    }
+    out
+}
+
+/// `out = f(a, b)` with broadcasting, into a new contiguous tensor of `U`.
+pub(crate) fn map2<A: Element, B: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(A, B) -> U + Sync + Send,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let out = Tensor::empty(&shape, U::DTYPE);
+    let n = out.numel();
+    let _g = lock(&[a, b], None);
+    // SAFETY: inputs are locked for reading; `out` is fresh and ours alone;
+    // broadcast strides only reach elements the inputs' layouts reach.
+    unsafe {
+        if let (Some(fa), Some(fb)) = (flat::<A>(a, &shape), flat::<B>(b, &shape)) {
+            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+            for_ranges(n, |s, e| {
+                let o = o;
+                for i in s..e {
+                    *o.0.add(i) = f(fa.get(i), fb.get(i));
+                }
+            });
+        } else {
+            let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
+            let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
+            let z = Zip::from(view_mut::<U>(&out)).and(av).and(bv);
+            if parallel(n) {
+                install(|| z.par_for_each(|o, &x, &y| *o = f(x, y)));
+            } else {
+                z.for_each(|o, &x, &y| *o = f(x, y));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `out = f(a, b, c)` with broadcasting, into a new contiguous tensor of `U`.
+pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: impl Fn(A, B, C) -> U + Sync + Send,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
+    let out = Tensor::empty(&shape, U::DTYPE);
+    let n = out.numel();
+    let _g = lock(&[a, b, c], None);
+    // SAFETY: as in `map2`.
+    unsafe {
+        if let (Some(fa), Some(fb), Some(fc)) = (
+            flat::<A>(a, &shape),
+            flat::<B>(b, &shape),
+            flat::<C>(c, &shape),
+        ) {
+            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+            for_ranges(n, |s, e| {
+                let o = o;
+                for i in s..e {
+                    *o.0.add(i) = f(fa.get(i), fb.get(i), fc.get(i));
+                }
+            });
+        } else {
+            let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
+            let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
+            let cv = view_strided::<C>(c, &shape, &bstrides(c, &shape)?);
+            let z = Zip::from(view_mut::<U>(&out)).and(av).and(bv).and(cv);
+            if parallel(n) {
+                install(|| z.par_for_each(|o, &x, &y, &w| *o = f(x, y, w)));
+            } else {
+                z.for_each(|o, &x, &y, &w| *o = f(x, y, w));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that `dst` can be written elementwise.
+pub(crate) fn check_writable(dst: &Tensor) -> Result<()> {
+    if !dst.layout().is_non_overlapping() {
+        return Err(Error::runtime(format!(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation. (shape {:?}, strides {:?})",
+            dst.shape(),
+            dst.strides()
+        )));
+    }
+    Ok(())
+}
+
+/// An input of an in-place op, copied first if it aliases `dst`'s memory
+/// through a different layout (reading it while writing would race).
+fn detangle(dst: &Tensor, src: &Tensor) -> Tensor {
+    if src.storage().same(dst.storage()) && src.layout() != dst.layout() {
+        src.copy()
+    } else {
+        src.clone()
+    }
+}
+
+fn check_broadcast_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let shape = broadcast_shapes(dst.shape(), src.shape())?;
+    if shape.as_slice() != dst.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {:?}",
+            dst.shape(),
+            shape.as_slice()
+        )));
+    }
+    Ok(())
+}
+
+/// `dst[i] = f(dst[i])` in place; bumps `dst`'s version.
+pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send) -> Result<()> {
+    check_writable(dst)?;
+    let n = dst.numel();
+    {
+        let _g = lock(&[], Some(dst));
+        // SAFETY: `dst` is write-locked and does not overlap itself.
+        unsafe {
+            if dst.is_contiguous() {
+                let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
+                for_ranges(n, |s, e| {
+                    let o = o;
+                    for i in s..e {
+                        *o.0.add(i) = f(*o.0.add(i));
+                    }
+                });
+            } else {
+                let z = Zip::from(view_mut::<T>(dst));
+                if parallel(n) {
+                    install(|| z.par_for_each(|o| *o = f(*o)));
+                } else {
+                    z.for_each(|o| *o = f(*o));
+                }
+            }
+        }
+    }
+    dst.bump_version();
+    Ok(())
+}
+
+/// `dst = f(dst, b)` in place, `b` broadcast to `dst`'s shape.
+pub(crate) fn apply2<T: Element, B: Element>(
+    dst: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, B) -> T + Sync + Send,
+) -> Result<()> {
+    check_writable(dst)?;
+    check_broadcast_into(dst, b)?;
+    let b = detangle(dst, b);
+    let shape = dst.shape().to_vec();
+    let n = dst.numel();
+    {
+        let _g = lock(&[&b], Some(dst));
+        // SAFETY: `dst` is write-locked and non-overlapping; `b` is locked
+        // (or shares `dst`'s lock with an identical layout).
+        unsafe {
+            if let (true, Some(fb)) = (dst.is_contiguous(), flat::<B>(&b, &shape)) {
+                let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
+                for_ranges(n, |s, e| {
+                    let o = o;
+                    for i in s..e {
+                        *o.0.add(i) = f(*o.0.add(i), fb.get(i));
+                    }
+                });
+            } else {
+                let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
+                let z = Zip::from(view_mut::<T>(dst)).and(bv);
+                if parallel(n) {
+                    install(|| z.par_for_each(|o, &y| *o = f(*o, y)));
+                } else {
+                    z.for_each(|o, &y| *o = f(*o, y));
+                }
+            }
+        }
+    }
+    dst.bump_version();
+    Ok(())
+}
+
+/// `dst = f(dst, b, c)` in place, `b` and `c` broadcast to `dst`'s shape.
+pub(crate) fn apply3<T: Element, B: Element, C: Element>(
+    dst: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: impl Fn(T, B, C) -> T + Sync + Send,
+) -> Result<()> {
+    check_writable(dst)?;
+    check_broadcast_into(dst, b)?;
+    check_broadcast_into(dst, c)?;
+    let (b, c) = (detangle(dst, b), detangle(dst, c));
+    let shape = dst.shape().to_vec();
+    let n = dst.numel();
+    {
+        let _g = lock(&[&b, &c], Some(dst));
+        // SAFETY: as in `apply2`.
+        unsafe {
+            let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
+            let cv = view_strided::<C>(&c, &shape, &bstrides(&c, &shape)?);
+            let z = Zip::from(view_mut::<T>(dst)).and(bv).and(cv);
+            if parallel(n) {
+                install(|| z.par_for_each(|o, &y, &w| *o = f(*o, y, w)));
+            } else {
+                z.for_each(|o, &y, &w| *o = f(*o, y, w));
+            }
+        }
+    }
+    dst.bump_version();
+    Ok(())
+}

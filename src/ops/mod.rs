@@ -1,0 +1,15 @@
+//! Kernels: every operation on tensors, grouped by kind.
+//!
+//! Each submodule adds methods to [`Tensor`] (and free functions where torch
+//! has them). Forward kernels live here; autograd formulas will sit beside
+//! them. Shared loop drivers are in `iter`, locked typed memory access in
+//! `access`.
+
+pub(crate) mod access;
+pub(crate) mod iter;
+
+mod basic;
+mod binary;
+mod view;
+pub use basic::*;
+pub use binary::Arith;

@@ -1,0 +1,311 @@
+//! The [`Tensor`] handle: storage + layout + dtype + autograd slots.
+//!
+//! A `Tensor` is a cheap, clonable handle (`Arc`) to a [`TensorImpl`]. Views
+//! share their base's [`Storage`] and version counter and differ only in
+//! [`Layout`]. Cloning the handle never copies data; [`Tensor::copy`] does.
+
+mod dtype;
+mod layout;
+mod scalar;
+mod storage;
+
+pub use dtype::{
+    default_dtype, result_type, set_default_dtype, Category, DType, Element, Float,
+    PromotionOperand, Tier,
+};
+pub use layout::{broadcast_shapes, contiguous_strides, wrap_dim, Dims, Layout};
+pub use scalar::Scalar;
+pub use storage::{buffer_cache_bytes, empty_buffer_cache, set_buffer_cache_limit, Storage};
+
+use crate::autograd::AutogradMeta;
+use crate::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The shared version counter of a tensor and its views: bumped by every
+/// in-place write, read by autograd to detect modified saved tensors.
+#[derive(Debug, Default)]
+pub struct VersionCounter(AtomicU64);
+
+impl VersionCounter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+    pub fn bump(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The data behind a [`Tensor`] handle.
+pub struct TensorImpl {
+    storage: Storage,
+    layout: Layout,
+    dtype: DType,
+    version: Arc<VersionCounter>,
+    /// For views: the tensor whose storage this views (never itself a view).
+    base: Option<Tensor>,
+    /// Made from a Python/Rust scalar; lowest priority in type promotion.
+    wrapped_number: bool,
+    autograd: AutogradMeta,
+}
+
+/// A strided, typed, n-dimensional array (a cheap handle; clone freely).
+#[derive(Clone)]
+pub struct Tensor(Arc<TensorImpl>);
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor")
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("offset", &self.offset())
+            .field("dtype", &self.dtype())
+            .finish()
+    }
+}
+
+impl Tensor {
+    /// Assembles a tensor from parts (a new base: not a view).
+    pub fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
+        let needed = layout.max_extent() * dtype.itemsize();
+        if layout.numel() > 0 && needed > storage.nbytes() {
+            return Err(Error::runtime(format!(
+                "layout {:?} with strides {:?} and offset {} needs {needed} bytes of {dtype}, storage has {}",
+                layout.shape(),
+                layout.strides(),
+                layout.offset(),
+                storage.nbytes()
+            )));
+        }
+        Ok(Self::new_unchecked(storage, layout, dtype))
+    }
+
+    fn new_unchecked(storage: Storage, layout: Layout, dtype: DType) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            dtype,
+            version: Arc::default(),
+            base: None,
+            wrapped_number: false,
+            autograd: AutogradMeta::default(),
+        }))
+    }
+
+    /// A contiguous tensor whose contents are unspecified (initialised
+    /// memory, but not meaningful). Kernels that overwrite every element use
+    /// this.
+    pub fn empty(shape: &[usize], dtype: DType) -> Tensor {
+        let layout = Layout::contiguous(shape);
+        let nbytes = layout.numel() * dtype.itemsize();
+        let storage = if dtype == DType::Bool {
+            // Bool buffers must only ever hold 0 or 1.
+            Storage::zeroed(nbytes)
+        } else {
+            Storage::uninit(nbytes)
+        };
+        Self::new_unchecked(storage, layout, dtype)
+    }
+
+    /// A contiguous tensor of zeros.
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        let layout = Layout::contiguous(shape);
+        let storage = Storage::zeroed(layout.numel() * dtype.itemsize());
+        Self::new_unchecked(storage, layout, dtype)
+    }
+
+    /// A contiguous tensor filled with `value` (cast to `dtype`).
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Tensor {
+        let t = Tensor::empty(shape, dtype);
+        t.fill_unchecked(value.into());
+        t
+    }
+
+    /// A contiguous tensor of ones.
+    pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::full(shape, 1i64, dtype)
+    }
+
+    /// Copies `data` into a new contiguous tensor of `shape`.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let numel: usize = shape.iter().product();
+        if numel != data.len() {
+            return Err(Error::runtime(format!(
+                "shape {shape:?} needs {numel} elements, got {}",
+                data.len()
+            )));
+        }
+        Ok(Self::new_unchecked(
+            Storage::from_slice(data),
+            Layout::contiguous(shape),
+            T::DTYPE,
+        ))
+    }
+
+    /// A 1-D tensor copied from `data`.
+    pub fn from_vec<T: Element>(data: Vec<T>) -> Tensor {
+        let n = data.len();
+        Self::new_unchecked(
+            Storage::from_slice(&data),
+            Layout::contiguous(&[n]),
+            T::DTYPE,
+        )
+    }
+
+    /// A zero-dim tensor holding `value` in its natural dtype (bool, int64 or
+    /// float64), marked as a wrapped number: in type promotion it behaves like
+    /// a Python scalar (see [`result_type`]).
+    pub fn scalar(value: impl Into<Scalar>) -> Tensor {
+        let value = value.into();
+        let t = Tensor::full(&[], value, value.dtype());
+        let mut inner = Arc::into_inner(t.0).expect("fresh tensor has one handle");
+        inner.wrapped_number = true;
+        Tensor(Arc::new(inner))
+    }
+
+    /// A zero-dim tensor of `dtype` holding `value` (an ordinary tensor).
+    pub fn scalar_tensor(value: impl Into<Scalar>, dtype: DType) -> Tensor {
+        Tensor::full(&[], value, dtype)
+    }
+
+    /// A view of this tensor's storage with another layout. The result shares
+    /// the version counter and records this tensor's base as its base.
+    pub fn view_with_layout(&self, layout: Layout) -> Tensor {
+        self.view_as_dtype(layout, self.dtype())
+    }
+
+    pub(crate) fn view_as_dtype(&self, layout: Layout, dtype: DType) -> Tensor {
+        let base = self.0.base.clone().unwrap_or_else(|| self.clone());
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout,
+            dtype,
+            version: self.0.version.clone(),
+            base: Some(base),
+            wrapped_number: false,
+            autograd: AutogradMeta::default(),
+        }))
+    }
+
+    /// A new handle on the same data that is not a view and has no autograd
+    /// history, sharing the version counter (torch's `detach`).
+    pub fn detach(&self) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout: self.0.layout.clone(),
+            dtype: self.0.dtype,
+            version: self.0.version.clone(),
+            base: self.0.base.clone(),
+            wrapped_number: false,
+            autograd: AutogradMeta::default(),
+        }))
+    }
+
+    /// Like [`Tensor::detach`] but with its own version counter (torch's
+    /// `.data`).
+    pub fn data(&self) -> Tensor {
+        Self::new_unchecked(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.0.storage
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+    pub fn shape(&self) -> &[usize] {
+        self.0.layout.shape()
+    }
+    pub fn strides(&self) -> &[usize] {
+        self.0.layout.strides()
+    }
+    /// The storage offset, in elements.
+    pub fn offset(&self) -> usize {
+        self.0.layout.offset()
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn ndim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+    /// Size of `dim` (negative dims count from the end).
+    pub fn size(&self, dim: isize) -> Result<usize> {
+        Ok(self.shape()[wrap_dim(dim, self.ndim())?])
+    }
+    /// Whether this tensor was made from a scalar (promotion priority).
+    pub fn is_wrapped_number(&self) -> bool {
+        self.0.wrapped_number
+    }
+    /// The promotion operand for [`result_type`].
+    pub fn promotion_operand(&self) -> PromotionOperand {
+        let tier = if self.0.wrapped_number {
+            Tier::Wrapped
+        } else if self.ndim() == 0 {
+            Tier::ZeroDim
+        } else {
+            Tier::Dimensioned
+        };
+        PromotionOperand {
+            dtype: self.dtype(),
+            tier,
+        }
+    }
+    /// The version counter shared with views.
+    pub fn version(&self) -> u64 {
+        self.0.version.get()
+    }
+    /// Records an in-place modification.
+    pub fn bump_version(&self) {
+        self.0.version.bump()
+    }
+    /// Whether two handles share one version counter.
+    pub fn shares_version_counter(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0.version, &other.0.version)
+    }
+    /// The base of a view (`None` for non-views).
+    pub fn base(&self) -> Option<&Tensor> {
+        self.0.base.as_ref()
+    }
+    pub fn is_view(&self) -> bool {
+        self.0.base.is_some()
+    }
+    /// True when both handles are the same tensor object.
+    pub fn same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    /// An address identifying the tensor object (for hashing by identity).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+    /// Address of the first element.
+    pub fn data_ptr(&self) -> usize {
+        self.0.storage.as_ptr() as usize + self.offset() * self.dtype().itemsize()
+    }
+    pub fn autograd(&self) -> &AutogradMeta {
+        &self.0.autograd
+    }
+    pub fn requires_grad(&self) -> bool {
+        self.0.autograd.requires_grad()
+    }
+    /// Sets the flag (only floating tensors can require grad, as in torch).
+    pub fn set_requires_grad(&self, value: bool) -> Result<()> {
+        if value && !self.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "only Tensors of floating point and complex dtype can require gradients (got {})",
+                self.dtype()
+            )));
+        }
+        self.0.autograd.set_requires_grad(value);
+        Ok(())
+    }
+    pub fn grad(&self) -> Option<Tensor> {
+        self.0.autograd.grad()
+    }
+}

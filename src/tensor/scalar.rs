@@ -1,0 +1,81 @@
+//! Scalars: the values Python numbers (and Rust literals) carry into ops.
+
+use super::DType;
+
+/// A dynamically typed scalar value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Scalar {
+    /// The dtype a tensor made from this scalar has (float64 for floats;
+    /// promotion treats a wrapped float as the default dtype).
+    pub fn dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::Int64,
+            Scalar::Float(_) => DType::Float64,
+        }
+    }
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+    pub fn to_i64(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::Int(i) => i,
+            Scalar::Float(f) => f as i64,
+        }
+    }
+    pub fn to_bool(self) -> bool {
+        match self {
+            Scalar::Bool(b) => b,
+            Scalar::Int(i) => i != 0,
+            Scalar::Float(f) => f != 0.0,
+        }
+    }
+    /// Converts to element type `T` with torch's cast rules.
+    pub fn to_elem<T: super::Element>(self) -> T {
+        match self {
+            Scalar::Bool(b) => T::from_bool(b),
+            Scalar::Int(i) => T::from_i64(i),
+            Scalar::Float(f) => T::from_f64(f),
+        }
+    }
+    pub fn is_floating_point(self) -> bool {
+        matches!(self, Scalar::Float(_))
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
+    }
+}
+impl From<f32> for Scalar {
+    fn from(v: f32) -> Self {
+        Scalar::Float(v as f64)
+    }
+}
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+impl From<i32> for Scalar {
+    fn from(v: i32) -> Self {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
