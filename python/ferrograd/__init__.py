@@ -53,4 +53,9 @@ def _dtype_from_name(name: str) -> dtype:
     return _DTYPES[name]
 
 
-add = Tensor.add
+from ._ops_linalg import *  # noqa: F403
+from ._ops_pointwise import *  # noqa: F403
+from ._ops_random import *  # noqa: F403
+from ._ops_reduce import *  # noqa: F403
+from ._ops_shape_index import *  # noqa: F403
+from ._ops_views import *  # noqa: F403

@@ -11,6 +11,7 @@ mod dtype;
 mod elementwise;
 mod errors;
 mod tensor;
+mod views;
 
 use dtype::{PyDType, PyDevice};
 use ferrograd::DType;
@@ -122,5 +123,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_rebuild_tensor, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;
+    views::register(m)?;
     Ok(())
 }

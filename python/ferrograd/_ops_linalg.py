@@ -1,0 +1,3 @@
+"""Module-level forms of the linalg operations."""
+
+__all__: list[str] = []

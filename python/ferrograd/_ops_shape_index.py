@@ -1,0 +1,3 @@
+"""Module-level forms of the shape_index operations."""
+
+__all__: list[str] = []
