@@ -30,38 +30,30 @@ def _np_dtype(d):
     }[d]
 
 
-def layouts(arr: np.ndarray):
-    """Yields ``(label, tensor)`` pairs holding ``arr``'s values in several layouts."""
-    yield "contiguous", fg.tensor(arr)
+def cases(arr: np.ndarray):
+    """``(label, tensor, ndarray)`` triples: the tensor holds the ndarray's values.
+
+    Layouts: ``contiguous``; ``transposed`` (last two dims swapped, so not
+    contiguous); ``sliced`` (every other element of a wider buffer, i.e. a
+    step-2 slice with a storage offset); ``expanded`` (the first row expanded
+    along dim 0 with stride 0; its ndarray is the same broadcast in NumPy).
+    Compare ``op(tensor)`` with ``np_op(ndarray)`` for each triple.
+    """
+    arr = np.asarray(arr)
+    out = [("contiguous", fg.tensor(arr), arr)]
     if arr.ndim >= 2:
         base = fg.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)))
-        t = base.transpose(-1, -2)
-        assert not t.is_contiguous() or min(arr.shape[-2:]) <= 1
-        yield "transposed", t
-    if arr.ndim >= 1:
+        out.append(("transposed", base.transpose(-1, -2), arr))
+    if arr.ndim >= 1 and arr.size > 0:
         wide = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2 + 1,), dtype=arr.dtype)
         wide[..., 1::2] = arr
         big = fg.tensor(wide)
-        t = big.as_strided(arr.shape, tuple(s * 1 for s in _sliced_strides(big, arr)), 1)
-        yield "sliced", t
-        if arr.shape[0] > 0 and np.all(arr == arr[:1]):
-            yield "expanded", fg.tensor(arr[:1]).expand(*arr.shape)
-        else:
-            # A broadcast operand: the first row expanded, compared against
-            # the same expansion in NumPy by the caller via ``expanded(arr)``.
-            pass
-
-
-def _sliced_strides(big, arr):
-    st = list(big.stride())
-    st[-1] = 2
-    return st
-
-
-def expanded(arr: np.ndarray):
-    """A tensor that is ``arr[:1]`` expanded to ``arr.shape`` and its NumPy twin."""
-    row = arr[:1]
-    return fg.tensor(row).expand(*arr.shape), np.broadcast_to(row, arr.shape)
+        strides = list(big.stride())
+        strides[-1] = 2
+        out.append(("sliced", big.as_strided(arr.shape, tuple(strides), 1), arr))
+        row = arr[:1]
+        out.append(("expanded", fg.tensor(row).expand(*arr.shape), np.broadcast_to(row, arr.shape)))
+    return out
 
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=True):

@@ -7,7 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
-from conftest import assert_close, layouts, to_np
+from conftest import assert_close, cases, to_np
 
 import ferrograd as fg
 
@@ -196,10 +196,15 @@ def test_as_strided_matches_numpy():
     assert_close(s.float() if False else s, ref.astype(np.float32), check_dtype=False)
 
 
-def test_layout_helpers_give_same_values(rng):
+def test_layout_cases_hold_their_arrays(rng):
     a = rng.standard_normal((3, 4)).astype(np.float32)
-    for label, t in layouts(a):
-        assert_close(t, a), label
+    labels = []
+    for label, t, ref in cases(a):
+        assert_close(t, ref)
+        labels.append(label)
+        if label != "contiguous":
+            assert not t.is_contiguous(), label
+    assert labels == ["contiguous", "transposed", "sliced", "expanded"]
 
 
 def test_repr_matches_torch_format():
