@@ -69,6 +69,103 @@ unsafe impl<T: Send> Send for Flat<T> {}
 // SAFETY: as above.
 unsafe impl<T: Sync> Sync for Flat<T> {}
 
+/// `out[i] = f(a[i])` over `s..e` of flat operands, written as slice loops
+/// so the compiler can vectorise them.
+///
+/// # Safety
+/// `o` is valid for writes of `e` elements and aliases no operand; slice
+/// operands are valid for reads of `e` elements.
+#[inline(always)]
+unsafe fn run1<A: Element, U: Element>(
+    o: *mut U,
+    a: Flat<A>,
+    s: usize,
+    e: usize,
+    f: &impl Fn(A) -> U,
+) {
+    let out = std::slice::from_raw_parts_mut(o.add(s), e - s);
+    match a {
+        Flat::Slice(p) => {
+            let a = std::slice::from_raw_parts(p.add(s), e - s);
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = f(x);
+            }
+        }
+        Flat::Splat(x) => out.fill(f(x)),
+    }
+}
+
+/// Two-operand form of [`run1`].
+///
+/// # Safety
+/// As [`run1`].
+#[inline(always)]
+unsafe fn run2<A: Element, B: Element, U: Element>(
+    o: *mut U,
+    a: Flat<A>,
+    b: Flat<B>,
+    s: usize,
+    e: usize,
+    f: &impl Fn(A, B) -> U,
+) {
+    let n = e - s;
+    let out = std::slice::from_raw_parts_mut(o.add(s), n);
+    match (a, b) {
+        (Flat::Slice(pa), Flat::Slice(pb)) => {
+            let (a, b) = (
+                std::slice::from_raw_parts(pa.add(s), n),
+                std::slice::from_raw_parts(pb.add(s), n),
+            );
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Flat::Slice(pa), Flat::Splat(y)) => {
+            let a = std::slice::from_raw_parts(pa.add(s), n);
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = f(x, y);
+            }
+        }
+        (Flat::Splat(x), Flat::Slice(pb)) => {
+            let b = std::slice::from_raw_parts(pb.add(s), n);
+            for (o, &y) in out.iter_mut().zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Flat::Splat(x), Flat::Splat(y)) => out.fill(f(x, y)),
+    }
+}
+
+/// In-place form: `dst[i] = f(dst[i], b[i])`.
+///
+/// # Safety
+/// `d` is valid for reads and writes of `e` elements and aliases no slice
+/// operand; slice operands are valid for reads of `e` elements.
+#[inline(always)]
+unsafe fn run2_inplace<T: Element, B: Element>(
+    d: *mut T,
+    b: Flat<B>,
+    s: usize,
+    e: usize,
+    f: &impl Fn(T, B) -> T,
+) {
+    let n = e - s;
+    let dst = std::slice::from_raw_parts_mut(d.add(s), n);
+    match b {
+        Flat::Slice(pb) => {
+            let b = std::slice::from_raw_parts(pb.add(s), n);
+            for (o, &y) in dst.iter_mut().zip(b) {
+                *o = f(*o, y);
+            }
+        }
+        Flat::Splat(y) => {
+            for o in dst.iter_mut() {
+                *o = f(*o, y);
+            }
+        }
+    }
+}
+
 /// Reads `t` as a flat operand for an output of `shape`, if possible.
 ///
 /// # Safety
@@ -94,9 +191,7 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
                 let o = o;
-                for i in s..e {
-                    *o.0.add(i) = f(a.get(i));
-                }
+                run1(o.0, a, s, e, &f);
             });
         } else {
             let xv = view_strided::<T>(x, x.shape(), x.strides());
@@ -128,9 +223,7 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
                 let o = o;
-                for i in s..e {
-                    *o.0.add(i) = f(fa.get(i), fb.get(i));
-                }
+                run2(o.0, fa, fb, s, e, &f);
             });
         } else {
             let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
@@ -198,10 +291,11 @@ pub(crate) fn check_writable(dst: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// An input of an in-place op, copied first if it aliases `dst`'s memory
-/// through a different layout (reading it while writing would race).
+/// An input of an in-place op, copied first if it shares `dst`'s storage:
+/// reading memory while writing it through another layout would race, and
+/// the slice loops must not alias the written buffer.
 fn detangle(dst: &Tensor, src: &Tensor) -> Tensor {
-    if src.storage().same(dst.storage()) && src.layout() != dst.layout() {
+    if src.storage().same(dst.storage()) {
         src.copy()
     } else {
         src.clone()
@@ -232,8 +326,10 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                 let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
                 for_ranges(n, |s, e| {
                     let o = o;
-                    for i in s..e {
-                        *o.0.add(i) = f(*o.0.add(i));
+                    // SAFETY: each range is written by one worker only.
+                    let d = std::slice::from_raw_parts_mut(o.0.add(s), e - s);
+                    for v in d.iter_mut() {
+                        *v = f(*v);
                     }
                 });
             } else {
@@ -270,9 +366,7 @@ pub(crate) fn apply2<T: Element, B: Element>(
                 let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
                 for_ranges(n, |s, e| {
                     let o = o;
-                    for i in s..e {
-                        *o.0.add(i) = f(*o.0.add(i), fb.get(i));
-                    }
+                    run2_inplace(o.0, fb, s, e, &f);
                 });
             } else {
                 let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);

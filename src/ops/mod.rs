@@ -11,5 +11,4 @@ pub(crate) mod iter;
 mod basic;
 mod binary;
 mod view;
-pub use basic::*;
 pub use binary::Arith;
