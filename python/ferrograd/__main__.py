@@ -1,0 +1,83 @@
+"""``python -m ferrograd``: a short tour of what ferrograd does today.
+
+Prints each step with its result, checks a few results against NumPy, and
+times a handful of operations against NumPy on this machine.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import ferrograd as torch
+
+
+def _step(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def _time(fn, number: int) -> float:
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def main() -> None:
+    print(f"ferrograd {torch.__version__}: {torch.get_num_threads()} worker threads")
+
+    _step("tensors, dtypes and torch's type promotion")
+    a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    i = torch.arange(3)
+    print("a =", a)
+    print("a + i  ->", (a + i).dtype, "(int64 promotes to the float dtype)")
+    print("i * 2  ->", (i * 2).dtype, "(a Python int keeps int64)")
+    print("i / 2  ->", i / 2, "(true division gives floats)")
+
+    _step("views share memory: no copies")
+    t = a.t()
+    print("a.t() is a view:", t._is_view(), "strides", t.stride(), "contiguous:", t.is_contiguous())
+    row = a[1]
+    row[0] = 40.0
+    print("writing a[1][0] = 40 through a view changes a:", a.tolist()[1])
+    print("a version counter (bumped by the in-place write):", a._version)
+
+    _step("NumPy interop without copies")
+    n = np.arange(6, dtype=np.float64).reshape(2, 3)
+    f = torch.from_numpy(n)
+    f.mul_(10)
+    print("from_numpy + mul_(10) updates the array:", n.tolist())
+    print("tensor.numpy() shares memory:", np.shares_memory(f.numpy(), n))
+
+    _step("reductions, broadcasting and linear algebra")
+    torch.manual_seed(0)
+    x = torch.randn(4, 3)
+    w = torch.randn(3, 2)
+    y = (x @ w).relu()
+    print("relu(x @ w) =", y)
+    print("softmax rows sum to one:", y.softmax(dim=1).sum(dim=1))
+    ref = np.maximum(x.numpy() @ w.numpy(), 0)
+    print("matches NumPy:", np.allclose(y.numpy(), ref, atol=1e-6))
+    A = torch.tensor([[4.0, 1.0], [2.0, 3.0]], dtype=torch.float64)
+    print("det(A) =", torch.linalg.det(A).item(), " inv(A) @ A =", (torch.linalg.inv(A) @ A).round(decimals=6))
+    print("einsum('ij,jk->ik') == matmul:", torch.allclose(torch.einsum("ij,jk->ik", x, w), x @ w))
+
+    _step("speed against NumPy on this machine")
+    s16a, s16b = torch.ones(16), torch.ones(16)
+    n16a, n16b = np.ones(16, np.float32), np.ones(16, np.float32)
+    print(f"a + b on 16 elements: ferrograd {_time(lambda: s16a + s16b, 20000) * 1e9:.0f} ns, "
+          f"NumPy {_time(lambda: n16a + n16b, 20000) * 1e9:.0f} ns")
+    big_a, big_b = torch.rand(4_000_000), torch.rand(4_000_000)
+    np_a, np_b = big_a.numpy(), big_b.numpy()
+    print(f"a + b on 4M elements: ferrograd {_time(lambda: big_a + big_b, 20) * 1e3:.2f} ms, "
+          f"NumPy {_time(lambda: np_a + np_b, 20) * 1e3:.2f} ms")
+    m1, m2 = torch.rand(512, 512), torch.rand(512, 512)
+    n1, n2 = m1.numpy(), m2.numpy()
+    print(f"512x512 matmul: ferrograd {_time(lambda: m1 @ m2, 10) * 1e3:.2f} ms, "
+          f"NumPy {_time(lambda: n1 @ n2, 10) * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
