@@ -8,7 +8,11 @@ fn main() -> Result<()> {
     // A 2x3 float32 tensor and a view of it: the transpose shares memory.
     let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
     let at = a.transpose(0, 1)?;
-    println!("a = {:?}, a.t() strides {:?}", a.to_vec::<f32>(), at.strides());
+    println!(
+        "a = {:?}, a.t() strides {:?}",
+        a.to_vec::<f32>(),
+        at.strides()
+    );
     assert!(!at.is_contiguous());
 
     // Broadcasting with torch's type promotion: int64 + float32 -> float32,
@@ -22,11 +26,19 @@ fn main() -> Result<()> {
     // version counter every view shares.
     let row = a.select(0, 1)?;
     row.add_(&Tensor::scalar(100.0))?;
-    println!("after a[1] += 100: {:?} (version {})", a.to_vec::<f32>(), a.version());
+    println!(
+        "after a[1] += 100: {:?} (version {})",
+        a.to_vec::<f32>(),
+        a.version()
+    );
     assert_eq!(a.to_vec::<f32>()[3], 104.0);
 
     // Matrix product and reductions.
     let m = a.matmul(&at)?;
-    println!("a @ a.t() = {:?}, sum = {:?}", m.to_vec::<f32>(), m.sum_all()?.item()?);
+    println!(
+        "a @ a.t() = {:?}, sum = {:?}",
+        m.to_vec::<f32>(),
+        m.sum_all()?.item()?
+    );
     Ok(())
 }
