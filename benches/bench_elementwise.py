@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import best_of, machine, table  # noqa: E402
-
 import ferrograd as fg  # noqa: E402
+from common import best_of, machine, table  # noqa: E402
 
 
 def main() -> None:

@@ -15,11 +15,15 @@ from ._core import (
     dtype,
     empty,
     empty_like,
+    float32,
+    float64,
     from_numpy,
     full,
     full_like,
     get_default_dtype,
     get_num_threads,
+    int32,
+    int64,
     is_complex,
     is_floating_point,
     is_tensor,
@@ -35,7 +39,12 @@ from ._core import (
     zeros_like,
 )
 from ._core import bool as bool  # noqa: A004  (torch.bool)
-from ._core import float32, float64, int32, int64
+from ._ops_linalg import *  # noqa: F403
+from ._ops_pointwise import *  # noqa: F403
+from ._ops_random import *  # noqa: F403
+from ._ops_reduce import *  # noqa: F403
+from ._ops_shape_index import *  # noqa: F403
+from ._ops_views import *  # noqa: F403
 from ._size import Size
 
 float = float32  # noqa: A001
@@ -51,11 +60,3 @@ _DTYPES = {d.__repr__().split(".")[1]: d for d in (bool, int32, int64, float32, 
 def _dtype_from_name(name: str) -> dtype:
     """Unpickles a dtype by its name."""
     return _DTYPES[name]
-
-
-from ._ops_linalg import *  # noqa: F403
-from ._ops_pointwise import *  # noqa: F403
-from ._ops_random import *  # noqa: F403
-from ._ops_reduce import *  # noqa: F403
-from ._ops_shape_index import *  # noqa: F403
-from ._ops_views import *  # noqa: F403

@@ -7,10 +7,9 @@ smaller tensor), so each op is checked against NumPy on strided inputs too.
 
 from __future__ import annotations
 
+import ferrograd as fg
 import numpy as np
 import pytest
-
-import ferrograd as fg
 
 FLOAT_DTYPES = [(fg.float32, np.float32), (fg.float64, np.float64)]
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import copy
 import pickle
 
+import ferrograd as fg
 import numpy as np
 import pytest
 from conftest import assert_close, cases, to_np
-
-import ferrograd as fg
 
 
 def test_tensor_infers_dtype_like_torch():
