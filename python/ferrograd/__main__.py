@@ -61,7 +61,8 @@ def main() -> None:
     ref = np.maximum(x.numpy() @ w.numpy(), 0)
     print("matches NumPy:", np.allclose(y.numpy(), ref, atol=1e-6))
     A = torch.tensor([[4.0, 1.0], [2.0, 3.0]], dtype=torch.float64)
-    print("det(A) =", torch.linalg.det(A).item(), " inv(A) @ A =", (torch.linalg.inv(A) @ A).round(decimals=6))
+    eye = (torch.linalg.inv(A) @ A).round(decimals=6)
+    print("det(A) =", torch.linalg.det(A).item(), " inv(A) @ A =", eye)
     print("einsum('ij,jk->ik') == matmul:", torch.allclose(torch.einsum("ij,jk->ik", x, w), x @ w))
 
     _step("speed against NumPy on this machine")
