@@ -10,6 +10,9 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+mod index;
+mod shape;
 mod view;
 pub use basic::*;
 pub use binary::Arith;
+pub use index::TensorIndex;
