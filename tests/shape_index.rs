@@ -234,3 +234,17 @@ fn gather_scatter_index_ops_by_hand() {
     assert_eq!(nz.shape(), &[2, 2]);
     assert_eq!(nz.to_vec::<i64>(), vec![0, 1, 1, 1]);
 }
+
+#[test]
+fn docs_example_column_view_and_row_gather() {
+    let t = Tensor::from_slice(&[0i64, 1, 2, 3, 4, 5], &[2, 3]).unwrap();
+    let col = t
+        .index(&[TensorIndex::full(), TensorIndex::Int(-1)])
+        .unwrap();
+    assert_eq!(col.to_vec::<i64>(), vec![2, 5]);
+    assert!(col.is_view());
+    let picked = t
+        .index(&[TensorIndex::Tensor(Tensor::from_vec(vec![1i64, 0]))])
+        .unwrap();
+    assert_eq!(picked.to_vec::<i64>(), vec![3, 4, 5, 0, 1, 2]);
+}

@@ -205,6 +205,15 @@ fn tensor_list(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
     Ok(out)
 }
 
+/// Work estimate for the GIL decision: basic indexing only makes a view.
+fn advanced_work(t: &Tensor, idx: &[TensorIndex]) -> usize {
+    if idx.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
+        t.numel()
+    } else {
+        0
+    }
+}
+
 fn total(ts: &[Tensor]) -> usize {
     ts.iter().map(|t| t.numel()).sum()
 }
@@ -240,7 +249,9 @@ impl PyTensor {
             }
         }
         let idx = parse_index(index)?;
-        Ok(nogil(py, t.numel(), || t.index(&idx)).py()?.into())
+        Ok(nogil(py, advanced_work(t, &idx), || t.index(&idx))
+            .py()?
+            .into())
     }
 
     fn __setitem__(
@@ -261,7 +272,8 @@ impl PyTensor {
         }
         let idx = parse_index(index)?;
         let v = value_tensor(value, t.dtype())?;
-        nogil(py, t.numel(), || t.index_put_(&idx, &v, false)).py()
+        let work = advanced_work(t, &idx).max(v.numel());
+        nogil(py, work, || t.index_put_(&idx, &v, false)).py()
     }
 
     /// `index_put_(indices, values, accumulate=False)`: `indices` is a

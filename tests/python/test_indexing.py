@@ -615,3 +615,20 @@ def test_nonzero_and_argwhere_match_numpy(dtype, rng):
 def test_nonzero_counts_nan_as_nonzero():
     t = fg.tensor([0.0, float("nan"), 0.0, 1.0])
     assert t.nonzero().tolist() == [[1], [3]]
+
+
+def test_large_inputs_take_the_parallel_paths_and_match_numpy(rng):
+    x = rng.standard_normal((300, 400)).astype(np.float32)
+    t = fg.tensor(x)
+    rows = rng.integers(-300, 300, 500)
+    check(t[rows], x[rows])
+    check(t[:, rows % 400], x[:, rows % 400])
+    mask = x > 0.5
+    check(t[fg.tensor(mask)], x[mask])
+    idx = rng.integers(0, 400, (300, 400))
+    check(t.gather(1, fg.tensor(idx)), np.take_along_axis(x, idx, 1))
+    check(t.t()[rows % 400], x.T[rows % 400])
+    y = x.copy()
+    y[mask] = -1.0
+    t[fg.tensor(mask)] = -1.0
+    check(t, y)

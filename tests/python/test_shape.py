@@ -281,3 +281,13 @@ def test_diag_embed_matches_oracle(dtype, offset, dim1, dim2, rng):
         check(out, diag_embed_oracle(x, offset, dim1, dim2)), label
     with pytest.raises(RuntimeError, match="cannot be identical"):
         fg.zeros(2, 3).diag_embed(0, 1, 1)
+
+
+def test_large_inputs_take_the_parallel_paths_and_match_numpy(rng):
+    x = rng.standard_normal((300, 400)).astype(np.float64)
+    for _, t, a in cases(x)[:3]:
+        check(fg.cat([t, t], 1), np.concatenate([a, a], 1))
+        check(t.flip(0, 1), np.flip(a, (0, 1)))
+        check(t.roll((7, -3), (0, 1)), np.roll(a, (7, -3), (0, 1)))
+        check(t.repeat(2, 1), np.tile(a, (2, 1)))
+        check(t.tril(5), np.tril(a, 5))
