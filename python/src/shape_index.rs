@@ -349,7 +349,7 @@ impl PyTensor {
     fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         let reps = usize_sizes(&shape_args(sizes)?)?;
         let t = &self.t;
-        let work = t.numel() * reps.iter().product::<usize>();
+        let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
         Ok(nogil(py, work, || t.repeat(&reps)).py()?.into())
     }
 
@@ -357,7 +357,7 @@ impl PyTensor {
     fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         let reps = usize_sizes(&shape_args(dims)?)?;
         let t = &self.t;
-        let work = t.numel() * reps.iter().product::<usize>();
+        let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
         Ok(nogil(py, work, || t.tile(&reps)).py()?.into())
     }
 

@@ -431,7 +431,21 @@ impl Tensor {
         pshape.extend_from_slice(self.shape());
         let mut pstrides = vec![0isize; lead];
         pstrides.extend(self.strides().iter().map(|&s| s as isize));
-        let out_shape: Vec<usize> = sizes.iter().zip(&pshape).map(|(&a, &b)| a * b).collect();
+        let out_shape: Vec<usize> = sizes
+            .iter()
+            .zip(&pshape)
+            .map(|(&a, &b)| a.checked_mul(b))
+            .collect::<Option<_>>()
+            .filter(|s: &Vec<usize>| {
+                s.iter()
+                    .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+                    .is_some()
+            })
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "repeat: the result size overflows for repeats {sizes:?}"
+                ))
+            })?;
         let out = Tensor::empty(&out_shape, self.dtype());
         if out.numel() == 0 {
             return Ok(out);
@@ -523,7 +537,7 @@ impl Tensor {
     pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         match self.ndim() {
             1 => {
-                let m = self.shape()[0] + diagonal.unsigned_abs() as usize;
+                let m = square_side(self.shape()[0], diagonal)?;
                 let out = Tensor::zeros(&[m, m], self.dtype());
                 let dv = out.diagonal(diagonal as isize, 0, 1)?;
                 fill_from(&dv, self)?;
@@ -552,7 +566,7 @@ impl Tensor {
             )));
         }
         let n = self.shape()[self.ndim() - 1];
-        let m = n + offset.unsigned_abs() as usize;
+        let m = square_side(n, offset)?;
         let mut shape: Vec<usize> = self.shape()[..self.ndim() - 1].to_vec();
         let (lo, hi) = (d1.min(d2), d1.max(d2));
         shape.insert(lo, m);
@@ -608,6 +622,18 @@ impl Tensor {
         };
         src.index_select(d as isize, &Tensor::from_vec(idx))
     }
+}
+
+/// `n + |offset|`, refused when a square of that side cannot be addressed.
+fn square_side(n: usize, offset: i64) -> Result<usize> {
+    usize::try_from(offset.unsigned_abs())
+        .ok()
+        .and_then(|k| n.checked_add(k))
+        .filter(|&m| {
+            m.checked_mul(m)
+                .is_some_and(|mm| mm <= isize::MAX as usize / 8)
+        })
+        .ok_or_else(|| Error::runtime(format!("diagonal offset {offset} is too large")))
 }
 
 /// Dims of a layout without `dim` (shape and signed strides).

@@ -193,6 +193,8 @@ def test_repeat_errors():
         fg.zeros(2, 3).repeat(2)
     with pytest.raises(RuntimeError, match="negative"):
         fg.zeros(2, 3).repeat(2, -1)
+    with pytest.raises(RuntimeError, match="overflows"):
+        fg.zeros(2, 3).repeat(2**62, 2**62)
 
 
 @pytest.mark.parametrize("reps", [(2,), (2, 2), (1, 2, 3)])
@@ -259,6 +261,8 @@ def test_diag_matches_numpy(dtype, k, rng):
         assert out._base is None
     with pytest.raises(RuntimeError, match="1D or 2D"):
         fg.zeros(2, 2, 2).diag()
+    with pytest.raises(RuntimeError, match="too large"):
+        fg.zeros(2).diag(2**62)
 
 
 def diag_embed_oracle(x, offset, dim1, dim2):
