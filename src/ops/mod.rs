@@ -10,5 +10,8 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+mod index;
+mod shape;
 mod view;
 pub use binary::Arith;
+pub use index::TensorIndex;
