@@ -90,7 +90,7 @@ pub(crate) unsafe fn view_strided<'a, T: Element>(
 /// The caller holds the write lock of `t`'s storage (or `t` is fresh and
 /// unshared), `T::DTYPE == t.dtype()`, and `t`'s layout does not overlap
 /// itself.
-pub(crate) unsafe fn view_mut<'a, T: Element>(t: &'a Tensor) -> ArrayViewMutD<'a, T> {
+pub(crate) unsafe fn view_mut<T: Element>(t: &Tensor) -> ArrayViewMutD<'_, T> {
     ArrayViewMutD::from_shape_ptr(
         IxDyn(t.shape()).strides(IxDyn(t.strides())),
         elem_ptr::<T>(t),
@@ -101,7 +101,7 @@ pub(crate) unsafe fn view_mut<'a, T: Element>(t: &'a Tensor) -> ArrayViewMutD<'a
 ///
 /// # Safety
 /// As [`view`], and `t.is_contiguous()`.
-pub(crate) unsafe fn slice<'a, T: Element>(t: &'a Tensor) -> &'a [T] {
+pub(crate) unsafe fn slice<T: Element>(t: &Tensor) -> &[T] {
     debug_assert!(t.is_contiguous());
     std::slice::from_raw_parts(elem_ptr::<T>(t), t.numel())
 }
@@ -110,7 +110,10 @@ pub(crate) unsafe fn slice<'a, T: Element>(t: &'a Tensor) -> &'a [T] {
 ///
 /// # Safety
 /// As [`view_mut`], and `t.is_contiguous()`.
-pub(crate) unsafe fn slice_mut<'a, T: Element>(t: &'a Tensor) -> &'a mut [T] {
+// The mutability comes from the storage's write lock (or a fresh, unshared
+// tensor), not from the `&Tensor` borrow.
+#[allow(clippy::mut_from_ref)]
+pub(crate) unsafe fn slice_mut<T: Element>(t: &Tensor) -> &mut [T] {
     debug_assert!(t.is_contiguous());
     std::slice::from_raw_parts_mut(elem_ptr::<T>(t), t.numel())
 }

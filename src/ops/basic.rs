@@ -58,7 +58,7 @@ impl Tensor {
         if dtype == self.dtype() {
             return self.clone();
         }
-        dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, |x| T::cast_from(x))))
+        dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, T::cast_from)))
     }
 
     /// The elements in row-major order, cast to `T`.

@@ -36,6 +36,14 @@ pub(crate) fn for_ranges(n: usize, body: impl Fn(usize, usize) + Sync + Send) {
 /// A raw pointer that may cross into rayon workers.
 #[derive(Clone, Copy)]
 struct SyncPtr<T>(*mut T);
+impl<T> SyncPtr<T> {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper).
+    #[inline(always)]
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
 // SAFETY: workers write disjoint index ranges (see `for_ranges`), and the
 // pointee outlives the parallel section.
 unsafe impl<T> Send for SyncPtr<T> {}
@@ -190,8 +198,7 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
         if let Some(a) = flat::<T>(x, x.shape()) {
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
-                let o = o;
-                run1(o.0, a, s, e, &f);
+                run1(o.get(), a, s, e, &f);
             });
         } else {
             let xv = view_strided::<T>(x, x.shape(), x.strides());
@@ -222,8 +229,7 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
         if let (Some(fa), Some(fb)) = (flat::<A>(a, &shape), flat::<B>(b, &shape)) {
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
-                let o = o;
-                run2(o.0, fa, fb, s, e, &f);
+                run2(o.get(), fa, fb, s, e, &f);
             });
         } else {
             let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
@@ -259,9 +265,8 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
         ) {
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
-                let o = o;
                 for i in s..e {
-                    *o.0.add(i) = f(fa.get(i), fb.get(i), fc.get(i));
+                    *o.get().add(i) = f(fa.get(i), fb.get(i), fc.get(i));
                 }
             });
         } else {
@@ -325,9 +330,8 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
             if dst.is_contiguous() {
                 let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
                 for_ranges(n, |s, e| {
-                    let o = o;
                     // SAFETY: each range is written by one worker only.
-                    let d = std::slice::from_raw_parts_mut(o.0.add(s), e - s);
+                    let d = std::slice::from_raw_parts_mut(o.get().add(s), e - s);
                     for v in d.iter_mut() {
                         *v = f(*v);
                     }
@@ -365,8 +369,7 @@ pub(crate) fn apply2<T: Element, B: Element>(
             if let (true, Some(fb)) = (dst.is_contiguous(), flat::<B>(&b, &shape)) {
                 let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
                 for_ranges(n, |s, e| {
-                    let o = o;
-                    run2_inplace(o.0, fb, s, e, &f);
+                    run2_inplace(o.get(), fb, s, e, &f);
                 });
             } else {
                 let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);

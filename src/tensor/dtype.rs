@@ -338,7 +338,7 @@ impl Float for f64 {}
 /// Minimal float operations shared by f32 and f64, so kernels can be generic.
 pub mod num_like {
     pub trait FloatOps:
-        Sized
+        Copy
         + std::ops::Add<Output = Self>
         + std::ops::Sub<Output = Self>
         + std::ops::Mul<Output = Self>

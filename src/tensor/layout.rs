@@ -512,10 +512,10 @@ impl Layout {
             strides: Dims::new(),
             offset: self.offset,
         };
-        for i in 0..self.ndim() {
-            if !drop[i] {
-                l.shape.push(self.shape[i]);
-                l.strides.push(self.strides[i]);
+        for ((&n, &s), &dropped) in self.shape.iter().zip(&self.strides).zip(&drop) {
+            if !dropped {
+                l.shape.push(n);
+                l.strides.push(s);
             }
         }
         Ok(l)

@@ -16,7 +16,8 @@ FLOAT_DTYPES = [(fg.float32, np.float32), (fg.float64, np.float64)]
 
 def to_np(t) -> np.ndarray:
     """The values of a tensor as a NumPy array (a copy)."""
-    return np.array(t.detach().tolist() if t.dim() else t.item(), dtype=_np_dtype(t.dtype))
+    values = t.detach().tolist() if t.dim() else t.item()
+    return np.array(values, dtype=_np_dtype(t.dtype)).reshape(tuple(t.shape))
 
 
 def _np_dtype(d):
