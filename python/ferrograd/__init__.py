@@ -59,3 +59,5 @@ from ._ops_random import *  # noqa: F403
 from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
+
+from . import linalg  # noqa: E402
