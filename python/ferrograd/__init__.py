@@ -53,11 +53,10 @@ def _dtype_from_name(name: str) -> dtype:
     return _DTYPES[name]
 
 
+from . import linalg as linalg  # noqa: E402
 from ._ops_linalg import *  # noqa: F403
 from ._ops_pointwise import *  # noqa: F403
 from ._ops_random import *  # noqa: F403
 from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
-
-from . import linalg  # noqa: E402

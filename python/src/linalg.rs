@@ -97,9 +97,11 @@ impl PyTensor {
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let b = tensor_only(vec2, "outer", "vec2")?;
         let a = &self.t;
-        Ok(nogil(py, a.numel().saturating_mul(b.numel()), || a.outer(&b))
-            .py()?
-            .into())
+        Ok(
+            nogil(py, a.numel().saturating_mul(b.numel()), || a.outer(&b))
+                .py()?
+                .into(),
+        )
     }
 
     fn ger(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {

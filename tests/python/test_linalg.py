@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ferrograd as fg
 import numpy as np
 import pytest
 from conftest import FLOAT_DTYPES, assert_close, cases
-
-import ferrograd as fg
 
 TOL = {np.float32: dict(rtol=1e-4, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
@@ -100,7 +99,9 @@ def test_matmul_of_sliced_with_step_views(rng):
 
 
 @pytest.mark.parametrize("fdt,npdt", [(fg.int64, np.int64), (fg.int32, np.int32)])
-@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((4, 5), (5, 3)), ((2, 4, 5), (5,)), ((40, 50), (50, 60))])
+@pytest.mark.parametrize(
+    "sa,sb", [((3,), (3,)), ((4, 5), (5, 3)), ((2, 4, 5), (5,)), ((40, 50), (50, 60))]
+)
 def test_integer_matmul_is_exact(rng, fdt, npdt, sa, sb):
     a = rng.integers(-50, 50, sa).astype(npdt)
     b = rng.integers(-50, 50, sb).astype(npdt)
@@ -218,7 +219,8 @@ def test_matmul_does_not_promote_dtypes():
 
 def test_bool_products_raise_runtime_error():
     b = fg.tensor([[True, False], [False, True]])
-    for f in (lambda: b @ b, lambda: b.mm(b), lambda: fg.dot(b.select(0, 0), b.select(0, 0)), lambda: b.mv(b.select(0, 0))):
+    v = b.select(0, 0)
+    for f in (lambda: b @ b, lambda: b.mm(b), lambda: fg.dot(v, v), lambda: b.mv(v)):
         with pytest.raises(RuntimeError, match="Bool"):
             f()
 

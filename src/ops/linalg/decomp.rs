@@ -230,7 +230,10 @@ fn det_kernel<T: Float>(a: &Tensor, n: usize) -> Result<Tensor> {
 fn solve_kernel<T: Float>(a: &Tensor, b: &Tensor, n: usize, k: usize) -> Result<Tensor> {
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
-    let (oa, ob) = (batch_offsets(batch, a.strides()), batch_offsets(batch, b.strides()));
+    let (oa, ob) = (
+        batch_offsets(batch, a.strides()),
+        batch_offsets(batch, b.strides()),
+    );
     let batched = nd > 2;
     let _g = lock(&[a, b], None);
     let blocks = per_batch(oa.len(), n * n * (n + k), |i| {
@@ -282,7 +285,8 @@ impl Tensor {
                 "linalg.solve: The input tensor B must have at least 1 dimensions.",
             ));
         }
-        let vector = b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
+        let vector =
+            b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
         let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
         let nb = b2.ndim();
         if b2.shape()[nb - 2] != n {
@@ -303,7 +307,11 @@ impl Tensor {
         if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
-            return Tensor::from_parts(x.storage().clone(), crate::Layout::contiguous(&shape), x.dtype());
+            return Tensor::from_parts(
+                x.storage().clone(),
+                crate::Layout::contiguous(&shape),
+                x.dtype(),
+            );
         }
         Ok(x)
     }

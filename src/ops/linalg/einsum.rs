@@ -30,8 +30,11 @@ fn label_char(l: Label) -> String {
     }
 }
 
+/// Input terms and the optional explicit output term.
+type Parsed = (Vec<Vec<Sub>>, Option<Vec<Sub>>);
+
 /// Splits the equation into input terms and the optional output term.
-fn parse(equation: &str) -> Result<(Vec<Vec<Sub>>, Option<Vec<Sub>>)> {
+fn parse(equation: &str) -> Result<Parsed> {
     let chars: Vec<char> = equation.chars().collect();
     let mut inputs: Vec<Vec<Sub>> = vec![Vec::new()];
     let mut output: Option<Vec<Sub>> = None;
@@ -114,11 +117,21 @@ fn isizes(v: &[usize]) -> Vec<isize> {
 
 /// Sums `x` over the labels in `drop`.
 fn sum_out(x: Labelled, drop: &[Label]) -> Result<Labelled> {
-    let drop: Vec<Label> = x.labels.iter().copied().filter(|l| drop.contains(l)).collect();
+    let drop: Vec<Label> = x
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| drop.contains(l))
+        .collect();
     if drop.is_empty() {
         return Ok(x);
     }
-    let keep: Vec<Label> = x.labels.iter().copied().filter(|l| !drop.contains(l)).collect();
+    let keep: Vec<Label> = x
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !drop.contains(l))
+        .collect();
     let ks = sizes_of(&x, &keep);
     let s: usize = sizes_of(&x, &drop).iter().product();
     let p: usize = ks.iter().product();
@@ -136,11 +149,30 @@ fn sum_out(x: Labelled, drop: &[Label]) -> Result<Labelled> {
 /// labels they share that are not kept).
 fn contract(a: Labelled, b: Labelled, kept: &[Label]) -> Result<Labelled> {
     let in_b = |l: &Label| b.labels.contains(l);
-    let batch: Vec<Label> = a.labels.iter().copied().filter(|l| in_b(l) && kept.contains(l)).collect();
-    let summed: Vec<Label> = a.labels.iter().copied().filter(|l| in_b(l) && !kept.contains(l)).collect();
+    let batch: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| in_b(l) && kept.contains(l))
+        .collect();
+    let summed: Vec<Label> = a
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| in_b(l) && !kept.contains(l))
+        .collect();
     let left: Vec<Label> = a.labels.iter().copied().filter(|l| !in_b(l)).collect();
-    let right: Vec<Label> = b.labels.iter().copied().filter(|l| !a.labels.contains(l)).collect();
-    let (bs, ls, rs) = (sizes_of(&a, &batch), sizes_of(&a, &left), sizes_of(&b, &right));
+    let right: Vec<Label> = b
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !a.labels.contains(l))
+        .collect();
+    let (bs, ls, rs) = (
+        sizes_of(&a, &batch),
+        sizes_of(&a, &left),
+        sizes_of(&b, &right),
+    );
     let k: usize = sizes_of(&a, &summed).iter().product();
     let (m, n) = (ls.iter().product::<usize>(), rs.iter().product::<usize>());
     let shape3 = |x: usize, y: usize| {
@@ -166,7 +198,9 @@ fn contract(a: Labelled, b: Labelled, kept: &[Label]) -> Result<Labelled> {
 /// or explicit output, repeated subscripts, `...` broadcasting).
 pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
     if operands.is_empty() {
-        return Err(Error::runtime("einsum(): must provide at least one operand"));
+        return Err(Error::runtime(
+            "einsum(): must provide at least one operand",
+        ));
     }
     let (terms, explicit) = parse(equation)?;
     if terms.len() > operands.len() {
@@ -242,8 +276,10 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
                 Some(s) if s == n || n == 1 => Some(s),
                 Some(1) => Some(n),
                 Some(_) => {
-                    let shapes: Vec<String> =
-                        operands.iter().map(|o| format!("{:?}", o.shape())).collect();
+                    let shapes: Vec<String> = operands
+                        .iter()
+                        .map(|o| format!("{:?}", o.shape()))
+                        .collect();
                     return Err(Error::runtime(format!(
                         "einsum(): operands do not broadcast: subscript {} has sizes {} and {n} (operand shapes {})",
                         label_char(l),
@@ -313,7 +349,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         });
     }
     let mut rest = ops.into_iter();
-    let mut cur = rest.next().ok_or_else(|| Error::runtime("einsum(): no operands"))?;
+    let mut cur = rest
+        .next()
+        .ok_or_else(|| Error::runtime("einsum(): no operands"))?;
     let remaining: Vec<Labelled> = rest.collect();
     for (j, next) in remaining.iter().enumerate() {
         let mut kept: Vec<Label> = output.clone();
@@ -340,7 +378,12 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         let next = sum_out(next, &drop_next)?;
         cur = contract(cur, next, &kept)?;
     }
-    let drop: Vec<Label> = cur.labels.iter().copied().filter(|l| !output.contains(l)).collect();
+    let drop: Vec<Label> = cur
+        .labels
+        .iter()
+        .copied()
+        .filter(|l| !output.contains(l))
+        .collect();
     let cur = sum_out(cur, &drop)?;
     permuted(&cur, &output)
 }

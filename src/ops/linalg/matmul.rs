@@ -104,7 +104,10 @@ pub(crate) fn scalar_name(d: DType) -> &'static str {
 
 /// Shape as torch prints it in product errors: `2x3`.
 pub(crate) fn xshape(s: &[usize]) -> String {
-    s.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("x")
+    s.iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 /// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
@@ -695,7 +698,13 @@ impl Tensor {
     /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @
     /// mat2)`; `self` broadcasts to the product's shape and is ignored when
     /// `beta` is 0.
-    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
         if mat1.ndim() != 2 {
             return Err(Error::runtime(format!(
                 "mat1 must be a matrix, got {}-D tensor",
