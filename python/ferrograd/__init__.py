@@ -8,6 +8,7 @@ tensor code.
 from __future__ import annotations
 
 from . import _core
+from . import linalg as linalg
 from ._core import (
     Tensor,
     as_tensor,

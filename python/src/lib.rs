@@ -10,6 +10,7 @@ mod creation;
 mod dtype;
 mod elementwise;
 mod errors;
+mod linalg;
 mod shape_index;
 mod tensor;
 mod views;
@@ -126,5 +127,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     elementwise::register(m)?;
     views::register(m)?;
     shape_index::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ pub(crate) mod iter;
 mod basic;
 mod binary;
 mod index;
+pub mod linalg;
 mod shape;
 mod view;
 pub use binary::Arith;

@@ -1,0 +1,214 @@
+//! Linear algebra on `Tensor`: `@`, matmul and its family, einsum,
+//! inverse/det/solve, and the GEMM backend switch used by benchmarks.
+
+use crate::convert::{operand, scalar};
+use crate::errors::IntoPyResult;
+use crate::tensor::{nogil, PyTensor};
+use ferrograd::ops::linalg::{gemm_backend, set_gemm_backend, GemmBackend};
+use ferrograd::{Scalar, Tensor};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+/// `obj` as a tensor, or torch's TypeError for `fname`'s argument `what`.
+fn tensor_only(obj: &Bound<'_, PyAny>, fname: &str, what: &str) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.get().t.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "{fname}(): argument '{what}' must be Tensor, not {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+/// Rough flop count of a product, to decide whether to release the GIL.
+fn work(a: &Tensor, b: &Tensor) -> usize {
+    let k = a.shape().last().copied().unwrap_or(1).max(1);
+    a.numel().max(b.numel()).saturating_mul(k)
+}
+
+fn coeff(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
+    match obj {
+        None => Ok(Scalar::Int(1)),
+        Some(o) => scalar(o)?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "addmm(): argument '{name}' must be Number, not {}",
+                o.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        }),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let b = match operand(other)? {
+            Some(b) if !b.is_wrapped_number() => b,
+            _ => return Ok(py.NotImplemented()),
+        };
+        let a = &self.t;
+        let out = nogil(py, work(a, &b), || a.matmul(&b)).py()?;
+        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+    }
+
+    fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let a = match operand(other)? {
+            Some(a) if !a.is_wrapped_number() => a,
+            _ => return Ok(py.NotImplemented()),
+        };
+        let b = &self.t;
+        let out = nogil(py, work(&a, b), || a.matmul(b)).py()?;
+        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+    }
+
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(other, "matmul", "other")?;
+        let a = &self.t;
+        Ok(nogil(py, work(a, &b), || a.matmul(&b)).py()?.into())
+    }
+
+    fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(mat2, "mm", "mat2")?;
+        let a = &self.t;
+        Ok(nogil(py, work(a, &b), || a.mm(&b)).py()?.into())
+    }
+
+    fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(mat2, "bmm", "mat2")?;
+        let a = &self.t;
+        Ok(nogil(py, work(a, &b), || a.bmm(&b)).py()?.into())
+    }
+
+    fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(vec, "mv", "vec")?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel(), || a.mv(&b)).py()?.into())
+    }
+
+    fn dot(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(tensor, "dot", "tensor")?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel(), || a.dot(&b)).py()?.into())
+    }
+
+    fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_only(vec2, "outer", "vec2")?;
+        let a = &self.t;
+        Ok(
+            nogil(py, a.numel().saturating_mul(b.numel()), || a.outer(&b))
+                .py()?
+                .into(),
+        )
+    }
+
+    fn ger(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.outer(py, vec2)
+    }
+
+    #[pyo3(signature = (mat1, mat2, *, beta = None, alpha = None))]
+    fn addmm(
+        &self,
+        py: Python<'_>,
+        mat1: &Bound<'_, PyAny>,
+        mat2: &Bound<'_, PyAny>,
+        beta: Option<&Bound<'_, PyAny>>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let m1 = tensor_only(mat1, "addmm", "mat1")?;
+        let m2 = tensor_only(mat2, "addmm", "mat2")?;
+        let (beta, alpha) = (coeff(beta, "beta")?, coeff(alpha, "alpha")?);
+        let a = &self.t;
+        Ok(nogil(py, work(&m1, &m2), || a.addmm(&m1, &m2, beta, alpha))
+            .py()?
+            .into())
+    }
+
+    fn trace(&self) -> PyResult<PyTensor> {
+        Ok(self.t.trace().py()?.into())
+    }
+
+    fn inverse(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let a = &self.t;
+        Ok(nogil(py, work(a, a), || a.inverse()).py()?.into())
+    }
+
+    fn det(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let a = &self.t;
+        Ok(nogil(py, work(a, a), || a.det()).py()?.into())
+    }
+}
+
+/// `einsum(equation, *operands)`; the operands may also come as one list.
+#[pyfunction]
+#[pyo3(signature = (equation, *operands))]
+fn einsum(
+    py: Python<'_>,
+    equation: &Bound<'_, PyAny>,
+    operands: &Bound<'_, PyTuple>,
+) -> PyResult<PyTensor> {
+    let eq: String = equation.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "einsum(): argument 'equation' must be str, not {}",
+            equation
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let items: Vec<Bound<'_, PyAny>> = if operands.len() == 1
+        && (operands.get_item(0)?.is_instance_of::<PyList>()
+            || operands.get_item(0)?.is_instance_of::<PyTuple>())
+    {
+        operands.get_item(0)?.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        operands.iter().collect()
+    };
+    let ts: Vec<Tensor> = items
+        .iter()
+        .map(|o| tensor_only(o, "einsum", "operands"))
+        .collect::<PyResult<_>>()?;
+    let w: usize = ts.iter().map(|t| t.numel()).sum();
+    Ok(nogil(py, w, || ferrograd::ops::linalg::einsum(&eq, &ts))
+        .py()?
+        .into())
+}
+
+/// `linalg.solve(A, B)`.
+#[pyfunction]
+#[pyo3(name = "_linalg_solve", signature = (A, B))]
+#[allow(non_snake_case)]
+fn linalg_solve(py: Python<'_>, A: &Bound<'_, PyAny>, B: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let a = tensor_only(A, "linalg_solve", "A")?;
+    let b = tensor_only(B, "linalg_solve", "B")?;
+    Ok(nogil(py, work(&a, &b), || a.linalg_solve(&b)).py()?.into())
+}
+
+/// Selects the GEMM library (`"gemm"` or `"matrixmultiply"`).
+#[pyfunction]
+fn _set_gemm_backend(name: &str) -> PyResult<()> {
+    let b = GemmBackend::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown GEMM backend {name:?}; expected \"gemm\" or \"matrixmultiply\""
+        ))
+    })?;
+    set_gemm_backend(b);
+    Ok(())
+}
+
+/// The current GEMM library's name.
+#[pyfunction]
+fn _get_gemm_backend() -> &'static str {
+    gemm_backend().name()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(einsum, m)?)?;
+    m.add_function(wrap_pyfunction!(linalg_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_gemm_backend, m)?)?;
+    m.add_function(wrap_pyfunction!(_get_gemm_backend, m)?)?;
+    Ok(())
+}

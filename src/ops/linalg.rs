@@ -1,0 +1,14 @@
+//! Linear algebra: matrix products (`matmul` and its family, backed by a
+//! strided GEMM driver), `einsum`, and LU-based `inv`/`det`/`solve`.
+//!
+//! Forward only for now. Products never promote dtypes (as in torch): both
+//! operands must share one dtype. Floating products run on the `gemm` crate
+//! (or `matrixmultiply`, see [`set_gemm_backend`]) fed with the operands'
+//! own strides, so transposed, sliced and expanded inputs are not copied.
+
+mod decomp;
+mod einsum;
+mod matmul;
+
+pub use einsum::einsum;
+pub use matmul::{gemm_backend, matmul_with_backend, set_gemm_backend, GemmBackend};

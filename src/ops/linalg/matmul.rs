@@ -1,0 +1,776 @@
+//! Matrix products: a strided, batched GEMM driver and torch's `matmul`,
+//! `mm`, `bmm`, `mv`, `dot`, `outer`, `addmm` and `trace` on top of it.
+//!
+//! Floating products go to the `gemm` crate (default) or `matrixmultiply`
+//! with the operands' own row/column strides (stride 0 for expanded inputs
+//! included), so nothing is copied before the kernel. Tiny products and
+//! integer products use a plain triple loop with wrapping arithmetic.
+
+use crate::ops::access::{elem_ptr, lock};
+use crate::ops::Arith;
+use crate::tensor::broadcast_shapes;
+use crate::{DType, Element, Error, Layout, Result, Scalar, Tensor};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Which library computes floating-point matrix products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmBackend {
+    /// The `gemm` crate, multi-threaded on ferrograd's pool (the default).
+    Gemm,
+    /// The `matrixmultiply` crate (single-threaded), for comparison.
+    MatrixMultiply,
+}
+
+impl GemmBackend {
+    /// The backend's name as accepted by `FERROGRAD_GEMM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmBackend::Gemm => "gemm",
+            GemmBackend::MatrixMultiply => "matrixmultiply",
+        }
+    }
+
+    /// Parses `"gemm"` or `"matrixmultiply"`.
+    pub fn from_name(name: &str) -> Option<GemmBackend> {
+        match name {
+            "gemm" => Some(GemmBackend::Gemm),
+            "matrixmultiply" => Some(GemmBackend::MatrixMultiply),
+            _ => None,
+        }
+    }
+}
+
+/// 0: not chosen yet (read `FERROGRAD_GEMM`), 1: gemm, 2: matrixmultiply.
+static BACKEND: AtomicU8 = AtomicU8::new(0);
+
+/// The backend used for floating-point products (from `FERROGRAD_GEMM` on
+/// first use unless set with [`set_gemm_backend`]).
+pub fn gemm_backend() -> GemmBackend {
+    match BACKEND.load(Ordering::Relaxed) {
+        1 => GemmBackend::Gemm,
+        2 => GemmBackend::MatrixMultiply,
+        _ => {
+            let b = std::env::var("FERROGRAD_GEMM")
+                .ok()
+                .and_then(|v| GemmBackend::from_name(v.trim()))
+                .unwrap_or(GemmBackend::Gemm);
+            set_gemm_backend(b);
+            b
+        }
+    }
+}
+
+/// Selects the backend for floating-point products process-wide.
+pub fn set_gemm_backend(backend: GemmBackend) {
+    let code = match backend {
+        GemmBackend::Gemm => 1,
+        GemmBackend::MatrixMultiply => 2,
+    };
+    BACKEND.store(code, Ordering::Relaxed);
+}
+
+/// `matmul` computed with an explicit backend (for benchmarks).
+pub fn matmul_with_backend(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Result<Tensor> {
+    matmul_impl(a, b, backend)
+}
+
+/// Below this many multiply-adds a product runs as a plain loop.
+const SMALL_FLOPS: usize = 16 * 16 * 16;
+/// From this many multiply-adds on, one product is split over the pool.
+const PARALLEL_FLOPS: usize = 64 * 64 * 64;
+
+/// torch's C++ type names, as in "expected m1 and m2 to have the same dtype".
+pub(crate) fn meta_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::Int32 => "int",
+        DType::Int64 => "long int",
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+    }
+}
+
+/// torch's ScalarType names (`Float`, `Long`, ...).
+pub(crate) fn scalar_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "Bool",
+        DType::Int32 => "Int",
+        DType::Int64 => "Long",
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+    }
+}
+
+/// Shape as torch prints it in product errors: `2x3`.
+pub(crate) fn xshape(s: &[usize]) -> String {
+    s.iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+/// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
+#[derive(Clone, Copy)]
+pub(crate) struct GemmArgs<T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    a: *const T,
+    ars: isize,
+    acs: isize,
+    b: *const T,
+    brs: isize,
+    bcs: isize,
+    c: *mut T,
+    crs: isize,
+    ccs: isize,
+    alpha: T,
+    beta: Option<T>,
+}
+
+// SAFETY: the pointers refer to buffers that outlive every use of the
+// arguments (the caller holds the storage locks for the whole call), and
+// threads only write disjoint rows of `c`.
+unsafe impl<T: Send> Send for GemmArgs<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for GemmArgs<T> {}
+
+impl<T: Arith> GemmArgs<T> {
+    /// The same product with each matrix moved by an element offset.
+    fn shifted(&self, oa: usize, ob: usize, oc: usize) -> GemmArgs<T> {
+        GemmArgs {
+            a: self.a.wrapping_add(oa),
+            b: self.b.wrapping_add(ob),
+            c: self.c.wrapping_add(oc),
+            ..*self
+        }
+    }
+
+    /// Plain loop over rows `r0..r1`.
+    ///
+    /// # Safety
+    /// Every index of the described matrices is readable (a, b) or
+    /// writable (c), and no other thread writes rows `r0..r1` of `c`.
+    unsafe fn naive_rows(&self, r0: usize, r1: usize) {
+        for i in r0..r1 {
+            let arow = self.a.offset(i as isize * self.ars);
+            for j in 0..self.n {
+                let bcol = self.b.offset(j as isize * self.bcs);
+                let mut acc = T::zero();
+                for p in 0..self.k {
+                    let x = *arow.offset(p as isize * self.acs);
+                    let y = *bcol.offset(p as isize * self.brs);
+                    acc = T::add(acc, T::mul(x, y));
+                }
+                let dst = self.c.offset(i as isize * self.crs + j as isize * self.ccs);
+                let v = T::mul(self.alpha, acc);
+                *dst = match self.beta {
+                    Some(beta) => T::add(v, T::mul(beta, *dst)),
+                    None => v,
+                };
+            }
+        }
+    }
+
+    /// Plain loop, split over rows on the pool when `threads > 1`.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn naive(&self, threads: usize) {
+        if threads > 1 && self.m > 1 {
+            let me = *self;
+            crate::pool::install(move || {
+                let me = me;
+                (0..me.m).into_par_iter().for_each(|i| {
+                    // SAFETY: each task writes its own row of `c`.
+                    unsafe { me.naive_rows(i, i + 1) }
+                })
+            });
+        } else {
+            self.naive_rows(0, self.m);
+        }
+    }
+
+    /// The `gemm` crate on these strides (`dst := alpha*dst + beta*lhs*rhs`
+    /// in its convention, so our alpha/beta swap places).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`]; `T` is f32 or f64.
+    unsafe fn gemm_crate(&self, threads: usize) {
+        let par = if threads > 1 {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
+        gemm::gemm(
+            self.m,
+            self.n,
+            self.k,
+            self.c,
+            self.ccs,
+            self.crs,
+            self.beta.is_some(),
+            self.a,
+            self.acs,
+            self.ars,
+            self.b,
+            self.bcs,
+            self.brs,
+            self.beta.unwrap_or(T::zero()),
+            self.alpha,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+/// Element types that can be multiplied as matrices.
+pub(crate) trait MatElem: Arith {
+    /// Runs a product with an optimised library if this type has one;
+    /// returns false (doing nothing) otherwise.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool;
+
+    /// `sum(a[i] * b[i])` over `n` strided elements (floats accumulate in
+    /// f64).
+    ///
+    /// # Safety
+    /// Every index `< n` of both strided vectors is readable.
+    unsafe fn dot_strided(a: *const Self, sa: isize, b: *const Self, sb: isize, n: usize) -> Self;
+}
+
+macro_rules! mat_int {
+    ($t:ty) => {
+        impl MatElem for $t {
+            unsafe fn fast_gemm(_: &GemmArgs<Self>, _: GemmBackend, _: usize) -> bool {
+                false
+            }
+            unsafe fn dot_strided(
+                a: *const Self,
+                sa: isize,
+                b: *const Self,
+                sb: isize,
+                n: usize,
+            ) -> Self {
+                let mut acc: $t = 0;
+                for i in 0..n as isize {
+                    acc = acc.wrapping_add((*a.offset(i * sa)).wrapping_mul(*b.offset(i * sb)));
+                }
+                acc
+            }
+        }
+    };
+}
+mat_int!(i32);
+mat_int!(i64);
+
+macro_rules! mat_float {
+    ($t:ty, $mm:path) => {
+        impl MatElem for $t {
+            unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
+                match backend {
+                    GemmBackend::Gemm if threads > 1 => {
+                        let g = *g;
+                        crate::pool::install(move || {
+                            let g = g;
+                            // SAFETY: forwarded from the caller.
+                            unsafe { g.gemm_crate(threads) }
+                        })
+                    }
+                    GemmBackend::Gemm => g.gemm_crate(1),
+                    GemmBackend::MatrixMultiply => $mm(
+                        g.m,
+                        g.k,
+                        g.n,
+                        g.alpha,
+                        g.a,
+                        g.ars,
+                        g.acs,
+                        g.b,
+                        g.brs,
+                        g.bcs,
+                        g.beta.unwrap_or(0.0),
+                        g.c,
+                        g.crs,
+                        g.ccs,
+                    ),
+                }
+                true
+            }
+            unsafe fn dot_strided(
+                a: *const Self,
+                sa: isize,
+                b: *const Self,
+                sb: isize,
+                n: usize,
+            ) -> Self {
+                let mut acc = 0f64;
+                for i in 0..n as isize {
+                    acc += *a.offset(i * sa) as f64 * *b.offset(i * sb) as f64;
+                }
+                acc as $t
+            }
+        }
+    };
+}
+mat_float!(f32, matrixmultiply::sgemm);
+mat_float!(f64, matrixmultiply::dgemm);
+
+/// Runs `$body` with `$T` bound to a numeric element type; bool raises
+/// torch's "not implemented for 'Bool'" error naming `$op`.
+macro_rules! dispatch_mat {
+    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            DType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            DType::Bool => Err(Error::runtime(format!(
+                "\"{}\" not implemented for 'Bool'",
+                $op
+            ))),
+        }
+    };
+}
+
+/// `out = alpha * a @ b (+ beta * out)` for `a: batch+[m,k]`, `b:
+/// batch+[k,n]` (any strides, batch dims already broadcast to the same
+/// shape) into the fresh contiguous `out: batch+[m,n]`.
+///
+/// # Safety
+/// `out` is a fresh contiguous tensor that nobody else can reach, of the
+/// same dtype `T` as `a` and `b`.
+unsafe fn gemm_batched<T: MatElem>(
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    alpha: T,
+    beta: Option<T>,
+    backend: GemmBackend,
+) {
+    let nd = a.ndim();
+    let batch = &a.shape()[..nd - 2];
+    let (m, k, n) = (a.shape()[nd - 2], a.shape()[nd - 1], b.shape()[nd - 1]);
+    let nb: usize = batch.iter().product();
+    if nb == 0 || m == 0 || n == 0 {
+        return;
+    }
+    let _g = lock(&[a, b], None);
+    let (ap, bp, cp) = (elem_ptr::<T>(a), elem_ptr::<T>(b), elem_ptr::<T>(out));
+    let st = |t: &Tensor, d: usize| t.strides()[d] as isize;
+    let base = GemmArgs {
+        m,
+        n,
+        k,
+        a: ap,
+        ars: st(a, nd - 2),
+        acs: st(a, nd - 1),
+        b: bp,
+        brs: st(b, nd - 2),
+        bcs: st(b, nd - 1),
+        c: cp,
+        crs: n as isize,
+        ccs: 1,
+        alpha,
+        beta,
+    };
+    let offs: Vec<(usize, usize)> = batch_offsets(batch, a.strides())
+        .into_iter()
+        .zip(batch_offsets(batch, b.strides()))
+        .collect();
+    let one = |i: usize, threads: usize| {
+        let (oa, ob) = offs[i];
+        let g = base.shifted(oa, ob, i * m * n);
+        // SAFETY: the offsets come from the operands' layouts, so every
+        // index stays inside their storages (read-locked above); `out`'s
+        // batch entry `i` is written by this call only.
+        unsafe {
+            if k == 0 {
+                for r in 0..m {
+                    for c in 0..n {
+                        let dst = g.c.add(r * n + c);
+                        *dst = match beta {
+                            Some(bt) => T::mul(bt, *dst),
+                            None => T::zero(),
+                        };
+                    }
+                }
+            } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
+                g.naive(threads);
+            }
+        }
+    };
+    let per = m * n * k;
+    let threads = crate::pool::num_threads();
+    let free = threads > 1 && rayon::current_thread_index().is_none();
+    if free && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
+        crate::pool::install(|| (0..nb).into_par_iter().for_each(|i| one(i, 1)));
+    } else {
+        let t = if free && per >= PARALLEL_FLOPS {
+            threads
+        } else {
+            1
+        };
+        for i in 0..nb {
+            one(i, t);
+        }
+    }
+}
+
+/// The element offset (relative to the tensor's own offset) of each entry
+/// of the leading `batch` dims, in row-major order of the batch index.
+pub(super) fn batch_offsets(batch: &[usize], strides: &[usize]) -> Vec<usize> {
+    let nb: usize = batch.iter().product();
+    let mut offs = Vec::with_capacity(nb);
+    let mut idx = vec![0usize; batch.len()];
+    for _ in 0..nb {
+        offs.push(idx.iter().zip(strides).map(|(&i, &s)| i * s).sum());
+        for d in (0..batch.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < batch[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    offs
+}
+
+/// Checks that both product operands share a dtype (torch never promotes
+/// here) and that it is not bool.
+fn check_same_dtype(a: &Tensor, b: &Tensor, op: &str) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            meta_name(a.dtype()),
+            meta_name(b.dtype())
+        )));
+    }
+    if a.dtype() == DType::Bool {
+        return Err(Error::runtime(format!(
+            "\"{op}\" not implemented for 'Bool'"
+        )));
+    }
+    Ok(())
+}
+
+/// A fresh contiguous tensor's data under another shape, as a new base
+/// (results of products are never views).
+fn reshape_fresh(t: Tensor, shape: &[usize]) -> Result<Tensor> {
+    debug_assert!(t.is_contiguous() && t.offset() == 0);
+    Tensor::from_parts(t.storage().clone(), Layout::contiguous(shape), t.dtype())
+}
+
+/// Batched product of `a: batch+[m,k]` and `b: batch+[k,n]` (batch dims
+/// broadcast here) with optional `beta * c0` added, `c0` broadcastable.
+pub(crate) fn bmm_broadcast(
+    a: &Tensor,
+    b: &Tensor,
+    alpha: Scalar,
+    beta_c: Option<(Scalar, &Tensor)>,
+    backend: GemmBackend,
+) -> Result<Tensor> {
+    let (na, nbd) = (a.ndim(), b.ndim());
+    let batch = broadcast_shapes(&a.shape()[..na - 2], &b.shape()[..nbd - 2])?;
+    let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nbd - 1]);
+    let mut sa = batch.to_vec();
+    sa.extend([m, k]);
+    let mut sb = batch.to_vec();
+    sb.extend([k, n]);
+    let mut so = batch.to_vec();
+    so.extend([m, n]);
+    let (ae, be) = (a.broadcast_to(&sa)?, b.broadcast_to(&sb)?);
+    let out = match beta_c {
+        Some((_, c0)) => c0.broadcast_to(&so)?.copy(),
+        None => Tensor::empty(&so, a.dtype()),
+    };
+    dispatch_mat!(a.dtype(), "addmm_impl_cpu_", T => {
+        let alpha: T = alpha.to_elem();
+        let beta: Option<T> = beta_c.map(|(s, _)| s.to_elem());
+        // SAFETY: `out` was created above, contiguous and unshared, of
+        // dtype T like the operands.
+        unsafe { gemm_batched::<T>(&ae, &be, &out, alpha, beta, backend) };
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn mm_impl(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Result<Tensor> {
+    if a.ndim() != 2 {
+        return Err(Error::runtime("self must be a matrix"));
+    }
+    if b.ndim() != 2 {
+        return Err(Error::runtime("mat2 must be a matrix"));
+    }
+    check_same_dtype(a, b, "addmm_impl_cpu_")?;
+    if a.shape()[1] != b.shape()[0] {
+        return Err(Error::runtime(format!(
+            "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+            xshape(a.shape()),
+            xshape(b.shape())
+        )));
+    }
+    bmm_broadcast(a, b, Scalar::Int(1), None, backend)
+}
+
+fn mv_impl(a: &Tensor, v: &Tensor, backend: GemmBackend) -> Result<Tensor> {
+    if a.ndim() != 2 || v.ndim() != 1 {
+        return Err(Error::runtime(format!(
+            "vector + matrix @ vector expected, got 1, {}, {}",
+            a.ndim(),
+            v.ndim()
+        )));
+    }
+    check_same_dtype(a, v, "addmv_impl_cpu")?;
+    if a.shape()[1] != v.shape()[0] {
+        return Err(Error::runtime(format!(
+            "size mismatch, got input ({}), mat ({}), vec ({})",
+            a.shape()[0],
+            xshape(a.shape()),
+            v.shape()[0]
+        )));
+    }
+    let out = bmm_broadcast(a, &v.unsqueeze(-1)?, Scalar::Int(1), None, backend)?;
+    reshape_fresh(out, &[a.shape()[0]])
+}
+
+fn dot_impl(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(Error::runtime(format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            a.ndim(),
+            b.ndim()
+        )));
+    }
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(format!(
+            "dot : expected both vectors to have same dtype, but found {} and {}",
+            scalar_name(a.dtype()),
+            scalar_name(b.dtype())
+        )));
+    }
+    let (n, nb) = (a.shape()[0], b.shape()[0]);
+    if n != nb {
+        return Err(Error::runtime(format!(
+            "inconsistent tensor size, expected tensor [{n}] and src [{nb}] to have the same number of elements, but got {n} and {nb} elements respectively"
+        )));
+    }
+    dispatch_mat!(a.dtype(), "dot", T => {
+        let _g = lock(&[a, b], None);
+        // SAFETY: both vectors are read-locked and have `n` elements at
+        // their strides.
+        let v = unsafe {
+            T::dot_strided(
+                elem_ptr::<T>(a),
+                a.strides()[0] as isize,
+                elem_ptr::<T>(b),
+                b.strides()[0] as isize,
+                n,
+            )
+        };
+        Ok(Tensor::from_slice(&[v], &[])?)
+    })
+}
+
+fn matmul_impl(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Result<Tensor> {
+    let (d1, d2) = (a.ndim(), b.ndim());
+    if d1 == 0 || d2 == 0 {
+        return Err(Error::runtime(format!(
+            "both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D"
+        )));
+    }
+    match (d1, d2) {
+        (1, 1) => dot_impl(a, b),
+        (2, 1) => mv_impl(a, b, backend),
+        (1, 2) => {
+            let out = mm_impl(&a.unsqueeze(0)?, b, backend)?;
+            reshape_fresh(out, &[b.shape()[1]])
+        }
+        (2, 2) => mm_impl(a, b, backend),
+        _ => {
+            check_same_dtype(a, b, "addmm_impl_cpu_")?;
+            let a2 = if d1 == 1 { a.unsqueeze(0)? } else { a.clone() };
+            let b2 = if d2 == 1 { b.unsqueeze(-1)? } else { b.clone() };
+            let (ka, kb) = (a2.shape()[a2.ndim() - 1], b2.shape()[b2.ndim() - 2]);
+            if ka != kb {
+                return Err(Error::runtime(format!(
+                    "matmul: shapes cannot be multiplied ({} and {}): {ka} != {kb}",
+                    xshape(a.shape()),
+                    xshape(b.shape())
+                )));
+            }
+            let out = bmm_broadcast(&a2, &b2, Scalar::Int(1), None, backend)?;
+            let mut shape = out.shape()[..out.ndim() - 2].to_vec();
+            if d1 > 1 {
+                shape.push(a2.shape()[a2.ndim() - 2]);
+            }
+            if d2 > 1 {
+                shape.push(b2.shape()[b2.ndim() - 1]);
+            }
+            reshape_fresh(out, &shape)
+        }
+    }
+}
+
+/// torch's check on `alpha`/`beta` for integer products.
+fn check_coeff(dtype: DType, s: Scalar, name: &str) -> Result<()> {
+    if !dtype.is_floating_point() && s.is_floating_point() {
+        return Err(Error::runtime(format!(
+            "For integral input tensors, argument {name} must not be a floating point number."
+        )));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `matmul(other)`: torch's matrix product (dot, mv, mm, batched with
+    /// broadcasting, 1-D operands promoted and squeezed).
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        matmul_impl(self, other, gemm_backend())
+    }
+
+    /// `mm(mat2)`: product of two matrices.
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        mm_impl(self, mat2, gemm_backend())
+    }
+
+    /// `bmm(batch2)`: products of two batches of matrices of equal length.
+    pub fn bmm(&self, batch2: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 3 {
+            return Err(Error::runtime("batch1 must be a 3D tensor"));
+        }
+        if batch2.ndim() != 3 {
+            return Err(Error::runtime("batch2 must be a 3D tensor"));
+        }
+        check_same_dtype(self, batch2, "bmm")?;
+        let (b, k) = (self.shape()[0], self.shape()[2]);
+        if batch2.shape()[0] != b || batch2.shape()[1] != k {
+            return Err(Error::runtime(format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: [{}, {}].",
+                batch2.shape()[0],
+                batch2.shape()[1]
+            )));
+        }
+        bmm_broadcast(self, batch2, Scalar::Int(1), None, gemm_backend())
+    }
+
+    /// `mv(vec)`: matrix times vector.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        mv_impl(self, vec, gemm_backend())
+    }
+
+    /// `dot(other)`: inner product of two 1-D tensors of one dtype.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        dot_impl(self, other)
+    }
+
+    /// `outer(vec2)` (alias `ger`): outer product of two 1-D tensors, with
+    /// type promotion.
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        for (t, name) in [(self, "self"), (vec2, "vec2")] {
+            if t.ndim() != 1 {
+                return Err(Error::runtime(format!(
+                    "outer: Expected 1-D argument {name}, but got {}-D",
+                    t.ndim()
+                )));
+            }
+        }
+        self.unsqueeze(1)?.mul(vec2)
+    }
+
+    /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @
+    /// mat2)`; `self` broadcasts to the product's shape and is ignored when
+    /// `beta` is 0.
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
+        if mat1.ndim() != 2 {
+            return Err(Error::runtime(format!(
+                "mat1 must be a matrix, got {}-D tensor",
+                mat1.ndim()
+            )));
+        }
+        if mat2.ndim() != 2 {
+            return Err(Error::runtime(format!(
+                "mat2 must be a matrix, got {}-D tensor",
+                mat2.ndim()
+            )));
+        }
+        check_same_dtype(mat1, mat2, "addmm_impl_cpu_")?;
+        if self.dtype() != mat1.dtype() {
+            return Err(Error::runtime(format!(
+                "self and mat2 must have the same dtype, but got {} and {}",
+                scalar_name(self.dtype()),
+                scalar_name(mat2.dtype())
+            )));
+        }
+        if mat1.shape()[1] != mat2.shape()[0] {
+            return Err(Error::runtime(format!(
+                "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                xshape(mat1.shape()),
+                xshape(mat2.shape())
+            )));
+        }
+        check_coeff(self.dtype(), beta, "beta")?;
+        check_coeff(self.dtype(), alpha, "alpha")?;
+        let shape = [mat1.shape()[0], mat2.shape()[1]];
+        // Checked here so the error names the product's shape.
+        self.broadcast_to(&shape)?;
+        // torch ignores `self` entirely (NaN included) when beta is 0.
+        let beta_zero = beta.to_f64() == 0.0;
+        bmm_broadcast(
+            mat1,
+            mat2,
+            alpha,
+            (!beta_zero).then_some((beta, self)),
+            gemm_backend(),
+        )
+    }
+
+    /// `trace()`: sum of the main diagonal of a matrix (integers and bool
+    /// sum to int64).
+    pub fn trace(&self) -> Result<Tensor> {
+        if self.ndim() != 2 {
+            return Err(Error::runtime(format!(
+                "trace: expected a matrix, but got tensor with dim {}",
+                self.ndim()
+            )));
+        }
+        let d = self.diagonal(0, 0, 1)?;
+        let n = d.shape()[0];
+        let s = d.strides()[0];
+        let _g = lock(&[&d], None);
+        // SAFETY (both arms): `d` is read-locked and has `n` elements at
+        // stride `s`.
+        crate::dispatch_float!(self.dtype(), T => {
+            let p = elem_ptr::<T>(&d);
+            let acc: f64 = (0..n).map(|i| unsafe { *p.add(i * s) }.to_f64()).sum();
+            Tensor::from_slice(&[T::from_f64(acc)], &[])
+        }, else crate::dispatch!(self.dtype(), T => {
+            let p = elem_ptr::<T>(&d);
+            let acc = (0..n).fold(0i64, |acc, i| acc.wrapping_add(unsafe { *p.add(i * s) }.to_i64()));
+            Tensor::from_slice(&[acc], &[])
+        }))
+    }
+}

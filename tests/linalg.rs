@@ -1,0 +1,189 @@
+//! Linear algebra from Rust: products against a plain triple loop on
+//! strided inputs and both GEMM backends, einsum identities, LU results
+//! checked by their defining equations, and error kinds.
+
+use ferrograd::ops::linalg::{einsum, matmul_with_backend, GemmBackend};
+use ferrograd::{DType, ErrorKind, Scalar, Tensor};
+
+/// Deterministic pseudo-random values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn t64(shape: &[usize], seed: u64) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::from_slice(&values(n, seed), shape).unwrap()
+}
+
+/// Reference product of row-major matrices.
+fn naive(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+        }
+    }
+    c
+}
+
+fn assert_close(got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "element {i}: {g} vs {w}"
+        );
+    }
+}
+
+#[test]
+fn mm_matches_triple_loop_for_both_backends_and_layouts() {
+    for &(m, k, n) in &[(3, 5, 4), (70, 90, 80)] {
+        let a = t64(&[m, k], 1);
+        let b = t64(&[k, n], 2);
+        let want = naive(&a.to_vec::<f64>(), &b.to_vec::<f64>(), m, k, n);
+        // A transposed view of a transposed copy holds the same values.
+        let at = a.t().unwrap().contiguous().t().unwrap();
+        assert!(!at.is_contiguous());
+        for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+            for lhs in [&a, &at] {
+                let got = matmul_with_backend(lhs, &b, backend).unwrap();
+                assert_eq!(got.shape(), &[m, n]);
+                assert_close(&got.to_vec::<f64>(), &want, 1e-12);
+                let got32 = matmul_with_backend(
+                    &lhs.to_dtype(DType::Float32),
+                    &b.to_dtype(DType::Float32),
+                    backend,
+                )
+                .unwrap();
+                assert_eq!(got32.dtype(), DType::Float32);
+                assert_close(&got32.to_vec::<f64>(), &want, 1e-4);
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_matmul_broadcasts_with_stride_zero() {
+    let a = t64(&[1, 3, 4], 3);
+    let b = t64(&[5, 4, 2], 4);
+    let out = a.matmul(&b).unwrap();
+    assert_eq!(out.shape(), &[5, 3, 2]);
+    let (av, bv, ov) = (a.to_vec::<f64>(), b.to_vec::<f64>(), out.to_vec::<f64>());
+    for i in 0..5 {
+        let want = naive(&av, &bv[i * 8..(i + 1) * 8], 3, 4, 2);
+        assert_close(&ov[i * 6..(i + 1) * 6], &want, 1e-12);
+    }
+}
+
+#[test]
+fn vector_rules_drop_the_added_dims() {
+    let v = t64(&[4], 5);
+    let m = t64(&[4, 3], 6);
+    assert_eq!(v.matmul(&v).unwrap().shape(), &[] as &[usize]);
+    assert_eq!(v.matmul(&m).unwrap().shape(), &[3]);
+    assert_eq!(m.t().unwrap().matmul(&v).unwrap().shape(), &[3]);
+    assert_eq!(t64(&[2, 3, 4], 7).matmul(&v).unwrap().shape(), &[2, 3]);
+    let dot = v.dot(&v).unwrap().item().unwrap().to_f64();
+    let want: f64 = v.to_vec::<f64>().iter().map(|x| x * x).sum();
+    assert!((dot - want).abs() < 1e-12);
+}
+
+#[test]
+fn integer_matmul_wraps_instead_of_panicking() {
+    let big = Tensor::from_slice(&[i64::MAX, 2], &[1, 2]).unwrap();
+    let two = Tensor::from_slice(&[2i64, 1], &[2, 1]).unwrap();
+    let out = big.mm(&two).unwrap();
+    assert_eq!(
+        out.to_vec::<i64>(),
+        vec![i64::MAX.wrapping_mul(2).wrapping_add(2)]
+    );
+}
+
+#[test]
+fn addmm_and_trace_match_hand_values() {
+    let i = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let e = Tensor::from_slice(&[1.0f64, 0.0, 0.0, 1.0], &[2, 2]).unwrap();
+    let out = i
+        .addmm(&i, &e, Scalar::Float(2.0), Scalar::Float(3.0))
+        .unwrap();
+    assert_eq!(out.to_vec::<f64>(), vec![5.0, 10.0, 15.0, 20.0]);
+    assert_eq!(i.trace().unwrap().item().unwrap().to_f64(), 5.0);
+}
+
+#[test]
+fn einsum_identities() {
+    let a = t64(&[3, 3], 8);
+    let tr = einsum("ii", &[a.clone()]).unwrap().item().unwrap().to_f64();
+    assert!((tr - a.trace().unwrap().item().unwrap().to_f64()).abs() < 1e-12);
+    let prod = einsum("ij,jk->ik", &[a.clone(), a.clone()]).unwrap();
+    assert_close(
+        &prod.to_vec::<f64>(),
+        &a.mm(&a).unwrap().to_vec::<f64>(),
+        1e-12,
+    );
+    let t = einsum("ij->ji", &[a.clone()]).unwrap();
+    assert_eq!(t.to_vec::<f64>(), a.t().unwrap().to_vec::<f64>());
+    let e = einsum("ij->k", &[a]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Runtime);
+}
+
+#[test]
+fn inverse_times_matrix_is_identity_and_det_has_pivot_sign() {
+    // Needs a row swap at the first step.
+    let p = Tensor::from_slice(&[0.0f64, 2.0, 1.0, 1.0, 0.0, 0.0, 3.0, 1.0, 2.0], &[3, 3]).unwrap();
+    let inv = p.inverse().unwrap();
+    let eye = inv.mm(&p).unwrap().to_vec::<f64>();
+    assert_close(&eye, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], 1e-12);
+    // Cofactor expansion along row 1: -1 * (2*2 - 1*1) = -3.
+    let det = p.det().unwrap().item().unwrap().to_f64();
+    assert!((det + 3.0).abs() < 1e-12, "{det}");
+}
+
+#[test]
+fn solve_satisfies_its_equation_and_singular_errors() {
+    let a = t64(&[4, 4], 9)
+        .add(
+            &Tensor::from_slice(
+                &[
+                    4.0f64, 0., 0., 0., 0., 4., 0., 0., 0., 0., 4., 0., 0., 0., 0., 4.,
+                ],
+                &[4, 4],
+            )
+            .unwrap(),
+        )
+        .unwrap();
+    let b = t64(&[4], 10);
+    let x = a.linalg_solve(&b).unwrap();
+    assert_eq!(x.shape(), &[4]);
+    let ax = a.mv(&x).unwrap();
+    assert_close(&ax.to_vec::<f64>(), &b.to_vec::<f64>(), 1e-12);
+    let s = Tensor::from_slice(&[1.0f32, 2.0, 2.0, 4.0], &[2, 2]).unwrap();
+    assert_eq!(s.det().unwrap().item().unwrap().to_f64(), 0.0);
+    let e = s.inverse().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Runtime);
+    assert!(e.to_string().contains("singular"));
+}
+
+#[test]
+fn product_errors_are_runtime_errors_naming_shapes() {
+    let e = t64(&[2, 3], 1).mm(&t64(&[4, 5], 2)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Runtime);
+    assert!(e.to_string().contains("2x3 and 4x5"), "{e}");
+    let e = t64(&[2, 2], 1)
+        .mm(&t64(&[2, 2], 2).to_dtype(DType::Float32))
+        .unwrap_err();
+    assert!(e.to_string().contains("double != float"), "{e}");
+    let b = Tensor::from_slice(&[true, false, false, true], &[2, 2]).unwrap();
+    assert_eq!(b.mm(&b).unwrap_err().kind(), ErrorKind::Runtime);
+}
