@@ -55,7 +55,11 @@ impl PyTensor {
         Ok(self.t.flatten(0, -1).py()?.into())
     }
     fn unflatten(&self, dim: isize, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(self.t.unflatten(dim, &int_list(sizes, "sizes")?).py()?.into())
+        Ok(self
+            .t
+            .unflatten(dim, &int_list(sizes, "sizes")?)
+            .py()?
+            .into())
     }
     fn transpose(&self, dim0: isize, dim1: isize) -> PyResult<PyTensor> {
         Ok(self.t.transpose(dim0, dim1).py()?.into())
@@ -81,12 +85,20 @@ impl PyTensor {
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         Ok(self.t.permute(&dims_args(dims)?).py()?.into())
     }
-    fn movedim(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         let s = int_list(source, "source")?;
         let d = int_list(destination, "destination")?;
         Ok(self.t.movedim(&s, &d).py()?.into())
     }
-    fn moveaxis(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         self.movedim(source, destination)
     }
     #[pyo3(signature = (*sizes))]
@@ -119,21 +131,37 @@ impl PyTensor {
         Ok(self.t.diagonal(offset, dim1, dim2).py()?.into())
     }
     #[pyo3(signature = (size, stride, storage_offset = None))]
-    fn as_strided(&self, size: &Bound<'_, PyAny>, stride: &Bound<'_, PyAny>, storage_offset: Option<usize>) -> PyResult<PyTensor> {
+    fn as_strided(
+        &self,
+        size: &Bound<'_, PyAny>,
+        stride: &Bound<'_, PyAny>,
+        storage_offset: Option<usize>,
+    ) -> PyResult<PyTensor> {
         let size = sizes(&int_list(size, "size")?)?;
         let stride = int_list(stride, "stride")?;
-        Ok(self.t.as_strided(&size, &stride, storage_offset).py()?.into())
+        Ok(self
+            .t
+            .as_strided(&size, &stride, storage_offset)
+            .py()?
+            .into())
     }
     #[pyo3(signature = (dim = 0))]
     fn unbind<'py>(&self, py: Python<'py>, dim: isize) -> PyResult<Bound<'py, PyTuple>> {
         list(py, self.t.unbind(dim).py()?)
     }
     #[pyo3(signature = (split_size_or_sections, dim = 0))]
-    fn split<'py>(&self, py: Python<'py>, split_size_or_sections: &Bound<'_, PyAny>, dim: isize) -> PyResult<Bound<'py, PyTuple>> {
+    fn split<'py>(
+        &self,
+        py: Python<'py>,
+        split_size_or_sections: &Bound<'_, PyAny>,
+        dim: isize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         if split_size_or_sections.is_instance_of::<PyInt>() {
             let n: isize = split_size_or_sections.extract()?;
             let n = usize::try_from(n).map_err(|_| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!("split expects split_size be non-negative, but got split_size={n}"))
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "split expects split_size be non-negative, but got split_size={n}"
+                ))
             })?;
             return list(py, self.t.split(n, dim).py()?);
         }
@@ -141,7 +169,12 @@ impl PyTensor {
         list(py, self.t.split_with_sizes(&s, dim).py()?)
     }
     #[pyo3(signature = (chunks, dim = 0))]
-    fn chunk<'py>(&self, py: Python<'py>, chunks: usize, dim: isize) -> PyResult<Bound<'py, PyTuple>> {
+    fn chunk<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: usize,
+        dim: isize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         list(py, self.t.chunk(chunks, dim).py()?)
     }
 }
@@ -150,36 +183,58 @@ impl PyTensor {
 /// signature order, or which take lists.
 #[pyfunction]
 #[pyo3(signature = (tensor, split_size_or_sections, dim = 0))]
-fn split<'py>(tensor: &Bound<'py, PyTensor>, split_size_or_sections: &Bound<'_, PyAny>, dim: isize) -> PyResult<Bound<'py, PyTuple>> {
+fn split<'py>(
+    tensor: &Bound<'py, PyTensor>,
+    split_size_or_sections: &Bound<'_, PyAny>,
+    dim: isize,
+) -> PyResult<Bound<'py, PyTuple>> {
     tensor.get().split(tensor.py(), split_size_or_sections, dim)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*tensors))]
-fn broadcast_tensors<'py>(py: Python<'py>, tensors: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyTuple>> {
-    let items: Vec<Bound<'py, PyAny>> = if tensors.len() == 1 && tensors.get_item(0)?.is_instance_of::<PyList>() {
-        tensors.get_item(0)?.cast::<PyList>()?.iter().collect()
-    } else {
-        tensors.iter().collect()
-    };
-    let ts: Vec<ferrograd::Tensor> = items.iter().map(|o| crate::tensor::arg(o, "tensors")).collect::<PyResult<_>>()?;
+fn broadcast_tensors<'py>(
+    py: Python<'py>,
+    tensors: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let items: Vec<Bound<'py, PyAny>> =
+        if tensors.len() == 1 && tensors.get_item(0)?.is_instance_of::<PyList>() {
+            tensors.get_item(0)?.cast::<PyList>()?.iter().collect()
+        } else {
+            tensors.iter().collect()
+        };
+    let ts: Vec<ferrograd::Tensor> = items
+        .iter()
+        .map(|o| crate::tensor::arg(o, "tensors"))
+        .collect::<PyResult<_>>()?;
     let mut shape: Vec<usize> = Vec::new();
     for t in &ts {
-        shape = ferrograd::broadcast_shapes(&shape, t.shape()).py()?.to_vec();
+        shape = ferrograd::broadcast_shapes(&shape, t.shape())
+            .py()?
+            .to_vec();
     }
-    let out: Vec<ferrograd::Tensor> = ts.iter().map(|t| t.broadcast_to(&shape)).collect::<ferrograd::Result<_>>().py()?;
+    let out: Vec<ferrograd::Tensor> = ts
+        .iter()
+        .map(|t| t.broadcast_to(&shape))
+        .collect::<ferrograd::Result<_>>()
+        .py()?;
     list(py, out)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*shapes))]
-fn broadcast_shapes<'py>(py: Python<'py>, shapes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+fn broadcast_shapes<'py>(
+    py: Python<'py>,
+    shapes: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     let mut shape: Vec<usize> = Vec::new();
     for s in shapes.iter() {
         let s = sizes(&int_list(&s, "shape")?)?;
         shape = ferrograd::broadcast_shapes(&shape, &s).py()?.to_vec();
     }
-    py.import("ferrograd._size")?.getattr("Size")?.call1((PyTuple::new(py, shape)?,))
+    py.import("ferrograd._size")?
+        .getattr("Size")?
+        .call1((PyTuple::new(py, shape)?,))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -10,6 +10,8 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+mod pointwise;
 mod view;
 pub use basic::*;
 pub use binary::Arith;
+pub use pointwise::{erf, erfc, Num, RoundingMode};
