@@ -71,7 +71,7 @@ macro_rules! num_unary {
                     dispatch_numeric!(self.dtype(), T => Ok(map1::<T, T>(self, $f::<T>)),
                         else match $bool {
                             Some(g) => Ok(map1::<bool, bool>(self, g)),
-                            None => Err(unsupported(stringify!($name), DType::Bool)),
+                            None => Err(bool_error(stringify!($name))),
                         })
                 }
 
@@ -80,7 +80,7 @@ macro_rules! num_unary {
                     dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
                         else match $bool {
                             Some(g) => apply1::<bool>(self, g),
-                            None => Err(unsupported(stringify!($name_), DType::Bool)),
+                            None => Err(bool_error(stringify!($name_))),
                         })
                 }
             )*
@@ -89,6 +89,15 @@ macro_rules! num_unary {
 }
 
 const NO_BOOL: Option<fn(bool) -> bool> = None;
+
+/// torch's error for a numeric unary op applied to a bool tensor.
+fn bool_error(op: &str) -> Error {
+    if op.starts_with("neg") {
+        Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    } else {
+        unsupported(op, DType::Bool)
+    }
+}
 
 fn negate<T: Num>(x: T) -> T {
     T::negate(x)
