@@ -124,7 +124,7 @@ fn addmm_and_trace_match_hand_values() {
 #[test]
 fn einsum_identities() {
     let a = t64(&[3, 3], 8);
-    let tr = einsum("ii", &[a.clone()]).unwrap().item().unwrap().to_f64();
+    let tr = einsum("ii", std::slice::from_ref(&a)).unwrap().item().unwrap().to_f64();
     assert!((tr - a.trace().unwrap().item().unwrap().to_f64()).abs() < 1e-12);
     let prod = einsum("ij,jk->ik", &[a.clone(), a.clone()]).unwrap();
     assert_close(
@@ -132,7 +132,7 @@ fn einsum_identities() {
         &a.mm(&a).unwrap().to_vec::<f64>(),
         1e-12,
     );
-    let t = einsum("ij->ji", &[a.clone()]).unwrap();
+    let t = einsum("ij->ji", std::slice::from_ref(&a)).unwrap();
     assert_eq!(t.to_vec::<f64>(), a.t().unwrap().to_vec::<f64>());
     let e = einsum("ij->k", &[a]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Runtime);

@@ -117,7 +117,7 @@ impl PyDevice {
                 .unwrap_or(false)
     }
     fn __hash__(&self) -> u64 {
-        0x6370_75
+        u64::from_le_bytes(*b"cpu\0\0\0\0\0")
     }
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
         Ok((

@@ -1,50 +1,361 @@
-//! Elementwise operations on `Tensor`: arithmetic operators, methods and
-//! their in-place forms.
+//! Elementwise operations on `Tensor`: Python operators (with reflected and
+//! in-place forms), pointwise methods and their `_` in-place forms.
+//!
+//! Everything here converts arguments and releases the GIL for big work;
+//! the ops themselves live in the core crate (`ops/pointwise`).
 
-use crate::convert::operand;
+use crate::convert::{operand, scalar};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor};
+use crate::tensor::{arg, nogil, PyTensor};
+use ferrograd::ops::RoundingMode;
 use ferrograd::{Scalar, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
-/// `other * alpha` for torch's `alpha=` argument (skipped when 1).
-fn scaled(other: Tensor, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Tensor> {
-    match alpha {
-        None => Ok(other),
-        Some(a) => match crate::convert::scalar(a)? {
-            Some(Scalar::Int(1)) => Ok(other),
-            Some(s) => other.mul(&Tensor::scalar(s)).py(),
-            None => Err(pyo3::exceptions::PyTypeError::new_err(
-                "alpha must be a number",
-            )),
-        },
+fn new_obj(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyTensor::new(t))?.into_any())
+}
+
+/// A Python number argument (`alpha=`, `value=`...) or TypeError.
+fn number(obj: Option<&Bound<'_, PyAny>>, what: &str, default: Scalar) -> PyResult<Scalar> {
+    let Some(obj) = obj else {
+        return Ok(default);
+    };
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        if t.get().t.numel() == 1 {
+            return t.get().t.item().py();
+        }
     }
+    scalar(obj)?.ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{what} must be a number, not {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
+/// An optional tensor-or-number argument (`None` stays `None`).
+fn opt_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Tensor>> {
+    match obj {
+        Some(o) if !o.is_none() => Ok(Some(arg(o, what)?)),
+        _ => Ok(None),
+    }
+}
+
+fn rounding_mode(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Option<RoundingMode>> {
+    match mode {
+        None => Ok(None),
+        Some(m) if m.is_none() => Ok(None),
+        Some(m) => {
+            let s = m.cast::<PyString>().map_err(|_| {
+                PyTypeError::new_err("div(): argument 'rounding_mode' must be str or None")
+            })?;
+            RoundingMode::parse(s.to_str()?).py().map(Some)
+        }
+    }
+}
+
+/// Binary operators: `$op` and its reflection `$rop` return NotImplemented
+/// for operands that are not tensors or numbers; `$iop` writes in place.
+macro_rules! operators {
+    ($($op:ident $rop:ident $iop:ident => $f:ident $f_:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    let Some(b) = operand(other)? else {
+                        return Ok(py.NotImplemented());
+                    };
+                    let a = &self.t;
+                    let out = nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?;
+                    new_obj(py, out)
+                }
+
+                fn $rop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    let Some(b) = operand(other)? else {
+                        return Ok(py.NotImplemented());
+                    };
+                    let a = &self.t;
+                    let out = nogil(py, a.numel().max(b.numel()), || b.$f(a)).py()?;
+                    new_obj(py, out)
+                }
+
+                fn $iop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                    let b = arg(other, "other")?;
+                    let a = &self.t;
+                    nogil(py, a.numel(), || a.$f_(&b)).py()
+                }
+            )*
+        }
+    };
+}
+
+operators! {
+    __add__ __radd__ __iadd__ => add add_;
+    __sub__ __rsub__ __isub__ => sub sub_;
+    __mul__ __rmul__ __imul__ => mul mul_;
+    __truediv__ __rtruediv__ __itruediv__ => div div_;
+    __floordiv__ __rfloordiv__ __ifloordiv__ => floor_divide floor_divide_;
+    __mod__ __rmod__ __imod__ => remainder remainder_;
+    __and__ __rand__ __iand__ => bitwise_and bitwise_and_;
+    __or__ __ror__ __ior__ => bitwise_or bitwise_or_;
+    __xor__ __rxor__ __ixor__ => bitwise_xor bitwise_xor_;
+}
+
+/// Comparison operators: bool tensors, NotImplemented for other operands
+/// (so `t == "a"` is False, as in torch).
+macro_rules! comparison_operators {
+    ($($op:ident => $f:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    let Some(b) = operand(other)? else {
+                        return Ok(py.NotImplemented());
+                    };
+                    let a = &self.t;
+                    let out = nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?;
+                    new_obj(py, out)
+                }
+            )*
+        }
+    };
+}
+
+comparison_operators! {
+    __eq__ => eq;
+    __ne__ => ne;
+    __lt__ => lt;
+    __le__ => le;
+    __gt__ => gt;
+    __ge__ => ge;
+}
+
+/// Unary methods `$name()` and `$name_()` calling core ops `$f`/`$f_`.
+macro_rules! unary_methods {
+    ($($name:ident $name_:ident => $f:ident $f_:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+                    let t = &self.t;
+                    Ok(nogil(py, t.numel(), || t.$f()).py()?.into())
+                }
+
+                fn $name_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+                    let t = &slf.get().t;
+                    nogil(slf.py(), t.numel(), || t.$f_()).py()?;
+                    Ok(slf.clone())
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
+    sqrt sqrt_ => sqrt sqrt_;
+    rsqrt rsqrt_ => rsqrt rsqrt_;
+    exp exp_ => exp exp_;
+    exp2 exp2_ => exp2 exp2_;
+    expm1 expm1_ => expm1 expm1_;
+    log log_ => log log_;
+    log1p log1p_ => log1p log1p_;
+    log2 log2_ => log2 log2_;
+    log10 log10_ => log10 log10_;
+    sin sin_ => sin sin_;
+    cos cos_ => cos cos_;
+    tan tan_ => tan tan_;
+    asin asin_ => asin asin_;
+    arcsin arcsin_ => asin asin_;
+    acos acos_ => acos acos_;
+    arccos arccos_ => acos acos_;
+    atan atan_ => atan atan_;
+    arctan arctan_ => atan atan_;
+    sinh sinh_ => sinh sinh_;
+    cosh cosh_ => cosh cosh_;
+    tanh tanh_ => tanh tanh_;
+    asinh asinh_ => asinh asinh_;
+    arcsinh arcsinh_ => asinh asinh_;
+    acosh acosh_ => acosh acosh_;
+    arccosh arccosh_ => acosh acosh_;
+    atanh atanh_ => atanh atanh_;
+    arctanh arctanh_ => atanh atanh_;
+    sigmoid sigmoid_ => sigmoid sigmoid_;
+    erf erf_ => erf erf_;
+    erfc erfc_ => erfc erfc_;
+    reciprocal reciprocal_ => reciprocal reciprocal_;
+    neg neg_ => neg neg_;
+    negative negative_ => neg neg_;
+    abs abs_ => abs abs_;
+    absolute absolute_ => abs abs_;
+    sign sign_ => sign sign_;
+    floor floor_ => floor floor_;
+    ceil ceil_ => ceil ceil_;
+    trunc trunc_ => trunc trunc_;
+    fix fix_ => trunc trunc_;
+    frac frac_ => frac frac_;
+    relu relu_ => relu relu_;
+    square square_ => square square_;
+    bitwise_not bitwise_not_ => bitwise_not bitwise_not_;
+}
+
+/// Bool-valued predicates (never fail).
+macro_rules! predicates {
+    ($($name:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>) -> PyTensor {
+                    let t = &self.t;
+                    nogil(py, t.numel(), || t.$name()).into()
+                }
+            )*
+        }
+    };
+}
+
+predicates! {
+    isnan;
+    isinf;
+    isfinite;
+    isposinf;
+    isneginf;
+    signbit;
+    logical_not;
+}
+
+/// Binary methods `$name(other)` and `$name_(other)`.
+macro_rules! binary_methods {
+    ($($name:ident $name_:ident => $f:ident $f_:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    let b = arg(other, "other")?;
+                    let a = &self.t;
+                    Ok(nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?.into())
+                }
+
+                fn $name_<'py>(
+                    slf: &Bound<'py, Self>,
+                    other: &Bound<'_, PyAny>,
+                ) -> PyResult<Bound<'py, Self>> {
+                    let b = arg(other, "other")?;
+                    let a = &slf.get().t;
+                    nogil(slf.py(), a.numel(), || a.$f_(&b)).py()?;
+                    Ok(slf.clone())
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    mul mul_ => mul mul_;
+    multiply multiply_ => mul mul_;
+    true_divide true_divide_ => div div_;
+    floor_divide floor_divide_ => floor_divide floor_divide_;
+    remainder remainder_ => remainder remainder_;
+    fmod fmod_ => fmod fmod_;
+    atan2 atan2_ => atan2 atan2_;
+    arctan2 arctan2_ => atan2 atan2_;
+    eq eq_ => eq eq_;
+    ne ne_ => ne ne_;
+    not_equal not_equal_ => ne ne_;
+    lt lt_ => lt lt_;
+    less less_ => lt lt_;
+    le le_ => le le_;
+    less_equal less_equal_ => le le_;
+    gt gt_ => gt gt_;
+    greater greater_ => gt gt_;
+    ge ge_ => ge ge_;
+    greater_equal greater_equal_ => ge ge_;
+    logical_and logical_and_ => logical_and logical_and_;
+    logical_or logical_or_ => logical_or logical_or_;
+    logical_xor logical_xor_ => logical_xor logical_xor_;
+    bitwise_and bitwise_and_ => bitwise_and bitwise_and_;
+    bitwise_or bitwise_or_ => bitwise_or bitwise_or_;
+    bitwise_xor bitwise_xor_ => bitwise_xor bitwise_xor_;
 }
 
 #[pymethods]
 impl PyTensor {
-    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let Some(b) = operand(other)? else {
             return Ok(py.NotImplemented());
         };
+        if !modulo.is_none() {
+            return Ok(py.NotImplemented());
+        }
         let a = &self.t;
-        let out = nogil(py, a.numel().max(b.numel()), || a.add(&b)).py()?;
-        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+        new_obj(py, nogil(py, a.numel().max(b.numel()), || a.pow(&b)).py()?)
     }
 
-    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let Some(b) = operand(other)? else {
             return Ok(py.NotImplemented());
         };
+        if !modulo.is_none() {
+            return Ok(py.NotImplemented());
+        }
         let a = &self.t;
-        let out = nogil(py, a.numel().max(b.numel()), || b.add(a)).py()?;
-        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+        new_obj(py, nogil(py, a.numel().max(b.numel()), || b.pow(a)).py()?)
     }
 
-    fn __iadd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let b = crate::tensor::arg(other, "other")?;
+    fn __ipow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let _ = modulo;
+        let b = arg(other, "exponent")?;
         let a = &self.t;
-        nogil(py, a.numel(), || a.add_(&b)).py()
+        nogil(py, a.numel(), || a.pow_(&b)).py()
+    }
+
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.neg()).py()?.into())
+    }
+
+    fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        slf.get().t.positive().py()?;
+        Ok(slf.clone().into_any().unbind())
+    }
+
+    fn positive(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Self::__pos__(slf)
+    }
+
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.abs()).py()?.into())
+    }
+
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.bitwise_not()).py()?.into())
+    }
+
+    fn logical_not_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.logical_not_()).py()?;
+        Ok(slf.clone())
     }
 
     #[pyo3(signature = (other, *, alpha = None))]
@@ -54,9 +365,10 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let b = scaled(crate::tensor::arg(other, "other")?, alpha)?;
+        let b = arg(other, "other")?;
+        let k = number(alpha, "alpha", Scalar::Int(1))?;
         let a = &self.t;
-        Ok(nogil(py, a.numel().max(b.numel()), || a.add(&b))
+        Ok(nogil(py, a.numel().max(b.numel()), || a.add_scaled(&b, k))
             .py()?
             .into())
     }
@@ -67,14 +379,399 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        let b = scaled(crate::tensor::arg(other, "other")?, alpha)?;
+        let b = arg(other, "other")?;
+        let k = number(alpha, "alpha", Scalar::Int(1))?;
         let a = &slf.get().t;
-        nogil(slf.py(), a.numel(), || a.add_(&b)).py()?;
+        nogil(slf.py(), a.numel(), || a.add_scaled_(&b, k)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (other, *, alpha = None))]
+    fn sub(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let b = arg(other, "other")?;
+        let k = number(alpha, "alpha", Scalar::Int(1))?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.sub_scaled(&b, k))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (other, *, alpha = None))]
+    fn sub_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let b = arg(other, "other")?;
+        let k = number(alpha, "alpha", Scalar::Int(1))?;
+        let a = &slf.get().t;
+        nogil(slf.py(), a.numel(), || a.sub_scaled_(&b, k)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (other, *, alpha = None))]
+    fn subtract(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.sub(py, other, alpha)
+    }
+
+    #[pyo3(signature = (other, *, alpha = None))]
+    fn subtract_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::sub_(slf, other, alpha)
+    }
+
+    #[pyo3(signature = (other, *, rounding_mode = None))]
+    fn div(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let b = arg(other, "other")?;
+        let mode = self::rounding_mode(rounding_mode)?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.div_mode(&b, mode))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (other, *, rounding_mode = None))]
+    fn div_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let b = arg(other, "other")?;
+        let mode = self::rounding_mode(rounding_mode)?;
+        let a = &slf.get().t;
+        nogil(slf.py(), a.numel(), || a.div_mode_(&b, mode)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (other, *, rounding_mode = None))]
+    fn divide(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.div(py, other, rounding_mode)
+    }
+
+    #[pyo3(signature = (other, *, rounding_mode = None))]
+    fn divide_<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::div_(slf, other, rounding_mode)
+    }
+
+    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = arg(exponent, "exponent")?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.pow(&b))
+            .py()?
+            .into())
+    }
+
+    fn pow_<'py>(
+        slf: &Bound<'py, Self>,
+        exponent: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let b = arg(exponent, "exponent")?;
+        let a = &slf.get().t;
+        nogil(slf.py(), a.numel(), || a.pow_(&b)).py()?;
+        Ok(slf.clone())
+    }
+
+    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = arg(other, "other")?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.maximum(&b))
+            .py()?
+            .into())
+    }
+
+    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = arg(other, "other")?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.minimum(&b))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (decimals = 0))]
+    fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.round_decimals(decimals))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (decimals = 0))]
+    fn round_<'py>(slf: &Bound<'py, Self>, decimals: i64) -> PyResult<Bound<'py, Self>> {
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.round_decimals_(decimals)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (min = None, max = None))]
+    fn clamp(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (lo, hi) = (opt_arg(min, "min")?, opt_arg(max, "max")?);
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.clamp(lo.as_ref(), hi.as_ref()))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (min = None, max = None))]
+    fn clamp_<'py>(
+        slf: &Bound<'py, Self>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (lo, hi) = (opt_arg(min, "min")?, opt_arg(max, "max")?);
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.clamp_(lo.as_ref(), hi.as_ref())).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (min = None, max = None))]
+    fn clip(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        self.clamp(py, min, max)
+    }
+
+    #[pyo3(signature = (min = None, max = None))]
+    fn clip_<'py>(
+        slf: &Bound<'py, Self>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::clamp_(slf, min, max)
+    }
+
+    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(py, Some(min), None)
+    }
+    fn clamp_min_<'py>(
+        slf: &Bound<'py, Self>,
+        min: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::clamp_(slf, Some(min), None)
+    }
+    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(py, None, Some(max))
+    }
+    fn clamp_max_<'py>(
+        slf: &Bound<'py, Self>,
+        max: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::clamp_(slf, None, Some(max))
+    }
+
+    /// `where(condition, other)`: self where condition, else other.
+    fn r#where(
+        &self,
+        py: Python<'_>,
+        condition: PyRef<'_, PyTensor>,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let y = arg(other, "other")?;
+        let (x, c) = (&self.t, &condition.t);
+        Ok(nogil(py, x.numel().max(y.numel()), || x.r#where(c, &y))
+            .py()?
+            .into())
+    }
+
+    fn lerp(
+        &self,
+        py: Python<'_>,
+        end: PyRef<'_, PyTensor>,
+        weight: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let w = arg(weight, "weight")?;
+        let (s, e) = (&self.t, &end.t);
+        Ok(nogil(py, s.numel().max(e.numel()), || s.lerp(e, &w))
+            .py()?
+            .into())
+    }
+
+    fn lerp_<'py>(
+        slf: &Bound<'py, Self>,
+        end: PyRef<'_, PyTensor>,
+        weight: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let w = arg(weight, "weight")?;
+        let (s, e) = (&slf.get().t, &end.t);
+        nogil(slf.py(), s.numel(), || s.lerp_(e, &w)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
+    fn addcmul(
+        &self,
+        py: Python<'_>,
+        tensor1: &Bound<'_, PyAny>,
+        tensor2: &Bound<'_, PyAny>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+        let v = number(value, "value", Scalar::Int(1))?;
+        let x = &self.t;
+        Ok(nogil(py, x.numel(), || x.addcmul(&a, &b, v)).py()?.into())
+    }
+
+    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
+    fn addcmul_<'py>(
+        slf: &Bound<'py, Self>,
+        tensor1: &Bound<'_, PyAny>,
+        tensor2: &Bound<'_, PyAny>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+        let v = number(value, "value", Scalar::Int(1))?;
+        let x = &slf.get().t;
+        nogil(slf.py(), x.numel(), || x.addcmul_(&a, &b, v)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
+    fn addcdiv(
+        &self,
+        py: Python<'_>,
+        tensor1: &Bound<'_, PyAny>,
+        tensor2: &Bound<'_, PyAny>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+        let v = number(value, "value", Scalar::Int(1))?;
+        let x = &self.t;
+        Ok(nogil(py, x.numel(), || x.addcdiv(&a, &b, v)).py()?.into())
+    }
+
+    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
+    fn addcdiv_<'py>(
+        slf: &Bound<'py, Self>,
+        tensor1: &Bound<'_, PyAny>,
+        tensor2: &Bound<'_, PyAny>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
+        let v = number(value, "value", Scalar::Int(1))?;
+        let x = &slf.get().t;
+        nogil(slf.py(), x.numel(), || x.addcdiv_(&a, &b, v)).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (other, rtol = 1e-05, atol = 1e-08, equal_nan = false))]
+    fn isclose(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(nogil(py, a.numel(), || a.isclose(b, rtol, atol, equal_nan))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (other, rtol = 1e-05, atol = 1e-08, equal_nan = false))]
+    fn allclose(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<bool> {
+        let (a, b) = (&self.t, &other.t);
+        nogil(py, a.numel(), || a.allclose(b, rtol, atol, equal_nan)).py()
+    }
+
+    fn equal(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
+        let (a, b) = (&self.t, &other.t);
+        nogil(py, a.numel(), || a.equal(b)).py()
+    }
+
+    fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'_, PyAny>) -> PyResult<Bound<'py, Self>> {
+        if let Ok(v) = value.cast::<PyTensor>() {
+            let d = v.get().t.ndim();
+            if d != 0 {
+                return Err(PyRuntimeError::new_err(format!(
+                    "fill_ only supports 0-dimension value tensor but got tensor with {d} dimensions."
+                )));
+            }
+        }
+        let v = number(Some(value), "value", Scalar::Int(0))?;
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.fill_(v)).py()?;
+        Ok(slf.clone())
+    }
+
+    fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.zero_()).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (src, non_blocking = false))]
+    fn copy_<'py>(
+        slf: &Bound<'py, Self>,
+        src: PyRef<'_, PyTensor>,
+        non_blocking: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let (t, s) = (&slf.get().t, &src.t);
+        nogil(slf.py(), t.numel(), || t.copy_(s)).py()?;
+        Ok(slf.clone())
+    }
+
+    /// Writes `result` into this tensor for a module function's `out=`.
+    fn _store_out<'py>(
+        slf: &Bound<'py, Self>,
+        result: PyRef<'_, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (t, r) = (&slf.get().t, &result.t);
+        nogil(slf.py(), t.numel(), || t.store_(r)).py()?;
         Ok(slf.clone())
     }
 }
 
+/// `_wrap_number(x)`: a Python number as a zero-dim tensor that promotes
+/// like a Python scalar (for module functions called with a number first).
+#[pyfunction]
+fn _wrap_number(x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    Ok(arg(x, "input")?.into())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let _ = m;
+    m.add_function(wrap_pyfunction!(_wrap_number, m)?)?;
     Ok(())
 }

@@ -74,7 +74,8 @@ pub(crate) fn inplace_operand(op: &'static str, dst: &Tensor, other: &Tensor) ->
     Ok(other.to_dtype(dst.dtype()))
 }
 
-fn dt_name(d: DType) -> &'static str {
+/// torch's capitalised scalar-type name (`Float`, `Long`...) for messages.
+pub(crate) fn dt_name(d: DType) -> &'static str {
     match d {
         DType::Bool => "Bool",
         DType::Int32 => "Int",

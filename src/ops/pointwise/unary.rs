@@ -1,0 +1,281 @@
+//! Unary pointwise ops: float functions, dtype-preserving numeric ops,
+//! predicates (isnan...) and logical/bitwise not.
+
+use super::math::{erf, erfc, Num};
+use super::{assign, check_inplace, float_of, unsupported};
+use crate::ops::iter::{apply1, map1};
+use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
+
+/// Defines float-valued unary ops and their in-place forms. `$x` is bound to
+/// an element of the concrete float type `T` (f32 or f64); integer and bool
+/// inputs are computed in the default float dtype.
+macro_rules! float_unary {
+    ($($doc:literal $name:ident $name_:ident |$x:ident| $body:expr;)*) => {
+        impl Tensor {
+            $(
+                #[doc = $doc]
+                pub fn $name(&self) -> Result<Tensor> {
+                    let dt = float_of(self.dtype());
+                    let x = self.to_dtype(dt);
+                    dispatch_float!(dt, T => Ok(map1::<T, T>(&x, |$x: T| $body)),
+                        else Err(unsupported(stringify!($name), dt)))
+                }
+
+                #[doc = concat!("In-place form of `", stringify!($name), "` (float tensors only).")]
+                pub fn $name_(&self) -> Result<()> {
+                    check_inplace(stringify!($name_), self, float_of(self.dtype()))?;
+                    dispatch_float!(self.dtype(), T => apply1::<T>(self, |$x: T| $body),
+                        else Err(unsupported(stringify!($name_), self.dtype())))
+                }
+            )*
+        }
+    };
+}
+
+float_unary! {
+    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ |x| x.sqrt();
+    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ |x| 1.0 / x.sqrt();
+    "`exp()`: `e^x`." exp exp_ |x| x.exp();
+    "`exp2()`: `2^x`." exp2 exp2_ |x| x.exp2();
+    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ |x| x.exp_m1();
+    "`log()`: natural logarithm." log log_ |x| x.ln();
+    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ |x| x.ln_1p();
+    "`log2()`: base-2 logarithm." log2 log2_ |x| x.log2();
+    "`log10()`: base-10 logarithm." log10 log10_ |x| x.log10();
+    "`sin()`." sin sin_ |x| x.sin();
+    "`cos()`." cos cos_ |x| x.cos();
+    "`tan()`." tan tan_ |x| x.tan();
+    "`asin()` (alias `arcsin`)." asin asin_ |x| x.asin();
+    "`acos()` (alias `arccos`)." acos acos_ |x| x.acos();
+    "`atan()` (alias `arctan`)." atan atan_ |x| x.atan();
+    "`sinh()`." sinh sinh_ |x| x.sinh();
+    "`cosh()`." cosh cosh_ |x| x.cosh();
+    "`tanh()`." tanh tanh_ |x| x.tanh();
+    "`asinh()` (alias `arcsinh`)." asinh asinh_ |x| x.asinh();
+    "`acosh()` (alias `arccosh`)." acosh acosh_ |x| x.acosh();
+    "`atanh()` (alias `arctanh`)." atanh atanh_ |x| x.atanh();
+    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ |x| 1.0 / (1.0 + (-x).exp());
+    "`erf()`: the error function." erf erf_ |x| T::from_f64(erf(x.to_f64()));
+    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ |x| T::from_f64(erfc(x.to_f64()));
+    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ |x| 1.0 / x;
+}
+
+/// Defines dtype-preserving unary ops over the numeric dtypes; `$bool` says
+/// what bool tensors do: `Some(f)` applies `f`, `None` raises as torch.
+macro_rules! num_unary {
+    ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr;)*) => {
+        impl Tensor {
+            $(
+                #[doc = $doc]
+                pub fn $name(&self) -> Result<Tensor> {
+                    dispatch_numeric!(self.dtype(), T => Ok(map1::<T, T>(self, $f::<T>)),
+                        else match $bool {
+                            Some(g) => Ok(map1::<bool, bool>(self, g)),
+                            None => Err(bool_error(stringify!($name))),
+                        })
+                }
+
+                #[doc = concat!("In-place form of `", stringify!($name), "`.")]
+                pub fn $name_(&self) -> Result<()> {
+                    dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
+                        else match $bool {
+                            Some(g) => apply1::<bool>(self, g),
+                            None => Err(bool_error(stringify!($name_))),
+                        })
+                }
+            )*
+        }
+    };
+}
+
+const NO_BOOL: Option<fn(bool) -> bool> = None;
+
+/// torch's error for a numeric unary op applied to a bool tensor.
+fn bool_error(op: &str) -> Error {
+    if op.starts_with("neg") {
+        Error::runtime("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    } else {
+        unsupported(op, DType::Bool)
+    }
+}
+
+fn negate<T: Num>(x: T) -> T {
+    T::negate(x)
+}
+fn magnitude<T: Num>(x: T) -> T {
+    T::magnitude(x)
+}
+fn sign<T: Num>(x: T) -> T {
+    T::sign(x)
+}
+fn floor<T: Num>(x: T) -> T {
+    T::to_floor(x)
+}
+fn ceil<T: Num>(x: T) -> T {
+    T::to_ceil(x)
+}
+fn trunc<T: Num>(x: T) -> T {
+    T::to_trunc(x)
+}
+fn round<T: Num>(x: T) -> T {
+    T::to_round(x)
+}
+fn relu<T: Num>(x: T) -> T {
+    T::max_nan(x, T::zero())
+}
+
+num_unary! {
+    "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL;
+    "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL;
+    "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x);
+    "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL;
+    "`ceil()` (integers unchanged)." ceil ceil_ => ceil, bool: NO_BOOL;
+    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => trunc, bool: NO_BOOL;
+    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => round, bool: NO_BOOL;
+    "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL;
+}
+
+impl Tensor {
+    /// `round(decimals=d)`: rounds to `d` decimal places (ties to even);
+    /// negative `d` rounds to tens, hundreds... Floats only unless `d == 0`.
+    pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
+        if decimals == 0 {
+            return self.round();
+        }
+        dispatch_float!(self.dtype(), T => {
+            let (scale, up) = decimal_scale::<T>(decimals);
+            Ok(map1::<T, T>(self, move |x| round_scaled(x, scale, up)))
+        }, else Err(unsupported("round_decimals", self.dtype())))
+    }
+
+    /// In-place form of [`Tensor::round_decimals`].
+    pub fn round_decimals_(&self, decimals: i64) -> Result<()> {
+        if decimals == 0 {
+            return self.round_();
+        }
+        dispatch_float!(self.dtype(), T => {
+            let (scale, up) = decimal_scale::<T>(decimals);
+            apply1::<T>(self, move |x| round_scaled(x, scale, up))
+        }, else Err(unsupported("round_decimals_", self.dtype())))
+    }
+
+    /// `frac()`: `x - trunc(x)` (floats only, as torch).
+    pub fn frac(&self) -> Result<Tensor> {
+        dispatch_float!(self.dtype(), T => Ok(map1::<T, T>(self, |x| x - x.trunc())),
+            else Err(unsupported("frac", self.dtype())))
+    }
+
+    /// In-place form of [`Tensor::frac`].
+    pub fn frac_(&self) -> Result<()> {
+        dispatch_float!(self.dtype(), T => apply1::<T>(self, |x| x - x.trunc()),
+            else Err(unsupported("frac_", self.dtype())))
+    }
+
+    /// `square()`: `x * x` (bool squares to int64, as torch's `pow(x, 2)`).
+    pub fn square(&self) -> Result<Tensor> {
+        self.pow(&Tensor::scalar(2i64))
+    }
+
+    /// In-place form of [`Tensor::square`].
+    pub fn square_(&self) -> Result<()> {
+        self.pow_(&Tensor::scalar(2i64))
+    }
+
+    /// `positive()`: the tensor itself (refused for bool, as torch).
+    pub fn positive(&self) -> Result<Tensor> {
+        if self.dtype() == DType::Bool {
+            return Err(Error::runtime(
+                "The `+` operator, on a bool tensor is not supported.",
+            ));
+        }
+        Ok(self.clone())
+    }
+
+    /// `isnan()`: true where the element is NaN.
+    pub fn isnan(&self) -> Tensor {
+        self.float_predicate(|x| x.is_nan(), false)
+    }
+    /// `isinf()`: true where the element is +inf or -inf.
+    pub fn isinf(&self) -> Tensor {
+        self.float_predicate(|x| x.is_infinite(), false)
+    }
+    /// `isposinf()`: true where the element is +inf.
+    pub fn isposinf(&self) -> Tensor {
+        self.float_predicate(|x| x == f64::INFINITY, false)
+    }
+    /// `isneginf()`: true where the element is -inf.
+    pub fn isneginf(&self) -> Tensor {
+        self.float_predicate(|x| x == f64::NEG_INFINITY, false)
+    }
+    /// `isfinite()`: true where the element is neither infinite nor NaN.
+    pub fn isfinite(&self) -> Tensor {
+        self.float_predicate(|x| x.is_finite(), true)
+    }
+    /// `signbit()`: true where the sign bit is set (includes -0.0).
+    pub fn signbit(&self) -> Tensor {
+        dispatch!(self.dtype(), T => map1::<T, bool>(self, |x| {
+            if T::DTYPE.is_floating_point() {
+                x.to_f64().is_sign_negative()
+            } else {
+                x.to_i64() < 0
+            }
+        }))
+    }
+
+    /// A bool tensor of `pred` on float elements; `int_value` for the
+    /// elements of integer and bool tensors (which are always finite).
+    fn float_predicate(&self, pred: fn(f64) -> bool, int_value: bool) -> Tensor {
+        dispatch_float!(self.dtype(), T => map1::<T, bool>(self, move |x| pred(x.to_f64())),
+            else Tensor::full(self.shape(), int_value, DType::Bool))
+    }
+
+    /// `logical_not()`: true where the element is zero (any dtype).
+    pub fn logical_not(&self) -> Tensor {
+        dispatch!(self.dtype(), T => map1::<T, bool>(self, |x| !x.to_bool()))
+    }
+
+    /// In-place form of [`Tensor::logical_not`] (stores 0/1 in this dtype).
+    pub fn logical_not_(&self) -> Result<()> {
+        assign("logical_not_", self, &self.logical_not())
+    }
+
+    /// `bitwise_not()` (`~x`): bit complement of integers, negation of bools.
+    pub fn bitwise_not(&self) -> Result<Tensor> {
+        match self.dtype() {
+            DType::Bool => Ok(map1::<bool, bool>(self, |x| !x)),
+            DType::Int32 => Ok(map1::<i32, i32>(self, |x| !x)),
+            DType::Int64 => Ok(map1::<i64, i64>(self, |x| !x)),
+            dt => Err(unsupported("bitwise_not", dt)),
+        }
+    }
+
+    /// In-place form of [`Tensor::bitwise_not`].
+    pub fn bitwise_not_(&self) -> Result<()> {
+        match self.dtype() {
+            DType::Bool => apply1::<bool>(self, |x| !x),
+            DType::Int32 => apply1::<i32>(self, |x| !x),
+            DType::Int64 => apply1::<i64>(self, |x| !x),
+            dt => Err(unsupported("bitwise_not_", dt)),
+        }
+    }
+}
+
+/// The power of ten for rounding to `decimals` places, and whether to
+/// multiply (positive `decimals`) or divide (negative) by it first.
+fn decimal_scale<T: Element>(decimals: i64) -> (T, bool) {
+    let exp = decimals.unsigned_abs().min(400) as i32;
+    (T::from_f64(10f64.powi(exp)), decimals > 0)
+}
+
+#[inline(always)]
+fn round_scaled<T: Num + std::ops::Mul<Output = T> + std::ops::Div<Output = T>>(
+    x: T,
+    scale: T,
+    up: bool,
+) -> T {
+    if up {
+        T::to_round(x * scale) / scale
+    } else {
+        T::to_round(x / scale) * scale
+    }
+}
