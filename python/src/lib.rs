@@ -10,6 +10,7 @@ mod creation;
 mod dtype;
 mod elementwise;
 mod errors;
+mod random;
 mod tensor;
 mod views;
 
@@ -124,5 +125,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     creation::register(m)?;
     elementwise::register(m)?;
     views::register(m)?;
+    random::register(m)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+mod creation;
 mod view;
 pub use basic::*;
 pub use binary::Arith;
