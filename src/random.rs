@@ -633,6 +633,12 @@ impl Tensor {
                 "n is too large for result tensor type: '{dtype}' (n = {n})"
             )));
         }
+        // Two 8-byte buffers of n elements must be addressable.
+        if n as u128 * 16 > isize::MAX as u128 {
+            return Err(Error::runtime(format!(
+                "randperm: n = {n} is too large to allocate"
+            )));
+        }
         let n = n as usize;
         let g = gen_or_default(g);
         let mut words = vec![0u64; n];
