@@ -17,6 +17,7 @@ pub mod autograd;
 mod error;
 pub mod ops;
 pub mod pool;
+pub mod random;
 pub mod tensor;
 
 pub use error::{Error, ErrorKind, Result};

@@ -124,7 +124,11 @@ fn addmm_and_trace_match_hand_values() {
 #[test]
 fn einsum_identities() {
     let a = t64(&[3, 3], 8);
-    let tr = einsum("ii", std::slice::from_ref(&a)).unwrap().item().unwrap().to_f64();
+    let tr = einsum("ii", std::slice::from_ref(&a))
+        .unwrap()
+        .item()
+        .unwrap()
+        .to_f64();
     assert!((tr - a.trace().unwrap().item().unwrap().to_f64()).abs() < 1e-12);
     let prod = einsum("ij,jk->ik", &[a.clone(), a.clone()]).unwrap();
     assert_close(

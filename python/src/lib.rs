@@ -11,6 +11,7 @@ mod dtype;
 mod elementwise;
 mod errors;
 mod linalg;
+mod random;
 mod shape_index;
 mod tensor;
 mod views;
@@ -128,5 +129,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     views::register(m)?;
     shape_index::register(m)?;
     linalg::register(m)?;
+    random::register(m)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+mod creation;
 mod index;
 pub mod linalg;
 mod pointwise;

@@ -1,0 +1,837 @@
+//! Range creation (`arange`, `linspace`, `logspace`, `eye`), the seeded
+//! generator (`Generator`, `manual_seed`, ...) and random sampling
+//! functions and in-place methods.
+
+use crate::convert::{self, int_list, shape_args, sizes};
+use crate::creation::finish;
+use crate::dtype::{check_device, parse_opt_dtype, PyDevice};
+use crate::errors::IntoPyResult;
+use crate::tensor::{nogil, PyTensor};
+use ferrograd::random::{self as rng, Generator};
+use ferrograd::{default_dtype, DType, Scalar, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt, PyTuple};
+use std::sync::Arc;
+
+/// A random number generator (`ferrograd.Generator`).
+#[pyclass(name = "Generator", module = "ferrograd", frozen)]
+pub struct PyGenerator {
+    pub g: Arc<Generator>,
+}
+
+/// A seed as torch accepts it: any integer in `[-2^63, 2^64)`, negative
+/// values taken modulo 2^64.
+fn parse_seed(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if seed.is_instance_of::<PyBool>() || !seed.is_instance_of::<PyInt>() {
+        let int = seed.py().get_type::<PyInt>().call1((seed,)).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "seed must be an integer, got {}",
+                seed.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        return parse_seed(&int);
+    }
+    if let Ok(v) = seed.extract::<u64>() {
+        return Ok(v);
+    }
+    if let Ok(v) = seed.extract::<i64>() {
+        return Ok(v as u64);
+    }
+    Err(PyRuntimeError::new_err(format!(
+        "Overflow when unpacking long: seed {} is outside [-2**63, 2**64)",
+        seed.repr()?
+    )))
+}
+
+fn state_tensor(s: [u64; 2]) -> PyTensor {
+    PyTensor::new(Tensor::from_vec(vec![s[0] as i64, s[1] as i64]))
+}
+
+fn parse_state(t: &Tensor) -> PyResult<[u64; 2]> {
+    if t.dtype() != DType::Int64 || t.numel() != 2 {
+        return Err(PyRuntimeError::new_err(format!(
+            "RNG state must be an int64 tensor of 2 elements (from get_state()), got {} with shape {:?}",
+            t.dtype(),
+            t.shape()
+        )));
+    }
+    let v = t.to_vec::<i64>();
+    Ok([v[0] as u64, v[1] as u64])
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (device = None))]
+    fn py_new(device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        check_device(device)?;
+        Ok(PyGenerator {
+            g: Arc::new(Generator::default()),
+        })
+    }
+    /// Restarts the stream from `seed`; returns the generator.
+    fn manual_seed<'py>(
+        slf: &Bound<'py, Self>,
+        seed: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get().g.manual_seed(parse_seed(seed)?);
+        Ok(slf.clone())
+    }
+    fn initial_seed(&self) -> u64 {
+        self.g.initial_seed()
+    }
+    /// Reseeds non-deterministically and returns the new seed.
+    fn seed(&self) -> u64 {
+        self.g.seed()
+    }
+    /// The state as an int64 tensor `[seed, offset]`.
+    fn get_state(&self) -> PyTensor {
+        state_tensor(self.g.get_state())
+    }
+    fn set_state<'py>(
+        slf: &Bound<'py, Self>,
+        new_state: PyRef<'_, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get().g.set_state(parse_state(&new_state.t)?);
+        Ok(slf.clone())
+    }
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice {}
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "<ferrograd.Generator (initial_seed={})>",
+            self.g.initial_seed()
+        )
+    }
+}
+
+static DEFAULT_OBJ: PyOnceLock<Py<PyGenerator>> = PyOnceLock::new();
+
+fn default_obj(py: Python<'_>) -> PyResult<Py<PyGenerator>> {
+    Ok(DEFAULT_OBJ
+        .get_or_try_init(py, || {
+            Py::new(
+                py,
+                PyGenerator {
+                    g: rng::default_generator().clone(),
+                },
+            )
+        })?
+        .clone_ref(py))
+}
+
+/// `manual_seed(seed)`: seeds the default generator and returns it.
+#[pyfunction]
+fn manual_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<Py<PyGenerator>> {
+    rng::manual_seed(parse_seed(seed)?);
+    default_obj(py)
+}
+
+/// `initial_seed()`: the seed the default generator started from.
+#[pyfunction]
+fn initial_seed() -> u64 {
+    rng::initial_seed()
+}
+
+/// `seed()`: reseeds the default generator non-deterministically.
+#[pyfunction]
+fn seed() -> u64 {
+    rng::seed()
+}
+
+#[pyfunction]
+fn get_rng_state() -> PyTensor {
+    state_tensor(rng::default_generator().get_state())
+}
+
+#[pyfunction]
+fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
+    rng::default_generator().set_state(parse_state(&new_state.t)?);
+    Ok(())
+}
+
+type Gen<'a, 'py> = Option<&'a Bound<'py, PyGenerator>>;
+
+/// The core generator behind an optional `generator=` argument.
+fn core_gen(g: Gen<'_, '_>) -> Option<Arc<Generator>> {
+    g.map(|b| b.get().g.clone())
+}
+
+/// Returns `t`, or copies it into `out=` (which must already have its shape).
+fn deliver(
+    py: Python<'_>,
+    t: Tensor,
+    out: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
+    match out {
+        Some(o) if !o.is_none() => {
+            let dst = o
+                .cast::<PyTensor>()
+                .map_err(|_| PyTypeError::new_err("out must be a Tensor"))?;
+            let d = &dst.get().t;
+            if d.shape() != t.shape() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "out tensor has shape {:?} but the result has shape {:?} (resizing out= is not supported)",
+                    d.shape(),
+                    t.shape()
+                )));
+            }
+            nogil(py, t.numel(), || d.copy_(&t)).py()?;
+            if requires_grad {
+                d.set_requires_grad(true).py()?;
+            }
+            Ok(dst.clone().into_any().unbind())
+        }
+        _ => Ok(Py::new(py, finish(t, requires_grad)?)?.into_any()),
+    }
+}
+
+/// A number argument: a Python number, a NumPy scalar or a one-element
+/// tensor.
+fn number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar> {
+    if let Some(s) = convert::scalar(obj)? {
+        return Ok(s);
+    }
+    if let Some(t) = convert::operand(obj)? {
+        if t.numel() == 1 {
+            return t.item().py();
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be a number, got {}",
+        obj.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    )))
+}
+
+/// An integer argument (bools and floats are refused, as torch does).
+fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    match number(obj, what)? {
+        Scalar::Int(v) => Ok(v),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} must be an integer, got {}",
+            obj.repr()?
+        ))),
+    }
+}
+
+/// The shape of `f(2, 3)`, `f((2, 3))` or `f(size=(2, 3))`.
+fn shape_of(args: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
+    match size {
+        Some(s) if !s.is_none() => {
+            if !args.is_empty() {
+                return Err(PyTypeError::new_err(
+                    "size given both positionally and as a keyword",
+                ));
+            }
+            sizes(&int_list(s, "size")?)
+        }
+        _ => sizes(&shape_args(args)?),
+    }
+}
+
+// ---------------------------------------------------------------- ranges
+
+#[pyfunction]
+#[pyo3(signature = (*args, start = None, end = None, step = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+#[allow(clippy::too_many_arguments)]
+fn arange(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (layout, pin_memory);
+    check_device(device)?;
+    let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+    let (mut s, mut e, mut st) = (None, None, None);
+    match pos.len() {
+        0 => {}
+        1 => e = Some(pos[0].clone()),
+        2 => (s, e) = (Some(pos[0].clone()), Some(pos[1].clone())),
+        3 => {
+            (s, e, st) = (
+                Some(pos[0].clone()),
+                Some(pos[1].clone()),
+                Some(pos[2].clone()),
+            )
+        }
+        n => {
+            return Err(PyTypeError::new_err(format!(
+                "arange() takes from 1 to 3 positional arguments but {n} were given"
+            )))
+        }
+    }
+    let pick = |p: Option<Bound<'_, PyAny>>, k: Option<&Bound<'_, PyAny>>, name: &str| {
+        if p.is_some() && k.is_some_and(|k| !k.is_none()) {
+            return Err(PyTypeError::new_err(format!(
+                "arange() got multiple values for argument '{name}'"
+            )));
+        }
+        p.or_else(|| k.filter(|k| !k.is_none()).cloned())
+            .map(|o| number(&o, name))
+            .transpose()
+    };
+    let s = pick(s, start, "start")?.unwrap_or(Scalar::Int(0));
+    let e = pick(e, end, "end")?
+        .ok_or_else(|| PyTypeError::new_err("arange() missing required argument 'end'"))?;
+    let st = pick(st, step, "step")?.unwrap_or(Scalar::Int(1));
+    let dt = parse_opt_dtype(dtype)?;
+    let t = py.detach(|| Tensor::arange(s, e, st, dt)).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
+#[allow(clippy::too_many_arguments)]
+fn linspace(
+    py: Python<'_>,
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    steps: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = layout;
+    check_device(device)?;
+    let (a, b) = (number(start, "start")?, number(end, "end")?);
+    let n = integer(steps, "steps")?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let t = py.detach(|| Tensor::linspace(a, b, n, dt)).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, base = 10.0, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
+#[allow(clippy::too_many_arguments)]
+fn logspace(
+    py: Python<'_>,
+    start: &Bound<'_, PyAny>,
+    end: &Bound<'_, PyAny>,
+    steps: &Bound<'_, PyAny>,
+    base: f64,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = layout;
+    check_device(device)?;
+    let (a, b) = (number(start, "start")?, number(end, "end")?);
+    let n = integer(steps, "steps")?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let t = py.detach(|| Tensor::logspace(a, b, n, base, dt)).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m = None, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
+#[allow(clippy::too_many_arguments)]
+fn eye(
+    py: Python<'_>,
+    n: &Bound<'_, PyAny>,
+    m: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = layout;
+    check_device(device)?;
+    let n = integer(n, "n")?;
+    let m = m
+        .filter(|m| !m.is_none())
+        .map(|m| integer(m, "m"))
+        .transpose()?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let t = py.detach(|| Tensor::eye(n, m, dt)).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+// ------------------------------------------------------------- sampling
+
+#[pyfunction]
+#[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+#[allow(clippy::too_many_arguments)]
+fn rand(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (layout, pin_memory);
+    check_device(device)?;
+    let shape = shape_of(args, size)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let g = core_gen(generator);
+    let n = shape.iter().product();
+    let t = nogil(py, n, || Tensor::rand(&shape, dt, g.as_deref())).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+#[allow(clippy::too_many_arguments)]
+fn randn(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (layout, pin_memory);
+    check_device(device)?;
+    let shape = shape_of(args, size)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let g = core_gen(generator);
+    let n = shape.iter().product();
+    let t = nogil(py, n, || Tensor::randn(&shape, dt, g.as_deref())).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+/// An optional argument, with an explicit `None` treated as absent.
+fn given<'py>(o: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+    o.filter(|o| !o.is_none()).cloned()
+}
+
+/// `(low, high)` from torch's `randint` positional forms `(high)` and
+/// `(low, high)` plus the keywords.
+fn low_high(
+    pos: &[Bound<'_, PyAny>],
+    low: Option<&Bound<'_, PyAny>>,
+    high: Option<&Bound<'_, PyAny>>,
+    op: &str,
+) -> PyResult<(i64, i64)> {
+    let (l, h) = match (pos.len(), given(low), given(high)) {
+        (0, l, Some(h)) => (l, h),
+        (1, None, None) => (None, pos[0].clone()),
+        (1, Some(l), None) => (Some(l), pos[0].clone()),
+        (1, None, Some(h)) => (Some(pos[0].clone()), h),
+        (2, None, None) => (Some(pos[0].clone()), pos[1].clone()),
+        (0, _, None) => {
+            return Err(PyTypeError::new_err(format!(
+                "{op}() missing required argument 'high'"
+            )))
+        }
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+            "{op}() received an invalid combination of arguments: expected (high) or (low, high)"
+        )))
+        }
+    };
+    let l = l.map(|l| integer(&l, "low")).transpose()?.unwrap_or(0);
+    Ok((l, integer(&h, "high")?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args, low = None, high = None, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+#[allow(clippy::too_many_arguments)]
+fn randint(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    low: Option<&Bound<'_, PyAny>>,
+    high: Option<&Bound<'_, PyAny>>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (layout, pin_memory);
+    check_device(device)?;
+    let mut pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+    let size = match size.filter(|s| !s.is_none()) {
+        Some(s) => s.clone(),
+        None => pos
+            .pop()
+            .ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?,
+    };
+    if size.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(
+            "randint(): argument 'size' must be a tuple of ints, not int",
+        ));
+    }
+    let shape = sizes(&int_list(&size, "size")?)?;
+    let (l, h) = low_high(&pos, low, high, "randint")?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(DType::Int64);
+    let g = core_gen(generator);
+    let n = shape.iter().product();
+    let t = nogil(py, n, || Tensor::randint(l, h, &shape, dt, g.as_deref())).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
+#[allow(clippy::too_many_arguments)]
+fn rand_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+) -> PyResult<PyTensor> {
+    let _ = (layout, memory_format);
+    check_device(device)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
+    let g = core_gen(generator);
+    let shape = input.t.shape().to_vec();
+    let t = nogil(py, input.t.numel(), || {
+        Tensor::rand(&shape, dt, g.as_deref())
+    })
+    .py()?;
+    finish(t, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
+#[allow(clippy::too_many_arguments)]
+fn randn_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+) -> PyResult<PyTensor> {
+    let _ = (layout, memory_format);
+    check_device(device)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
+    let g = core_gen(generator);
+    let shape = input.t.shape().to_vec();
+    let t = nogil(py, input.t.numel(), || {
+        Tensor::randn(&shape, dt, g.as_deref())
+    })
+    .py()?;
+    finish(t, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *args, low = None, high = None, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
+#[allow(clippy::too_many_arguments)]
+fn randint_like(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    args: &Bound<'_, PyTuple>,
+    low: Option<&Bound<'_, PyAny>>,
+    high: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+) -> PyResult<PyTensor> {
+    let _ = (layout, memory_format);
+    check_device(device)?;
+    let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+    let (l, h) = low_high(&pos, low, high, "randint_like")?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
+    let g = core_gen(generator);
+    let shape = input.t.shape().to_vec();
+    let t = nogil(py, input.t.numel(), || {
+        Tensor::randint(l, h, &shape, dt, g.as_deref())
+    })
+    .py()?;
+    finish(t, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, *, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+#[allow(clippy::too_many_arguments)]
+fn randperm(
+    py: Python<'_>,
+    n: &Bound<'_, PyAny>,
+    generator: Gen<'_, '_>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+    pin_memory: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = (layout, pin_memory);
+    check_device(device)?;
+    let n = integer(n, "n")?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(DType::Int64);
+    let g = core_gen(generator);
+    let t = nogil(py, n.max(0) as usize, || {
+        Tensor::randperm(n, dt, g.as_deref())
+    })
+    .py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+/// `normal(mean, std, size)` with numbers, or `normal(mean, std)` where
+/// either is a tensor (broadcast together).
+#[pyfunction]
+#[pyo3(signature = (mean, std = None, size = None, *, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
+#[allow(clippy::too_many_arguments)]
+fn normal(
+    py: Python<'_>,
+    mean: &Bound<'_, PyAny>,
+    std: Option<&Bound<'_, PyAny>>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Gen<'_, '_>,
+    out: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    layout: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<Py<PyAny>> {
+    let _ = layout;
+    check_device(device)?;
+    let g = core_gen(generator);
+    let std = std.filter(|s| !s.is_none());
+    let size = size.filter(|s| !s.is_none());
+    let is_tensor = |o: &Bound<'_, PyAny>| o.cast::<PyTensor>().is_ok();
+    if is_tensor(mean) || std.is_some_and(is_tensor) {
+        if size.is_some() {
+            return Err(PyTypeError::new_err(
+                "normal(): size may only be given when mean and std are numbers",
+            ));
+        }
+        let m = crate::tensor::arg(mean, "mean")?;
+        let s = match std {
+            Some(s) => crate::tensor::arg(s, "std")?,
+            None => Tensor::scalar(1.0),
+        };
+        let n = m.numel().max(s.numel());
+        let t = nogil(py, n, || Tensor::normal_tensor(&m, &s, g.as_deref())).py()?;
+        return deliver(py, t, out, requires_grad);
+    }
+    let m = number(mean, "mean")?.to_f64();
+    let s = std.map(|s| number(s, "std")).transpose()?;
+    let s = s.map_or(1.0, |s| s.to_f64());
+    let size = size.ok_or_else(|| {
+        PyTypeError::new_err(
+            "normal() with a float mean and std needs a size, e.g. normal(0.0, 1.0, size=(2, 3))",
+        )
+    })?;
+    let shape = sizes(&int_list(size, "size")?)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let n = shape.iter().product();
+    let t = nogil(py, n, || Tensor::normal(m, s, &shape, dt, g.as_deref())).py()?;
+    deliver(py, t, out, requires_grad)
+}
+
+fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    Ok(number(obj, what)?.to_f64())
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `uniform_(from=0, to=1)`.
+    #[pyo3(signature = (r#from = None, to = None, *, generator = None))]
+    fn uniform_<'py>(
+        slf: &Bound<'py, Self>,
+        r#from: Option<&Bound<'_, PyAny>>,
+        to: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, 'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let a = r#from
+            .map(|v| float_arg(v, "from"))
+            .transpose()?
+            .unwrap_or(0.0);
+        let b = to.map(|v| float_arg(v, "to")).transpose()?.unwrap_or(1.0);
+        let g = core_gen(generator);
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.uniform_(a, b, g.as_deref())).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `normal_(mean=0, std=1)`.
+    #[pyo3(signature = (mean = None, std = None, *, generator = None))]
+    fn normal_<'py>(
+        slf: &Bound<'py, Self>,
+        mean: Option<&Bound<'_, PyAny>>,
+        std: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, 'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let m = mean
+            .map(|v| float_arg(v, "mean"))
+            .transpose()?
+            .unwrap_or(0.0);
+        let s = std.map(|v| float_arg(v, "std")).transpose()?.unwrap_or(1.0);
+        let g = core_gen(generator);
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.normal_(m, s, g.as_deref())).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `random_()`, `random_(to)`, `random_(from, to)`.
+    #[pyo3(signature = (*args, r#from = None, to = None, generator = None))]
+    fn random_<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'_, PyTuple>,
+        r#from: Option<&Bound<'_, PyAny>>,
+        to: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, 'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let (f, t) = match (pos.len(), given(r#from), given(to)) {
+            (0, f, t) => (f, t),
+            (1, None, None) => (None, Some(pos[0].clone())),
+            (1, None, t) => (Some(pos[0].clone()), t),
+            (2, None, None) => (Some(pos[0].clone()), given(Some(&pos[1]))),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "random_() takes random_(), random_(to) or random_(from, to)",
+                ))
+            }
+        };
+        let f = f.map(|v| integer(&v, "from")).transpose()?;
+        let to = t.map(|v| integer(&v, "to")).transpose()?;
+        let g = core_gen(generator);
+        let me = &slf.get().t;
+        nogil(slf.py(), me.numel(), || me.random_(f, to, g.as_deref())).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `bernoulli_(p=0.5)`: `p` a number or a tensor of probabilities.
+    #[pyo3(signature = (p = None, *, generator = None))]
+    fn bernoulli_<'py>(
+        slf: &Bound<'py, Self>,
+        p: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, 'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let g = core_gen(generator);
+        let me = &slf.get().t;
+        match p {
+            Some(pt) if pt.cast::<PyTensor>().is_ok() => {
+                let pt = crate::tensor::arg(pt, "p")?;
+                nogil(slf.py(), me.numel(), || {
+                    me.bernoulli_tensor_(&pt, g.as_deref())
+                })
+                .py()?;
+            }
+            _ => {
+                let pv = p.map(|v| float_arg(v, "p")).transpose()?.unwrap_or(0.5);
+                nogil(slf.py(), me.numel(), || me.bernoulli_(pv, g.as_deref())).py()?;
+            }
+        }
+        Ok(slf.clone())
+    }
+
+    /// `exponential_(lambd=1)`.
+    #[pyo3(signature = (lambd = None, *, generator = None))]
+    fn exponential_<'py>(
+        slf: &Bound<'py, Self>,
+        lambd: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, 'py>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let l = lambd
+            .map(|v| float_arg(v, "lambd"))
+            .transpose()?
+            .unwrap_or(1.0);
+        let g = core_gen(generator);
+        let me = &slf.get().t;
+        nogil(slf.py(), me.numel(), || me.exponential_(l, g.as_deref())).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `bernoulli()` (probabilities from self) or `bernoulli(p)`.
+    #[pyo3(signature = (p = None, *, generator = None, out = None))]
+    fn bernoulli(
+        &self,
+        py: Python<'_>,
+        p: Option<&Bound<'_, PyAny>>,
+        generator: Gen<'_, '_>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let g = core_gen(generator);
+        let me = &self.t;
+        let t = match p.filter(|p| !p.is_none()) {
+            Some(pv) => {
+                let pv = float_arg(pv, "p")?;
+                nogil(py, me.numel(), || me.bernoulli_p(pv, g.as_deref()))
+            }
+            None => nogil(py, me.numel(), || me.bernoulli(g.as_deref())),
+        }
+        .py()?;
+        deliver(py, t, out, false)
+    }
+
+    /// `multinomial(num_samples, replacement=False)`.
+    #[pyo3(signature = (num_samples, replacement = false, *, generator = None, out = None))]
+    fn multinomial(
+        &self,
+        py: Python<'_>,
+        num_samples: &Bound<'_, PyAny>,
+        replacement: bool,
+        generator: Gen<'_, '_>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let n = integer(num_samples, "num_samples")?;
+        let g = core_gen(generator);
+        let me = &self.t;
+        let t = nogil(py, me.numel(), || {
+            me.multinomial(n, replacement, g.as_deref())
+        })
+        .py()?;
+        deliver(py, t, out, false)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGenerator>()?;
+    m.add("default_generator", default_obj(m.py())?)?;
+    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(seed, m)?)?;
+    m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(arange, m)?)?;
+    m.add_function(wrap_pyfunction!(linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(logspace, m)?)?;
+    m.add_function(wrap_pyfunction!(eye, m)?)?;
+    m.add_function(wrap_pyfunction!(rand, m)?)?;
+    m.add_function(wrap_pyfunction!(randn, m)?)?;
+    m.add_function(wrap_pyfunction!(randint, m)?)?;
+    m.add_function(wrap_pyfunction!(rand_like, m)?)?;
+    m.add_function(wrap_pyfunction!(randn_like, m)?)?;
+    m.add_function(wrap_pyfunction!(randint_like, m)?)?;
+    m.add_function(wrap_pyfunction!(randperm, m)?)?;
+    m.add_function(wrap_pyfunction!(normal, m)?)?;
+    Ok(())
+}
