@@ -10,6 +10,7 @@ mod creation;
 mod dtype;
 mod elementwise;
 mod errors;
+mod reduce;
 mod tensor;
 mod views;
 
@@ -123,6 +124,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_rebuild_tensor, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;
+    reduce::register(m)?;
     views::register(m)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub(crate) mod iter;
 
 mod basic;
 mod binary;
+pub mod reduce;
 mod view;
 pub use basic::*;
 pub use binary::Arith;
