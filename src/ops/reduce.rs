@@ -159,7 +159,7 @@ impl<T: Bounds, const MAX: bool> Fold<T> for ExtremeF<MAX> {
     #[inline(always)]
     fn step(&self, acc: T, x: T, _: usize) -> T {
         let better = if MAX { x > acc } else { x < acc };
-        if better || is_nan(x) {
+        if better | is_nan(x) {
             x
         } else {
             acc
@@ -172,24 +172,26 @@ impl<T: Bounds, const MAX: bool> Fold<T> for ExtremeF<MAX> {
 }
 
 /// Value and position of the maximum (`MAX = true`) or minimum: NaN beats
-/// everything, ties keep the first position. Position `usize::MAX` marks
-/// "nothing seen yet".
+/// everything, ties keep the first position. The accumulator starts at the
+/// identity with position `usize::MAX`; a row whose elements all equal the
+/// identity keeps that position, which [`arg_index`] maps to 0.
 struct ArgF<const MAX: bool>;
 impl<const MAX: bool> ArgF<MAX> {
     #[inline(always)]
     fn beats<T: Element>(x: T, best: T) -> bool {
-        !is_nan(best) && (is_nan(x) || if MAX { x > best } else { x < best })
+        let better = if MAX { x > best } else { x < best };
+        !is_nan(best) & (is_nan(x) | better)
     }
 }
-impl<T: Element, const MAX: bool> Fold<T> for ArgF<MAX> {
+impl<T: Bounds, const MAX: bool> Fold<T> for ArgF<MAX> {
     type Acc = (T, usize);
     #[inline(always)]
     fn init(&self) -> (T, usize) {
-        (T::zero(), usize::MAX)
+        (if MAX { T::LOWEST } else { T::HIGHEST }, usize::MAX)
     }
     #[inline(always)]
     fn step(&self, acc: (T, usize), x: T, k: usize) -> (T, usize) {
-        if acc.1 == usize::MAX || Self::beats(x, acc.0) {
+        if Self::beats(x, acc.0) {
             (x, k)
         } else {
             acc
@@ -197,15 +199,21 @@ impl<T: Element, const MAX: bool> Fold<T> for ArgF<MAX> {
     }
     #[inline(always)]
     fn merge(&self, a: (T, usize), b: (T, usize)) -> (T, usize) {
-        if a.1 == usize::MAX {
-            b
-        } else if b.1 == usize::MAX || Self::beats(a.0, b.0) {
-            a
-        } else if Self::beats(b.0, a.0) || b.1 < a.1 {
+        if Self::beats(b.0, a.0) || (!Self::beats(a.0, b.0) && b.1 < a.1) {
             b
         } else {
             a
         }
+    }
+}
+
+/// The position an [`ArgF`] accumulator stands for.
+#[inline(always)]
+fn arg_index(k: usize) -> i64 {
+    if k == usize::MAX {
+        0
+    } else {
+        k as i64
     }
 }
 
@@ -505,7 +513,7 @@ impl Tensor {
 #[inline(always)]
 fn pick<T: Element, const MAX: bool>(x: T, y: T) -> T {
     let first = if MAX { x > y } else { x < y };
-    if is_nan(x) || first {
+    if is_nan(x) | first {
         x
     } else {
         y
@@ -550,7 +558,7 @@ fn arg_dim<const MAX: bool>(
         // SAFETY: each output index `i < numel` is written exactly once;
         // both outputs are fresh and unshared.
         reduce(x, &mask, &ArgF::<MAX>, |i, (v, k): (T, usize)| unsafe {
-            ip.write(i, k as i64);
+            ip.write(i, arg_index(k));
             if let Some(vp) = vp {
                 vp.write(i, v);
             }

@@ -439,6 +439,20 @@ def test_ties_pick_the_first_index():
     assert fg.tensor(-big).argmin().item() == 5_000
 
 
+def test_rows_equal_to_the_identity_report_the_first_index():
+    inf = math.inf
+    t = fg.tensor([-inf, -inf, -inf])
+    assert t.argmax().item() == 0
+    v, i = t.max(0)
+    assert v.item() == -inf and i.item() == 0
+    assert fg.tensor([inf, inf]).argmin().item() == 0
+    assert fg.tensor([-(2**63), -(2**63)]).argmax().item() == 0
+    assert fg.tensor([2**63 - 1] * 3).min(0).indices.item() == 0
+    m = np.full((3, 16), -np.inf, dtype=np.float32)
+    m[2, 5] = 1.0
+    assert fg.tensor(m).argmax(0).tolist() == [0] * 5 + [2] + [0] * 10
+
+
 def test_nan_propagates_through_max_min_and_argmax():
     nan = math.nan
     t = fg.tensor([1.0, nan, 5.0, nan])

@@ -30,8 +30,10 @@ use smallvec::SmallVec;
 pub(crate) const CHUNK: usize = 1 << 14;
 /// Independent accumulators per chunk (fixed: part of the summation order).
 pub(crate) const LANES: usize = 8;
-/// Adjacent outputs accumulated together in the outer-reduction path.
-const TILE: usize = 256;
+/// Most adjacent outputs accumulated together in the outer-reduction path
+/// (tiles only partition outputs; each output is still accumulated in
+/// reduced-index order, so the tile width never changes results).
+const MAX_TILE: usize = 4096;
 
 /// How one reduction combines elements.
 ///
@@ -306,13 +308,23 @@ fn tiles<T: Element, F: Fold<T>>(
 ) {
     let (w, _) = kept[kept.len() - 1];
     let outer = &kept[..kept.len() - 1];
-    let tiles_per_row = w.div_ceil(TILE);
+    let par = parallel(m * k);
+    // Wide tiles read long contiguous runs of each reduced slice; split a
+    // single row of outputs between the threads when that is all there is.
+    let threads = if par { crate::pool::num_threads() } else { 1 };
+    let want = if m / w >= threads {
+        w
+    } else {
+        w.div_ceil(threads)
+    };
+    let tile = want.next_multiple_of(LANES).clamp(LANES, MAX_TILE);
+    let tiles_per_row = w.div_ceil(tile);
     let ntasks = (m / w) * tiles_per_row;
     let _g = lock(&[x], None);
     let base = SyncPtr(elem_ptr::<T>(x));
     let task = |t: usize| {
-        let (o, j0) = (t / tiles_per_row, (t % tiles_per_row) * TILE);
-        let tw = TILE.min(w - j0);
+        let (o, j0) = (t / tiles_per_row, (t % tiles_per_row) * tile);
+        let tw = tile.min(w - j0);
         let row0 = unravel(outer, o) + j0;
         let mut accs = vec![f.init(); tw];
         let mut idx: SmallVec<[usize; 6]> = SmallVec::from_elem(0, red.len());
@@ -340,7 +352,7 @@ fn tiles<T: Element, F: Fold<T>>(
             write(o * w + j0 + j, a);
         }
     };
-    if parallel(m * k) && ntasks > 1 {
+    if par && ntasks > 1 {
         install(|| (0..ntasks).into_par_iter().for_each(task));
     } else {
         (0..ntasks).for_each(task);

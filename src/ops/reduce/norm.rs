@@ -24,64 +24,80 @@ pub enum MatrixOrd {
     P(f64),
 }
 
-/// The f64 accumulators of vector norms.
-#[derive(Clone, Copy)]
-enum Kind {
-    /// `sum |x|^p` for p not in {0, 1, 2, ±inf}.
-    Pow(f64),
-    /// `sum |x|`.
-    Abs,
-    /// `sum x²`.
-    Sq,
-    /// `max |x|` (NaN propagates).
-    MaxAbs,
-    /// `min |x|` (NaN propagates).
-    MinAbs,
-    /// Number of nonzeros.
-    Count,
-}
+/// The f64 accumulators of vector norms, one instantiation per kind so the
+/// inner loops carry no dispatch.
+const POW: u8 = 0; // sum |x|^p (p not 0, 1, 2 or ±inf)
+const ABS: u8 = 1; // sum |x|
+const SQ: u8 = 2; // sum x²
+const MAX_ABS: u8 = 3; // max |x| (NaN propagates)
+const MIN_ABS: u8 = 4; // min |x| (NaN propagates)
+const COUNT: u8 = 5; // number of nonzeros
 
-struct NormF(Kind);
-impl<T: Element> Fold<T> for NormF {
+struct NormF<const K: u8>(f64);
+impl<T: Element, const K: u8> Fold<T> for NormF<K> {
     type Acc = f64;
     #[inline(always)]
     fn init(&self) -> f64 {
-        match self.0 {
-            Kind::MinAbs => f64::INFINITY,
-            _ => 0.0,
+        if K == MIN_ABS {
+            f64::INFINITY
+        } else {
+            0.0
         }
     }
     #[inline(always)]
     fn step(&self, acc: f64, x: T, _: usize) -> f64 {
         let a = x.to_f64().abs();
-        match self.0 {
-            Kind::Pow(p) => acc + a.powf(p),
-            Kind::Abs => acc + a,
-            Kind::Sq => acc + a * a,
-            Kind::MaxAbs => {
-                if a > acc || a.is_nan() {
+        match K {
+            POW => acc + a.powf(self.0),
+            ABS => acc + a,
+            SQ => acc + a * a,
+            MAX_ABS => {
+                if (a > acc) | a.is_nan() {
                     a
                 } else {
                     acc
                 }
             }
-            Kind::MinAbs => {
-                if a < acc || a.is_nan() {
+            MIN_ABS => {
+                if (a < acc) | a.is_nan() {
                     a
                 } else {
                     acc
                 }
             }
-            Kind::Count => acc + (a != 0.0) as u8 as f64,
+            _ => acc + (a != 0.0) as u8 as f64,
         }
     }
     #[inline(always)]
     fn merge(&self, a: f64, b: f64) -> f64 {
-        match self.0 {
-            Kind::MaxAbs | Kind::MinAbs => <Self as Fold<f64>>::step(self, a, b, 0),
+        match K {
+            MAX_ABS | MIN_ABS => <Self as Fold<f64>>::step(self, a, b, 0),
             _ => a + b,
         }
     }
+}
+
+/// Reduces with `NormF<K>` and writes `finish(acc)` as `T`.
+fn norm_kind<T: Element, const K: u8>(
+    x: &Tensor,
+    mask: &[bool],
+    ord: f64,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let shape = out_shape(x.shape(), mask, keepdim);
+    let (out, p) = output::<T>(&shape);
+    let finish = move |a: f64| -> f64 {
+        match K {
+            SQ => a.sqrt(),
+            POW => a.powf(1.0 / ord),
+            _ => a,
+        }
+    };
+    // SAFETY: each output index is written exactly once; `out` is fresh.
+    reduce::<T, _>(x, mask, &NormF::<K>(ord), |i, a| unsafe {
+        p.write(i, T::from_f64(finish(a)))
+    })?;
+    Ok(out)
 }
 
 /// Vector norm of order `ord` over an already-masked float tensor.
@@ -91,33 +107,19 @@ fn vector_norm_masked<T: Element + Bounds>(
     ord: f64,
     keepdim: bool,
 ) -> Result<Tensor> {
-    let shape = out_shape(x.shape(), mask, keepdim);
-    let (out, p) = output::<T>(&shape);
-    let kind = if ord == 2.0 {
-        Kind::Sq
+    if ord == 2.0 {
+        norm_kind::<T, SQ>(x, mask, ord, keepdim)
     } else if ord == 1.0 {
-        Kind::Abs
+        norm_kind::<T, ABS>(x, mask, ord, keepdim)
     } else if ord == 0.0 {
-        Kind::Count
+        norm_kind::<T, COUNT>(x, mask, ord, keepdim)
     } else if ord == f64::INFINITY {
-        Kind::MaxAbs
+        norm_kind::<T, MAX_ABS>(x, mask, ord, keepdim)
     } else if ord == f64::NEG_INFINITY {
-        Kind::MinAbs
+        norm_kind::<T, MIN_ABS>(x, mask, ord, keepdim)
     } else {
-        Kind::Pow(ord)
-    };
-    let finish = move |a: f64| -> f64 {
-        match kind {
-            Kind::Sq => a.sqrt(),
-            Kind::Pow(q) => a.powf(1.0 / q),
-            _ => a,
-        }
-    };
-    // SAFETY: each output index is written exactly once; `out` is fresh.
-    reduce::<T, _>(x, mask, &NormF(kind), |i, a| unsafe {
-        p.write(i, T::from_f64(finish(a)))
-    })?;
-    Ok(out)
+        norm_kind::<T, POW>(x, mask, ord, keepdim)
+    }
 }
 
 impl Tensor {

@@ -3,12 +3,13 @@
 //! so large inputs do not overflow.
 
 use super::driver::{out_shape, output, reshaped, SyncPtr};
-use super::{dim_mask, float_input, reduce_to, widened, ExtremeF, SumF};
+use super::{dim_mask, float_input, is_nan, reduce_to, widened, Bounds, ExtremeF, SumF};
 use crate::ops::access::{elem_ptr, lock};
-use crate::ops::iter::{map2, map3};
+use crate::ops::iter::map2;
 use crate::ops::Arith;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::wrap_dim;
+use crate::tensor::Float;
 use crate::{default_dtype, dispatch, dispatch_float, DType, Element, Error, Result, Tensor};
 use rayon::prelude::*;
 
@@ -132,6 +133,61 @@ impl Tensor {
     }
 }
 
+/// softmax (or log_softmax) of each contiguous row of `n` elements of `x`.
+fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -> Tensor {
+    let (out, op) = output::<T>(x.shape());
+    let total = x.numel();
+    if total == 0 {
+        return out;
+    }
+    let rows = total / n;
+    let _g = lock(&[x], None);
+    let xp = SyncPtr(elem_ptr::<T>(x));
+    let row = |r: usize| {
+        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
+        // contiguous input and of the fresh output, whose row only this call
+        // writes.
+        let (xs, os) = unsafe {
+            (
+                std::slice::from_raw_parts(xp.ptr().add(r * n) as *const T, n),
+                std::slice::from_raw_parts_mut(op.ptr().add(r * n), n),
+            )
+        };
+        let m = xs
+            .iter()
+            .fold(T::LOWEST, |a, &v| if (v > a) | is_nan(v) { v } else { a });
+        let mut s = 0.0f64;
+        for (o, &v) in os.iter_mut().zip(xs) {
+            let e = (v - m).exp();
+            *o = e;
+            s += e.to_f64();
+        }
+        if log {
+            let ls = T::from_f64(s.ln());
+            for (o, &v) in os.iter_mut().zip(xs) {
+                *o = (v - m) - ls;
+            }
+        } else {
+            let st = T::from_f64(s);
+            for o in os.iter_mut() {
+                *o = *o / st;
+            }
+        }
+    };
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1 && rows > 1 {
+        let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
+        install(|| {
+            (0..rows)
+                .into_par_iter()
+                .with_min_len(min_rows)
+                .for_each(row)
+        });
+    } else {
+        (0..rows).for_each(row);
+    }
+    out
+}
+
 fn softmax_impl(
     op: &str,
     x: &Tensor,
@@ -141,18 +197,20 @@ fn softmax_impl(
 ) -> Result<Tensor> {
     let x = float_input(op, x, dtype)?;
     let d = wrap_dim(dim, x.ndim())?;
-    let mut mask = smallvec::SmallVec::<[bool; 6]>::from_elem(false, x.ndim());
-    if x.ndim() > 0 {
-        mask[d] = true;
+    let last = x.ndim().saturating_sub(1);
+    // Rows along `dim` made contiguous (a no-op for the last dim of a
+    // contiguous tensor), then moved back.
+    let rows = if d == last {
+        x.contiguous()
+    } else {
+        x.movedim(&[d as isize], &[-1])?.contiguous()
+    };
+    let n = if x.ndim() == 0 { 1 } else { x.shape()[d] };
+    let out = dispatch_float!(x.dtype(), T => softmax_rows::<T>(&rows, n, log),
+        else return Err(Error::runtime(format!("{op}: expected a floating dtype"))));
+    if d == last {
+        Ok(out)
+    } else {
+        Ok(out.movedim(&[-1], &[d as isize])?.contiguous())
     }
-    dispatch_float!(x.dtype(), T => {
-        let m = reduce_to::<T, T, _>(&x, &mask, true, &ExtremeF::<true>, |a| a)?;
-        let e = map2::<T, T, T>(&x, &m, |a, m| T::from_f64((a.to_f64() - m.to_f64()).exp()))?;
-        let s = reduce_to::<T, f64, _>(&e, &mask, true, &SumF::<f64>::new(), |s| s)?;
-        if log {
-            map3::<T, T, f64, T>(&x, &m, &s, |a, m, s| T::from_f64((a.to_f64() - m.to_f64()) - s.ln()))
-        } else {
-            map2::<T, f64, T>(&e, &s, |e, s| T::from_f64(e.to_f64() / s))
-        }
-    }, else Err(Error::runtime(format!("{op}: expected a floating dtype"))))
 }
