@@ -319,9 +319,15 @@ def test_large_reductions_take_every_path_and_match_numpy(rng, threads):
         c = rand(rng, (2, 100_000), np.float32)
         assert_close(fg.tensor(c).sum(1), c.astype(np.float64).sum(1).astype(np.float32))
         assert fg.tensor(c).argmax(1).tolist() == list(c.argmax(1))
-        # scans along inner and outer dims
-        assert_close(fg.tensor(b).cumsum(0), np.cumsum(b, 0))
-        assert_close(fg.tensor(b).cumsum(2), np.cumsum(b, 2))
+        # scans along inner and outer dims (large enough to be split)
+        d = rand(rng, (50, 40, 30), np.float64)
+        td = fg.tensor(d)
+        assert_close(td.cumsum(0), np.cumsum(d, 0))
+        assert_close(td.cumsum(2), np.cumsum(d, 2))
+        assert_close(td.permute(2, 1, 0).cumsum(1), np.cumsum(d.transpose(2, 1, 0), 1))
+        # row-wise softmax split over threads
+        e = np.exp(d - d.max(2, keepdims=True))
+        assert_close(td.softmax(2), e / e.sum(2, keepdims=True))
     finally:
         fg.set_num_threads(old)
 
