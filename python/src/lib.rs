@@ -13,6 +13,7 @@ mod errors;
 mod linalg;
 mod random;
 mod shape_index;
+mod reduce;
 mod tensor;
 mod views;
 
@@ -126,6 +127,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_rebuild_tensor, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;
+    reduce::register(m)?;
     views::register(m)?;
     shape_index::register(m)?;
     linalg::register(m)?;

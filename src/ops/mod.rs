@@ -15,6 +15,7 @@ mod index;
 pub mod linalg;
 mod pointwise;
 mod shape;
+pub mod reduce;
 mod view;
 pub use binary::Arith;
 pub use index::TensorIndex;

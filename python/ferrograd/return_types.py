@@ -1,0 +1,45 @@
+"""Named tuples returned by reductions, like ``torch.return_types``.
+
+``t.max(dim)`` returns ``max(values, indices)``: a tuple subclass whose
+fields are also attributes, so both ``v, i = t.max(0)`` and
+``t.max(0).indices`` work.
+"""
+
+from __future__ import annotations
+
+__all__ = ["aminmax", "max", "min"]
+
+
+class _StructSeq(tuple):
+    """A fixed-length tuple with named fields (built from one sequence)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __new__(cls, sequence=()):
+        items = tuple(sequence)
+        if len(items) != len(cls._fields):
+            raise TypeError(
+                f"{cls.__module__}.{cls.__name__}() takes a {len(cls._fields)}-sequence "
+                f"({len(items)}-sequence given)"
+            )
+        return super().__new__(cls, items)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{n}={v!r}" for n, v in zip(self._fields, self, strict=True))
+        return f"{self.__module__}.{type(self).__name__}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), (tuple(self),))
+
+
+def _make(name: str, fields: tuple[str, ...]) -> type:
+    namespace = {"__slots__": (), "_fields": fields, "__module__": __name__}
+    for i, field in enumerate(fields):
+        namespace[field] = property(lambda self, i=i: self[i], doc=f"Alias for field {i}.")
+    return type(name, (_StructSeq,), namespace)
+
+
+max = _make("max", ("values", "indices"))  # noqa: A001
+min = _make("min", ("values", "indices"))  # noqa: A001
+aminmax = _make("aminmax", ("min", "max"))

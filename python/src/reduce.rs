@@ -1,0 +1,597 @@
+//! Reductions and scans of `Tensor`: sum, mean, prod, amax/amin, max/min,
+//! argmax/argmin, var/std, norm, logsumexp, softmax, cumsum/cumprod,
+//! all/any, count_nonzero, aminmax, and the kernels behind
+//! `ferrograd.linalg`'s norms.
+
+use crate::convert::int_list;
+use crate::dtype::parse_opt_dtype;
+use crate::errors::IntoPyResult;
+use crate::tensor::{nogil, py_helper, PyTensor};
+use ferrograd::ops::reduce::MatrixOrd;
+use ferrograd::Tensor;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+
+type Dims = Option<Vec<isize>>;
+
+/// A `dim=` argument: `None`, an int, or a sequence of ints.
+fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Dims> {
+    match dim {
+        None => Ok(None),
+        Some(d) if d.is_none() => Ok(None),
+        Some(d) => Ok(Some(int_list(d, "dim")?)),
+    }
+}
+
+/// A single `dim=` int.
+fn one_dim(d: &Bound<'_, PyAny>) -> PyResult<isize> {
+    if d.is_instance_of::<PyInt>() && !d.is_instance_of::<PyBool>() {
+        return d.extract();
+    }
+    let v = int_list(d, "dim")?;
+    match v.as_slice() {
+        [x] => Ok(*x),
+        _ => Err(PyTypeError::new_err(format!(
+            "dim must be an int, got {}",
+            d.repr()?
+        ))),
+    }
+}
+
+/// A norm order: a number (ints, floats, `inf`) as f64.
+fn ord_number(p: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    if p.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(
+            "norm order must be a number or a string, not bool",
+        ));
+    }
+    if p.is_instance_of::<PyInt>() || p.is_instance_of::<PyFloat>() {
+        return Ok(Some(p.extract::<f64>()?));
+    }
+    Ok(None)
+}
+
+fn matrix_ord(ord: &Bound<'_, PyAny>) -> PyResult<MatrixOrd> {
+    if let Some(p) = ord_number(ord)? {
+        return Ok(MatrixOrd::P(p));
+    }
+    if let Ok(s) = ord.cast::<PyString>() {
+        return match &*s.to_cow()? {
+            "fro" => Ok(MatrixOrd::Fro),
+            "nuc" => Ok(MatrixOrd::Nuc),
+            other => Err(PyRuntimeError::new_err(format!(
+                "linalg.matrix_norm: Order {other} not supported."
+            ))),
+        };
+    }
+    Err(PyTypeError::new_err(format!(
+        "matrix norm order must be a number, 'fro' or 'nuc', got {}",
+        ord.repr()?
+    )))
+}
+
+/// A `torch.return_types` named tuple of two tensors.
+fn named_pair(py: Python<'_>, name: &str, a: Tensor, b: Tensor) -> PyResult<Py<PyAny>> {
+    static MAX: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static MIN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static AMINMAX: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let cell = match name {
+        "max" => &MAX,
+        "min" => &MIN,
+        _ => &AMINMAX,
+    };
+    let cls = py_helper(py, cell, "ferrograd.return_types", name)?;
+    let pair = PyTuple::new(py, [PyTensor::new(a), PyTensor::new(b)])?;
+    Ok(cls.call1((pair,))?.unbind())
+}
+
+fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyTensor::new(t))?.into_any())
+}
+
+/// The divisor correction from torch's `unbiased=` / `correction=` pair.
+fn correction(unbiased: Option<bool>, correction: Option<f64>) -> PyResult<f64> {
+    match (unbiased, correction) {
+        (Some(_), Some(_)) => Err(PyRuntimeError::new_err(
+            "var/std: cannot pass both unbiased and correction",
+        )),
+        (Some(u), None) => Ok(if u { 1.0 } else { 0.0 }),
+        (None, Some(c)) => Ok(c),
+        (None, None) => Ok(1.0),
+    }
+}
+
+/// var/std argument handling: `t.var(True)` passes `unbiased` first.
+fn var_args(
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<bool>,
+    corr: Option<f64>,
+) -> PyResult<(Dims, f64)> {
+    if let Some(d) = dim {
+        if d.is_instance_of::<PyBool>() {
+            if unbiased.is_some() {
+                return Err(PyTypeError::new_err("var/std: unbiased given twice"));
+            }
+            return Ok((None, correction(Some(d.extract()?), corr)?));
+        }
+    }
+    Ok((dims_arg(dim)?, correction(unbiased, corr)?))
+}
+
+/// `Tensor.norm`'s `p`: a number, `"fro"` (the 2-norm over `dim`) or
+/// `"nuc"` (a matrix norm over two dims).
+enum NormP {
+    Vector(f64),
+    Nuc,
+}
+
+fn norm_p(p: Option<&Bound<'_, PyAny>>) -> PyResult<NormP> {
+    let p = match p {
+        Some(p) if !p.is_none() => p,
+        _ => return Ok(NormP::Vector(2.0)),
+    };
+    if let Some(v) = ord_number(p)? {
+        return Ok(NormP::Vector(v));
+    }
+    let s = p.cast::<PyString>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "norm(): p must be a number or a string, got {}",
+            p.get_type()
+        ))
+    })?;
+    match &*s.to_cow()? {
+        "fro" => Ok(NormP::Vector(2.0)),
+        "nuc" => Ok(NormP::Nuc),
+        other => Err(PyRuntimeError::new_err(format!(
+            "norm(): unsupported p {other:?} (expected a number, 'fro' or 'nuc')"
+        ))),
+    }
+}
+
+fn tensor_norm(
+    t: &Tensor,
+    p: NormP,
+    dims: Dims,
+    keepdim: bool,
+    dtype: Option<ferrograd::DType>,
+) -> ferrograd::Result<Tensor> {
+    match p {
+        NormP::Vector(v) => t.norm(v, dims.as_deref(), keepdim, dtype),
+        NormP::Nuc => {
+            let pair = match dims.as_deref() {
+                None if t.ndim() == 2 => (0, 1),
+                Some(&[a, b]) => (a, b),
+                _ => {
+                    return Err(ferrograd::Error::runtime(format!(
+                        "norm(): the nuclear norm needs a 2-D input or two dims, got shape {:?} and dim {:?}",
+                        t.shape(),
+                        dims
+                    )))
+                }
+            };
+            t.matrix_norm(MatrixOrd::Nuc, pair, keepdim, dtype)
+        }
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
+    fn sum(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.sum(dims.as_deref(), keepdim, dt))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
+    fn prod(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(
+            nogil(py, t.numel(), || t.prod(dims.as_deref(), keepdim, dt))
+                .py()?
+                .into(),
+        )
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
+    fn mean(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(
+            nogil(py, t.numel(), || t.mean(dims.as_deref(), keepdim, dt))
+                .py()?
+                .into(),
+        )
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn amax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.amax(dims.as_deref(), keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn amin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.amin(dims.as_deref(), keepdim))
+            .py()?
+            .into())
+    }
+
+    /// `max()`, `max(dim, keepdim=False)` (a `(values, indices)` named
+    /// tuple) or `max(other)` (elementwise maximum).
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn max(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
+        extreme_method(py, &self.t, dim, keepdim, true)
+    }
+
+    /// `min()`, `min(dim, keepdim=False)` or `min(other)`.
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn min(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
+        extreme_method(py, &self.t, dim, keepdim, false)
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn argmax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.argmax(d, keepdim)).py()?.into())
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn argmin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.argmin(d, keepdim)).py()?.into())
+    }
+
+    #[pyo3(signature = (*, dim = None, keepdim = false))]
+    fn aminmax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
+        let t = &self.t;
+        let (lo, hi) = nogil(py, t.numel(), || t.aminmax(d, keepdim)).py()?;
+        named_pair(py, "aminmax", lo, hi)
+    }
+
+    #[pyo3(signature = (dim = None, unbiased = None, keepdim = false, *, correction = None))]
+    fn var(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<bool>,
+        keepdim: bool,
+        correction: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        let (dims, c) = var_args(dim, unbiased, correction)?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.var(dims.as_deref(), c, keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim = None, unbiased = None, keepdim = false, *, correction = None))]
+    fn std(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<bool>,
+        keepdim: bool,
+        correction: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        let (dims, c) = var_args(dim, unbiased, correction)?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.std(dims.as_deref(), c, keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (p = None, dim = None, keepdim = false, dtype = None))]
+    fn norm(
+        &self,
+        py: Python<'_>,
+        p: Option<&Bound<'_, PyAny>>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (p, dims, dt, t) = (norm_p(p)?, dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(
+            nogil(py, t.numel(), || tensor_norm(t, p, dims, keepdim, dt))
+                .py()?
+                .into(),
+        )
+    }
+
+    #[pyo3(signature = (dim, keepdim = false))]
+    fn logsumexp(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let dims = int_list(dim, "dim")?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.logsumexp(&dims, keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim, dtype = None))]
+    fn softmax(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.softmax(d, dt)).py()?.into())
+    }
+
+    #[pyo3(signature = (dim, dtype = None))]
+    fn log_softmax(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.log_softmax(d, dt)).py()?.into())
+    }
+
+    #[pyo3(signature = (dim, *, dtype = None))]
+    fn cumsum(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.cumsum(d, dt)).py()?.into())
+    }
+
+    #[pyo3(signature = (dim, *, dtype = None))]
+    fn cumprod(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.cumprod(d, dt)).py()?.into())
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn all(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.all(dims.as_deref(), keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn any(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.any(dims.as_deref(), keepdim))
+            .py()?
+            .into())
+    }
+
+    #[pyo3(signature = (dim = None))]
+    fn count_nonzero(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(nogil(py, t.numel(), || t.count_nonzero(dims.as_deref()))
+            .py()?
+            .into())
+    }
+}
+
+/// The three forms of `max`/`min`.
+fn extreme_method(
+    py: Python<'_>,
+    t: &Tensor,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    is_max: bool,
+) -> PyResult<Py<PyAny>> {
+    let dim = dim.filter(|d| !d.is_none());
+    match dim {
+        None => {
+            let r = nogil(py, t.numel(), || {
+                if is_max {
+                    t.max_all()
+                } else {
+                    t.min_all()
+                }
+            })
+            .py()?;
+            wrap(py, r)
+        }
+        Some(o) if o.cast::<PyTensor>().is_ok() => {
+            let other = o.cast::<PyTensor>()?.get().t.clone();
+            let r = nogil(py, t.numel().max(other.numel()), || {
+                if is_max {
+                    t.max_other(&other)
+                } else {
+                    t.min_other(&other)
+                }
+            })
+            .py()?;
+            wrap(py, r)
+        }
+        Some(o) => {
+            let d = one_dim(o)?;
+            let (v, i) = nogil(py, t.numel(), || {
+                if is_max {
+                    t.max_dim(d, keepdim)
+                } else {
+                    t.min_dim(d, keepdim)
+                }
+            })
+            .py()?;
+            named_pair(py, if is_max { "max" } else { "min" }, v, i)
+        }
+    }
+}
+
+/// `var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim = None, unbiased = None, keepdim = false, *, correction = None))]
+fn var_mean<'py>(
+    py: Python<'py>,
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<bool>,
+    keepdim: bool,
+    correction: Option<f64>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (dims, c) = var_args(dim, unbiased, correction)?;
+    let t = &input.t;
+    let (v, m) = nogil(py, t.numel(), || t.var_mean(dims.as_deref(), c, keepdim)).py()?;
+    PyTuple::new(py, [PyTensor::new(v), PyTensor::new(m)])
+}
+
+/// `std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)`.
+#[pyfunction]
+#[pyo3(signature = (input, dim = None, unbiased = None, keepdim = false, *, correction = None))]
+fn std_mean<'py>(
+    py: Python<'py>,
+    input: PyRef<'_, PyTensor>,
+    dim: Option<&Bound<'_, PyAny>>,
+    unbiased: Option<bool>,
+    keepdim: bool,
+    correction: Option<f64>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (dims, c) = var_args(dim, unbiased, correction)?;
+    let t = &input.t;
+    let (s, m) = nogil(py, t.numel(), || t.std_mean(dims.as_deref(), c, keepdim)).py()?;
+    PyTuple::new(py, [PyTensor::new(s), PyTensor::new(m)])
+}
+
+/// Kernel of `linalg.vector_norm` (argument checks live in Python).
+#[pyfunction]
+#[pyo3(signature = (x, ord, dim, keepdim, dtype))]
+fn _vector_norm(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    ord: &Bound<'_, PyAny>,
+    dim: Option<&Bound<'_, PyAny>>,
+    keepdim: bool,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let ord = ord_number(ord)?.ok_or_else(|| {
+        PyRuntimeError::new_err(format!(
+            "linalg.vector_norm: ord must be a number, got {}",
+            ord.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })?;
+    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &x.t);
+    Ok(nogil(py, t.numel(), || {
+        t.vector_norm(ord, dims.as_deref(), keepdim, dt)
+    })
+    .py()?
+    .into())
+}
+
+/// Kernel of `linalg.matrix_norm`.
+#[pyfunction]
+#[pyo3(signature = (a, ord, dim, keepdim, dtype))]
+fn _matrix_norm(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+    ord: &Bound<'_, PyAny>,
+    dim: &Bound<'_, PyAny>,
+    keepdim: bool,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let ord = matrix_ord(ord)?;
+    let dims = int_list(dim, "dim")?;
+    let pair = match dims.as_slice() {
+        &[r, c] => (r, c),
+        _ => {
+            return Err(PyRuntimeError::new_err(format!(
+                "linalg.matrix_norm: dim must be a 2-tuple. Got {dims:?}"
+            )))
+        }
+    };
+    let (dt, t) = (parse_opt_dtype(dtype)?, &a.t);
+    Ok(
+        nogil(py, t.numel(), || t.matrix_norm(ord, pair, keepdim, dt))
+            .py()?
+            .into(),
+    )
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(var_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(std_mean, m)?)?;
+    m.add_function(wrap_pyfunction!(_vector_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_matrix_norm, m)?)?;
+    Ok(())
+}
