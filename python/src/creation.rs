@@ -83,14 +83,14 @@ fn make(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-    f: impl FnOnce(&[usize], DType) -> Tensor + Send,
+    f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
 ) -> PyResult<PyTensor> {
     check_device(device)?;
     let dims = shape_args(args)?;
     let shape = sizes(&dims)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
     let n: usize = shape.iter().product();
-    let t = nogil(args.py(), n, || f(&shape, dt));
+    let t = nogil(args.py(), n, || f(&shape, dt)).py()?;
     finish(t, requires_grad)
 }
 
@@ -106,7 +106,7 @@ pub fn zeros(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     let _ = (out, layout);
-    make(size, dtype, device, requires_grad, Tensor::zeros)
+    make(size, dtype, device, requires_grad, Tensor::try_zeros)
 }
 
 #[pyfunction]
@@ -121,7 +121,7 @@ pub fn ones(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     let _ = (out, layout);
-    make(size, dtype, device, requires_grad, Tensor::ones)
+    make(size, dtype, device, requires_grad, Tensor::try_ones)
 }
 
 #[pyfunction]
@@ -138,7 +138,7 @@ pub fn empty(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (out, layout, pin_memory, memory_format);
-    make(size, dtype, device, requires_grad, Tensor::empty)
+    make(size, dtype, device, requires_grad, Tensor::try_empty)
 }
 
 /// The dtype `full` infers from its fill value: bool, int64 or the default
@@ -184,7 +184,7 @@ pub fn full(
     let shape = sizes(&convert::int_list(size, "size")?)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
     let n: usize = shape.iter().product();
-    let t = nogil(size.py(), n, || Tensor::full(&shape, v, dt));
+    let t = nogil(size.py(), n, || Tensor::try_full(&shape, v, dt)).py()?;
     finish(t, requires_grad)
 }
 
@@ -193,11 +193,11 @@ fn like(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-    f: impl FnOnce(&[usize], DType) -> Tensor,
+    f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor>,
 ) -> PyResult<PyTensor> {
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    finish(f(input.t.shape(), dt), requires_grad)
+    finish(f(input.t.shape(), dt).py()?, requires_grad)
 }
 
 #[pyfunction]
@@ -211,7 +211,7 @@ pub fn zeros_like(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::zeros)
+    like(&input, dtype, device, requires_grad, Tensor::try_zeros)
 }
 
 #[pyfunction]
@@ -225,7 +225,7 @@ pub fn ones_like(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::ones)
+    like(&input, dtype, device, requires_grad, Tensor::try_ones)
 }
 
 #[pyfunction]
@@ -239,7 +239,7 @@ pub fn empty_like(
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::empty)
+    like(&input, dtype, device, requires_grad, Tensor::try_empty)
 }
 
 #[pyfunction]
@@ -257,7 +257,7 @@ pub fn full_like(
     let _ = (layout, memory_format);
     let v = self::fill_value(fill_value)?;
     like(&input, dtype, device, requires_grad, |s, d| {
-        Tensor::full(s, v, d)
+        Tensor::try_full(s, v, d)
     })
 }
 

@@ -92,38 +92,74 @@ impl Tensor {
         }))
     }
 
+    /// Bytes needed by a contiguous tensor, or an error when the size
+    /// overflows.
+    fn checked_nbytes(shape: &[usize], dtype: DType) -> Result<usize> {
+        shape
+            .iter()
+            .try_fold(dtype.itemsize(), |acc, &n| acc.checked_mul(n))
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| {
+                Error::runtime(format!(
+                    "Storage size calculation overflowed with sizes={shape:?} and dtype {dtype}"
+                ))
+            })
+    }
+
     /// A contiguous tensor whose contents are unspecified (initialised
-    /// memory, but not meaningful). Kernels that overwrite every element use
-    /// this.
-    pub fn empty(shape: &[usize], dtype: DType) -> Tensor {
-        let layout = Layout::contiguous(shape);
-        let nbytes = layout.numel() * dtype.itemsize();
+    /// memory, but not meaningful), or an error when the size overflows or
+    /// the memory cannot be allocated.
+    pub fn try_empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let nbytes = Self::checked_nbytes(shape, dtype)?;
         let storage = if dtype == DType::Bool {
             // Bool buffers must only ever hold 0 or 1.
-            Storage::zeroed(nbytes)
+            Storage::try_zeroed(nbytes)?
         } else {
-            Storage::uninit(nbytes)
+            Storage::try_uninit(nbytes)?
         };
-        Self::new_unchecked(storage, layout, dtype)
+        Ok(Self::new_unchecked(storage, Layout::contiguous(shape), dtype))
     }
 
-    /// A contiguous tensor of zeros.
-    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        let layout = Layout::contiguous(shape);
-        let storage = Storage::zeroed(layout.numel() * dtype.itemsize());
-        Self::new_unchecked(storage, layout, dtype)
+    /// A contiguous tensor of zeros, or an error (see [`Tensor::try_empty`]).
+    pub fn try_zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let nbytes = Self::checked_nbytes(shape, dtype)?;
+        let storage = Storage::try_zeroed(nbytes)?;
+        Ok(Self::new_unchecked(storage, Layout::contiguous(shape), dtype))
     }
 
-    /// A contiguous tensor filled with `value` (cast to `dtype`).
-    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Tensor {
-        let t = Tensor::empty(shape, dtype);
+    /// A contiguous tensor filled with `value`, or an error (see
+    /// [`Tensor::try_empty`]).
+    pub fn try_full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        let t = Tensor::try_empty(shape, dtype)?;
         t.fill_unchecked(value.into());
-        t
+        Ok(t)
+    }
+
+    /// A contiguous tensor whose contents are unspecified; kernels that
+    /// overwrite every element use this. Panics when the memory cannot be
+    /// had (use [`Tensor::try_empty`] for sizes that come from users).
+    pub fn empty(shape: &[usize], dtype: DType) -> Tensor {
+        Self::try_empty(shape, dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A contiguous tensor of zeros (panics like [`Tensor::empty`]).
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        Self::try_zeros(shape, dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A contiguous tensor filled with `value` (panics like [`Tensor::empty`]).
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Tensor {
+        Self::try_full(shape, value, dtype).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A contiguous tensor of ones.
     pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::full(shape, 1i64, dtype)
+    }
+
+    /// A contiguous tensor of ones, or an error (see [`Tensor::try_empty`]).
+    pub fn try_ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Tensor::try_full(shape, 1i64, dtype)
     }
 
     /// Copies `data` into a new contiguous tensor of `shape`.

@@ -75,23 +75,37 @@ impl std::fmt::Debug for Storage {
 }
 
 impl Storage {
-    /// A new owned buffer of `nbytes`, zero-filled.
-    pub fn zeroed(nbytes: usize) -> Storage {
-        let (ptr, capacity, reused) = buffer_cache().acquire(nbytes);
+    /// A new owned buffer of `nbytes`, zero-filled, or an error when the
+    /// memory cannot be had.
+    pub fn try_zeroed(nbytes: usize) -> crate::Result<Storage> {
+        let (ptr, capacity, reused) = buffer_cache().acquire(nbytes)?;
         if reused {
             // SAFETY: `ptr` is valid for `capacity >= nbytes` bytes and
             // exclusively ours until wrapped below.
             unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, nbytes) };
         }
-        Self::wrap_owned(ptr, nbytes, capacity)
+        Ok(Self::wrap_owned(ptr, nbytes, capacity))
     }
 
     /// A new owned buffer of `nbytes` whose contents are unspecified (but
     /// initialised: previous contents of a recycled buffer, or zeros). Use
     /// when every byte is about to be overwritten.
+    pub fn try_uninit(nbytes: usize) -> crate::Result<Storage> {
+        let (ptr, capacity, _) = buffer_cache().acquire(nbytes)?;
+        Ok(Self::wrap_owned(ptr, nbytes, capacity))
+    }
+
+    /// [`Storage::try_zeroed`] for sizes derived from existing tensors;
+    /// failing to allocate panics with the allocator's message (a Python
+    /// caller sees an exception, never an abort).
+    pub fn zeroed(nbytes: usize) -> Storage {
+        Self::try_zeroed(nbytes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Storage::try_uninit`], panicking with the allocator's message on
+    /// failure (see [`Storage::zeroed`]).
     pub fn uninit(nbytes: usize) -> Storage {
-        let (ptr, capacity, _) = buffer_cache().acquire(nbytes);
-        Self::wrap_owned(ptr, nbytes, capacity)
+        Self::try_uninit(nbytes).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn wrap_owned(ptr: NonNull<u8>, nbytes: usize, capacity: usize) -> Storage {
@@ -200,20 +214,28 @@ fn buffer_cache() -> &'static BufferCache {
 
 impl BufferCache {
     /// Returns (pointer, capacity, whether it was recycled).
-    fn acquire(&self, nbytes: usize) -> (NonNull<u8>, usize, bool) {
+    fn acquire(&self, nbytes: usize) -> crate::Result<(NonNull<u8>, usize, bool)> {
+        let oom = || {
+            crate::Error::runtime(format!(
+                "can't allocate memory: you tried to allocate {nbytes} bytes"
+            ))
+        };
+        if nbytes > isize::MAX as usize / 2 {
+            return Err(oom());
+        }
         let capacity = size_class(nbytes);
         if capacity >= CACHE_MIN_BYTES {
             let hit = self.free.lock().get_mut(&capacity).and_then(|v| v.pop());
             if let Some(SendPtr(p)) = hit {
                 self.cached_bytes.fetch_sub(capacity, Ordering::Relaxed);
-                return (p, capacity, true);
+                return Ok((p, capacity, true));
             }
         }
-        let layout = AllocLayout::from_size_align(capacity, ALIGN).expect("size fits isize");
+        let layout = AllocLayout::from_size_align(capacity, ALIGN).map_err(|_| oom())?;
         // SAFETY: `capacity` is non-zero (size_class returns at least ALIGN).
         let p = unsafe { alloc::alloc_zeroed(layout) };
-        let p = NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(layout));
-        (p, capacity, false)
+        let p = NonNull::new(p).ok_or_else(oom)?;
+        Ok((p, capacity, false))
     }
 
     fn release(&self, ptr: NonNull<u8>, capacity: usize) {
