@@ -38,7 +38,7 @@ fn main() -> Result<()> {
     println!(
         "a @ a.t() = {:?}, sum = {:?}",
         m.to_vec::<f32>(),
-        m.sum_all()?.item()?
+        m.sum(None, false, None)?.item()?
     );
     Ok(())
 }

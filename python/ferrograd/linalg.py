@@ -2,8 +2,9 @@
 
 from ._core import Tensor
 from ._core import _linalg_solve as solve
+from .linalg_norms import matrix_norm, norm, vector_norm
 
-__all__ = ["det", "inv", "matmul", "solve"]
+__all__ = ["det", "inv", "matmul", "matrix_norm", "norm", "solve", "vector_norm"]
 
 det = Tensor.det
 inv = Tensor.inverse

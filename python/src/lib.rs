@@ -12,8 +12,8 @@ mod elementwise;
 mod errors;
 mod linalg;
 mod random;
-mod shape_index;
 mod reduce;
+mod shape_index;
 mod tensor;
 mod views;
 

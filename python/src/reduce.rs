@@ -477,9 +477,9 @@ fn extreme_method(
             let other = o.cast::<PyTensor>()?.get().t.clone();
             let r = nogil(py, t.numel().max(other.numel()), || {
                 if is_max {
-                    t.max_other(&other)
+                    t.maximum(&other)
                 } else {
-                    t.min_other(&other)
+                    t.minimum(&other)
                 }
             })
             .py()?;

@@ -12,7 +12,6 @@ mod scan;
 
 pub use norm::MatrixOrd;
 
-use super::binary::promote2;
 use super::iter::{map1, map2};
 use super::Arith;
 use crate::tensor::{wrap_dim, Category};
@@ -447,18 +446,6 @@ impl Tensor {
         Ok((lo, hi))
     }
 
-    /// `max(other)`: elementwise maximum with broadcasting (NaN propagates).
-    pub fn max_other(&self, other: &Tensor) -> Result<Tensor> {
-        let (dt, a, b) = promote2(self, other);
-        dispatch!(dt, T => map2::<T, T, T>(&a, &b, pick::<T, true>))
-    }
-
-    /// `min(other)`: elementwise minimum with broadcasting (NaN propagates).
-    pub fn min_other(&self, other: &Tensor) -> Result<Tensor> {
-        let (dt, a, b) = promote2(self, other);
-        dispatch!(dt, T => map2::<T, T, T>(&a, &b, pick::<T, false>))
-    }
-
     /// `all(dim=None, keepdim=False)`: whether every element is nonzero.
     pub fn all(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
         let mask = dim_mask(self.ndim(), dims)?;
@@ -506,17 +493,6 @@ impl Tensor {
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
         moments("std_mean", self, dims, correction, keepdim, true)
-    }
-}
-
-/// The larger (`MAX`) or smaller of two elements; NaN wins.
-#[inline(always)]
-fn pick<T: Element, const MAX: bool>(x: T, y: T) -> T {
-    let first = if MAX { x > y } else { x < y };
-    if is_nan(x) | first {
-        x
-    } else {
-        y
     }
 }
 

@@ -117,14 +117,22 @@ impl Tensor {
         } else {
             Storage::try_uninit(nbytes)?
         };
-        Ok(Self::new_unchecked(storage, Layout::contiguous(shape), dtype))
+        Ok(Self::new_unchecked(
+            storage,
+            Layout::contiguous(shape),
+            dtype,
+        ))
     }
 
     /// A contiguous tensor of zeros, or an error (see [`Tensor::try_empty`]).
     pub fn try_zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let nbytes = Self::checked_nbytes(shape, dtype)?;
         let storage = Storage::try_zeroed(nbytes)?;
-        Ok(Self::new_unchecked(storage, Layout::contiguous(shape), dtype))
+        Ok(Self::new_unchecked(
+            storage,
+            Layout::contiguous(shape),
+            dtype,
+        ))
     }
 
     /// A contiguous tensor filled with `value`, or an error (see
