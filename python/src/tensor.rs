@@ -308,7 +308,7 @@ impl PyTensor {
     fn r#type(slf: &Bound<'_, Self>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype {
             None => Ok(
-                format!("ferrograd.{}Tensor", type_prefix(slf.get().t.dtype()))
+                format!("ferrograd.{}Tensor", slf.get().t.dtype().scalar_type_name())
                     .into_pyobject(slf.py())?
                     .into_any()
                     .unbind(),
@@ -489,16 +489,6 @@ impl PyTensor {
             out.autograd().set_grad(Some(copy(&g)?));
         }
         Ok(out.into())
-    }
-}
-
-fn type_prefix(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "Bool",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
     }
 }
 

@@ -64,25 +64,20 @@ pub(crate) fn promote2(a: &Tensor, b: &Tensor) -> (DType, Tensor, Tensor) {
 /// a float result into an int tensor).
 pub(crate) fn inplace_operand(op: &'static str, dst: &Tensor, other: &Tensor) -> Result<Tensor> {
     let dt = result_type(&[dst.promotion_operand(), other.promotion_operand()]);
-    if dt.category() > dst.dtype().category() {
-        return Err(Error::runtime(format!(
-            "result type {} can't be cast to the desired output type {} (in {op})",
-            dt_name(dt),
-            dt_name(dst.dtype())
-        )));
-    }
+    check_inplace(op, dst, dt)?;
     Ok(other.to_dtype(dst.dtype()))
 }
 
-/// torch's capitalised scalar-type name (`Float`, `Long`...) for messages.
-pub(crate) fn dt_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "Bool",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
+/// Refuses an in-place op whose result dtype cannot be stored in `dst`.
+pub(crate) fn check_inplace(op: &str, dst: &Tensor, result: DType) -> Result<()> {
+    if result.category() > dst.dtype().category() {
+        return Err(Error::runtime(format!(
+            "result type {} can't be cast to the desired output type {} (in {op})",
+            result.scalar_type_name(),
+            dst.dtype().scalar_type_name()
+        )));
     }
+    Ok(())
 }
 
 impl Tensor {

@@ -17,7 +17,7 @@ pub use arith::RoundingMode;
 pub use math::{erf, erfc, Num};
 
 use super::access::{lock, view};
-use super::binary::dt_name;
+use super::binary::check_inplace;
 use crate::tensor::{default_dtype, result_type};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
@@ -32,21 +32,12 @@ fn promoted(ts: &[&Tensor]) -> DType {
     result_type(&ops)
 }
 
-/// Refuses an in-place op whose result dtype cannot be stored in `dst`.
-fn check_inplace(op: &str, dst: &Tensor, result: DType) -> Result<()> {
-    if result.category() > dst.dtype().category() {
-        return Err(Error::runtime(format!(
-            "result type {} can't be cast to the desired output type {} (in {op})",
-            dt_name(result),
-            dt_name(dst.dtype())
-        )));
-    }
-    Ok(())
-}
-
 /// torch's error for an op without a kernel for `dt`.
 fn unsupported(op: &str, dt: DType) -> Error {
-    Error::runtime(format!("\"{op}\" not implemented for '{}'", dt_name(dt)))
+    Error::runtime(format!(
+        "\"{op}\" not implemented for '{}'",
+        dt.scalar_type_name()
+    ))
 }
 
 /// Whether any element of `t` equals zero.

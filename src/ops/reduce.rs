@@ -57,17 +57,6 @@ pub(crate) fn reduced_count(shape: &[usize], mask: &[bool]) -> usize {
         .product()
 }
 
-/// torch's short dtype names used in its messages (`Long`, `Float`, ...).
-pub(crate) fn torch_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "Bool",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-    }
-}
-
 /// `x != x`: true only for NaN (works for every element type).
 #[inline(always)]
 #[allow(clippy::eq_op)]
@@ -336,7 +325,7 @@ fn float_input(op: &str, x: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
         return Err(Error::runtime(format!(
             "{op}: expected a floating point input (or dtype=), but got {} ({})",
             d,
-            torch_name(d)
+            d.scalar_type_name()
         )));
     }
     Ok(x.to_dtype(d))
@@ -374,14 +363,14 @@ impl Tensor {
             Some(d) if !d.is_floating_point() => {
                 return Err(Error::runtime(format!(
                     "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: {}",
-                    torch_name(d)
+                    d.scalar_type_name()
                 )))
             }
             Some(d) => d,
             None if !self.dtype().is_floating_point() => {
                 return Err(Error::runtime(format!(
                     "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-                    torch_name(self.dtype())
+                    (self.dtype()).scalar_type_name()
                 )))
             }
             None => self.dtype(),

@@ -57,6 +57,17 @@ impl DType {
         }
     }
 
+    /// torch's ScalarType name used in its messages (`Float`, `Long`, ...).
+    pub fn scalar_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "Bool",
+            DType::Int32 => "Int",
+            DType::Int64 => "Long",
+            DType::Float32 => "Float",
+            DType::Float64 => "Double",
+        }
+    }
+
     /// Parses torch's names and aliases (`float`, `double`, `long`, `int`).
     pub fn from_name(name: &str) -> Option<DType> {
         Some(match name {

@@ -2,7 +2,7 @@
 //! float dtype) and what it gives: `linalg.inv`, `linalg.det` and
 //! `linalg.solve`, batched with broadcasting.
 
-use super::matmul::{batch_offsets, scalar_name, xshape};
+use super::matmul::{batch_offsets, xshape};
 use crate::ops::access::{elem_ptr, lock};
 use crate::tensor::broadcast_shapes;
 use crate::tensor::Float;
@@ -164,7 +164,7 @@ fn check_square(a: &Tensor, op: &str) -> Result<usize> {
     if !a.dtype().is_floating_point() {
         return Err(Error::runtime(format!(
             "{op}: Expected a floating point or complex tensor as input. Got {}",
-            scalar_name(a.dtype())
+            a.dtype().scalar_type_name()
         )));
     }
     let nd = a.ndim();
@@ -276,8 +276,8 @@ impl Tensor {
         if b.dtype() != a.dtype() {
             return Err(Error::runtime(format!(
                 "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type {} instead",
-                scalar_name(a.dtype()),
-                scalar_name(b.dtype())
+                a.dtype().scalar_type_name(),
+                b.dtype().scalar_type_name()
             )));
         }
         if b.ndim() == 0 {

@@ -91,17 +91,6 @@ pub(crate) fn meta_name(d: DType) -> &'static str {
     }
 }
 
-/// torch's ScalarType names (`Float`, `Long`, ...).
-pub(crate) fn scalar_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "Bool",
-        DType::Int32 => "Int",
-        DType::Int64 => "Long",
-        DType::Float32 => "Float",
-        DType::Float64 => "Double",
-    }
-}
-
 /// Shape as torch prints it in product errors: `2x3`.
 pub(crate) fn xshape(s: &[usize]) -> String {
     s.iter()
@@ -562,8 +551,8 @@ fn dot_impl(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.dtype() != b.dtype() {
         return Err(Error::runtime(format!(
             "dot : expected both vectors to have same dtype, but found {} and {}",
-            scalar_name(a.dtype()),
-            scalar_name(b.dtype())
+            (a.dtype()).scalar_type_name(),
+            (b.dtype()).scalar_type_name()
         )));
     }
     let (n, nb) = (a.shape()[0], b.shape()[0]);
@@ -721,8 +710,8 @@ impl Tensor {
         if self.dtype() != mat1.dtype() {
             return Err(Error::runtime(format!(
                 "self and mat2 must have the same dtype, but got {} and {}",
-                scalar_name(self.dtype()),
-                scalar_name(mat2.dtype())
+                (self.dtype()).scalar_type_name(),
+                (mat2.dtype()).scalar_type_name()
             )));
         }
         if mat1.shape()[1] != mat2.shape()[0] {

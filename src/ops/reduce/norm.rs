@@ -8,7 +8,7 @@
 //! so small singular values keep their relative accuracy).
 
 use super::driver::{out_shape, output, reduce, Fold};
-use super::{dim_mask, float_input, reduced_count, torch_name, Bounds};
+use super::{dim_mask, float_input, reduced_count, Bounds};
 use crate::ops::access::{lock, slice};
 use crate::tensor::wrap_dim;
 use crate::{dispatch_float, DType, Element, Error, Result, Tensor};
@@ -160,7 +160,7 @@ impl Tensor {
         if !self.dtype().is_floating_point() && dtype.is_none() {
             return Err(Error::runtime(format!(
                 "norm(): input dtype should be either floating point or complex. Got {} instead.",
-                torch_name(self.dtype())
+                self.dtype().scalar_type_name()
             )));
         }
         self.vector_norm(p, dims, keepdim, dtype)
