@@ -21,16 +21,19 @@ import numpy as np
 
 def best_seconds(fs, repeat: int) -> list[float]:
     """The fastest of ``repeat`` timed calls of each function, after one
-    warm-up call each. Calls are interleaved (f0, f1, f0, f1, ...) so that
-    load from other processes hits every contender alike."""
+    warm-up call each. Each function is timed in a block of its own, after a
+    pause: OpenBLAS's threads keep spinning for a while after a call, and if
+    calls were interleaved they would steal the cores of the next contender."""
+    best = []
     for f in fs:
+        time.sleep(0.5)
         f()
-    best = [float("inf")] * len(fs)
-    for _ in range(repeat):
-        for i, f in enumerate(fs):
+        b = float("inf")
+        for _ in range(repeat):
             t0 = time.perf_counter()
             f()
-            best[i] = min(best[i], time.perf_counter() - t0)
+            b = min(b, time.perf_counter() - t0)
+        best.append(b)
     return best
 
 
