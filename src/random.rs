@@ -255,14 +255,14 @@ fn sample<T: Element>(
     g: &Generator,
     w: usize,
     f: impl Fn(&[u32], &mut [T]) + Sync + Send,
-) -> Tensor {
-    let out = Tensor::empty(shape, T::DTYPE);
+) -> Result<Tensor> {
+    let out = Tensor::try_empty(shape, T::DTYPE)?;
     {
         let _g = lock(&[], Some(&out));
         // SAFETY: `out` is fresh, contiguous, write-locked and of dtype T.
         fill(g, unsafe { slice_mut::<T>(&out) }, w, f);
     }
-    out
+    Ok(out)
 }
 
 /// Writes samples into `dst` in place: directly when contiguous, else
@@ -284,7 +284,7 @@ fn sample_into<T: Element>(
         Ok(())
     } else {
         crate::ops::iter::check_writable(dst)?;
-        dst.copy_(&sample::<T>(dst.shape(), g, w, f))
+        dst.copy_(&sample::<T>(dst.shape(), g, w, f)?)
     }
 }
 
@@ -596,14 +596,14 @@ impl Tensor {
     /// `rand(shape)`: uniform samples in `[0, 1)` of a floating `dtype`.
     pub fn rand(shape: &[usize], dtype: DType, g: Option<&Generator>) -> Result<Tensor> {
         let g = gen_or_default(g);
-        dispatch_float!(dtype, T => Ok(sample::<T>(shape, g, T::WORDS, T::uniforms)),
+        dispatch_float!(dtype, T => sample::<T>(shape, g, T::WORDS, T::uniforms),
             else Err(not_floating("check_uniform_bounds", dtype)))
     }
 
     /// `randn(shape)`: standard normal samples of a floating `dtype`.
     pub fn randn(shape: &[usize], dtype: DType, g: Option<&Generator>) -> Result<Tensor> {
         let g = gen_or_default(g);
-        dispatch_float!(dtype, T => Ok(sample::<T>(shape, g, T::WORDS, T::normals)),
+        dispatch_float!(dtype, T => sample::<T>(shape, g, T::WORDS, T::normals),
             else Err(not_floating("normal_kernel_cpu", dtype)))
     }
 
@@ -619,7 +619,7 @@ impl Tensor {
         let (from, to) = (low as i128, high as i128);
         check_random_range(dtype, from, to)?;
         let g = gen_or_default(g);
-        Ok(dispatch!(dtype, T => sample::<T>(shape, g, 2, int_sampler::<T>(from, to))))
+        dispatch!(dtype, T => sample::<T>(shape, g, 2, int_sampler::<T>(from, to)))
     }
 
     /// `randperm(n)`: a uniformly random permutation of `0..n`.
@@ -668,12 +668,12 @@ impl Tensor {
         let g = gen_or_default(g);
         dispatch_float!(dtype, T => {
             let (m, s) = (T::from_f64(mean), T::from_f64(std));
-            Ok(sample::<T>(shape, g, T::WORDS, move |ws, out| {
+            sample::<T>(shape, g, T::WORDS, move |ws, out| {
                 T::normals(ws, out);
                 for o in out.iter_mut() {
                     *o = m + s * *o;
                 }
-            }))
+            })
         }, else Err(not_floating("normal_kernel_cpu", dtype)))
     }
 

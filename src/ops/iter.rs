@@ -220,7 +220,7 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
     f: impl Fn(A, B) -> U + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
-    let out = Tensor::empty(&shape, U::DTYPE);
+    let out = Tensor::try_empty(&shape, U::DTYPE)?;
     let n = out.numel();
     let _g = lock(&[a, b], None);
     // SAFETY: inputs are locked for reading; `out` is fresh and ours alone;
@@ -253,7 +253,7 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
     f: impl Fn(A, B, C) -> U + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
-    let out = Tensor::empty(&shape, U::DTYPE);
+    let out = Tensor::try_empty(&shape, U::DTYPE)?;
     let n = out.numel();
     let _g = lock(&[a, b, c], None);
     // SAFETY: as in `map2`.

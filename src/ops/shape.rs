@@ -220,7 +220,7 @@ impl Tensor {
             }
             shape[d] += t.shape()[d];
         }
-        let out = Tensor::empty(&shape, dt);
+        let out = Tensor::try_empty(&shape, dt)?;
         let mut start = 0usize;
         for &(_, t) in &parts {
             let len = t.shape()[d];
@@ -446,7 +446,7 @@ impl Tensor {
                     "repeat: the result size overflows for repeats {sizes:?}"
                 ))
             })?;
-        let out = Tensor::empty(&out_shape, self.dtype());
+        let out = Tensor::try_empty(&out_shape, self.dtype())?;
         if out.numel() == 0 {
             return Ok(out);
         }

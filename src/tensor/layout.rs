@@ -25,7 +25,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Dims {
     let mut acc = 1usize;
     for (s, &n) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
-        acc *= n.max(1);
+        acc = acc.saturating_mul(n.max(1));
     }
     strides
 }

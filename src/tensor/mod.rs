@@ -95,6 +95,9 @@ impl Tensor {
     /// Bytes needed by a contiguous tensor, or an error when the size
     /// overflows.
     fn checked_nbytes(shape: &[usize], dtype: DType) -> Result<usize> {
+        if shape.contains(&0) {
+            return Ok(0);
+        }
         shape
             .iter()
             .try_fold(dtype.itemsize(), |acc, &n| acc.checked_mul(n))

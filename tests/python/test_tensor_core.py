@@ -298,3 +298,14 @@ def test_promotion_helpers():
     assert fg.result_type(fg.tensor([1], dtype=fg.int32), 2.5) == fg.float32
     assert fg.result_type(fg.tensor([1], dtype=fg.int32), 2) == fg.int32
     assert fg.result_type(fg.tensor([1.0]), fg.tensor(1.0, dtype=fg.float64)) == fg.float32
+
+
+def test_huge_sizes_raise_instead_of_crashing():
+    with pytest.raises(RuntimeError, match="overflow"):
+        fg.zeros(1 << 62)
+    with pytest.raises(RuntimeError, match="allocate"):
+        fg.ones(1 << 20).expand(1 << 20, 1 << 20) + 1
+    with pytest.raises(RuntimeError, match="overflow"):
+        fg.randint(0, 5, (1 << 62,))
+    empty = fg.zeros((1 << 32, 1 << 32, 0))
+    assert empty.numel() == 0 and empty.shape == (1 << 32, 1 << 32, 0)
