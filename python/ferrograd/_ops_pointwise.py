@@ -17,6 +17,13 @@ def _tensor(x):
     return x if isinstance(x, Tensor) else _wrap_number(x)
 
 
+def _input(x, fn: str):
+    """``x`` if it is a tensor, else torch's TypeError for a non-tensor ``input``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
+
+
 def _finish(result, out):
     if out is None:
         return result
@@ -110,12 +117,12 @@ def pow(input, exponent, *, out=None):  # noqa: A001
 
 def round(input, *, decimals=0, out=None):  # noqa: A001
     """``round(input, *, decimals=0)``: half to even, at ``decimals`` places."""
-    return _finish(input.round(decimals=decimals), out)
+    return _finish(_input(input, "round").round(decimals=decimals), out)
 
 
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """``clamp(input, min=None, max=None)``: bounds are numbers or tensors."""
-    return _finish(input.clamp(min, max), out)
+    return _finish(_input(input, "clamp").clamp(min, max), out)
 
 
 clip = clamp
@@ -123,12 +130,12 @@ clip = clamp
 
 def clamp_min(input, min, *, out=None):  # noqa: A002
     """``clamp_min(input, min)``."""
-    return _finish(input.clamp_min(min), out)
+    return _finish(_input(input, "clamp_min").clamp_min(min), out)
 
 
 def clamp_max(input, max, *, out=None):  # noqa: A002
     """``clamp_max(input, max)``."""
-    return _finish(input.clamp_max(max), out)
+    return _finish(_input(input, "clamp_max").clamp_max(max), out)
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -153,32 +160,32 @@ def where(condition, input=None, other=None, *, out=None):
 
 def lerp(input, end, weight, *, out=None):
     """``lerp(input, end, weight)``: ``input + weight * (end - input)``."""
-    return _finish(input.lerp(end, weight), out)
+    return _finish(_input(input, "lerp").lerp(end, weight), out)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``addcmul(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 * tensor2``."""
-    return _finish(input.addcmul(tensor1, tensor2, value=value), out)
+    return _finish(_input(input, "addcmul").addcmul(tensor1, tensor2, value=value), out)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``addcdiv(input, tensor1, tensor2, *, value=1)``: ``input + value * tensor1 / tensor2``."""
-    return _finish(input.addcdiv(tensor1, tensor2, value=value), out)
+    return _finish(_input(input, "addcdiv").addcdiv(tensor1, tensor2, value=value), out)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)``."""
-    return input.isclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return _input(input, "isclose").isclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``allclose(...)``: a Python bool, whether ``isclose`` holds everywhere."""
-    return input.allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return _input(input, "allclose").allclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def equal(input, other):
     """``equal(input, other)``: True if both have the same shape and values."""
-    return input.equal(other)
+    return _input(input, "equal").equal(other)
 
 
 __all__ = sorted(

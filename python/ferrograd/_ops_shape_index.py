@@ -62,9 +62,9 @@ triu = Tensor.triu
 
 def flip(input, dims):
     """``flip(input, dims)``: a copy with the elements of ``dims`` reversed."""
-    return input.flip(dims)
+    return Tensor.flip(input, dims)
 
 
 def tile(input, dims):
     """``tile(input, dims)``: ``repeat`` with ``dims`` padded by leading ones."""
-    return input.tile(dims)
+    return Tensor.tile(input, dims)

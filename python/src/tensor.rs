@@ -64,10 +64,6 @@ fn size_obj<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyAny>>
     cls.call1((PyTuple::new(py, dims)?,))
 }
 
-fn wrap_dim(t: &Tensor, dim: isize) -> PyResult<usize> {
-    ferrograd::tensor::wrap_dim(dim, t.ndim()).py()
-}
-
 fn dense_bytes(t: &Tensor) -> (Vec<u8>, Vec<usize>) {
     t.dense_bytes()
 }
@@ -164,10 +160,7 @@ impl PyTensor {
     fn stride<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
             None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
-            Some(d) => {
-                let d = wrap_dim(&self.t, d)?;
-                Ok(self.t.strides()[d].into_pyobject(py)?.into_any())
-            }
+            Some(d) => Ok(self.t.stride(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
     fn storage_offset(&self) -> usize {

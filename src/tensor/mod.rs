@@ -284,7 +284,17 @@ impl Tensor {
     }
     /// Size of `dim` (negative dims count from the end).
     pub fn size(&self, dim: isize) -> Result<usize> {
+        if self.ndim() == 0 {
+            return Err(Error::index(format!(
+                "Dimension specified as {dim} but tensor has no dimensions"
+            )));
+        }
         Ok(self.shape()[wrap_dim(dim, self.ndim())?])
+    }
+    /// Stride of `dim` in elements (negative dims count from the end).
+    pub fn stride(&self, dim: isize) -> Result<usize> {
+        self.size(dim)?;
+        Ok(self.strides()[wrap_dim(dim, self.ndim())?])
     }
     /// Whether this tensor was made from a scalar (promotion priority).
     pub fn is_wrapped_number(&self) -> bool {

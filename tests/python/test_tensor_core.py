@@ -309,3 +309,12 @@ def test_huge_sizes_raise_instead_of_crashing():
         fg.randint(0, 5, (1 << 62,))
     empty = fg.zeros((1 << 32, 1 << 32, 0))
     assert empty.numel() == 0 and empty.shape == (1 << 32, 1 << 32, 0)
+
+
+def test_size_and_stride_of_zero_dim_tensor_raise_index_error():
+    t = fg.tensor(1.0)
+    with pytest.raises(IndexError, match="no dimensions"):
+        t.size(0)
+    with pytest.raises(IndexError, match="no dimensions"):
+        t.stride(-1)
+    assert t.size() == () and t.stride() == ()
