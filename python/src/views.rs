@@ -112,7 +112,12 @@ impl PyTensor {
         let s: Vec<isize> = int_list(size, "size")?;
         Ok(self.t.expand(&s).py()?.into())
     }
-    fn narrow(&self, dim: isize, start: isize, length: usize) -> PyResult<PyTensor> {
+    fn narrow(&self, dim: isize, start: isize, length: i64) -> PyResult<PyTensor> {
+        let length = usize::try_from(length).map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "narrow(): length must be non-negative, got {length}"
+            ))
+        })?;
         Ok(self.t.narrow(dim, start, length).py()?.into())
     }
     fn select(&self, dim: isize, index: isize) -> PyResult<PyTensor> {
@@ -172,9 +177,14 @@ impl PyTensor {
     fn chunk<'py>(
         &self,
         py: Python<'py>,
-        chunks: usize,
+        chunks: i64,
         dim: isize,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let chunks = usize::try_from(chunks).map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "chunk expects `chunks` to be greater than 0, got: {chunks}"
+            ))
+        })?;
         list(py, self.t.chunk(chunks, dim).py()?)
     }
 }

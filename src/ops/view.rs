@@ -42,8 +42,9 @@ impl Tensor {
 
     /// `unflatten(dim, sizes)`: splits one dim into several (one may be -1).
     pub fn unflatten(&self, dim: isize, sizes: &[isize]) -> Result<Tensor> {
+        let n = self.size(dim)?;
         let d = wrap_dim(dim, self.ndim())?;
-        let inner = Layout::infer_shape(sizes, self.shape()[d]).map_err(|_| {
+        let inner = Layout::infer_shape(sizes, n).map_err(|_| {
             Error::runtime(format!(
                 "unflatten: Provided sizes {sizes:?} don't multiply up to the size of dim {dim} ({}) in the input tensor",
                 self.shape()[d]
@@ -103,6 +104,13 @@ impl Tensor {
             return Err(Error::runtime(format!(
                 "movedim: Invalid source or destination dims: source ({source:?} dims) should contain the same number of dims as destination ({destination:?} dims)"
             )));
+        }
+        if n == 0 {
+            // A 0-dim tensor accepts dims 0 and -1 and has nothing to move.
+            for &d in source.iter().chain(destination) {
+                wrap_dim(d, n)?;
+            }
+            return Ok(self.view_with_layout(self.layout().clone()));
         }
         let src: Vec<usize> = source
             .iter()
@@ -207,8 +215,8 @@ impl Tensor {
     /// `split(split_size, dim)`: chunks of `split_size` (the last may be
     /// smaller).
     pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
+        let n = self.size(dim)?;
         let d = wrap_dim(dim, self.ndim())?;
-        let n = self.shape()[d];
         if split_size == 0 && n != 0 {
             return Err(Error::runtime(format!(
                 "split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
@@ -225,8 +233,8 @@ impl Tensor {
 
     /// `split(sizes, dim)` with explicit section sizes.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let n = self.size(dim)?;
         let d = wrap_dim(dim, self.ndim())?;
-        let n = self.shape()[d];
         if sizes.iter().sum::<usize>() != n {
             return Err(Error::runtime(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}"
@@ -250,9 +258,8 @@ impl Tensor {
                 "chunk expects `chunks` to be greater than 0, got: 0",
             ));
         }
-        let d = wrap_dim(dim, self.ndim())?;
-        let n = self.shape()[d];
-        self.split(n.div_ceil(chunks).max(1), d as isize)
+        let n = self.size(dim)?;
+        self.split(n.div_ceil(chunks).max(1), dim)
     }
 
     /// A copy with its own memory that keeps a dense layout's strides (as

@@ -318,3 +318,23 @@ def test_size_and_stride_of_zero_dim_tensor_raise_index_error():
     with pytest.raises(IndexError, match="no dimensions"):
         t.stride(-1)
     assert t.size() == () and t.stride() == ()
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.split(1),
+    lambda t: t.chunk(2),
+    lambda t: t.unflatten(0, (1, 1)),
+    lambda t: t.size(0),
+])
+def test_dim_ops_on_zero_dim_tensor_raise_index_error(call):
+    with pytest.raises(IndexError):
+        call(fg.tensor(1.0))
+
+
+def test_movedim_of_zero_dim_tensor_is_identity_and_negative_counts_raise():
+    t = fg.tensor(2.0)
+    assert t.movedim(0, 0).item() == 2.0
+    with pytest.raises(RuntimeError, match="chunk"):
+        fg.ones(3).chunk(-1)
+    with pytest.raises(RuntimeError, match="length"):
+        fg.ones(3).narrow(0, 0, -1)
