@@ -641,14 +641,22 @@ impl Tensor {
         }
         let n = n as usize;
         let g = gen_or_default(g);
-        let mut words = vec![0u64; n];
+        let mut words: Vec<u64> = Vec::new();
+        let mut perm: Vec<i64> = Vec::new();
+        if words.try_reserve_exact(n).is_err() || perm.try_reserve_exact(n).is_err() {
+            return Err(Error::runtime(format!(
+                "can't allocate memory: randperm(n = {n}) needs {} bytes",
+                n as u128 * 16
+            )));
+        }
+        words.resize(n, 0);
         fill(g, &mut words, 2, |ws, out: &mut [u64]| {
             for (o, w) in out.iter_mut().zip(ws.chunks_exact(2)) {
                 *o = u64_of(w[0], w[1]);
             }
         });
         // Fisher-Yates: position i swaps with a uniform j in 0..=i.
-        let mut perm: Vec<i64> = (0..n as i64).collect();
+        perm.extend(0..n as i64);
         for i in (1..n).rev() {
             let j = below(words[i], i as u128 + 1) as usize;
             perm.swap(i, j);

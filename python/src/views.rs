@@ -140,8 +140,17 @@ impl PyTensor {
         &self,
         size: &Bound<'_, PyAny>,
         stride: &Bound<'_, PyAny>,
-        storage_offset: Option<usize>,
+        storage_offset: Option<i64>,
     ) -> PyResult<PyTensor> {
+        let storage_offset = storage_offset
+            .map(|o| {
+                usize::try_from(o).map_err(|_| {
+                    pyo3::exceptions::PyRuntimeError::new_err(format!(
+                        "Tensor: invalid storage offset {o}"
+                    ))
+                })
+            })
+            .transpose()?;
         let size = sizes(&int_list(size, "size")?)?;
         let stride = int_list(stride, "stride")?;
         Ok(self

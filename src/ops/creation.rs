@@ -41,8 +41,8 @@ fn check_numel(numel: f64, dtype: DType) -> Result<usize> {
 }
 
 /// A new contiguous tensor of `shape` whose element `i` is `f(i)`.
-fn from_fn<T: Element>(shape: &[usize], f: impl Fn(usize) -> T + Sync + Send) -> Tensor {
-    let out = Tensor::empty(shape, T::DTYPE);
+fn from_fn<T: Element>(shape: &[usize], f: impl Fn(usize) -> T + Sync + Send) -> Result<Tensor> {
+    let out = Tensor::try_empty(shape, T::DTYPE)?;
     let n = out.numel();
     {
         let _g = lock(&[], Some(&out));
@@ -55,7 +55,7 @@ fn from_fn<T: Element>(shape: &[usize], f: impl Fn(usize) -> T + Sync + Send) ->
             }
         });
     }
-    out
+    Ok(out)
 }
 
 fn not_bool(op: &str, dtype: DType) -> Result<()> {
@@ -95,9 +95,9 @@ impl Tensor {
             }
             check_sign(st64 > 0.0, e64 >= s64, e64 <= s64)?;
             let n = check_numel(((e64 - s64) / st64).ceil(), dtype)?;
-            return Ok(dispatch!(dtype, T => from_fn::<T>(&[n], |i| {
+            return dispatch!(dtype, T => from_fn::<T>(&[n], |i| {
                 T::from_f64(s64 + st64 * i as f64)
-            })));
+            }));
         }
         // Integer dtypes: the arguments are truncated to integers; int64
         // sizes its result from the truncated values, int32 from the
@@ -120,9 +120,9 @@ impl Tensor {
             check_sign(st64 > 0.0, e64 >= s64, e64 <= s64)?;
             check_numel(((e64 - s64) / st64).ceil(), dtype)?
         };
-        Ok(dispatch!(dtype, T => from_fn::<T>(&[n], |i| {
+        dispatch!(dtype, T => from_fn::<T>(&[n], |i| {
             T::from_i64(si.wrapping_add(sti.wrapping_mul(i as i64)))
-        })))
+        }))
     }
 
     /// `linspace(start, end, steps)`: `steps` evenly spaced values from
@@ -143,7 +143,7 @@ impl Tensor {
         let n = check_numel(steps as f64, dtype)?;
         let (a, b) = (start.into().to_f64(), end.into().to_f64());
         let v = linspace_fn(a, b, n);
-        Ok(dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(v(i)))))
+        dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(v(i))))
     }
 
     /// `logspace(start, end, steps, base)`: `base ** linspace(start, end,
@@ -164,7 +164,7 @@ impl Tensor {
         let n = check_numel(steps as f64, dtype)?;
         let (a, b) = (start.into().to_f64(), end.into().to_f64());
         let v = linspace_fn(a, b, n);
-        Ok(dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(base.powf(v(i))))))
+        dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(base.powf(v(i)))))
     }
 
     /// `eye(n, m)`: an `n x m` matrix (`m` defaults to `n`) with ones on the

@@ -610,11 +610,21 @@ impl Tensor {
         if reps.iter().any(|&r| r < 0) {
             return Err(Error::runtime("repeats can not be negative"));
         }
-        let idx: Vec<i64> = reps
+        let total = reps
             .iter()
-            .enumerate()
-            .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize))
-            .collect();
+            .try_fold(0usize, |acc, &r| acc.checked_add(r as usize))
+            .ok_or_else(|| Error::runtime("repeat_interleave: the result size overflows"))?;
+        let mut idx: Vec<i64> = Vec::new();
+        idx.try_reserve_exact(total).map_err(|_| {
+            Error::runtime(format!(
+                "can't allocate memory: repeat_interleave needs {total} indices"
+            ))
+        })?;
+        idx.extend(
+            reps.iter()
+                .enumerate()
+                .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize)),
+        );
         let src = if src.ndim() == 0 {
             src.reshape(&[1])?
         } else {
