@@ -58,6 +58,26 @@ fn from_fn<T: Element>(shape: &[usize], f: impl Fn(usize) -> T + Sync + Send) ->
     Ok(out)
 }
 
+/// `steps` values of `map(linspace(start, end, steps))` (see `linspace`).
+fn spaced(
+    op: &str,
+    start: Scalar,
+    end: Scalar,
+    steps: i64,
+    dtype: DType,
+    map: impl Fn(f64) -> f64 + Sync + Send,
+) -> Result<Tensor> {
+    not_bool(op, dtype)?;
+    if steps < 0 {
+        return Err(Error::runtime(format!(
+            "number of steps must be non-negative, got {steps}"
+        )));
+    }
+    let n = check_numel(steps as f64, dtype)?;
+    let v = linspace_fn(start.to_f64(), end.to_f64(), n);
+    dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(map(v(i)))))
+}
+
 fn not_bool(op: &str, dtype: DType) -> Result<()> {
     if dtype == DType::Bool {
         return Err(Error::runtime(format!(
@@ -134,16 +154,7 @@ impl Tensor {
         steps: i64,
         dtype: DType,
     ) -> Result<Tensor> {
-        not_bool("linspace", dtype)?;
-        if steps < 0 {
-            return Err(Error::runtime(format!(
-                "number of steps must be non-negative, got {steps}"
-            )));
-        }
-        let n = check_numel(steps as f64, dtype)?;
-        let (a, b) = (start.into().to_f64(), end.into().to_f64());
-        let v = linspace_fn(a, b, n);
-        dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(v(i))))
+        spaced("linspace", start.into(), end.into(), steps, dtype, |x| x)
     }
 
     /// `logspace(start, end, steps, base)`: `base ** linspace(start, end,
@@ -155,16 +166,9 @@ impl Tensor {
         base: f64,
         dtype: DType,
     ) -> Result<Tensor> {
-        not_bool("logspace", dtype)?;
-        if steps < 0 {
-            return Err(Error::runtime(format!(
-                "number of steps must be non-negative, got {steps}"
-            )));
-        }
-        let n = check_numel(steps as f64, dtype)?;
-        let (a, b) = (start.into().to_f64(), end.into().to_f64());
-        let v = linspace_fn(a, b, n);
-        dispatch!(dtype, T => from_fn::<T>(&[n], |i| T::from_f64(base.powf(v(i)))))
+        spaced("logspace", start.into(), end.into(), steps, dtype, |x| {
+            base.powf(x)
+        })
     }
 
     /// `eye(n, m)`: an `n x m` matrix (`m` defaults to `n`) with ones on the
