@@ -29,6 +29,31 @@ pub fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(None)
 }
 
+/// The Python type name of `obj`, for error messages.
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// A number argument (`alpha=`, `value=`, `beta=`...): a Python number or a
+/// one-element tensor; `default` when absent; TypeError naming `what`
+/// otherwise.
+pub fn number_arg(obj: Option<&Bound<'_, PyAny>>, what: &str, default: Scalar) -> PyResult<Scalar> {
+    let Some(obj) = obj else {
+        return Ok(default);
+    };
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        if t.get().t.numel() == 1 {
+            return t.get().t.item().py();
+        }
+    }
+    scalar(obj)?.ok_or_else(|| {
+        PyTypeError::new_err(format!("{what} must be a number, not {}", type_name(obj)))
+    })
+}
+
 /// A tensor operand: a Tensor, a Python scalar (as a wrapped number), or a
 /// NumPy scalar/array (copied). `None` if `obj` is none of these.
 pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {

@@ -4,7 +4,7 @@
 //! Everything here converts arguments and releases the GIL for big work;
 //! the ops themselves live in the core crate (`ops/pointwise`).
 
-use crate::convert::{operand, scalar};
+use crate::convert::{number_arg as number, operand};
 use crate::errors::IntoPyResult;
 use crate::tensor::{arg, nogil, PyTensor};
 use ferrograd::ops::RoundingMode;
@@ -15,27 +15,6 @@ use pyo3::types::PyString;
 
 fn new_obj(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, PyTensor::new(t))?.into_any())
-}
-
-/// A Python number argument (`alpha=`, `value=`...) or TypeError.
-fn number(obj: Option<&Bound<'_, PyAny>>, what: &str, default: Scalar) -> PyResult<Scalar> {
-    let Some(obj) = obj else {
-        return Ok(default);
-    };
-    if let Ok(t) = obj.cast::<PyTensor>() {
-        if t.get().t.numel() == 1 {
-            return t.get().t.item().py();
-        }
-    }
-    scalar(obj)?.ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "{what} must be a number, not {}",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })
 }
 
 /// An optional tensor-or-number argument (`None` stays `None`).

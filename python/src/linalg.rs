@@ -1,7 +1,7 @@
 //! Linear algebra on `Tensor`: `@`, matmul and its family, einsum,
 //! inverse/det/solve, and the GEMM backend switch used by benchmarks.
 
-use crate::convert::{operand, scalar};
+use crate::convert::operand;
 use crate::errors::IntoPyResult;
 use crate::tensor::{nogil, PyTensor};
 use ferrograd::ops::linalg::{gemm_backend, set_gemm_backend, GemmBackend};
@@ -28,18 +28,7 @@ fn work(a: &Tensor, b: &Tensor) -> usize {
 }
 
 fn coeff(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
-    match obj {
-        None => Ok(Scalar::Int(1)),
-        Some(o) => scalar(o)?.ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "addmm(): argument '{name}' must be Number, not {}",
-                o.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        }),
-    }
+    crate::convert::number_arg(obj, &format!("addmm(): argument '{name}'"), Scalar::Int(1))
 }
 
 #[pymethods]

@@ -11,12 +11,7 @@ use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySequence, PySlice, PyTuple};
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into())
-}
+use crate::convert::type_name;
 
 /// A slice bound: `None`, or an int (huge values clamp).
 fn slice_bound(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
