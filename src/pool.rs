@@ -64,6 +64,29 @@ pub fn set_num_threads(n: usize) {
     }
 }
 
+thread_local! {
+    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with kernels on this thread kept serial. Used where a lock is
+/// held around a kernel: a parallel kernel would let this thread pick up
+/// (steal) unrelated pool work that may want the same lock.
+pub fn serial<R>(f: impl FnOnce() -> R) -> R {
+    let prev = SERIAL.with(|c| c.replace(true));
+    let r = f();
+    SERIAL.with(|c| c.set(prev));
+    r
+}
+
+/// The threads a kernel may split over right now (1 inside [`serial`]).
+pub fn kernel_threads() -> usize {
+    if SERIAL.with(|c| c.get()) {
+        1
+    } else {
+        num_threads()
+    }
+}
+
 /// Elementwise kernels with at least this many elements are split over the
 /// pool; smaller ones run on the calling thread.
 pub const PARALLEL_MIN_ELEMS: usize = 1 << 15;

@@ -1,46 +1,95 @@
-//! Autograd state carried by every tensor.
+//! Reverse-mode automatic differentiation.
 //!
-//! This module owns the per-tensor slots the reverse-mode engine uses:
-//! whether a tensor requires grad, its accumulated `.grad`, and the
-//! `grad_fn` edge that produced it. The graph [`Node`] trait is the seam the
-//! engine builds on; this module does not run backward itself.
+//! Every tensor carries [`AutogradMeta`]: whether it requires grad, its
+//! accumulated `.grad`, the `grad_fn` edge of the node that produced it, and
+//! for leaves a weak link to their [`AccumulateGrad`] node. Ops record nodes
+//! through [`Recorder`] (see `function.rs`); [`backward`] and [`grad`] run
+//! the engine (`engine.rs`). In-place ops and views are reconciled with the
+//! graph in `inplace.rs`.
+//!
+//! Note [Graph ownership]: outputs own their `grad_fn` node, nodes own their
+//! next nodes and saved tensors, and an `AccumulateGrad` node owns its leaf.
+//! Everything pointing the other way is weak (a leaf's accumulator, a saved
+//! output's node, `retain_grad`'s tensor), so graphs never form `Arc`
+//! cycles and are freed as soon as the last output and backward run let go.
 
-use crate::Tensor;
+mod accumulate;
+mod engine;
+mod function;
+mod grad_mode;
+mod inplace;
+mod node;
+mod saved;
+
+pub use accumulate::AccumulateGrad;
+pub use engine::sum_to;
+pub use engine::{backward, grad, grad_batched, BackwardOptions, GradInput};
+pub use function::{BackwardCtx, FnNode, Recorder, Saver};
+pub use grad_mode::{
+    is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
+    set_grad_enabled, set_multithreading_enabled, GradModeGuard, InferenceModeGuard, StateGuard,
+    ThreadLocalState,
+};
+pub(crate) use inplace::check_write;
+pub use inplace::{increment_version, inplace, CopySlices};
+pub use node::{
+    node_id, Attachment, Edge, Grads, Node, NodeCore, PostHook, PreHook, SavedValue, TensorHook,
+    TensorMeta,
+};
+pub use saved::{freed_graph_error, SavedTensor};
+
+use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-/// A node of the backward graph (e.g. `MulBackward0`, `AccumulateGrad`).
-pub trait Node: Send + Sync {
-    /// torch's name for the node.
-    fn name(&self) -> String;
-}
-
-/// A reference to one input slot of a [`Node`].
-#[derive(Clone)]
-pub struct Edge {
-    pub node: Arc<dyn Node>,
-    pub input_nr: usize,
-}
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 
 /// The autograd slots of one tensor.
-#[derive(Default)]
 pub struct AutogradMeta {
     requires_grad: AtomicBool,
+    has_grad_fn: AtomicBool,
     grad: Mutex<Option<Tensor>>,
     grad_fn: Mutex<Option<Edge>>,
+    /// A leaf's `AccumulateGrad` node, while some graph holds it.
+    accumulator: Mutex<Option<Weak<AccumulateGrad>>>,
+    /// Hooks of a leaf (run before accumulation) and post-accumulate hooks.
+    leaf_hooks: Mutex<Vec<(u64, TensorHook, bool)>>,
+    post_accumulate_hooks:
+        Mutex<Vec<(u64, Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>, bool)>>,
+    retains_grad: AtomicBool,
+    /// For views made while recording: the version of the shared counter
+    /// when `grad_fn` was last set, and whether the view is differentiable.
+    view_version: AtomicU64,
+    differentiable_view: AtomicBool,
+    inference: bool,
+}
+
+impl Default for AutogradMeta {
+    fn default() -> Self {
+        AutogradMeta::new(false)
+    }
 }
 
 impl AutogradMeta {
     pub fn new(requires_grad: bool) -> Self {
         AutogradMeta {
             requires_grad: AtomicBool::new(requires_grad),
-            ..Default::default()
+            has_grad_fn: AtomicBool::new(false),
+            grad: Mutex::new(None),
+            grad_fn: Mutex::new(None),
+            accumulator: Mutex::new(None),
+            leaf_hooks: Mutex::new(Vec::new()),
+            post_accumulate_hooks: Mutex::new(Vec::new()),
+            retains_grad: AtomicBool::new(false),
+            view_version: AtomicU64::new(0),
+            differentiable_view: AtomicBool::new(false),
+            inference: is_inference_mode_enabled(),
         }
     }
 
-    pub fn requires_grad(&self) -> bool {
-        self.requires_grad.load(Ordering::Relaxed) || self.grad_fn.lock().is_some()
+    /// The flag set on leaves (`requires_grad_()`); see
+    /// [`Tensor::requires_grad`] for the full answer.
+    pub fn requires_grad_flag(&self) -> bool {
+        self.requires_grad.load(Ordering::Relaxed)
     }
 
     pub fn set_requires_grad(&self, value: bool) {
@@ -55,11 +104,328 @@ impl AutogradMeta {
         *self.grad.lock() = grad;
     }
 
-    pub fn grad_fn(&self) -> Option<Edge> {
-        self.grad_fn.lock().clone()
+    pub(crate) fn grad_slot(&self) -> &Mutex<Option<Tensor>> {
+        &self.grad
     }
 
-    pub fn set_grad_fn(&self, edge: Option<Edge>) {
-        *self.grad_fn.lock() = edge;
+    pub fn is_inference(&self) -> bool {
+        self.inference
+    }
+
+    pub fn retains_grad(&self) -> bool {
+        self.retains_grad.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn mark_view(&self, version: u64) {
+        self.view_version.store(version, Ordering::Relaxed);
+        self.differentiable_view
+            .store(is_grad_enabled(), Ordering::Relaxed);
+    }
+}
+
+/// Sets a tensor's `grad_fn` edge (`None` makes it a leaf again).
+pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
+    let m = t.autograd();
+    m.has_grad_fn.store(edge.is_some(), Ordering::Release);
+    *m.grad_fn.lock() = edge;
+    if t.is_view() {
+        m.view_version.store(t.version(), Ordering::Relaxed);
+    }
+}
+
+/// Whether a differentiable view's recorded history is stale because its
+/// base's history changed (an in-place op on the base or another view).
+fn view_is_stale(t: &Tensor) -> bool {
+    let m = t.autograd();
+    if !m.differentiable_view.load(Ordering::Relaxed) {
+        return false;
+    }
+    let Some(base) = t.base() else { return false };
+    m.view_version.load(Ordering::Relaxed) != t.version() && base.requires_grad()
+}
+
+/// The `grad_fn` edge of a non-leaf tensor. For a view whose base's
+/// history moved on, a fresh `AsStridedBackward0` edge onto the base's
+/// current history is made first.
+pub fn grad_fn_edge(t: &Tensor) -> Option<Edge> {
+    if t.is_view() && view_is_stale(t) {
+        inplace::regenerate_view_grad_fn(t);
+    }
+    let m = t.autograd();
+    if !m.has_grad_fn.load(Ordering::Acquire) {
+        return None;
+    }
+    m.grad_fn.lock().clone()
+}
+
+/// Whether the tensor has no `grad_fn` (after refreshing a stale view).
+pub fn is_leaf(t: &Tensor) -> bool {
+    grad_fn_edge(t).is_none()
+}
+
+/// The leaf's `AccumulateGrad` node, made on first use and shared while
+/// any graph holds it.
+pub fn grad_accumulator(t: &Tensor) -> Arc<AccumulateGrad> {
+    let mut slot = t.autograd().accumulator.lock();
+    if let Some(acc) = slot.as_ref().and_then(Weak::upgrade) {
+        return acc;
+    }
+    let acc = Arc::new(AccumulateGrad::new(t.clone()));
+    *slot = Some(Arc::downgrade(&acc));
+    acc
+}
+
+/// Where gradients for `t` flow: its `grad_fn` edge, or its accumulator for
+/// a leaf that requires grad, or nowhere.
+pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
+    if let Some(e) = grad_fn_edge(t) {
+        return Some(e);
+    }
+    if t.autograd().requires_grad_flag() {
+        return Some(Edge::new(grad_accumulator(t), 0));
+    }
+    None
+}
+
+type NodeCallback = Box<dyn Fn(&Arc<dyn Node>) + Send + Sync>;
+static NODE_CREATED: parking_lot::RwLock<Option<NodeCallback>> = parking_lot::RwLock::new(None);
+static HAS_NODE_CALLBACK: AtomicBool = AtomicBool::new(false);
+
+/// Installs a function called with every node recorded on any thread (the
+/// bindings use it for anomaly mode's forward tracebacks).
+pub fn set_node_created_callback(f: Option<NodeCallback>) {
+    HAS_NODE_CALLBACK.store(f.is_some(), Ordering::Release);
+    *NODE_CREATED.write() = f;
+}
+
+pub(crate) fn on_node_created(node: &Arc<dyn Node>) {
+    if HAS_NODE_CALLBACK.load(Ordering::Acquire) {
+        if let Some(f) = NODE_CREATED.read().as_ref() {
+            f(node);
+        }
+    }
+}
+
+/// Refuses inference tensors where autograd would need them.
+pub(crate) fn check_not_inference(t: &Tensor, what: &str) -> Result<()> {
+    if t.autograd().is_inference() {
+        return Err(Error::runtime(format!(
+            "Inference tensors cannot be {what}. To work around you can make a clone to get a normal tensor and use it in autograd."
+        )));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// Whether gradients flow to this tensor: a leaf flagged by
+    /// `requires_grad_()`, or any tensor with a `grad_fn`.
+    pub fn requires_grad(&self) -> bool {
+        let m = self.autograd();
+        m.requires_grad_flag()
+            || m.has_grad_fn.load(Ordering::Acquire)
+            || (self.is_view() && view_is_stale(self))
+    }
+
+    /// Sets the leaf flag (only floating tensors can require grad, as in
+    /// torch; only leaves can be changed).
+    pub fn set_requires_grad(&self, value: bool) -> Result<()> {
+        if value && !self.dtype().is_floating_point() {
+            return Err(Error::runtime(format!(
+                "only Tensors of floating point and complex dtype can require gradients (got {})",
+                self.dtype()
+            )));
+        }
+        if grad_fn_edge(self).is_some() {
+            if !value {
+                return Err(Error::runtime(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+                ));
+            }
+            return Ok(());
+        }
+        if value && self.autograd().is_inference() && !is_inference_mode_enabled() {
+            return Err(Error::runtime(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
+            ));
+        }
+        self.autograd().set_requires_grad(value);
+        Ok(())
+    }
+
+    /// The accumulated gradient (`.grad`).
+    pub fn grad(&self) -> Option<Tensor> {
+        self.autograd().grad()
+    }
+
+    /// Sets `.grad`, checking shape and dtype as torch does.
+    pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        if let Some(g) = &grad {
+            if g.dtype() != self.dtype() {
+                return Err(Error::runtime(format!(
+                    "assigned grad has data of a different type ({} vs {})",
+                    g.dtype(),
+                    self.dtype()
+                )));
+            }
+            if g.shape() != self.shape() {
+                return Err(Error::runtime(format!(
+                    "assigned grad has data of a different size ({:?} vs {:?})",
+                    g.shape(),
+                    self.shape()
+                )));
+            }
+        }
+        self.autograd().set_grad(grad);
+        Ok(())
+    }
+
+    /// The `grad_fn` edge (`None` for leaves).
+    pub fn grad_fn(&self) -> Option<Edge> {
+        grad_fn_edge(self)
+    }
+
+    /// True for tensors without a `grad_fn`.
+    pub fn is_leaf(&self) -> bool {
+        is_leaf(self)
+    }
+
+    /// Whether this tensor was made in inference mode.
+    pub fn is_inference(&self) -> bool {
+        self.autograd().is_inference()
+    }
+
+    /// `retain_grad()`: a non-leaf keeps its gradient in `.grad` after
+    /// backward (a no-op on leaves).
+    pub fn retain_grad(&self) -> Result<()> {
+        let Some(edge) = grad_fn_edge(self) else {
+            if !self.requires_grad() {
+                return Err(Error::runtime(
+                    "can't retain_grad on Tensor that has requires_grad=False",
+                ));
+            }
+            return Ok(());
+        };
+        if self.autograd().retains_grad.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
+        edge.node.core().add_retains_grad(edge.input_nr, self);
+        Ok(())
+    }
+
+    /// Whether `retain_grad()` was called on this non-leaf.
+    pub fn retains_grad(&self) -> bool {
+        self.autograd().retains_grad() && !self.is_leaf()
+    }
+
+    /// `register_hook(fn)`: `fn(grad)` runs when the gradient for this
+    /// tensor is computed and may return a replacement. `python` marks
+    /// hooks that must run on the thread that called backward. Returns the
+    /// handle id for [`Tensor::remove_hook`].
+    pub fn register_hook(&self, hook: TensorHook, python: bool) -> Result<u64> {
+        if !self.requires_grad() {
+            return Err(Error::runtime(
+                "cannot register a hook on a tensor that doesn't require gradient",
+            ));
+        }
+        match grad_fn_edge(self) {
+            Some(e) => Ok(e
+                .node
+                .core()
+                .register_tensor_prehook(e.input_nr, hook, python)),
+            None => {
+                let id = node::next_hook_id();
+                self.autograd().leaf_hooks.lock().push((id, hook, python));
+                Ok(id)
+            }
+        }
+    }
+
+    /// Removes a hook registered by [`Tensor::register_hook`] or
+    /// [`Tensor::register_post_accumulate_grad_hook`].
+    pub fn remove_hook(&self, id: u64) -> bool {
+        let m = self.autograd();
+        let mut found = false;
+        m.leaf_hooks.lock().retain(|(i, _, _)| {
+            found |= *i == id;
+            *i != id
+        });
+        m.post_accumulate_hooks.lock().retain(|(i, _, _)| {
+            found |= *i == id;
+            *i != id
+        });
+        if !found {
+            if let Some(e) = m.grad_fn.lock().clone() {
+                found = e.node.core().remove_hook(id);
+            }
+        }
+        found
+    }
+
+    /// `register_post_accumulate_grad_hook(fn)`: `fn(tensor)` runs after
+    /// the leaf's `.grad` was updated by backward.
+    pub fn register_post_accumulate_grad_hook(
+        &self,
+        hook: Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>,
+        python: bool,
+    ) -> Result<u64> {
+        if !self.is_leaf() {
+            return Err(Error::runtime(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors",
+            ));
+        }
+        if !self.requires_grad() {
+            return Err(Error::runtime(
+                "cannot register a hook on a tensor that doesn't require gradient",
+            ));
+        }
+        let id = node::next_hook_id();
+        self.autograd()
+            .post_accumulate_hooks
+            .lock()
+            .push((id, hook, python));
+        Ok(id)
+    }
+
+    /// `detach_()`: makes this tensor a leaf that does not require grad.
+    pub fn detach_(&self) -> Result<()> {
+        if self.is_view()
+            && self.autograd().differentiable_view.load(Ordering::Relaxed)
+            && self.requires_grad()
+        {
+            return Err(Error::runtime(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+            ));
+        }
+        set_grad_fn(self, None);
+        self.autograd().set_requires_grad(false);
+        Ok(())
+    }
+
+    /// The backward graph's notion of "the same tensor" for weak links.
+    pub(crate) fn accumulator_hooks(&self) -> (Vec<(TensorHook, bool)>, bool) {
+        let h = self.autograd().leaf_hooks.lock();
+        let post = !self.autograd().post_accumulate_hooks.lock().is_empty();
+        (h.iter().map(|(_, f, p)| (f.clone(), *p)).collect(), post)
+    }
+
+    pub(crate) fn post_accumulate_hooks(
+        &self,
+    ) -> Vec<Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>> {
+        self.autograd()
+            .post_accumulate_hooks
+            .lock()
+            .iter()
+            .map(|(_, f, _)| f.clone())
+            .collect()
+    }
+
+    pub(crate) fn has_python_leaf_hooks(&self) -> bool {
+        self.autograd().leaf_hooks.lock().iter().any(|h| h.2)
+            || self
+                .autograd()
+                .post_accumulate_hooks
+                .lock()
+                .iter()
+                .any(|h| h.2)
     }
 }

@@ -2,7 +2,29 @@
 
 use super::access::{elem_ptr, lock, slice, slice_mut, view};
 use super::iter::{apply1, apply2, map1};
+use crate::autograd::Recorder;
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
+
+/// `copy_`'s out-of-place form: `src` broadcast to `old`'s shape and cast
+/// to its dtype; the old value gets no gradient.
+fn copied(old: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let rec = Recorder::new("CopyBackwards", &[old, src]);
+    let out = Tensor::try_empty(old.shape(), old.dtype())?;
+    dispatch!(out.dtype(), T => dispatch!(src.dtype(), S => {
+        apply2::<T, S>(&out, src, |_, s| T::cast_from(s))
+    }))?;
+    rec.finish_simple(&out, |ctx, g| {
+        Ok(vec![
+            if ctx.needs(0) {
+                Some(g[0].zeros_like()?)
+            } else {
+                None
+            },
+            Some(g[0].clone()),
+        ])
+    })?;
+    Ok(out)
+}
 
 impl Tensor {
     /// Fills every element with `value` (no version bump, no checks); for
@@ -33,15 +55,27 @@ impl Tensor {
     /// `copy_(src)`: copies `src` (broadcast to this shape, cast to this
     /// dtype) into this tensor in place.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("copy_", self, &[src], |old| copied(old, src))? {
+            return Ok(());
+        }
         dispatch!(self.dtype(), T => dispatch!(src.dtype(), S => {
             apply2::<T, S>(self, src, |_, s| T::cast_from(s))
         }))
     }
 
+    /// Zeros with this tensor's shape and dtype.
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Tensor::try_zeros(self.shape(), self.dtype())
+    }
+
     /// A contiguous deep copy (torch's `clone()`, which keeps dense layouts
     /// in torch; here always row-major).
     pub fn copy(&self) -> Tensor {
-        dispatch!(self.dtype(), T => map1::<T, T>(self, |x| x))
+        let rec = Recorder::new("CloneBackward0", &[self]);
+        let out = dispatch!(self.dtype(), T => map1::<T, T>(self, |x| x));
+        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
+            .expect("nothing is saved");
+        out
     }
 
     /// Self if already contiguous, else a contiguous copy.
@@ -58,7 +92,13 @@ impl Tensor {
         if dtype == self.dtype() {
             return self.clone();
         }
-        dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, T::cast_from)))
+        let rec = Recorder::new("ToCopyBackward0", &[self]);
+        let out =
+            dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, T::cast_from)));
+        let from = self.dtype();
+        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].to_dtype(from))]))
+            .expect("nothing is saved");
+        out
     }
 
     /// The elements in row-major order, cast to `T`.

@@ -1,6 +1,7 @@
 //! Binary elementwise arithmetic with broadcasting and type promotion.
 
 use super::iter::{apply2, map2};
+use crate::autograd::Recorder;
 use crate::tensor::{result_type, Element};
 use crate::{DType, Error, Result, Tensor};
 
@@ -83,13 +84,21 @@ pub(crate) fn check_inplace(op: &str, dst: &Tensor, result: DType) -> Result<()>
 impl Tensor {
     /// `add(other)`: `self + other` (bool + bool is logical or).
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("AddBackward0", &[self, other]);
         let (dt, a, b) = promote2(self, other);
-        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
-            else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))
+        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+            else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
+        rec.finish_simple(&out, |_, g| {
+            Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
+        })?;
+        Ok(out)
     }
 
     /// `add_(other)`: in place.
     pub fn add_(&self, other: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("add_", self, &[other], |s| s.add(other))? {
+            return Ok(());
+        }
         let b = inplace_operand("add_", self, other)?;
         crate::dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
             else apply2::<bool, bool>(self, &b, |x, y| x | y))
@@ -99,15 +108,43 @@ impl Tensor {
 impl Tensor {
     /// `sub(other)`: `self - other` (not defined for bool, as in torch).
     pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("SubBackward0", &[self, other]);
         let (dt, a, b) = promote2(self, other);
-        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
-            else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))
+        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+            else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
+        rec.finish_simple(&out, |ctx, g| {
+            Ok(vec![
+                Some(g[0].clone()),
+                if ctx.needs(1) {
+                    Some(g[0].neg()?)
+                } else {
+                    None
+                },
+            ])
+        })?;
+        Ok(out)
     }
 
     /// `mul(other)`: `self * other` (bool * bool is logical and).
     pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("MulBackward0", &[self, other]);
         let (dt, a, b) = promote2(self, other);
-        crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
-            else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))
+        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+            else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
+        let (n0, n1) = (rec.needs(0), rec.needs(1));
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save_opt("other", n0.then_some(other));
+                s.save_opt("self", n1.then_some(self));
+            },
+            |ctx, g| {
+                Ok(vec![
+                    ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
+                    ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
+                ])
+            },
+        )?;
+        Ok(out)
     }
 }

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 const CHUNK: usize = 1 << 14;
 
 fn parallel(n: usize) -> bool {
-    n >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1
+    n >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1
 }
 
 /// Runs `body(start, end)` over `0..n`, in parallel chunks when large.
@@ -286,6 +286,12 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
 
 /// Checks that `dst` can be written elementwise.
 pub(crate) fn check_writable(dst: &Tensor) -> Result<()> {
+    crate::autograd::check_write(dst)?;
+    check_no_overlap(dst)
+}
+
+/// Checks that no two elements of `dst` share memory.
+pub(crate) fn check_no_overlap(dst: &Tensor) -> Result<()> {
     if !dst.layout().is_non_overlapping() {
         return Err(Error::runtime(format!(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation. (shape {:?}, strides {:?})",

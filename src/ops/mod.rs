@@ -18,5 +18,14 @@ pub mod reduce;
 mod shape;
 mod view;
 pub use binary::Arith;
+
+/// Refuses an in-place result whose dtype `dst` cannot hold.
+pub(crate) fn check_inplace_dtype(
+    op: &str,
+    dst: &crate::Tensor,
+    result: crate::DType,
+) -> crate::Result<()> {
+    binary::check_inplace(op, dst, result)
+}
 pub use index::TensorIndex;
 pub use pointwise::{erf, erfc, Num, RoundingMode};

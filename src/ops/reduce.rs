@@ -14,6 +14,7 @@ pub use norm::MatrixOrd;
 
 use super::iter::{map1, map2};
 use super::Arith;
+use crate::autograd::Recorder;
 use crate::tensor::{wrap_dim, Category};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 use driver::{out_shape, output, reduce, reshaped, Fold};
@@ -331,6 +332,38 @@ fn float_input(op: &str, x: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     Ok(x.to_dtype(d))
 }
 
+/// The gradient of a reduction over `mask`, broadcast back to the input's
+/// `shape` (reduced dims are re-inserted first unless `keepdim`).
+pub(crate) fn expand_reduced(
+    g: &Tensor,
+    shape: &[usize],
+    mask: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let g = unsqueeze_reduced(g, shape, mask, keepdim)?;
+    let target: Vec<isize> = shape.iter().map(|&n| n as isize).collect();
+    g.expand(&target)
+}
+
+/// `g` with the reduced dims of `mask` re-inserted as size 1 (a no-op when
+/// `keepdim`).
+pub(crate) fn unsqueeze_reduced(
+    g: &Tensor,
+    shape: &[usize],
+    mask: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
+    if keepdim || shape.is_empty() {
+        return Ok(g.clone());
+    }
+    let kept: Vec<isize> = shape
+        .iter()
+        .zip(mask)
+        .map(|(&n, &m)| if m { 1 } else { n as isize })
+        .collect();
+    g.reshape(&kept)
+}
+
 impl Tensor {
     /// `sum(dim=None, keepdim=False, dtype=None)`: ints and bool sum to int64.
     pub fn sum(
@@ -339,7 +372,23 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        sum_or_prod(self, dims, keepdim, dtype, false)
+        let rec = Recorder::new(
+            if dims.is_some() {
+                "SumBackward1"
+            } else {
+                "SumBackward0"
+            },
+            &[self],
+        );
+        let out = sum_or_prod(self, dims, keepdim, dtype, false)?;
+        if rec.active() {
+            let mask = dim_mask(self.ndim(), dims)?;
+            let shape = self.shape().to_vec();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(expand_reduced(&g[0], &shape, &mask, keepdim)?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `prod(dim=None, keepdim=False, dtype=None)`: ints and bool multiply in int64.

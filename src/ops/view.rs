@@ -1,21 +1,42 @@
 //! View operations: new layouts over the same storage, never a copy
 //! (`reshape` copies only when no view can express the result).
 
+use crate::autograd::Recorder;
 use crate::tensor::{wrap_dim, Layout};
+
+/// Records a reshaping view: the gradient is reshaped back.
+fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
+    let shape: Vec<isize> = input_shape.iter().map(|&n| n as isize).collect();
+    rec.finish_simple(out, move |_, g| Ok(vec![Some(g[0].reshape(&shape)?)]))
+}
 use crate::{Error, Result, Tensor};
 
 impl Tensor {
     /// `view(shape)`: same elements, new shape; `-1` infers one size.
     pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().view(shape)?))
+        let rec = Recorder::new("ViewBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().view(shape)?);
+        record_reshape(rec, &out, self.shape())?;
+        Ok(out)
     }
 
     /// `reshape(shape)`: a view when strides allow, else a contiguous copy.
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
         let dims = Layout::infer_shape(shape, self.numel())?;
         match self.layout().view_strides(&dims) {
-            Some(strides) => Ok(self.view_with_layout(Layout::new(&dims, &strides, self.offset()))),
-            None => self.copy().view(shape),
+            Some(strides) => {
+                let rec = Recorder::new("ViewBackward0", &[self]);
+                let out = self.view_with_layout(Layout::new(&dims, &strides, self.offset()));
+                record_reshape(rec, &out, self.shape())?;
+                Ok(out)
+            }
+            None => {
+                let rec = Recorder::new("UnsafeViewBackward0", &[self]);
+                let c = self.copy();
+                let out = c.view_with_layout(Layout::contiguous(&dims)).data();
+                record_reshape(rec, &out, self.shape())?;
+                Ok(out)
+            }
         }
     }
 
@@ -139,7 +160,13 @@ impl Tensor {
 
     /// `expand(sizes)`: broadcast without copying; `-1` keeps a size.
     pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().expand(sizes)?))
+        let rec = Recorder::new("ExpandBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().expand(sizes)?);
+        let shape = self.shape().to_vec();
+        rec.finish_simple(&out, move |_, g| {
+            Ok(vec![Some(crate::autograd::sum_to(&g[0], &shape)?)])
+        })?;
+        Ok(out)
     }
 
     /// `broadcast_to(shape)`.

@@ -53,6 +53,16 @@ pub struct TensorImpl {
 #[derive(Clone)]
 pub struct Tensor(Arc<TensorImpl>);
 
+/// A weak handle to a tensor (does not keep it alive).
+#[derive(Clone)]
+pub struct WeakTensor(std::sync::Weak<TensorImpl>);
+
+impl WeakTensor {
+    pub fn upgrade(&self) -> Option<Tensor> {
+        self.0.upgrade().map(Tensor)
+    }
+}
+
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tensor")
@@ -230,8 +240,39 @@ impl Tensor {
             version: self.0.version.clone(),
             base: Some(base),
             wrapped_number: false,
-            autograd: AutogradMeta::default(),
+            autograd: {
+                let m = AutogradMeta::default();
+                m.mark_view(self.0.version.get());
+                m
+            },
         }))
+    }
+
+    /// A weak handle to this tensor.
+    pub fn downgrade(&self) -> WeakTensor {
+        WeakTensor(Arc::downgrade(&self.0))
+    }
+
+    /// Whether this handle is the only reference to the tensor and its
+    /// memory (so its buffer may be taken over rather than copied).
+    pub fn is_exclusive(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
+            && self.0.base.is_none()
+            && self.0.storage.handle_count() == 1
+    }
+
+    /// A tensor with the shape and strides of `like` (offset 0) whose
+    /// contents are unspecified.
+    pub fn empty_strided_like(like: &Tensor) -> Result<Tensor> {
+        let layout = Layout::new(like.shape(), like.strides(), 0);
+        let elems = layout.max_extent();
+        let nbytes = Self::checked_nbytes(&[elems], like.dtype())?;
+        let storage = if like.dtype() == DType::Bool {
+            Storage::try_zeroed(nbytes)?
+        } else {
+            Storage::try_uninit(nbytes)?
+        };
+        Tensor::from_parts(storage, layout, like.dtype())
     }
 
     /// A new handle on the same data that is not a view and has no autograd
@@ -347,22 +388,5 @@ impl Tensor {
     }
     pub fn autograd(&self) -> &AutogradMeta {
         &self.0.autograd
-    }
-    pub fn requires_grad(&self) -> bool {
-        self.0.autograd.requires_grad()
-    }
-    /// Sets the flag (only floating tensors can require grad, as in torch).
-    pub fn set_requires_grad(&self, value: bool) -> Result<()> {
-        if value && !self.dtype().is_floating_point() {
-            return Err(Error::runtime(format!(
-                "only Tensors of floating point and complex dtype can require gradients (got {})",
-                self.dtype()
-            )));
-        }
-        self.0.autograd.set_requires_grad(value);
-        Ok(())
-    }
-    pub fn grad(&self) -> Option<Tensor> {
-        self.0.autograd.grad()
     }
 }

@@ -167,6 +167,11 @@ impl Storage {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// How many handles share this buffer.
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+
     /// Whether this buffer belongs to someone else (e.g. NumPy).
     pub fn is_foreign(&self) -> bool {
         matches!(self.0.owner, Owner::Foreign(_))

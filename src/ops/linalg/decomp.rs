@@ -145,7 +145,7 @@ fn per_batch<R: Send>(
     work: usize,
     f: impl Fn(usize) -> Result<R> + Sync + Send,
 ) -> Result<Vec<R>> {
-    if nb > 1 && nb * work >= PARALLEL_WORK && crate::pool::num_threads() > 1 {
+    if nb > 1 && nb * work >= PARALLEL_WORK && crate::pool::kernel_threads() > 1 {
         crate::pool::install(|| (0..nb).into_par_iter().map(&f).collect())
     } else {
         (0..nb).map(f).collect()

@@ -407,7 +407,7 @@ unsafe fn gemm_batched<T: MatElem>(
         }
     };
     let per = m * n * k;
-    let threads = crate::pool::num_threads();
+    let threads = crate::pool::kernel_threads();
     let free = threads > 1 && rayon::current_thread_index().is_none();
     if free && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
         crate::pool::install(|| (0..nb).into_par_iter().for_each(|i| one(i, 1)));

@@ -116,7 +116,7 @@ fn unravel(dims: &[(usize, usize)], mut i: usize) -> usize {
 }
 
 fn parallel(work: usize) -> bool {
-    work >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1
+    work >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1
 }
 
 /// Folds a contiguous run with `LANES` accumulators.

@@ -60,7 +60,7 @@ fn scan<O: Element, A: Arith>(
         }
     };
     let ntasks = outer * per;
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1 && ntasks > 1 {
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && ntasks > 1 {
         install(|| (0..ntasks).into_par_iter().for_each(task));
     } else {
         (0..ntasks).for_each(task);
@@ -174,7 +174,7 @@ fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -> Tensor {
             }
         }
     };
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::num_threads() > 1 && rows > 1 {
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
         let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
         install(|| {
             (0..rows)

@@ -1,0 +1,723 @@
+//! The backward engine.
+//!
+//! A call builds a graph task: the nodes reachable from the roots, how many
+//! incoming edges each has (its dependencies), and, when `inputs` are
+//! given, which nodes lie on a path to them. Nodes whose dependencies are
+//! all satisfied are ready; the engine runs the ready set as one wave —
+//! on ferrograd's pool when there are several nodes and enough work to
+//! pay for it, otherwise inline — then routes their outputs.
+//!
+//! Note [Deterministic sums]: a gradient slot fed by several edges keeps
+//! every contribution with a key (the producer's sequence number and output
+//! index) and sums them in key order once the node is ready. The order of
+//! arrival never matters, so sequential and parallel runs, on any number of
+//! threads, produce bitwise-identical gradients.
+
+use super::accumulate::{accumulate, AccumulateGrad};
+use super::grad_mode::ThreadLocalState;
+use super::node::{node_id, Grads, Node};
+use super::{gradient_edge, Edge};
+use crate::{Error, Result, Tensor};
+use rayon::prelude::*;
+use smallvec::SmallVec;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+/// Options shared by [`backward`] and [`grad`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BackwardOptions {
+    /// Keep saved tensors so the graph can be used again (default: the
+    /// value of `create_graph`).
+    pub retain_graph: Option<bool>,
+    /// Record the backward computation so it can itself be differentiated.
+    pub create_graph: bool,
+    /// `grad` only: return `None` for inputs the outputs do not depend on
+    /// instead of raising.
+    pub allow_unused: bool,
+    /// `grad` only: return zeros instead of `None` for unused inputs.
+    pub materialize_grads: bool,
+}
+
+/// What to differentiate with respect to: a tensor, or a gradient edge
+/// (`graph.GradientEdge`).
+#[derive(Clone)]
+pub enum GradInput {
+    Tensor(Tensor),
+    Edge(Edge),
+}
+
+/// Nodes deeper than this in reentrant backward calls are refused.
+const MAX_REENTRANT_DEPTH: usize = 64;
+/// A wave with less work than this (elements of incoming gradients) runs
+/// inline: handing it to the pool would cost more than it saves.
+const PARALLEL_MIN_WORK: usize = 1 << 14;
+
+thread_local! {
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+#[derive(Default)]
+struct IdHasher(u64);
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64 ^ (n as u64 >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+type IdMap<V> = HashMap<usize, V, BuildHasherDefault<IdHasher>>;
+
+/// Sort key of one gradient contribution (see Note [Deterministic sums]).
+type Key = (u64, usize);
+
+struct Slot {
+    parts: SmallVec<[(Key, Tensor); 1]>,
+}
+
+/// One backward call's state.
+struct GraphTask {
+    nodes: Vec<Arc<dyn Node>>,
+    index: IdMap<usize>,
+    deps: Vec<usize>,
+    needed: Vec<bool>,
+    buffers: Vec<Vec<Slot>>,
+    /// (node, input_nr) -> capture slot.
+    captures: IdMap<SmallVec<[(usize, usize); 1]>>,
+    captured: Vec<Option<Tensor>>,
+    keep_graph: bool,
+    state: ThreadLocalState,
+}
+
+struct DepthGuard;
+impl DepthGuard {
+    fn enter() -> Result<DepthGuard> {
+        let d = DEPTH.with(|c| c.get());
+        if d >= MAX_REENTRANT_DEPTH {
+            return Err(Error::runtime(format!(
+                "maximum reentrant backward depth ({MAX_REENTRANT_DEPTH}) exceeded"
+            )));
+        }
+        DEPTH.with(|c| c.set(d + 1));
+        Ok(DepthGuard)
+    }
+}
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        DEPTH.with(|c| c.set(c.get() - 1));
+    }
+}
+
+impl GraphTask {
+    fn discover(roots: &[Edge]) -> GraphTask {
+        let mut nodes: Vec<Arc<dyn Node>> = Vec::new();
+        let mut index: IdMap<usize> = IdMap::default();
+        let mut deps: Vec<usize> = Vec::new();
+        let mut stack: Vec<usize> = Vec::new();
+        for r in roots {
+            let id = r.node_id();
+            if !index.contains_key(&id) {
+                index.insert(id, nodes.len());
+                nodes.push(r.node.clone());
+                deps.push(0);
+                stack.push(nodes.len() - 1);
+            }
+        }
+        while let Some(i) = stack.pop() {
+            let node = nodes[i].clone();
+            for e in node.core().next_edges().iter().flatten() {
+                let id = e.node_id();
+                let j = match index.get(&id) {
+                    Some(&j) => j,
+                    None => {
+                        let j = nodes.len();
+                        index.insert(id, j);
+                        nodes.push(e.node.clone());
+                        deps.push(0);
+                        stack.push(j);
+                        j
+                    }
+                };
+                deps[j] += 1;
+            }
+        }
+        let n = nodes.len();
+        GraphTask {
+            nodes,
+            index,
+            deps,
+            needed: vec![true; n],
+            buffers: (0..n).map(|_| Vec::new()).collect(),
+            captures: IdMap::default(),
+            captured: Vec::new(),
+            keep_graph: false,
+            state: ThreadLocalState::for_backward(false),
+        }
+    }
+
+    /// Restricts execution to nodes on a path to a target. `run_targets`
+    /// are nodes that must run themselves (leaf accumulators in
+    /// `backward(inputs=...)`); capture targets only need their inputs.
+    fn prune(&mut self, capture_nodes: &[usize], run_targets: &[usize]) {
+        let n = self.nodes.len();
+        // Topological order (parents before children) by Kahn's algorithm.
+        let mut indeg = self.deps.clone();
+        let mut order = Vec::with_capacity(n);
+        let mut queue: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        while let Some(i) = queue.pop() {
+            order.push(i);
+            for e in self.nodes[i].core().next_edges().iter().flatten() {
+                let j = self.index[&e.node_id()];
+                indeg[j] -= 1;
+                if indeg[j] == 0 {
+                    queue.push(j);
+                }
+            }
+        }
+        let mut is_capture = vec![false; n];
+        for &c in capture_nodes {
+            is_capture[c] = true;
+        }
+        let mut needed = vec![false; n];
+        for &t in run_targets {
+            needed[t] = true;
+        }
+        for &i in order.iter().rev() {
+            if needed[i] {
+                continue;
+            }
+            needed[i] = self.nodes[i].core().next_edges().iter().flatten().any(|e| {
+                let j = self.index[&e.node_id()];
+                needed[j] || is_capture[j]
+            });
+        }
+        self.needed = needed;
+    }
+
+    fn add_grad(&mut self, node: usize, input_nr: usize, key: Key, g: Tensor) {
+        let buf = &mut self.buffers[node];
+        if buf.is_empty() {
+            let k = self.nodes[node].core().num_inputs().max(input_nr + 1);
+            buf.extend((0..k).map(|_| Slot {
+                parts: SmallVec::new(),
+            }));
+        }
+        buf[input_nr].parts.push((key, g));
+    }
+
+    /// The summed gradients of a ready node, in key order.
+    fn take_inputs(&mut self, node: usize) -> Result<Grads> {
+        let k = self.nodes[node].core().num_inputs();
+        let buf = std::mem::take(&mut self.buffers[node]);
+        let mut out: Grads = vec![None; k.max(buf.len())];
+        for (i, slot) in buf.into_iter().enumerate() {
+            let mut parts = slot.parts;
+            if parts.len() > 1 {
+                parts.sort_by_key(|p| p.0);
+            }
+            let mut it = parts.into_iter().map(|p| p.1);
+            out[i] = match it.next() {
+                None => None,
+                Some(first) => Some(it.try_fold(first, |acc, g| acc.add(&g))?),
+            };
+        }
+        Ok(out)
+    }
+}
+
+/// Runs a node with its hooks (see torch's documented order: tensor
+/// pre-hooks, node pre-hooks, retain_grad, the node, post-hooks) and checks
+/// what it returns.
+fn call_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<Grads> {
+    let hooks = node.core().hooks_snapshot();
+    if let Some(h) = &hooks {
+        for (nr, r) in &h.tensor_pre {
+            if let Some(g) = grads.get(*nr).cloned().flatten() {
+                if let Some(new) = (r.hook)(&g)? {
+                    grads[*nr] = Some(new);
+                }
+            }
+        }
+        for r in &h.pre {
+            if let Some(new) = (r.hook)(&grads)? {
+                if new.len() != grads.len() {
+                    return Err(Error::runtime(format!(
+                        "hook of {} returned {} gradients, expected {}",
+                        node.name(),
+                        new.len(),
+                        grads.len()
+                    )));
+                }
+                grads = new;
+            }
+        }
+        for (nr, weak) in &h.retains {
+            if let (Some(t), Some(g)) = (weak.upgrade(), grads.get(*nr).cloned().flatten()) {
+                retain(&t, &g)?;
+            }
+        }
+    }
+    let inputs_for_hooks = hooks
+        .as_ref()
+        .filter(|h| !h.post.is_empty())
+        .map(|_| grads.clone());
+    let mut outs = if grads.iter().all(|g| g.is_none()) {
+        vec![None; node.core().next_edges().len()]
+    } else {
+        node.apply(grads)?
+    };
+    if !keep_graph {
+        node.release_variables();
+    }
+    if let (Some(h), Some(gin)) = (&hooks, inputs_for_hooks) {
+        for r in &h.post {
+            if let Some(new) = (r.hook)(&outs, &gin)? {
+                outs = new;
+            }
+        }
+    }
+    validate(node.as_ref(), outs)
+}
+
+/// `retain_grad()`'s hook: keep (or add to) the non-leaf's `.grad`.
+fn retain(t: &Tensor, g: &Tensor) -> Result<()> {
+    let slot = t.autograd().grad_slot();
+    let mut cur = slot.lock();
+    *cur = Some(match cur.take() {
+        None => g.copy(),
+        Some(old) => old.add(g)?,
+    });
+    Ok(())
+}
+
+/// `g` summed down to `shape` (the gradient of a broadcast).
+pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let lead = g.ndim() - shape.len();
+    let dims: Vec<isize> = (0..g.ndim())
+        .filter(|&d| d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1))
+        .map(|d| d as isize)
+        .collect();
+    let s = if dims.is_empty() {
+        g.clone()
+    } else {
+        g.sum(Some(&dims), true, None)?
+    };
+    if s.shape() == shape {
+        return Ok(s);
+    }
+    let target: Vec<isize> = shape.iter().map(|&n| n as isize).collect();
+    s.reshape(&target)
+}
+
+fn expandable_to(from: &[usize], to: &[usize]) -> bool {
+    from.len() <= to.len()
+        && from
+            .iter()
+            .rev()
+            .zip(to.iter().rev())
+            .all(|(&f, &t)| f == t || f == 1)
+}
+
+/// Checks a node's outputs against its inputs' metadata: the count, the
+/// shape (reducing broadcast gradients) and the dtype (casting).
+pub(crate) fn validate_for(node: &dyn Node, outs: Grads) -> Result<Grads> {
+    validate(node, outs)
+}
+
+fn validate(node: &dyn Node, mut outs: Grads) -> Result<Grads> {
+    let core = node.core();
+    let n = core.next_edges().len();
+    if outs.len() != n {
+        return Err(Error::runtime(format!(
+            "function {} returned an incorrect number of gradients (expected {n}, got {})",
+            node.name(),
+            outs.len()
+        )));
+    }
+    for (i, g) in outs.iter_mut().enumerate() {
+        if core.next_edges()[i].is_none() {
+            *g = None;
+            continue;
+        }
+        let (Some(t), Some(meta)) = (g.as_ref(), core.input_meta()[i].as_ref()) else {
+            continue;
+        };
+        let mut t = t.clone();
+        if t.shape() != meta.shape.as_slice() {
+            if !expandable_to(&meta.shape, t.shape()) {
+                return Err(Error::runtime(format!(
+                    "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
+                    node.name(),
+                    t.shape(),
+                    meta.shape.as_slice()
+                )));
+            }
+            t = sum_to(&t, &meta.shape)?;
+        }
+        if t.dtype() != meta.dtype {
+            if !t.dtype().is_floating_point() {
+                return Err(Error::runtime(format!(
+                    "Function {} returned an invalid gradient at index {i} - expected dtype {} but got {}",
+                    node.name(),
+                    meta.dtype,
+                    t.dtype()
+                )));
+            }
+            t = t.to_dtype(meta.dtype);
+        }
+        *g = Some(t);
+    }
+    Ok(outs)
+}
+
+/// The root gradient for `out`: the given one (checked) or ones for a
+/// scalar.
+fn root_grad(i: usize, out: &Tensor, given: Option<&Tensor>) -> Result<Tensor> {
+    match given {
+        Some(g) => {
+            if g.shape() != out.shape() {
+                return Err(Error::runtime(format!(
+                    "Mismatch in shape: grad_output[{i}] has a shape of {:?} and output[{i}] has a shape of {:?}.",
+                    g.shape(),
+                    out.shape()
+                )));
+            }
+            if g.dtype().is_floating_point() != out.dtype().is_floating_point() {
+                return Err(Error::runtime(format!(
+                    "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {} and output[{i}] has a dtype of {}.",
+                    g.dtype(),
+                    out.dtype()
+                )));
+            }
+            Ok(g.clone())
+        }
+        None => {
+            if out.numel() != 1 {
+                return Err(Error::runtime(format!(
+                    "grad can be implicitly created only for scalar outputs (got shape {:?})",
+                    out.shape()
+                )));
+            }
+            Tensor::try_ones(out.shape(), out.dtype())
+        }
+    }
+}
+
+/// The root edges and gradients of a backward call.
+fn roots(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tensor)>> {
+    if !grads.is_empty() && grads.len() != outputs.len() {
+        return Err(Error::runtime(format!(
+            "grad requires one gradient per output: got {} tensors and {} gradients",
+            outputs.len(),
+            grads.len()
+        )));
+    }
+    outputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let edge = gradient_edge(t).ok_or_else(|| {
+                Error::runtime(format!(
+                    "element {i} of tensors does not require grad and does not have a grad_fn"
+                ))
+            })?;
+            let g = root_grad(i, t, grads.get(i).and_then(|g| g.as_ref()))?;
+            Ok((edge, g))
+        })
+        .collect()
+}
+
+/// Runs one graph task. `targets` are the edges whose incoming gradients
+/// are captured (returned in order); `run_targets` are nodes that must run
+/// even though execution is pruned to the targets.
+fn execute(
+    roots: Vec<(Edge, Tensor)>,
+    targets: &[Edge],
+    run_targets: &[Arc<dyn Node>],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    let _depth = DepthGuard::enter()?;
+    let root_edges: Vec<Edge> = roots.iter().map(|r| r.0.clone()).collect();
+    let mut task = GraphTask::discover(&root_edges);
+    task.keep_graph = opts.retain_graph.unwrap_or(opts.create_graph);
+    task.state = ThreadLocalState::for_backward(opts.create_graph);
+    task.captured = vec![None; targets.len()];
+    if !targets.is_empty() || !run_targets.is_empty() {
+        let mut capture_nodes = Vec::new();
+        for (slot, e) in targets.iter().enumerate() {
+            if let Some(&i) = task.index.get(&e.node_id()) {
+                task.captures.entry(i).or_default().push((e.input_nr, slot));
+                capture_nodes.push(i);
+            }
+        }
+        let run: Vec<usize> = run_targets
+            .iter()
+            .filter_map(|n| task.index.get(&node_id(n)).copied())
+            .collect();
+        task.prune(&capture_nodes, &run);
+    }
+    let _state = task.state.install();
+    let mut ready: Vec<usize> = Vec::new();
+    for (k, (edge, g)) in roots.into_iter().enumerate() {
+        let i = task.index[&edge.node_id()];
+        task.add_grad(i, edge.input_nr, (u64::MAX, k), g);
+    }
+    for (i, &d) in task.deps.iter().enumerate() {
+        if d == 0 {
+            ready.push(i);
+        }
+    }
+    while !ready.is_empty() {
+        // Later nodes first, as torch's ready queue orders them.
+        ready.sort_by_key(|&i| std::cmp::Reverse(task.nodes[i].core().sequence_nr()));
+        let batch = std::mem::take(&mut ready);
+        let mut jobs: Vec<(usize, Grads)> = Vec::with_capacity(batch.len());
+        for i in batch {
+            let grads = task.take_inputs(i)?;
+            if let Some(caps) = task.captures.get(&i).cloned() {
+                for (input_nr, slot) in caps {
+                    let g = grads.get(input_nr).cloned().flatten();
+                    task.captured[slot] = match g {
+                        Some(g) => Some(run_capture_hooks(&task.nodes[i], input_nr, g)?),
+                        None => None,
+                    };
+                }
+            }
+            if task.needed[i] {
+                jobs.push((i, grads));
+            }
+        }
+        let results = run_wave(&task, jobs)?;
+        for (i, outs) in results {
+            let node = task.nodes[i].clone();
+            let seq = node.core().sequence_nr();
+            for (k, (edge, g)) in node.core().next_edges().iter().zip(outs).enumerate() {
+                let Some(edge) = edge else { continue };
+                let j = task.index[&edge.node_id()];
+                if let Some(g) = g {
+                    task.add_grad(j, edge.input_nr, (seq, k), g);
+                }
+                task.deps[j] -= 1;
+                if task.deps[j] == 0 {
+                    ready.push(j);
+                }
+            }
+        }
+    }
+    Ok(task.captured)
+}
+
+/// Hooks registered on a tensor run on its gradient even when the gradient
+/// is captured by `grad()` rather than passed on.
+fn run_capture_hooks(node: &Arc<dyn Node>, input_nr: usize, mut g: Tensor) -> Result<Tensor> {
+    if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
+        for (h, _) in acc.variable().accumulator_hooks().0 {
+            if let Some(r) = h(&g)? {
+                g = r;
+            }
+        }
+        return Ok(g);
+    }
+    if let Some(h) = node.core().hooks_snapshot() {
+        for (nr, r) in &h.tensor_pre {
+            if *nr == input_nr {
+                if let Some(new) = (r.hook)(&g)? {
+                    g = new;
+                }
+            }
+        }
+    }
+    Ok(g)
+}
+
+/// Runs one wave of ready nodes; returns their outputs in wave order.
+fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<(usize, Grads)>> {
+    let keep = task.keep_graph;
+    let on_caller = |i: usize| {
+        let n = &task.nodes[i];
+        n.needs_caller_thread() || n.core().has_python_hooks()
+    };
+    let parallel_jobs = jobs.iter().filter(|(i, _)| !on_caller(*i)).count();
+    let work: usize = jobs
+        .iter()
+        .flat_map(|(_, g)| g.iter().flatten())
+        .map(|g| g.numel())
+        .sum();
+    let parallel = parallel_jobs >= 2
+        && work >= PARALLEL_MIN_WORK
+        && super::is_multithreading_enabled()
+        && crate::pool::num_threads() > 1;
+    if !parallel {
+        return jobs
+            .into_iter()
+            .map(|(i, g)| Ok((i, call_node(&task.nodes[i], g, keep)?)))
+            .collect();
+    }
+    let mut results: Vec<Option<Result<Grads>>> = (0..jobs.len()).map(|_| None).collect();
+    let mut par: Vec<(usize, usize, Grads)> = Vec::new();
+    let order: Vec<usize> = jobs.iter().map(|j| j.0).collect();
+    for (k, (i, g)) in jobs.into_iter().enumerate() {
+        if on_caller(i) {
+            results[k] = Some(call_node(&task.nodes[i], g, keep));
+        } else {
+            par.push((k, i, g));
+        }
+    }
+    let state = task.state;
+    let nodes = &task.nodes;
+    let done: Vec<(usize, Result<Grads>)> = crate::pool::install(|| {
+        par.into_par_iter()
+            .map(|(k, i, g)| {
+                let _s = state.install();
+                (k, call_node(&nodes[i], g, keep))
+            })
+            .collect()
+    });
+    for (k, r) in done {
+        results[k] = Some(r);
+    }
+    order
+        .into_iter()
+        .zip(results)
+        .map(|(i, r)| Ok((i, r.expect("every job ran")?)))
+        .collect()
+}
+
+fn input_edge(input: &GradInput, what: &str) -> Result<Edge> {
+    match input {
+        GradInput::Edge(e) => Ok(e.clone()),
+        GradInput::Tensor(t) => gradient_edge(t).ok_or_else(|| {
+            Error::runtime(format!(
+                "One of the differentiated Tensors does not require grad{what}"
+            ))
+        }),
+    }
+}
+
+/// `autograd.backward(tensors, grad_tensors, retain_graph, create_graph,
+/// inputs)`: accumulates gradients into the `.grad` of the leaves (or of
+/// `inputs` only, when given).
+pub fn backward(
+    tensors: &[Tensor],
+    grad_tensors: &[Option<Tensor>],
+    opts: BackwardOptions,
+    inputs: Option<&[Tensor]>,
+) -> Result<()> {
+    let roots = roots(tensors, grad_tensors)?;
+    let Some(inputs) = inputs else {
+        execute(roots, &[], &[], opts)?;
+        return Ok(());
+    };
+    if inputs.is_empty() {
+        return Err(Error::runtime(
+            "'inputs' argument to backward() cannot be empty.",
+        ));
+    }
+    // Leaves accumulate through their own node; non-leaf inputs capture
+    // their gradient, which is then accumulated into their `.grad`.
+    let mut run: Vec<Arc<dyn Node>> = Vec::new();
+    let mut targets: Vec<Edge> = Vec::new();
+    let mut target_tensors: Vec<Tensor> = Vec::new();
+    for t in inputs {
+        let edge = input_edge(&GradInput::Tensor(t.clone()), "")?;
+        if edge.node.as_any().is::<AccumulateGrad>() {
+            run.push(edge.node);
+        } else {
+            targets.push(edge);
+            target_tensors.push(t.clone());
+        }
+    }
+    let captured = execute(roots, &targets, &run, opts)?;
+    let _g = super::GradModeGuard::new(opts.create_graph);
+    for (t, g) in target_tensors.iter().zip(captured) {
+        if let Some(g) = g {
+            accumulate(t, g)?;
+        }
+    }
+    Ok(())
+}
+
+/// `autograd.grad(outputs, inputs, grad_outputs, ...)`: the gradients of
+/// the outputs with respect to `inputs`, without touching any `.grad`.
+pub fn grad(
+    outputs: &[Tensor],
+    inputs: &[GradInput],
+    grad_outputs: &[Option<Tensor>],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    if inputs.is_empty() {
+        return Err(Error::runtime("grad requires non-empty inputs."));
+    }
+    let roots = roots(outputs, grad_outputs)?;
+    let targets: Vec<Edge> = inputs
+        .iter()
+        .map(|i| input_edge(i, ""))
+        .collect::<Result<_>>()?;
+    let captured = execute(roots, &targets, &[], opts)?;
+    captured
+        .into_iter()
+        .zip(inputs)
+        .map(|(g, input)| match g {
+            Some(g) => Ok(Some(g)),
+            None if opts.materialize_grads => Ok(Some(match input {
+                GradInput::Tensor(t) => Tensor::try_zeros(t.shape(), t.dtype())?,
+                GradInput::Edge(e) => e.node.core().output_meta()[e.input_nr].zeros()?,
+            })),
+            None if opts.allow_unused => Ok(None),
+            None => Err(Error::runtime(
+                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            )),
+        })
+        .collect()
+}
+
+/// `grad(..., is_grads_batched=True)`: the first dim of every grad output
+/// indexes independent vector-Jacobian products; results are stacked.
+pub fn grad_batched(
+    outputs: &[Tensor],
+    inputs: &[GradInput],
+    grad_outputs: &[Tensor],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    let b = grad_outputs
+        .first()
+        .map_or(0, |g| g.shape().first().copied().unwrap_or(0));
+    for (i, g) in grad_outputs.iter().enumerate() {
+        if g.ndim() == 0 || g.shape()[0] != b {
+            return Err(Error::runtime(format!(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {:?} and output[{i}] has a shape of {:?}.",
+                g.shape(),
+                outputs.get(i).map(|o| o.shape().to_vec()).unwrap_or_default()
+            )));
+        }
+    }
+    let mut rows: Vec<Vec<Option<Tensor>>> = Vec::with_capacity(b);
+    for r in 0..b {
+        let go: Vec<Option<Tensor>> = grad_outputs
+            .iter()
+            .map(|g| g.select(0, r as isize).map(Some))
+            .collect::<Result<_>>()?;
+        let keep = opts.retain_graph.unwrap_or(opts.create_graph) || r + 1 < b;
+        let o = BackwardOptions {
+            retain_graph: Some(keep),
+            ..opts
+        };
+        rows.push(grad(outputs, inputs, &go, o)?);
+    }
+    (0..inputs.len())
+        .map(|k| {
+            let parts: Option<Vec<Tensor>> = rows.iter().map(|r| r[k].clone()).collect();
+            match parts {
+                Some(p) if !p.is_empty() => Tensor::stack(&p, 0).map(Some),
+                _ => Ok(None),
+            }
+        })
+        .collect()
+}

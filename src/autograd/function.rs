@@ -1,0 +1,316 @@
+//! Recording ops: [`Recorder`] turns a forward computation into a graph
+//! node ([`FnNode`]) whose backward is a closure over saved tensors.
+//!
+//! An op records itself like this:
+//!
+//! ```ignore
+//! pub fn exp(&self) -> Result<Tensor> {
+//!     let rec = Recorder::new("ExpBackward0", &[self]);
+//!     let out = /* the forward kernel */;
+//!     rec.finish(&[&out], |s| s.save_output("result", &out, 0), |ctx, g| {
+//!         Ok(vec![Some(g[0].mul(&ctx.saved(0)?)?)])
+//!     })?;
+//!     Ok(out)
+//! }
+//! ```
+//!
+//! While a recorder is active, grad mode is off on this thread, so ops the
+//! forward calls internally do not record nodes of their own. Backward
+//! closures use ordinary (differentiable) ops, so running them with grad
+//! mode on (`create_graph=True`) records the graph of the gradient itself.
+
+use super::node::{Grads, Node, NodeCore, SavedValue, TensorMeta};
+use super::saved::SavedTensor;
+use super::{gradient_edge, set_grad_fn, Edge, GradModeGuard};
+use crate::{Error, Result, Tensor};
+use smallvec::SmallVec;
+use std::any::Any;
+use std::sync::{Arc, Weak};
+
+type BackwardFn = dyn Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync;
+
+/// A graph node whose backward is a closure (every built-in op's node).
+pub struct FnNode {
+    name: &'static str,
+    core: NodeCore,
+    saved: Vec<(&'static str, Option<SavedTensor>)>,
+    attrs: Vec<(&'static str, SavedValue)>,
+    backward: Option<Box<BackwardFn>>,
+}
+
+/// What a backward closure can see: saved tensors and which inputs need
+/// gradients.
+pub struct BackwardCtx<'a> {
+    node: &'a FnNode,
+}
+
+impl BackwardCtx<'_> {
+    /// The `i`-th saved tensor (in the order it was saved), checked for
+    /// in-place modification.
+    pub fn saved(&self, i: usize) -> Result<Tensor> {
+        match &self.node.saved[i].1 {
+            Some(s) => s.unpack(),
+            None => Err(Error::runtime(format!(
+                "{}: saved value {} is undefined",
+                self.node.name, self.node.saved[i].0
+            ))),
+        }
+    }
+    /// The `i`-th saved tensor, or `None` when an optional one was not
+    /// given.
+    pub fn saved_opt(&self, i: usize) -> Result<Option<Tensor>> {
+        self.node.saved[i]
+            .1
+            .as_ref()
+            .map(|s| s.unpack())
+            .transpose()
+    }
+    /// Whether forward input `i` needs a gradient.
+    pub fn needs(&self, i: usize) -> bool {
+        self.node.core.needs_input_grad(i)
+    }
+    /// Shape and dtype of forward input `i`.
+    pub fn input_meta(&self, i: usize) -> Option<&TensorMeta> {
+        self.node.core.input_meta()[i].as_ref()
+    }
+}
+
+impl Node for FnNode {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+    fn core(&self) -> &NodeCore {
+        &self.core
+    }
+    fn apply(&self, grads: Grads) -> Result<Grads> {
+        let Some(f) = &self.backward else {
+            return Err(super::freed_graph_error());
+        };
+        let g: SmallVec<[Tensor; 2]> = grads
+            .into_iter()
+            .zip(self.core.output_meta())
+            .map(|(g, m)| g.map_or_else(|| m.zeros(), Ok))
+            .collect::<Result<_>>()?;
+        f(&BackwardCtx { node: self }, &g)
+    }
+    fn release_variables(&self) {
+        for (_, s) in &self.saved {
+            if let Some(s) = s {
+                s.release();
+            }
+        }
+    }
+    fn saved_values(&self) -> Vec<(String, SavedValue)> {
+        let mut v: Vec<(String, SavedValue)> = self
+            .saved
+            .iter()
+            .map(|(n, s)| {
+                let val = match s {
+                    Some(s) if s.is_released() => SavedValue::Tensor(None),
+                    Some(s) => SavedValue::Tensor(s.unpack().ok().or_else(|| s.raw())),
+                    None => SavedValue::None,
+                };
+                (n.to_string(), val)
+            })
+            .collect();
+        v.extend(self.attrs.iter().map(|(n, a)| (n.to_string(), a.clone())));
+        v
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl FnNode {
+    /// The saved tensor called `name`, as stored.
+    pub fn saved_tensor(&self, name: &str) -> Option<&SavedTensor> {
+        self.saved
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, s)| s.as_ref())
+    }
+}
+
+impl Drop for FnNode {
+    fn drop(&mut self) {
+        let saved = std::mem::take(&mut self.saved);
+        if !saved.is_empty() {
+            super::node::defer_drop(Box::new(saved));
+        }
+        if let Some(f) = self.backward.take() {
+            super::node::defer_drop(Box::new(f));
+        }
+    }
+}
+
+/// Collects what an op saves for backward.
+pub struct Saver<'a> {
+    name: &'static str,
+    node: &'a Weak<FnNode>,
+    saved: Vec<(&'static str, Option<SavedTensor>)>,
+    attrs: Vec<(&'static str, SavedValue)>,
+    error: Option<Error>,
+}
+
+impl Saver<'_> {
+    /// Saves a forward input (or any tensor the op did not produce).
+    pub fn save(&mut self, name: &'static str, t: &Tensor) {
+        match SavedTensor::input(t) {
+            Ok(s) => self.saved.push((name, Some(s))),
+            Err(e) => {
+                self.error.get_or_insert(e);
+                self.saved.push((name, None));
+            }
+        }
+    }
+    /// Saves an optional tensor (`saved_opt` returns `None` for it).
+    pub fn save_opt(&mut self, name: &'static str, t: Option<&Tensor>) {
+        match t {
+            Some(t) => self.save(name, t),
+            None => self.saved.push((name, None)),
+        }
+    }
+    /// Saves output `output_nr` of this op.
+    pub fn save_output(&mut self, name: &'static str, t: &Tensor, output_nr: usize) {
+        let weak: Weak<dyn Node> = self.node.clone();
+        self.saved.push((
+            name,
+            Some(SavedTensor::output(t, output_nr, weak, self.name)),
+        ));
+    }
+    /// Records a non-tensor argument for `_saved_<name>`.
+    pub fn attr(&mut self, name: &'static str, value: SavedValue) {
+        self.attrs.push((name, value));
+    }
+}
+
+/// Records one op's node when any input requires grad and grad mode is on.
+pub struct Recorder {
+    name: &'static str,
+    edges: Option<Vec<Option<Edge>>>,
+    metas: Vec<Option<TensorMeta>>,
+    input_ids: SmallVec<[usize; 4]>,
+    _guard: Option<GradModeGuard>,
+}
+
+impl Recorder {
+    /// Starts recording `name` over `inputs` (optional inputs that are not
+    /// tensors are simply left out by the caller). Inactive when grad mode
+    /// is off or no input requires grad.
+    pub fn new(name: &'static str, inputs: &[&Tensor]) -> Recorder {
+        if !super::is_grad_enabled() || !inputs.iter().any(|t| t.requires_grad()) {
+            return Recorder {
+                name,
+                edges: None,
+                metas: Vec::new(),
+                input_ids: SmallVec::new(),
+                _guard: None,
+            };
+        }
+        let edges = inputs.iter().map(|t| gradient_edge(t)).collect();
+        let metas = inputs.iter().map(|t| Some(TensorMeta::of(t))).collect();
+        Recorder {
+            name,
+            edges: Some(edges),
+            metas,
+            input_ids: inputs.iter().map(|t| t.id()).collect(),
+            _guard: Some(GradModeGuard::new(false)),
+        }
+    }
+
+    /// Like [`Recorder::new`] with optional inputs (`None` gets no edge).
+    pub fn new_opt(name: &'static str, inputs: &[Option<&Tensor>]) -> Recorder {
+        let present: SmallVec<[&Tensor; 4]> = inputs.iter().flatten().copied().collect();
+        let mut rec = Recorder::new(name, &present);
+        if let Some(edges) = rec.edges.take() {
+            let mut it_e = edges.into_iter();
+            let mut it_m = std::mem::take(&mut rec.metas).into_iter();
+            let mut e2 = Vec::new();
+            let mut m2 = Vec::new();
+            for t in inputs {
+                if t.is_some() {
+                    e2.push(it_e.next().flatten());
+                    m2.push(it_m.next().flatten());
+                } else {
+                    e2.push(None);
+                    m2.push(None);
+                }
+            }
+            rec.edges = Some(e2);
+            rec.metas = m2;
+        }
+        rec
+    }
+
+    /// Whether a node will be recorded.
+    pub fn active(&self) -> bool {
+        self.edges.is_some()
+    }
+
+    /// Whether forward input `i` needs a gradient (false when inactive).
+    pub fn needs(&self, i: usize) -> bool {
+        self.edges
+            .as_ref()
+            .is_some_and(|e| e.get(i).is_some_and(|e| e.is_some()))
+    }
+
+    /// Records the node: `save` stores what backward needs, `backward` maps
+    /// the output gradients (zeros for unused outputs) to one gradient per
+    /// input (`None` where an input needs none; gradients of broadcast
+    /// shape are summed down to the input's shape by the engine). Floating
+    /// outputs get the node as `grad_fn`; others are not differentiable.
+    pub fn finish<S, B>(mut self, outputs: &[&Tensor], save: S, backward: B) -> Result<()>
+    where
+        S: FnOnce(&mut Saver),
+        B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
+    {
+        let Some(edges) = self.edges.take() else {
+            return Ok(());
+        };
+        drop(self._guard.take());
+        let name = self.name;
+        let metas = std::mem::take(&mut self.metas);
+        let output_meta = outputs.iter().map(|t| TensorMeta::of(t)).collect();
+        let mut error = None;
+        let node = Arc::new_cyclic(|weak: &Weak<FnNode>| {
+            let mut s = Saver {
+                name,
+                node: weak,
+                saved: Vec::new(),
+                attrs: Vec::new(),
+                error: None,
+            };
+            save(&mut s);
+            error = s.error;
+            FnNode {
+                name,
+                core: NodeCore::new(edges, metas, output_meta),
+                saved: s.saved,
+                attrs: s.attrs,
+                backward: Some(Box::new(backward)),
+            }
+        });
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let node: Arc<dyn Node> = node;
+        super::on_node_created(&node);
+        for (i, out) in outputs.iter().enumerate() {
+            // An op that hands back one of its inputs unchanged records
+            // nothing on it.
+            if out.dtype().is_floating_point() && !self.input_ids.contains(&out.id()) {
+                set_grad_fn(out, Some(Edge::new(node.clone(), i)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a node for an op with one output and a backward that needs
+    /// nothing saved beyond what the closure captures.
+    pub fn finish_simple<B>(self, out: &Tensor, backward: B) -> Result<()>
+    where
+        B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
+    {
+        self.finish(&[out], |_| {}, backward)
+    }
+}

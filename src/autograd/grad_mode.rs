@@ -1,0 +1,134 @@
+//! Grad modes: thread-local switches that decide whether ops record graph
+//! nodes (`no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`),
+//! and the process-wide switch for multithreaded backward.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+thread_local! {
+    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
+    static INFERENCE: Cell<bool> = const { Cell::new(false) };
+}
+
+static MULTITHREADING: AtomicBool = AtomicBool::new(true);
+
+/// Whether ops on this thread record autograd history.
+#[inline]
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(|c| c.get())
+}
+
+/// Turns recording on or off for this thread (see [`GradModeGuard`] for a
+/// scoped version).
+pub fn set_grad_enabled(enabled: bool) {
+    GRAD_ENABLED.with(|c| c.set(enabled))
+}
+
+/// Whether inference mode is on for this thread.
+#[inline]
+pub fn is_inference_mode_enabled() -> bool {
+    INFERENCE.with(|c| c.get())
+}
+
+/// Sets this thread's grad mode until dropped, then restores the previous
+/// one (`no_grad` is `GradModeGuard::new(false)`).
+#[must_use = "the mode is restored when the guard is dropped"]
+pub struct GradModeGuard {
+    prev: bool,
+}
+
+impl GradModeGuard {
+    pub fn new(enabled: bool) -> GradModeGuard {
+        let prev = is_grad_enabled();
+        set_grad_enabled(enabled);
+        GradModeGuard { prev }
+    }
+}
+
+impl Drop for GradModeGuard {
+    fn drop(&mut self) {
+        set_grad_enabled(self.prev);
+    }
+}
+
+/// `no_grad()`: disables recording until the guard is dropped.
+pub fn no_grad() -> GradModeGuard {
+    GradModeGuard::new(false)
+}
+
+/// `inference_mode(mode)`: while on, grad mode is off and new tensors are
+/// inference tensors (they can never join a graph).
+#[must_use = "the mode is restored when the guard is dropped"]
+pub struct InferenceModeGuard {
+    prev_inference: bool,
+    _grad: GradModeGuard,
+}
+
+impl InferenceModeGuard {
+    pub fn new(enabled: bool) -> InferenceModeGuard {
+        let prev_inference = is_inference_mode_enabled();
+        INFERENCE.with(|c| c.set(enabled));
+        InferenceModeGuard {
+            prev_inference,
+            _grad: GradModeGuard::new(if enabled { false } else { is_grad_enabled() }),
+        }
+    }
+}
+
+impl Drop for InferenceModeGuard {
+    fn drop(&mut self) {
+        INFERENCE.with(|c| c.set(self.prev_inference));
+    }
+}
+
+/// `set_multithreading_enabled(mode)`: whether backward may run
+/// independent nodes on ferrograd's pool (process-wide, as torch).
+pub fn set_multithreading_enabled(enabled: bool) {
+    MULTITHREADING.store(enabled, Ordering::Relaxed)
+}
+
+/// See [`set_multithreading_enabled`].
+pub fn is_multithreading_enabled() -> bool {
+    MULTITHREADING.load(Ordering::Relaxed)
+}
+
+/// The thread-local autograd state that backward captures on the calling
+/// thread and installs on every worker that runs one of its nodes.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadLocalState {
+    pub grad_enabled: bool,
+}
+
+impl ThreadLocalState {
+    /// The state the engine runs nodes under: grad mode on exactly when
+    /// `create_graph` is.
+    pub fn for_backward(create_graph: bool) -> ThreadLocalState {
+        ThreadLocalState {
+            grad_enabled: create_graph,
+        }
+    }
+
+    /// Installs this state on the current thread until the guard drops.
+    pub fn install(self) -> StateGuard {
+        let guard = StateGuard {
+            grad: is_grad_enabled(),
+            inference: is_inference_mode_enabled(),
+        };
+        set_grad_enabled(self.grad_enabled);
+        INFERENCE.with(|c| c.set(false));
+        guard
+    }
+}
+
+/// Restores the previous thread-local state when dropped.
+pub struct StateGuard {
+    grad: bool,
+    inference: bool,
+}
+
+impl Drop for StateGuard {
+    fn drop(&mut self) {
+        set_grad_enabled(self.grad);
+        INFERENCE.with(|c| c.set(self.inference));
+    }
+}

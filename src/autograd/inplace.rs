@@ -1,0 +1,281 @@
+//! In-place ops and views under autograd.
+//!
+//! An in-place op that needs a gradient is recorded as its out-of-place
+//! form applied to a snapshot of the tensor's old value (which carries the
+//! old history); the result is then written into the tensor and becomes
+//! its history. When the tensor is a view, its base's history is rebased
+//! instead through a [`CopySlices`] node, and the view (and every other
+//! view of that base) gets a fresh `AsStridedBackward0` edge onto the new
+//! history the next time its `grad_fn` is asked for.
+
+use super::node::{Grads, Node, NodeCore, TensorMeta};
+use super::{grad_fn_edge, gradient_edge, is_grad_enabled, set_grad_fn, Edge};
+use crate::{DType, Error, Result, Tensor};
+use std::any::Any;
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+thread_local! {
+    static WRITING_RESULT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `increment_version(tensor)`: marks the tensor as modified in place.
+pub fn increment_version(t: &Tensor) {
+    t.bump_version();
+}
+
+/// Checks that `dst` may be written in place under the current modes;
+/// called by every in-place kernel before it writes.
+pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
+    if dst.is_inference() && !super::is_inference_mode_enabled() {
+        return Err(Error::runtime(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.",
+        ));
+    }
+    if !is_grad_enabled() || WRITING_RESULT.with(|c| c.get()) {
+        return Ok(());
+    }
+    check_leaf(dst)?;
+    if dst.requires_grad() {
+        return Err(Error::runtime(format!(
+            "this in-place operation on a tensor that requires grad (shape {:?}) has no derivative formula; use the out-of-place form",
+            dst.shape()
+        )));
+    }
+    Ok(())
+}
+
+fn check_leaf(dst: &Tensor) -> Result<()> {
+    let m = dst.autograd();
+    if m.requires_grad_flag() && grad_fn_edge(dst).is_none() {
+        return Err(Error::runtime(
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ));
+    }
+    if let Some(base) = dst.base() {
+        if base.autograd().requires_grad_flag() && grad_fn_edge(base).is_none() {
+            return Err(Error::runtime(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+        if base.requires_grad() && !m.differentiable_view.load(Ordering::Relaxed) {
+            return Err(Error::runtime(
+                "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output of a function that returns multiple views or was created in no_grad mode; such views cannot be modified inplace. You should replace the inplace operation by an out-of-place one.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs an in-place op under autograd. Returns `Ok(false)` when no
+/// gradient is involved (the caller then runs its fast kernel); otherwise
+/// computes `out_of_place(old_value)` with recording, writes it into
+/// `dst` and rebases `dst`'s history (see the module docs), returning
+/// `Ok(true)`. `op` names the op in errors.
+pub fn inplace(
+    op: &str,
+    dst: &Tensor,
+    others: &[&Tensor],
+    out_of_place: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<bool> {
+    if !is_grad_enabled() || !(dst.requires_grad() || others.iter().any(|o| o.requires_grad())) {
+        return Ok(false);
+    }
+    if dst.is_inference() && !super::is_inference_mode_enabled() {
+        return check_write(dst).map(|_| false);
+    }
+    check_leaf(dst)?;
+    crate::ops::iter::check_no_overlap(dst)?;
+    let old = {
+        let _g = super::no_grad();
+        dst.copy()
+    };
+    if let Some(e) = gradient_edge(dst) {
+        set_grad_fn(&old, Some(e));
+    }
+    let result = out_of_place(&old)?;
+    if result.shape() != dst.shape() {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {:?} (in {op})",
+            dst.shape(),
+            result.shape()
+        )));
+    }
+    crate::ops::check_inplace_dtype(op, dst, result.dtype())?;
+    {
+        let _g = super::no_grad();
+        WRITING_RESULT.with(|c| c.set(true));
+        let r = dst.copy_(&result);
+        WRITING_RESULT.with(|c| c.set(false));
+        r?;
+    }
+    let edge = grad_fn_edge(&result);
+    rebase_history(dst, edge);
+    Ok(true)
+}
+
+/// Makes `edge` the history of `dst` after an in-place write.
+fn rebase_history(dst: &Tensor, edge: Option<Edge>) {
+    let Some(base) = dst.base().cloned() else {
+        set_grad_fn(dst, edge);
+        return;
+    };
+    let Some(edge) = edge else { return };
+    let node: Arc<dyn Node> = Arc::new(CopySlices::new(&base, dst, edge.node));
+    super::on_node_created(&node);
+    set_grad_fn(&base, Some(Edge::new(node, 0)));
+    regenerate_view_grad_fn(dst);
+}
+
+/// Shape, strides and storage offset of a tensor.
+#[derive(Clone, Debug)]
+struct Geometry {
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl Geometry {
+    fn of(t: &Tensor) -> Geometry {
+        Geometry {
+            shape: t.shape().to_vec(),
+            strides: t.strides().iter().map(|&s| s as isize).collect(),
+            offset: t.offset(),
+        }
+    }
+    fn on(&self, flat: &Tensor) -> Result<Tensor> {
+        flat.as_strided(&self.shape, &self.strides, Some(self.offset))
+    }
+}
+
+/// A flat tensor of zeros as long as the storage of `base`.
+fn flat_zeros(storage_elems: usize, dtype: DType) -> Result<Tensor> {
+    Tensor::try_zeros(&[storage_elems], dtype)
+}
+
+/// The gradient of a base whose view was modified in place by `func`.
+pub struct CopySlices {
+    core: NodeCore,
+    base: Geometry,
+    view: Geometry,
+    storage_elems: usize,
+    func: Arc<dyn Node>,
+}
+
+impl CopySlices {
+    fn new(base: &Tensor, view: &Tensor, func: Arc<dyn Node>) -> CopySlices {
+        let fc = func.core();
+        let mut edges = vec![gradient_edge(base)];
+        let mut metas = vec![Some(TensorMeta::of(base))];
+        edges.extend(fc.next_edges().iter().skip(1).cloned());
+        metas.extend(fc.input_meta().iter().skip(1).cloned());
+        CopySlices {
+            core: NodeCore::new(edges, metas, vec![TensorMeta::of(base)]),
+            base: Geometry::of(base),
+            view: Geometry::of(view),
+            storage_elems: base.storage().nbytes() / base.dtype().itemsize(),
+            func,
+        }
+    }
+}
+
+impl Node for CopySlices {
+    fn name(&self) -> String {
+        "CopySlices".to_string()
+    }
+    fn core(&self) -> &NodeCore {
+        &self.core
+    }
+    fn apply(&self, grads: Grads) -> Result<Grads> {
+        let meta = &self.core.output_meta()[0];
+        let g = match grads.into_iter().next().flatten() {
+            Some(g) => g,
+            None => meta.zeros()?,
+        };
+        let flat = flat_zeros(self.storage_elems, meta.dtype)?;
+        let result = self.base.on(&flat)?;
+        result.copy_(&g)?;
+        let grad_slice = self.view.on(&flat)?;
+        let fg = self.func.apply(vec![Some(grad_slice.copy())])?;
+        let fg = super::engine::validate_for(self.func.as_ref(), fg)?;
+        match fg.first().cloned().flatten() {
+            Some(g0) => grad_slice.copy_(&g0)?,
+            None => grad_slice.zero_()?,
+        }
+        let mut out = vec![Some(result)];
+        out.extend(fg.into_iter().skip(1));
+        Ok(out)
+    }
+    fn release_variables(&self) {
+        self.func.release_variables();
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The gradient of a view with respect to its base, through the view's
+/// geometry (used for views whose base's history changed).
+struct AsStridedBackward {
+    core: NodeCore,
+    base: Geometry,
+    view: Geometry,
+    storage_elems: usize,
+}
+
+impl Node for AsStridedBackward {
+    fn name(&self) -> String {
+        "AsStridedBackward0".to_string()
+    }
+    fn core(&self) -> &NodeCore {
+        &self.core
+    }
+    fn apply(&self, grads: Grads) -> Result<Grads> {
+        let meta = &self.core.output_meta()[0];
+        let g = match grads.into_iter().next().flatten() {
+            Some(g) => g,
+            None => meta.zeros()?,
+        };
+        let dtype = self.core.input_meta()[0]
+            .as_ref()
+            .map_or(g.dtype(), |m| m.dtype);
+        let flat = flat_zeros(self.storage_elems, dtype)?;
+        let slice = self.view.on(&flat)?;
+        if !slice.layout().is_non_overlapping() {
+            return Err(Error::runtime(format!(
+                "AsStridedBackward0: the gradient of an overlapping view (shape {:?}, strides {:?}) whose base was modified in place is not supported; clone the view before modifying its base",
+                self.view.shape, self.view.strides
+            )));
+        }
+        slice.copy_(&g)?;
+        Ok(vec![Some(self.base.on(&flat)?)])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Gives a view a fresh `AsStridedBackward0` edge onto its base's current
+/// history.
+pub(crate) fn regenerate_view_grad_fn(view: &Tensor) {
+    let Some(base) = view.base().cloned() else {
+        return;
+    };
+    let edge = gradient_edge(&base);
+    let Some(edge) = edge else {
+        set_grad_fn(view, None);
+        return;
+    };
+    let node: Arc<dyn Node> = Arc::new(AsStridedBackward {
+        core: NodeCore::new(
+            vec![Some(edge)],
+            vec![Some(TensorMeta::of(&base))],
+            vec![TensorMeta::of(view)],
+        ),
+        base: Geometry::of(&base),
+        view: Geometry::of(view),
+        storage_elems: base.storage().nbytes() / base.dtype().itemsize(),
+    });
+    set_grad_fn(view, Some(Edge::new(node, 0)));
+}

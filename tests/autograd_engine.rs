@@ -1,0 +1,144 @@
+//! The backward engine from Rust: gradients, accumulation, errors, hooks,
+//! in-place checks and deep graphs.
+
+use ferrograd::autograd::{self, BackwardOptions, GradInput};
+use ferrograd::Tensor;
+use std::sync::Arc;
+
+fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
+    let t = Tensor::from_slice(v, shape).unwrap();
+    t.set_requires_grad(true).unwrap();
+    t
+}
+
+#[test]
+fn square_sum_gradient_is_two_x() {
+    let x = leaf(&[1.0, -2.0, 3.0], &[3]);
+    let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
+    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![2.0, -4.0, 6.0]);
+}
+
+#[test]
+fn broadcast_gradient_is_summed_to_input_shape() {
+    let a = leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = leaf(&[10.0, 20.0, 30.0], &[3]);
+    let y = a.mul(&b).unwrap().sum(None, false, None).unwrap();
+    let g = autograd::grad(
+        &[y],
+        &[GradInput::Tensor(a.clone()), GradInput::Tensor(b.clone())],
+        &[],
+        BackwardOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        g[0].as_ref().unwrap().to_vec::<f64>(),
+        vec![10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
+    );
+    // d/db sum_ij a_ij b_j = sum_i a_ij
+    assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>(), vec![5.0, 7.0, 9.0]);
+    assert!(a.grad().is_none(), "grad() must not accumulate");
+}
+
+#[test]
+fn second_backward_without_retain_graph_fails() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
+    autograd::backward(&[y.clone()], &[], BackwardOptions::default(), None).unwrap();
+    let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
+    assert!(err.to_string().contains("retain_graph=True"), "{err}");
+}
+
+#[test]
+fn create_graph_gives_second_derivative() {
+    // y = sum(x^3) via x*x*x; dy/dx = 3x^2; d2y/dx2 . 1 = 6x
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x
+        .mul(&x)
+        .unwrap()
+        .mul(&x)
+        .unwrap()
+        .sum(None, false, None)
+        .unwrap();
+    let opts = BackwardOptions {
+        create_graph: true,
+        ..Default::default()
+    };
+    let g = autograd::grad(&[y], &[GradInput::Tensor(x.clone())], &[], opts).unwrap();
+    let g = g[0].clone().unwrap();
+    assert_eq!(g.to_vec::<f64>(), vec![3.0, 12.0]);
+    assert!(g.requires_grad());
+    let gs = g.sum(None, false, None).unwrap();
+    let h = autograd::grad(
+        &[gs],
+        &[GradInput::Tensor(x.clone())],
+        &[],
+        BackwardOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(h[0].as_ref().unwrap().to_vec::<f64>(), vec![6.0, 12.0]);
+}
+
+#[test]
+fn million_node_chain_runs_and_frees_without_recursion() {
+    let x = leaf(&[1.0], &[1]);
+    let one = Tensor::from_slice(&[1.0f64], &[1]).unwrap();
+    let mut y = x.clone();
+    {
+        let _g = autograd::no_grad();
+    }
+    for _ in 0..1_000_000 {
+        y = y.add(&one).unwrap();
+    }
+    let s = y.sum(None, false, None).unwrap();
+    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![1.0]);
+    drop(y);
+}
+
+#[test]
+fn in_place_on_leaf_and_modified_saved_tensor_raise() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let err = x.add_(&Tensor::scalar(1.0)).unwrap_err();
+    assert!(err.to_string().contains("leaf Variable"), "{err}");
+    let h = x.mul(&Tensor::scalar(2.0)).unwrap();
+    let y = h.mul(&h).unwrap().sum(None, false, None).unwrap();
+    h.add_(&Tensor::scalar(1.0)).unwrap();
+    let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("modified by an inplace operation")
+            && msg.contains("version 1; expected version 0"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn in_place_on_view_of_non_leaf_rebases_history() {
+    // b = 2x; b[1:] *= ... via copy_ from w; loss = sum(b)
+    let x = leaf(&[1.0, 2.0, 3.0], &[3]);
+    let w = leaf(&[5.0, 7.0], &[2]);
+    let b = x.mul(&Tensor::scalar(2.0)).unwrap();
+    let v = b.narrow(0, 1, 2).unwrap();
+    v.copy_(&w.mul(&w).unwrap()).unwrap();
+    assert_eq!(b.to_vec::<f64>(), vec![2.0, 25.0, 49.0]);
+    assert_eq!(b.grad_fn().unwrap().node.name(), "CopySlices");
+    let s = b.sum(None, false, None).unwrap();
+    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![2.0, 0.0, 0.0]);
+    assert_eq!(w.grad().unwrap().to_vec::<f64>(), vec![10.0, 14.0]);
+}
+
+#[test]
+fn hooks_can_replace_gradients() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = x.mul(&Tensor::scalar(3.0)).unwrap();
+    y.register_hook(
+        Arc::new(|g: &Tensor| Ok(Some(g.mul(&Tensor::scalar(10.0))?))),
+        false,
+    )
+    .unwrap();
+    let s = y.sum(None, false, None).unwrap();
+    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![30.0, 30.0]);
+}
