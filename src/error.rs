@@ -63,6 +63,22 @@ pub enum Error {
 
     #[error("{0}")]
     Value(String),
+
+    /// An error raised by user code called from inside ferrograd (a hook,
+    /// a custom function), carried through unchanged so the caller gets the
+    /// original error back.
+    #[error("{msg}")]
+    External { msg: String, payload: ExternalError },
+}
+
+/// The original error of [`Error::External`] (e.g. a Python exception).
+#[derive(Clone)]
+pub struct ExternalError(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for ExternalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExternalError(..)")
+    }
 }
 
 impl Error {

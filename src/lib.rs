@@ -20,7 +20,7 @@ pub mod pool;
 pub mod random;
 pub mod tensor;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, ExternalError, Result};
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
     broadcast_shapes, default_dtype, result_type, set_default_dtype, DType, Element, Layout,

@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from . import _core
 from . import linalg as linalg
+from . import autograd as autograd
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from ._core import (
     Tensor,
     as_tensor,

@@ -5,6 +5,7 @@
 //! adds its methods in its own `#[pymethods]` block (pyo3's
 //! `multiple-pymethods`) and its module functions in its `register`.
 
+mod autograd;
 mod convert;
 mod creation;
 mod dtype;
@@ -132,5 +133,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shape_index::register(m)?;
     linalg::register(m)?;
     random::register(m)?;
+    autograd::register(m)?;
     Ok(())
 }

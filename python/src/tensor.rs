@@ -404,39 +404,6 @@ impl PyTensor {
         Ok(slf.clone().into_any().unbind())
     }
     #[getter]
-    fn get_grad(&self) -> Option<PyTensor> {
-        self.t.grad().map(PyTensor::new)
-    }
-    #[setter(grad)]
-    fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-        if let Some(g) = &value {
-            if g.t.shape() != self.t.shape() {
-                return Err(PyRuntimeError::new_err(format!(
-                    "assigned grad has data of a different size: grad {:?}, tensor {:?}",
-                    g.t.shape(),
-                    self.t.shape()
-                )));
-            }
-            if g.t.dtype() != self.t.dtype() {
-                return Err(PyTypeError::new_err(format!(
-                    "assigned grad has data of a different type: grad {}, tensor {}",
-                    g.t.dtype(),
-                    self.t.dtype()
-                )));
-            }
-        }
-        self.t.autograd().set_grad(value.map(|g| g.t.clone()));
-        Ok(())
-    }
-    #[getter]
-    fn grad_fn(&self) -> Option<Py<PyAny>> {
-        None
-    }
-    #[getter]
-    fn is_leaf(&self) -> bool {
-        self.t.autograd().grad_fn().is_none()
-    }
-    #[getter]
     fn _version(&self) -> u64 {
         self.t.version()
     }

@@ -30,6 +30,12 @@ pub fn is_inference_mode_enabled() -> bool {
     INFERENCE.with(|c| c.get())
 }
 
+/// Turns inference mode on or off for this thread (grad mode is separate;
+/// see [`InferenceModeGuard`] for the scoped version that sets both).
+pub fn set_inference_mode(enabled: bool) {
+    INFERENCE.with(|c| c.set(enabled))
+}
+
 /// Sets this thread's grad mode until dropped, then restores the previous
 /// one (`no_grad` is `GradModeGuard::new(false)`).
 #[must_use = "the mode is restored when the guard is dropped"]

@@ -27,8 +27,8 @@ pub use engine::{backward, grad, grad_batched, BackwardOptions, GradInput};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub use grad_mode::{
     is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
-    set_grad_enabled, set_multithreading_enabled, GradModeGuard, InferenceModeGuard, StateGuard,
-    ThreadLocalState,
+    set_grad_enabled, set_inference_mode, set_multithreading_enabled, GradModeGuard,
+    InferenceModeGuard, StateGuard, ThreadLocalState,
 };
 pub(crate) use inplace::check_write;
 pub use inplace::{increment_version, inplace, CopySlices};

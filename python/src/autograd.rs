@@ -1,0 +1,614 @@
+//! Autograd bindings: `backward`/`grad` (the GIL is released for the whole
+//! engine run), graph nodes as Python objects, hooks that call Python, grad
+//! modes and the autograd attributes of `Tensor`.
+//!
+//! Hooks written in Python are wrapped in Rust closures that re-attach to
+//! the interpreter only around the Python call; the engine runs nodes with
+//! such hooks on the thread that called backward (see
+//! `Node::needs_caller_thread`), never on a pool worker. A Python exception
+//! raised in a hook travels through the engine as `Error::External` and is
+//! re-raised unchanged.
+
+use crate::errors::{from_py, IntoPyResult};
+use crate::tensor::PyTensor;
+use ferrograd::autograd::{
+    self, AccumulateGrad, BackwardOptions, Edge, GradInput, Grads, Node, SavedValue,
+};
+use ferrograd::{Result, Tensor};
+use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::sync::Arc;
+
+/// A backward graph node (`grad_fn`); an instance of
+/// `ferrograd.autograd.graph.Node`.
+#[pyclass(name = "_Node", module = "ferrograd._core", frozen, weakref)]
+pub struct PyNode {
+    pub node: Arc<dyn Node>,
+}
+
+/// What a hook handle removes.
+enum HookTarget {
+    Node(Arc<dyn Node>),
+    Tensor(Tensor),
+}
+
+/// `RemovableHandle`: `.remove()` unregisters the hook; also a context
+/// manager that removes it on exit.
+#[pyclass(name = "RemovableHandle", module = "ferrograd._core", frozen)]
+pub struct PyHookHandle {
+    target: HookTarget,
+    #[pyo3(get)]
+    id: u64,
+}
+
+#[pymethods]
+impl PyHookHandle {
+    fn remove(&self) {
+        match &self.target {
+            HookTarget::Node(n) => {
+                n.core().remove_hook(self.id);
+            }
+            HookTarget::Tensor(t) => {
+                t.remove_hook(self.id);
+            }
+        }
+    }
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    fn __exit__(&self, _a: Py<PyAny>, _b: Py<PyAny>, _c: Py<PyAny>) {
+        self.remove();
+    }
+}
+
+pub fn node_object(py: Python<'_>, node: Arc<dyn Node>) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyNode { node })?.into_any())
+}
+
+fn tensor_out(py: Python<'_>, t: Option<Tensor>) -> PyResult<Py<PyAny>> {
+    match t {
+        Some(t) => Ok(Py::new(py, PyTensor::new(t))?.into_any()),
+        None => Ok(py.None()),
+    }
+}
+
+fn grads_to_py<'py>(py: Python<'py>, g: &[Option<Tensor>]) -> PyResult<Bound<'py, PyTuple>> {
+    let items: Vec<Py<PyAny>> = g
+        .iter()
+        .map(|t| tensor_out(py, t.clone()))
+        .collect::<PyResult<_>>()?;
+    PyTuple::new(py, items)
+}
+
+/// Reads a hook's return value: `None` keeps the gradients; otherwise a
+/// tensor (or None) per slot.
+fn grads_from_py(obj: &Bound<'_, PyAny>, n: usize, who: &str) -> PyResult<Option<Grads>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let seq: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{who} hook must return None or a tuple of gradients"
+        )));
+    };
+    if seq.len() != n {
+        return Err(PyRuntimeError::new_err(format!(
+            "{who} hook returned {} gradients, expected {n}",
+            seq.len()
+        )));
+    }
+    seq.into_iter()
+        .map(|o| {
+            if o.is_none() {
+                Ok(None)
+            } else {
+                Ok(Some(crate::tensor::arg(&o, "gradient")?))
+            }
+        })
+        .collect::<PyResult<Grads>>()
+        .map(Some)
+}
+
+/// A tensor hook calling Python: `fn(grad) -> Tensor or None`.
+pub fn py_tensor_hook(f: Py<PyAny>) -> autograd::TensorHook {
+    Arc::new(move |g: &Tensor| -> Result<Option<Tensor>> {
+        Python::attach(|py| {
+            let r = f.call1(py, (PyTensor::new(g.clone()),)).map_err(from_py)?;
+            let r = r.bind(py);
+            if r.is_none() {
+                return Ok(None);
+            }
+            let t = crate::tensor::arg(r, "hook result").map_err(from_py)?;
+            if t.shape() != g.shape() {
+                return Err(ferrograd::Error::runtime(format!(
+                    "hook has changed the size of value: expected {:?}, got {:?}",
+                    g.shape(),
+                    t.shape()
+                )));
+            }
+            Ok(Some(t))
+        })
+    })
+}
+
+fn edge_tuple(py: Python<'_>, e: &Option<Edge>) -> PyResult<Py<PyAny>> {
+    Ok(match e {
+        Some(e) => (node_object(py, e.node.clone())?, e.input_nr)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        None => (py.None(), 0usize).into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+fn saved_to_py(py: Python<'_>, v: SavedValue) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        SavedValue::Tensor(t) => tensor_out(py, t)?,
+        SavedValue::Tensors(ts) => {
+            let items: Vec<Py<PyAny>> = ts
+                .into_iter()
+                .map(|t| tensor_out(py, Some(t)))
+                .collect::<PyResult<_>>()?;
+            PyTuple::new(py, items)?.into_any().unbind()
+        }
+        SavedValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        SavedValue::Ints(v) => PyTuple::new(py, v)?.into_any().unbind(),
+        SavedValue::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        SavedValue::Bool(b) => pyo3::types::PyBool::new(py, b)
+            .to_owned()
+            .into_any()
+            .unbind(),
+        SavedValue::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        SavedValue::None => py.None(),
+    })
+}
+
+#[pymethods]
+impl PyNode {
+    /// torch's node name (`MulBackward0`).
+    fn name(&self) -> String {
+        self.node.name()
+    }
+
+    /// `((node, input_nr), ...)`, one per forward input; `(None, 0)` where
+    /// no gradient flows.
+    #[getter]
+    fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let items: Vec<Py<PyAny>> = self
+            .node
+            .core()
+            .next_edges()
+            .iter()
+            .map(|e| edge_tuple(py, e))
+            .collect::<PyResult<_>>()?;
+        PyTuple::new(py, items)
+    }
+
+    /// A dict for user data, kept for the node's lifetime.
+    #[getter]
+    fn metadata(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let a = self
+            .node
+            .core()
+            .metadata(|| Arc::new(Python::attach(|py| PyDict::new(py).unbind())));
+        let d = a
+            .downcast_ref::<Py<PyDict>>()
+            .ok_or_else(|| PyRuntimeError::new_err("node metadata is not a dict"))?;
+        Ok(d.clone_ref(py))
+    }
+
+    fn _sequence_nr(&self) -> u64 {
+        self.node.core().sequence_nr()
+    }
+
+    /// For `AccumulateGrad`: the leaf it accumulates into.
+    #[getter]
+    fn variable(&self) -> PyResult<PyTensor> {
+        match self.node.as_any().downcast_ref::<AccumulateGrad>() {
+            Some(a) => Ok(PyTensor::new(a.variable().clone())),
+            None => Err(PyAttributeError::new_err(format!(
+                "'{}' object has no attribute 'variable'",
+                self.node.name()
+            ))),
+        }
+    }
+
+    /// `register_hook(fn)`: `fn(grad_inputs, grad_outputs)` runs after the
+    /// node; it may return replacement grad_inputs.
+    fn register_hook(&self, hook: Py<PyAny>) -> PyHookHandle {
+        let n = self.node.core().next_edges().len();
+        let f: autograd::PostHook =
+            Arc::new(move |gin: &[Option<Tensor>], gout: &[Option<Tensor>]| {
+                Python::attach(|py| {
+                    let r = hook
+                        .call1(
+                            py,
+                            (
+                                grads_to_py(py, gin).map_err(from_py)?,
+                                grads_to_py(py, gout).map_err(from_py)?,
+                            ),
+                        )
+                        .map_err(from_py)?;
+                    grads_from_py(r.bind(py), n, "backward").map_err(from_py)
+                })
+            });
+        let id = self.node.core().register_hook(f, true);
+        PyHookHandle {
+            target: HookTarget::Node(self.node.clone()),
+            id,
+        }
+    }
+
+    /// `register_prehook(fn)`: `fn(grad_outputs)` runs before the node; it
+    /// may return replacement grad_outputs.
+    fn register_prehook(&self, hook: Py<PyAny>) -> PyHookHandle {
+        let n = self.node.core().num_inputs();
+        let f: autograd::PreHook = Arc::new(move |gout: &[Option<Tensor>]| {
+            Python::attach(|py| {
+                let r = hook
+                    .call1(py, (grads_to_py(py, gout).map_err(from_py)?,))
+                    .map_err(from_py)?;
+                grads_from_py(r.bind(py), n, "backward pre").map_err(from_py)
+            })
+        });
+        let id = self.node.core().register_prehook(f, true);
+        PyHookHandle {
+            target: HookTarget::Node(self.node.clone()),
+            id,
+        }
+    }
+
+    /// `_saved_<name>` and `_raw_saved_<name>`.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let (key, raw) = if let Some(k) = name.strip_prefix("_raw_saved_") {
+            (k, true)
+        } else if let Some(k) = name.strip_prefix("_saved_") {
+            (k, false)
+        } else {
+            return Err(PyAttributeError::new_err(format!(
+                "'{}' object has no attribute '{name}'",
+                self.node.name()
+            )));
+        };
+        let saved = self.node.saved_values();
+        let Some((_, v)) = saved.into_iter().find(|(n, _)| n == key) else {
+            return Err(PyAttributeError::new_err(format!(
+                "'{}' object has no attribute '{name}'",
+                self.node.name()
+            )));
+        };
+        if let SavedValue::Tensor(None) = v {
+            if saved_was_freed(&self.node, key) {
+                return Err(PyRuntimeError::new_err(
+                    autograd::freed_graph_error().to_string(),
+                ));
+            }
+        }
+        if raw {
+            if let SavedValue::Tensor(Some(t)) = &v {
+                // The raw view: the stored tensor without its graph link.
+                return tensor_out(py, Some(t.detach()));
+            }
+        }
+        saved_to_py(py, v)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<{} object at {:#x}>",
+            self.node.name(),
+            Arc::as_ptr(&self.node) as *const () as usize
+        )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyNode>()
+            .is_ok_and(|o| autograd::node_id(&o.get().node) == autograd::node_id(&self.node))
+    }
+
+    fn __hash__(&self) -> u64 {
+        autograd::node_id(&self.node) as u64
+    }
+}
+
+fn saved_was_freed(node: &Arc<dyn Node>, key: &str) -> bool {
+    node.as_any()
+        .downcast_ref::<autograd::FnNode>()
+        .and_then(|n| n.saved_tensor(key))
+        .is_some_and(|s| s.is_released())
+}
+
+fn tensors(v: &[PyRef<'_, PyTensor>]) -> Vec<Tensor> {
+    v.iter().map(|t| t.t.clone()).collect()
+}
+
+fn opt_tensors(v: &[Option<PyRef<'_, PyTensor>>]) -> Vec<Option<Tensor>> {
+    v.iter().map(|t| t.as_ref().map(|t| t.t.clone())).collect()
+}
+
+/// Reads an input of `grad`: a tensor, or a `GradientEdge(node, output_nr)`.
+fn grad_input(obj: &Bound<'_, PyAny>) -> PyResult<GradInput> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(GradInput::Tensor(t.get().t.clone()));
+    }
+    if let (Ok(node), Ok(nr)) = (obj.getattr("node"), obj.getattr("output_nr")) {
+        if let Ok(n) = node.cast::<PyNode>() {
+            return Ok(GradInput::Edge(Edge::new(
+                n.get().node.clone(),
+                nr.extract()?,
+            )));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "grad(): inputs must be Tensors or GradientEdges, got {}",
+        crate::convert::type_name(obj)
+    )))
+}
+
+/// The engine entry of `Tensor.backward` and `autograd.backward`.
+#[pyfunction]
+#[pyo3(signature = (tensors, grad_tensors, retain_graph, create_graph, inputs))]
+fn _run_backward(
+    py: Python<'_>,
+    tensors: Vec<PyRef<'_, PyTensor>>,
+    grad_tensors: Vec<Option<PyRef<'_, PyTensor>>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    inputs: Option<Vec<PyRef<'_, PyTensor>>>,
+) -> PyResult<()> {
+    let ts = self::tensors(&tensors);
+    let gs = opt_tensors(&grad_tensors);
+    let inputs = inputs.map(|v| self::tensors(&v));
+    let opts = BackwardOptions {
+        retain_graph,
+        create_graph,
+        ..Default::default()
+    };
+    py.detach(move || autograd::backward(&ts, &gs, opts, inputs.as_deref()))
+        .py()
+}
+
+/// The engine entry of `autograd.grad`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, is_grads_batched, materialize_grads))]
+fn _grad(
+    py: Python<'_>,
+    outputs: Vec<PyRef<'_, PyTensor>>,
+    inputs: Vec<Bound<'_, PyAny>>,
+    grad_outputs: Vec<Option<PyRef<'_, PyTensor>>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+    is_grads_batched: bool,
+    materialize_grads: bool,
+) -> PyResult<Vec<Option<PyTensor>>> {
+    let outs = tensors(&outputs);
+    let ins: Vec<GradInput> = inputs.iter().map(grad_input).collect::<PyResult<_>>()?;
+    let gos = opt_tensors(&grad_outputs);
+    let opts = BackwardOptions {
+        retain_graph,
+        create_graph,
+        allow_unused: allow_unused || materialize_grads,
+        materialize_grads,
+    };
+    let r = if is_grads_batched {
+        let gos: Vec<Tensor> = gos
+            .into_iter()
+            .map(|g| {
+                g.ok_or_else(|| {
+                    PyRuntimeError::new_err("is_grads_batched=True needs every grad_output")
+                })
+            })
+            .collect::<PyResult<_>>()?;
+        py.detach(move || autograd::grad_batched(&outs, &ins, &gos, opts))
+    } else {
+        py.detach(move || autograd::grad(&outs, &ins, &gos, opts))
+    };
+    Ok(r.py()?.into_iter().map(|g| g.map(PyTensor::new)).collect())
+}
+
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    autograd::is_grad_enabled()
+}
+
+#[pyfunction]
+fn _set_grad_enabled(mode: bool) {
+    autograd::set_grad_enabled(mode)
+}
+
+#[pyfunction]
+fn is_inference_mode_enabled() -> bool {
+    autograd::is_inference_mode_enabled()
+}
+
+/// Switches inference mode; returns the previous `(inference, grad)`
+/// state for `_restore_inference_mode`.
+#[pyfunction]
+fn _set_inference_mode(mode: bool) -> (bool, bool) {
+    let prev = (
+        autograd::is_inference_mode_enabled(),
+        autograd::is_grad_enabled(),
+    );
+    autograd::set_inference_mode(mode);
+    if mode {
+        autograd::set_grad_enabled(false);
+    }
+    prev
+}
+
+#[pyfunction]
+fn _restore_inference_mode(inference: bool, grad: bool) {
+    autograd::set_inference_mode(inference);
+    autograd::set_grad_enabled(grad);
+}
+
+#[pyfunction]
+fn set_multithreading_enabled(mode: bool) {
+    autograd::set_multithreading_enabled(mode)
+}
+
+#[pyfunction]
+fn is_multithreading_enabled() -> bool {
+    autograd::is_multithreading_enabled()
+}
+
+#[pyfunction]
+fn increment_version(tensor: &Bound<'_, PyAny>) -> PyResult<()> {
+    if let Ok(t) = tensor.cast::<PyTensor>() {
+        autograd::increment_version(&t.get().t);
+        return Ok(());
+    }
+    for t in tensor.try_iter()? {
+        autograd::increment_version(&crate::tensor::arg(&t?, "tensor")?);
+    }
+    Ok(())
+}
+
+/// The gradient edge of a tensor: `(node, output_nr)`.
+#[pyfunction]
+fn _gradient_edge(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<(Py<PyAny>, usize)> {
+    match autograd::gradient_edge(&tensor.t) {
+        Some(e) => Ok((node_object(py, e.node)?, e.input_nr)),
+        None => Err(PyRuntimeError::new_err(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients",
+        )),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    #[getter]
+    fn get_grad(&self) -> Option<PyTensor> {
+        self.t.grad().map(PyTensor::new)
+    }
+    #[setter(grad)]
+    fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        self.t.set_grad(value.map(|g| g.t.clone())).py()
+    }
+    #[getter]
+    fn grad_fn(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.t
+            .grad_fn()
+            .map(|e| node_object(py, e.node))
+            .transpose()
+    }
+    /// `backward(gradient=None, retain_graph=None, create_graph=False,
+    /// inputs=None)`.
+    #[pyo3(signature = (gradient = None, retain_graph = None, create_graph = false, inputs = None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        gradient: Option<PyRef<'_, PyTensor>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let inputs: Option<Vec<Tensor>> = match inputs {
+            None => None,
+            Some(obj) if obj.is_none() => None,
+            Some(obj) => Some(if let Ok(t) = obj.cast::<PyTensor>() {
+                vec![t.get().t.clone()]
+            } else {
+                obj.try_iter()?
+                    .map(|o| crate::tensor::arg(&o?, "inputs"))
+                    .collect::<PyResult<_>>()?
+            }),
+        };
+        let ts = vec![self.t.clone()];
+        let gs = vec![gradient.map(|g| g.t.clone())];
+        let opts = BackwardOptions {
+            retain_graph,
+            create_graph,
+            ..Default::default()
+        };
+        py.detach(move || autograd::backward(&ts, &gs, opts, inputs.as_deref()))
+            .py()
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+    #[getter]
+    fn output_nr(&self) -> usize {
+        self.t.grad_fn().map_or(0, |e| e.input_nr)
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.retains_grad()
+    }
+    fn retain_grad(&self) -> PyResult<()> {
+        self.t.retain_grad().py()
+    }
+    fn is_inference(&self) -> bool {
+        self.t.is_inference()
+    }
+    fn detach_(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        slf.get().t.detach_().py()?;
+        Ok(slf.clone().into_any().unbind())
+    }
+    #[setter(data)]
+    fn set_data(&self, value: PyRef<'_, PyTensor>) -> PyResult<()> {
+        let v = &value.t;
+        if v.shape() != self.t.shape() || v.dtype() != self.t.dtype() {
+            return Err(PyRuntimeError::new_err(format!(
+                "ferrograd tensors keep their shape and dtype: cannot assign .data of shape {:?} and dtype {} to a tensor of shape {:?} and dtype {}",
+                v.shape(),
+                v.dtype(),
+                self.t.shape(),
+                self.t.dtype()
+            )));
+        }
+        let _g = autograd::no_grad();
+        self.t.data().copy_(v).py()
+    }
+    /// `register_hook(fn)`: `fn(grad)` runs when this tensor's gradient is
+    /// computed and may return a replacement.
+    fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
+        let id = self.t.register_hook(py_tensor_hook(hook), true).py()?;
+        Ok(PyHookHandle {
+            target: HookTarget::Tensor(self.t.clone()),
+            id,
+        })
+    }
+    /// `register_post_accumulate_grad_hook(fn)`: `fn(tensor)` runs after
+    /// backward updated this leaf's `.grad`.
+    fn register_post_accumulate_grad_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
+        let f = Arc::new(move |t: &Tensor| -> Result<()> {
+            Python::attach(|py| {
+                hook.call1(py, (PyTensor::new(t.clone()),))
+                    .map(|_| ())
+                    .map_err(from_py)
+            })
+        });
+        let id = self.t.register_post_accumulate_grad_hook(f, true).py()?;
+        Ok(PyHookHandle {
+            target: HookTarget::Tensor(self.t.clone()),
+            id,
+        })
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyNode>()?;
+    m.add_class::<PyHookHandle>()?;
+    m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_inference_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(_restore_inference_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(set_multithreading_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_multithreading_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(increment_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_gradient_edge, m)?)?;
+    Ok(())
+}
