@@ -65,6 +65,38 @@ def main() -> None:
     print("det(A) =", torch.linalg.det(A).item(), " inv(A) @ A =", eye)
     print("einsum('ij,jk->ik') == matmul:", torch.allclose(torch.einsum("ij,jk->ik", x, w), x @ w))
 
+    _step("autograd: gradients, graphs and higher derivatives")
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x * x).sum()
+    print("y = sum(x**3):", y)
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    print("dy/dx (3x^2) =", g)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    print("d2y/dx2 (6x) =", h)
+    print("graph of dy/dx:", g.grad_fn.name(), "<-", [n.name() for n, _ in g.grad_fn.next_functions if n])
+
+    _step("autograd: fit y = sin(x) with a 1-32-1 tanh network")
+    torch.manual_seed(0)
+    xs = torch.linspace(-3, 3, 64).reshape(64, 1)
+    ys = xs.sin()
+    w1 = torch.randn(1, 32).requires_grad_()
+    b1 = (torch.randn(32) * 0.1).requires_grad_()
+    w2 = (torch.randn(32, 1) * 0.2).requires_grad_()
+    b2 = torch.zeros(1, requires_grad=True)
+    params = [w1, b1, w2, b2]
+    for step in range(1501):
+        pred = (xs @ w1 + b1).tanh() @ w2 + b2
+        loss = ((pred - ys) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= 0.1 * p.grad
+                p.grad = None
+        if step % 500 == 0:
+            print(f"step {step:5d}  mean squared error {loss.item():.5f}")
+    err = np.abs(pred.detach().numpy() - np.sin(xs.numpy())).max()
+    print(f"largest error after training: {err:.3f}")
+
     _step("speed against NumPy on this machine")
     s16a, s16b = torch.ones(16), torch.ones(16)
     n16a, n16b = np.ones(16, np.float32), np.ones(16, np.float32)

@@ -94,6 +94,9 @@ struct GraphTask {
     captured: Vec<Option<Tensor>>,
     keep_graph: bool,
     state: ThreadLocalState,
+    /// Nodes a parallel job may run right after their only producer (see
+    /// `run_job`).
+    follow: Vec<bool>,
 }
 
 struct DepthGuard;
@@ -159,6 +162,7 @@ impl GraphTask {
             captured: Vec::new(),
             keep_graph: false,
             state: ThreadLocalState::for_backward(false),
+            follow: Vec::new(),
         }
     }
 
@@ -463,6 +467,14 @@ fn execute(
             .collect();
         task.prune(&capture_nodes, &run);
     }
+    task.follow = (0..task.nodes.len())
+        .map(|i| {
+            task.deps[i] == 1
+                && task.needed[i]
+                && !task.captures.contains_key(&i)
+                && !on_caller(&task.nodes[i])
+        })
+        .collect();
     let _state = task.state.install();
     let mut ready: Vec<usize> = Vec::new();
     for (k, (edge, g)) in roots.into_iter().enumerate() {
@@ -495,11 +507,14 @@ fn execute(
             }
         }
         let results = run_wave(&task, jobs)?;
-        for (i, outs) in results {
+        for (i, outs, consumed) in results {
             let node = task.nodes[i].clone();
             let seq = node.core().sequence_nr();
             for (k, (edge, g)) in node.core().next_edges().iter().zip(outs).enumerate() {
                 let Some(edge) = edge else { continue };
+                if consumed.get(k).copied().unwrap_or(false) {
+                    continue;
+                }
                 let j = task.index[&edge.node_id()];
                 if let Some(g) = g {
                     task.add_grad(j, edge.input_nr, (seq, k), g);
@@ -537,14 +552,53 @@ fn run_capture_hooks(node: &Arc<dyn Node>, input_nr: usize, mut g: Tensor) -> Re
     Ok(g)
 }
 
-/// Runs one wave of ready nodes; returns their outputs in wave order.
-fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<(usize, Grads)>> {
+/// Whether a node must run on the thread that called backward.
+fn on_caller(n: &Arc<dyn Node>) -> bool {
+    n.needs_caller_thread() || n.core().has_python_hooks()
+}
+
+/// The outputs of one executed node, with the edges whose gradient was
+/// already consumed inside the job that ran it.
+type Executed = (usize, Grads, SmallVec<[bool; 4]>);
+
+/// Runs node `i` on a pool worker and then, depth first, every node whose
+/// only producer is a node this job ran (`task.follow`): a chain of
+/// single-input nodes, e.g. one branch of a wide graph, runs as one job
+/// instead of one wave per node. The followed nodes receive exactly one
+/// contribution, so no summation order is involved.
+fn run_job(task: &GraphTask, i: usize, grads: Grads) -> Result<Vec<Executed>> {
+    let mut done = Vec::new();
+    let mut stack = vec![(i, grads)];
+    while let Some((n, g)) = stack.pop() {
+        let node = &task.nodes[n];
+        let mut outs = call_node(node, g, task.keep_graph)?;
+        let edges = node.core().next_edges();
+        let mut consumed: SmallVec<[bool; 4]> = SmallVec::from_elem(false, edges.len());
+        for (k, e) in edges.iter().enumerate() {
+            let (Some(e), Some(_)) = (e, outs.get(k).and_then(|g| g.as_ref())) else {
+                continue;
+            };
+            let j = task.index[&e.node_id()];
+            if task.follow[j] {
+                let mut gj: Grads =
+                    vec![None; task.nodes[j].core().num_inputs().max(e.input_nr + 1)];
+                gj[e.input_nr] = outs[k].take();
+                consumed[k] = true;
+                stack.push((j, gj));
+            }
+        }
+        done.push((n, outs, consumed));
+    }
+    Ok(done)
+}
+
+/// Runs one wave of ready nodes; returns what ran, in wave order.
+fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>> {
     let keep = task.keep_graph;
-    let on_caller = |i: usize| {
-        let n = &task.nodes[i];
-        n.needs_caller_thread() || n.core().has_python_hooks()
-    };
-    let parallel_jobs = jobs.iter().filter(|(i, _)| !on_caller(*i)).count();
+    let parallel_jobs = jobs
+        .iter()
+        .filter(|(i, _)| !on_caller(&task.nodes[*i]))
+        .count();
     let work: usize = jobs
         .iter()
         .flat_map(|(_, g)| g.iter().flatten())
@@ -557,37 +611,36 @@ fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<(usize, G
     if !parallel {
         return jobs
             .into_iter()
-            .map(|(i, g)| Ok((i, call_node(&task.nodes[i], g, keep)?)))
+            .map(|(i, g)| Ok((i, call_node(&task.nodes[i], g, keep)?, SmallVec::new())))
             .collect();
     }
-    let mut results: Vec<Option<Result<Grads>>> = (0..jobs.len()).map(|_| None).collect();
+    let mut results: Vec<Option<Result<Vec<Executed>>>> = (0..jobs.len()).map(|_| None).collect();
     let mut par: Vec<(usize, usize, Grads)> = Vec::new();
-    let order: Vec<usize> = jobs.iter().map(|j| j.0).collect();
     for (k, (i, g)) in jobs.into_iter().enumerate() {
-        if on_caller(i) {
-            results[k] = Some(call_node(&task.nodes[i], g, keep));
+        if on_caller(&task.nodes[i]) {
+            results[k] =
+                Some(call_node(&task.nodes[i], g, keep).map(|o| vec![(i, o, SmallVec::new())]));
         } else {
             par.push((k, i, g));
         }
     }
     let state = task.state;
-    let nodes = &task.nodes;
-    let done: Vec<(usize, Result<Grads>)> = crate::pool::install(|| {
+    let done: Vec<(usize, Result<Vec<Executed>>)> = crate::pool::install(|| {
         par.into_par_iter()
             .map(|(k, i, g)| {
                 let _s = state.install();
-                (k, call_node(&nodes[i], g, keep))
+                (k, run_job(task, i, g))
             })
             .collect()
     });
     for (k, r) in done {
         results[k] = Some(r);
     }
-    order
-        .into_iter()
-        .zip(results)
-        .map(|(i, r)| Ok((i, r.expect("every job ran")?)))
-        .collect()
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r.expect("every job ran")?);
+    }
+    Ok(out)
 }
 
 fn input_edge(input: &GradInput, what: &str) -> Result<Edge> {
