@@ -405,9 +405,11 @@ impl Tensor {
 /// gradient at `x = 0` rather than NaN).
 fn pow_grad_base(g: &Tensor, base: &Tensor, exp: &Tensor) -> Result<Tensor> {
     if exp.is_wrapped_number() {
-        let minus_one = match exp.item()? {
-            Scalar::Float(e) if e == 0.0 => return g.zeros_like(),
-            Scalar::Int(0) => return g.zeros_like(),
+        let e = exp.item()?;
+        if e.to_f64() == 0.0 {
+            return g.zeros_like();
+        }
+        let minus_one = match e {
             Scalar::Float(e) => num(e - 1.0),
             e => num(e.to_i64() - 1),
         };

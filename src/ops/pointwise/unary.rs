@@ -144,6 +144,8 @@ macro_rules! num_unary {
                         |s| save_num_unary!(s, $saved, self, &out),
                         |ctx, g| {
                             let $g = &g[0];
+                            // `()` for ops that save nothing.
+                            #[allow(clippy::let_unit_value)]
                             let $v = saved_num_unary!(ctx, $saved);
                             Ok(vec![Some($grad)])
                         },
