@@ -554,22 +554,32 @@ impl PyTensor {
     }
 
     fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.clamp(py, Some(min), None)
+        let lo = arg(min, "min")?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.clamp_min(&lo)).py()?.into())
     }
     fn clamp_min_<'py>(
         slf: &Bound<'py, Self>,
         min: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        Self::clamp_(slf, Some(min), None)
+        let lo = arg(min, "min")?;
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.clamp_min_(&lo)).py()?;
+        Ok(slf.clone())
     }
     fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.clamp(py, None, Some(max))
+        let hi = arg(max, "max")?;
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.clamp_max(&hi)).py()?.into())
     }
     fn clamp_max_<'py>(
         slf: &Bound<'py, Self>,
         max: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        Self::clamp_(slf, None, Some(max))
+        let hi = arg(max, "max")?;
+        let t = &slf.get().t;
+        nogil(slf.py(), t.numel(), || t.clamp_max_(&hi)).py()?;
+        Ok(slf.clone())
     }
 
     /// `where(condition, other)`: self where condition, else other.

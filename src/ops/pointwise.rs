@@ -6,6 +6,12 @@
 //! and bool inputs in the default float dtype; comparisons produce bool.
 //! Each out-of-place op has an in-place `_` form that writes through the
 //! `iter` drivers and refuses results its tensor cannot hold.
+//!
+//! Float-valued ops record their backward next to their kernel (formulas
+//! as in torch's derivatives.yaml, written with differentiable tensor ops so
+//! higher derivatives work); in-place forms that see a tensor requiring grad
+//! go through [`crate::autograd::inplace`], which records the out-of-place
+//! op on the old value.
 
 mod arith;
 mod compare;
@@ -38,6 +44,22 @@ fn unsupported(op: &str, dt: DType) -> Error {
         "\"{op}\" not implemented for '{}'",
         dt.scalar_type_name()
     ))
+}
+
+/// A Python-number-like scalar for backward formulas: it never promotes
+/// the other operand's dtype.
+fn num(v: impl Into<crate::Scalar>) -> Tensor {
+    Tensor::scalar(v)
+}
+
+/// `g` where `keep` is true, zero elsewhere (torch's `where(mask, grad, 0)`).
+fn keep_where(g: &Tensor, keep: &Tensor) -> Result<Tensor> {
+    g.r#where(keep, &num(0.0))
+}
+
+/// `g` where `drop` is false, zero where it is true.
+fn zero_where(g: &Tensor, drop: &Tensor) -> Result<Tensor> {
+    num(0.0).r#where(drop, g)
 }
 
 /// Whether any element of `t` equals zero.

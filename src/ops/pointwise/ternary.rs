@@ -1,7 +1,8 @@
 //! Ops with three operands: `where`, `clamp`, `lerp`, `addcmul`, `addcdiv`.
 
 use super::math::Num;
-use super::{check_inplace, promoted, scalar_factor, unsupported};
+use super::{check_inplace, keep_where, num, promoted, scalar_factor, unsupported, zero_where};
+use crate::autograd::{inplace, Recorder};
 use crate::ops::iter::{apply1, apply2, apply3, map2, map3};
 use crate::ops::Arith;
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
@@ -17,15 +18,79 @@ impl Tensor {
                 condition.dtype()
             )));
         }
+        let rec = Recorder::new("WhereBackward0", &[self, other]);
         let dt = promoted(&[self, other]);
         let (x, y) = (self.to_dtype(dt), other.to_dtype(dt));
-        dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))
+        let out = dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))?;
+        // The condition is not differentiable: not an input of the node.
+        rec.finish(
+            &[&out],
+            |s| s.save("condition", condition),
+            |ctx, g| {
+                let c = ctx.saved(0)?;
+                let d_self = ctx.needs(0).then(|| keep_where(&g[0], &c)).transpose()?;
+                let d_other = ctx.needs(1).then(|| zero_where(&g[0], &c)).transpose()?;
+                Ok(vec![d_self, d_other])
+            },
+        )?;
+        Ok(out)
     }
 
     /// `clamp(min, max)` (alias `clip`): `min(max(self, min), max)`, either
     /// bound optional; NaN in the input or a bound gives NaN. The result
     /// dtype promotes over the input and the given bounds.
+    ///
+    /// The gradient flows to `self` where `min <= self <= max` (inclusive),
+    /// to a tensor `min` where `self < min`, to a tensor `max` where
+    /// `self > max` (or `max < min`, where `max` wins), as torch.
     pub fn clamp(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+        self.clamp_recorded("ClampBackward1", min, max)
+    }
+
+    fn clamp_recorded(
+        &self,
+        node: &'static str,
+        min: Option<&Tensor>,
+        max: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let rec = Recorder::new_opt(node, &[Some(self), min, max]);
+        let out = self.clamp_kernel(min, max)?;
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save("self", self);
+                s.save_opt("min", min);
+                s.save_opt("max", max);
+            },
+            |ctx, g| {
+                let (x, g) = (ctx.saved(0)?, &g[0]);
+                let grads = |inside: Tensor, below: Option<Tensor>, above: Option<Tensor>| {
+                    let keep = |i: usize, m: Option<Tensor>| match m {
+                        Some(m) if ctx.needs(i) => keep_where(g, &m).map(Some),
+                        _ => Ok(None),
+                    };
+                    Ok(vec![
+                        keep(0, Some(inside))?,
+                        keep(1, below)?,
+                        keep(2, above)?,
+                    ])
+                };
+                match (ctx.saved_opt(1)?, ctx.saved_opt(2)?) {
+                    (Some(lo), Some(hi)) => grads(
+                        x.ge(&lo)?.logical_and(&x.le(&hi)?)?,
+                        Some(x.lt(&lo)?.logical_and(&lo.lt(&hi)?)?),
+                        Some(x.gt(&hi)?.logical_or(&hi.lt(&lo)?)?),
+                    ),
+                    (Some(lo), None) => grads(x.ge(&lo)?, Some(x.lt(&lo)?), None),
+                    (None, Some(hi)) => grads(x.le(&hi)?, None, Some(x.gt(&hi)?)),
+                    (None, None) => Err(no_bounds()),
+                }
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn clamp_kernel(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
         let dt = clamp_dtype(self, min, max)?;
         let x = self.to_dtype(dt);
         dispatch_numeric!(dt, T => match (min, max) {
@@ -39,6 +104,10 @@ impl Tensor {
 
     /// In-place form of [`Tensor::clamp`].
     pub fn clamp_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
+        let bounds: smallvec::SmallVec<[&Tensor; 2]> = min.into_iter().chain(max).collect();
+        if inplace("clamp_", self, &bounds, |s| s.clamp(min, max))? {
+            return Ok(());
+        }
         let dt = clamp_dtype(self, min, max)?;
         check_inplace("clamp_", self, dt)?;
         let own = self.dtype();
@@ -58,31 +127,83 @@ impl Tensor {
 
     /// `clamp_min(min)`: `clamp(min=min)`.
     pub fn clamp_min(&self, min: &Tensor) -> Result<Tensor> {
-        self.clamp(Some(min), None)
+        let node = if min.is_wrapped_number() {
+            "ClampMinBackward0"
+        } else {
+            "ClampMinBackward1"
+        };
+        self.clamp_recorded(node, Some(min), None)
     }
     /// In-place form of [`Tensor::clamp_min`].
     pub fn clamp_min_(&self, min: &Tensor) -> Result<()> {
+        if inplace("clamp_min_", self, &[min], |s| s.clamp_min(min))? {
+            return Ok(());
+        }
         self.clamp_(Some(min), None)
     }
     /// `clamp_max(max)`: `clamp(max=max)`.
     pub fn clamp_max(&self, max: &Tensor) -> Result<Tensor> {
-        self.clamp(None, Some(max))
+        let node = if max.is_wrapped_number() {
+            "ClampMaxBackward0"
+        } else {
+            "ClampMaxBackward1"
+        };
+        self.clamp_recorded(node, None, Some(max))
     }
     /// In-place form of [`Tensor::clamp_max`].
     pub fn clamp_max_(&self, max: &Tensor) -> Result<()> {
+        if inplace("clamp_max_", self, &[max], |s| s.clamp_max(max))? {
+            return Ok(());
+        }
         self.clamp_(None, Some(max))
     }
 
     /// `lerp(end, weight)`: `self + weight * (end - self)`. Floats only;
     /// `end` (and a tensor `weight`) must have this tensor's dtype.
     pub fn lerp(&self, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
+        let node = if weight.is_wrapped_number() {
+            "LerpBackward0"
+        } else {
+            "LerpBackward1"
+        };
+        let rec = Recorder::new(node, &[self, end, weight]);
         let w = lerp_check(self, end, weight)?;
-        dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
-            else Err(unsupported("lerp", self.dtype())))
+        let out = dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
+            else Err(unsupported("lerp", self.dtype())))?;
+        let (n01, n2) = (rec.needs(0) || rec.needs(1), rec.needs(2));
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save_opt("self", n2.then_some(self));
+                s.save_opt("end", n2.then_some(end));
+                s.save_opt("weight", n01.then_some(weight));
+            },
+            |ctx, g| {
+                let g = &g[0];
+                let (d_self, d_end) = match ctx.saved_opt(2)? {
+                    Some(w) => (
+                        ctx.needs(0)
+                            .then(|| g.mul(&num(1.0).sub(&w)?))
+                            .transpose()?,
+                        ctx.needs(1).then(|| g.mul(&w)).transpose()?,
+                    ),
+                    None => (None, None),
+                };
+                let d_weight = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
+                    (Some(a), Some(b)) => Some(g.mul(&b.sub(&a)?)?),
+                    _ => None,
+                };
+                Ok(vec![d_self, d_end, d_weight])
+            },
+        )?;
+        Ok(out)
     }
 
     /// In-place form of [`Tensor::lerp`].
     pub fn lerp_(&self, end: &Tensor, weight: &Tensor) -> Result<()> {
+        if inplace("lerp_", self, &[end, weight], |s| s.lerp(end, weight))? {
+            return Ok(());
+        }
         let w = lerp_check(self, end, weight)?;
         dispatch_float!(self.dtype(), T => apply3::<T, T, T>(self, end, &w, lerp::<T>),
             else Err(unsupported("lerp_", self.dtype())))
@@ -90,6 +211,30 @@ impl Tensor {
 
     /// `addcmul(tensor1, tensor2, value)`: `self + value * tensor1 * tensor2`.
     pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        let rec = Recorder::new("AddcmulBackward0", &[self, tensor1, tensor2]);
+        let out = self.addcmul_kernel(tensor1, tensor2, value)?;
+        let (n1, n2) = (rec.needs(1), rec.needs(2));
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save_opt("tensor1", n2.then_some(tensor1));
+                s.save_opt("tensor2", n1.then_some(tensor2));
+            },
+            move |ctx, g| {
+                let scaled = |t: Option<Tensor>| -> Result<Option<Tensor>> {
+                    t.map(|t| g[0].mul(&t.mul(&num(value))?)).transpose()
+                };
+                Ok(vec![
+                    Some(g[0].clone()),
+                    scaled(ctx.saved_opt(1)?)?,
+                    scaled(ctx.saved_opt(0)?)?,
+                ])
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn addcmul_kernel(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         let dt = promoted(&[self, tensor1, tensor2]);
         let (x, a, b) = (
             self.to_dtype(dt),
@@ -104,6 +249,11 @@ impl Tensor {
 
     /// In-place form of [`Tensor::addcmul`].
     pub fn addcmul_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
+        if inplace("addcmul_", self, &[tensor1, tensor2], |s| {
+            s.addcmul(tensor1, tensor2, value)
+        })? {
+            return Ok(());
+        }
         let own = self.dtype();
         check_inplace("addcmul_", self, promoted(&[self, tensor1, tensor2]))?;
         let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
@@ -116,6 +266,34 @@ impl Tensor {
     /// `addcdiv(tensor1, tensor2, value)`: `self + value * tensor1 / tensor2`
     /// (refused when both divided tensors are integers, as torch).
     pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
+        let rec = Recorder::new("AddcdivBackward0", &[self, tensor1, tensor2]);
+        let out = self.addcdiv_kernel(tensor1, tensor2, value)?;
+        let (n1, n2) = (rec.needs(1), rec.needs(2));
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save_opt("tensor1", n2.then_some(tensor1));
+                s.save_opt("tensor2", (n1 || n2).then_some(tensor2));
+            },
+            move |ctx, g| {
+                let v = num(value);
+                let (t1, t2) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+                let d_t1 = match &t2 {
+                    Some(t2) if ctx.needs(1) => Some(g[0].mul(&v.div(t2)?)?),
+                    _ => None,
+                };
+                // d(v * a / b)/db = -v * a / b^2
+                let d_t2 = match (&t1, &t2) {
+                    (Some(t1), Some(t2)) => Some(g[0].mul(&v.mul(t1)?.div(&t2.mul(t2)?)?)?.neg()?),
+                    _ => None,
+                };
+                Ok(vec![Some(g[0].clone()), d_t1, d_t2])
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn addcdiv_kernel(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         let dt = addcdiv_dtype(self, tensor1, tensor2)?;
         let (x, a, b) = (
             self.to_dtype(dt),
@@ -130,6 +308,11 @@ impl Tensor {
 
     /// In-place form of [`Tensor::addcdiv`].
     pub fn addcdiv_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
+        if inplace("addcdiv_", self, &[tensor1, tensor2], |s| {
+            s.addcdiv(tensor1, tensor2, value)
+        })? {
+            return Ok(());
+        }
         let dt = addcdiv_dtype(self, tensor1, tensor2)?;
         check_inplace("addcdiv_", self, dt)?;
         let own = self.dtype();

@@ -2,27 +2,54 @@
 //! predicates (isnan...) and logical/bitwise not.
 
 use super::math::{erf, erfc, Num};
-use super::{assign, check_inplace, float_of, unsupported};
+use super::{assign, check_inplace, float_of, num, unsupported, zero_where};
+use crate::autograd::{inplace, Recorder};
 use crate::ops::iter::{apply1, map1};
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
 
+/// Saves what a unary op's backward reads: its input (`self`) or its
+/// output (`result`).
+macro_rules! save_unary {
+    ($s:ident, self, $x:expr, $out:expr) => {
+        $s.save("self", $x)
+    };
+    ($s:ident, result, $x:expr, $out:expr) => {
+        $s.save_output("result", $out, 0)
+    };
+}
+
 /// Defines float-valued unary ops and their in-place forms. `$x` is bound to
 /// an element of the concrete float type `T` (f32 or f64); integer and bool
-/// inputs are computed in the default float dtype.
+/// inputs are computed in the default float dtype. The backward reads the
+/// saved `self` or `result` as `$v` and the output gradient as `$g`.
 macro_rules! float_unary {
-    ($($doc:literal $name:ident $name_:ident |$x:ident| $body:expr;)*) => {
+    ($($doc:literal $name:ident $name_:ident |$x:ident| $body:expr,
+       $node:literal $saved:ident => |$g:ident, $v:ident| $grad:expr;)*) => {
         impl Tensor {
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
+                    let rec = Recorder::new($node, &[self]);
                     let dt = float_of(self.dtype());
                     let x = self.to_dtype(dt);
-                    dispatch_float!(dt, T => Ok(map1::<T, T>(&x, |$x: T| $body)),
-                        else Err(unsupported(stringify!($name), dt)))
+                    let out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
+                        else return Err(unsupported(stringify!($name), dt)));
+                    rec.finish(
+                        &[&out],
+                        |s| save_unary!(s, $saved, self, &out),
+                        |ctx, g| {
+                            let ($g, $v) = (&g[0], &ctx.saved(0)?);
+                            Ok(vec![Some($grad)])
+                        },
+                    )?;
+                    Ok(out)
                 }
 
                 #[doc = concat!("In-place form of `", stringify!($name), "` (float tensors only).")]
                 pub fn $name_(&self) -> Result<()> {
+                    if inplace(stringify!($name_), self, &[], |s| s.$name())? {
+                        return Ok(());
+                    }
                     check_inplace(stringify!($name_), self, float_of(self.dtype()))?;
                     dispatch_float!(self.dtype(), T => apply1::<T>(self, |$x: T| $body),
                         else Err(unsupported(stringify!($name_), self.dtype())))
@@ -32,51 +59,105 @@ macro_rules! float_unary {
     };
 }
 
+const LN_2: f64 = std::f64::consts::LN_2;
+const LN_10: f64 = std::f64::consts::LN_10;
+/// `2 / sqrt(pi)`, the scale of erf's derivative `2/sqrt(pi) * exp(-x^2)`.
+const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
+
+/// `1 - x * x`.
+fn one_minus_sq(x: &Tensor) -> Result<Tensor> {
+    num(1.0).sub(&x.mul(x)?)
+}
+
 float_unary! {
-    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ |x| x.sqrt();
-    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ |x| 1.0 / x.sqrt();
-    "`exp()`: `e^x`." exp exp_ |x| x.exp();
-    "`exp2()`: `2^x`." exp2 exp2_ |x| x.exp2();
-    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ |x| x.exp_m1();
-    "`log()`: natural logarithm." log log_ |x| x.ln();
-    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ |x| x.ln_1p();
-    "`log2()`: base-2 logarithm." log2 log2_ |x| x.log2();
-    "`log10()`: base-10 logarithm." log10 log10_ |x| x.log10();
-    "`sin()`." sin sin_ |x| x.sin();
-    "`cos()`." cos cos_ |x| x.cos();
-    "`tan()`." tan tan_ |x| x.tan();
-    "`asin()` (alias `arcsin`)." asin asin_ |x| x.asin();
-    "`acos()` (alias `arccos`)." acos acos_ |x| x.acos();
-    "`atan()` (alias `arctan`)." atan atan_ |x| x.atan();
-    "`sinh()`." sinh sinh_ |x| x.sinh();
-    "`cosh()`." cosh cosh_ |x| x.cosh();
-    "`tanh()`." tanh tanh_ |x| x.tanh();
-    "`asinh()` (alias `arcsinh`)." asinh asinh_ |x| x.asinh();
-    "`acosh()` (alias `arccosh`)." acosh acosh_ |x| x.acosh();
-    "`atanh()` (alias `arctanh`)." atanh atanh_ |x| x.atanh();
-    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ |x| 1.0 / (1.0 + (-x).exp());
-    "`erf()`: the error function." erf erf_ |x| T::from_f64(erf(x.to_f64()));
-    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ |x| T::from_f64(erfc(x.to_f64()));
-    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ |x| 1.0 / x;
+    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ |x| x.sqrt(),
+        "SqrtBackward0" result => |g, y| g.div(&y.mul(&num(2.0))?)?; // inf at 0, as torch
+    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ |x| 1.0 / x.sqrt(),
+        "RsqrtBackward0" result => |g, y| g.mul(&y.mul(y)?.mul(y)?)?.mul(&num(-0.5))?;
+    "`exp()`: `e^x`." exp exp_ |x| x.exp(),
+        "ExpBackward0" result => |g, y| g.mul(y)?;
+    "`exp2()`: `2^x`." exp2 exp2_ |x| x.exp2(),
+        "Exp2Backward0" result => |g, y| g.mul(&y.mul(&num(LN_2))?)?;
+    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ |x| x.exp_m1(),
+        "Expm1Backward0" result => |g, y| g.mul(&y.add(&num(1.0))?)?;
+    "`log()`: natural logarithm." log log_ |x| x.ln(),
+        "LogBackward0" self => |g, x| g.div(x)?;
+    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ |x| x.ln_1p(),
+        "Log1PBackward0" self => |g, x| g.div(&x.add(&num(1.0))?)?;
+    "`log2()`: base-2 logarithm." log2 log2_ |x| x.log2(),
+        "Log2Backward0" self => |g, x| g.div(&x.mul(&num(LN_2))?)?;
+    "`log10()`: base-10 logarithm." log10 log10_ |x| x.log10(),
+        "Log10Backward0" self => |g, x| g.div(&x.mul(&num(LN_10))?)?;
+    "`sin()`." sin sin_ |x| x.sin(),
+        "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
+    "`cos()`." cos cos_ |x| x.cos(),
+        "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
+    "`tan()`." tan tan_ |x| x.tan(),
+        "TanBackward0" result => |g, y| g.mul(&y.mul(y)?.add(&num(1.0))?)?;
+    "`asin()` (alias `arcsin`)." asin asin_ |x| x.asin(),
+        "AsinBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?)?;
+    "`acos()` (alias `arccos`)." acos acos_ |x| x.acos(),
+        "AcosBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?.neg()?)?;
+    "`atan()` (alias `arctan`)." atan atan_ |x| x.atan(),
+        "AtanBackward0" self => |g, x| g.div(&x.mul(x)?.add(&num(1.0))?)?;
+    "`sinh()`." sinh sinh_ |x| x.sinh(),
+        "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
+    "`cosh()`." cosh cosh_ |x| x.cosh(),
+        "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
+    "`tanh()`." tanh tanh_ |x| x.tanh(),
+        "TanhBackward0" result => |g, y| g.mul(&one_minus_sq(y)?)?;
+    "`asinh()` (alias `arcsinh`)." asinh asinh_ |x| x.asinh(),
+        "AsinhBackward0" self => |g, x| g.mul(&x.mul(x)?.add(&num(1.0))?.rsqrt()?)?;
+    "`acosh()` (alias `arccosh`)." acosh acosh_ |x| x.acosh(),
+        "AcoshBackward0" self => |g, x| g.mul(&x.mul(x)?.sub(&num(1.0))?.rsqrt()?)?;
+    "`atanh()` (alias `arctanh`)." atanh atanh_ |x| x.atanh(),
+        "AtanhBackward0" self => |g, x| g.div(&one_minus_sq(x)?)?;
+    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ |x| 1.0 / (1.0 + (-x).exp()),
+        "SigmoidBackward0" result => |g, y| g.mul(&y.mul(&num(1.0).sub(y)?)?)?;
+    "`erf()`: the error function." erf erf_ |x| T::from_f64(erf(x.to_f64())),
+        "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
+    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ |x| T::from_f64(erfc(x.to_f64())),
+        "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
+    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ |x| 1.0 / x,
+        "ReciprocalBackward0" result => |g, y| g.mul(&y.mul(y)?.neg()?)?;
 }
 
 /// Defines dtype-preserving unary ops over the numeric dtypes; `$bool` says
-/// what bool tensors do: `Some(f)` applies `f`, `None` raises as torch.
+/// what bool tensors do: `Some(f)` applies `f`, `None` raises as torch. The
+/// backward reads the output gradient `$g` and the saved `self` or `result`
+/// as `$v` (`none`: nothing saved, `$v` is unused).
 macro_rules! num_unary {
-    ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr;)*) => {
+    ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr,
+       $node:literal $saved:ident => |$g:ident, $v:pat_param| $grad:expr;)*) => {
         impl Tensor {
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
-                    dispatch_numeric!(self.dtype(), T => Ok(map1::<T, T>(self, $f::<T>)),
+                    let rec = Recorder::new($node, &[self]);
+                    let out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
                         else match $bool {
-                            Some(g) => Ok(map1::<bool, bool>(self, g)),
-                            None => Err(bool_error(stringify!($name))),
-                        })
+                            Some(g) => map1::<bool, bool>(self, g),
+                            None => return Err(bool_error(stringify!($name))),
+                        });
+                    rec.finish(
+                        &[&out],
+                        |s| save_num_unary!(s, $saved, self, &out),
+                        |ctx, g| {
+                            let $g = &g[0];
+                            // `()` for ops that save nothing.
+                            #[allow(clippy::let_unit_value)]
+                            let $v = saved_num_unary!(ctx, $saved);
+                            Ok(vec![Some($grad)])
+                        },
+                    )?;
+                    Ok(out)
                 }
 
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
                 pub fn $name_(&self) -> Result<()> {
+                    if inplace(stringify!($name_), self, &[], |s| s.$name())? {
+                        return Ok(());
+                    }
                     dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
                         else match $bool {
                             Some(g) => apply1::<bool>(self, g),
@@ -85,6 +166,24 @@ macro_rules! num_unary {
                 }
             )*
         }
+    };
+}
+
+macro_rules! save_num_unary {
+    ($s:ident, none, $x:expr, $out:expr) => {{
+        let _ = &$s;
+    }};
+    ($s:ident, $saved:ident, $x:expr, $out:expr) => {
+        save_unary!($s, $saved, $x, $out)
+    };
+}
+
+macro_rules! saved_num_unary {
+    ($ctx:ident, none) => {{
+        let _ = &$ctx;
+    }};
+    ($ctx:ident, $saved:ident) => {
+        &$ctx.saved(0)?
     };
 }
 
@@ -125,14 +224,24 @@ fn relu<T: Num>(x: T) -> T {
 }
 
 num_unary! {
-    "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL;
-    "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL;
-    "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x);
-    "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL;
-    "`ceil()` (integers unchanged)." ceil ceil_ => ceil, bool: NO_BOOL;
-    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => trunc, bool: NO_BOOL;
-    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => round, bool: NO_BOOL;
-    "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL;
+    "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
+        "NegBackward0" none => |g, _| g.neg()?;
+    "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL,
+        "AbsBackward0" self => |g, x| g.mul(&x.sign()?)?; // 0 at 0, as torch
+    "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
+        "SignBackward0" none => |g, _| g.zeros_like()?;
+    "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL,
+        "FloorBackward0" none => |g, _| g.zeros_like()?;
+    "`ceil()` (integers unchanged)." ceil ceil_ => ceil, bool: NO_BOOL,
+        "CeilBackward0" none => |g, _| g.zeros_like()?;
+    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => trunc, bool: NO_BOOL,
+        "TruncBackward0" none => |g, _| g.zeros_like()?;
+    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => round, bool: NO_BOOL,
+        "RoundBackward0" none => |g, _| g.zeros_like()?;
+    // relu'(0) = 0: the gradient passes only where the result is positive
+    // (or NaN), as torch's threshold_backward.
+    "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL,
+        "ReluBackward0" result => |g, y| zero_where(g, &y.le(&num(0.0))?)?;
 }
 
 impl Tensor {
@@ -142,16 +251,22 @@ impl Tensor {
         if decimals == 0 {
             return self.round();
         }
-        dispatch_float!(self.dtype(), T => {
+        let rec = Recorder::new("RoundBackward1", &[self]);
+        let out = dispatch_float!(self.dtype(), T => {
             let (scale, up) = decimal_scale::<T>(decimals);
-            Ok(map1::<T, T>(self, move |x| round_scaled(x, scale, up)))
-        }, else Err(unsupported("round_decimals", self.dtype())))
+            map1::<T, T>(self, move |x| round_scaled(x, scale, up))
+        }, else return Err(unsupported("round_decimals", self.dtype())));
+        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
+        Ok(out)
     }
 
     /// In-place form of [`Tensor::round_decimals`].
     pub fn round_decimals_(&self, decimals: i64) -> Result<()> {
         if decimals == 0 {
             return self.round_();
+        }
+        if inplace("round_", self, &[], |s| s.round_decimals(decimals))? {
+            return Ok(());
         }
         dispatch_float!(self.dtype(), T => {
             let (scale, up) = decimal_scale::<T>(decimals);
@@ -161,12 +276,18 @@ impl Tensor {
 
     /// `frac()`: `x - trunc(x)` (floats only, as torch).
     pub fn frac(&self) -> Result<Tensor> {
-        dispatch_float!(self.dtype(), T => Ok(map1::<T, T>(self, |x| x - x.trunc())),
-            else Err(unsupported("frac", self.dtype())))
+        let rec = Recorder::new("FracBackward0", &[self]);
+        let out = dispatch_float!(self.dtype(), T => map1::<T, T>(self, |x| x - x.trunc()),
+            else return Err(unsupported("frac", self.dtype())));
+        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))?;
+        Ok(out)
     }
 
     /// In-place form of [`Tensor::frac`].
     pub fn frac_(&self) -> Result<()> {
+        if inplace("frac_", self, &[], |s| s.frac())? {
+            return Ok(());
+        }
         dispatch_float!(self.dtype(), T => apply1::<T>(self, |x| x - x.trunc()),
             else Err(unsupported("frac_", self.dtype())))
     }
