@@ -653,9 +653,7 @@ impl PyTensor {
         source: PyRef<'_, PyTensor>,
         accumulate: bool,
     ) -> PyResult<PyTensor> {
-        let out = self.t.copy();
-        out.put_(&index.t, &source.t, accumulate).py()?;
-        Ok(out.data().into())
+        Ok(self.t.put(&index.t, &source.t, accumulate).py()?.into())
     }
 
     #[pyo3(signature = (*, as_tuple = false))]

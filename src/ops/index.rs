@@ -321,7 +321,7 @@ impl Tensor {
         }
         match cur {
             Some(t) => Ok(t),
-            None => self.alias("AliasBackward0"),
+            None => self.alias(),
         }
     }
 
@@ -1291,6 +1291,11 @@ impl Tensor {
     /// `put_(index, source, accumulate)`: writes `source`'s elements at the
     /// row-major positions `index` of `self` (negative indices wrap).
     pub fn put_(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<()> {
+        if crate::autograd::inplace("put_", self, &[source], |s| {
+            s.put(index, source, accumulate)
+        })? {
+            return Ok(());
+        }
         if index.dtype() != DType::Int64 {
             return Err(Error::runtime(format!(
                 "put_(): Expected a long tensor for index, but got {}",
@@ -1355,6 +1360,35 @@ impl Tensor {
         }
         self.bump_version();
         Ok(())
+    }
+
+    /// `put(index, source, accumulate)`: out-of-place `put_`.
+    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
+        let rec = Recorder::new("PutBackward0", &[self, source]);
+        let out = self.copy();
+        out.put_(index, source, accumulate)?;
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let (index, sshape) = (index.clone(), source.shape().to_vec());
+            // d self = g, except at overwritten places; d source = g at
+            // `index`, in source's shape.
+            rec.finish_simple(&out, move |_, g| {
+                let gs = match (n0, accumulate) {
+                    (false, _) => None,
+                    (true, true) => Some(g[0].clone()),
+                    (true, false) => {
+                        let zeros = Tensor::try_zeros(index.shape(), g[0].dtype())?;
+                        Some(g[0].put(&index, &zeros, false)?)
+                    }
+                };
+                let gsrc = n1
+                    .then(|| g[0].take(&index)?.reshape(&super::view::isizes(&sshape)))
+                    .transpose()?;
+                Ok(vec![gs, gsrc])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `nonzero()`: the indices of nonzero elements as an `(n, ndim)` int64

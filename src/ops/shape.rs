@@ -352,7 +352,7 @@ impl Tensor {
     pub fn atleast_nd(&self, n: usize) -> Result<Tensor> {
         let s: Vec<isize> = self.shape().iter().map(|&x| x as isize).collect();
         let shape: Vec<isize> = match (n, self.ndim()) {
-            (_, k) if k >= n => return self.alias("AliasBackward0"),
+            (_, k) if k >= n => return self.alias(),
             (1, _) => vec![1],
             (2, 0) => vec![1, 1],
             (2, _) => vec![1, s[0]],

@@ -1,6 +1,5 @@
 //! View operations: new layouts over the same storage, never a copy
 //! (`reshape` copies only when no view can express the result).
-
 //!
 //! Every view op records a node on its output (which stays a view of the
 //! same storage). Gradients are built from differentiable ops: a view that
@@ -25,7 +24,7 @@ where
 {
     let active = rec.active();
     rec.finish_simple(out, backward)?;
-    if active {
+    if active && out.is_view() {
         // The output was made while the recorder had grad mode off.
         out.autograd().mark_view(out.version());
     }
@@ -34,7 +33,7 @@ where
 
 /// Records a reshaping view: the gradient is reshaped back.
 fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
-    let shape: Vec<isize> = input_shape.iter().map(|&n| n as isize).collect();
+    let shape = isizes(input_shape);
     finish_view(rec, out, move |_, g| Ok(vec![Some(g[0].reshape(&shape)?)]))
 }
 
@@ -167,9 +166,14 @@ impl Tensor {
         Ok(out)
     }
 
-    /// A view with the same layout (`AliasBackward0`-style nodes pass the
-    /// gradient through).
-    pub(crate) fn alias(&self, name: &'static str) -> Result<Tensor> {
+    /// `alias()`: a view with the same layout (`AliasBackward0`).
+    pub fn alias(&self) -> Result<Tensor> {
+        self.alias_named("AliasBackward0")
+    }
+
+    /// A view with the same layout whose node (`name`) passes the gradient
+    /// through.
+    pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
         let rec = Recorder::new(name, &[self]);
         let out = self.view_with_layout(self.layout().clone());
         finish_view(rec, &out, |_, g| Ok(vec![Some(g[0].clone())]))?;
@@ -185,7 +189,7 @@ impl Tensor {
             )));
         }
         if self.ndim() < 2 {
-            return self.alias("TBackward0");
+            return self.alias_named("TBackward0");
         }
         self.transpose_named(0, 1, "TBackward0")
     }
@@ -237,7 +241,7 @@ impl Tensor {
             for &d in source.iter().chain(destination) {
                 wrap_dim(d, n)?;
             }
-            return self.alias("AliasBackward0");
+            return self.alias();
         }
         let src: Vec<usize> = source
             .iter()

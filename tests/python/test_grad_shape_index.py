@@ -504,3 +504,23 @@ def test_views_of_a_leaf_stay_views_and_share_memory():
     with fg.no_grad():
         x.mul_(2.0)
     np.testing.assert_allclose(v.detach().numpy(), x.detach().numpy()[1:, ::2])
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_grad(accumulate):
+    index = fg.tensor([[0, 11], [-1, 5]]) if accumulate else fg.tensor([[0, 10], [-1, 5]])
+    check_grad(lambda x, s: sq(x).put(index, sq(s), accumulate), [arr(3, 4), arr(2, 2)])
+
+    def put_(x, s):
+        b = sq(x)
+        b.put_(index, s * s, accumulate=accumulate)
+        return b
+
+    check_grad(put_, [arr(3, 4), arr(2, 2)])
+
+
+def test_view_as_same_dtype_is_a_recorded_alias():
+    x = fg.tensor(arr(3), requires_grad=True)
+    v = x.view(x.dtype)
+    assert v._is_view() and v.grad_fn.name() == "AliasBackward0"
+    check_grad(lambda x: sq(x).view(fg.float64), [arr(3)])
