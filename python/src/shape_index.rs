@@ -144,6 +144,13 @@ fn value_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Tensor> {
     data_to_tensor(obj, Some(dtype))
 }
 
+/// A fill value given as a tensor that requires grad (it then gets a
+/// gradient, so it must not be turned into a number).
+fn grad_value(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
+    let t = obj.cast::<PyTensor>().ok()?.get().t.clone();
+    t.requires_grad().then_some(t)
+}
+
 /// A fill value: a Python number or a 0-dim tensor.
 fn fill_scalar(op: &str, obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Some(s) = scalar(obj)? {
@@ -260,7 +267,8 @@ impl PyTensor {
         if let Some(s) = scalar(value)? {
             let simple = (index.is_instance_of::<PyInt>() && !index.is_instance_of::<PyBool>())
                 || index.is_instance_of::<PySlice>();
-            if simple {
+            // A tensor that requires grad takes the recorded index_put_ path.
+            if simple && !t.requires_grad() {
                 let view = t.index(&[index_item(index)?]).py()?;
                 return nogil(py, view.numel(), || view.fill_(s)).py();
             }
@@ -456,9 +464,23 @@ impl PyTensor {
         src: Option<&Bound<'_, PyAny>>,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let out = self.t.copy();
-        scatter_into(py, &out, dim, &index.t, src, value)?;
-        Ok(out.data().into())
+        let (t, i) = (&self.t, &index.t);
+        let out = match (src, value) {
+            (Some(s), None) if s.cast::<PyTensor>().is_ok() => {
+                let st = &s.cast::<PyTensor>()?.get().t;
+                nogil(py, i.numel(), || t.scatter(dim, i, st))
+            }
+            (Some(v), None) | (None, Some(v)) => {
+                let v = fill_scalar("scatter", v)?;
+                nogil(py, i.numel(), || t.scatter_value(dim, i, v))
+            }
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "scatter() expects exactly one of 'src' (a Tensor) or 'value' (a number)",
+                ))
+            }
+        };
+        Ok(out.py()?.into())
     }
 
     #[pyo3(signature = (dim, index, src = None, *, value = None))]
@@ -578,8 +600,13 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        let v = fill_scalar("masked_fill_", value)?;
         let (t, m) = (&self.t, &mask.t);
+        if let Some(vt) = grad_value(value) {
+            return Ok(nogil(py, t.numel(), || t.masked_fill_tensor(m, &vt))
+                .py()?
+                .into());
+        }
+        let v = fill_scalar("masked_fill_", value)?;
         Ok(nogil(py, t.numel(), || t.masked_fill(m, v)).py()?.into())
     }
 
@@ -588,8 +615,12 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        let v = fill_scalar("masked_fill_", value)?;
         let (t, m) = (&slf.get().t, &mask.t);
+        if let Some(vt) = grad_value(value) {
+            nogil(slf.py(), t.numel(), || t.masked_fill_tensor_(m, &vt)).py()?;
+            return Ok(slf.clone());
+        }
+        let v = fill_scalar("masked_fill_", value)?;
         nogil(slf.py(), t.numel(), || t.masked_fill_(m, v)).py()?;
         Ok(slf.clone())
     }
@@ -622,9 +653,7 @@ impl PyTensor {
         source: PyRef<'_, PyTensor>,
         accumulate: bool,
     ) -> PyResult<PyTensor> {
-        let out = self.t.copy();
-        out.put_(&index.t, &source.t, accumulate).py()?;
-        Ok(out.data().into())
+        Ok(self.t.put(&index.t, &source.t, accumulate).py()?.into())
     }
 
     #[pyo3(signature = (*, as_tuple = false))]

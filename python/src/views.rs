@@ -24,7 +24,7 @@ impl PyTensor {
             let a = shape.get_item(0)?;
             if let Ok(d) = crate::dtype::parse_dtype(&a) {
                 if d == self.t.dtype() {
-                    return Ok(self.t.view_with_layout(self.t.layout().clone()).into());
+                    return Ok(self.t.alias().py()?.into());
                 }
                 return Err(PyTypeError::new_err(format!(
                     "view(dtype) between different dtypes ({} -> {}) is not supported",

@@ -14,6 +14,7 @@ use super::access::{elem_ptr, lock};
 use super::binary::Arith;
 use super::iter::{apply2, check_writable, for_ranges, map2};
 use super::shape::{drop_dim, fmt_shape, signed, walk, Ptr};
+use crate::autograd::{sum_to, Recorder};
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
@@ -265,10 +266,68 @@ impl Tensor {
     /// a tensor (NumPy/torch semantics).
     pub fn index(&self, indices: &[TensorIndex]) -> Result<Tensor> {
         let plan = self.plan(indices)?;
+        let recording = crate::autograd::is_grad_enabled() && self.requires_grad();
         if plan.adv.is_empty() {
+            if recording {
+                return self.basic_index_recorded(indices);
+            }
             return Ok(self.view_with_layout(plan.view));
         }
-        let g = Tensor::gather_plan(&plan)?;
+        let rec = Recorder::new("IndexBackward0", &[self]);
+        let out = self.gather_indexed(&plan)?;
+        if rec.active() {
+            let shape = self.shape().to_vec();
+            let indices = indices.to_vec();
+            // d self = zeros with g added at the indexed places (repeated
+            // indices accumulate).
+            rec.finish_simple(&out, move |_, g| {
+                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+                Ok(vec![Some(z.index_put(&indices, &g[0], true)?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Basic indexing as a chain of recorded views (select, slice,
+    /// unsqueeze), as torch records it; indices were already validated.
+    fn basic_index_recorded(&self, indices: &[TensorIndex]) -> Result<Tensor> {
+        let consumed = indices
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
+            .count();
+        let clampi = |v: i64| v.clamp(isize::MIN as i64, isize::MAX as i64) as isize;
+        let mut cur: Option<Tensor> = None;
+        let mut d = 0isize;
+        for ix in indices {
+            let t = cur.as_ref().unwrap_or(self);
+            match ix {
+                TensorIndex::Int(i) => cur = Some(t.select(d, *i as isize)?),
+                TensorIndex::Slice { start, stop, step } => {
+                    cur = Some(t.slice(
+                        d,
+                        start.map_or(0, clampi),
+                        stop.map_or(isize::MAX, clampi),
+                        *step as isize,
+                    )?);
+                    d += 1;
+                }
+                TensorIndex::NewAxis => {
+                    cur = Some(t.unsqueeze(d)?);
+                    d += 1;
+                }
+                TensorIndex::Ellipsis => d += (self.ndim() - consumed) as isize,
+                TensorIndex::Tensor(_) => unreachable!("basic indices only"),
+            }
+        }
+        match cur {
+            Some(t) => Ok(t),
+            None => self.alias(),
+        }
+    }
+
+    /// The copy made by advanced indexing (no recording).
+    fn gather_indexed(&self, plan: &Plan) -> Result<Tensor> {
+        let g = Tensor::gather_plan(plan)?;
         let out = Tensor::empty(&g.result_shape(), self.dtype());
         if out.numel() == 0 {
             return Ok(out);
@@ -310,6 +369,11 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
+        if crate::autograd::inplace("index_put_", self, &[values], |s| {
+            s.index_put(indices, values, accumulate)
+        })? {
+            return Ok(());
+        }
         let plan = self.plan(indices)?;
         if plan.adv.is_empty() {
             let view = self.view_with_layout(plan.view);
@@ -366,10 +430,51 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        let rec = Recorder::new("IndexPutBackward0", &[self, values]);
         let out = self.copy();
         out.index_put_(indices, values, accumulate)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let indices = indices.to_vec();
+            let vshape = values.shape().to_vec();
+            rec.finish_simple(&out, move |_, g| {
+                let g = &g[0];
+                // d self = g, except at overwritten places.
+                let gs = match (n0, accumulate) {
+                    (false, _) => None,
+                    (true, true) => Some(g.clone()),
+                    (true, false) => {
+                        let zero = Tensor::try_zeros(&[], g.dtype())?;
+                        Some(g.index_put(&indices, &zero, false)?)
+                    }
+                };
+                // d values = g at the indexed places, summed over broadcasting.
+                let gv = if n1 {
+                    Some(reduce_to(&g.index(&indices)?, &vshape)?)
+                } else {
+                    None
+                };
+                Ok(vec![gs, gv])
+            })?;
+        }
+        Ok(out)
     }
+}
+
+/// `g` summed down to `shape` when `g` was broadcast from it (`shape` may
+/// have extra leading ones that indexing dropped).
+pub(crate) fn reduce_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let mut g = g.clone();
+    if g.ndim() < shape.len() {
+        let mut s = vec![1isize; shape.len() - g.ndim()];
+        s.extend(g.shape().iter().map(|&n| n as isize));
+        g = g.reshape(&s)?;
+    }
+    sum_to(&g, shape)
 }
 
 /// A kernel's addition (logical or for bool).
@@ -402,7 +507,7 @@ fn for_ranges_weighted(n: usize, weight: usize, body: impl Fn(usize, usize) + Sy
 }
 
 /// Offsets of every row-major position of `shape` through `strides`.
-fn positions(shape: &[usize], strides: &[isize]) -> Vec<isize> {
+pub(crate) fn positions(shape: &[usize], strides: &[isize]) -> Vec<isize> {
     let n: usize = shape.iter().product();
     let mut out = Vec::with_capacity(n);
     walk(shape, [strides], 0, n, |[o]| out.push(o));
@@ -562,6 +667,25 @@ impl Tensor {
     /// `index_select(dim, index)`: the slices at `index` (1-D, int64/int32)
     /// along `dim`, copied.
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("IndexSelectBackward0", &[self]);
+        let out = self.index_select_kernel(dim, index)?;
+        if rec.active() {
+            let (shape, index) = (self.shape().to_vec(), index.clone());
+            // d self = zeros with g's slices added at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+                Ok(vec![Some(z.index_add(
+                    dim,
+                    &index,
+                    &g[0],
+                    Scalar::Int(1),
+                )?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn index_select_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let idx = check_int_index("index_select", index)?;
         let src = as_1d(self);
         let d = wrap_dim(dim, self.ndim())?;
@@ -581,6 +705,20 @@ impl Tensor {
     /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
     /// dim 0); `index` is int64 with as many dims as `self`.
     pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("GatherBackward0", &[self]);
+        let out = self.gather_kernel(dim, index)?;
+        if rec.active() {
+            let (shape, index) = (self.shape().to_vec(), index.clone());
+            // d self = zeros with g added at `index` (repeats accumulate).
+            rec.finish_simple(&out, move |_, g| {
+                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+                Ok(vec![Some(z.scatter_add(dim, &index, &g[0])?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn gather_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         check_long("gather", index)?;
         let d = wrap_dim(dim, self.ndim())?;
         let (src, idx_t) = (as_1d(self), as_1d(index));
@@ -694,39 +832,93 @@ impl Tensor {
     /// `scatter_(dim, index, src)`: `self[index[i][j]][j] = src[i][j]`
     /// (dim 0); in place.
     pub fn scatter_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("scatter_", self, &[src], |s| s.scatter(dim, index, src))? {
+            return Ok(());
+        }
         self.scatter_impl("scatter", dim, index, ScatterSrc::Tensor(src), false)
     }
 
     /// `scatter_(dim, index, value)`: writes one value at the indexed places.
     pub fn scatter_value_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
+        if crate::autograd::inplace("scatter_", self, &[], |s| {
+            s.scatter_value(dim, index, value)
+        })? {
+            return Ok(());
+        }
         self.scatter_impl("scatter", dim, index, ScatterSrc::Value(value), false)
     }
 
     /// `scatter_add_(dim, index, src)`: like `scatter_` but adds, summing
     /// duplicate indices.
     pub fn scatter_add_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("scatter_add_", self, &[src], |s| {
+            s.scatter_add(dim, index, src)
+        })? {
+            return Ok(());
+        }
         self.scatter_impl("scatter_add", dim, index, ScatterSrc::Tensor(src), true)
     }
 
     /// `scatter(dim, index, src)`: out-of-place `scatter_`.
     pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("ScatterBackward0", &[self, src]);
         let out = self.copy();
         out.scatter_(dim, index, src)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let (index, sshape) = (index.clone(), src.shape().to_vec());
+            // d self = g with the overwritten places zeroed; d src = g at
+            // `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gs = n0
+                    .then(|| g[0].scatter_value(dim, &index, Scalar::Int(0)))
+                    .transpose()?;
+                let gsrc = n1
+                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
+                    .transpose()?;
+                Ok(vec![gs, gsrc])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `scatter(dim, index, value)`: out-of-place `scatter_value_`.
     pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        let rec = Recorder::new("ScatterBackward1", &[self]);
         let out = self.copy();
         out.scatter_value_(dim, index, value)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let index = index.clone();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(g[0].scatter_value(
+                    dim,
+                    &index,
+                    Scalar::Int(0),
+                )?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `scatter_add(dim, index, src)`: out-of-place `scatter_add_`.
     pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("ScatterAddBackward0", &[self, src]);
         let out = self.copy();
         out.scatter_add_(dim, index, src)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let (n1, index, sshape) = (rec.needs(1), index.clone(), src.shape().to_vec());
+            // d self = g; d src = g at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gsrc = n1
+                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
+                    .transpose()?;
+                Ok(vec![Some(g[0].clone()), gsrc])
+            })?;
+        }
+        Ok(out)
     }
 
     /// Shared body of index_add_/index_copy_/index_fill_: for each `i`, the
@@ -858,6 +1050,11 @@ impl Tensor {
         source: &Tensor,
         alpha: Scalar,
     ) -> Result<()> {
+        if crate::autograd::inplace("index_add_", self, &[source], |s| {
+            s.index_add(dim, index, source, alpha)
+        })? {
+            return Ok(());
+        }
         self.index_slices_(
             "index_add_",
             dim,
@@ -871,6 +1068,11 @@ impl Tensor {
     /// `index_copy_(dim, index, source)`: copies `source`'s slices into the
     /// slices of `self` at `index`.
     pub fn index_copy_(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("index_copy_", self, &[source], |s| {
+            s.index_copy(dim, index, source)
+        })? {
+            return Ok(());
+        }
         if index.dtype() != DType::Int64 {
             return Err(Error::runtime(format!(
                 "index_copy_(): Expected a long tensor for index, but got {}",
@@ -890,6 +1092,11 @@ impl Tensor {
     /// `index_fill_(dim, index, value)`: fills the slices at `index`
     /// (negative indices wrap).
     pub fn index_fill_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
+        if crate::autograd::inplace("index_fill_", self, &[], |s| {
+            s.index_fill(dim, index, value)
+        })? {
+            return Ok(());
+        }
         if index.dtype() != DType::Int64 {
             return Err(Error::index(format!(
                 "index_fill_(): Expected a long tensor for index, but got {}",
@@ -907,29 +1114,72 @@ impl Tensor {
         source: &Tensor,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        let rec = Recorder::new("IndexAddBackward0", &[self, source]);
         let out = self.copy();
         out.index_add_(dim, index, source, alpha)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let (n1, index, sndim) = (rec.needs(1), index.clone(), source.ndim());
+            // d self = g; d source = alpha * g's slices at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gsrc = if n1 {
+                    let s = select_for_source(&g[0], dim, &index, sndim)?;
+                    Some(s.mul(&Tensor::scalar(alpha).to_dtype(s.dtype()))?)
+                } else {
+                    None
+                };
+                Ok(vec![Some(g[0].clone()), gsrc])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `index_copy(dim, index, source)`: out-of-place.
     pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<Tensor> {
+        let rec = Recorder::new("IndexCopyBackward0", &[self, source]);
         let out = self.copy();
         out.index_copy_(dim, index, source)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let (index, sndim) = (index.clone(), source.ndim());
+            // d self = g with the copied slices zeroed; d source = g's
+            // slices at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gs = n0
+                    .then(|| g[0].index_fill(dim, &index, Scalar::Int(0)))
+                    .transpose()?;
+                let gsrc = n1
+                    .then(|| select_for_source(&g[0], dim, &index, sndim))
+                    .transpose()?;
+                Ok(vec![gs, gsrc])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `index_fill(dim, index, value)`: out-of-place.
     pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        let rec = Recorder::new("IndexFillBackward0", &[self]);
         let out = self.copy();
         out.index_fill_(dim, index, value)?;
-        Ok(out.data())
+        let out = out.data();
+        if rec.active() {
+            let index = index.clone();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(g[0].index_fill(dim, &index, Scalar::Int(0))?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `masked_fill_(mask, value)`: sets elements where the bool `mask`
     /// (broadcast to this shape) is true.
     pub fn masked_fill_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         check_mask("masked_fill_", mask)?;
+        if crate::autograd::inplace("masked_fill_", self, &[], |s| s.masked_fill(mask, value))? {
+            return Ok(());
+        }
         dispatch!(self.dtype(), T => {
             let v: T = value.to_elem();
             apply2::<T, bool>(self, mask, move |x, m| if m { v } else { x })
@@ -940,10 +1190,58 @@ impl Tensor {
     /// broadcast together.
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         check_mask("masked_fill", mask)?;
-        dispatch!(self.dtype(), T => {
+        let rec = Recorder::new("MaskedFillBackward0", &[self]);
+        let out = dispatch!(self.dtype(), T => {
             let v: T = value.to_elem();
             map2::<T, bool, T>(self, mask, move |x, m| if m { v } else { x })
-        })
+        })?;
+        if rec.active() {
+            let mask = mask.clone();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(g[0].masked_fill(&mask, Scalar::Int(0))?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// `masked_fill(mask, value)` with a 0-dim tensor `value`, which gets
+    /// the sum of the gradient at the filled places.
+    pub fn masked_fill_tensor(&self, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
+        check_mask("masked_fill", mask)?;
+        if value.ndim() != 0 {
+            return Err(Error::runtime(format!(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                value.ndim()
+            )));
+        }
+        let rec = Recorder::new("MaskedFillBackward1", &[self, value]);
+        let out = {
+            let _g = crate::autograd::no_grad();
+            self.masked_fill(mask, value.item()?)?
+        };
+        if rec.active() {
+            let (n1, mask) = (rec.needs(1), mask.clone());
+            rec.finish_simple(&out, move |_, g| {
+                let kept = g[0].masked_fill(&mask, Scalar::Int(0))?;
+                let gv = if n1 {
+                    Some(g[0].sub(&kept)?.sum(None, false, None)?)
+                } else {
+                    None
+                };
+                Ok(vec![Some(kept), gv])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// `masked_fill_(mask, value)` with a 0-dim tensor `value`.
+    pub fn masked_fill_tensor_(&self, mask: &Tensor, value: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("masked_fill_", self, &[value], |s| {
+            s.masked_fill_tensor(mask, value)
+        })? {
+            return Ok(());
+        }
+        self.masked_fill_(mask, value.item()?)
     }
 
     /// `masked_select(mask)`: the elements where `mask` is true (both
@@ -956,7 +1254,8 @@ impl Tensor {
             )));
         }
         let shape = broadcast_shapes(self.shape(), mask.shape())?;
-        let x = as_1d(&self.broadcast_to(&shape)?);
+        let x = self.broadcast_to(&shape)?;
+        let x = if x.ndim() == 0 { x.reshape(&[1])? } else { x };
         let m = as_1d(&mask.broadcast_to(&shape)?);
         x.index(&[TensorIndex::Tensor(m)])
     }
@@ -992,6 +1291,11 @@ impl Tensor {
     /// `put_(index, source, accumulate)`: writes `source`'s elements at the
     /// row-major positions `index` of `self` (negative indices wrap).
     pub fn put_(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<()> {
+        if crate::autograd::inplace("put_", self, &[source], |s| {
+            s.put(index, source, accumulate)
+        })? {
+            return Ok(());
+        }
         if index.dtype() != DType::Int64 {
             return Err(Error::runtime(format!(
                 "put_(): Expected a long tensor for index, but got {}",
@@ -1058,6 +1362,35 @@ impl Tensor {
         Ok(())
     }
 
+    /// `put(index, source, accumulate)`: out-of-place `put_`.
+    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
+        let rec = Recorder::new("PutBackward0", &[self, source]);
+        let out = self.copy();
+        out.put_(index, source, accumulate)?;
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let (index, sshape) = (index.clone(), source.shape().to_vec());
+            // d self = g, except at overwritten places; d source = g at
+            // `index`, in source's shape.
+            rec.finish_simple(&out, move |_, g| {
+                let gs = match (n0, accumulate) {
+                    (false, _) => None,
+                    (true, true) => Some(g[0].clone()),
+                    (true, false) => {
+                        let zeros = Tensor::try_zeros(index.shape(), g[0].dtype())?;
+                        Some(g[0].put(&index, &zeros, false)?)
+                    }
+                };
+                let gsrc = n1
+                    .then(|| g[0].take(&index)?.reshape(&super::view::isizes(&sshape)))
+                    .transpose()?;
+                Ok(vec![gs, gsrc])
+            })?;
+        }
+        Ok(out)
+    }
+
     /// `nonzero()`: the indices of nonzero elements as an `(n, ndim)` int64
     /// tensor, in row-major order.
     pub fn nonzero(&self) -> Tensor {
@@ -1080,6 +1413,39 @@ impl Tensor {
     pub fn argwhere(&self) -> Tensor {
         self.nonzero()
     }
+}
+
+/// The gradient of a scatter's `src`: `g` gathered at `index`, padded with
+/// zeros where `src` is larger than `index`.
+fn gather_for_src(g: &Tensor, dim: isize, index: &Tensor, src_shape: &[usize]) -> Result<Tensor> {
+    let picked = g.gather(dim, index)?;
+    if picked.shape() == src_shape {
+        return Ok(picked);
+    }
+    let ishape = index.shape().to_vec();
+    let view: super::view::ViewFn = std::sync::Arc::new(move |t: &Tensor| {
+        let mut t = t.clone();
+        for (k, &n) in ishape.iter().enumerate() {
+            t = t.narrow(k as isize, 0, n)?;
+        }
+        Ok(t)
+    });
+    super::view::view_scatter(&picked, src_shape, "ScatterSrcBackward0", view)
+}
+
+/// The gradient of index_add/index_copy's `source`: `g`'s slices at
+/// `index`, in `source`'s rank (a 0-dim source gets a 0-dim gradient).
+fn select_for_source(g: &Tensor, dim: isize, index: &Tensor, source_ndim: usize) -> Result<Tensor> {
+    let g1 = if g.ndim() == 0 {
+        g.reshape(&[1])?
+    } else {
+        g.clone()
+    };
+    let s = g1.index_select(dim, index)?;
+    if source_ndim == 0 {
+        return s.reshape(&[]);
+    }
+    Ok(s)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

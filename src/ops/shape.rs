@@ -5,9 +5,14 @@
 //! strided copies: a destination region (often a view of the fresh output)
 //! is filled from a source read through arbitrary, possibly negative,
 //! strides (see [`copy_strided`]).
+//!
+//! Each op records its node around the kernel; gradients are written with
+//! differentiable ops (slices, flips, sums, diagonals), so higher orders
+//! work.
 
 use super::access::{elem_ptr, lock};
 use super::iter::for_ranges;
+use crate::autograd::Recorder;
 use crate::tensor::{contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
@@ -174,6 +179,44 @@ impl Tensor {
     /// `cat(tensors, dim)`: concatenation along an existing dim, promoting
     /// dtypes; 1-D tensors of shape `(0,)` are skipped as in torch.
     pub fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let rec = Recorder::new("CatBackward0", &refs);
+        let out = Tensor::cat_kernel(tensors, dim)?;
+        if rec.active() {
+            // Each input's gradient is its slice of g along `dim` (legacy
+            // empty inputs get none).
+            let mut pieces: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
+            let skip = |t: &Tensor| t.ndim() == 1 && t.shape()[0] == 0;
+            let d = match tensors.iter().find(|t| !skip(t)) {
+                Some(f) => wrap_dim(dim, f.ndim())?,
+                None => 0,
+            };
+            let mut start = 0;
+            for t in tensors {
+                if skip(t) {
+                    pieces.push(None);
+                } else {
+                    pieces.push(Some((start, t.shape()[d])));
+                    start += t.shape()[d];
+                }
+            }
+            rec.finish_simple(&out, move |ctx, g| {
+                pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| match p {
+                        Some((s, len)) if ctx.needs(i) => {
+                            Ok(Some(g[0].narrow(d as isize, *s as isize, *len)?))
+                        }
+                        _ => Ok(None),
+                    })
+                    .collect()
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn cat_kernel(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         if tensors.is_empty() {
             return Err(Error::runtime(
                 "torch.cat(): expected a non-empty list of Tensors",
@@ -249,11 +292,27 @@ impl Tensor {
             }
         }
         let d = wrap_dim(dim, first.ndim() + 1)?;
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let rec = Recorder::new("StackBackward0", &refs);
         let parts: Vec<Tensor> = tensors
             .iter()
             .map(|t| t.unsqueeze(d as isize))
             .collect::<Result<_>>()?;
-        Tensor::cat(&parts, d as isize)
+        let out = Tensor::cat(&parts, d as isize)?;
+        if rec.active() {
+            let n = tensors.len();
+            // Input i's gradient is g at position i along the new dim.
+            rec.finish_simple(&out, move |ctx, g| {
+                (0..n)
+                    .map(|i| {
+                        ctx.needs(i)
+                            .then(|| g[0].select(d as isize, i as isize))
+                            .transpose()
+                    })
+                    .collect()
+            })?;
+        }
+        Ok(out)
     }
 
     /// `hstack(tensors)`: `cat` along dim 0 for 1-D inputs, else dim 1.
@@ -293,7 +352,7 @@ impl Tensor {
     pub fn atleast_nd(&self, n: usize) -> Result<Tensor> {
         let s: Vec<isize> = self.shape().iter().map(|&x| x as isize).collect();
         let shape: Vec<isize> = match (n, self.ndim()) {
-            (_, k) if k >= n => return Ok(self.view_with_layout(self.layout().clone())),
+            (_, k) if k >= n => return self.alias(),
             (1, _) => vec![1],
             (2, 0) => vec![1, 1],
             (2, _) => vec![1, s[0]],
@@ -306,6 +365,16 @@ impl Tensor {
 
     /// `flip(dims)`: a copy with the order of elements reversed along dims.
     pub fn flip(&self, dims: &[isize]) -> Result<Tensor> {
+        let rec = Recorder::new("FlipBackward0", &[self]);
+        let out = self.flip_kernel(dims)?;
+        if rec.active() {
+            let dims = dims.to_vec();
+            rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].flip(&dims)?)]))?;
+        }
+        Ok(out)
+    }
+
+    fn flip_kernel(&self, dims: &[isize]) -> Result<Tensor> {
         let nd = self.ndim();
         let mut flipped = vec![false; nd.max(1)];
         for &d in dims {
@@ -362,6 +431,18 @@ impl Tensor {
     /// `roll(shifts, dims)`: elements shifted cyclically along dims; with no
     /// dims the tensor is rolled as if flattened.
     pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
+        let rec = Recorder::new("RollBackward0", &[self]);
+        let out = self.roll_kernel(shifts, dims)?;
+        if rec.active() {
+            // Rolling back by the opposite shifts.
+            let back: Vec<i64> = shifts.iter().map(|&s| s.wrapping_neg()).collect();
+            let dims = dims.to_vec();
+            rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].roll(&back, &dims)?)]))?;
+        }
+        Ok(out)
+    }
+
+    fn roll_kernel(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
         if dims.is_empty() {
             if shifts.len() != 1 {
                 return Err(Error::runtime(format!(
@@ -419,6 +500,28 @@ impl Tensor {
     /// `repeat(sizes)`: the tensor tiled `sizes[i]` times along each dim
     /// (leading sizes add new dims); torch's repeat, not NumPy's.
     pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
+        let rec = Recorder::new("RepeatBackward0", &[self]);
+        let out = self.repeat_kernel(sizes)?;
+        if rec.active() {
+            // View g as (rep_0, size_0, rep_1, size_1, ...) and sum the
+            // repeat axes (and the leading new dims).
+            let lead = sizes.len() - self.ndim();
+            let mut split = Vec::with_capacity(2 * sizes.len());
+            for (i, &r) in sizes.iter().enumerate() {
+                let n = if i < lead { 1 } else { self.shape()[i - lead] };
+                split.extend([r as isize, n as isize]);
+            }
+            let rep_axes: Vec<isize> = (0..sizes.len()).map(|i| 2 * i as isize).collect();
+            let shape = super::view::isizes(self.shape());
+            rec.finish_simple(&out, move |_, g| {
+                let s = g[0].reshape(&split)?.sum(Some(&rep_axes), false, None)?;
+                Ok(vec![Some(s.reshape(&shape)?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn repeat_kernel(&self, sizes: &[usize]) -> Result<Tensor> {
         let nd = self.ndim();
         let r = sizes.len();
         if r < nd {
@@ -512,22 +615,34 @@ impl Tensor {
     /// `tril(diagonal)`: zeroes elements above the `diagonal`-th diagonal of
     /// the last two dims.
     pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
-        self.triangle(diagonal, true, "tril")
+        let rec = Recorder::new("TrilBackward0", &[self]);
+        let out = self.triangle(diagonal, true, "tril")?;
+        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].tril(diagonal)?)]))?;
+        Ok(out)
     }
 
     /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
     pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
-        self.triangle(diagonal, false, "triu")
+        let rec = Recorder::new("TriuBackward0", &[self]);
+        let out = self.triangle(diagonal, false, "triu")?;
+        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].triu(diagonal)?)]))?;
+        Ok(out)
     }
 
     /// `tril_(diagonal)`: in place.
     pub fn tril_(&self, diagonal: i64) -> Result<()> {
+        if crate::autograd::inplace("tril_", self, &[], |s| s.tril(diagonal))? {
+            return Ok(());
+        }
         let r = self.tril(diagonal)?;
         self.copy_(&r)
     }
 
     /// `triu_(diagonal)`: in place.
     pub fn triu_(&self, diagonal: i64) -> Result<()> {
+        if crate::autograd::inplace("triu_", self, &[], |s| s.triu(diagonal))? {
+            return Ok(());
+        }
         let r = self.triu(diagonal)?;
         self.copy_(&r)
     }
@@ -537,10 +652,13 @@ impl Tensor {
     pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         match self.ndim() {
             1 => {
+                let rec = Recorder::new("DiagEmbedBackward0", &[self]);
                 let m = square_side(self.shape()[0], diagonal)?;
                 let out = Tensor::zeros(&[m, m], self.dtype());
-                let dv = out.diagonal(diagonal as isize, 0, 1)?;
+                let dv = out.view_with_layout(out.layout().diagonal(diagonal as isize, 0, 1)?);
                 fill_from(&dv, self)?;
+                let k = diagonal as isize;
+                rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].diagonal(k, 0, 1)?)]))?;
                 Ok(out)
             }
             2 => Ok(self.diagonal(diagonal as isize, 0, 1)?.copy()),
@@ -571,11 +689,20 @@ impl Tensor {
         let (lo, hi) = (d1.min(d2), d1.max(d2));
         shape.insert(lo, m);
         shape.insert(hi, m);
+        let rec = Recorder::new("DiagEmbedBackward0", &[self]);
         let out = Tensor::zeros(&shape, self.dtype());
         let l = out
             .layout()
             .diagonal(offset as isize, d1 as isize, d2 as isize)?;
         fill_from(&out.view_with_layout(l), self)?;
+        // The diagonal view puts the diagonal last, as the input had it.
+        rec.finish_simple(&out, move |_, g| {
+            Ok(vec![Some(g[0].diagonal(
+                offset as isize,
+                d1 as isize,
+                d2 as isize,
+            )?)])
+        })?;
         Ok(out)
     }
 

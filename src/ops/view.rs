@@ -1,15 +1,90 @@
 //! View operations: new layouts over the same storage, never a copy
 //! (`reshape` copies only when no view can express the result).
+//!
+//! Every view op records a node on its output (which stays a view of the
+//! same storage). Gradients are built from differentiable ops: a view that
+//! only rearranges elements maps the gradient back with the inverse
+//! rearrangement; a view that picks some elements (slice, select,
+//! diagonal) writes the gradient into zeros through the same view with
+//! [`view_scatter`], which records itself so that higher orders work.
 
-use crate::autograd::Recorder;
+use crate::autograd::{BackwardCtx, Grads, Recorder};
 use crate::tensor::{wrap_dim, Layout};
+use crate::{Error, Result, Tensor};
+use std::sync::Arc;
+
+/// A view op replayed on another tensor of the same shape.
+pub(crate) type ViewFn = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
+
+/// Records a single-output view op and keeps its output a differentiable
+/// view (an in-place op on it rebases the base's history).
+fn finish_view<B>(rec: Recorder, out: &Tensor, backward: B) -> Result<()>
+where
+    B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
+{
+    let active = rec.active();
+    rec.finish_simple(out, backward)?;
+    if active && out.is_view() {
+        // The output was made while the recorder had grad mode off.
+        out.autograd().mark_view(out.version());
+    }
+    Ok(())
+}
 
 /// Records a reshaping view: the gradient is reshaped back.
 fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
-    let shape: Vec<isize> = input_shape.iter().map(|&n| n as isize).collect();
-    rec.finish_simple(out, move |_, g| Ok(vec![Some(g[0].reshape(&shape)?)]))
+    let shape = isizes(input_shape);
+    finish_view(rec, out, move |_, g| Ok(vec![Some(g[0].reshape(&shape)?)]))
 }
-use crate::{Error, Result, Tensor};
+
+/// Records a view that picks some elements of its input: the gradient is
+/// `g` written through the same view into zeros of the input's shape.
+fn record_picking(
+    rec: Recorder,
+    out: &Tensor,
+    input_shape: &[usize],
+    backward_name: &'static str,
+    view: ViewFn,
+) -> Result<()> {
+    if !rec.active() {
+        return Ok(());
+    }
+    let shape = input_shape.to_vec();
+    finish_view(rec, out, move |_, g| {
+        Ok(vec![Some(view_scatter(
+            &g[0],
+            &shape,
+            backward_name,
+            view.clone(),
+        )?)])
+    })
+}
+
+/// Zeros of `shape` with `g` written into `view(zeros)`: the gradient of a
+/// non-overlapping view. Recorded as `name` (e.g. `SliceBackwardBackward0`)
+/// with gradient `view(gg)`, so gradients of gradients work to any order.
+pub(crate) fn view_scatter(
+    g: &Tensor,
+    shape: &[usize],
+    name: &'static str,
+    view: ViewFn,
+) -> Result<Tensor> {
+    let rec = Recorder::new(name, &[g]);
+    let out = Tensor::try_zeros(shape, g.dtype())?;
+    {
+        let _g = crate::autograd::no_grad();
+        view(&out)?.copy_(g)?;
+    }
+    if rec.active() {
+        rec.finish_simple(&out, move |_, gg| Ok(vec![Some(view(&gg[0])?)]))?;
+    }
+    Ok(out)
+}
+
+/// Shape as `isize` sizes (for `reshape`).
+pub(crate) fn isizes(shape: &[usize]) -> Vec<isize> {
+    shape.iter().map(|&n| n as isize).collect()
+}
 
 impl Tensor {
     /// `view(shape)`: same elements, new shape; `-1` infers one size.
@@ -79,7 +154,30 @@ impl Tensor {
 
     /// `transpose(dim0, dim1)`.
     pub fn transpose(&self, dim0: isize, dim1: isize) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().transpose(dim0, dim1)?))
+        self.transpose_named(dim0, dim1, "TransposeBackward0")
+    }
+
+    fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Result<Tensor> {
+        let rec = Recorder::new(name, &[self]);
+        let out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
+        finish_view(rec, &out, move |_, g| {
+            Ok(vec![Some(g[0].transpose(dim0, dim1)?)])
+        })?;
+        Ok(out)
+    }
+
+    /// `alias()`: a view with the same layout (`AliasBackward0`).
+    pub fn alias(&self) -> Result<Tensor> {
+        self.alias_named("AliasBackward0")
+    }
+
+    /// A view with the same layout whose node (`name`) passes the gradient
+    /// through.
+    pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
+        let rec = Recorder::new(name, &[self]);
+        let out = self.view_with_layout(self.layout().clone());
+        finish_view(rec, &out, |_, g| Ok(vec![Some(g[0].clone())]))?;
+        Ok(out)
     }
 
     /// `t()`: transpose of a tensor with at most 2 dims.
@@ -91,9 +189,9 @@ impl Tensor {
             )));
         }
         if self.ndim() < 2 {
-            return Ok(self.view_with_layout(self.layout().clone()));
+            return self.alias_named("TBackward0");
         }
-        self.transpose(0, 1)
+        self.transpose_named(0, 1, "TBackward0")
     }
 
     /// `mT`: transpose of the last two dims.
@@ -115,7 +213,19 @@ impl Tensor {
 
     /// `permute(dims)`.
     pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().permute(dims)?))
+        let rec = Recorder::new("PermuteBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().permute(dims)?);
+        if rec.active() {
+            let n = self.ndim();
+            let mut inverse = vec![0isize; n];
+            for (i, &d) in dims.iter().enumerate() {
+                inverse[wrap_dim(d, n)?] = i as isize;
+            }
+            finish_view(rec, &out, move |_, g| {
+                Ok(vec![Some(g[0].permute(&inverse)?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `movedim(source, destination)`.
@@ -131,7 +241,7 @@ impl Tensor {
             for &d in source.iter().chain(destination) {
                 wrap_dim(d, n)?;
             }
-            return Ok(self.view_with_layout(self.layout().clone()));
+            return self.alias();
         }
         let src: Vec<usize> = source
             .iter()
@@ -163,7 +273,7 @@ impl Tensor {
         let rec = Recorder::new("ExpandBackward0", &[self]);
         let out = self.view_with_layout(self.layout().expand(sizes)?);
         let shape = self.shape().to_vec();
-        rec.finish_simple(&out, move |_, g| {
+        finish_view(rec, &out, move |_, g| {
             Ok(vec![Some(crate::autograd::sum_to(&g[0], &shape)?)])
         })?;
         Ok(out)
@@ -177,12 +287,20 @@ impl Tensor {
 
     /// `narrow(dim, start, length)`.
     pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().narrow(dim, start, length)?))
+        let rec = Recorder::new("SliceBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().narrow(dim, start, length)?);
+        let view: ViewFn = Arc::new(move |t: &Tensor| t.narrow(dim, start, length));
+        record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
+        Ok(out)
     }
 
     /// `select(dim, index)`: removes `dim`, fixing it at `index`.
     pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().select(dim, index)?))
+        let rec = Recorder::new("SelectBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().select(dim, index)?);
+        let view: ViewFn = Arc::new(move |t: &Tensor| t.select(dim, index));
+        record_picking(rec, &out, self.shape(), "SelectBackwardBackward0", view)?;
+        Ok(out)
     }
 
     /// Python slicing `start:stop:step` along `dim` (step > 0).
@@ -194,22 +312,41 @@ impl Tensor {
         if self.ndim() == 0 {
             return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
         }
-        Ok(self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?))
+        let rec = Recorder::new("SliceBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?);
+        let view: ViewFn = Arc::new(move |t: &Tensor| t.slice(dim, start, stop, step));
+        record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
+        Ok(out)
     }
 
     /// `squeeze()` (all size-1 dims) or `squeeze(dims)`.
     pub fn squeeze(&self, dims: Option<&[isize]>) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().squeeze(dims)?))
+        let name = match dims {
+            None => "SqueezeBackward0",
+            Some([_]) => "SqueezeBackward1",
+            Some(_) => "SqueezeBackward2",
+        };
+        let rec = Recorder::new(name, &[self]);
+        let out = self.view_with_layout(self.layout().squeeze(dims)?);
+        record_reshape(rec, &out, self.shape())?;
+        Ok(out)
     }
 
     /// `unsqueeze(dim)`.
     pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().unsqueeze(dim)?))
+        let rec = Recorder::new("UnsqueezeBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().unsqueeze(dim)?);
+        record_reshape(rec, &out, self.shape())?;
+        Ok(out)
     }
 
     /// `diagonal(offset, dim1, dim2)`.
     pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
-        Ok(self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?))
+        let rec = Recorder::new("DiagonalBackward0", &[self]);
+        let out = self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?);
+        let view: ViewFn = Arc::new(move |t: &Tensor| t.diagonal(offset, dim1, dim2));
+        record_picking(rec, &out, self.shape(), "DiagonalBackwardBackward0", view)?;
+        Ok(out)
     }
 
     /// `as_strided(size, stride, storage_offset)`; the offset defaults to
@@ -221,9 +358,15 @@ impl Tensor {
         offset: Option<usize>,
     ) -> Result<Tensor> {
         let storage_len = self.storage().nbytes() / self.dtype().itemsize();
-        let layout =
-            Layout::as_strided(size, stride, offset.unwrap_or(self.offset()), storage_len)?;
-        Ok(self.view_with_layout(layout))
+        let offset = offset.unwrap_or(self.offset());
+        let layout = Layout::as_strided(size, stride, offset, storage_len)?;
+        let rec = Recorder::new("AsStridedBackward0", &[self]);
+        let out = self.view_with_layout(layout);
+        if rec.active() {
+            let plan = AsStridedPlan::new(self, size, stride, offset)?;
+            finish_view(rec, &out, move |_, g| Ok(vec![Some(plan.backward(&g[0])?)]))?;
+        }
+        Ok(out)
     }
 
     /// `unbind(dim)`: the slices along `dim`, as views.
@@ -234,9 +377,12 @@ impl Tensor {
             ));
         }
         let d = wrap_dim(dim, self.ndim())?;
-        (0..self.shape()[d] as isize)
+        let rec = Recorder::new("UnbindBackward0", &[self]);
+        let outs: Vec<Tensor> = (0..self.shape()[d] as isize)
             .map(|i| self.select(d as isize, i))
-            .collect()
+            .collect::<Result<_>>()?;
+        record_pieces(rec, &outs, move |g| Tensor::stack(g, d as isize))?;
+        Ok(outs)
     }
 
     /// `split(split_size, dim)`: chunks of `split_size` (the last may be
@@ -249,13 +395,17 @@ impl Tensor {
                 "split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
             )));
         }
-        if n == 0 {
-            return Ok(vec![self.narrow(d as isize, 0, 0)?]);
-        }
-        (0..n)
-            .step_by(split_size)
-            .map(|s| self.narrow(d as isize, s as isize, split_size.min(n - s)))
-            .collect()
+        let rec = Recorder::new("SplitBackward0", &[self]);
+        let outs: Vec<Tensor> = if n == 0 {
+            vec![self.narrow(d as isize, 0, 0)?]
+        } else {
+            (0..n)
+                .step_by(split_size)
+                .map(|s| self.narrow(d as isize, s as isize, split_size.min(n - s)))
+                .collect::<Result<_>>()?
+        };
+        record_pieces(rec, &outs, move |g| Tensor::cat(g, d as isize))?;
+        Ok(outs)
     }
 
     /// `split(sizes, dim)` with explicit section sizes.
@@ -267,15 +417,18 @@ impl Tensor {
                 "split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}"
             )));
         }
+        let rec = Recorder::new("SplitWithSizesBackward0", &[self]);
         let mut start = 0;
-        sizes
+        let outs: Vec<Tensor> = sizes
             .iter()
             .map(|&len| {
                 let t = self.narrow(d as isize, start as isize, len);
                 start += len;
                 t
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        record_pieces(rec, &outs, move |g| Tensor::cat(g, d as isize))?;
+        Ok(outs)
     }
 
     /// `chunk(chunks, dim)`: at most `chunks` pieces of equal size (ceil).
@@ -315,6 +468,87 @@ impl Tensor {
         }
         let layout = Layout::new(self.shape(), self.strides(), 0);
         Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits")
+    }
+}
+
+/// Records a multi-output view op (unbind, split): one node whose
+/// backward joins the pieces' gradients. As in torch, the pieces are not
+/// differentiable views, so modifying one in place raises.
+fn record_pieces(
+    rec: Recorder,
+    outs: &[Tensor],
+    join: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<()> {
+    if !rec.active() {
+        return Ok(());
+    }
+    let refs: Vec<&Tensor> = outs.iter().collect();
+    rec.finish(&refs, |_| {}, move |_, g| Ok(vec![Some(join(g)?)]))
+}
+
+/// What `as_strided`'s backward needs: where the input's and the output's
+/// elements live in (a window of) the shared storage.
+struct AsStridedPlan {
+    /// Storage positions of the input's elements, relative to `lo`.
+    input_pos: Tensor,
+    /// Storage positions of the output's elements, relative to `lo`.
+    output_pos: Tensor,
+    /// Window length (`hi - lo`).
+    span: usize,
+    /// How many input elements share each storage slot, when some do.
+    input_count: Option<Tensor>,
+}
+
+impl AsStridedPlan {
+    fn new(input: &Tensor, size: &[usize], stride: &[isize], offset: usize) -> Result<Self> {
+        let pos = |shape: &[usize], strides: &[isize], off: usize| -> Vec<i64> {
+            super::index::positions(shape, strides)
+                .into_iter()
+                .map(|p| p as i64 + off as i64)
+                .collect()
+        };
+        let istr: Vec<isize> = input.strides().iter().map(|&s| s as isize).collect();
+        let ip = pos(input.shape(), &istr, input.offset());
+        let op = pos(size, stride, offset);
+        let lo = ip.iter().chain(&op).copied().min().unwrap_or(0);
+        let hi = ip.iter().chain(&op).copied().max().map_or(0, |m| m + 1);
+        let span = (hi - lo) as usize;
+        let shift = |v: Vec<i64>, shape: &[usize]| {
+            Tensor::from_slice(&v.iter().map(|p| p - lo).collect::<Vec<_>>(), shape)
+        };
+        let input_count = if input.layout().is_non_overlapping() {
+            None
+        } else {
+            let mut count = vec![0.0f64; span];
+            for &p in &ip {
+                count[(p - lo) as usize] += 1.0;
+            }
+            let per_elem: Vec<f64> = ip.iter().map(|&p| count[(p - lo) as usize]).collect();
+            Some(Tensor::from_slice(&per_elem, input.shape())?)
+        };
+        Ok(AsStridedPlan {
+            input_pos: shift(ip, input.shape())?,
+            output_pos: shift(op, size)?,
+            span,
+            input_count,
+        })
+    }
+
+    /// Sums `g` into the storage window (overlapping output elements add
+    /// up), then reads the input's elements back; an input that itself
+    /// overlaps shares each slot's gradient evenly, as torch does.
+    fn backward(&self, g: &Tensor) -> Result<Tensor> {
+        use super::index::TensorIndex;
+        let flat = Tensor::try_zeros(&[self.span], g.dtype())?.index_put(
+            &[TensorIndex::Tensor(self.output_pos.clone())],
+            g,
+            true,
+        )?;
+        let gi = flat.index(&[TensorIndex::Tensor(self.input_pos.clone())])?;
+        match &self.input_count {
+            Some(c) => gi.div(&c.to_dtype(g.dtype())),
+            None => Ok(gi),
+        }
     }
 }
 
