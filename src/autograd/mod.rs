@@ -14,6 +14,7 @@
 //! cycles and are freed as soon as the last output and backward run let go.
 
 mod accumulate;
+mod current;
 mod engine;
 mod function;
 mod grad_mode;
@@ -22,8 +23,9 @@ mod node;
 mod saved;
 
 pub use accumulate::AccumulateGrad;
+pub use current::{current_graph_task_id, will_engine_execute_node};
 pub use engine::sum_to;
-pub use engine::{backward, grad, grad_batched, BackwardOptions, GradInput};
+pub use engine::{backward, grad, grad_batched, parallel_waves, BackwardOptions, GradInput};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub use grad_mode::{
     is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
@@ -130,6 +132,11 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
     *m.grad_fn.lock() = edge;
     if t.is_view() {
         m.view_version.store(t.version(), Ordering::Relaxed);
+        // A view that gets history was made while recording (with grad mode
+        // off inside the recorder), so its creation-time flag says no.
+        if m.has_grad_fn.load(Ordering::Relaxed) {
+            m.differentiable_view.store(true, Ordering::Relaxed);
+        }
     }
 }
 
