@@ -134,8 +134,8 @@ impl GraphTask {
         let mut stack: Vec<usize> = Vec::new();
         for r in roots {
             let id = r.node_id();
-            if !index.contains_key(&id) {
-                index.insert(id, nodes.len());
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(id) {
+                slot.insert(nodes.len());
                 nodes.push(r.node.clone());
                 deps.push(0);
                 stack.push(nodes.len() - 1);

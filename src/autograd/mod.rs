@@ -45,6 +45,9 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
+/// A hook run with a leaf after its `.grad` was updated.
+pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
+
 /// The autograd slots of one tensor.
 pub struct AutogradMeta {
     requires_grad: AtomicBool,
@@ -55,8 +58,7 @@ pub struct AutogradMeta {
     accumulator: Mutex<Option<Weak<AccumulateGrad>>>,
     /// Hooks of a leaf (run before accumulation) and post-accumulate hooks.
     leaf_hooks: Mutex<Vec<(u64, TensorHook, bool)>>,
-    post_accumulate_hooks:
-        Mutex<Vec<(u64, Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>, bool)>>,
+    post_accumulate_hooks: Mutex<Vec<(u64, PostAccumulateHook, bool)>>,
     retains_grad: AtomicBool,
     /// For views made while recording: the version of the shared counter
     /// when `grad_fn` was last set, and whether the view is differentiable.
@@ -372,7 +374,7 @@ impl Tensor {
     /// the leaf's `.grad` was updated by backward.
     pub fn register_post_accumulate_grad_hook(
         &self,
-        hook: Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>,
+        hook: PostAccumulateHook,
         python: bool,
     ) -> Result<u64> {
         if !self.is_leaf() {
@@ -415,9 +417,7 @@ impl Tensor {
         (h.iter().map(|(_, f, p)| (f.clone(), *p)).collect(), post)
     }
 
-    pub(crate) fn post_accumulate_hooks(
-        &self,
-    ) -> Vec<Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>> {
+    pub(crate) fn post_accumulate_hooks(&self) -> Vec<PostAccumulateHook> {
         self.autograd()
             .post_accumulate_hooks
             .lock()
