@@ -177,6 +177,27 @@ def test_gradients_bitwise_identical_across_threading(use_matmul):
         np.testing.assert_allclose(parallel, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_hooks_of_a_parallel_graph_run_on_the_calling_thread():
+    n = 256
+    x = torch.ones(n, n, requires_grad=True)
+    ws = [torch.full((n, n), float(i + 1)) for i in range(8)]
+    seen = []
+    branches = []
+    for w in ws:
+        b = (x * w) * w
+        b.register_hook(lambda g: seen.append(threading.get_ident()))
+        branches.append(b)
+    total = branches[0]
+    for b in branches[1:]:
+        total = total + b
+    waves = _core._parallel_waves()
+    total.sum().backward()
+    assert _core._parallel_waves() > waves  # the hook-free nodes still ran on the pool
+    assert seen == [threading.get_ident()] * 8
+    expected = float(sum((i + 1) ** 2 for i in range(8)))  # d/dx sum_i x w_i^2
+    assert x.grad.min().item() == x.grad.max().item() == expected
+
+
 def test_concurrent_wide_backward_calls_agree():
     rng = np.random.default_rng(3)
     xs = rng.standard_normal((128, 128)).astype(np.float32)
