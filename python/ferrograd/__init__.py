@@ -8,16 +8,8 @@ tensor code.
 from __future__ import annotations
 
 from . import _core
-from . import linalg as linalg
 from . import autograd as autograd
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from . import linalg as linalg
 from ._core import (
     Tensor,
     as_tensor,
@@ -56,6 +48,14 @@ from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
 from ._size import Size
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 float = float32  # noqa: A001
 double = float64

@@ -460,6 +460,32 @@ fn is_multithreading_enabled() -> bool {
     autograd::is_multithreading_enabled()
 }
 
+/// How many waves of ready nodes backward ran on the pool so far (a
+/// statistic: tests use it to check that the parallel path was taken).
+#[pyfunction]
+fn _parallel_waves() -> u64 {
+    autograd::parallel_waves()
+}
+
+/// The id of the backward call running on this thread (-1 outside one).
+#[pyfunction]
+fn _current_graph_task_id() -> i64 {
+    autograd::current_graph_task_id().map_or(-1, |id| id as i64)
+}
+
+/// Whether the backward call running on this thread will run `node` (or
+/// capture its gradient).
+#[pyfunction]
+fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let n = node.cast::<PyNode>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "_will_engine_execute_node expects a graph Node, got {}",
+            crate::convert::type_name(node)
+        ))
+    })?;
+    autograd::will_engine_execute_node(&n.get().node).py()
+}
+
 #[pyfunction]
 fn increment_version(tensor: &Bound<'_, PyAny>) -> PyResult<()> {
     if let Ok(t) = tensor.cast::<PyTensor>() {
@@ -609,6 +635,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(increment_version, m)?)?;
+    m.add_function(wrap_pyfunction!(_parallel_waves, m)?)?;
+    m.add_function(wrap_pyfunction!(_current_graph_task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(_will_engine_execute_node, m)?)?;
     m.add_function(wrap_pyfunction!(_gradient_edge, m)?)?;
     Ok(())
 }

@@ -36,12 +36,10 @@ fn obeys_layout(v: &Tensor, g: &Tensor) -> bool {
     }
 }
 
-/// A copy of `g` laid out as the contract asks for `v` (with grad mode
-/// on, a recorded clone, so the gradient keeps its graph).
+/// A copy of `g` laid out as the contract asks for `v`. With grad mode on
+/// the copy is recorded (`copy_` into fresh strided memory, or a clone), so
+/// the gradient keeps its graph.
 fn clone_obeying_layout(v: &Tensor, g: &Tensor) -> Result<Tensor> {
-    if super::is_grad_enabled() {
-        return Ok(g.copy());
-    }
     if v.layout().is_non_overlapping_and_dense() && !v.is_contiguous() {
         let out = Tensor::empty_strided_like(v)?;
         out.copy_(g)?;

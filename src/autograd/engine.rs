@@ -23,6 +23,7 @@ use smallvec::SmallVec;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Options shared by [`backward`] and [`grad`].
@@ -56,6 +57,16 @@ const PARALLEL_MIN_WORK: usize = 1 << 14;
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Waves that ran on the pool since the process started (lets tests check
+/// that a graph really took the parallel path).
+static PARALLEL_WAVES: AtomicU64 = AtomicU64::new(0);
+
+/// How many waves of ready nodes ran on the pool so far (a statistic for
+/// tests and benchmarks).
+pub fn parallel_waves() -> u64 {
+    PARALLEL_WAVES.load(Ordering::Relaxed)
 }
 
 #[derive(Default)]
@@ -126,8 +137,8 @@ impl GraphTask {
         let mut stack: Vec<usize> = Vec::new();
         for r in roots {
             let id = r.node_id();
-            if !index.contains_key(&id) {
-                index.insert(id, nodes.len());
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(id) {
+                slot.insert(nodes.len());
                 nodes.push(r.node.clone());
                 deps.push(0);
                 stack.push(nodes.len() - 1);
@@ -449,6 +460,7 @@ fn execute(
 ) -> Result<Vec<Option<Tensor>>> {
     let _depth = DepthGuard::enter()?;
     let root_edges: Vec<Edge> = roots.iter().map(|r| r.0.clone()).collect();
+    let _current = super::current::enter(&root_edges, targets, run_targets);
     let mut task = GraphTask::discover(&root_edges);
     task.keep_graph = opts.retain_graph.unwrap_or(opts.create_graph);
     task.state = ThreadLocalState::for_backward(opts.create_graph);
@@ -624,6 +636,7 @@ fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>
             par.push((k, i, g));
         }
     }
+    PARALLEL_WAVES.fetch_add(1, Ordering::Relaxed);
     let state = task.state;
     let done: Vec<(usize, Result<Vec<Executed>>)> = crate::pool::install(|| {
         par.into_par_iter()
@@ -743,10 +756,11 @@ pub fn grad_batched(
         .first()
         .map_or(0, |g| g.shape().first().copied().unwrap_or(0));
     for (i, g) in grad_outputs.iter().enumerate() {
-        if g.ndim() == 0 || g.shape()[0] != b {
+        let out_shape = outputs.get(i).map(|o| o.shape());
+        if g.ndim() == 0 || g.shape()[0] != b || out_shape.is_some_and(|s| s != &g.shape()[1..]) {
             return Err(Error::runtime(format!(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of {:?} and output[{i}] has a shape of {:?}.",
-                g.shape(),
+                g.shape().get(1..).unwrap_or(&[]),
                 outputs.get(i).map(|o| o.shape().to_vec()).unwrap_or_default()
             )));
         }

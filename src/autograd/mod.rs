@@ -14,6 +14,7 @@
 //! cycles and are freed as soon as the last output and backward run let go.
 
 mod accumulate;
+mod current;
 mod engine;
 mod function;
 mod grad_mode;
@@ -22,8 +23,9 @@ mod node;
 mod saved;
 
 pub use accumulate::AccumulateGrad;
+pub use current::{current_graph_task_id, will_engine_execute_node};
 pub use engine::sum_to;
-pub use engine::{backward, grad, grad_batched, BackwardOptions, GradInput};
+pub use engine::{backward, grad, grad_batched, parallel_waves, BackwardOptions, GradInput};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub use grad_mode::{
     is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
@@ -43,6 +45,9 @@ use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
+/// A hook run with a leaf after its `.grad` was updated.
+pub type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>;
+
 /// The autograd slots of one tensor.
 pub struct AutogradMeta {
     requires_grad: AtomicBool,
@@ -53,8 +58,7 @@ pub struct AutogradMeta {
     accumulator: Mutex<Option<Weak<AccumulateGrad>>>,
     /// Hooks of a leaf (run before accumulation) and post-accumulate hooks.
     leaf_hooks: Mutex<Vec<(u64, TensorHook, bool)>>,
-    post_accumulate_hooks:
-        Mutex<Vec<(u64, Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>, bool)>>,
+    post_accumulate_hooks: Mutex<Vec<(u64, PostAccumulateHook, bool)>>,
     retains_grad: AtomicBool,
     /// For views made while recording: the version of the shared counter
     /// when `grad_fn` was last set, and whether the view is differentiable.
@@ -130,6 +134,11 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
     *m.grad_fn.lock() = edge;
     if t.is_view() {
         m.view_version.store(t.version(), Ordering::Relaxed);
+        // A view that gets history was made while recording (with grad mode
+        // off inside the recorder), so its creation-time flag says no.
+        if m.has_grad_fn.load(Ordering::Relaxed) {
+            m.differentiable_view.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -365,7 +374,7 @@ impl Tensor {
     /// the leaf's `.grad` was updated by backward.
     pub fn register_post_accumulate_grad_hook(
         &self,
-        hook: Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>,
+        hook: PostAccumulateHook,
         python: bool,
     ) -> Result<u64> {
         if !self.is_leaf() {
@@ -408,9 +417,7 @@ impl Tensor {
         (h.iter().map(|(_, f, p)| (f.clone(), *p)).collect(), post)
     }
 
-    pub(crate) fn post_accumulate_hooks(
-        &self,
-    ) -> Vec<Arc<dyn Fn(&Tensor) -> Result<()> + Send + Sync>> {
+    pub(crate) fn post_accumulate_hooks(&self) -> Vec<PostAccumulateHook> {
         self.autograd()
             .post_accumulate_hooks
             .lock()

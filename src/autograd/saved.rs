@@ -69,8 +69,8 @@ impl SavedTensor {
         };
         if t.version() != self.version {
             return Err(Error::runtime(format!(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {:?}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
-                format!("ferrograd.{}Tensor", t.dtype().scalar_type_name()),
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [ferrograd.{}Tensor {:?}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                t.dtype().scalar_type_name(),
                 t.shape(),
                 self.origin,
                 t.version(),

@@ -1,14 +1,23 @@
 """The backward graph as Python sees it: ``Node``, ``GradientEdge``,
-``get_gradient_edge`` and ``increment_version``."""
+``get_gradient_edge``, ``increment_version`` and
+``register_multi_grad_hook``."""
 
 from __future__ import annotations
 
 import abc
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .. import _core
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version"]
+__all__ = [
+    "Node",
+    "GradientEdge",
+    "get_gradient_edge",
+    "increment_version",
+    "register_multi_grad_hook",
+]
 
 
 class Node(abc.ABC):
@@ -62,3 +71,84 @@ def get_gradient_edge(tensor: Any) -> GradientEdge:
 def increment_version(tensor: Any) -> None:
     """Marks ``tensor`` (or each tensor of an iterable) as modified in place."""
     _core.increment_version(tensor)
+
+
+class _MultiHandle:
+    """Removes every hook of a ``register_multi_grad_hook`` call."""
+
+    def __init__(self, handles: tuple[Any, ...]) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(
+    tensors: Sequence[Any], fn: Callable[..., None], *, mode: str = "all"
+) -> _MultiHandle:
+    """Registers ``fn`` to run once per backward call over several tensors.
+
+    ``mode="all"``: ``fn(grads)`` runs after the gradients of all of
+    ``tensors`` that take part in the backward call were computed; ``grads``
+    has one entry per tensor, ``None`` for those that got no gradient.
+    ``mode="any"``: ``fn(grad)`` runs with the first gradient computed for
+    any of ``tensors``. Returns a handle whose ``remove()`` unregisters it.
+
+    Example::
+
+        >>> a = ferrograd.ones(2, requires_grad=True)
+        >>> b = ferrograd.ones(2, requires_grad=True)
+        >>> h = register_multi_grad_hook((a, b), lambda gs: print(len(gs)))
+        >>> (a * b).sum().backward()
+        2
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        fired: set[int] = set()
+
+        def any_hook(grad: Any) -> None:
+            task = _core._current_graph_task_id()
+            with lock:
+                if task in fired:
+                    return
+                fired.add(task)
+            fn(grad)
+
+        handles = tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad)
+        return _MultiHandle(handles)
+
+    nodes = [get_gradient_edge(t).node for t in tensors]
+    counts: dict[int, int] = {}
+    expected: dict[int, int] = {}
+    buffers: dict[int, list[Any]] = {}
+
+    def inner(idx: int) -> Callable[[Any], None]:
+        def hook(grad: Any) -> None:
+            task = _core._current_graph_task_id()
+            with lock:
+                if task not in counts:
+                    counts[task] = 0
+                    buffers[task] = [None] * len(tensors)
+                    expected[task] = sum(map(_core._will_engine_execute_node, nodes))
+                counts[task] += 1
+                buffers[task][idx] = grad
+                done = counts[task] == expected[task]
+                if done:
+                    grads = buffers.pop(task)
+                    del counts[task], expected[task]
+            if done:
+                fn(grads)
+
+        return hook
+
+    handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
+    return _MultiHandle(handles)
