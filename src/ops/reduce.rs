@@ -398,7 +398,34 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        sum_or_prod(self, dims, keepdim, dtype, true)
+        let rec = Recorder::new(
+            if dims.is_some() {
+                "ProdBackward1"
+            } else {
+                "ProdBackward0"
+            },
+            &[self],
+        );
+        let out = sum_or_prod(self, dims, keepdim, dtype, true)?;
+        if rec.active() {
+            let mask = dim_mask(self.ndim(), dims)?;
+            let shape = self.shape().to_vec();
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save("self", self);
+                    s.save_output("result", &out, 0);
+                },
+                move |ctx, g| {
+                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+                    let x = x.to_dtype(out.dtype());
+                    Ok(vec![Some(prod_backward(
+                        &g[0], &x, &out, &shape, &mask, keepdim,
+                    )?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `mean(dim=None, keepdim=False, dtype=None)`: floating dtypes only.
@@ -424,40 +451,56 @@ impl Tensor {
             }
             None => self.dtype(),
         };
+        let rec = Recorder::new(
+            if dims.is_some() {
+                "MeanBackward1"
+            } else {
+                "MeanBackward0"
+            },
+            &[self],
+        );
         let mask = dim_mask(self.ndim(), dims)?;
         let n = reduced_count(self.shape(), &mask) as f64;
         let r = dispatch!(self.dtype(), T => reduce_to::<T, f64, _>(self, &mask, keepdim, &SumF::<f64>::new(), |s| s / n))?;
-        Ok(r.to_dtype(out_dt))
+        let out = r.to_dtype(out_dt);
+        if rec.active() {
+            let shape = self.shape().to_vec();
+            rec.finish_simple(&out, move |_, g| {
+                let g = expand_reduced(&g[0], &shape, &mask, keepdim)?;
+                Ok(vec![Some(g.mul(&Tensor::scalar(1.0 / n))?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `amax(dim=(), keepdim=False)`: maximum over dims (NaN propagates).
     pub fn amax(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
-        extreme::<true>("amax", self, dims, keepdim)
+        extreme_recorded::<true>("AmaxBackward0", "amax", self, dims, keepdim)
     }
 
     /// `amin(dim=(), keepdim=False)`: minimum over dims (NaN propagates).
     pub fn amin(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
-        extreme::<false>("amin", self, dims, keepdim)
+        extreme_recorded::<false>("AminBackward0", "amin", self, dims, keepdim)
     }
 
     /// `max()`: the maximum of all elements as a 0-dim tensor.
     pub fn max_all(&self) -> Result<Tensor> {
-        extreme::<true>("max", self, None, false)
+        extreme_recorded::<true>("MaxBackward1", "max", self, None, false)
     }
 
     /// `min()`: the minimum of all elements as a 0-dim tensor.
     pub fn min_all(&self) -> Result<Tensor> {
-        extreme::<false>("min", self, None, false)
+        extreme_recorded::<false>("MinBackward1", "min", self, None, false)
     }
 
     /// `max(dim, keepdim=False)`: `(values, indices)` (first index on ties).
     pub fn max_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        arg_dim::<true>("max", self, dim, keepdim, true)
+        arg_dim_recorded::<true>("MaxBackward0", "max", self, dim, keepdim)
     }
 
     /// `min(dim, keepdim=False)`: `(values, indices)` (first index on ties).
     pub fn min_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        arg_dim::<false>("min", self, dim, keepdim, true)
+        arg_dim_recorded::<false>("MinBackward0", "min", self, dim, keepdim)
     }
 
     /// `argmax(dim=None, keepdim=False)`: int64 positions of the maximum.
@@ -479,8 +522,8 @@ impl Tensor {
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
             ));
         }
-        let lo = extreme::<false>("aminmax", self, dims, keepdim)?;
-        let hi = extreme::<true>("aminmax", self, dims, keepdim)?;
+        let lo = extreme_recorded::<false>("AminBackward0", "aminmax", self, dims, keepdim)?;
+        let hi = extreme_recorded::<true>("AmaxBackward0", "aminmax", self, dims, keepdim)?;
         Ok((lo, hi))
     }
 
@@ -505,12 +548,32 @@ impl Tensor {
     /// `var(dim=None, correction=1, keepdim=False)`: variance, dividing by
     /// `max(0, N - correction)`.
     pub fn var(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        Ok(moments("var", self, dims, correction, keepdim, false)?.0)
+        Ok(moments_recorded(
+            "VarBackward0",
+            "var",
+            self,
+            dims,
+            correction,
+            keepdim,
+            false,
+            false,
+        )?
+        .0)
     }
 
     /// `std(dim=None, correction=1, keepdim=False)`: square root of `var`.
     pub fn std(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-        Ok(moments("std", self, dims, correction, keepdim, true)?.0)
+        Ok(moments_recorded(
+            "StdBackward0",
+            "std",
+            self,
+            dims,
+            correction,
+            keepdim,
+            true,
+            false,
+        )?
+        .0)
     }
 
     /// `var_mean(...)`: `(var, mean)` from one pass over the mean.
@@ -520,7 +583,16 @@ impl Tensor {
         correction: f64,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        moments("var_mean", self, dims, correction, keepdim, false)
+        moments_recorded(
+            "VarMeanBackward0",
+            "var_mean",
+            self,
+            dims,
+            correction,
+            keepdim,
+            false,
+            true,
+        )
     }
 
     /// `std_mean(...)`: `(std, mean)`.
@@ -530,7 +602,16 @@ impl Tensor {
         correction: f64,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        moments("std_mean", self, dims, correction, keepdim, true)
+        moments_recorded(
+            "StdMeanBackward0",
+            "std_mean",
+            self,
+            dims,
+            correction,
+            keepdim,
+            true,
+            true,
+        )
     }
 }
 
@@ -646,4 +727,179 @@ fn moments(
         let mean = reshaped(&mean, &out_shape).to_dtype(x.dtype());
         Ok((var, mean))
     })
+}
+
+/// The reduced dims of `mask` as a dim list (for keepdim sums in backward
+/// formulas).
+pub(crate) fn mask_dims(mask: &[bool]) -> Vec<isize> {
+    (0..mask.len())
+        .filter(|&d| mask[d])
+        .map(|d| d as isize)
+        .collect()
+}
+
+/// Gradient of `out = prod(x)` over `mask`: `g * prod_{j != i} x_j`.
+///
+/// Without zeros this is `g * out / x`. With zeros (grouped per output
+/// element, `nz` of them): a nonzero `x_i` still gets `g * out / x_i`
+/// (0 when there is a zero, but with the right derivative through `out`);
+/// a zero `x_i` gets `g * p` when it is the only zero, where `p` is the
+/// product with the zeros replaced by ones, and `g * p * x_k` when one other
+/// zero `x_k` remains (written `S0 - x_i`, `S0` the sum over the zeros, so
+/// that its derivative in `x_k` survives). Nothing is divided by zero.
+fn prod_backward(
+    g: &Tensor,
+    x: &Tensor,
+    out: &Tensor,
+    shape: &[usize],
+    mask: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
+    let gu = unsqueeze_reduced(g, shape, mask, keepdim)?;
+    let ou = unsqueeze_reduced(out, shape, mask, keepdim)?;
+    if x.ndim() == 0 {
+        return Ok(gu);
+    }
+    let zero = Tensor::scalar(0.0);
+    let one = Tensor::scalar(1.0);
+    let is_zero = x.eq(&zero)?;
+    if !is_zero.any(None, false)?.item()?.to_bool() {
+        return gu.mul(&ou)?.div(x);
+    }
+    let dims = mask_dims(mask);
+    let y = one.r#where(&is_zero, x)?;
+    let p = y.prod(Some(&dims), true, None)?;
+    let nz = is_zero.sum(Some(&dims), true, None)?;
+    let s0 = x.r#where(&is_zero, &zero)?.sum(Some(&dims), true, None)?;
+    let other_zero = s0.sub(x)?.r#where(&nz.eq(&Tensor::scalar(2i64))?, &zero)?;
+    let c = one.r#where(&nz.eq(&Tensor::scalar(1i64))?, &other_zero)?;
+    let at_zero = gu.mul(&p)?.mul(&c)?;
+    let elsewhere = gu.mul(&ou)?.div(&y)?;
+    at_zero.r#where(&is_zero, &elsewhere)
+}
+
+/// amax/amin/max()/min() recorded as `name`: the gradient is shared evenly
+/// among the elements equal to the result (NaN results go to the NaNs).
+fn extreme_recorded<const MAX: bool>(
+    name: &'static str,
+    op: &str,
+    x: &Tensor,
+    dims: Option<&[isize]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let rec = Recorder::new(name, &[x]);
+    let out = extreme::<MAX>(op, x, dims, keepdim)?;
+    if rec.active() {
+        let mask = dim_mask(x.ndim(), dims)?;
+        let shape = x.shape().to_vec();
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save("self", x);
+                s.save_output("result", &out, 0);
+            },
+            move |ctx, g| {
+                let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+                let ou = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
+                let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+                let hit = x
+                    .eq(&ou)?
+                    .logical_or(&x.isnan().logical_and(&ou.isnan())?)?;
+                let count = hit.sum(Some(&mask_dims(&mask)), true, None)?;
+                Ok(vec![Some(gu.div(&count)?.mul(&hit)?)])
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+/// max(dim)/min(dim) recorded as `name`: the gradient of each value goes to
+/// the element at its returned index.
+fn arg_dim_recorded<const MAX: bool>(
+    name: &'static str,
+    op: &str,
+    x: &Tensor,
+    dim: isize,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let rec = Recorder::new(name, &[x]);
+    let (vals, idx) = arg_dim::<MAX>(op, x, dim, keepdim, true)?;
+    if rec.active() {
+        let d = wrap_dim(dim, x.ndim())?;
+        let shape = x.shape().to_vec();
+        let mut mask: Mask = SmallVec::from_elem(false, x.ndim());
+        if x.ndim() > 0 {
+            mask[d] = true;
+        }
+        rec.finish(
+            &[&vals, &idx],
+            |s| s.save_output("indices", &idx, 1),
+            move |ctx, g| {
+                let idx = ctx.saved(0)?;
+                let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+                if shape.is_empty() {
+                    return Ok(vec![Some(gu)]);
+                }
+                let iu = unsqueeze_reduced(&idx, &shape, &mask, keepdim)?;
+                let mut pos_shape = vec![1isize; shape.len()];
+                pos_shape[d] = shape[d] as isize;
+                let pos = Tensor::arange(0i64, shape[d] as i64, 1i64, Some(DType::Int64))?
+                    .reshape(&pos_shape)?;
+                Ok(vec![Some(gu.mul(&pos.eq(&iu)?)?)])
+            },
+        )?;
+    }
+    Ok((vals, idx))
+}
+
+/// var/std (and their `_mean` forms when `with_mean`) recorded as `name`.
+///
+/// d var / dx = 2 (x - mean) / (N - correction); std's gradient is var's
+/// times `1 / (2 std)`, taken as 0 where std is 0 (as torch does).
+#[allow(clippy::too_many_arguments)]
+fn moments_recorded(
+    name: &'static str,
+    op: &str,
+    x: &Tensor,
+    dims: Option<&[isize]>,
+    correction: f64,
+    keepdim: bool,
+    sqrt: bool,
+    with_mean: bool,
+) -> Result<(Tensor, Tensor)> {
+    let rec = Recorder::new(name, &[x]);
+    let (v, m) = moments(op, x, dims, correction, keepdim, sqrt)?;
+    if rec.active() {
+        let mask = dim_mask(x.ndim(), dims)?;
+        let shape = x.shape().to_vec();
+        let n = reduced_count(&shape, &mask) as f64;
+        let dof = n - correction;
+        let outs: Vec<&Tensor> = if with_mean { vec![&v, &m] } else { vec![&v] };
+        rec.finish(
+            &outs,
+            |s| {
+                s.save("self", x);
+                s.save_output("result", &v, 0);
+            },
+            move |ctx, g| {
+                let (x, r) = (ctx.saved(0)?, ctx.saved(1)?);
+                let zero = Tensor::scalar(0.0);
+                let mut gv = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+                if sqrt {
+                    let ru = unsqueeze_reduced(&r, &shape, &mask, keepdim)?;
+                    let scaled = gv.div(&ru.mul(&Tensor::scalar(2.0))?)?;
+                    gv = zero.r#where(&ru.eq(&zero)?, &scaled)?;
+                }
+                let dims = mask_dims(&mask);
+                let centred = x.sub(&x.mean(Some(&dims), true, None)?)?;
+                let mut gx = gv.mul(&Tensor::scalar(2.0 / dof))?.mul(&centred)?;
+                if with_mean {
+                    let gm = unsqueeze_reduced(&g[1], &shape, &mask, keepdim)?;
+                    gx = gx.add(&gm.mul(&Tensor::scalar(1.0 / n))?)?;
+                }
+                Ok(vec![Some(gx)])
+            },
+        )?;
+    }
+    Ok((v, m))
 }

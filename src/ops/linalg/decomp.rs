@@ -3,6 +3,7 @@
 //! `linalg.solve`, batched with broadcasting.
 
 use super::matmul::{batch_offsets, xshape};
+use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
 use crate::tensor::broadcast_shapes;
 use crate::tensor::Float;
@@ -259,13 +260,48 @@ impl Tensor {
     /// is singular).
     pub fn inverse(&self) -> Result<Tensor> {
         let n = check_square(self, "linalg.inv")?;
-        crate::dispatch_float!(self.dtype(), T => inv_kernel::<T>(self, n), else unreachable_dtype(self))
+        let rec = Recorder::new("LinalgInvExBackward0", &[self]);
+        let out = crate::dispatch_float!(self.dtype(), T => inv_kernel::<T>(self, n), else unreachable_dtype(self))?;
+        if rec.active() {
+            rec.finish(
+                &[&out],
+                |s| s.save_output("inverse", &out, 0),
+                |ctx, g| {
+                    // -A^{-T} g A^{-T}
+                    let inv_t = ctx.saved(0)?.transpose(-2, -1)?;
+                    let ga = inv_t.matmul(&g[0])?.matmul(&inv_t)?;
+                    Ok(vec![Some(ga.mul(&Tensor::scalar(-1.0))?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `linalg.det(A)`: determinant of each square matrix (0 if singular).
     pub fn det(&self) -> Result<Tensor> {
         let n = check_square(self, "linalg.det")?;
-        crate::dispatch_float!(self.dtype(), T => det_kernel::<T>(self, n), else unreachable_dtype(self))
+        let rec = Recorder::new("LinalgDetBackward0", &[self]);
+        let out = crate::dispatch_float!(self.dtype(), T => det_kernel::<T>(self, n), else unreachable_dtype(self))?;
+        if rec.active() {
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save("A", self);
+                    s.save_output("result", &out, 0);
+                },
+                |ctx, g| {
+                    // g det(A) A^{-T}; a singular A has no inverse to use
+                    // here and raises.
+                    let (a, det) = (ctx.saved(0)?, ctx.saved(1)?);
+                    let mut shape: Vec<isize> = det.shape().iter().map(|&n| n as isize).collect();
+                    shape.extend([1, 1]);
+                    let scale = g[0].mul(&det)?.reshape(&shape)?;
+                    let inv_t = a.inverse()?.transpose(-2, -1)?;
+                    Ok(vec![Some(scale.mul(&inv_t)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `linalg.solve(A, B)`: X with `A X = B`, batched with broadcasting; B
@@ -302,16 +338,51 @@ impl Tensor {
         sa.extend([n, n]);
         let mut sb = batch.to_vec();
         sb.extend([n, k]);
+        let rec = Recorder::new("LinalgSolveExBackward0", &[a, b]);
         let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
         let x = crate::dispatch_float!(a.dtype(), T => solve_kernel::<T>(&ae, &be, n, k), else unreachable_dtype(a))?;
-        if vector {
+        let x = if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
-            return Tensor::from_parts(
+            Tensor::from_parts(
                 x.storage().clone(),
                 crate::Layout::contiguous(&shape),
                 x.dtype(),
-            );
+            )?
+        } else {
+            x
+        };
+        if rec.active() {
+            let need_a = rec.needs(0);
+            rec.finish(
+                &[&x],
+                |s| {
+                    s.save("A", a);
+                    if need_a {
+                        s.save_output("result", &x, 0);
+                    } else {
+                        s.save_opt("result", None);
+                    }
+                },
+                move |ctx, g| {
+                    // gB = A^{-T} g, gA = -gB X^T
+                    let a = ctx.saved(0)?;
+                    let gb = a.transpose(-2, -1)?.linalg_solve(&g[0])?;
+                    let ga = if ctx.needs(0) {
+                        let x = ctx.saved(1)?;
+                        let (gb2, x2) = if vector {
+                            (column(&gb)?, column(&x)?)
+                        } else {
+                            (gb.clone(), x)
+                        };
+                        let ga = gb2.matmul(&x2.transpose(-2, -1)?)?;
+                        Some(ga.mul(&Tensor::scalar(-1.0))?)
+                    } else {
+                        None
+                    };
+                    Ok(vec![ga, ctx.needs(1).then_some(gb)])
+                },
+            )?;
         }
         Ok(x)
     }
@@ -324,4 +395,11 @@ fn unreachable_dtype(t: &Tensor) -> Result<Tensor> {
         "linalg: unsupported dtype {}",
         t.dtype()
     )))
+}
+
+/// `t` with a trailing unit dim (a batch of vectors as column matrices).
+fn column(t: &Tensor) -> Result<Tensor> {
+    let mut shape: Vec<isize> = t.shape().iter().map(|&n| n as isize).collect();
+    shape.push(1);
+    t.reshape(&shape)
 }

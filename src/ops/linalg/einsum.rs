@@ -10,6 +10,7 @@
 //! permutation puts the output subscripts in order.
 
 use super::matmul::{bmm_broadcast, gemm_backend, meta_name};
+use crate::autograd::Recorder;
 use crate::{Error, Layout, Result, Scalar, Tensor};
 
 /// Subscript ids: `A-Z` are 0..26, `a-z` 26..52, ellipsis dims 52.. .
@@ -213,6 +214,8 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
             "einsum(): more operands were provided than specified in the equation",
         ));
     }
+    let inputs: Vec<&Tensor> = operands.iter().collect();
+    let rec = Recorder::new("EinsumBackward0", &inputs);
     let dt = operands[0].dtype();
     if let Some(o) = operands.iter().find(|o| o.dtype() != dt) {
         return Err(Error::runtime(format!(
@@ -385,5 +388,130 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         .filter(|l| !output.contains(l))
         .collect();
     let cur = sum_out(cur, &drop)?;
-    permuted(&cur, &output)
+    let out = permuted(&cur, &output)?;
+    if rec.active() {
+        let plan = Plan {
+            dim_labels,
+            size: size.iter().map(|s| s.unwrap_or(1)).collect(),
+            output,
+        };
+        rec.finish(
+            &[&out],
+            |s| {
+                for op in operands {
+                    s.save("operands", op);
+                }
+            },
+            move |ctx, g| {
+                let ops: Vec<Tensor> = (0..plan.dim_labels.len())
+                    .map(|j| ctx.saved(j))
+                    .collect::<Result<_>>()?;
+                (0..ops.len())
+                    .map(|i| {
+                        ctx.needs(i)
+                            .then(|| operand_grad(&plan, &g[0], &ops, i))
+                            .transpose()
+                    })
+                    .collect()
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+/// What einsum's backward needs to know about the forward equation.
+struct Plan {
+    /// Each operand's per-dim labels (ellipsis dims right-aligned).
+    dim_labels: Vec<Vec<Label>>,
+    /// The broadcast size of each label.
+    size: Vec<usize>,
+    output: Vec<Label>,
+}
+
+/// The gradient of operand `i`: the einsum of the output gradient with the
+/// other operands onto operand `i`'s distinct labels, then broadcast over
+/// labels only operand `i` has (they were summed), put on the diagonal for
+/// repeated labels, and summed over dims operand `i` broadcast from size 1.
+fn operand_grad(plan: &Plan, g: &Tensor, ops: &[Tensor], i: usize) -> Result<Tensor> {
+    let labels = &plan.dim_labels[i];
+    let elsewhere = |l: Label| {
+        plan.output.contains(&l)
+            || plan
+                .dim_labels
+                .iter()
+                .enumerate()
+                .any(|(j, ls)| j != i && ls.contains(&l))
+    };
+    let is_first = |d: usize| !labels[..d].contains(&labels[d]);
+    let target: Vec<Label> = (0..labels.len())
+        .filter(|&d| is_first(d) && elsewhere(labels[d]))
+        .map(|d| labels[d])
+        .collect();
+    // Letters for the equation: labels keep theirs, ellipsis dims take
+    // letters the equation does not use.
+    let mut letter: Vec<Option<char>> = vec![None; plan.size.len()];
+    for (l, c) in letter.iter_mut().enumerate().take(ELLIPSIS_BASE) {
+        *c = Some(label_char(l).chars().next().unwrap_or('a'));
+    }
+    let used =
+        |l: Label| plan.output.contains(&l) || plan.dim_labels.iter().any(|ls| ls.contains(&l));
+    let mut free = (0..ELLIPSIS_BASE).filter(|&l| !used(l));
+    for l in ELLIPSIS_BASE..plan.size.len() {
+        let Some(f) = free.next() else {
+            return Err(Error::runtime(
+                "einsum(): too many subscripts to differentiate this equation",
+            ));
+        };
+        letter[l] = Some(label_char(f).chars().next().unwrap_or('a'));
+    }
+    let term = |ls: &[Label]| -> String { ls.iter().filter_map(|&l| letter[l]).collect() };
+    let mut eq = term(&plan.output);
+    let mut args = vec![g.clone()];
+    for (j, op) in ops.iter().enumerate() {
+        if j != i {
+            eq.push(',');
+            eq.push_str(&term(&plan.dim_labels[j]));
+            args.push(op.clone());
+        }
+    }
+    eq.push_str("->");
+    eq.push_str(&term(&target));
+    let gt = einsum(&eq, &args)?;
+    // One dim per dim of operand i: its label's size at the label's first
+    // dim, 1 at repeats.
+    let view: Vec<isize> = (0..labels.len())
+        .map(|d| match target.iter().position(|&l| l == labels[d]) {
+            Some(p) if is_first(d) => gt.shape()[p] as isize,
+            _ => 1,
+        })
+        .collect();
+    let full: Vec<isize> = (0..labels.len())
+        .map(|d| {
+            if is_first(d) {
+                plan.size[labels[d]] as isize
+            } else {
+                1
+            }
+        })
+        .collect();
+    let mut gi = gt.reshape(&view)?.expand(&full)?;
+    for d in 0..labels.len() {
+        if let Some(d0) = labels[..d].iter().position(|&l| l == labels[d]) {
+            let n = plan.size[labels[d]];
+            let mut mask_shape = vec![1isize; labels.len()];
+            mask_shape[d0] = n as isize;
+            mask_shape[d] = n as isize;
+            let eye = Tensor::eye(n as i64, None, gi.dtype())?.reshape(&mask_shape)?;
+            gi = gi.mul(&eye)?;
+        }
+    }
+    let shape = ops[i].shape();
+    let summed: Vec<isize> = (0..labels.len())
+        .filter(|&d| shape[d] == 1 && gi.shape()[d] != 1)
+        .map(|d| d as isize)
+        .collect();
+    if !summed.is_empty() {
+        gi = gi.sum(Some(&summed), true, None)?;
+    }
+    Ok(gi)
 }

@@ -6,6 +6,7 @@
 //! included), so nothing is copied before the kernel. Tiny products and
 //! integer products use a plain triple loop with wrapping arithmetic.
 
+use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
 use crate::ops::Arith;
 use crate::tensor::broadcast_shapes;
@@ -632,12 +633,12 @@ impl Tensor {
     /// `matmul(other)`: torch's matrix product (dot, mv, mm, batched with
     /// broadcasting, 1-D operands promoted and squeezed).
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        matmul_impl(self, other, gemm_backend())
+        product_recorded(self, other, |a, b| matmul_impl(a, b, gemm_backend()))
     }
 
     /// `mm(mat2)`: product of two matrices.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
-        mm_impl(self, mat2, gemm_backend())
+        product_recorded(self, mat2, |a, b| mm_impl(a, b, gemm_backend()))
     }
 
     /// `bmm(batch2)`: products of two batches of matrices of equal length.
@@ -657,17 +658,19 @@ impl Tensor {
                 batch2.shape()[1]
             )));
         }
-        bmm_broadcast(self, batch2, Scalar::Int(1), None, gemm_backend())
+        product_recorded(self, batch2, |a, b| {
+            bmm_broadcast(a, b, Scalar::Int(1), None, gemm_backend())
+        })
     }
 
     /// `mv(vec)`: matrix times vector.
     pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
-        mv_impl(self, vec, gemm_backend())
+        product_recorded(self, vec, |a, b| mv_impl(a, b, gemm_backend()))
     }
 
     /// `dot(other)`: inner product of two 1-D tensors of one dtype.
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
-        dot_impl(self, other)
+        product_recorded(self, other, dot_impl)
     }
 
     /// `outer(vec2)` (alias `ger`): outer product of two 1-D tensors, with
@@ -681,7 +684,7 @@ impl Tensor {
                 )));
             }
         }
-        self.unsqueeze(1)?.mul(vec2)
+        self.reshape(&[-1, 1])?.mul(vec2)
     }
 
     /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @
@@ -728,13 +731,40 @@ impl Tensor {
         self.broadcast_to(&shape)?;
         // torch ignores `self` entirely (NaN included) when beta is 0.
         let beta_zero = beta.to_f64() == 0.0;
-        bmm_broadcast(
+        let rec = Recorder::new("AddmmBackward0", &[self, mat1, mat2]);
+        let out = bmm_broadcast(
             mat1,
             mat2,
             alpha,
             (!beta_zero).then_some((beta, self)),
             gemm_backend(),
-        )
+        )?;
+        if rec.active() {
+            let (n1, n2) = (rec.needs(1), rec.needs(2));
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save_opt("mat1", n2.then_some(mat1));
+                    s.save_opt("mat2", n1.then_some(mat2));
+                },
+                move |ctx, g| {
+                    // beta g, alpha g mat2^T, alpha mat1^T g
+                    let (alpha, beta) = (Tensor::scalar(alpha), Tensor::scalar(beta));
+                    let g0 = &g[0];
+                    let gs = ctx.needs(0).then(|| g0.mul(&beta)).transpose()?;
+                    let g1 = match ctx.saved_opt(1)? {
+                        Some(m2) => Some(g0.mm(&m2.t()?)?.mul(&alpha)?),
+                        None => None,
+                    };
+                    let g2 = match ctx.saved_opt(0)? {
+                        Some(m1) => Some(m1.t()?.mm(g0)?.mul(&alpha)?),
+                        None => None,
+                    };
+                    Ok(vec![gs, g1, g2])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `trace()`: sum of the main diagonal of a matrix (integers and bool
@@ -746,6 +776,20 @@ impl Tensor {
                 self.ndim()
             )));
         }
+        let rec = Recorder::new("TraceBackward0", &[self]);
+        let out = self.trace_kernel()?;
+        if rec.active() {
+            let (n, m) = (self.shape()[0] as i64, self.shape()[1] as i64);
+            let dtype = self.dtype();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(g[0].mul(&Tensor::eye(n, Some(m), dtype)?)?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// The forward kernel of `trace`.
+    fn trace_kernel(&self) -> Result<Tensor> {
         let d = self.diagonal(0, 0, 1)?;
         let n = d.shape()[0];
         let s = d.strides()[0];
@@ -762,4 +806,123 @@ impl Tensor {
             Tensor::from_slice(&[acc], &[])
         }))
     }
+}
+
+/// Records a product `out = f(a, b)` of the matmul family under the node of
+/// its case (`DotBackward0` for 1-D x 1-D, `MvBackward0` for 2-D x 1-D,
+/// `MmBackward0` for 2-D (or 1-D) x 2-D, `BmmBackward0` for batched).
+/// Without a recorder this is `f(a, b)` and nothing else.
+fn product_recorded(
+    a: &Tensor,
+    b: &Tensor,
+    f: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let name = match (a.ndim(), b.ndim()) {
+        (1, 1) => "DotBackward0",
+        (2, 1) => "MvBackward0",
+        (1, 2) | (2, 2) => "MmBackward0",
+        _ => "BmmBackward0",
+    };
+    let rec = Recorder::new(name, &[a, b]);
+    let out = f(a, b)?;
+    if rec.active() {
+        let (na, nb) = (rec.needs(0), rec.needs(1));
+        rec.finish(
+            &[&out],
+            |s| {
+                s.save_opt("self", nb.then_some(a));
+                s.save_opt("mat2", na.then_some(b));
+            },
+            |ctx, g| {
+                let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+                let (ma, mb) = (ctx.input_meta(0), ctx.input_meta(1));
+                let (Some(ma), Some(mb)) = (ma, mb) else {
+                    return Err(Error::runtime("matmul backward: missing input metadata"));
+                };
+                let (ga, gb) =
+                    product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?;
+                Ok(vec![ga, gb])
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+/// Gradients of `a @ b` (torch's matmul semantics) for the output gradient
+/// `g`: `g b^T` for `a` (when `b` is given) and `a^T g` for `b` (when `a` is
+/// given), with 1-D operands treated as a row / a column and broadcast batch
+/// dims summed back to each operand's shape.
+fn product_backward(
+    g: &Tensor,
+    a_shape: &[usize],
+    b_shape: &[usize],
+    b: Option<&Tensor>,
+    a: Option<&Tensor>,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let (d1, d2) = (a_shape.len(), b_shape.len());
+    let col = |t: &Tensor| t.reshape(&[-1, 1]);
+    Ok(match (d1, d2) {
+        (1, 1) => (
+            b.map(|b| g.mul(b)).transpose()?,
+            a.map(|a| g.mul(a)).transpose()?,
+        ),
+        (2, 1) => (
+            b.map(|b| col(g)?.mul(b)).transpose()?,
+            a.map(|a| a.t()?.mv(g)).transpose()?,
+        ),
+        (1, 2) => (
+            b.map(|b| b.mv(g)).transpose()?,
+            a.map(|a| col(a)?.mul(g)).transpose()?,
+        ),
+        (2, 2) => (
+            b.map(|b| g.mm(&b.t()?)).transpose()?,
+            a.map(|a| a.t()?.mm(g)).transpose()?,
+        ),
+        _ => {
+            // Promote 1-D operands to matrices and put their unit dims back
+            // into `g`.
+            let as_mat = |t: &Tensor, row: bool| -> Result<Tensor> {
+                match (t.ndim(), row) {
+                    (1, true) => t.reshape(&[1, -1]),
+                    (1, false) => t.reshape(&[-1, 1]),
+                    _ => Ok(t.clone()),
+                }
+            };
+            let mut g_shape: Vec<isize> = g.shape().iter().map(|&n| n as isize).collect();
+            if d2 == 1 {
+                g_shape.push(1);
+            }
+            if d1 == 1 {
+                let at = g_shape.len() - 1;
+                g_shape.insert(at, 1);
+            }
+            let g2 = g.reshape(&g_shape)?;
+            let mat_shape = |s: &[usize], row: bool| -> Vec<usize> {
+                match (s.len(), row) {
+                    (1, true) => vec![1, s[0]],
+                    (1, false) => vec![s[0], 1],
+                    _ => s.to_vec(),
+                }
+            };
+            let back = |t: Tensor, s: &[usize], row: bool| -> Result<Tensor> {
+                let t = crate::autograd::sum_to(&t, &mat_shape(s, row))?;
+                t.reshape(&s.iter().map(|&n| n as isize).collect::<Vec<_>>())
+            };
+            let ga = match b {
+                Some(b) => {
+                    let bt = as_mat(b, false)?.transpose(-1, -2)?;
+                    Some(back(g2.matmul(&bt)?, a_shape, true)?)
+                }
+                None => None,
+            };
+            let gb = match a {
+                Some(a) => {
+                    let at = as_mat(a, true)?.transpose(-1, -2)?;
+                    Some(back(at.matmul(&g2)?, b_shape, false)?)
+                }
+                None => None,
+            };
+            (ga, gb)
+        }
+    })
 }

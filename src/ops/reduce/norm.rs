@@ -8,7 +8,8 @@
 //! so small singular values keep their relative accuracy).
 
 use super::driver::{out_shape, output, reduce, Fold};
-use super::{dim_mask, float_input, reduced_count, Bounds};
+use super::{dim_mask, float_input, mask_dims, reduced_count, unsqueeze_reduced, Bounds};
+use crate::autograd::Recorder;
 use crate::ops::access::{lock, slice};
 use crate::tensor::wrap_dim;
 use crate::{dispatch_float, DType, Element, Error, Result, Tensor};
@@ -144,8 +145,27 @@ impl Tensor {
                 )));
             }
         }
-        dispatch_float!(x.dtype(), T => vector_norm_masked::<T>(&x, &mask, ord, keepdim),
-            else unreachable_float(x.dtype()))
+        let rec = Recorder::new("LinalgVectorNormBackward0", &[self]);
+        let out = dispatch_float!(x.dtype(), T => vector_norm_masked::<T>(&x, &mask, ord, keepdim),
+            else unreachable_float(x.dtype()))?;
+        if rec.active() {
+            let shape = x.shape().to_vec();
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save("self", self);
+                    s.save_output("result", &out, 0);
+                },
+                move |ctx, g| {
+                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+                    let x = x.to_dtype(out.dtype());
+                    let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+                    let nu = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
+                    Ok(vec![Some(norm_backward(&gu, &x, &nu, ord, &mask)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `norm(p=2, dim=None, keepdim=False, dtype=None)`: a vector norm over
@@ -347,4 +367,31 @@ fn jacobi_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
         }
     }
     col.iter().map(|c| dot(c, c).sqrt()).collect()
+}
+
+/// Gradient of the vector `ord`-norm `n` of `x` (`g` and `n` with the
+/// reduced dims kept as size 1), with torch's subgradients:
+/// `0`: none; `1`: `g sign(x)`; `2`: `g x / n` (0 where `n = 0`); `±inf`:
+/// `g sign(x)` shared evenly among the elements with `|x| = n`; otherwise
+/// `g x |x|^(p-2) / n^(p-1)` (0 where `n = 0`).
+fn norm_backward(g: &Tensor, x: &Tensor, n: &Tensor, ord: f64, mask: &[bool]) -> Result<Tensor> {
+    let zero = Tensor::scalar(0.0);
+    if ord == 0.0 {
+        return x.zeros_like();
+    }
+    if ord == 1.0 {
+        return g.mul(&x.sign()?);
+    }
+    if ord.is_infinite() {
+        let hit = x.abs()?.eq(n)?;
+        let count = hit.sum(Some(&mask_dims(mask)), true, None)?;
+        return x.sign()?.mul(&hit)?.mul(&g.div(&count)?);
+    }
+    let at_zero = n.eq(&zero)?;
+    if ord == 2.0 {
+        return x.mul(&zero.r#where(&at_zero, &g.div(n)?)?);
+    }
+    let scale = zero.r#where(&at_zero, &g.div(&n.pow(&Tensor::scalar(ord - 1.0))?)?)?;
+    x.mul(&x.abs()?.pow(&Tensor::scalar(ord - 2.0))?)?
+        .mul(&scale)
 }

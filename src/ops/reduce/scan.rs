@@ -3,7 +3,10 @@
 //! so large inputs do not overflow.
 
 use super::driver::{out_shape, output, reshaped, SyncPtr};
-use super::{dim_mask, float_input, is_nan, reduce_to, widened, Bounds, ExtremeF, SumF};
+use super::{
+    dim_mask, float_input, is_nan, reduce_to, unsqueeze_reduced, widened, Bounds, ExtremeF, SumF,
+};
+use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
 use crate::ops::iter::map2;
 use crate::ops::Arith;
@@ -91,12 +94,35 @@ fn cumulative(x: &Tensor, dim: isize, dtype: Option<DType>, prod: bool) -> Resul
 impl Tensor {
     /// `cumsum(dim, dtype=None)`: running sums along `dim`.
     pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        cumulative(self, dim, dtype, false)
+        let rec = Recorder::new("CumsumBackward0", &[self]);
+        let out = cumulative(self, dim, dtype, false)?;
+        if rec.active() {
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(reverse_cumsum(&g[0], dim)?)])
+            })?;
+        }
+        Ok(out)
     }
 
     /// `cumprod(dim, dtype=None)`: running products along `dim`.
     pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        cumulative(self, dim, dtype, true)
+        let rec = Recorder::new("CumprodBackward0", &[self]);
+        let out = cumulative(self, dim, dtype, true)?;
+        if rec.active() {
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save("self", self);
+                    s.save_output("result", &out, 0);
+                },
+                move |ctx, g| {
+                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+                    let x = x.to_dtype(out.dtype());
+                    Ok(vec![Some(cumprod_backward(&g[0], &x, &out, dim)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `logsumexp(dim, keepdim=False)`: `log(sum(exp(x)))` computed stably;
@@ -109,7 +135,8 @@ impl Tensor {
         };
         let mask = dim_mask(x.ndim(), Some(dims))?;
         let shape = out_shape(x.shape(), &mask, keepdim);
-        dispatch_float!(x.dtype(), T => {
+        let rec = Recorder::new("LogsumexpBackward0", &[self]);
+        let out = dispatch_float!(x.dtype(), T => {
             // Shift by the maximum (0 where it is infinite, so that rows of
             // -inf give -inf and rows holding +inf give +inf).
             let m = reduce_to::<T, T, _>(&x, &mask, true, &ExtremeF::<true>, |a| {
@@ -119,17 +146,64 @@ impl Tensor {
             let s = reduce_to::<f64, f64, _>(&e, &mask, keepdim, &SumF::<f64>::new(), |s| s)?;
             let m = reshaped(&m, &shape);
             map2::<f64, T, T>(&s, &m, |s, m| T::from_f64(s.ln() + m.to_f64()))
-        }, else Err(Error::runtime("logsumexp: expected a floating dtype")))
+        }, else Err(Error::runtime("logsumexp: expected a floating dtype")))?;
+        if rec.active() {
+            let shape = x.shape().to_vec();
+            rec.finish(
+                &[&out],
+                |s| {
+                    s.save("self", self);
+                    s.save_output("result", &out, 0);
+                },
+                move |ctx, g| {
+                    // d/dx log(sum(exp(x))) = exp(x - result)
+                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+                    let x = x.to_dtype(out.dtype());
+                    let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+                    let ou = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
+                    Ok(vec![Some(gu.mul(&x.sub(&ou)?.exp()?)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `softmax(dim, dtype=None)`: `exp(x) / sum(exp(x))` along `dim`.
     pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        softmax_impl("softmax", self, dim, dtype, false)
+        let rec = Recorder::new("SoftmaxBackward0", &[self]);
+        let out = softmax_impl("softmax", self, dim, dtype, false)?;
+        if rec.active() {
+            rec.finish(
+                &[&out],
+                |s| s.save_output("result", &out, 0),
+                move |ctx, g| {
+                    // y * (g - sum(g * y))
+                    let y = ctx.saved(0)?;
+                    let dot = g[0].mul(&y)?.sum(Some(&[dim]), true, None)?;
+                    Ok(vec![Some(y.mul(&g[0].sub(&dot)?)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// `log_softmax(dim, dtype=None)`: `x - logsumexp(x)` along `dim`.
     pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        softmax_impl("log_softmax", self, dim, dtype, true)
+        let rec = Recorder::new("LogSoftmaxBackward0", &[self]);
+        let out = softmax_impl("log_softmax", self, dim, dtype, true)?;
+        if rec.active() {
+            rec.finish(
+                &[&out],
+                |s| s.save_output("result", &out, 0),
+                move |ctx, g| {
+                    // g - exp(y) * sum(g)
+                    let y = ctx.saved(0)?;
+                    let total = g[0].sum(Some(&[dim]), true, None)?;
+                    Ok(vec![Some(g[0].sub(&y.exp()?.mul(&total)?)?)])
+                },
+            )?;
+        }
+        Ok(out)
     }
 }
 
@@ -213,4 +287,40 @@ fn softmax_impl(
     } else {
         Ok(out.movedim(&[-1], &[d as isize])?.contiguous())
     }
+}
+
+/// `sum_{j >= i} t_j` along `dim`, as `sum - cumsum + t` (differentiable).
+fn reverse_cumsum(t: &Tensor, dim: isize) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return Ok(t.clone());
+    }
+    let total = t.sum(Some(&[dim]), true, None)?;
+    total.sub(&t.cumsum(dim, None)?)?.add(t)
+}
+
+/// Gradient of `out = cumprod(x)` along `dim`:
+/// `grad_k = sum_{i >= k} g_i prod_{j <= i, j != k} x_j`.
+///
+/// Where `x_k != 0` that is `reverse_cumsum(g * out)_k / x_k`. At the first
+/// zero `z` of a line it is `reverse_cumsum(g * cumprod(y))_z`, `y` being `x`
+/// with that zero replaced by one; at later zeros it is 0. Nothing is
+/// divided by zero.
+fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, dim: isize) -> Result<Tensor> {
+    if x.ndim() == 0 {
+        return Ok(g.clone());
+    }
+    let zero = Tensor::scalar(0.0);
+    let one = Tensor::scalar(1.0);
+    let is_zero = x.eq(&zero)?;
+    let r = reverse_cumsum(&g.mul(out)?, dim)?;
+    if !is_zero.any(None, false)?.item()?.to_bool() {
+        return r.div(x);
+    }
+    let seen = is_zero.cumsum(dim, None)?;
+    let first = is_zero.logical_and(&seen.eq(&Tensor::scalar(1i64))?)?;
+    let safe_x = one.r#where(&is_zero, x)?;
+    let y = one.r#where(&first, x)?;
+    let at_first = reverse_cumsum(&g.mul(&y.cumprod(dim, None)?)?, dim)?;
+    let at_zero = at_first.r#where(&first, &zero)?;
+    at_zero.r#where(&is_zero, &r.div(&safe_x)?)
 }
