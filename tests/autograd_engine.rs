@@ -44,7 +44,13 @@ fn broadcast_gradient_is_summed_to_input_shape() {
 fn second_backward_without_retain_graph_fails() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
-    autograd::backward(std::slice::from_ref(&y), &[], BackwardOptions::default(), None).unwrap();
+    autograd::backward(
+        std::slice::from_ref(&y),
+        &[],
+        BackwardOptions::default(),
+        None,
+    )
+    .unwrap();
     let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
     assert!(err.to_string().contains("retain_graph=True"), "{err}");
 }
