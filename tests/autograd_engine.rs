@@ -183,7 +183,13 @@ fn hooks_see_the_current_graph_task() {
     )
     .unwrap();
     // Restricted to `a`, b's accumulator does not run.
-    autograd::backward(&[y], &[], BackwardOptions::default(), Some(&[a.clone()])).unwrap();
+    autograd::backward(
+        &[y],
+        &[],
+        BackwardOptions::default(),
+        Some(std::slice::from_ref(&a)),
+    )
+    .unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
         vec![(true, true, false), (true, false, false)]
