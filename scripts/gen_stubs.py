@@ -58,6 +58,16 @@ RETURNS = {
     "broadcast_shapes": "Any", "_empty_cache": "int", "_set_cache_limit": "None",
     "_rebuild_tensor": "Tensor", "is_tensor": "bool", "is_floating_point": "bool",
     "is_complex": "bool", "is_signed": "bool", "is_contiguous": "bool", "_is_view": "bool",
+    # autograd
+    "backward": "None", "is_inference": "bool", "retain_grad": "None", "detach_": "Tensor",
+    "register_hook": "RemovableHandle", "register_post_accumulate_grad_hook": "RemovableHandle",
+    "register_prehook": "RemovableHandle", "remove": "None", "name": "str", "_sequence_nr": "int",
+    "_current_graph_task_id": "int", "_parallel_waves": "int", "_will_engine_execute_node": "bool",
+    "_grad": "list[Tensor | None]", "_gradient_edge": "tuple[_Node, int]", "_run_backward": "None",
+    "_set_grad_enabled": "None", "_set_inference_mode": "tuple[bool, bool]",
+    "_restore_inference_mode": "None", "increment_version": "None", "is_grad_enabled": "bool",
+    "is_inference_mode_enabled": "bool", "is_multithreading_enabled": "bool",
+    "set_multithreading_enabled": "None",
 }
 PROPERTY_TYPES = {
     "shape": "Any", "ndim": "int", "dtype": "dtype", "device": "device", "requires_grad": "bool",
@@ -65,7 +75,9 @@ PROPERTY_TYPES = {
     "_base": "Tensor | None", "data": "Tensor", "T": "Tensor", "mT": "Tensor", "is_cpu": "bool",
     "is_cuda": "bool", "itemsize": "int", "nbytes": "int", "__array_interface__": "dict[str, Any]",
     "is_floating_point": "bool", "is_complex": "bool", "is_signed": "bool", "type": "str",
-    "index": "int | None",
+    "index": "int | None", "output_nr": "int", "retains_grad": "bool",
+    "next_functions": "tuple[tuple[_Node | None, int], ...]", "metadata": "dict[Any, Any]",
+    "variable": "Tensor", "id": "int",
 }
 SETTABLE = {"requires_grad", "grad"}
 

@@ -44,7 +44,13 @@ fn broadcast_gradient_is_summed_to_input_shape() {
 fn second_backward_without_retain_graph_fails() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
-    autograd::backward(std::slice::from_ref(&y), &[], BackwardOptions::default(), None).unwrap();
+    autograd::backward(
+        std::slice::from_ref(&y),
+        &[],
+        BackwardOptions::default(),
+        None,
+    )
+    .unwrap();
     let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
     assert!(err.to_string().contains("retain_graph=True"), "{err}");
 }
@@ -141,4 +147,55 @@ fn hooks_can_replace_gradients() {
     let s = y.sum(None, false, None).unwrap();
     autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![30.0, 30.0]);
+}
+
+#[test]
+fn hooks_see_the_current_graph_task() {
+    assert_eq!(autograd::current_graph_task_id(), None);
+    let a = leaf(&[1.0, 2.0], &[2]);
+    let b = leaf(&[3.0, 4.0], &[2]);
+    let unused = leaf(&[5.0], &[1]);
+    let acc_b = autograd::gradient_edge(&b).unwrap().node;
+    let acc_unused = autograd::gradient_edge(&unused).unwrap().node;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    a.register_hook(
+        Arc::new(move |_g: &Tensor| {
+            s2.lock().unwrap().push((
+                autograd::current_graph_task_id().is_some(),
+                autograd::will_engine_execute_node(&acc_b)?,
+                autograd::will_engine_execute_node(&acc_unused)?,
+            ));
+            Ok(None)
+        }),
+        false,
+    )
+    .unwrap();
+    let y = a.mul(&b).unwrap().sum(None, false, None).unwrap();
+    autograd::backward(
+        std::slice::from_ref(&y),
+        &[],
+        BackwardOptions {
+            retain_graph: Some(true),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap();
+    // Restricted to `a`, b's accumulator does not run.
+    autograd::backward(
+        &[y],
+        &[],
+        BackwardOptions::default(),
+        Some(std::slice::from_ref(&a)),
+    )
+    .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(true, true, false), (true, false, false)]
+    );
+    assert_eq!(autograd::current_graph_task_id(), None);
+    assert!(
+        autograd::will_engine_execute_node(&autograd::gradient_edge(&a).unwrap().node).is_err()
+    );
 }
