@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 import ferrograd as fg
+import numpy as np
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
 
@@ -51,7 +50,7 @@ def _outputs(r: Any) -> list[fg.Tensor]:
 
 
 def _dot(outs: list[fg.Tensor], vs: list[np.ndarray]) -> float:
-    return float(sum((o.detach().numpy() * v).sum() for o, v in zip(outs, vs)))
+    return float(sum((o.detach().numpy() * v).sum() for o, v in zip(outs, vs, strict=True)))
 
 
 def _fd(f: Callable[[list[np.ndarray]], float], arrays: list[np.ndarray], eps: float) -> list[np.ndarray]:
@@ -88,13 +87,13 @@ def check_grad(
         vs = [rng.standard_normal(o.shape) for o in outs]
         vts = [fg.tensor(v) for v in vs]
 
-        def loss(xs: list[np.ndarray]) -> float:
+        def loss(xs: list[np.ndarray], layout: str = layout, vs: list[np.ndarray] = vs) -> float:
             with fg.no_grad():
                 return _dot(_outputs(fn(*[make_leaf(x, layout) for x in xs])), vs)
 
         got = fg.autograd.grad(outs, leaves, vts, allow_unused=True, create_graph=second_order)
         want = _fd(loss, arrays, eps)
-        for i, (g, w) in enumerate(zip(got, want)):
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
             gn = np.zeros_like(w) if g is None else g.detach().numpy()
             np.testing.assert_allclose(
                 gn, w, atol=atol, rtol=rtol, err_msg=f"first-order gradient of input {i} ({layout})"
@@ -102,21 +101,23 @@ def check_grad(
         if not second_order:
             continue
         us = [rng.standard_normal(a.shape) for a in arrays]
-        live = [(g, u) for g, u in zip(got, us) if g is not None and g.requires_grad]
+        live = [(g, u) for g, u in zip(got, us, strict=True) if g is not None and g.requires_grad]
         if not live:
             continue  # the gradient does not depend on the inputs
         s = sum((g * fg.tensor(u)).sum() for g, u in live)
         got2 = fg.autograd.grad(s, leaves, allow_unused=True)
 
-        def vjp_dot(xs: list[np.ndarray]) -> float:
+        def vjp_dot(
+            xs: list[np.ndarray], layout: str = layout, vts: list[fg.Tensor] = vts, us: list[np.ndarray] = us
+        ) -> float:
             ls = [make_leaf(x, layout) for x in xs]
             gs = fg.autograd.grad(_outputs(fn(*ls)), ls, vts, allow_unused=True)
             return float(
-                sum((g.detach().numpy() * u).sum() for g, u in zip(gs, us) if g is not None)
+                sum((g.detach().numpy() * u).sum() for g, u in zip(gs, us, strict=True) if g is not None)
             )
 
         want2 = _fd(vjp_dot, arrays, eps)
-        for i, (g, w) in enumerate(zip(got2, want2)):
+        for i, (g, w) in enumerate(zip(got2, want2, strict=True)):
             gn = np.zeros_like(w) if g is None else g.detach().numpy()
             np.testing.assert_allclose(
                 gn, w, atol=10 * atol, rtol=10 * rtol,
