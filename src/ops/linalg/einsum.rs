@@ -456,13 +456,13 @@ fn operand_grad(plan: &Plan, g: &Tensor, ops: &[Tensor], i: usize) -> Result<Ten
     let used =
         |l: Label| plan.output.contains(&l) || plan.dim_labels.iter().any(|ls| ls.contains(&l));
     let mut free = (0..ELLIPSIS_BASE).filter(|&l| !used(l));
-    for l in ELLIPSIS_BASE..plan.size.len() {
+    for c in letter.iter_mut().skip(ELLIPSIS_BASE) {
         let Some(f) = free.next() else {
             return Err(Error::runtime(
                 "einsum(): too many subscripts to differentiate this equation",
             ));
         };
-        letter[l] = Some(label_char(f).chars().next().unwrap_or('a'));
+        *c = Some(label_char(f).chars().next().unwrap_or('a'));
     }
     let term = |ls: &[Label]| -> String { ls.iter().filter_map(|&l| letter[l]).collect() };
     let mut eq = term(&plan.output);
