@@ -120,6 +120,11 @@ impl AutogradMeta {
         self.retains_grad.load(Ordering::Relaxed)
     }
 
+    /// Records the version a view was made at and whether it is
+    /// differentiable (made with grad mode on). View ops that record a node
+    /// call this again after recording, since the recorder turns grad mode
+    /// off while the view is made; multi-output views do not, so in-place
+    /// writes to them are refused as torch refuses them.
     pub(crate) fn mark_view(&self, version: u64) {
         self.view_version.store(version, Ordering::Relaxed);
         self.differentiable_view
@@ -134,11 +139,6 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
     *m.grad_fn.lock() = edge;
     if t.is_view() {
         m.view_version.store(t.version(), Ordering::Relaxed);
-        // A view that gets history was made while recording (with grad mode
-        // off inside the recorder), so its creation-time flag says no.
-        if m.has_grad_fn.load(Ordering::Relaxed) {
-            m.differentiable_view.store(true, Ordering::Relaxed);
-        }
     }
 }
 
