@@ -128,15 +128,21 @@ def main() -> None:
     print(f"ferrograd {fg.__version__}, {fg.get_num_threads()} pool threads; {machine()}")
     total, fwd, nograd = chain_per_op()
     node = engine_per_node()
-    mt, st = wide_graph()
+    wide = {n: wide_graph(n=n) for n in (48, 128)}
     rates = {k: mlp_threads(k) for k in (1, 2, 4)}
     rows = [
         ("200-op chain, 16 elements: forward+backward per op", f"{total:.2f} us", "< 2 us", ""),
         ("  forward only (recording) per op", f"{fwd:.2f} us", "", ""),
         ("  forward without grad per op", f"{nograd:.2f} us", "", ""),
         ("engine cost per node (10k-node add chain backward)", f"{node:.2f} us", "", ""),
-        ("8 branches x 6 (48x48 matmul + tanh): backward, parallel", f"{mt:.2f} ms", "", ""),
-        ("  same with set_multithreading_enabled(False)", f"{st:.2f} ms", ">= 1.6x", f"{st / mt:.2f}x"),
+        *[
+            row
+            for n, (mt, st) in wide.items()
+            for row in (
+                (f"8 branches x 6 ({n}x{n} matmul + tanh): backward, parallel", f"{mt:.2f} ms", "", ""),
+                ("  same with set_multithreading_enabled(False)", f"{st:.2f} ms", ">= 1.6x", f"{st / mt:.2f}x"),
+            )
+        ],
         ("MLP fwd+bwd, 1 Python thread", f"{rates[1]:.0f} steps/s", "", "1.00x"),
         ("MLP fwd+bwd, 2 Python threads", f"{rates[2]:.0f} steps/s", ">= 1.7x", f"{rates[2] / rates[1]:.2f}x"),
         ("MLP fwd+bwd, 4 Python threads", f"{rates[4]:.0f} steps/s", "", f"{rates[4] / rates[1]:.2f}x"),

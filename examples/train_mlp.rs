@@ -31,7 +31,12 @@ fn main() -> Result<()> {
         let pred = h.matmul(&w2)?.add(&b2)?;
         let diff = pred.sub(&y)?;
         let loss = diff.mul(&diff)?.mean(None, false, None)?;
-        autograd::backward(std::slice::from_ref(&loss), &[], BackwardOptions::default(), None)?;
+        autograd::backward(
+            std::slice::from_ref(&loss),
+            &[],
+            BackwardOptions::default(),
+            None,
+        )?;
         {
             // Parameter updates are not part of the model's graph.
             let _g = autograd::no_grad();

@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 /// Work (in elements) above which a binding releases the GIL around the
 /// kernel; below it, detaching costs more than it saves.
-pub const NOGIL_MIN_ELEMS: usize = 1 << 16;
+pub const NOGIL_MIN_ELEMS: usize = 1 << 12;
 
 /// Runs `f` with the GIL released when `work` is large.
 #[inline]

@@ -18,11 +18,12 @@ use super::grad_mode::ThreadLocalState;
 use super::node::{node_id, Grads, Node};
 use super::{gradient_edge, Edge};
 use crate::{Error, Result, Tensor};
-use rayon::prelude::*;
+use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -51,8 +52,8 @@ pub enum GradInput {
 
 /// Nodes deeper than this in reentrant backward calls are refused.
 const MAX_REENTRANT_DEPTH: usize = 64;
-/// A wave with less work than this (elements of incoming gradients) runs
-/// inline: handing it to the pool would cost more than it saves.
+/// A graph whose nodes produce fewer gradient elements than this in total
+/// runs inline: handing its nodes to the pool would cost more than it saves.
 const PARALLEL_MIN_WORK: usize = 1 << 14;
 
 thread_local! {
@@ -105,9 +106,11 @@ struct GraphTask {
     captured: Vec<Option<Tensor>>,
     keep_graph: bool,
     state: ThreadLocalState,
-    /// Nodes a parallel job may run right after their only producer (see
-    /// `run_job`).
+    /// Nodes a pool task may run right after their only producer (see
+    /// `run_task`).
     follow: Vec<bool>,
+    /// Whether the graph has enough work for the pool to pay off.
+    parallel: bool,
 }
 
 struct DepthGuard;
@@ -174,6 +177,7 @@ impl GraphTask {
             keep_graph: false,
             state: ThreadLocalState::for_backward(false),
             follow: Vec::new(),
+            parallel: false,
         }
     }
 
@@ -487,6 +491,17 @@ fn execute(
                 && !on_caller(&task.nodes[i])
         })
         .collect();
+    task.parallel = super::is_multithreading_enabled()
+        && crate::pool::num_threads() > 1
+        && task.nodes.len() > 1
+        && {
+            let work: usize = (0..task.nodes.len())
+                .filter(|&i| task.needed[i])
+                .flat_map(|i| task.nodes[i].core().input_meta().iter().flatten())
+                .map(|m| m.shape.iter().product::<usize>())
+                .sum();
+            work >= PARALLEL_MIN_WORK
+        };
     let _state = task.state.install();
     let mut ready: Vec<usize> = Vec::new();
     for (k, (edge, g)) in roots.into_iter().enumerate() {
@@ -573,19 +588,44 @@ fn on_caller(n: &Arc<dyn Node>) -> bool {
 /// already consumed inside the job that ran it.
 type Executed = (usize, Grads, SmallVec<[bool; 4]>);
 
-/// Runs node `i` on a pool worker and then, depth first, every node whose
-/// only producer is a node this job ran (`task.follow`): a chain of
-/// single-input nodes, e.g. one branch of a wide graph, runs as one job
-/// instead of one wave per node. The followed nodes receive exactly one
-/// contribution, so no summation order is involved.
-fn run_job(task: &GraphTask, i: usize, grads: Grads) -> Result<Vec<Executed>> {
-    let mut done = Vec::new();
-    let mut stack = vec![(i, grads)];
-    while let Some((n, g)) = stack.pop() {
+/// Results of the nodes run on the pool during one wave.
+struct Sink {
+    done: Mutex<Vec<Executed>>,
+    error: Mutex<Option<Error>>,
+    failed: AtomicBool,
+}
+
+/// Runs node `i` as a pool task, then every node whose only producer is
+/// a node this task ran (`task.follow`): one successor continues on this
+/// task, the others are spawned as tasks of their own, so the branches of
+/// a wide graph spread over the pool without a wave per node. A followed
+/// node receives exactly one contribution, so no summation order is
+/// involved and results stay deterministic.
+fn run_task<'s>(
+    scope: &rayon::Scope<'s>,
+    task: &'s GraphTask,
+    sink: &'s Sink,
+    i: usize,
+    grads: Grads,
+) {
+    let _s = task.state.install();
+    let (mut n, mut g) = (i, grads);
+    loop {
+        if sink.failed.load(AtomicOrdering::Relaxed) {
+            return;
+        }
         let node = &task.nodes[n];
-        let mut outs = call_node(node, g, task.keep_graph)?;
+        let mut outs = match call_node(node, g, task.keep_graph) {
+            Ok(o) => o,
+            Err(e) => {
+                sink.error.lock().get_or_insert(e);
+                sink.failed.store(true, AtomicOrdering::Relaxed);
+                return;
+            }
+        };
         let edges = node.core().next_edges();
         let mut consumed: SmallVec<[bool; 4]> = SmallVec::from_elem(false, edges.len());
+        let mut next: SmallVec<[(usize, Grads); 2]> = SmallVec::new();
         for (k, e) in edges.iter().enumerate() {
             let (Some(e), Some(_)) = (e, outs.get(k).and_then(|g| g.as_ref())) else {
                 continue;
@@ -596,63 +636,74 @@ fn run_job(task: &GraphTask, i: usize, grads: Grads) -> Result<Vec<Executed>> {
                     vec![None; task.nodes[j].core().num_inputs().max(e.input_nr + 1)];
                 gj[e.input_nr] = outs[k].take();
                 consumed[k] = true;
-                stack.push((j, gj));
+                next.push((j, gj));
             }
         }
-        done.push((n, outs, consumed));
+        sink.done.lock().push((n, outs, consumed));
+        let Some(last) = next.pop() else { return };
+        for (j, gj) in next {
+            scope.spawn(move |s| run_task(s, task, sink, j, gj));
+        }
+        (n, g) = last;
     }
-    Ok(done)
 }
 
-/// Runs one wave of ready nodes; returns what ran, in wave order.
+/// How many of a node's next edges lead to nodes a pool task would run
+/// right after it.
+fn fanout(task: &GraphTask, i: usize) -> usize {
+    task.nodes[i]
+        .core()
+        .next_edges()
+        .iter()
+        .flatten()
+        .filter(|e| task.follow[task.index[&e.node_id()]])
+        .count()
+}
+
+/// Runs one wave of ready nodes; returns what ran (nodes that ran on the
+/// pool in completion order; the caller's sums do not depend on it).
 fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>> {
     let keep = task.keep_graph;
-    let parallel_jobs = jobs
+    let pool_jobs: Vec<usize> = jobs
         .iter()
         .filter(|(i, _)| !on_caller(&task.nodes[*i]))
-        .count();
-    let work: usize = jobs
-        .iter()
-        .flat_map(|(_, g)| g.iter().flatten())
-        .map(|g| g.numel())
-        .sum();
-    let parallel = parallel_jobs >= 2
-        && work >= PARALLEL_MIN_WORK
-        && super::is_multithreading_enabled()
-        && crate::pool::num_threads() > 1;
+        .map(|(i, _)| *i)
+        .collect();
+    let parallel =
+        task.parallel && (pool_jobs.len() >= 2 || pool_jobs.iter().any(|&i| fanout(task, i) >= 2));
     if !parallel {
         return jobs
             .into_iter()
             .map(|(i, g)| Ok((i, call_node(&task.nodes[i], g, keep)?, SmallVec::new())))
             .collect();
     }
-    let mut results: Vec<Option<Result<Vec<Executed>>>> = (0..jobs.len()).map(|_| None).collect();
-    let mut par: Vec<(usize, usize, Grads)> = Vec::new();
-    for (k, (i, g)) in jobs.into_iter().enumerate() {
+    let mut out = Vec::new();
+    let mut par: Vec<(usize, Grads)> = Vec::new();
+    for (i, g) in jobs {
         if on_caller(&task.nodes[i]) {
-            results[k] =
-                Some(call_node(&task.nodes[i], g, keep).map(|o| vec![(i, o, SmallVec::new())]));
+            out.push((i, call_node(&task.nodes[i], g, keep)?, SmallVec::new()));
         } else {
-            par.push((k, i, g));
+            par.push((i, g));
         }
     }
     PARALLEL_WAVES.fetch_add(1, Ordering::Relaxed);
-    let state = task.state;
-    let done: Vec<(usize, Result<Vec<Executed>>)> = crate::pool::install(|| {
-        par.into_par_iter()
-            .map(|(k, i, g)| {
-                let _s = state.install();
-                (k, run_job(task, i, g))
-            })
-            .collect()
+    let sink = Sink {
+        done: Mutex::new(Vec::new()),
+        error: Mutex::new(None),
+        failed: AtomicBool::new(false),
+    };
+    crate::pool::install(|| {
+        rayon::scope(|s| {
+            for (i, g) in par {
+                let sink = &sink;
+                s.spawn(move |s| run_task(s, task, sink, i, g));
+            }
+        })
     });
-    for (k, r) in done {
-        results[k] = Some(r);
+    if let Some(e) = sink.error.into_inner() {
+        return Err(e);
     }
-    let mut out = Vec::new();
-    for r in results {
-        out.extend(r.expect("every job ran")?);
-    }
+    out.extend(sink.done.into_inner());
     Ok(out)
 }
 
