@@ -54,7 +54,7 @@ pub enum GradInput {
 const MAX_REENTRANT_DEPTH: usize = 64;
 /// A graph whose nodes produce fewer gradient elements than this in total
 /// runs inline: handing its nodes to the pool would cost more than it saves.
-const PARALLEL_MIN_WORK: usize = 1 << 14;
+const PARALLEL_MIN_WORK: usize = 1 << 16;
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };

@@ -79,7 +79,7 @@ pub fn matmul_with_backend(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Resu
 /// Below this many multiply-adds a product runs as a plain loop.
 const SMALL_FLOPS: usize = 16 * 16 * 16;
 /// From this many multiply-adds on, one product is split over the pool.
-const PARALLEL_FLOPS: usize = 64 * 64 * 64;
+const PARALLEL_FLOPS: usize = 128 * 128 * 128;
 
 /// torch's C++ type names, as in "expected m1 and m2 to have the same dtype".
 pub(crate) fn meta_name(d: DType) -> &'static str {
