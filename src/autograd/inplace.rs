@@ -243,10 +243,16 @@ impl Node for AsStridedBackward {
         let flat = flat_zeros(self.storage_elems, dtype)?;
         let slice = self.view.on(&flat)?;
         if !slice.layout().is_non_overlapping() {
-            return Err(Error::runtime(format!(
-                "AsStridedBackward0: the gradient of an overlapping view (shape {:?}, strides {:?}) whose base was modified in place is not supported; clone the view before modifying its base",
-                self.view.shape, self.view.strides
-            )));
+            // Aliased elements of the view each add their gradient.
+            let base_like = self.base.on(&flat)?;
+            let g = crate::ops::as_strided_grad(
+                &base_like,
+                &self.view.shape,
+                &self.view.strides,
+                self.view.offset,
+                &g,
+            )?;
+            return Ok(vec![Some(g)]);
         }
         slice.copy_(&g)?;
         Ok(vec![Some(self.base.on(&flat)?)])

@@ -18,6 +18,7 @@ pub mod reduce;
 mod shape;
 mod view;
 pub use binary::Arith;
+pub(crate) use view::as_strided_grad;
 
 /// Refuses an in-place result whose dtype `dst` cannot hold.
 pub(crate) fn check_inplace_dtype(

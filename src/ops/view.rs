@@ -488,6 +488,19 @@ fn record_pieces(
 
 /// What `as_strided`'s backward needs: where the input's and the output's
 /// elements live in (a window of) the shared storage.
+/// The gradient with respect to a tensor laid out like `input_like` of the
+/// view `as_strided(size, stride, offset)` of its storage, given the view's
+/// gradient `g` (aliased elements sum their gradients).
+pub(crate) fn as_strided_grad(
+    input_like: &Tensor,
+    size: &[usize],
+    stride: &[isize],
+    offset: usize,
+    g: &Tensor,
+) -> Result<Tensor> {
+    AsStridedPlan::new(input_like, size, stride, offset)?.backward(g)
+}
+
 struct AsStridedPlan {
     /// Storage positions of the input's elements, relative to `lo`.
     input_pos: Tensor,

@@ -995,3 +995,16 @@ def test_graph_task_queries_outside_backward():
     assert _core._current_graph_task_id() == -1
     with pytest.raises(RuntimeError, match="during the backward pass"):
         _core._will_engine_execute_node((leaf(1.0) * 2).grad_fn)
+
+
+def test_overlapping_view_of_a_base_modified_in_place_sums_aliases():
+    # e aliases each element of b twice; after b.mul_(2), e's history is
+    # regenerated onto b's new history: d sum(e) / dx = 2 rows * 2.
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1
+    e = b.expand(2, 3)
+    b.mul_(2)
+    assert e.grad_fn.name() == "AsStridedBackward0"
+    e.sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+    assert e.tolist() == [[2.0, 4.0, 6.0], [2.0, 4.0, 6.0]]
