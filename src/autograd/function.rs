@@ -86,11 +86,7 @@ impl Node for FnNode {
         let Some(f) = &self.backward else {
             return Err(super::freed_graph_error());
         };
-        let g: SmallVec<[Tensor; 2]> = grads
-            .into_iter()
-            .zip(self.core.output_meta())
-            .map(|(g, m)| g.map_or_else(|| m.zeros(), Ok))
-            .collect::<Result<_>>()?;
+        let g = self.core.materialize(grads)?;
         f(&BackwardCtx { node: self }, &g)
     }
     fn release_variables(&self) {

@@ -10,7 +10,7 @@
 
 use super::node::{Grads, Node, NodeCore, TensorMeta};
 use super::{grad_fn_edge, gradient_edge, is_grad_enabled, set_grad_fn, Edge};
-use crate::{DType, Error, Result, Tensor};
+use crate::{Error, Result, Tensor};
 use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -149,11 +149,6 @@ impl Geometry {
     }
 }
 
-/// A flat tensor of zeros as long as the storage of `base`.
-fn flat_zeros(storage_elems: usize, dtype: DType) -> Result<Tensor> {
-    Tensor::try_zeros(&[storage_elems], dtype)
-}
-
 /// The gradient of a base whose view was modified in place by `func`.
 pub struct CopySlices {
     core: NodeCore,
@@ -188,12 +183,8 @@ impl Node for CopySlices {
         &self.core
     }
     fn apply(&self, grads: Grads) -> Result<Grads> {
-        let meta = &self.core.output_meta()[0];
-        let g = match grads.into_iter().next().flatten() {
-            Some(g) => g,
-            None => meta.zeros()?,
-        };
-        let flat = flat_zeros(self.storage_elems, meta.dtype)?;
+        let g = self.core.materialize(grads)?.swap_remove(0);
+        let flat = Tensor::try_zeros(&[self.storage_elems], g.dtype())?;
         let result = self.base.on(&flat)?;
         result.copy_(&g)?;
         let grad_slice = self.view.on(&flat)?;
@@ -232,15 +223,11 @@ impl Node for AsStridedBackward {
         &self.core
     }
     fn apply(&self, grads: Grads) -> Result<Grads> {
-        let meta = &self.core.output_meta()[0];
-        let g = match grads.into_iter().next().flatten() {
-            Some(g) => g,
-            None => meta.zeros()?,
-        };
+        let g = self.core.materialize(grads)?.swap_remove(0);
         let dtype = self.core.input_meta()[0]
             .as_ref()
             .map_or(g.dtype(), |m| m.dtype);
-        let flat = flat_zeros(self.storage_elems, dtype)?;
+        let flat = Tensor::try_zeros(&[self.storage_elems], dtype)?;
         let slice = self.view.on(&flat)?;
         if !slice.layout().is_non_overlapping() {
             // Aliased elements of the view each add their gradient.

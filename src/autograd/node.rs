@@ -208,6 +208,16 @@ impl NodeCore {
     pub fn num_inputs(&self) -> usize {
         self.output_meta.len()
     }
+    /// The incoming gradients with undefined ones replaced by zeros of the
+    /// matching forward output's shape and dtype.
+    pub fn materialize(&self, grads: Grads) -> Result<SmallVec<[Tensor; 2]>> {
+        grads
+            .into_iter()
+            .zip(&self.output_meta)
+            .map(|(g, m)| g.map_or_else(|| m.zeros(), Ok))
+            .collect()
+    }
+
     /// Creation order: later nodes have larger numbers.
     pub fn sequence_nr(&self) -> u64 {
         self.sequence_nr

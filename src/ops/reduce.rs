@@ -332,6 +332,29 @@ fn float_input(op: &str, x: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     Ok(x.to_dtype(d))
 }
 
+/// Records a one-input op whose backward reads its input (cast to the
+/// result's dtype) and its result: `grad(g, x, result)` is the input's
+/// gradient for the output gradient `g`.
+pub(crate) fn finish_with_input_and_result(
+    rec: Recorder,
+    input: &Tensor,
+    out: &Tensor,
+    grad: impl Fn(&Tensor, &Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<()> {
+    rec.finish(
+        &[out],
+        |s| {
+            s.save("self", input);
+            s.save_output("result", out, 0);
+        },
+        move |ctx, g| {
+            let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
+            let x = x.to_dtype(out.dtype());
+            Ok(vec![Some(grad(&g[0], &x, &out)?)])
+        },
+    )
+}
+
 /// The gradient of a reduction over `mask`, broadcast back to the input's
 /// `shape` (reduced dims are re-inserted first unless `keepdim`).
 pub(crate) fn expand_reduced(
@@ -410,20 +433,9 @@ impl Tensor {
         if rec.active() {
             let mask = dim_mask(self.ndim(), dims)?;
             let shape = self.shape().to_vec();
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save("self", self);
-                    s.save_output("result", &out, 0);
-                },
-                move |ctx, g| {
-                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
-                    let x = x.to_dtype(out.dtype());
-                    Ok(vec![Some(prod_backward(
-                        &g[0], &x, &out, &shape, &mask, keepdim,
-                    )?)])
-                },
-            )?;
+            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
+                prod_backward(g, x, out, &shape, &mask, keepdim)
+            })?;
         }
         Ok(out)
     }

@@ -11,6 +11,7 @@ use super::driver::{out_shape, output, reduce, Fold};
 use super::{dim_mask, float_input, mask_dims, reduced_count, unsqueeze_reduced, Bounds};
 use crate::autograd::Recorder;
 use crate::ops::access::{lock, slice};
+use crate::ops::reduce::finish_with_input_and_result;
 use crate::tensor::wrap_dim;
 use crate::{dispatch_float, DType, Element, Error, Result, Tensor};
 
@@ -150,20 +151,11 @@ impl Tensor {
             else unreachable_float(x.dtype()))?;
         if rec.active() {
             let shape = x.shape().to_vec();
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save("self", self);
-                    s.save_output("result", &out, 0);
-                },
-                move |ctx, g| {
-                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
-                    let x = x.to_dtype(out.dtype());
-                    let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
-                    let nu = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
-                    Ok(vec![Some(norm_backward(&gu, &x, &nu, ord, &mask)?)])
-                },
-            )?;
+            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
+                let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
+                let nu = unsqueeze_reduced(out, &shape, &mask, keepdim)?;
+                norm_backward(&gu, x, &nu, ord, &mask)
+            })?;
         }
         Ok(out)
     }

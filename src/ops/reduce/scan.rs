@@ -9,6 +9,7 @@ use super::{
 use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
 use crate::ops::iter::map2;
+use crate::ops::reduce::finish_with_input_and_result;
 use crate::ops::Arith;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::wrap_dim;
@@ -109,18 +110,9 @@ impl Tensor {
         let rec = Recorder::new("CumprodBackward0", &[self]);
         let out = cumulative(self, dim, dtype, true)?;
         if rec.active() {
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save("self", self);
-                    s.save_output("result", &out, 0);
-                },
-                move |ctx, g| {
-                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
-                    let x = x.to_dtype(out.dtype());
-                    Ok(vec![Some(cumprod_backward(&g[0], &x, &out, dim)?)])
-                },
-            )?;
+            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
+                cumprod_backward(g, x, out, dim)
+            })?;
         }
         Ok(out)
     }
@@ -149,21 +141,12 @@ impl Tensor {
         }, else Err(Error::runtime("logsumexp: expected a floating dtype")))?;
         if rec.active() {
             let shape = x.shape().to_vec();
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save("self", self);
-                    s.save_output("result", &out, 0);
-                },
-                move |ctx, g| {
-                    // d/dx log(sum(exp(x))) = exp(x - result)
-                    let (x, out) = (ctx.saved(0)?, ctx.saved(1)?);
-                    let x = x.to_dtype(out.dtype());
-                    let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
-                    let ou = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
-                    Ok(vec![Some(gu.mul(&x.sub(&ou)?.exp()?)?)])
-                },
-            )?;
+            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
+                // d/dx log(sum(exp(x))) = exp(x - result)
+                let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
+                let ou = unsqueeze_reduced(out, &shape, &mask, keepdim)?;
+                gu.mul(&x.sub(&ou)?.exp()?)
+            })?;
         }
         Ok(out)
     }
