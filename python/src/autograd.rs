@@ -18,13 +18,50 @@ use ferrograd::{Result, Tensor};
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 /// A backward graph node (`grad_fn`); an instance of
 /// `ferrograd.autograd.graph.Node`.
-#[pyclass(name = "_Node", module = "ferrograd._core", frozen, weakref)]
+#[pyclass(name = "_Node", module = "ferrograd._core", frozen, weakref, subclass)]
 pub struct PyNode {
-    pub node: Arc<dyn Node>,
+    inner: NodeRef,
+}
+
+/// How a Python node object refers to its graph node: a plain node object
+/// owns it; a custom Function's context (which the node itself owns) only
+/// refers to it weakly, set once the node exists.
+pub enum NodeRef {
+    Strong(Arc<dyn Node>),
+    Weak(OnceLock<Weak<dyn Node>>),
+}
+
+impl PyNode {
+    /// The node object for a context whose node is made later.
+    pub fn pending() -> PyNode {
+        PyNode {
+            inner: NodeRef::Weak(OnceLock::new()),
+        }
+    }
+
+    /// Links a context to its node.
+    pub fn link(&self, node: &Arc<dyn Node>) {
+        if let NodeRef::Weak(w) = &self.inner {
+            let _ = w.set(Arc::downgrade(node));
+        }
+    }
+
+    /// The graph node, or torch's error when it no longer (or not yet)
+    /// exists.
+    pub fn node(&self) -> PyResult<Arc<dyn Node>> {
+        match &self.inner {
+            NodeRef::Strong(n) => Ok(n.clone()),
+            NodeRef::Weak(w) => w.get().and_then(Weak::upgrade).ok_or_else(|| {
+                PyRuntimeError::new_err(
+                    "this custom Function's graph node does not exist: it is made when the Function is applied to inputs that require grad, and freed with the graph",
+                )
+            }),
+        }
+    }
 }
 
 /// What a hook handle removes.
@@ -63,7 +100,19 @@ impl PyHookHandle {
 }
 
 pub fn node_object(py: Python<'_>, node: Arc<dyn Node>) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, PyNode { node })?.into_any())
+    if let Some(f) = node
+        .as_any()
+        .downcast_ref::<crate::function::PyFunctionNode>()
+    {
+        return Ok(f.ctx(py));
+    }
+    Ok(Py::new(
+        py,
+        PyNode {
+            inner: NodeRef::Strong(node),
+        },
+    )?
+    .into_any())
 }
 
 fn tensor_out(py: Python<'_>, t: Option<Tensor>) -> PyResult<Py<PyAny>> {
@@ -171,8 +220,8 @@ fn saved_to_py(py: Python<'_>, v: SavedValue) -> PyResult<Py<PyAny>> {
 #[pymethods]
 impl PyNode {
     /// torch's node name (`MulBackward0`).
-    fn name(&self) -> String {
-        self.node.name()
+    fn name(&self) -> PyResult<String> {
+        Ok(self.node()?.name())
     }
 
     /// `((node, input_nr), ...)`, one per forward input; `(None, 0)` where
@@ -180,7 +229,7 @@ impl PyNode {
     #[getter]
     fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let items: Vec<Py<PyAny>> = self
-            .node
+            .node()?
             .core()
             .next_edges()
             .iter()
@@ -193,7 +242,7 @@ impl PyNode {
     #[getter]
     fn metadata(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         let a = self
-            .node
+            .node()?
             .core()
             .metadata(|| Arc::new(Python::attach(|py| PyDict::new(py).unbind())));
         let d = a
@@ -202,26 +251,28 @@ impl PyNode {
         Ok(d.clone_ref(py))
     }
 
-    fn _sequence_nr(&self) -> u64 {
-        self.node.core().sequence_nr()
+    fn _sequence_nr(&self) -> PyResult<u64> {
+        Ok(self.node()?.core().sequence_nr())
     }
 
     /// For `AccumulateGrad`: the leaf it accumulates into.
     #[getter]
     fn variable(&self) -> PyResult<PyTensor> {
-        match self.node.as_any().downcast_ref::<AccumulateGrad>() {
+        let node = self.node()?;
+        match node.as_any().downcast_ref::<AccumulateGrad>() {
             Some(a) => Ok(PyTensor::new(a.variable().clone())),
             None => Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute 'variable'",
-                self.node.name()
+                node.name()
             ))),
         }
     }
 
     /// `register_hook(fn)`: `fn(grad_inputs, grad_outputs)` runs after the
     /// node; it may return replacement grad_inputs.
-    fn register_hook(&self, hook: Py<PyAny>) -> PyHookHandle {
-        let n = self.node.core().next_edges().len();
+    fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
+        let node = self.node()?;
+        let n = node.core().next_edges().len();
         let f: autograd::PostHook =
             Arc::new(move |gin: &[Option<Tensor>], gout: &[Option<Tensor>]| {
                 Python::attach(|py| {
@@ -237,17 +288,18 @@ impl PyNode {
                     grads_from_py(r.bind(py), n, "backward").map_err(from_py)
                 })
             });
-        let id = self.node.core().register_hook(f, true);
-        PyHookHandle {
-            target: HookTarget::Node(self.node.clone()),
+        let id = node.core().register_hook(f, true);
+        Ok(PyHookHandle {
+            target: HookTarget::Node(node),
             id,
-        }
+        })
     }
 
     /// `register_prehook(fn)`: `fn(grad_outputs)` runs before the node; it
     /// may return replacement grad_outputs.
-    fn register_prehook(&self, hook: Py<PyAny>) -> PyHookHandle {
-        let n = self.node.core().num_inputs();
+    fn register_prehook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
+        let node = self.node()?;
+        let n = node.core().num_inputs();
         let f: autograd::PreHook = Arc::new(move |gout: &[Option<Tensor>]| {
             Python::attach(|py| {
                 let r = hook
@@ -256,15 +308,16 @@ impl PyNode {
                 grads_from_py(r.bind(py), n, "backward pre").map_err(from_py)
             })
         });
-        let id = self.node.core().register_prehook(f, true);
-        PyHookHandle {
-            target: HookTarget::Node(self.node.clone()),
+        let id = node.core().register_prehook(f, true);
+        Ok(PyHookHandle {
+            target: HookTarget::Node(node),
             id,
-        }
+        })
     }
 
     /// `_saved_<name>` and `_raw_saved_<name>`.
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let node = self.node()?;
         let (key, raw) = if let Some(k) = name.strip_prefix("_raw_saved_") {
             (k, true)
         } else if let Some(k) = name.strip_prefix("_saved_") {
@@ -272,18 +325,18 @@ impl PyNode {
         } else {
             return Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute '{name}'",
-                self.node.name()
+                node.name()
             )));
         };
-        let saved = self.node.saved_values();
+        let saved = node.saved_values();
         let Some((_, v)) = saved.into_iter().find(|(n, _)| n == key) else {
             return Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute '{name}'",
-                self.node.name()
+                node.name()
             )));
         };
         if let SavedValue::Tensor(None) = v {
-            if saved_was_freed(&self.node, key) {
+            if saved_was_freed(&node, key) {
                 return Err(PyRuntimeError::new_err(
                     autograd::freed_graph_error().to_string(),
                 ));
@@ -299,21 +352,33 @@ impl PyNode {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "<{} object at {:#x}>",
-            self.node.name(),
-            Arc::as_ptr(&self.node) as *const () as usize
-        )
+        match self.node() {
+            Ok(node) => format!(
+                "<{} object at {:#x}>",
+                node.name(),
+                autograd::node_id(&node)
+            ),
+            Err(_) => "<graph node (not linked)>".to_string(),
+        }
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyNode>()
-            .is_ok_and(|o| autograd::node_id(&o.get().node) == autograd::node_id(&self.node))
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> bool {
+        if slf.is(other) {
+            return true;
+        }
+        let (Ok(o), Ok(a)) = (other.cast::<PyNode>(), slf.get().node()) else {
+            return false;
+        };
+        o.get()
+            .node()
+            .is_ok_and(|b| autograd::node_id(&a) == autograd::node_id(&b))
     }
 
-    fn __hash__(&self) -> u64 {
-        autograd::node_id(&self.node) as u64
+    fn __hash__(slf: &Bound<'_, Self>) -> u64 {
+        match slf.get().node() {
+            Ok(n) => autograd::node_id(&n) as u64,
+            Err(_) => slf.as_ptr() as u64,
+        }
     }
 }
 
@@ -339,10 +404,7 @@ fn grad_input(obj: &Bound<'_, PyAny>) -> PyResult<GradInput> {
     }
     if let (Ok(node), Ok(nr)) = (obj.getattr("node"), obj.getattr("output_nr")) {
         if let Ok(n) = node.cast::<PyNode>() {
-            return Ok(GradInput::Edge(Edge::new(
-                n.get().node.clone(),
-                nr.extract()?,
-            )));
+            return Ok(GradInput::Edge(Edge::new(n.get().node()?, nr.extract()?)));
         }
     }
     Err(PyTypeError::new_err(format!(
@@ -483,7 +545,7 @@ fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
             crate::convert::type_name(node)
         ))
     })?;
-    autograd::will_engine_execute_node(&n.get().node).py()
+    autograd::will_engine_execute_node(&n.get().node()?).py()
 }
 
 #[pyfunction]

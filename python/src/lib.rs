@@ -11,6 +11,7 @@ mod creation;
 mod dtype;
 mod elementwise;
 mod errors;
+mod function;
 mod linalg;
 mod random;
 mod reduce;
@@ -134,5 +135,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     random::register(m)?;
     autograd::register(m)?;
+    function::register(m)?;
     Ok(())
 }

@@ -111,6 +111,9 @@ struct GraphTask {
     follow: Vec<bool>,
     /// Whether the graph has enough work for the pool to pay off.
     parallel: bool,
+    /// Anomaly-mode reports of failed nodes, delivered on the calling
+    /// thread when the call ends.
+    reports: Mutex<Vec<String>>,
 }
 
 struct DepthGuard;
@@ -178,6 +181,7 @@ impl GraphTask {
             state: ThreadLocalState::for_backward(false),
             follow: Vec::new(),
             parallel: false,
+            reports: Mutex::new(Vec::new()),
         }
     }
 
@@ -254,7 +258,24 @@ impl GraphTask {
 /// Runs a node with its hooks (see torch's documented order: tensor
 /// pre-hooks, node pre-hooks, retain_grad, the node, post-hooks) and checks
 /// what it returns.
-fn call_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<Grads> {
+fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
+    if !super::anomaly::is_anomaly_enabled() {
+        return run_node(node, grads, task.keep_graph);
+    }
+    let _current = super::anomaly::CurrentNodeGuard::enter(node);
+    let r = run_node(node, grads, task.keep_graph).and_then(|outs| {
+        if super::anomaly::is_anomaly_check_nan_enabled() {
+            super::anomaly::check_nan(node.as_ref(), &outs)?;
+        }
+        Ok(outs)
+    });
+    if r.is_err() {
+        task.reports.lock().extend(super::anomaly::report(node));
+    }
+    r
+}
+
+fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<Grads> {
     let hooks = node.core().hooks_snapshot();
     if let Some(h) = &hooks {
         for (nr, r) in &h.tensor_pre {
@@ -287,7 +308,7 @@ fn call_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result
         .as_ref()
         .filter(|h| !h.post.is_empty())
         .map(|_| grads.clone());
-    let mut outs = if grads.iter().all(|g| g.is_none()) {
+    let mut outs = if grads.iter().all(|g| g.is_none()) && !node.apply_without_grads() {
         vec![None; node.core().next_edges().len()]
     } else {
         node.apply(grads)?
@@ -503,6 +524,13 @@ fn execute(
             work >= PARALLEL_MIN_WORK
         };
     let _state = task.state.install();
+    let result = run_graph(&mut task, roots);
+    super::anomaly::emit(std::mem::take(&mut *task.reports.lock()));
+    result.map(|_| task.captured)
+}
+
+/// Runs a prepared graph task from its roots.
+fn run_graph(task: &mut GraphTask, roots: Vec<(Edge, Tensor)>) -> Result<()> {
     let mut ready: Vec<usize> = Vec::new();
     for (k, (edge, g)) in roots.into_iter().enumerate() {
         let i = task.index[&edge.node_id()];
@@ -533,7 +561,7 @@ fn execute(
                 jobs.push((i, grads));
             }
         }
-        let results = run_wave(&task, jobs)?;
+        let results = run_wave(task, jobs)?;
         for (i, outs, consumed) in results {
             let node = task.nodes[i].clone();
             let seq = node.core().sequence_nr();
@@ -553,7 +581,7 @@ fn execute(
             }
         }
     }
-    Ok(task.captured)
+    Ok(())
 }
 
 /// Hooks registered on a tensor run on its gradient even when the gradient
@@ -615,7 +643,7 @@ fn run_task<'s>(
             return;
         }
         let node = &task.nodes[n];
-        let mut outs = match call_node(node, g, task.keep_graph) {
+        let mut outs = match call_node(task, node, g) {
             Ok(o) => o,
             Err(e) => {
                 sink.error.lock().get_or_insert(e);
@@ -663,7 +691,6 @@ fn fanout(task: &GraphTask, i: usize) -> usize {
 /// Runs one wave of ready nodes; returns what ran (nodes that ran on the
 /// pool in completion order; the caller's sums do not depend on it).
 fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>> {
-    let keep = task.keep_graph;
     let pool_jobs: Vec<usize> = jobs
         .iter()
         .filter(|(i, _)| !on_caller(&task.nodes[*i]))
@@ -674,14 +701,14 @@ fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>
     if !parallel {
         return jobs
             .into_iter()
-            .map(|(i, g)| Ok((i, call_node(&task.nodes[i], g, keep)?, SmallVec::new())))
+            .map(|(i, g)| Ok((i, call_node(task, &task.nodes[i], g)?, SmallVec::new())))
             .collect();
     }
     let mut out = Vec::new();
     let mut par: Vec<(usize, Grads)> = Vec::new();
     for (i, g) in jobs {
         if on_caller(&task.nodes[i]) {
-            out.push((i, call_node(&task.nodes[i], g, keep)?, SmallVec::new()));
+            out.push((i, call_node(task, &task.nodes[i], g)?, SmallVec::new()));
         } else {
             par.push((i, g));
         }

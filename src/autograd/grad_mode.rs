@@ -103,6 +103,8 @@ pub fn is_multithreading_enabled() -> bool {
 #[derive(Clone, Copy, Debug)]
 pub struct ThreadLocalState {
     pub grad_enabled: bool,
+    /// Anomaly mode and its NaN check, as on the calling thread.
+    pub anomaly: (bool, bool),
 }
 
 impl ThreadLocalState {
@@ -111,6 +113,10 @@ impl ThreadLocalState {
     pub fn for_backward(create_graph: bool) -> ThreadLocalState {
         ThreadLocalState {
             grad_enabled: create_graph,
+            anomaly: (
+                super::anomaly::is_anomaly_enabled(),
+                super::anomaly::is_anomaly_check_nan_enabled(),
+            ),
         }
     }
 
@@ -119,8 +125,13 @@ impl ThreadLocalState {
         let guard = StateGuard {
             grad: is_grad_enabled(),
             inference: is_inference_mode_enabled(),
+            anomaly: (
+                super::anomaly::is_anomaly_enabled(),
+                super::anomaly::is_anomaly_check_nan_enabled(),
+            ),
         };
         set_grad_enabled(self.grad_enabled);
+        super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
         INFERENCE.with(|c| c.set(false));
         guard
     }
@@ -130,11 +141,13 @@ impl ThreadLocalState {
 pub struct StateGuard {
     grad: bool,
     inference: bool,
+    anomaly: (bool, bool),
 }
 
 impl Drop for StateGuard {
     fn drop(&mut self) {
         set_grad_enabled(self.grad);
         INFERENCE.with(|c| c.set(self.inference));
+        super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
     }
 }

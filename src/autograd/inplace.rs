@@ -46,7 +46,7 @@ pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
     Ok(())
 }
 
-fn check_leaf(dst: &Tensor) -> Result<()> {
+pub(crate) fn check_leaf(dst: &Tensor) -> Result<()> {
     let m = dst.autograd();
     if m.requires_grad_flag() && grad_fn_edge(dst).is_none() {
         return Err(Error::runtime(
@@ -116,7 +116,7 @@ pub fn inplace(
 }
 
 /// Makes `edge` the history of `dst` after an in-place write.
-fn rebase_history(dst: &Tensor, edge: Option<Edge>) {
+pub(crate) fn rebase_history(dst: &Tensor, edge: Option<Edge>) {
     let Some(base) = dst.base().cloned() else {
         set_grad_fn(dst, edge);
         return;

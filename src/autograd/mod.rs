@@ -14,7 +14,9 @@
 //! cycles and are freed as soon as the last output and backward run let go.
 
 mod accumulate;
+mod anomaly;
 mod current;
+mod custom;
 mod engine;
 mod function;
 mod grad_mode;
@@ -23,7 +25,12 @@ mod node;
 mod saved;
 
 pub use accumulate::AccumulateGrad;
+pub use anomaly::{
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_stack_capture,
+    set_warning_handler, AnomalyInfo, AnomalyModeGuard,
+};
 pub use current::{current_graph_task_id, will_engine_execute_node};
+pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub use engine::sum_to;
 pub use engine::{backward, grad, grad_batched, parallel_waves, BackwardOptions, GradInput};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
@@ -196,22 +203,11 @@ pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
     None
 }
 
-type NodeCallback = Box<dyn Fn(&Arc<dyn Node>) + Send + Sync>;
-static NODE_CREATED: parking_lot::RwLock<Option<NodeCallback>> = parking_lot::RwLock::new(None);
-static HAS_NODE_CALLBACK: AtomicBool = AtomicBool::new(false);
-
-/// Installs a function called with every node recorded on any thread (the
-/// bindings use it for anomaly mode's forward tracebacks).
-pub fn set_node_created_callback(f: Option<NodeCallback>) {
-    HAS_NODE_CALLBACK.store(f.is_some(), Ordering::Release);
-    *NODE_CREATED.write() = f;
-}
-
+/// Called with every node just recorded: anomaly mode attaches the
+/// forward stack.
 pub(crate) fn on_node_created(node: &Arc<dyn Node>) {
-    if HAS_NODE_CALLBACK.load(Ordering::Acquire) {
-        if let Some(f) = NODE_CREATED.read().as_ref() {
-            f(node);
-        }
+    if anomaly::is_anomaly_enabled() {
+        anomaly::record(node);
     }
 }
 

@@ -44,6 +44,12 @@ pub trait Node: Send + Sync + 'static {
     fn materialize_grads(&self) -> bool {
         true
     }
+    /// Whether `apply` runs even when every incoming gradient is undefined
+    /// (otherwise the engine passes undefined gradients on without calling
+    /// it). Nodes running user code say yes, so that code sees them.
+    fn apply_without_grads(&self) -> bool {
+        false
+    }
     /// Downcasting, for bindings that attach their own node kinds.
     fn as_any(&self) -> &dyn Any;
 }

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
-from . import grad_mode, graph
+from . import anomaly_mode, function, grad_mode, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function, NestedIOFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -24,7 +26,14 @@ from .grad_mode import (
 from .variable import Variable
 
 __all__ = [
+    "Function",
+    "NestedIOFunction",
     "Variable",
+    "anomaly_mode",
+    "detect_anomaly",
+    "function",
+    "once_differentiable",
+    "set_detect_anomaly",
     "backward",
     "enable_grad",
     "grad",

@@ -1,0 +1,63 @@
+//! What nodes defined outside the op library need from the graph: custom
+//! functions (the bindings' `autograd.Function`) returning their inputs or
+//! modifying them in place, and two helper nodes, `UndefinedGradBackward`
+//! (passes undefined gradients upstream, for gradcheck) and `DelayedError`
+//! (fails when differentiated, for `once_differentiable`).
+
+use super::{inplace, no_grad, Edge, Recorder};
+use crate::{Error, Result, Tensor};
+
+/// Announces a node made outside the op library (anomaly mode records its
+/// forward stack).
+pub fn register_custom_node(node: &std::sync::Arc<dyn super::Node>) {
+    super::on_node_created(node);
+}
+
+/// Makes `edge` the history of `t`, which a custom function modified in
+/// place (`ctx.mark_dirty`). Refuses leaves that require grad and views
+/// of them, as in-place ops do; a view's base is rebased through
+/// `CopySlices`.
+pub fn rebase_dirty(t: &Tensor, edge: Edge) -> Result<()> {
+    inplace::check_leaf(t)?;
+    inplace::rebase_history(t, Some(edge));
+    Ok(())
+}
+
+/// A new view of `t` with the same layout, made without recording: what a
+/// custom function returns in place of an input it hands back unchanged,
+/// so that the output can get its own `grad_fn`. In-place writes to it are
+/// refused while its base requires grad.
+pub fn output_alias(t: &Tensor) -> Tensor {
+    let _g = no_grad();
+    t.view_with_layout(t.layout().clone())
+}
+
+/// An alias of `t` whose backward passes an undefined gradient upstream,
+/// whatever gradient it receives (torch's `UndefinedGrad`).
+pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
+    let rec = Recorder::new("UndefinedGradBackward", &[t]);
+    let out = output_alias(t);
+    rec.finish_simple(&out, |_, _| Ok(vec![None]))?;
+    Ok(out)
+}
+
+/// Aliases of `tensors` whose backward raises `msg` (torch's
+/// `DelayedError`): marks results that must not be differentiated again.
+/// `None` entries stay `None`; tensors that do not require grad are
+/// returned as they are.
+pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
+    let present: Vec<&Tensor> = tensors.iter().flatten().collect();
+    let rec = Recorder::new("DelayedError", &present);
+    if !rec.active() {
+        return Ok(tensors.to_vec());
+    }
+    let outs: Vec<Tensor> = present.iter().map(|t| output_alias(t)).collect();
+    let refs: Vec<&Tensor> = outs.iter().collect();
+    let msg = msg.to_string();
+    rec.finish(&refs, |_| {}, move |_, _| Err(Error::runtime(msg.clone())))?;
+    let mut it = outs.into_iter();
+    Ok(tensors
+        .iter()
+        .map(|t| t.as_ref().and_then(|_| it.next()))
+        .collect())
+}
