@@ -215,12 +215,18 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return outputs
         single = not isinstance(outputs, tuple)
         seq = (outputs,) if single else outputs
-        tensors = [o if isinstance(o, _core.Tensor) else None for o in seq]
+        # Detached leaves that require grad give the error node inputs to
+        # hang on, so its outputs require grad and differentiating them
+        # reaches the error.
+        tensors = [
+            o.detach().requires_grad_(True) if isinstance(o, _core.Tensor) and o.is_floating_point() else None
+            for o in seq
+        ]
         wrapped = _core._delayed_error(
             "trying to differentiate twice a function that was marked with @once_differentiable",
             tensors,
         )
-        result = tuple(w if isinstance(o, _core.Tensor) else o for o, w in zip(seq, wrapped, strict=True))
+        result = tuple(w if w is not None else o for o, w in zip(seq, wrapped, strict=True))
         return result[0] if single else result
 
     return wrapper

@@ -1,0 +1,733 @@
+"""Custom autograd.Function: forward/backward styles, every ctx method,
+errors, double backward, once_differentiable, legacy classes, threads.
+
+Oracles: NumPy values, hand-derived derivatives and float64 central finite
+differences (``gradcheck_util.check_grad``)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import warnings
+import weakref
+
+import ferrograd as fg
+import numpy as np
+import pytest
+from ferrograd.autograd import Function
+from ferrograd.autograd.function import (
+    BackwardCFunction,
+    FunctionCtx,
+    InplaceFunction,
+    NestedIOFunction,
+    once_differentiable,
+)
+from gradcheck_util import check_grad
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class ScaleShift(Function):
+    """(x * k + b, x.sum()) with a Python-number scale and an optional bias."""
+
+    @staticmethod
+    def forward(x, k, b=None):
+        out = x * k
+        if b is not None:
+            out = out + b
+        return out, x.sum()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, k, _ = inputs
+        ctx.k = k
+
+    @staticmethod
+    def backward(ctx, g_out, g_sum):
+        gx = g_out * ctx.k + g_sum
+        gb = g_out if ctx.needs_input_grad[2] else None
+        return gx, None, gb
+
+
+def leaf(values, dtype=fg.float64):
+    return fg.tensor(np.asarray(values, dtype=np.float64), dtype=dtype, requires_grad=True)
+
+
+RNG = np.random.default_rng(7)
+
+
+def test_exp_values_gradient_and_node():
+    a = RNG.uniform(-1, 1, size=5)
+    x = leaf(a)
+    y = Exp.apply(x)
+    np.testing.assert_allclose(y.detach().numpy(), np.exp(a), rtol=1e-14)
+    assert y.requires_grad and not y.is_leaf
+    node = y.grad_fn
+    assert node.name() == "ExpBackward"
+    assert type(node).__name__ == "ExpBackward"
+    assert isinstance(node, fg.autograd.graph.Node)
+    assert isinstance(node, BackwardCFunction) and isinstance(node, FunctionCtx)
+    ((acc, nr),) = node.next_functions
+    assert acc.name().endswith("AccumulateGrad") and nr == 0
+    assert acc.variable.data_ptr() == x.data_ptr()
+    v = RNG.uniform(-1, 1, size=5)
+    y.backward(fg.tensor(v))
+    np.testing.assert_allclose(x.grad.numpy(), v * np.exp(a), rtol=1e-14)
+
+
+def test_exp_first_and_second_order_against_finite_differences():
+    check_grad(lambda x: Exp.apply(x), [RNG.uniform(-1, 1, size=(2, 3))], second_order=True)
+
+
+def test_exp_composes_with_builtin_ops_at_second_order():
+    check_grad(lambda x, w: Exp.apply(x * w).sum(0) * w.sin(), [RNG.uniform(-1, 1, (2, 3))] * 2)
+
+
+def test_setup_context_style_with_numbers_defaults_and_two_outputs():
+    a, bb = RNG.uniform(-1, 1, 4), RNG.uniform(-1, 1, 4)
+    x, b = leaf(a), leaf(bb)
+    out, s = ScaleShift.apply(x, 3.0, b)
+    np.testing.assert_allclose(out.detach().numpy(), 3 * a + bb)
+    np.testing.assert_allclose(s.item(), a.sum())
+    assert out.grad_fn is not None and s.grad_fn == out.grad_fn
+    assert out.output_nr == 0 and s.output_nr == 1
+    (out.sum() * 2 + s * 5).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2 * 3.0 + 5))
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 2.0))
+    # The default for b is bound, so backward still returns three values.
+    x.grad = None
+    out, s = ScaleShift.apply(x, k=2.0)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2.0))
+
+
+def test_needs_input_grad_and_none_for_inputs_that_need_none():
+    seen = {}
+
+    class Mul(Function):
+        @staticmethod
+        def forward(ctx, a, b, scale):
+            seen["forward"] = ctx.needs_input_grad
+            ctx.save_for_backward(a, b)
+            ctx.scale = scale
+            return a * b * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            seen["backward"] = ctx.needs_input_grad
+            ga = g * b * ctx.scale if ctx.needs_input_grad[0] else None
+            gb = g * a * ctx.scale if ctx.needs_input_grad[1] else None
+            return ga, gb, None
+
+    x = leaf([1.0, 2.0])
+    c = fg.tensor([3.0, 4.0], dtype=fg.float64)
+    Mul.apply(x, c, 0.5).sum().backward()
+    assert seen["forward"] == (True, False, False) == seen["backward"]
+    np.testing.assert_allclose(x.grad.numpy(), [1.5, 2.0])
+    with fg.no_grad():
+        y = Mul.apply(x, c, 2.0)
+    assert seen["forward"] == (False, False, False)
+    assert not y.requires_grad and y.grad_fn is None
+
+
+def test_saved_tensors_version_check_and_freeing():
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    x = leaf([1.0, 2.0])
+    h = x * 1
+    y = Square.apply(h)
+    with fg.no_grad():
+        h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+    y = Square.apply(x * 1)
+    ctx = y.grad_fn
+    assert len(ctx.saved_tensors) == 1
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        _ = ctx.saved_tensors
+
+
+def test_saved_output_comes_back_attached_and_graph_is_freed():
+    x = leaf([0.3, -0.2])
+    y = Exp.apply(x)
+    (saved,) = y.grad_fn.saved_tensors
+    assert saved.grad_fn == y.grad_fn
+    ref = weakref.ref(y.grad_fn)
+    del y, saved
+    gc.collect()
+    assert ref() is None
+
+
+def test_save_for_backward_rejects_non_tensors():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(
+        TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"
+    ):
+        Bad.apply(leaf([1.0]))
+
+
+def test_arbitrary_ctx_attributes_and_none_saved():
+    class Affine(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.shape = tuple(x.shape)
+            ctx.note = {"w": float(w.sum())}
+            ctx.save_for_backward(None, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            none, w = ctx.saved_tensors
+            assert none is None and ctx.shape == (3,) and ctx.note["w"] == 6.0
+            return g * w, None
+
+    x = leaf([1.0, 1.0, 1.0])
+    Affine.apply(x, fg.tensor([1.0, 2.0, 3.0], dtype=fg.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_mark_dirty_in_place_custom_op():
+    class AddOne_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3  # a deliberately visible factor
+
+    a = leaf([1.0, 2.0])
+    h = a * 2
+    out = AddOne_.apply(h)
+    assert out.data_ptr() == h.data_ptr()
+    np.testing.assert_allclose(h.detach().numpy(), [3.0, 5.0])
+    assert h.grad_fn.name() == "AddOne_Backward"
+    (h * h).sum().backward()
+    # d/da of (3*(2a+1))... backward factor 3 applied to 2*h, then MulBackward(2).
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.array([3.0, 5.0]) * 3 * 2)
+
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        AddOne_.apply(leaf([1.0]))
+
+
+def test_mark_dirty_on_a_view_rebases_its_base():
+    class Double_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    a = leaf([1.0, 2.0, 3.0, 4.0])
+    base = a * 1
+    Double_.apply(base[1:3])
+    np.testing.assert_allclose(base.detach().numpy(), [1.0, 4.0, 6.0, 4.0])
+    assert base.grad_fn.name() == "CopySlices"
+    base.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1.0, 2.0, 2.0, 1.0])
+
+
+def test_mark_dirty_errors():
+    class NotReturned(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="were not returned as output"):
+        NotReturned.apply(leaf([1.0]) * 1)
+
+    class NotInput(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 1
+            ctx.mark_dirty(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="Only input Tensors should be given to ctx.mark_dirty"):
+        NotInput.apply(leaf([1.0]))
+
+
+def test_mark_non_differentiable_and_materialized_zeros():
+    received = {}
+
+    class WithArgmax(Function):
+        @staticmethod
+        def forward(ctx, x):
+            m = x.amax()
+            idx = x.argmax()
+            scaled = m * 1.0
+            ctx.mark_non_differentiable(scaled)
+            ctx.save_for_backward(idx)
+            return x * 2, scaled, idx
+
+        @staticmethod
+        def backward(ctx, g, g_scaled, g_idx):
+            received["g_scaled"] = g_scaled
+            received["g_idx"] = g_idx
+            return g * 2
+
+    a = np.array([3.0, 1.0, 2.0])
+    x = leaf(a)
+    y, scaled, idx = WithArgmax.apply(x)
+    assert not scaled.requires_grad and scaled.grad_fn is None and scaled.item() == 3.0
+    assert not idx.requires_grad and idx.item() == 0
+    w = np.array([10.0, 20.0, 30.0])
+    (y * fg.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * w)
+    # Non-differentiable outputs get zero gradients (materialized).
+    assert received["g_scaled"].item() == 0.0 and received["g_scaled"].dtype == fg.float64
+    assert received["g_idx"].item() == 0
+
+    class FloatFlag(Function):
+        @staticmethod
+        def forward(ctx, x):
+            flag = (x > 0).to(fg.float64)
+            ctx.mark_non_differentiable(flag)
+            return x * 2, flag
+
+        @staticmethod
+        def backward(ctx, g, g_flag):
+            return g * 2
+
+    y, flag = FloatFlag.apply(x)
+    assert y.requires_grad and not flag.requires_grad
+
+
+def test_set_materialize_grads_false_passes_none():
+    received = []
+
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            received.append((g1, g2))
+            out = None
+            if g1 is not None:
+                out = g1 * 2
+            if g2 is not None:
+                out = g2 * 3 if out is None else out + g2 * 3
+            return out
+
+    x = leaf([1.0, 2.0])
+    a, _ = Pair.apply(x)
+    a.sum().backward()
+    g1, g2 = received[-1]
+    assert g2 is None and g1 is not None
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_materialize_default_gives_zeros_for_unused_outputs():
+    received = []
+
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            received.append(g2)
+            return g1 * 2 + g2 * 3
+
+    x = leaf([1.0, 2.0])
+    a, _ = Pair.apply(x)
+    a.sum().backward()
+    assert received[-1] is not None
+    np.testing.assert_array_equal(received[-1].numpy(), [0.0, 0.0])
+
+
+def test_backward_result_errors():
+    def make(result_fn, nin=1):
+        class F(Function):
+            @staticmethod
+            def forward(ctx, x, *rest):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return result_fn(g)
+
+        return F
+
+    x = leaf([1.0, 2.0])
+    with pytest.raises(
+        RuntimeError, match=r"returned an incorrect number of gradients \(expected 1, got 2\)"
+    ):
+        make(lambda g: (g, g)).apply(x).sum().backward()
+    with pytest.raises(
+        RuntimeError,
+        match=r"returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2\]",
+    ):
+        make(lambda g: fg.ones(3, dtype=fg.float64)).apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match=r"expected Variable or None \(got int\)"):
+        make(lambda g: 3).apply(x).sum().backward()
+    with pytest.raises(
+        RuntimeError, match="different than None at position 2, but the corresponding forward"
+    ):
+        make(lambda g: (g, g)).apply(x, 5).sum().backward()
+    # Extra trailing Nones are accepted.
+    x.grad = None
+    make(lambda g: (g * 4, None, None)).apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+    # A broadcastable gradient is summed to the input's shape, as for built-in nodes.
+    x.grad = None
+    make(lambda g: fg.ones(3, 2, dtype=fg.float64)).apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+    # Returning None for an input that requires grad leaves no gradient.
+    x.grad = None
+    make(lambda g: None).apply(x).sum().backward()
+    assert x.grad is None
+
+
+def test_exceptions_keep_their_type():
+    class Raise(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            raise KeyError("from backward")
+
+    class RaiseForward(Function):
+        @staticmethod
+        def forward(ctx, x):
+            raise ValueError("from forward")
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = leaf([1.0])
+    with pytest.raises(KeyError, match="from backward"):
+        Raise.apply(x).sum().backward()
+    with pytest.raises(ValueError, match="from forward"):
+        RaiseForward.apply(x)
+    assert fg.is_grad_enabled()
+
+
+def test_exception_from_custom_backward_inside_parallel_backward():
+    class Fail(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise LookupError("branch failed")
+
+    w = fg.randn(128, 128, dtype=fg.float64, requires_grad=True)
+    branches = []
+    for i in range(6):
+        h = (w @ w).tanh()
+        if i == 3:
+            h = Fail.apply(h)
+        branches.append(h.sum())
+    total = sum(branches[1:], branches[0])
+    before = fg._core._parallel_waves()
+    with pytest.raises(LookupError, match="branch failed"):
+        total.backward()
+    assert fg._core._parallel_waves() > before
+
+
+def test_returned_input_is_a_new_tensor_with_history():
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 5
+
+    x = leaf([1.0, 2.0])
+    y = Identity.apply(x)
+    assert y is not x and y.data_ptr() == x.data_ptr()
+    assert y.grad_fn.name() == "IdentityBackward" and x.is_leaf
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
+
+
+def test_non_tensor_and_integer_outputs_pass_through():
+    class Stats(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 7, x.argmax(), None
+
+        @staticmethod
+        def backward(ctx, g, g_int, g_arg, g_none):
+            assert g_int is None and g_none is None
+            return g * 2
+
+    x = leaf([1.0, 3.0])
+    y, seven, am, nothing = Stats.apply(x)
+    assert seven == 7 and nothing is None and am.item() == 1 and not am.requires_grad
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_double_backward_through_differentiable_backward():
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * g * x * x
+
+    a = np.array([0.5, -1.5, 2.0])
+    x = leaf(a)
+    (g,) = fg.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * a**2)
+    (g2,) = fg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g2.numpy(), 6 * a)
+    check_grad(lambda t: Cube.apply(t), [a.reshape(1, 3)], second_order=True)
+
+
+def test_once_differentiable():
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            assert not fg.is_grad_enabled()
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    x = leaf([1.0, -2.0])
+    y = Square.apply(x)
+    # The cotangent requires grad, so the result must be differentiable.
+    v = leaf([1.0, 1.0])
+    (g,) = fg.autograd.grad(y, x, v, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, -4.0])
+    assert g.requires_grad and g.grad_fn.name() == "DelayedError"
+    with pytest.raises(
+        RuntimeError, match="trying to differentiate twice a function that was marked with @once"
+    ):
+        g.sum().backward()
+    # Without create_graph nothing is wrapped.
+    y2 = Square.apply(x)
+    (g,) = fg.autograd.grad(y2.sum(), x)
+    assert not g.requires_grad
+
+
+def test_jvp_vmap_and_backward_vjp_defaults():
+    assert Exp.generate_vmap_rule is False
+    with pytest.raises(NotImplementedError, match="jvp function for custom autograd.Function"):
+        Exp.jvp(None, None)
+    with pytest.raises(NotImplementedError, match="override the vmap staticmethod"):
+        Exp.vmap(None, None)
+
+    class Both(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
+        Both.apply(leaf([1.0])).sum().backward()
+
+    class VjpOnly(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    x = leaf([1.0])
+    VjpOnly.apply(x).sum().backward()
+    assert x.grad.item() == 2.0
+
+
+def test_instantiation_is_deprecated_and_legacy_call_refused():
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        f = Exp()
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        f(leaf([1.0]))
+
+
+def test_inplace_function_flag():
+    with pytest.warns(DeprecationWarning):
+        f = InplaceFunction(inplace=True)
+    assert f.inplace is True and isinstance(f, Function)
+
+
+def test_nested_io_function():
+    class NestedAddMul(NestedIOFunction):
+        def forward_extended(self, pair, scale):
+            a, b = pair
+            self.save_for_backward(a, (b,))
+            self.scale = scale
+            return (a + b) * scale, [a * b]
+
+        def backward_extended(self, g_sum, g_list):
+            a, (b,) = self.saved_tensors
+            (g_prod,) = g_list
+            s = self.scale
+            return (g_sum * s + g_prod * b, g_sum * s + g_prod * a), None
+
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 5.0])
+    with pytest.warns(DeprecationWarning):
+        fn = NestedAddMul()
+    s, (p,) = fn((a, b), 2.0)
+    np.testing.assert_allclose(s.detach().numpy(), [8.0, 14.0])
+    np.testing.assert_allclose(p.detach().numpy(), [3.0, 10.0])
+    (s.sum() + p.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0 + 3.0, 2.0 + 5.0])
+    np.testing.assert_allclose(b.grad.numpy(), [2.0 + 1.0, 2.0 + 2.0])
+
+
+def test_node_hooks_and_metadata_on_the_context():
+    seen = []
+    x = leaf([1.0, 2.0])
+    y = Exp.apply(x)
+    y.grad_fn.metadata["tag"] = "mine"
+    y.grad_fn.register_hook(lambda gin, gout: seen.append((gin[0].numpy().copy(), gout[0].numpy().copy())))
+    assert y.grad_fn.metadata["tag"] == "mine"
+    y.sum().backward()
+    ((gin, gout),) = seen
+    np.testing.assert_allclose(gout, [1.0, 1.0])
+    np.testing.assert_allclose(gin, np.exp([1.0, 2.0]))
+
+
+def test_float32_inputs_and_dtype_cast():
+    class Half(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 0.5
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 0.5).to(fg.float64)
+
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    Half.apply(x).sum().backward()
+    assert x.grad.dtype == fg.float32
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, 0.5])
+
+
+def test_custom_functions_from_eight_threads():
+    a = RNG.uniform(-1, 1, size=16)
+    shared = leaf(a)
+    errors = []
+    results = [None] * 8
+    n_iter = 40
+
+    def work(k):
+        try:
+            own = leaf(np.full(16, 0.1 * k))
+            for _ in range(n_iter):
+                out, s = ScaleShift.apply(shared, float(k), own)
+                (Exp.apply(out).sum() + s).backward()
+            results[k] = own.grad.numpy().copy()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    expected_shared = np.zeros(16)
+    for k in range(8):
+        e = np.exp(k * a + 0.1 * k)
+        np.testing.assert_allclose(results[k], n_iter * e, rtol=1e-12)
+        expected_shared += n_iter * (k * e + 1)
+    np.testing.assert_allclose(shared.grad.numpy(), expected_shared, rtol=1e-12)
+
+
+def test_concurrent_backward_through_one_retained_custom_graph():
+    x = leaf(RNG.uniform(-1, 1, size=8))
+    y = Exp.apply(x * 2).sum()
+    grads = [None] * 8
+
+    def work(k):
+        (grads[k],) = fg.autograd.grad(y, x, retain_graph=True)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    expected = 2 * np.exp(2 * x.detach().numpy())
+    for g in grads:
+        np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
