@@ -67,7 +67,9 @@ RETURNS = {
     "_set_grad_enabled": "None", "_set_inference_mode": "tuple[bool, bool]",
     "_restore_inference_mode": "None", "increment_version": "None", "is_grad_enabled": "bool",
     "is_inference_mode_enabled": "bool", "is_multithreading_enabled": "bool",
-    "set_multithreading_enabled": "None",
+    "set_multithreading_enabled": "None", "is_anomaly_enabled": "bool",
+    "is_anomaly_check_nan_enabled": "bool", "set_anomaly_enabled": "None",
+    "_function_apply": "Any", "_delayed_error": "list[Tensor | None]", "_undefined_grad": "Tensor",
 }
 PROPERTY_TYPES = {
     "shape": "Any", "ndim": "int", "dtype": "dtype", "device": "device", "requires_grad": "bool",
@@ -77,9 +79,14 @@ PROPERTY_TYPES = {
     "is_floating_point": "bool", "is_complex": "bool", "is_signed": "bool", "type": "str",
     "index": "int | None", "output_nr": "int", "retains_grad": "bool",
     "next_functions": "tuple[tuple[_Node | None, int], ...]", "metadata": "dict[Any, Any]",
-    "variable": "Tensor", "id": "int",
+    "variable": "Tensor", "id": "int", "materialize_grads": "bool",
+    "needs_input_grad": "tuple[bool, ...] | None", "saved_tensors": "tuple[Any, ...]",
+    "saved_variables": "tuple[Any, ...]",
 }
-SETTABLE = {"requires_grad", "grad"}
+SETTABLE = {
+    "requires_grad", "grad", "to_save", "dirty_tensors", "non_differentiable", "saved_for_forward",
+    "materialize_grads", "needs_input_grad",
+}
 
 
 def qualify(text: str) -> str:
@@ -129,7 +136,8 @@ def params(fn, is_method: bool) -> str:
 
 
 def class_stub(cls, name: str) -> list[str]:
-    lines = [f"class {name}:"]
+    bases = [b.__name__ for b in cls.__bases__ if getattr(b, "__module__", "") == core.__name__]
+    lines = [f"class {name}({', '.join(bases)}):" if bases else f"class {name}:"]
     for attr in sorted(vars(cls)):
         if attr in ("__new__", "__doc__", "__module__", "__dict__", "__weakref__") and attr != "__new__":
             continue
