@@ -147,15 +147,25 @@ class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
         )
 
 
-_SIGNATURES: dict[Any, inspect.Signature] = {}
+_SIGNATURES: dict[Any, tuple[inspect.Signature, int, bool]] = {}
 
 
 def _bind_default_args(
     func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, ...]:
-    sig = _SIGNATURES.get(func)
-    if sig is None:
-        sig = _SIGNATURES[func] = inspect.signature(func)
+    """``args`` and ``kwargs`` as the positional tuple ``forward`` sees,
+    with defaults filled in (the inputs ``setup_context`` receives)."""
+    entry = _SIGNATURES.get(func)
+    if entry is None:
+        sig = inspect.signature(func)
+        kinds = [p.kind for p in sig.parameters.values()]
+        positional = sum(
+            k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds
+        )
+        entry = _SIGNATURES[func] = (sig, positional, inspect.Parameter.VAR_POSITIONAL in kinds)
+    sig, positional, var_positional = entry
+    if not kwargs and (len(args) == positional or (var_positional and len(args) > positional)):
+        return args
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args
