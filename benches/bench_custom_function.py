@@ -1,7 +1,8 @@
 """Custom autograd.Function benchmark: a chain of 200 applications of a
 Python Function (Exp-like, saving its output) on a 16-element tensor,
 forward+backward, in microseconds per application; compared with the same
-chain of the built-in ``exp`` and with the Function's forward alone.
+chain of the built-in ``exp`` (also under anomaly mode, which records a
+stack per node) and with the forward passes alone.
 
 Run: ``python benches/bench_custom_function.py`` (numbers go to
 docs/performance.md).
@@ -66,6 +67,8 @@ def main() -> None:
     custom = per_application(Exp.apply)
     setup = per_application(ExpSetupContext.apply)
     builtin = per_application(fg.exp)
+    with fg.autograd.set_detect_anomaly(True):
+        anomaly = per_application(fg.exp)
     rows = [
         ("Function (ctx style), forward+backward per application", f"{custom[0]:.2f} us", "", ""),
         ("  forward only", f"{custom[1]:.2f} us", "", ""),
@@ -73,6 +76,8 @@ def main() -> None:
         ("  forward only", f"{setup[1]:.2f} us", "", ""),
         ("built-in exp, forward+backward", f"{builtin[0]:.2f} us", "", f"{custom[0] / builtin[0]:.1f}x"),
         ("  forward only", f"{builtin[1]:.2f} us", "", ""),
+        ("built-in exp under anomaly mode, forward+backward", f"{anomaly[0]:.2f} us", "", ""),
+        ("  forward only (records a Python stack per node)", f"{anomaly[1]:.2f} us", "", ""),
     ]
     print(table(rows, ("Benchmark (200-application chain, 16 float32)", "ferrograd", "Target", "Ratio")))
 
