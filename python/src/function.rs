@@ -543,20 +543,51 @@ fn set_anomaly_enabled(enabled: bool, check_nan: bool) {
     autograd::set_anomaly_enabled(enabled, check_nan)
 }
 
-/// The Python stack of the current call, as `traceback.format_stack()`
-/// joins it.
-fn python_stack() -> Option<String> {
-    Python::attach(|py| -> PyResult<String> {
-        let lines = py
-            .import(intern!(py, "traceback"))?
-            .call_method0(intern!(py, "format_stack"))?;
-        let mut s = String::new();
-        for l in lines.try_iter()? {
-            s.push_str(&l?.extract::<String>()?);
+/// A Python stack captured cheaply: the code object and line of each
+/// frame, innermost first. Source lines are looked up only when a report
+/// is rendered.
+struct PyStack(Vec<(Py<PyAny>, i64)>);
+
+impl autograd::CapturedStack for PyStack {
+    fn render(&self) -> String {
+        Python::attach(|py| -> PyResult<String> {
+            let linecache = py.import(intern!(py, "linecache"))?;
+            let mut s = String::new();
+            for (code, line) in self.0.iter().rev() {
+                let code = code.bind(py);
+                let file: String = code.getattr(intern!(py, "co_filename"))?.extract()?;
+                let name: String = code.getattr(intern!(py, "co_name"))?.extract()?;
+                s.push_str(&format!("  File \"{file}\", line {line}, in {name}\n"));
+                let text: String = linecache
+                    .call_method1(intern!(py, "getline"), (&file, *line))?
+                    .extract()?;
+                if !text.trim().is_empty() {
+                    s.push_str(&format!("    {}\n", text.trim()));
+                }
+            }
+            Ok(s)
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// The Python stack of the current call (anomaly mode's forward stack).
+fn python_stack() -> Option<Box<dyn autograd::CapturedStack>> {
+    Python::attach(|py| -> PyResult<PyStack> {
+        let mut frames = Vec::new();
+        let mut f = py
+            .import(intern!(py, "sys"))?
+            .getattr(intern!(py, "_getframe"))?
+            .call0()?;
+        while !f.is_none() {
+            let line: i64 = f.getattr(intern!(py, "f_lineno"))?.extract().unwrap_or(0);
+            frames.push((f.getattr(intern!(py, "f_code"))?.unbind(), line));
+            f = f.getattr(intern!(py, "f_back"))?;
         }
-        Ok(s)
+        Ok(PyStack(frames))
     })
     .ok()
+    .map(|s| Box::new(s) as Box<dyn autograd::CapturedStack>)
 }
 
 /// Anomaly reports become `UserWarning`s of the thread that called

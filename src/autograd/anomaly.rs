@@ -59,15 +59,36 @@ impl Drop for AnomalyModeGuard {
     }
 }
 
+/// A stack captured when a node was recorded, rendered to text only if a
+/// report needs it (capturing must be cheap; rendering may look up source
+/// lines).
+pub trait CapturedStack: Send + Sync {
+    /// The frames, outermost first, one `File "...", line N, in f` entry
+    /// per frame.
+    fn render(&self) -> String;
+}
+
+impl CapturedStack for String {
+    fn render(&self) -> String {
+        self.clone()
+    }
+}
+
+impl CapturedStack for std::backtrace::Backtrace {
+    fn render(&self) -> String {
+        self.to_string()
+    }
+}
+
 /// What anomaly mode attaches to a node when it is recorded.
 pub struct AnomalyInfo {
-    /// The stack of the forward call, most recent call last.
-    pub stack: Option<String>,
+    /// The stack of the forward call.
+    pub stack: Option<Box<dyn CapturedStack>>,
     /// The node whose backward (with `create_graph`) recorded this one.
     pub parent: Option<Arc<dyn Node>>,
 }
 
-type StackCapture = Box<dyn Fn() -> Option<String> + Send + Sync>;
+type StackCapture = Box<dyn Fn() -> Option<Box<dyn CapturedStack>> + Send + Sync>;
 type WarningHandler = Box<dyn Fn(&str) + Send + Sync>;
 
 static STACK_CAPTURE: RwLock<Option<StackCapture>> = RwLock::new(None);
@@ -92,7 +113,9 @@ pub(crate) fn record(node: &Arc<dyn Node>) {
         // Python, which workers never call).
         Some(_) if rayon::current_thread_index().is_some() => None,
         Some(f) => f(),
-        None => Some(std::backtrace::Backtrace::force_capture().to_string()),
+        None => {
+            Some(Box::new(std::backtrace::Backtrace::force_capture()) as Box<dyn CapturedStack>)
+        }
     };
     let parent = CURRENT.with(|c| c.borrow().clone());
     node.core()
@@ -138,14 +161,14 @@ pub(crate) fn check_nan(node: &dyn Node, outs: &Grads) -> Result<()> {
 
 /// The report for a node whose backward failed: the forward stack of the
 /// node, then of each parent that induced it.
-pub(crate) fn report(node: &Arc<dyn Node>) -> Vec<String> {
+fn report(node: &Arc<dyn Node>) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = Some(node.clone());
     let mut first = true;
     while let Some(n) = cur {
         let info = n.core().anomaly();
         let info = info.as_ref().and_then(|a| a.downcast_ref::<AnomalyInfo>());
-        let stack = info.and_then(|i| i.stack.clone());
+        let stack = info.and_then(|i| i.stack.as_ref()).map(|s| s.render());
         out.push(match (stack, first) {
             (None, true) => format!(
                 "Error detected in {}. No forward pass information available. Enable detect anomaly during forward pass for more information.",
@@ -170,11 +193,13 @@ pub(crate) fn report(node: &Arc<dyn Node>) -> Vec<String> {
     out
 }
 
-/// Delivers anomaly reports to the warning handler (or stderr).
-pub(crate) fn emit(reports: Vec<String>) {
-    if reports.is_empty() {
+/// Delivers the reports of failed nodes to the warning handler (or
+/// stderr); runs on the thread that called backward.
+pub(crate) fn emit(failed: Vec<Arc<dyn Node>>) {
+    if failed.is_empty() {
         return;
     }
+    let reports: Vec<String> = failed.iter().flat_map(report).collect();
     let handler = WARNING_HANDLER.read();
     for r in reports {
         match handler.as_ref() {

@@ -111,9 +111,9 @@ struct GraphTask {
     follow: Vec<bool>,
     /// Whether the graph has enough work for the pool to pay off.
     parallel: bool,
-    /// Anomaly-mode reports of failed nodes, delivered on the calling
-    /// thread when the call ends.
-    reports: Mutex<Vec<String>>,
+    /// Nodes that failed in anomaly mode; their reports are rendered and
+    /// delivered on the calling thread when the call ends.
+    failed_nodes: Mutex<Vec<Arc<dyn Node>>>,
 }
 
 struct DepthGuard;
@@ -181,7 +181,7 @@ impl GraphTask {
             state: ThreadLocalState::for_backward(false),
             follow: Vec::new(),
             parallel: false,
-            reports: Mutex::new(Vec::new()),
+            failed_nodes: Mutex::new(Vec::new()),
         }
     }
 
@@ -270,7 +270,7 @@ fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Gra
         Ok(outs)
     });
     if r.is_err() {
-        task.reports.lock().extend(super::anomaly::report(node));
+        task.failed_nodes.lock().push(node.clone());
     }
     r
 }
@@ -525,7 +525,7 @@ fn execute(
         };
     let _state = task.state.install();
     let result = run_graph(&mut task, roots);
-    super::anomaly::emit(std::mem::take(&mut *task.reports.lock()));
+    super::anomaly::emit(std::mem::take(&mut *task.failed_nodes.lock()));
     result.map(|_| task.captured)
 }
 

@@ -27,7 +27,7 @@ mod saved;
 pub use accumulate::AccumulateGrad;
 pub use anomaly::{
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_stack_capture,
-    set_warning_handler, AnomalyInfo, AnomalyModeGuard,
+    set_warning_handler, AnomalyInfo, AnomalyModeGuard, CapturedStack,
 };
 pub use current::{current_graph_task_id, will_engine_execute_node};
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
