@@ -286,23 +286,17 @@ pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<
     let mut shape = Vec::new();
     let mut known = false;
     let mut values = Values::Bool(Vec::new());
-    let mut empty_float = true;
     collect(obj, 0, &mut shape, &mut known, &mut values)?;
     let t = match values {
-        Values::Bool(v) if !v.is_empty() => {
-            empty_float = false;
-            Tensor::from_slice(&v, &shape).py()?
-        }
-        Values::Bool(_) => Tensor::zeros(&shape, default_dtype()),
-        Values::Int(v) => {
-            empty_float = false;
-            Tensor::from_slice(&v, &shape).py()?
-        }
+        Values::Bool(v) if !v.is_empty() => Tensor::from_slice(&v, &shape).py()?,
+        Values::Bool(_) => Tensor::zeros(&shape, dtype.unwrap_or_else(default_dtype)),
+        Values::Int(v) => Tensor::from_slice(&v, &shape).py()?,
+        // Python floats are doubles: convert once, to the requested dtype
+        // (rounding through the default dtype first would lose precision).
         Values::Float(v) => Tensor::from_slice(&v, &shape)
             .py()?
-            .to_dtype(default_dtype()),
+            .to_dtype(dtype.unwrap_or_else(default_dtype)),
     };
-    let _ = empty_float;
     Ok(match dtype {
         Some(d) => t.to_dtype(d),
         None => t,

@@ -656,3 +656,18 @@ def test_module_functions_alias_tensor_methods():
     a = fg.bernoulli(fg.full((8,), 0.5)).tolist()
     fg.manual_seed(46)
     assert fg.full((8,), 0.5).bernoulli().tolist() == a
+
+
+def test_python_floats_keep_double_precision_when_float64_is_asked():
+    # 0.1, 0.3 and 1/3 are not float32 values: a detour through float32
+    # would change them.
+    values = [0.1, 0.3, 1 / 3]
+    for t in (
+        fg.tensor(values, dtype=fg.float64),
+        fg.as_tensor(values, dtype=fg.float64),
+        fg.tensor([values], dtype=fg.float64)[0],
+    ):
+        assert t.tolist() == values
+    assert fg.tensor(0.3, dtype=fg.float64).item() == 0.3
+    # The default dtype still rounds to float32, as torch does.
+    assert fg.tensor([0.3]).tolist() == [float(np.float32(0.3))]
