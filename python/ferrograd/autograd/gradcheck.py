@@ -371,7 +371,7 @@ def _largest_difference(
         f"(input element {_fmt_index(_element_index(inp.shape, r))}, "
         f"output element {_fmt_index(_element_index(out.shape, c))}): "
         f"numerical {nv!r} vs analytical {av!r} "
-        f"(difference {diffs[best]!r}, allowed {allowed!r} = atol + rtol * |numerical|).\n"
+        f"(difference {diffs[best]:.6g}, allowed atol + rtol * |numerical| = {allowed:.6g}).\n"
     )
 
 
