@@ -5,7 +5,8 @@ gradients the other suites compare with finite differences and NumPy) and
 must fail on backward passes made wrong on purpose with hooks: a hook that
 scales a gradient (wrong first derivative), one that detaches it (wrong
 second derivative only), one that adds random noise (nondeterministic), one
-that casts it to float32 (wrong dtype). The entry a failure message names is
+that casts it to float32 (wrong dtype); and on custom Functions whose
+backward mishandles undefined (None) output gradients. The entry a failure message names is
 checked against the derivative computed here by hand.
 """
 
@@ -338,6 +339,63 @@ def test_undefined_output_grad_check_catches_nonzero_input_grads():
     with pytest.warns(UserWarning, match="Backwards compatibility"):
         with pytest.raises(GradcheckError, match="Expected all input grads to be undefined or zero"):
             _test_undefined_grad(fn, (rand_leaf(3, seed=20),))
+
+
+class _TwoOutputs(fg.autograd.Function):
+    """``(2x, 3x)``; backward sees ``None`` for an output without gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        out = None
+        if ga is not None:
+            out = 2 * ga
+        if gb is not None:
+            out = 3 * gb if out is None else out + 3 * gb
+        return out
+
+
+class _OnesWhenAllUndefined(_TwoOutputs):
+    @staticmethod
+    def backward(ctx, ga, gb):
+        if ga is None and gb is None:
+            return fg.ones(3, dtype=fg.float64)
+        return _TwoOutputs.backward(ctx, ga, gb)
+
+
+class _RaisesWhenAllUndefined(_TwoOutputs):
+    @staticmethod
+    def backward(ctx, ga, gb):
+        if ga is None and gb is None:
+            raise RuntimeError("no gradient at all")
+        return _TwoOutputs.backward(ctx, ga, gb)
+
+
+def test_function_handling_undefined_grads_passes():
+    assert gradcheck(_TwoOutputs.apply, (rand_leaf(3, seed=21),))
+
+
+def test_function_with_nonzero_grads_for_undefined_outputs_fails():
+    x = rand_leaf(3, seed=22)
+    with pytest.warns(UserWarning, match="Backwards compatibility"):
+        with pytest.raises(GradcheckError, match="Expected all input grads to be undefined or zero"):
+            gradcheck(_OnesWhenAllUndefined.apply, (x,))
+    assert gradcheck(_OnesWhenAllUndefined.apply, (x,), check_undefined_grad=False)
+
+
+def test_function_failing_on_undefined_grads_fails():
+    x = rand_leaf(3, seed=23)
+    with pytest.warns(UserWarning, match="Backwards compatibility"):
+        with pytest.raises(
+            GradcheckError, match="Expected backward function to handle undefined output grads"
+        ):
+            gradcheck(_RaisesWhenAllUndefined.apply, (x,))
+    with pytest.warns(UserWarning):
+        assert gradcheck(_RaisesWhenAllUndefined.apply, (x,), raise_exception=False) is False
 
 
 # --- gradgradcheck ---------------------------------------------------------
