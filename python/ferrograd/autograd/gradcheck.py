@@ -285,15 +285,15 @@ def _stack_vjps(
 def _check_analytical_attributes(
     diff_inputs: list[Tensor],
     output: Tensor,
-    cotangents: Callable[[], list[Tensor]],
+    cotangents: list[Tensor],
     nondet_tol: float,
     check_grad_dtypes: bool,
 ) -> list[Tensor]:
-    """Runs the vector-Jacobian products for ``cotangents()`` twice (to catch
+    """Runs the vector-Jacobian products for ``cotangents`` twice (to catch
     a nondeterministic backward) and checks dtypes and shapes. Returns one
     float64 matrix per differentiable input, ``(input.numel(), #cotangents)``."""
-    first = [_vjp(output, diff_inputs, v) for v in cotangents()]
-    second = [_vjp(output, diff_inputs, v) for v in cotangents()]
+    first = [_vjp(output, diff_inputs, v) for v in cotangents]
+    second = [_vjp(output, diff_inputs, v) for v in cotangents]
     jac1, types_ok, sizes_ok = _stack_vjps(first, diff_inputs)
     jac2, _, _ = _stack_vjps(second, diff_inputs)
     reentrant = all(_max_abs(a - b) <= nondet_tol for a, b in zip(jac1, jac2, strict=True))
@@ -325,22 +325,20 @@ def _check_analytical_attributes(
     return jac1
 
 
-def _one_hot_cotangents(output: Tensor) -> Callable[[], list[Tensor]]:
-    def make() -> list[Tensor]:
-        out = []
-        for j in range(output.numel()):
-            g = _core.zeros(tuple(output.shape), dtype=output.dtype)
-            g.view(-1)[j] = 1.0
-            out.append(g)
-        return out
-
-    return make
+def _one_hot_cotangents(output: Tensor) -> list[Tensor]:
+    """One ``grad_output`` per element of ``output``: 1 there, 0 elsewhere."""
+    out = []
+    for j in range(output.numel()):
+        g = _core.zeros(tuple(output.shape), dtype=output.dtype)
+        g.view(-1)[j] = 1.0
+        out.append(g)
+    return out
 
 
 def _analytical_jacobians(diff_inputs: list[Tensor], output: Tensor) -> list[Tensor]:
     """The analytical Jacobians of ``output``, without the attribute checks
     (used to print the full matrices after a fast-mode failure)."""
-    vjps = [_vjp(output, diff_inputs, v) for v in _one_hot_cotangents(output)()]
+    vjps = [_vjp(output, diff_inputs, v) for v in _one_hot_cotangents(output)]
     return _stack_vjps(vjps, diff_inputs)[0]
 
 
@@ -509,7 +507,7 @@ def _fast_gradcheck(
     analytical: list[list[float]] = []
     for o, v in zip(outputs, all_v, strict=True):
         cot = v.reshape(tuple(o.shape)).to(o.dtype)
-        vjs = _check_analytical_attributes(diff_inputs, o, lambda c=cot: [c], nondet_tol, check_grad_dtypes)
+        vjs = _check_analytical_attributes(diff_inputs, o, [cot], nondet_tol, check_grad_dtypes)
         analytical.append([float(vj.reshape(-1).dot(u).item()) for vj, u in zip(vjs, all_u, strict=True)])
 
     for j, u in enumerate(all_u):
