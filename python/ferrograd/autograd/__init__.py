@@ -23,6 +23,7 @@ from .grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
+from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "enable_grad",
     "grad",
     "grad_mode",
+    "gradcheck",
+    "gradgradcheck",
     "graph",
     "inference_mode",
     "is_grad_enabled",

@@ -1,0 +1,927 @@
+"""Numerical checks of autograd gradients (torch.autograd.gradcheck's API).
+
+``gradcheck(func, inputs)`` compares the gradients autograd computes for
+``func`` with float64 central finite differences; ``gradgradcheck`` does the
+same for the gradients of the gradients. Both raise :class:`GradcheckError`
+(a ``RuntimeError``) on failure, or return ``False`` when
+``raise_exception=False``, and return ``True`` on success.
+
+The Jacobians printed in failure messages use torch's layout: one row per
+element of the input (in row-major order), one column per element of the
+output, so entry ``(r, c)`` is ``d output[c] / d input[r]``.
+
+Everything here is built from public tensor operations and
+``autograd.grad``; nothing is on a hot path.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import _core
+from .grad_mode import no_grad
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+Tensor = _core.Tensor
+
+# Seeds of the private generators used for the random vectors of fast mode,
+# the batched-gradient check and gradgradcheck's grad_outputs. Fixed, so a
+# check gives the same verdict on every run and never touches the user's
+# random state.
+_FAST_MODE_SEED = 20210311
+_BATCHED_GRAD_SEED = 20210312
+_GRAD_OUTPUTS_SEED = 20210313
+
+
+class GradcheckError(RuntimeError):
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails."""
+
+
+# ---------------------------------------------------------------------------
+# Features that need parts of ferrograd that do not exist yet.
+
+
+def _unsupported_forward_ad(caller: str, flag: str) -> RuntimeError:
+    # The single place to change once forward-mode AD lands.
+    return RuntimeError(f"{caller}: {flag}=True needs forward-mode AD, which ferrograd does not provide yet")
+
+
+def _unsupported_masked(caller: str) -> RuntimeError:
+    return RuntimeError(f"{caller}: masked=True needs sparse tensors, which ferrograd does not provide yet")
+
+
+# ---------------------------------------------------------------------------
+# Small helpers.
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _is_float_tensor(x: Any) -> bool:
+    return isinstance(x, Tensor) and (x.is_floating_point() or x.is_complex())
+
+
+def _differentiable_outputs(out: Any) -> tuple[Tensor, ...]:
+    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor) and o.requires_grad)
+
+
+def _diff_input_positions(inputs: tuple[Any, ...]) -> list[int]:
+    return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+
+def _element_index(shape: Sequence[int], flat: int) -> tuple[int, ...]:
+    """The multi-index of the ``flat``-th element of a row-major ``shape``."""
+    idx = []
+    for size in reversed(list(shape)):
+        idx.append(flat % size if size else 0)
+        flat = flat // size if size else 0
+    return tuple(reversed(idx))
+
+
+def _fmt_index(idx: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(i) for i in idx) + ("," if len(idx) == 1 else "") + ")"
+
+
+def _zeros(shape: Sequence[int]) -> Tensor:
+    return _core.zeros(tuple(shape), dtype=_core.float64)
+
+
+def _allclose(a: Tensor, n: Tensor, rtol: float, atol: float) -> bool:
+    """torch.allclose(a, n, rtol, atol) in float64: ``|a - n| <= atol + rtol * |n|``
+    everywhere (NaN anywhere fails)."""
+    a = a.to(_core.float64)
+    n = n.to(_core.float64)
+    if a.numel() == 0:
+        return True
+    ok = (a - n).abs() <= n.abs() * rtol + atol
+    return bool(ok.all().item())
+
+
+def _max_abs(t: Tensor) -> float:
+    if t.numel() == 0:
+        return 0.0
+    values = t.detach().reshape(-1).tolist()
+    return max(math.inf if math.isnan(v) else abs(v) for v in values)
+
+
+# ---------------------------------------------------------------------------
+# Input and output checks.
+
+
+def _check_inputs(inputs: tuple[Any, ...]) -> None:
+    any_requires_grad = False
+    for idx, inp in enumerate(inputs):
+        if not (isinstance(inp, Tensor) and inp.requires_grad):
+            continue
+        if inp.dtype != _core.float64:
+            warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double precision "
+                "floating point or complex.",
+                UserWarning,
+                stacklevel=4,
+            )
+        # Perturbing one element of an input whose memory overlaps itself
+        # moves several elements at once, so the finite differences are wrong.
+        if not all(st > 0 or sz <= 1 for st, sz in zip(inp.stride(), inp.shape, strict=True)):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients correctly. "
+                "You should call .contiguous on the input before passing it to gradcheck."
+            )
+        any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of the them have requires_grad=True."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Numerical side: central differences, perturbing the inputs in place.
+
+
+def _evaluate(func: Callable[..., Any], inputs: tuple[Any, ...]) -> list[Tensor | None]:
+    """Runs ``func`` and returns a detached copy of each floating output
+    (``None`` in place of the other outputs)."""
+    outs = _as_tuple(func(*inputs))
+    return [o.detach().clone() if _is_float_tensor(o) else None for o in outs]
+
+
+def _central_difference(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    target: Tensor,
+    delta: Tensor | float,
+    where: tuple[int, ...] | None,
+    eps_repr: Any,
+) -> list[Tensor | None]:
+    """``(f(x + delta) - f(x - delta)) / (2 |delta|)`` for each floating
+    output of ``func``, flattened; ``target`` is the input to perturb (the
+    whole tensor when ``where`` is None, else the element at ``where``)."""
+    # ``.data`` aliases the memory without the version counter, so saved
+    # tensors of graphs built before stay valid (as in torch).
+    data = target.data
+    entry = data if where is None else data[where]
+    if isinstance(delta, Tensor):
+        norm = float(delta.norm().item()) if delta.numel() else 1.0
+        delta = delta.reshape(tuple(entry.shape)).to(entry.dtype)
+    else:
+        norm = abs(delta)
+    # Only the writes are outside autograd: ``func`` runs with grad mode as
+    # the caller has it, so functions that register hooks or call
+    # ``autograd.grad`` themselves (gradgradcheck's) work.
+    with no_grad():
+        orig = entry.clone()
+        entry.copy_(orig - delta)
+    try:
+        before = _evaluate(func, inputs)
+        with no_grad():
+            entry.copy_(orig + delta)
+        after = _evaluate(func, inputs)
+    finally:
+        with no_grad():
+            entry.copy_(orig)
+    if len(before) != len(after):
+        raise GradcheckError(
+            "Expected `func` to return the same number of outputs when inputs are perturbed, "
+            f"but got {len(before)} and {len(after)}."
+        )
+    on_index = f"on index {_fmt_index(where)} " if where is not None else ""
+    cols: list[Tensor | None] = []
+    for a, b in zip(before, after, strict=True):
+        if a is None or b is None:
+            cols.append(None)
+            continue
+        if tuple(a.shape) != tuple(b.shape):
+            raise GradcheckError(
+                "Expected `func` to return outputs with the same shape when inputs are perturbed "
+                f"{on_index}by {eps_repr}, but got: shapes {tuple(a.shape)} and {tuple(b.shape)}."
+            )
+        if a.dtype != b.dtype:
+            raise GradcheckError(
+                "Expected `func` to return outputs with the same dtype when inputs are perturbed "
+                f"{on_index}by {eps_repr}, but got: dtypes {a.dtype} and {b.dtype}."
+            )
+        cols.append(((b.to(_core.float64) - a.to(_core.float64)) / (2 * norm)).reshape(-1))
+    return cols
+
+
+def _numerical_jacobians(
+    func: Callable[..., Any], inputs: tuple[Any, ...], pos: int, eps: float
+) -> list[Tensor | None]:
+    """For the input at position ``pos``: one float64 Jacobian of shape
+    ``(input.numel(), output.numel())`` per floating output of ``func``
+    (``None`` for the other outputs)."""
+    target = inputs[pos]
+    rows: list[list[Tensor | None]] = []
+    for where in itertools.product(*(range(s) for s in target.shape)):
+        rows.append(_central_difference(func, inputs, target, eps, tuple(where), eps))
+    if not rows:  # an input with no elements: the Jacobians have no rows
+        outs = _as_tuple(func(*inputs))
+        return [_zeros((0, o.numel())) if _is_float_tensor(o) else None for o in outs]
+    jacobians: list[Tensor | None] = []
+    for k in range(len(rows[0])):
+        col = rows[0][k]
+        if col is None:
+            jacobians.append(None)
+        elif col.numel() == 0:
+            jacobians.append(_zeros((len(rows), 0)))
+        else:
+            jacobians.append(_core.stack([r[k] for r in rows]))  # type: ignore[misc]
+    return jacobians
+
+
+# ---------------------------------------------------------------------------
+# Analytical side: vector-Jacobian products with autograd.grad.
+
+
+def _vjp(output: Tensor, diff_inputs: list[Tensor], grad_output: Tensor) -> tuple[Tensor | None, ...]:
+    from . import grad as autograd_grad
+
+    return autograd_grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+
+
+def _stack_vjps(
+    vjps: list[tuple[Tensor | None, ...]], diff_inputs: list[Tensor]
+) -> tuple[list[Tensor], bool, bool]:
+    """Puts ``vjps[c][k]`` (the gradient of input ``k`` for cotangent ``c``)
+    into column ``c`` of a float64 ``(input.numel(), len(vjps))`` matrix per
+    input. Also reports whether every gradient had its input's dtype and shape."""
+    types_ok = True
+    sizes_ok = True
+    jacobians = []
+    for k, inp in enumerate(diff_inputs):
+        cols = []
+        for grads in vjps:
+            g = grads[k]
+            if g is None:
+                cols.append(_zeros((inp.numel(),)))
+                continue
+            if tuple(g.shape) != tuple(inp.shape):
+                sizes_ok = False
+                cols.append(_zeros((inp.numel(),)))
+                continue
+            if g.dtype != inp.dtype:
+                types_ok = False
+            cols.append(g.detach().to(_core.float64).reshape(-1))
+        if cols:
+            jacobians.append(_core.stack(cols, 1))
+        else:
+            jacobians.append(_zeros((inp.numel(), 0)))
+    return jacobians, types_ok, sizes_ok
+
+
+def _check_analytical_attributes(
+    diff_inputs: list[Tensor],
+    output: Tensor,
+    cotangents: list[Tensor],
+    nondet_tol: float,
+    check_grad_dtypes: bool,
+) -> list[Tensor]:
+    """Runs the vector-Jacobian products for ``cotangents`` twice (to catch
+    a nondeterministic backward) and checks dtypes and shapes. Returns one
+    float64 matrix per differentiable input, ``(input.numel(), #cotangents)``."""
+    first = [_vjp(output, diff_inputs, v) for v in cotangents]
+    second = [_vjp(output, diff_inputs, v) for v in cotangents]
+    jac1, types_ok, sizes_ok = _stack_vjps(first, diff_inputs)
+    jac2, _, _ = _stack_vjps(second, diff_inputs)
+    reentrant = all(_max_abs(a - b) <= nondet_tol for a, b in zip(jac1, jac2, strict=True))
+    if not types_ok and check_grad_dtypes:
+        bad = [
+            f"input {k}: gradient {g.dtype}, input {inp.dtype}"
+            for grads in first
+            for k, (g, inp) in enumerate(zip(grads, diff_inputs, strict=True))
+            if g is not None and g.dtype != inp.dtype
+        ]
+        raise GradcheckError(f"Gradient has dtype mismatch ({bad[0]})")
+    if not sizes_ok:
+        bad = [
+            f"input {k}: gradient {tuple(g.shape)}, input {tuple(inp.shape)}"
+            for grads in first
+            for k, (g, inp) in enumerate(zip(grads, diff_inputs, strict=True))
+            if g is not None and tuple(g.shape) != tuple(inp.shape)
+        ]
+        raise GradcheckError(f"Analytical gradient has incorrect size ({bad[0]})")
+    if not reentrant:
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and grad_output "
+            "multiple times gives different values, although analytical gradient matches "
+            f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.\n\n"
+            "If the backward is expected to be nondeterministic (for example it adds values in "
+            "an order that varies between runs), pass a larger `nondet_tol=` to gradcheck or "
+            "gradgradcheck."
+        )
+    return jac1
+
+
+def _one_hot_cotangents(output: Tensor) -> list[Tensor]:
+    """One ``grad_output`` per element of ``output``: 1 there, 0 elsewhere."""
+    out = []
+    for j in range(output.numel()):
+        g = _core.zeros(tuple(output.shape), dtype=output.dtype)
+        g.view(-1)[j] = 1.0
+        out.append(g)
+    return out
+
+
+def _analytical_jacobians(diff_inputs: list[Tensor], output: Tensor) -> list[Tensor]:
+    """The analytical Jacobians of ``output``, without the attribute checks
+    (used to print the full matrices after a fast-mode failure)."""
+    vjps = [_vjp(output, diff_inputs, v) for v in _one_hot_cotangents(output)]
+    return _stack_vjps(vjps, diff_inputs)[0]
+
+
+# ---------------------------------------------------------------------------
+# Failure messages.
+
+
+def _largest_difference(
+    a: Tensor,
+    n: Tensor,
+    rtol: float,
+    atol: float,
+    inp: Tensor,
+    out: Tensor,
+) -> str:
+    """Where the analytical and numerical Jacobians differ most."""
+    diffs = (a - n).abs().reshape(-1).tolist()
+    if not diffs:
+        return ""
+    ncols = a.shape[1]
+    best = max(range(len(diffs)), key=lambda f: math.inf if math.isnan(diffs[f]) else diffs[f])
+    r, c = divmod(best, ncols)
+    nv = n[r, c].item()
+    av = a[r, c].item()
+    allowed = atol + rtol * abs(nv)
+    return (
+        f"The largest difference is at Jacobian entry (row {r}, column {c}) "
+        f"(input element {_fmt_index(_element_index(inp.shape, r))}, "
+        f"output element {_fmt_index(_element_index(out.shape, c))}): "
+        f"numerical {nv!r} vs analytical {av!r} "
+        f"(difference {diffs[best]:.6g}, allowed atol + rtol * |numerical| = {allowed:.6g}).\n"
+    )
+
+
+def _mismatch_message(i: int, j: int, numerical: Any, analytical: Any) -> str:
+    return (
+        f"Jacobian mismatch for output {i} with respect to input {j},\n"
+        f"numerical:{numerical}\nanalytical:{analytical}\n"
+    )
+
+
+def _positions_note(j: int, positions: list[int]) -> str:
+    if positions[j] == j:
+        return ""
+    return f"(input {j} counts only the inputs that require grad: it is argument {positions[j]} of func.)\n"
+
+
+# ---------------------------------------------------------------------------
+# Slow mode: full Jacobians.
+
+
+def _check_no_differentiable_outputs(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    positions: list[int],
+    eps: float,
+    directions: list[Tensor] | None = None,
+) -> None:
+    # Without differentiable outputs autograd has nothing to compare, so the
+    # numerical derivatives must vanish.
+    for k, pos in enumerate(positions):
+        if directions is None:
+            jacobians = _numerical_jacobians(func, inputs, pos, eps)
+        else:
+            u = directions[k]
+            jacobians = _central_difference(func, inputs, inputs[pos], u * eps, None, u * eps)
+        for jac in jacobians:
+            if jac is not None and bool((jac != 0).any().item()):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+
+
+def _slow_gradcheck(
+    func: Callable[..., Any],
+    func_out: Any,
+    inputs: tuple[Any, ...],
+    outputs: tuple[Tensor, ...],
+    eps: float,
+    rtol: float,
+    atol: float,
+    check_grad_dtypes: bool,
+    nondet_tol: float,
+) -> None:
+    positions = _diff_input_positions(inputs)
+    if not outputs:
+        _check_no_differentiable_outputs(func, inputs, positions, eps)
+        return
+    out_tuple = _as_tuple(func_out)
+    diff_out_positions = [k for k, o in enumerate(out_tuple) if isinstance(o, Tensor) and o.requires_grad]
+    # numerical[j][i]: Jacobian of differentiable output i w.r.t. input j.
+    numerical = []
+    for pos in positions:
+        per_output = _numerical_jacobians(func, inputs, pos, eps)
+        numerical.append([per_output[k] for k in diff_out_positions])
+    diff_inputs = [inputs[p] for p in positions]
+    for i, o in enumerate(outputs):
+        analytical = _check_analytical_attributes(
+            diff_inputs, o, _one_hot_cotangents(o), nondet_tol, check_grad_dtypes
+        )
+        for j, a in enumerate(analytical):
+            n = numerical[j][i]
+            if n is None:  # a non-floating output cannot require grad; kept for safety
+                continue
+            if not _allclose(a, n, rtol, atol):
+                raise GradcheckError(
+                    _mismatch_message(i, j, n, a)
+                    + _largest_difference(a, n, rtol, atol, diff_inputs[j], o)
+                    + _positions_note(j, positions)
+                )
+
+
+# ---------------------------------------------------------------------------
+# Fast mode: one random direction per input and per output.
+
+
+def _unit_vector(numel: int, generator: Any) -> Tensor:
+    vec = _core.rand((numel,), generator=generator, dtype=_core.float64)
+    if numel:
+        vec = vec / vec.norm()
+    return vec
+
+
+def _adjusted_atol(atol: float, u: Tensor, v: Tensor | None) -> float:
+    # Slow mode allows |a - n| <= atol + rtol |n| per entry. Comparing
+    # v^T A u with v^T N u instead, the per-entry allowance atol adds up to
+    # atol * sum_ij v_i u_j = atol * sum(u) * sum(v) (u and v are >= 0).
+    sum_u = float(u.sum().item())
+    sum_v = 1.0 if v is None else float(v.sum().item())
+    return atol * sum_u * sum_v
+
+
+def _fast_gradcheck(
+    func: Callable[..., Any],
+    func_out: Any,
+    inputs: tuple[Any, ...],
+    outputs: tuple[Tensor, ...],
+    eps: float,
+    rtol: float,
+    atol: float,
+    check_grad_dtypes: bool,
+    nondet_tol: float,
+) -> None:
+    positions = _diff_input_positions(inputs)
+    diff_inputs = [inputs[p] for p in positions]
+    gen = _core.Generator()
+    gen.manual_seed(_FAST_MODE_SEED)
+    all_u = [_unit_vector(t.numel(), gen) for t in diff_inputs]
+    all_v = [_unit_vector(o.numel(), gen) for o in outputs]
+
+    if not outputs:
+        _check_no_differentiable_outputs(func, inputs, positions, eps, all_u)
+        return
+
+    out_tuple = _as_tuple(func_out)
+    diff_out_positions = [k for k, o in enumerate(out_tuple) if isinstance(o, Tensor) and o.requires_grad]
+    # numerical[j][i] = v_i^T (J_ij u_j), J u by a central difference along u.
+    numerical: list[list[float]] = []
+    for pos, u in zip(positions, all_u, strict=True):
+        ju = _central_difference(func, inputs, inputs[pos], u * eps, None, u * eps)
+        row = []
+        for i, k in enumerate(diff_out_positions):
+            col = ju[k]
+            row.append(0.0 if col is None else float(col.dot(all_v[i]).item()))
+        numerical.append(row)
+
+    # analytical[i][j] = (v_i^T J_ij) u_j, v^T J by one vector-Jacobian product.
+    analytical: list[list[float]] = []
+    for o, v in zip(outputs, all_v, strict=True):
+        cot = v.reshape(tuple(o.shape)).to(o.dtype)
+        vjs = _check_analytical_attributes(diff_inputs, o, [cot], nondet_tol, check_grad_dtypes)
+        analytical.append([float(vj.reshape(-1).dot(u).item()) for vj, u in zip(vjs, all_u, strict=True)])
+
+    for j, u in enumerate(all_u):
+        for i, v in enumerate(all_v):
+            n = numerical[j][i]
+            a = analytical[i][j]
+            tol = _adjusted_atol(atol, u, v)
+            if abs(a - n) <= tol + rtol * abs(n):
+                continue
+            raise GradcheckError(
+                _mismatch_message(i, j, n, a)
+                + _positions_note(j, positions)
+                + _slow_mode_report(func, inputs, positions, outputs, i, j, eps, rtol, atol)
+            )
+
+
+def _slow_mode_report(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    positions: list[int],
+    outputs: tuple[Tensor, ...],
+    i: int,
+    j: int,
+    eps: float,
+    rtol: float,
+    atol: float,
+) -> str:
+    """The full Jacobians of output ``i`` w.r.t. input ``j``, for a failure
+    found in fast mode."""
+    out_tuple_positions = [
+        k for k, o in enumerate(_as_tuple(func(*inputs))) if isinstance(o, Tensor) and o.requires_grad
+    ]
+    diff_inputs = [inputs[p] for p in positions]
+    n = _numerical_jacobians(func, inputs, positions[j], eps)[out_tuple_positions[i]]
+    a = _analytical_jacobians(diff_inputs, outputs[i])[j]
+    if n is None:
+        return ""
+    msg = (
+        "\nThe numbers above are v^T J u for random unit vectors u (over the input) and v (over "
+        "the output),\ncomputed in fast mode (numerically by a central difference along u, "
+        "analytically by one\nvector-Jacobian product with v). The full Jacobians, recomputed "
+        "in slow mode:\n\n"
+        f"numerical:{n}\nanalytical:{a}\n\n"
+        f"The max per-element difference (slow mode) is: {_max_abs(a - n)!r}.\n"
+        + _largest_difference(a, n, rtol, atol, diff_inputs[j], outputs[i])
+    )
+    if _allclose(a, n, rtol, atol):
+        msg += (
+            "\nThe element-wise differences are within the tolerances: slow mode would have "
+            "passed.\nFast mode adds the per-element tolerance atol over all entries weighted by "
+            "u and v, which\ncan be tighter for some Jacobians; rerun with fast_mode=False to "
+            "confirm.\n"
+        )
+    return msg
+
+
+# ---------------------------------------------------------------------------
+# Extra checks run after the Jacobians agree.
+
+
+_BATCHED_GRAD_HELP = (
+    "gradcheck or gradgradcheck failed while testing batched gradient computation: "
+    "autograd.grad(..., is_grads_batched=True) with a stack of grad_outputs must give the stack "
+    "of the gradients computed one grad_output at a time. Pass check_batched_grad=False to skip "
+    "this check."
+)
+
+
+def _test_batched_grad(inputs: tuple[Any, ...], output: Tensor, output_idx: int) -> None:
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[p] for p in _diff_input_positions(inputs)]
+
+    def materialize(grads: Sequence[Tensor | None], batch: tuple[int, ...]) -> list[Tensor]:
+        return [
+            g if g is not None else _core.zeros(batch + tuple(inp.shape), dtype=inp.dtype)
+            for g, inp in zip(grads, diff_inputs, strict=True)
+        ]
+
+    gen = _core.Generator()
+    gen.manual_seed(_BATCHED_GRAD_SEED)
+    grad_outputs = [_core.randn(tuple(output.shape), generator=gen, dtype=output.dtype) for _ in range(2)]
+    singles = [
+        materialize(autograd_grad(output, diff_inputs, g, retain_graph=True, allow_unused=True), ())
+        for g in grad_outputs
+    ]
+    expected = [_core.stack(list(shards)) for shards in zip(*singles, strict=True)]
+    try:
+        batched = autograd_grad(
+            output,
+            diff_inputs,
+            _core.stack(grad_outputs),
+            retain_graph=True,
+            allow_unused=True,
+            is_grads_batched=True,
+        )
+    except RuntimeError as ex:
+        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_BATCHED_GRAD_HELP}") from ex
+    result = materialize(batched, (len(grad_outputs),))
+    for input_idx, (res, exp) in enumerate(zip(result, expected, strict=True)):
+        if tuple(res.shape) == tuple(exp.shape) and _allclose(res, exp, 1e-5, 1e-8):
+            continue
+        raise GradcheckError(
+            f"For output {output_idx} and input {input_idx}:\n\n{_BATCHED_GRAD_HELP}\n\n"
+            f"Got:\n{res}\n\nExpected:\n{exp}"
+        )
+
+
+def _test_backward_mul_by_grad_output(outputs: tuple[Tensor, ...], inputs: tuple[Any, ...]) -> None:
+    # A backward that forgets to multiply by grad_output gives nonzero
+    # gradients for zero grad_outputs.
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[p] for p in _diff_input_positions(inputs)]
+    grads = autograd_grad(
+        list(outputs),
+        diff_inputs,
+        [_core.zeros_like(o) for o in outputs],
+        allow_unused=True,
+    )
+    for gi, di in zip(grads, diff_inputs, strict=True):
+        if gi is None:
+            continue
+        if not bool((gi == 0).all().item()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype != di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if tuple(gi.shape) != tuple(di.shape):
+            raise GradcheckError("grad is incorrect size")
+
+
+def _warn_undefined_grad_check() -> None:
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is enabled by "
+        "default, but it may break existing callers of this function. If this is true for you, "
+        'you can call this function with "check_undefined_grad=False" to disable the feature',
+        UserWarning,
+        stacklevel=5,
+    )
+
+
+_UNDEFINED_GRAD_HELP = (
+    "A node's backward may receive an undefined (None) gradient for an output that did not "
+    "take part in the backward pass, and must then act as if that gradient were zero."
+)
+
+
+def _test_undefined_grad(func: Callable[..., Any], inputs: tuple[Any, ...]) -> None:
+    from . import grad as autograd_grad
+
+    diff_inputs = [inputs[p] for p in _diff_input_positions(inputs)]
+
+    def check(outs: list[Tensor]) -> None:
+        try:
+            grads = autograd_grad(outs, diff_inputs, [_core.zeros_like(o) for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            _warn_undefined_grad_check()
+            raise GradcheckError(
+                f"Expected backward function to handle undefined output grads. {_UNDEFINED_GRAD_HELP}"
+            ) from e
+        for gi in grads:
+            if gi is not None and not bool((gi == 0).all().item()):
+                _warn_undefined_grad_check()
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads are "
+                    f"undefined or zero. {_UNDEFINED_GRAD_HELP}"
+                )
+
+    undefined = _core._undefined_grad
+    # Every output's gradient undefined at once ...
+    check([undefined(o) for o in _differentiable_outputs(func(*inputs))])
+    # ... then, with several outputs, one at a time.
+    n_outputs = len(_differentiable_outputs(func(*inputs)))
+    if n_outputs > 1:
+        for which in range(n_outputs):
+            outs = _differentiable_outputs(func(*inputs))
+            check([undefined(o) if k == which else o for k, o in enumerate(outs)])
+
+
+# ---------------------------------------------------------------------------
+# Public API.
+
+
+def gradcheck(
+    func: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
+    r"""Checks the gradients autograd computes for ``func`` against float64
+    central finite differences, for every tensor in ``inputs`` that requires
+    grad (only those are differentiated; other arguments are passed through).
+
+    Entry by entry, the analytical Jacobian ``a`` must match the numerical
+    one ``n``: ``|a - n| <= atol + rtol * |n|`` (``allclose``). The backward
+    must also be deterministic (up to ``nondet_tol``), give zero gradients
+    for zero ``grad_outputs`` and accept undefined output gradients.
+
+    Args:
+        func: takes the inputs and returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of inputs. Use float64 tensors: the
+            default tolerances are meant for double precision.
+        eps: the finite-difference step.
+        atol, rtol: absolute and relative tolerances.
+        raise_exception: raise :class:`GradcheckError` with the details on
+            failure (default) instead of returning ``False``.
+        nondet_tol: how far two backward passes with the same inputs may
+            differ (0.0: they must be equal).
+        check_undefined_grad: check that backward treats undefined output
+            gradients as zeros.
+        check_grad_dtypes: check that gradients have their input's dtype.
+        check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)``
+            against one call per grad_output.
+        check_batched_forward_grad, check_forward_ad: need forward-mode AD,
+            which ferrograd does not provide yet (``True`` raises ``RuntimeError``).
+        check_backward_ad: check reverse-mode gradients (default).
+        fast_mode: compare ``v^T J u`` for random unit vectors ``u``, ``v``
+            instead of full Jacobians (one backward per output, one
+            central difference per input); on failure the full Jacobians
+            are recomputed for the message.
+        masked: ``None``/``False`` only (sparse tensors do not exist).
+
+    Returns:
+        ``True`` when every check passes.
+
+    Example::
+
+        >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradcheck(torch.sin, (x,))
+        True
+    """
+    if not (check_forward_ad or check_backward_ad or check_batched_grad or check_batched_forward_grad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad, check_backward_ad, check_batched_grad or "
+            "check_batched_forward_grad to be True"
+        )
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    if check_forward_ad:
+        raise _unsupported_forward_ad("gradcheck", "check_forward_ad")
+    if check_batched_forward_grad:
+        raise _unsupported_forward_ad("gradcheck", "check_batched_forward_grad")
+    if masked:
+        raise _unsupported_masked("gradcheck")
+    try:
+        return _gradcheck_helper(
+            func,
+            inputs,
+            eps=eps,
+            atol=atol,
+            rtol=rtol,
+            nondet_tol=nondet_tol,
+            check_undefined_grad=check_undefined_grad,
+            check_grad_dtypes=check_grad_dtypes,
+            check_batched_grad=check_batched_grad,
+            check_backward_ad=check_backward_ad,
+            fast_mode=fast_mode,
+        )
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck_helper(
+    func: Callable[..., Any],
+    inputs: Any,
+    *,
+    eps: float,
+    atol: float,
+    rtol: float,
+    nondet_tol: float,
+    check_undefined_grad: bool,
+    check_grad_dtypes: bool,
+    check_batched_grad: bool,
+    check_backward_ad: bool,
+    fast_mode: bool,
+) -> bool:
+    tupled_inputs = _as_tuple(inputs)
+    _check_inputs(tupled_inputs)
+    func_out = func(*tupled_inputs)
+    outputs = _differentiable_outputs(func_out)
+    if not check_backward_ad:
+        return True
+    check = _fast_gradcheck if fast_mode else _slow_gradcheck
+    check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_batched_grad:
+        for i, o in enumerate(outputs):
+            _test_batched_grad(tupled_inputs, o, i)
+    if outputs:
+        _test_backward_mul_by_grad_output(outputs, tupled_inputs)
+        if check_undefined_grad:
+            _test_undefined_grad(func, tupled_inputs)
+    return True
+
+
+def _random_grad_output(like: Tensor, generator: Any, noncontiguous: bool) -> Tensor:
+    """Values uniform in [-1, 1), float64 unless ``like`` is floating; with
+    ``noncontiguous``, every other element of a wider tensor."""
+    dtype = like.dtype if like.is_floating_point() else _core.float64
+    shape = tuple(like.shape)
+    values = _core.rand(shape, generator=generator, dtype=dtype) * 2 - 1
+    if noncontiguous and like.numel() > 1:
+        wide = _core.zeros(shape[:-1] + (2 * shape[-1],), dtype=dtype)
+        wide[..., ::2] = values
+        values = wide[..., ::2]
+    return values.requires_grad_(True)
+
+
+def gradgradcheck(
+    func: Callable[..., Tensor | Sequence[Tensor]],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    r"""Checks the gradients of the gradients of ``func``: runs
+    :func:`gradcheck` on ``(inputs, grad_outputs) -> autograd.grad(func(inputs),
+    inputs, grad_outputs, create_graph=True)``.
+
+    ``grad_outputs`` default to random float64 tensors in ``[-1, 1)`` from a
+    fixed seed (non-contiguous with ``gen_non_contig_grad_outputs=True``);
+    they require grad, so the check covers both the inputs and the
+    grad_outputs. The other arguments are :func:`gradcheck`'s;
+    ``check_fwd_over_rev=True`` needs forward-mode AD, which ferrograd does
+    not provide yet.
+
+    Example::
+
+        >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
+        True
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
+    if check_fwd_over_rev:
+        raise _unsupported_forward_ad("gradgradcheck", "check_fwd_over_rev")
+    if masked:
+        raise _unsupported_masked("gradgradcheck")
+    from . import grad as autograd_grad
+
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        gen = _core.Generator()
+        gen.manual_seed(_GRAD_OUTPUTS_SEED)
+        outputs = _differentiable_outputs(func(*tupled_inputs))
+        tupled_grad_outputs = tuple(_random_grad_output(o, gen, gen_non_contig_grad_outputs) for o in outputs)
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+
+    n_inputs = len(tupled_inputs)
+    diff_positions = set(_diff_input_positions(tupled_inputs))
+
+    def grads_of_func(*args: Any) -> tuple[Tensor, ...]:
+        input_args = args[:n_inputs]
+        outs = _differentiable_outputs(func(*input_args))
+        diff_args = [x for k, x in enumerate(input_args) if k in diff_positions]
+        grads = autograd_grad(
+            list(outs), diff_args, list(args[n_inputs:]), create_graph=True, allow_unused=True
+        )
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        grads_of_func,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        check_backward_ad=check_rev_over_rev,
+    )
+
+
+# The package binds the name ``gradcheck`` to the function, over this
+# module's name (as torch's package does), so ``ferrograd.autograd.gradcheck``
+# is the function. These attributes make the module-style spellings
+# ``ferrograd.autograd.gradcheck.GradcheckError`` (and ``.gradcheck``,
+# ``.gradgradcheck``) work on it too; ``from ferrograd.autograd.gradcheck
+# import GradcheckError`` reaches the module itself.
+gradcheck.GradcheckError = GradcheckError  # type: ignore[attr-defined]
+gradcheck.gradcheck = gradcheck  # type: ignore[attr-defined]
+gradcheck.gradgradcheck = gradgradcheck  # type: ignore[attr-defined]
