@@ -731,3 +731,96 @@ def test_concurrent_backward_through_one_retained_custom_graph():
     expected = 2 * np.exp(2 * x.detach().numpy())
     for g in grads:
         np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
+
+
+class _Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * g * x * x
+
+
+class _SinCos(Function):
+    """Two outputs, a number argument and a tensor that needs no grad."""
+
+    @staticmethod
+    def forward(ctx, x, w, k):
+        ctx.save_for_backward(x, w)
+        ctx.k = k
+        return (x * w).sin() * k, (x * w).cos()
+
+    @staticmethod
+    def backward(ctx, gs, gc):
+        x, w = ctx.saved_tensors
+        common = gs * ctx.k * (x * w).cos() - gc * (x * w).sin()
+        gx = common * w if ctx.needs_input_grad[0] else None
+        gw = common * x if ctx.needs_input_grad[1] else None
+        return gx, gw, None
+
+
+class _WrongCube(Function):
+    """The derivative is off by 10% at the last element only."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        scale = fg.ones_like(x)
+        scale.view(-1)[-1] = 1.1
+        return 3 * g * x * x * scale
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_and_gradgradcheck_accept_correct_functions(fast_mode):
+    x = fg.tensor(RNG.uniform(0.5, 1.5, (2, 3)), dtype=fg.float64, requires_grad=True)
+    w = fg.tensor(RNG.uniform(-1, 1, (2, 3)), dtype=fg.float64, requires_grad=True)
+    assert fg.autograd.gradcheck(_Cube.apply, (x,), fast_mode=fast_mode)
+    assert fg.autograd.gradgradcheck(_Cube.apply, (x,), fast_mode=fast_mode)
+    assert fg.autograd.gradcheck(_SinCos.apply, (x, w, 2.5), fast_mode=fast_mode)
+    assert fg.autograd.gradgradcheck(_SinCos.apply, (x, w, 2.5), fast_mode=fast_mode)
+    assert fg.autograd.gradcheck(Exp.apply, (x,), fast_mode=fast_mode, check_batched_grad=True)
+    assert fg.autograd.gradgradcheck(Exp.apply, (x,), fast_mode=fast_mode)
+
+
+def test_gradcheck_catches_a_wrong_custom_backward_and_says_where():
+    a = RNG.uniform(0.5, 1.5, (2, 3))
+    x = fg.tensor(a, dtype=fg.float64, requires_grad=True)
+    with pytest.raises(fg.autograd.gradcheck.GradcheckError) as info:
+        fg.autograd.gradcheck(_WrongCube.apply, (x,))
+    msg = str(info.value)
+    assert "Jacobian mismatch for output 0 with respect to input 0" in msg
+    # Only d y[1,2] / d x[1,2] is wrong: flat row and column 5.
+    assert "(row 5, column 5)" in msg and "input element (1, 2)" in msg
+    assert f"analytical {float(3 * a[1, 2] ** 2 * 1.1):.10f}"[:22] in msg
+    assert fg.autograd.gradcheck(_WrongCube.apply, (x,), raise_exception=False) is False
+    assert fg.autograd.gradcheck(_WrongCube.apply, (x,), fast_mode=True, raise_exception=False) is False
+
+
+def test_gradgradcheck_fails_for_once_differentiable_functions():
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    x = fg.tensor(RNG.uniform(-1, 1, 4), dtype=fg.float64, requires_grad=True)
+    assert fg.autograd.gradcheck(Square.apply, (x,))
+    # The first derivative is cut off from the inputs, so its Jacobian is
+    # zero where the true second derivative (2 * v) is not.
+    with pytest.raises(fg.autograd.gradcheck.GradcheckError, match="Jacobian mismatch for output 0"):
+        fg.autograd.gradgradcheck(Square.apply, (x,))
