@@ -311,7 +311,7 @@ fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<
     let mut outs = if grads.iter().all(|g| g.is_none()) && !node.apply_without_grads() {
         vec![None; node.core().next_edges().len()]
     } else {
-        node.apply(grads)?
+        apply_node(node, grads)?
     };
     if !keep_graph {
         node.release_variables();
@@ -324,6 +324,91 @@ fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<
         }
     }
     validate(node.as_ref(), outs)
+}
+
+/// A batched gradient `t` (leading dim `b`, then a shape broadcastable to
+/// `shape`) reduced to `[b] + shape`: the batch dim stays, the rest is
+/// summed as [`sum_to`] does.
+fn batched_sum_to(
+    node: &dyn Node,
+    i: usize,
+    t: Tensor,
+    b: usize,
+    shape: &[usize],
+) -> Result<Tensor> {
+    let mut full: SmallVec<[usize; 5]> = SmallVec::from_slice(&[b]);
+    full.extend_from_slice(shape);
+    if t.shape() == full.as_slice() {
+        return Ok(t);
+    }
+    if t.ndim() == 0 || t.shape()[0] != b || !expandable_to(shape, &t.shape()[1..]) {
+        return Err(Error::runtime(format!(
+            "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?} (batch of {b})",
+            node.name(),
+            t.shape(),
+            full.as_slice()
+        )));
+    }
+    let lead = t.ndim() - 1 - shape.len();
+    let dims: Vec<isize> = (1..t.ndim())
+        .filter(|&d| d <= lead || (shape[d - 1 - lead] == 1 && t.shape()[d] != 1))
+        .map(|d| d as isize)
+        .collect();
+    let s = if dims.is_empty() {
+        t
+    } else {
+        t.sum(Some(&dims), true, None)?
+    };
+    let target: Vec<isize> = full.iter().map(|&n| n as isize).collect();
+    s.reshape(&target)
+}
+
+/// Runs a node's backward. In a batched backward, a node that does not
+/// handle batches runs once per batch row (without the batch set), and its
+/// results are stacked.
+fn apply_node(node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
+    let b = match super::current_batch() {
+        Some(b) if !node.supports_batched() => b,
+        _ => return node.apply(grads),
+    };
+    let _rows = super::BatchGuard::new(None);
+    let n_out = node.core().next_edges().len();
+    let mut cols: Vec<Vec<Option<Tensor>>> = vec![Vec::with_capacity(b); n_out];
+    for r in 0..b {
+        let row: Grads = grads
+            .iter()
+            .map(|g| g.as_ref().map(|g| g.select(0, r as isize)).transpose())
+            .collect::<Result<_>>()?;
+        let outs = if row.iter().all(|g| g.is_none()) && !node.apply_without_grads() {
+            vec![None; n_out]
+        } else {
+            validate(node.as_ref(), node.apply(row)?)?
+        };
+        for (col, g) in cols.iter_mut().zip(outs) {
+            col.push(g);
+        }
+    }
+    cols.into_iter()
+        .enumerate()
+        .map(|(k, col)| {
+            if col.iter().all(|g| g.is_none()) {
+                return Ok(None);
+            }
+            let meta = node.core().input_meta()[k].as_ref();
+            let parts: Vec<Tensor> = col
+                .into_iter()
+                .map(|g| match (g, meta) {
+                    (Some(g), _) => Ok(g),
+                    (None, Some(m)) => m.zeros(),
+                    (None, None) => Err(Error::runtime(format!(
+                        "{}: a batch row returned no gradient for input {k}, whose shape is unknown",
+                        node.name()
+                    ))),
+                })
+                .collect::<Result<_>>()?;
+            Tensor::stack(&parts, 0).map(Some)
+        })
+        .collect()
 }
 
 /// `retain_grad()`'s hook: keep (or add to) the non-leaf's `.grad`.
@@ -390,7 +475,9 @@ fn validate(node: &dyn Node, mut outs: Grads) -> Result<Grads> {
             continue;
         };
         let mut t = t.clone();
-        if t.shape() != meta.shape.as_slice() {
+        if let Some(b) = super::current_batch() {
+            t = batched_sum_to(node, i, t, b, &meta.shape)?;
+        } else if t.shape() != meta.shape.as_slice() {
             if !expandable_to(&meta.shape, t.shape()) {
                 return Err(Error::runtime(format!(
                     "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
@@ -483,12 +570,25 @@ fn execute(
     run_targets: &[Arc<dyn Node>],
     opts: BackwardOptions,
 ) -> Result<Vec<Option<Tensor>>> {
+    execute_batched(roots, targets, run_targets, opts, None)
+}
+
+/// [`execute`] with every gradient carrying a leading batch dim of size
+/// `batch` (when given).
+fn execute_batched(
+    roots: Vec<(Edge, Tensor)>,
+    targets: &[Edge],
+    run_targets: &[Arc<dyn Node>],
+    opts: BackwardOptions,
+    batch: Option<usize>,
+) -> Result<Vec<Option<Tensor>>> {
     let _depth = DepthGuard::enter()?;
     let root_edges: Vec<Edge> = roots.iter().map(|r| r.0.clone()).collect();
     let _current = super::current::enter(&root_edges, targets, run_targets);
     let mut task = GraphTask::discover(&root_edges);
     task.keep_graph = opts.retain_graph.unwrap_or(opts.create_graph);
     task.state = ThreadLocalState::for_backward(opts.create_graph);
+    task.state.batch = batch;
     task.captured = vec![None; targets.len()];
     if !targets.is_empty() || !run_targets.is_empty() {
         let mut capture_nodes = Vec::new();
@@ -843,26 +943,43 @@ pub fn grad_batched(
             )));
         }
     }
-    let mut rows: Vec<Vec<Option<Tensor>>> = Vec::with_capacity(b);
-    for r in 0..b {
-        let go: Vec<Option<Tensor>> = grad_outputs
-            .iter()
-            .map(|g| g.select(0, r as isize).map(Some))
-            .collect::<Result<_>>()?;
-        let keep = opts.retain_graph.unwrap_or(opts.create_graph) || r + 1 < b;
-        let o = BackwardOptions {
-            retain_graph: Some(keep),
-            ..opts
-        };
-        rows.push(grad(outputs, inputs, &go, o)?);
-    }
-    (0..inputs.len())
-        .map(|k| {
-            let parts: Option<Vec<Tensor>> = rows.iter().map(|r| r[k].clone()).collect();
-            match parts {
-                Some(p) if !p.is_empty() => Tensor::stack(&p, 0).map(Some),
-                _ => Ok(None),
+    // One pass over the graph with batched gradients.
+    let roots: Vec<(Edge, Tensor)> = outputs
+        .iter()
+        .zip(grad_outputs)
+        .enumerate()
+        .map(|(i, (t, g))| {
+            let edge = gradient_edge(t).ok_or_else(|| {
+                Error::runtime(format!(
+                    "element {i} of tensors does not require grad and does not have a grad_fn"
+                ))
+            })?;
+            Ok((edge, g.clone()))
+        })
+        .collect::<Result<_>>()?;
+    let targets: Vec<Edge> = inputs
+        .iter()
+        .map(|i| input_edge(i, ""))
+        .collect::<Result<_>>()?;
+    let captured = execute_batched(roots, &targets, &[], opts, Some(b))?;
+    captured
+        .into_iter()
+        .zip(inputs)
+        .map(|(g, input)| match g {
+            Some(g) => Ok(Some(g)),
+            None if opts.materialize_grads => {
+                let meta = match input {
+                    GradInput::Tensor(t) => super::TensorMeta::of(t),
+                    GradInput::Edge(e) => e.node.core().output_meta()[e.input_nr].clone(),
+                };
+                let mut shape = vec![b];
+                shape.extend_from_slice(&meta.shape);
+                Ok(Some(Tensor::try_zeros(&shape, meta.dtype)?))
             }
+            None if opts.allow_unused => Ok(None),
+            None => Err(Error::runtime(
+                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            )),
         })
         .collect()
 }

@@ -36,6 +36,7 @@ pub struct FnNode {
     saved: Vec<(&'static str, Option<SavedTensor>)>,
     attrs: Vec<(&'static str, SavedValue)>,
     backward: Option<Box<BackwardFn>>,
+    batched: bool,
 }
 
 /// What a backward closure can see: saved tensors and which inputs need
@@ -72,6 +73,12 @@ impl BackwardCtx<'_> {
     /// Shape and dtype of forward input `i`.
     pub fn input_meta(&self, i: usize) -> Option<&TensorMeta> {
         self.node.core.input_meta()[i].as_ref()
+    }
+    /// In a batched backward (only for nodes recorded with
+    /// [`Recorder::batched`]): the size of the extra leading dim of `g` and
+    /// of the returned gradients.
+    pub fn batch(&self) -> Option<usize> {
+        super::current_batch()
     }
 }
 
@@ -111,6 +118,9 @@ impl Node for FnNode {
             .collect();
         v.extend(self.attrs.iter().map(|(n, a)| (n.to_string(), a.clone())));
         v
+    }
+    fn supports_batched(&self) -> bool {
+        self.batched
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -186,6 +196,7 @@ pub struct Recorder {
     edges: Option<Vec<Option<Edge>>>,
     metas: Vec<Option<TensorMeta>>,
     input_ids: SmallVec<[usize; 4]>,
+    batched: bool,
     _guard: Option<GradModeGuard>,
 }
 
@@ -200,6 +211,7 @@ impl Recorder {
                 edges: None,
                 metas: Vec::new(),
                 input_ids: SmallVec::new(),
+                batched: false,
                 _guard: None,
             };
         }
@@ -210,8 +222,18 @@ impl Recorder {
             edges: Some(edges),
             metas,
             input_ids: inputs.iter().map(|t| t.id()).collect(),
+            batched: false,
             _guard: Some(GradModeGuard::new(false)),
         }
+    }
+
+    /// Declares that the backward closure handles a batched backward: with
+    /// [`BackwardCtx::batch`] set, every `g` has an extra leading batch dim
+    /// and so must each returned gradient (broadcasting elementwise
+    /// formulas do this by themselves). Other nodes are run once per row.
+    pub fn batched(mut self) -> Recorder {
+        self.batched = true;
+        self
     }
 
     /// Like [`Recorder::new`] with optional inputs (`None` gets no edge).
@@ -284,6 +306,7 @@ impl Recorder {
                 saved: s.saved,
                 attrs: s.attrs,
                 backward: Some(Box::new(backward)),
+                batched: self.batched,
             }
         });
         if let Some(e) = error {

@@ -8,6 +8,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 thread_local! {
     static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
     static INFERENCE: Cell<bool> = const { Cell::new(false) };
+    static BATCH: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// While a batched backward (`grad(..., is_grads_batched=True)`) runs a
+/// node that handles batches: the batch size, the extra leading dim of
+/// every gradient the node receives and returns.
+pub fn current_batch() -> Option<usize> {
+    BATCH.with(|c| c.get())
+}
+
+/// Sets the batch size backward formulas see until dropped.
+pub(crate) struct BatchGuard {
+    prev: Option<usize>,
+}
+
+impl BatchGuard {
+    pub(crate) fn new(batch: Option<usize>) -> BatchGuard {
+        BatchGuard {
+            prev: BATCH.with(|c| c.replace(batch)),
+        }
+    }
+}
+
+impl Drop for BatchGuard {
+    fn drop(&mut self) {
+        BATCH.with(|c| c.set(self.prev));
+    }
 }
 
 static MULTITHREADING: AtomicBool = AtomicBool::new(true);
@@ -105,6 +132,8 @@ pub struct ThreadLocalState {
     pub grad_enabled: bool,
     /// Anomaly mode and its NaN check, as on the calling thread.
     pub anomaly: (bool, bool),
+    /// The batch size of a batched backward.
+    pub batch: Option<usize>,
 }
 
 impl ThreadLocalState {
@@ -117,6 +146,7 @@ impl ThreadLocalState {
                 super::anomaly::is_anomaly_enabled(),
                 super::anomaly::is_anomaly_check_nan_enabled(),
             ),
+            batch: None,
         }
     }
 
@@ -129,8 +159,10 @@ impl ThreadLocalState {
                 super::anomaly::is_anomaly_enabled(),
                 super::anomaly::is_anomaly_check_nan_enabled(),
             ),
+            batch: current_batch(),
         };
         set_grad_enabled(self.grad_enabled);
+        BATCH.with(|c| c.set(self.batch));
         super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
         INFERENCE.with(|c| c.set(false));
         guard
@@ -142,6 +174,7 @@ pub struct StateGuard {
     grad: bool,
     inference: bool,
     anomaly: (bool, bool),
+    batch: Option<usize>,
 }
 
 impl Drop for StateGuard {
@@ -149,5 +182,6 @@ impl Drop for StateGuard {
         set_grad_enabled(self.grad);
         INFERENCE.with(|c| c.set(self.inference));
         super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
+        BATCH.with(|c| c.set(self.batch));
     }
 }

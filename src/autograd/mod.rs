@@ -34,8 +34,9 @@ pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node
 pub use engine::sum_to;
 pub use engine::{backward, grad, grad_batched, parallel_waves, BackwardOptions, GradInput};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
+pub(crate) use grad_mode::BatchGuard;
 pub use grad_mode::{
-    is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
+    current_batch, is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled, no_grad,
     set_grad_enabled, set_inference_mode, set_multithreading_enabled, GradModeGuard,
     InferenceModeGuard, StateGuard, ThreadLocalState,
 };

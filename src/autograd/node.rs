@@ -50,6 +50,12 @@ pub trait Node: Send + Sync + 'static {
     fn apply_without_grads(&self) -> bool {
         false
     }
+    /// Whether `apply` handles a batched backward: gradients with an extra
+    /// leading dim of [`super::current_batch`] size. The engine runs other
+    /// nodes once per batch row.
+    fn supports_batched(&self) -> bool {
+        false
+    }
     /// Downcasting, for bindings that attach their own node kinds.
     fn as_any(&self) -> &dyn Any;
 }
@@ -215,12 +221,22 @@ impl NodeCore {
         self.output_meta.len()
     }
     /// The incoming gradients with undefined ones replaced by zeros of the
-    /// matching forward output's shape and dtype.
+    /// matching forward output's shape and dtype (with the batch dim in a
+    /// batched backward).
     pub fn materialize(&self, grads: Grads) -> Result<SmallVec<[Tensor; 2]>> {
+        let batch = super::current_batch();
         grads
             .into_iter()
             .zip(&self.output_meta)
-            .map(|(g, m)| g.map_or_else(|| m.zeros(), Ok))
+            .map(|(g, m)| match (g, batch) {
+                (Some(g), _) => Ok(g),
+                (None, None) => m.zeros(),
+                (None, Some(b)) => {
+                    let mut shape = vec![b];
+                    shape.extend_from_slice(&m.shape);
+                    Tensor::try_zeros(&shape, m.dtype)
+                }
+            })
             .collect()
     }
 

@@ -84,7 +84,7 @@ pub(crate) fn check_inplace(op: &str, dst: &Tensor, result: DType) -> Result<()>
 impl Tensor {
     /// `add(other)`: `self + other` (bool + bool is logical or).
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("AddBackward0", &[self, other]);
+        let rec = Recorder::new("AddBackward0", &[self, other]).batched();
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
@@ -108,7 +108,7 @@ impl Tensor {
 impl Tensor {
     /// `sub(other)`: `self - other` (not defined for bool, as in torch).
     pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("SubBackward0", &[self, other]);
+        let rec = Recorder::new("SubBackward0", &[self, other]).batched();
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
             else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
@@ -127,7 +127,7 @@ impl Tensor {
 
     /// `mul(other)`: `self * other` (bool * bool is logical and).
     pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("MulBackward0", &[self, other]);
+        let rec = Recorder::new("MulBackward0", &[self, other]).batched();
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;

@@ -407,8 +407,18 @@ impl Tensor {
         if rec.active() {
             let mask = dim_mask(self.ndim(), dims)?;
             let shape = self.shape().to_vec();
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(expand_reduced(&g[0], &shape, &mask, keepdim)?)])
+            rec.batched().finish_simple(&out, move |ctx, g| {
+                Ok(vec![Some(match ctx.batch() {
+                    // The batch dim leads and is never reduced.
+                    Some(b) => {
+                        let bshape: Vec<usize> =
+                            std::iter::once(b).chain(shape.iter().copied()).collect();
+                        let bmask: Vec<bool> =
+                            std::iter::once(false).chain(mask.iter().copied()).collect();
+                        expand_reduced(&g[0], &bshape, &bmask, keepdim)?
+                    }
+                    None => expand_reduced(&g[0], &shape, &mask, keepdim)?,
+                })])
             })?;
         }
         Ok(out)

@@ -34,7 +34,16 @@ where
 /// Records a reshaping view: the gradient is reshaped back.
 fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
     let shape = isizes(input_shape);
-    finish_view(rec, out, move |_, g| Ok(vec![Some(g[0].reshape(&shape)?)]))
+    finish_view(rec.batched(), out, move |ctx, g| {
+        Ok(vec![Some(match ctx.batch() {
+            Some(b) => {
+                let mut batched = vec![b as isize];
+                batched.extend_from_slice(&shape);
+                g[0].reshape(&batched)?
+            }
+            None => g[0].reshape(&shape)?,
+        })])
+    })
 }
 
 /// Records a view that picks some elements of its input: the gradient is

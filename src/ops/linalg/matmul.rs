@@ -824,6 +824,12 @@ fn product_recorded(
         _ => "BmmBackward0",
     };
     let rec = Recorder::new(name, &[a, b]);
+    // Products of vectors and matrices have batched formulas.
+    let rec = if a.ndim() <= 2 && b.ndim() <= 2 {
+        rec.batched()
+    } else {
+        rec
+    };
     let out = f(a, b)?;
     if rec.active() {
         let (na, nb) = (rec.needs(0), rec.needs(1));
@@ -839,13 +845,58 @@ fn product_recorded(
                 let (Some(ma), Some(mb)) = (ma, mb) else {
                     return Err(Error::runtime("matmul backward: missing input metadata"));
                 };
-                let (ga, gb) =
-                    product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?;
+                let (ga, gb) = if ctx.batch().is_some() {
+                    product_backward_batched(
+                        &g[0],
+                        ma.shape.len(),
+                        mb.shape.len(),
+                        b.as_ref(),
+                        a.as_ref(),
+                    )?
+                } else {
+                    product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?
+                };
                 Ok(vec![ga, gb])
             },
         )?;
     }
     Ok(out)
+}
+
+/// [`product_backward`] for operands of at most 2 dims in a batched
+/// backward: `g` has an extra leading batch dim, and so do the results
+/// (one gradient per batch row, nothing summed over the batch).
+fn product_backward_batched(
+    g: &Tensor,
+    d1: usize,
+    d2: usize,
+    b: Option<&Tensor>,
+    a: Option<&Tensor>,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    // `g` with a trailing unit dim: each row's output as a column.
+    let col = |t: &Tensor| t.unsqueeze(-1);
+    Ok(match (d1, d2) {
+        // out = a . b, g: [B]
+        (1, 1) => (
+            b.map(|b| col(g)?.mul(b)).transpose()?,
+            a.map(|a| col(g)?.mul(a)).transpose()?,
+        ),
+        // out = a @ b with a: [m, n], b: [n]; g: [B, m]
+        (2, 1) => (
+            b.map(|b| col(g)?.mul(b)).transpose()?,
+            a.map(|a| g.matmul(a)).transpose()?,
+        ),
+        // out = a @ b with a: [k], b: [k, n]; g: [B, n]
+        (1, 2) => (
+            b.map(|b| g.matmul(&b.t()?)).transpose()?,
+            a.map(|a| col(a)?.mul(&g.unsqueeze(-2)?)).transpose()?,
+        ),
+        // a: [m, k], b: [k, n]; g: [B, m, n]
+        _ => (
+            b.map(|b| g.matmul(&b.t()?)).transpose()?,
+            a.map(|a| a.t()?.matmul(g)).transpose()?,
+        ),
+    })
 }
 
 /// Gradients of `a @ b` (torch's matmul semantics) for the output gradient

@@ -39,7 +39,7 @@ impl Tensor {
         if alpha == Scalar::Int(1) {
             return self.add(other);
         }
-        let rec = Recorder::new("AddBackward0", &[self, other]);
+        let rec = Recorder::new("AddBackward0", &[self, other]).batched();
         let (dt, a, b) = promote2(self, other);
         let out = dispatch_numeric!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
@@ -79,7 +79,7 @@ impl Tensor {
         if alpha == Scalar::Int(1) {
             return self.sub(other);
         }
-        let rec = Recorder::new("SubBackward0", &[self, other]);
+        let rec = Recorder::new("SubBackward0", &[self, other]).batched();
         let (dt, a, b) = promote2(self, other);
         let out = dispatch_numeric!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
@@ -130,7 +130,7 @@ impl Tensor {
     /// `div(other)` (alias `true_divide`): true division; integer and bool
     /// inputs divide as the default float dtype.
     pub fn div(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("DivBackward0", &[self, other]);
+        let rec = Recorder::new("DivBackward0", &[self, other]).batched();
         let dt = float_of(promoted(&[self, other]));
         let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
         let out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
@@ -314,7 +314,7 @@ impl Tensor {
         } else {
             "PowBackward1"
         };
-        let rec = Recorder::new(name, &[self, exponent]);
+        let rec = Recorder::new(name, &[self, exponent]).batched();
         check_int_pow(promoted(&[self, exponent]), exponent)?;
         let out = self.binary_num::<Pow>("pow", exponent)?;
         let n1 = rec.needs(1);

@@ -29,7 +29,8 @@ macro_rules! float_unary {
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
-                    let rec = Recorder::new($node, &[self]);
+                    // Elementwise formulas broadcast over a batch dim.
+                    let rec = Recorder::new($node, &[self]).batched();
                     let dt = float_of(self.dtype());
                     let x = self.to_dtype(dt);
                     let out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
