@@ -116,6 +116,31 @@ def test_jacobian_of_output_without_elements():
     close(J[1], 3 * np.eye(2))
 
 
+
+def test_jacobian_of_identity_and_of_scalars():
+    close(F.jacobian(lambda x: x, T(rand(3))), np.eye(3))
+    close(F.jacobian(lambda x: x, T(rand(3)), strict=True), np.eye(3))
+    close(F.jacobian(lambda x: x * x, T(3.0)), 6.0)  # 0-dim in and out: a 0-dim Jacobian
+    close(F.hessian(lambda x: x**3, T(2.0)), 12.0)
+
+
+def test_jacobian_has_the_dtype_of_the_input():
+    x = fg.tensor([1.0, 2.0])  # float32 input, float64 output
+    J = F.jacobian(lambda t: (t * 2).to(fg.float64), x)
+    assert J.dtype == fg.float32
+    close(J, 2 * np.eye(2))
+
+
+def test_everything_works_under_no_grad():
+    a, v = rand(3), rand(3)
+    with fg.no_grad():
+        close(F.jacobian(lambda x: x**2, T(a)), np.diag(2 * a))
+        close(F.hessian(lambda x: (x**3).sum(), T(a)), np.diag(6 * a))
+        close(F.vjp(lambda x: x**2, T(a), T(v))[1], 2 * a * v)
+        close(F.jvp(lambda x: x**2, T(a), T(v))[1], 2 * a * v)
+        close(F.vhp(lambda x: (x**3).sum(), T(a), T(v))[1], 6 * a * v)
+        close(F.hvp(lambda x: (x**3).sum(), T(a), T(v))[1], 6 * a * v)
+
 # ---------------------------------------------------------------------------
 # Closed-form Hessians and the Hessian products
 # ---------------------------------------------------------------------------
@@ -172,6 +197,15 @@ def test_hessian_blocks_of_different_shapes():
     close(H[1][0], dxdM.transpose(1, 2, 0))
     close(H[1][1], np.zeros((2, 2, 2, 2)))
 
+
+
+def test_hessian_blocks_of_an_unused_input_are_zero():
+    a = rand(2)
+    H = F.hessian(lambda x, y: (x**3).sum(), (T(a), T(rand(3))))
+    close(H[0][0], np.diag(6 * a))
+    close(H[0][1], np.zeros((2, 3)))
+    close(H[1][0], np.zeros((3, 2)))
+    close(H[1][1], np.zeros((3, 3)))
 
 # ---------------------------------------------------------------------------
 # vjp / jvp against closed forms
