@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
-from . import anomaly_mode, function, grad_mode, graph
+from . import anomaly_mode, function, functional, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, NestedIOFunction, once_differentiable
 from .grad_mode import (
@@ -33,6 +33,7 @@ __all__ = [
     "anomaly_mode",
     "detect_anomaly",
     "function",
+    "functional",
     "once_differentiable",
     "set_detect_anomaly",
     "backward",

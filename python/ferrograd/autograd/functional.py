@@ -1,0 +1,531 @@
+"""Jacobians, Hessians and their products (torch.autograd.functional's API).
+
+``vjp``, ``jvp``, ``vhp`` and ``hvp`` return ``(func(inputs), product)``;
+``jacobian`` and ``hessian`` return the full matrices, nested as torch nests
+them: one level of tuple per argument (outputs, then inputs) that was given
+as a tuple.
+
+Everything runs on reverse mode:
+
+- ``jacobian`` builds the standard basis of the (concatenated, flattened)
+  outputs and asks the Rust engine for all rows at once with a single
+  ``autograd.grad(..., is_grads_batched=True)`` call, whether or not
+  ``vectorize`` is set. ``hessian`` is the jacobian of the gradient.
+- ``jvp`` and ``hvp`` use the double-backward trick: the backward pass is
+  linear in its incoming gradient ``u``, so differentiating ``J^T u`` with
+  respect to ``u`` in the direction ``v`` gives ``J v``.
+
+``strategy="forward-mode"`` is validated as torch validates it and then
+refused by :func:`_forward_mode_unavailable` until ferrograd has
+forward-mode AD.
+
+As in torch, the inputs are detached (or, with ``create_graph=True``,
+shallow-copied) before ``func`` sees them, so gradients never leak into
+tensors ``func`` captured by closure, and results are detached unless
+``create_graph=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import _core
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+Tensor = _core.Tensor
+_STRATEGIES = ("forward-mode", "reverse-mode")
+
+
+# ---------------------------------------------------------------------------
+# Argument handling
+# ---------------------------------------------------------------------------
+
+
+def _as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Any, ...]]:
+    """``(was_a_tuple, value as a tuple)``; every element must be a Tensor.
+
+    Only a real ``tuple`` counts as a tuple (a list is one bad element), as in
+    torch."""
+    was_tuple = isinstance(value, tuple)
+    items = value if was_tuple else (value,)
+    for i, item in enumerate(items):
+        if isinstance(item, Tensor):
+            continue
+        where = f"value at index {i}" if was_tuple else f"given {arg_name}"
+        raise TypeError(
+            f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+            f"Tensors but the {where} has type {type(item)}."
+        )
+    return was_tuple, items
+
+
+def _unpack(result: Any, was_tuple: bool | tuple[bool, bool]) -> Any:
+    """Undoes the tupling of ``_as_tuple``: for a pair of flags the first is
+    the outer level (outputs), the second the inner one (inputs)."""
+    if isinstance(was_tuple, tuple):
+        outer, inner = was_tuple
+        if not inner:
+            result = tuple(row[0] for row in result)
+        return result if outer else result[0]
+    return result if was_tuple else result[0]
+
+
+def _prepare(tensors: tuple[Tensor, ...], create_graph: bool, need_graph: bool) -> tuple[Tensor, ...]:
+    """Fresh tensor objects for ``func`` to see.
+
+    With ``create_graph`` a tensor that requires grad is shallow-copied with a
+    differentiable view, so the caller's graph continues through it; anything
+    else becomes a new leaf that requires grad exactly when ``need_graph``.
+    A new object is always made, so a tensor ``func`` captured by closure is
+    never mistaken for the argument it was passed."""
+    prepared = []
+    for t in tensors:
+        if create_graph and t.requires_grad:
+            prepared.append(t.view_as(t))
+        else:
+            prepared.append(t.detach().requires_grad_(need_graph))
+    return tuple(prepared)
+
+
+def _finish(results: Any, create_graph: bool) -> Any:
+    """Detaches (possibly nested) results unless the caller asked for a graph."""
+    if create_graph:
+        return results
+    if isinstance(results, Tensor):
+        return results.detach()
+    return tuple(_finish(r, create_graph) for r in results)
+
+
+def _validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], other_was_tuple: bool) -> None:
+    """``v`` must match ``other`` (the outputs for vjp, the inputs otherwise)
+    in length and in every shape."""
+    if len(v) != len(other):
+        if other_was_tuple:
+            raise RuntimeError(
+                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+            )
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for i, (v_i, ref) in enumerate(zip(v, other, strict=True)):
+        if v_i.size() != ref.size():
+            entry = f"Entry {i} in " if other_was_tuple else ""
+            raise RuntimeError(
+                f"{entry}v has invalid size: should be {ref.size()} but got {v_i.size()}."
+            )
+
+
+def _prepare_v(v: Any, fn_name: str, other: tuple[Tensor, ...], other_was_tuple: bool,
+               create_graph: bool, none_message: str) -> tuple[Tensor, ...] | None:
+    if v is None:
+        if len(other) != 1 or other[0].nelement() != 1:
+            raise RuntimeError(none_message)
+        return None
+    _, v_t = _as_tuple(v, "v", fn_name)
+    v_t = _prepare(v_t, create_graph, need_graph=False)
+    _validate_v(v_t, other, other_was_tuple)
+    return v_t
+
+
+# Strict mode: what each kind of tensor being independent of the inputs means.
+_REQUIRES_GRAD_MESSAGES = {
+    "outputs": (
+        "Output {i} of the user-provided function does not require gradients. The outputs "
+        "must be computed in a differentiable manner from the input when running in strict mode."
+    ),
+    "grad_inputs": (
+        "The gradient with respect to input {i} is independent of the inputs of the "
+        "user-provided function. This is not allowed in strict mode."
+    ),
+    "jacobian": (
+        "While computing the hessian, found that the jacobian of the user-provided function "
+        "with respect to input {i} is independent of the input. This is not allowed in strict "
+        "mode. You should ensure that your function is twice differentiable and that the "
+        "jacobian depends on the inputs (this would be violated by a linear function for "
+        "example)."
+    ),
+    "hessian": (
+        "The hessian of the user-provided function with respect to input {i} is independent "
+        "of the input. This is not allowed in strict mode. You should ensure that your "
+        "function is thrice differentiable and that the hessian depends on the inputs."
+    ),
+}
+
+
+def _check_requires_grad(tensors: tuple[Any, ...], kind: str, strict: bool) -> None:
+    """In strict mode, every tensor must exist and be part of a graph."""
+    if not strict:
+        return
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode."
+            )
+        if not t.requires_grad:
+            raise RuntimeError(_REQUIRES_GRAD_MESSAGES[kind].format(i=i))
+
+
+def _grad(outputs: tuple[Any, ...], inputs: tuple[Tensor, ...], grad_outputs: Any = None,
+          create_graph: bool = False, retain_graph: bool | None = None,
+          is_grads_batched: bool = False) -> tuple[Tensor | None, ...]:
+    """``autograd.grad`` that skips outputs which are None or need no grad
+    (returning None for every input when nothing is left) and never
+    complains about unused inputs."""
+    from . import grad
+
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    kept = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o is not None and o.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    return grad(
+        tuple(o for o, _ in kept),
+        inputs,
+        tuple(g for _, g in kept),
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
+        is_grads_batched=is_grads_batched,
+    )
+
+
+# Strict mode: what a missing gradient means at each stage.
+_MISSING_GRAD_MESSAGES = {
+    "back": (
+        "The output of the user-provided function is independent of input {i}. "
+        "This is not allowed in strict mode."
+    ),
+    "back_trick": (
+        "The gradient with respect to the input is independent of entry {i} in the "
+        "grad_outputs when using the double backward trick to compute forward mode "
+        "gradients. This is not allowed in strict mode."
+    ),
+    "double_back": (
+        "The jacobian of the user-provided function is independent of input {i}. "
+        "This is not allowed in strict mode."
+    ),
+    "double_back_trick": (
+        "The hessian of the user-provided function is independent of entry {i} in the "
+        "grad_jacobian. This is not allowed in strict mode as it prevents from using the "
+        "double backward trick to replace forward mode AD."
+    ),
+}
+
+
+def _zeros_for_missing(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...], strict: bool,
+                       create_graph: bool, stage: str) -> tuple[Tensor, ...]:
+    """Replaces each missing gradient by zeros shaped like its reference
+    (the mathematical value), or raises in strict mode."""
+    filled = []
+    for i, g in enumerate(grads):
+        if g is None:
+            if strict:
+                raise RuntimeError(_MISSING_GRAD_MESSAGES[stage].format(i=i))
+            g = _core.zeros_like(refs[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if stage.startswith("double") else "jacobian"
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode when create_graph=True."
+            )
+        filled.append(g)
+    return tuple(filled)
+
+
+# ---------------------------------------------------------------------------
+# Products
+# ---------------------------------------------------------------------------
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T J)``: the vector-Jacobian product, shaped like
+    the inputs. ``v`` is shaped like the outputs; it may be omitted when
+    ``func`` returns a single one-element tensor."""
+    with enable_grad():
+        inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
+        ins = _prepare(ins, create_graph, need_graph=True)
+        outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outs, "outputs", strict)
+        v_t = _prepare_v(
+            v, "vjp", outs, outputs_tuple, create_graph,
+            "The vector v can only be None if the user-provided function returns a single "
+            "Tensor with a single element.",
+        )
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(outs, ins, v_t, create_graph=create_graph)
+        result = _zeros_for_missing(grads, ins, strict, create_graph, "back")
+    return (_unpack(_finish(outs, create_graph), outputs_tuple),
+            _unpack(_finish(result, create_graph), inputs_tuple))
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), J v)``: the Jacobian-vector product, shaped like the
+    outputs. ``v`` is shaped like the inputs; it may be omitted when there
+    is a single one-element input.
+
+    Computed with two backward passes: ``g(u) = J^T u`` is linear in ``u``,
+    and its vector-Jacobian product with ``v`` is ``J v``."""
+    with enable_grad():
+        inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
+        ins = _prepare(ins, create_graph, need_graph=True)
+        v_t = _prepare_v(
+            v, "jvp", ins, inputs_tuple, create_graph,
+            "The vector v can only be None if the input to the user-provided function is a "
+            "single Tensor with a single element.",
+        )
+        outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jvp")
+        _check_requires_grad(outs, "outputs", strict)
+        # The value of u never reaches the result (g is linear in u); zeros
+        # keep inf/nan out of the double-backward graph.
+        u = tuple(_core.zeros_like(o).requires_grad_() for o in outs)
+        g = _grad(outs, ins, u, create_graph=True)
+        _check_requires_grad(g, "grad_inputs", strict)
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(g, u, v_t, create_graph=create_graph)
+        result = _zeros_for_missing(grads, outs, strict, create_graph, "back_trick")
+    return (_unpack(_finish(outs, create_graph), outputs_tuple),
+            _unpack(_finish(result, create_graph), outputs_tuple))
+
+
+def _scalar_function_gradient(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool,
+                              strict: bool, fn_name: str) -> tuple[Any, ...]:
+    """The shared first half of vhp and hvp: checks, ``func(inputs)`` (which
+    must be one single-element tensor) and its gradient, with a graph."""
+    inputs_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
+    ins = _prepare(ins, create_graph, need_graph=True)
+    v_t = _prepare_v(
+        v, fn_name, ins, inputs_tuple, create_graph,
+        "The vector v can only be None if the input to the user-provided function is a "
+        "single Tensor with a single element.",
+    )
+    outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outs, "outputs", strict)
+    if outputs_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outs[0].nelement() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single element"
+        )
+    jac = _grad(outs, ins, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return inputs_tuple, ins, v_t, outs, jac
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T H)`` for a scalar ``func``, shaped like the
+    inputs (one backward through the gradient)."""
+    with enable_grad():
+        inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(jac, ins, v_t, create_graph=create_graph)
+        result = _zeros_for_missing(grads, ins, strict, create_graph, "double_back")
+    return (_unpack(_finish(outs, create_graph), False),
+            _unpack(_finish(result, create_graph), inputs_tuple))
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), H v)`` for a scalar ``func``, shaped like the
+    inputs, by the double-backward trick (``vhp`` is cheaper and equal
+    when the Hessian is symmetric)."""
+    with enable_grad():
+        inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
+        u = tuple(_core.zeros_like(t).requires_grad_() for t in ins)
+        h_u = _grad(jac, ins, u, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict)
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(h_u, u, v_t, create_graph=create_graph)
+        result = _zeros_for_missing(grads, ins, strict, create_graph, "double_back_trick")
+    return (_unpack(_finish(outs, create_graph), False),
+            _unpack(_finish(result, create_graph), inputs_tuple))
+
+
+# ---------------------------------------------------------------------------
+# Jacobian and Hessian
+# ---------------------------------------------------------------------------
+
+
+def _forward_mode_unavailable(func: Callable[..., Any], inputs: tuple[Tensor, ...]) -> Any:
+    """The Jacobian of ``func`` at ``inputs`` by forward mode (batched
+    tangents along the standard basis of the inputs), once ferrograd has
+    forward-mode AD. Reached only after torch's argument checks passed."""
+    raise RuntimeError(
+        'jacobian: strategy="forward-mode" needs forward-mode AD, which ferrograd does not '
+        "provide yet"
+    )
+
+
+def _standard_basis(outputs: tuple[Tensor, ...], total: int) -> list[Tensor]:
+    """The rows of the ``total x total`` identity, split by columns among
+    ``outputs`` and shaped ``(total, *output.shape)`` in each one's dtype:
+    row ``r`` is the grad_output that selects output element ``r`` of the
+    outputs concatenated."""
+    eye = _core.eye(total)
+    basis, start = [], 0
+    for out in outputs:
+        n = out.nelement()
+        block = eye[:, start:start + n].to(out.dtype)
+        basis.append(block.reshape((total, *out.shape)))
+        start += n
+    return basis
+
+
+def _check_strict_jacobian(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...],
+                           create_graph: bool) -> None:
+    """Strict mode's per-pair checks: every output must reach every input
+    (and, with create_graph, through a differentiable backward). One cheap
+    backward per output with zero grad_outputs finds which inputs it reaches;
+    the Jacobian itself is still computed in one batched call."""
+    for i, out in enumerate(outputs):
+        if out.nelement() == 0:
+            continue
+        grads = _grad((out,), inputs, (_core.zeros_like(out),), create_graph=create_graph,
+                      retain_graph=True)
+        for j, g in enumerate(grads):
+            if g is None:
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function is independent of input {j}. "
+                    "This is not allowed in strict mode."
+                )
+            if create_graph and not g.requires_grad:
+                # torch names the output's index here, and so do we.
+                raise RuntimeError(
+                    f"The jacobian of the user-provided function is independent of input {i}. "
+                    "This is not allowed in strict mode when create_graph=True."
+                )
+
+
+def _batched_jacobian(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...],
+                      create_graph: bool) -> tuple[tuple[Tensor, ...], ...]:
+    """``J[i][j]`` of shape ``outputs[i].shape + inputs[j].shape``, from ONE
+    ``autograd.grad`` call whose batch of grad_outputs is the standard basis
+    of all output elements; inputs no output reaches get zeros."""
+    numels = [o.nelement() for o in outputs]
+    total = sum(numels)
+    differentiable = [k for k, o in enumerate(outputs) if o.requires_grad]
+    grads: tuple[Tensor | None, ...] = (None,) * len(inputs)
+    if total > 0 and differentiable:
+        basis = _standard_basis(outputs, total)
+        grads = _grad(
+            tuple(outputs[k] for k in differentiable),
+            inputs,
+            tuple(basis[k] for k in differentiable),
+            create_graph=create_graph,
+            retain_graph=True,
+            is_grads_batched=True,
+        )
+    per_input = []
+    for inp, g in zip(inputs, grads, strict=True):
+        if g is None:
+            g = _core.zeros((total, *inp.shape), dtype=inp.dtype)
+        blocks, start = [], 0
+        for out, n in zip(outputs, numels, strict=True):
+            blocks.append(g[start:start + n].reshape((*out.shape, *inp.shape)))
+            start += n
+        per_input.append(blocks)
+    return tuple(tuple(per_input[j][i] for j in range(len(inputs))) for i in range(len(outputs)))
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+             strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``.
+
+    A Tensor for one input and one output; a tuple over whichever of the
+    two was a tuple; a tuple (outputs) of tuples (inputs) when both were,
+    with ``J[i][j].shape == outputs[i].shape + inputs[j].shape``.
+
+    All rows come from one batched backward pass in the Rust engine, for
+    ``vectorize=False`` as well as ``vectorize=True`` (the flag only
+    changes which ``strict`` checks torch allows)."""
+    if strategy not in _STRATEGIES:
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.'
+            )
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `strict=False` or `strategy="reverse-mode"`.'
+            )
+        _, ins = _as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is "
+                "only implemented for `vectorize=True`."
+            )
+        return _forward_mode_unavailable(func, ins)
+
+    with enable_grad():
+        inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+        ins = _prepare(ins, create_graph, need_graph=True)
+        outputs_tuple, outs = _as_tuple(
+            func(*ins), "outputs of the user-provided function", "jacobian"
+        )
+        _check_requires_grad(outs, "outputs", strict)
+        if strict:
+            if vectorize:
+                raise RuntimeError(
+                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                    "are not supported together. Please either set `strict=False` or "
+                    "`vectorize=False`."
+                )
+            _check_strict_jacobian(outs, ins, create_graph)
+        jac = _batched_jacobian(outs, ins, create_graph)
+    return _unpack(_finish(jac, create_graph), (outputs_tuple, inputs_tuple))
+
+
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a scalar ``func`` at ``inputs``: a Tensor of shape
+    ``input.shape + input.shape`` for one input, else a tuple of tuples with
+    ``H[i][j].shape == inputs[i].shape + inputs[j].shape``.
+
+    Built as torch builds it: the jacobian (outer) of the gradient (inner,
+    always reverse mode, with a graph)."""
+    inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in _STRATEGIES:
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def scalar_func(*args: Tensor) -> Tensor:
+        out = func(*args)
+        out_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
+        _check_requires_grad(outs, "outputs", strict)
+        if out_tuple:
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain a single "
+                "element"
+            )
+        return out.squeeze()
+
+    def gradient(*args: Tensor) -> tuple[Tensor, ...]:
+        if outer_jacobian_strategy == "forward-mode":
+            args = tuple(a.requires_grad_(True) for a in args)
+        g = jacobian(scalar_func, args, create_graph=True)
+        _check_requires_grad(g, "jacobian", strict)
+        return g
+
+    res = jacobian(gradient, ins, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return _unpack(res, (inputs_tuple, inputs_tuple))
