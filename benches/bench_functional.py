@@ -68,7 +68,12 @@ def main() -> None:
         ("jacobian, tanh(W @ x), x in R^128, vectorize=False", f"{unvec:.0f} us", "", f"{loop / unvec:.1f}x"),
         ("  vectorize=True", f"{vec:.0f} us", ">= 5x the loop", f"{loop / vec:.1f}x"),
         ("  Python loop of autograd.grad over rows", f"{loop:.0f} us", "", "1.0x"),
-        ("hessian, tanh(W @ x).pow(2).sum(), x in R^64", f"{hess:.0f} us", ">= 3x the loop", f"{hloop / hess:.1f}x"),
+        (
+            "hessian, tanh(W @ x).pow(2).sum(), x in R^64",
+            f"{hess:.0f} us",
+            ">= 3x the loop",
+            f"{hloop / hess:.1f}x",
+        ),
         ("  Python loop of hvp over basis vectors", f"{hloop:.0f} us", "", "1.0x"),
     ]
     print(table(rows, ("Benchmark", "ferrograd", "Target", "Speedup")))
