@@ -529,6 +529,13 @@ fn _parallel_waves() -> u64 {
     autograd::parallel_waves()
 }
 
+/// How many nodes batched backward calls ran row by row so far (a
+/// statistic: tests use it to check that batched formulas were used).
+#[pyfunction]
+fn _row_by_row_nodes() -> u64 {
+    autograd::row_by_row_nodes()
+}
+
 /// The id of the backward call running on this thread (-1 outside one).
 #[pyfunction]
 fn _current_graph_task_id() -> i64 {
@@ -698,6 +705,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_multithreading_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(increment_version, m)?)?;
     m.add_function(wrap_pyfunction!(_parallel_waves, m)?)?;
+    m.add_function(wrap_pyfunction!(_row_by_row_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_current_graph_task_id, m)?)?;
     m.add_function(wrap_pyfunction!(_will_engine_execute_node, m)?)?;
     m.add_function(wrap_pyfunction!(_gradient_edge, m)?)?;

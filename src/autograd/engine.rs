@@ -63,6 +63,14 @@ thread_local! {
 /// Waves that ran on the pool since the process started (lets tests check
 /// that a graph really took the parallel path).
 static PARALLEL_WAVES: AtomicU64 = AtomicU64::new(0);
+/// Nodes a batched backward ran once per batch row (no batched formula).
+static ROW_BY_ROW_NODES: AtomicU64 = AtomicU64::new(0);
+
+/// How many nodes batched backward calls ran row by row so far (a
+/// statistic: tests use it to check that batched formulas were used).
+pub fn row_by_row_nodes() -> u64 {
+    ROW_BY_ROW_NODES.load(Ordering::Relaxed)
+}
 
 /// How many waves of ready nodes ran on the pool so far (a statistic for
 /// tests and benchmarks).
@@ -349,13 +357,25 @@ fn batched_sum_to(
             full.as_slice()
         )));
     }
+    sum_to_batched(&t, shape)
+}
+
+/// `g` (leading batch dim, then a shape broadcastable to `shape`) summed
+/// down to `[batch] + shape`: [`sum_to`] applied to each batch row.
+pub fn sum_to_batched(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let b = t.shape()[0];
+    let mut full: SmallVec<[usize; 5]> = SmallVec::from_slice(&[b]);
+    full.extend_from_slice(shape);
+    if t.shape() == full.as_slice() {
+        return Ok(t.clone());
+    }
     let lead = t.ndim() - 1 - shape.len();
     let dims: Vec<isize> = (1..t.ndim())
         .filter(|&d| d <= lead || (shape[d - 1 - lead] == 1 && t.shape()[d] != 1))
         .map(|d| d as isize)
         .collect();
     let s = if dims.is_empty() {
-        t
+        t.clone()
     } else {
         t.sum(Some(&dims), true, None)?
     };
@@ -371,6 +391,7 @@ fn apply_node(node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
         Some(b) if !node.supports_batched() => b,
         _ => return node.apply(grads),
     };
+    ROW_BY_ROW_NODES.fetch_add(1, Ordering::Relaxed);
     let _rows = super::BatchGuard::new(None);
     let n_out = node.core().next_edges().len();
     let mut cols: Vec<Vec<Option<Tensor>>> = vec![Vec::with_capacity(b); n_out];

@@ -31,8 +31,10 @@ pub use anomaly::{
 };
 pub use current::{current_graph_task_id, will_engine_execute_node};
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
-pub use engine::sum_to;
-pub use engine::{backward, grad, grad_batched, parallel_waves, BackwardOptions, GradInput};
+pub use engine::{
+    backward, grad, grad_batched, parallel_waves, row_by_row_nodes, BackwardOptions, GradInput,
+};
+pub use engine::{sum_to, sum_to_batched};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub(crate) use grad_mode::BatchGuard;
 pub use grad_mode::{

@@ -355,6 +355,15 @@ pub(crate) fn finish_with_input_and_result(
     )
 }
 
+/// The shape and reduction mask of a batched gradient: a leading batch
+/// dim of size `b` that is never reduced.
+fn with_batch_dim(b: usize, shape: &[usize], mask: &[bool]) -> (Vec<usize>, Vec<bool>) {
+    (
+        std::iter::once(b).chain(shape.iter().copied()).collect(),
+        std::iter::once(false).chain(mask.iter().copied()).collect(),
+    )
+}
+
 /// The gradient of a reduction over `mask`, broadcast back to the input's
 /// `shape` (reduced dims are re-inserted first unless `keepdim`).
 pub(crate) fn expand_reduced(
@@ -409,12 +418,8 @@ impl Tensor {
             let shape = self.shape().to_vec();
             rec.batched().finish_simple(&out, move |ctx, g| {
                 Ok(vec![Some(match ctx.batch() {
-                    // The batch dim leads and is never reduced.
                     Some(b) => {
-                        let bshape: Vec<usize> =
-                            std::iter::once(b).chain(shape.iter().copied()).collect();
-                        let bmask: Vec<bool> =
-                            std::iter::once(false).chain(mask.iter().copied()).collect();
+                        let (bshape, bmask) = with_batch_dim(b, &shape, &mask);
                         expand_reduced(&g[0], &bshape, &bmask, keepdim)?
                     }
                     None => expand_reduced(&g[0], &shape, &mask, keepdim)?,
@@ -487,8 +492,14 @@ impl Tensor {
         let out = r.to_dtype(out_dt);
         if rec.active() {
             let shape = self.shape().to_vec();
-            rec.finish_simple(&out, move |_, g| {
-                let g = expand_reduced(&g[0], &shape, &mask, keepdim)?;
+            rec.batched().finish_simple(&out, move |ctx, g| {
+                let g = match ctx.batch() {
+                    Some(b) => {
+                        let (bshape, bmask) = with_batch_dim(b, &shape, &mask);
+                        expand_reduced(&g[0], &bshape, &bmask, keepdim)?
+                    }
+                    None => expand_reduced(&g[0], &shape, &mask, keepdim)?,
+                };
                 Ok(vec![Some(g.mul(&Tensor::scalar(1.0 / n))?)])
             })?;
         }

@@ -167,10 +167,12 @@ impl Tensor {
     }
 
     fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self]);
+        let rec = Recorder::new(name, &[self]).batched();
         let out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
-        finish_view(rec, &out, move |_, g| {
-            Ok(vec![Some(g[0].transpose(dim0, dim1)?)])
+        finish_view(rec, &out, move |ctx, g| {
+            // A batch dim leads: counted from the front, dims move by one.
+            let shift = |d: isize| d + isize::from(ctx.batch().is_some() && d >= 0);
+            Ok(vec![Some(g[0].transpose(shift(dim0), shift(dim1))?)])
         })?;
         Ok(out)
     }
@@ -183,7 +185,7 @@ impl Tensor {
     /// A view with the same layout whose node (`name`) passes the gradient
     /// through.
     pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self]);
+        let rec = Recorder::new(name, &[self]).batched();
         let out = self.view_with_layout(self.layout().clone());
         finish_view(rec, &out, |_, g| Ok(vec![Some(g[0].clone())]))?;
         Ok(out)
@@ -222,7 +224,7 @@ impl Tensor {
 
     /// `permute(dims)`.
     pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("PermuteBackward0", &[self]);
+        let rec = Recorder::new("PermuteBackward0", &[self]).batched();
         let out = self.view_with_layout(self.layout().permute(dims)?);
         if rec.active() {
             let n = self.ndim();
@@ -230,7 +232,13 @@ impl Tensor {
             for (i, &d) in dims.iter().enumerate() {
                 inverse[wrap_dim(d, n)?] = i as isize;
             }
-            finish_view(rec, &out, move |_, g| {
+            finish_view(rec, &out, move |ctx, g| {
+                if ctx.batch().is_some() {
+                    let batched: Vec<isize> = std::iter::once(0)
+                        .chain(inverse.iter().map(|&d| d + 1))
+                        .collect();
+                    return Ok(vec![Some(g[0].permute(&batched)?)]);
+                }
                 Ok(vec![Some(g[0].permute(&inverse)?)])
             })?;
         }
@@ -279,11 +287,14 @@ impl Tensor {
 
     /// `expand(sizes)`: broadcast without copying; `-1` keeps a size.
     pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("ExpandBackward0", &[self]);
+        let rec = Recorder::new("ExpandBackward0", &[self]).batched();
         let out = self.view_with_layout(self.layout().expand(sizes)?);
         let shape = self.shape().to_vec();
-        finish_view(rec, &out, move |_, g| {
-            Ok(vec![Some(crate::autograd::sum_to(&g[0], &shape)?)])
+        finish_view(rec, &out, move |ctx, g| {
+            Ok(vec![Some(match ctx.batch() {
+                Some(_) => crate::autograd::sum_to_batched(&g[0], &shape)?,
+                None => crate::autograd::sum_to(&g[0], &shape)?,
+            })])
         })?;
         Ok(out)
     }

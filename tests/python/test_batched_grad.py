@@ -39,8 +39,35 @@ CASES = {
     "bmm_fallback": (lambda a, b: a @ b, [(2, 2, 3), (3, 2)]),
     "reshape_sum": (lambda x: x.reshape(3, 2).sum(0) * x.sum(), [(2, 3)]),
     "sum_keepdim": (lambda x: x.sum(1, keepdim=True) * x, [(2, 3)]),
+    "transpose_permute": (
+        lambda x: x.transpose(0, 2).permute(2, 0, 1).transpose(-1, -2).mT * 2,
+        [(2, 3, 4)],
+    ),
+    "t_of_vector_and_matrix": (lambda v, m: v.t() * m.t().sum(0) + m.t()[1], [(3,), (3, 2)]),
+    "expand": (lambda x, y: x.expand(2, 3, 4) * y.expand(3, 4), [(3, 1), (4,)]),
+    "mean": (lambda x: x.mean(1, keepdim=True) * x.mean(0) + x.mean(), [(3, 4)]),
+    "squeeze_unsqueeze": (lambda x: x.unsqueeze(1).squeeze(0) * x.unsqueeze(-1), [(1, 3)]),
+    "num_unary": (lambda x: (-x).abs().relu() * (x - 1).abs(), [(2, 3)]),
     "row_by_row_nodes": (lambda x: x.softmax(0).cumsum(0) * x.flip(0), [(5,)]),
     "custom_function": (lambda x, y: Cube.apply(x * y).log(), [(2, 3), (3,)]),
+}
+
+
+# Cases whose every node has a batched formula (no node runs row by row).
+FULLY_BATCHED = {
+    "unary",
+    "binary_broadcast",
+    "dot",
+    "mv",
+    "vm",
+    "mm",
+    "reshape_sum",
+    "sum_keepdim",
+    "transpose_permute",
+    "expand",
+    "mean",
+    "squeeze_unsqueeze",
+    "num_unary",
 }
 
 
@@ -51,7 +78,10 @@ def test_batched_equals_loop_of_single_calls(name):
     out = fn(*xs)
     b = 5
     v = fg.tensor(RNG.standard_normal((b, *out.shape)), dtype=fg.float64)
+    before = fg._core._row_by_row_nodes()
     batched = fg.autograd.grad(out, xs, v, retain_graph=True, is_grads_batched=True)
+    row_by_row = fg._core._row_by_row_nodes() - before
+    assert (row_by_row == 0) == (name in FULLY_BATCHED), row_by_row
     for k, x in enumerate(xs):
         rows = [fg.autograd.grad(out, xs, v[r], retain_graph=True)[k] for r in range(b)]
         expected = np.stack([r.numpy() for r in rows])

@@ -134,7 +134,8 @@ macro_rules! num_unary {
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
-                    let rec = Recorder::new($node, &[self]);
+                    // Elementwise formulas broadcast over a batch dim.
+                    let rec = Recorder::new($node, &[self]).batched();
                     let out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
                         else match $bool {
                             Some(g) => map1::<bool, bool>(self, g),
