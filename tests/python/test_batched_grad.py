@@ -48,6 +48,13 @@ CASES = {
     "mean": (lambda x: x.mean(1, keepdim=True) * x.mean(0) + x.mean(), [(3, 4)]),
     "squeeze_unsqueeze": (lambda x: x.unsqueeze(1).squeeze(0) * x.unsqueeze(-1), [(1, 3)]),
     "num_unary": (lambda x: (-x).abs().relu() * (x - 1).abs(), [(2, 3)]),
+    "softmax_where_clamp": (
+        lambda x, y: (
+            x.softmax(1) * x.log_softmax(-1) + fg.where(x > 1, x, y).clamp(0.7, 1.2) * y.clamp(min=0.9)
+        ),
+        [(2, 3), (3,)],
+    ),
+    "softmax_0d": (lambda x: x.sum().softmax(0) * x, [(3,)]),
     "row_by_row_nodes": (lambda x: x.softmax(0).cumsum(0) * x.flip(0), [(5,)]),
     "custom_function": (lambda x, y: Cube.apply(x * y).log(), [(2, 3), (3,)]),
 }
@@ -68,6 +75,7 @@ FULLY_BATCHED = {
     "mean",
     "squeeze_unsqueeze",
     "num_unary",
+    "softmax_where_clamp",
 }
 
 

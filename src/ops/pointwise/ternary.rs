@@ -18,7 +18,8 @@ impl Tensor {
                 condition.dtype()
             )));
         }
-        let rec = Recorder::new("WhereBackward0", &[self, other]);
+        // Masked elementwise formulas broadcast over a batch dim.
+        let rec = Recorder::new("WhereBackward0", &[self, other]).batched();
         let dt = promoted(&[self, other]);
         let (x, y) = (self.to_dtype(dt), other.to_dtype(dt));
         let out = dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))?;
@@ -53,7 +54,8 @@ impl Tensor {
         min: Option<&Tensor>,
         max: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let rec = Recorder::new_opt(node, &[Some(self), min, max]);
+        // Masked elementwise formulas broadcast over a batch dim.
+        let rec = Recorder::new_opt(node, &[Some(self), min, max]).batched();
         let out = self.clamp_kernel(min, max)?;
         rec.finish(
             &[&out],
