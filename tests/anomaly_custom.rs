@@ -12,6 +12,17 @@ fn leaf(v: &[f64]) -> Tensor {
     t
 }
 
+/// `sum(sqrt(x) * 0)`: the gradient of sqrt at 0 is inf, times the zero
+/// from the mul gives NaN.
+fn sqrt_times_zero(x: &Tensor) -> Tensor {
+    x.sqrt()
+        .unwrap()
+        .mul(&Tensor::scalar(0.0f64))
+        .unwrap()
+        .sum(None, false, None)
+        .unwrap()
+}
+
 #[test]
 fn nan_check_names_node_and_reports_its_forward_backtrace() {
     let reports = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -22,14 +33,7 @@ fn nan_check_names_node_and_reports_its_forward_backtrace() {
     let x = leaf(&[0.0, 4.0]);
     let err = {
         let _mode = AnomalyModeGuard::new(true, true);
-        // d sqrt(x) / dx at 0 is inf, times the zero from the mul: NaN.
-        let y = x
-            .sqrt()
-            .unwrap()
-            .mul(&Tensor::scalar(0.0f64))
-            .unwrap()
-            .sum(None, false, None)
-            .unwrap();
+        let y = sqrt_times_zero(&x);
         autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err()
     };
     autograd::set_warning_handler(None);
@@ -55,13 +59,7 @@ fn nan_check_names_node_and_reports_its_forward_backtrace() {
 #[test]
 fn without_anomaly_mode_nan_flows_through() {
     let x = leaf(&[0.0, 4.0]);
-    let y = x
-        .sqrt()
-        .unwrap()
-        .mul(&Tensor::scalar(0.0f64))
-        .unwrap()
-        .sum(None, false, None)
-        .unwrap();
+    let y = sqrt_times_zero(&x);
     autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
     assert!(x.grad().unwrap().to_vec::<f64>()[0].is_nan());
 }

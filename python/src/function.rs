@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3::{intern, PyTypeInfo};
 use std::any::Any;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 /// The graph node of one application of a custom Function.
 pub struct PyFunctionNode {
@@ -351,7 +351,7 @@ fn _function_apply<'py>(
                 .call(PyTuple::new(py, full)?, kwargs)?
         }
     };
-    let is_tuple = output.is_exact_instance_of::<PyTuple>() || output.cast::<PyTuple>().is_ok();
+    let is_tuple = output.cast::<PyTuple>().is_ok();
     let outs: Vec<Bound<'py, PyAny>> = if is_tuple {
         output.cast::<PyTuple>()?.iter().collect()
     } else {
@@ -390,7 +390,8 @@ fn _function_apply<'py>(
     let is_dirty = |t: &Tensor| dirty.iter().any(|(id, _)| *id == t.id());
     let is_non_diff = |t: &Tensor| non_diff.iter().any(|(id, _)| *id == t.id());
 
-    let node: Option<Arc<PyFunctionNode>> = if executable {
+    // The node, and the same node as a graph `Node`.
+    let node: Option<(Arc<PyFunctionNode>, Arc<dyn Node>)> = if executable {
         let name: String = ctx.get_type().name()?.extract()?;
         let metas = inputs
             .iter()
@@ -417,7 +418,7 @@ fn _function_apply<'py>(
         let dyn_node: Arc<dyn Node> = node.clone();
         base.as_super().get().link(&dyn_node);
         autograd::register_custom_node(&dyn_node);
-        Some(node)
+        Some((node, dyn_node))
     } else {
         None
     };
@@ -430,40 +431,35 @@ fn _function_apply<'py>(
         };
         let differentiable = !is_non_diff(t) && t.dtype().is_floating_point();
         let is_input = input_ids.contains(&t.id());
-        let edge = node.as_ref().map(|n| {
-            let n: Arc<dyn Node> = n.clone();
-            Edge::new(n, i)
-        });
-        if is_dirty(t) {
-            if let (Some(edge), true) = (edge, differentiable) {
+        let edge = node
+            .as_ref()
+            .filter(|_| differentiable)
+            .map(|(_, n)| Edge::new(n.clone(), i));
+        let result = if is_dirty(t) {
+            if let Some(edge) = edge {
                 autograd::rebase_dirty(t, edge).py()?;
             }
-            results.push(obj.clone().unbind());
+            obj.clone().unbind()
         } else if is_input {
             // An input handed back unchanged: a fresh view with its own
             // history.
             let a = autograd::output_alias(t);
-            if let (Some(edge), true) = (edge, differentiable) {
-                autograd::set_grad_fn(&a, Some(edge));
+            if edge.is_some() {
+                autograd::set_grad_fn(&a, edge);
             }
-            results.push(Py::new(py, PyTensor::new(a))?.into_any());
+            Py::new(py, PyTensor::new(a))?.into_any()
         } else {
-            if let (Some(edge), true) = (edge, differentiable) {
-                autograd::set_grad_fn(t, Some(edge));
+            if edge.is_some() {
+                autograd::set_grad_fn(t, edge);
             }
-            results.push(obj.clone().unbind());
-        }
+            obj.clone().unbind()
+        };
+        results.push(result);
     }
 
-    if let Some(node) = &node {
-        let weak: Weak<dyn Node> = {
-            let n: Arc<dyn Node> = node.clone();
-            Arc::downgrade(&n)
-        };
-        let nid = {
-            let n: Arc<dyn Node> = node.clone();
-            autograd::node_id(&n)
-        };
+    if let Some((node, dyn_node)) = &node {
+        let weak = Arc::downgrade(dyn_node);
+        let nid = autograd::node_id(dyn_node);
         let mut saved = Vec::new();
         if let Some(ts) = &to_save {
             for (j, o) in ts.bind(py).try_iter()?.enumerate() {

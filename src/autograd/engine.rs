@@ -316,7 +316,7 @@ fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<
         .as_ref()
         .filter(|h| !h.post.is_empty())
         .map(|_| grads.clone());
-    let mut outs = if grads.iter().all(|g| g.is_none()) && !node.apply_without_grads() {
+    let mut outs = if skips(node, &grads) {
         vec![None; node.core().next_edges().len()]
     } else {
         apply_node(node, grads)?
@@ -335,8 +335,7 @@ fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<
 }
 
 /// A batched gradient `t` (leading dim `b`, then a shape broadcastable to
-/// `shape`) reduced to `[b] + shape`: the batch dim stays, the rest is
-/// summed as [`sum_to`] does.
+/// `shape`) reduced to `[b] + shape`, or torch's error naming the node.
 fn batched_sum_to(
     node: &dyn Node,
     i: usize,
@@ -344,17 +343,12 @@ fn batched_sum_to(
     b: usize,
     shape: &[usize],
 ) -> Result<Tensor> {
-    let mut full: SmallVec<[usize; 5]> = SmallVec::from_slice(&[b]);
-    full.extend_from_slice(shape);
-    if t.shape() == full.as_slice() {
-        return Ok(t);
-    }
     if t.ndim() == 0 || t.shape()[0] != b || !expandable_to(shape, &t.shape()[1..]) {
+        let full: Vec<usize> = std::iter::once(b).chain(shape.iter().copied()).collect();
         return Err(Error::runtime(format!(
-            "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?} (batch of {b})",
+            "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {full:?} (batch of {b})",
             node.name(),
             t.shape(),
-            full.as_slice()
         )));
     }
     sum_to_batched(&t, shape)
@@ -362,25 +356,39 @@ fn batched_sum_to(
 
 /// `g` (leading batch dim, then a shape broadcastable to `shape`) summed
 /// down to `[batch] + shape`: [`sum_to`] applied to each batch row.
-pub fn sum_to_batched(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let b = t.shape()[0];
-    let mut full: SmallVec<[usize; 5]> = SmallVec::from_slice(&[b]);
-    full.extend_from_slice(shape);
-    if t.shape() == full.as_slice() {
-        return Ok(t.clone());
+pub fn sum_to_batched(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    sum_broadcast(g, 1, shape)
+}
+
+/// Sums `g` down to its first `keep` dims followed by `shape`, reducing the
+/// dims that broadcasting added or expanded (right-aligned to `shape`).
+fn sum_broadcast(g: &Tensor, keep: usize, shape: &[usize]) -> Result<Tensor> {
+    let target: SmallVec<[usize; 5]> = g.shape()[..keep].iter().chain(shape).copied().collect();
+    if g.shape() == target.as_slice() {
+        return Ok(g.clone());
     }
-    let lead = t.ndim() - 1 - shape.len();
-    let dims: Vec<isize> = (1..t.ndim())
-        .filter(|&d| d <= lead || (shape[d - 1 - lead] == 1 && t.shape()[d] != 1))
+    let lead = g.ndim() - target.len();
+    let dims: Vec<isize> = (keep..g.ndim())
+        .filter(|&d| d < keep + lead || (shape[d - keep - lead] == 1 && g.shape()[d] != 1))
         .map(|d| d as isize)
         .collect();
     let s = if dims.is_empty() {
-        t.clone()
+        g.clone()
     } else {
-        t.sum(Some(&dims), true, None)?
+        g.sum(Some(&dims), true, None)?
     };
-    let target: Vec<isize> = full.iter().map(|&n| n as isize).collect();
+    if s.shape() == target.as_slice() {
+        return Ok(s);
+    }
+    let target: Vec<isize> = target.iter().map(|&n| n as isize).collect();
     s.reshape(&target)
+}
+
+/// Whether the engine passes undefined gradients on without running the
+/// node (every incoming gradient is undefined and the node does not ask to
+/// see that).
+fn skips(node: &Arc<dyn Node>, grads: &[Option<Tensor>]) -> bool {
+    grads.iter().all(|g| g.is_none()) && !node.apply_without_grads()
 }
 
 /// Runs a node's backward. In a batched backward, a node that does not
@@ -400,7 +408,7 @@ fn apply_node(node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
             .iter()
             .map(|g| g.as_ref().map(|g| g.select(0, r as isize)).transpose())
             .collect::<Result<_>>()?;
-        let outs = if row.iter().all(|g| g.is_none()) && !node.apply_without_grads() {
+        let outs = if skips(node, &row) {
             vec![None; n_out]
         } else {
             validate(node.as_ref(), node.apply(row)?)?
@@ -445,21 +453,7 @@ fn retain(t: &Tensor, g: &Tensor) -> Result<()> {
 
 /// `g` summed down to `shape` (the gradient of a broadcast).
 pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    let lead = g.ndim() - shape.len();
-    let dims: Vec<isize> = (0..g.ndim())
-        .filter(|&d| d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1))
-        .map(|d| d as isize)
-        .collect();
-    let s = if dims.is_empty() {
-        g.clone()
-    } else {
-        g.sum(Some(&dims), true, None)?
-    };
-    if s.shape() == shape {
-        return Ok(s);
-    }
-    let target: Vec<isize> = shape.iter().map(|&n| n as isize).collect();
-    s.reshape(&target)
+    sum_broadcast(g, 0, shape)
 }
 
 fn expandable_to(from: &[usize], to: &[usize]) -> bool {

@@ -80,6 +80,19 @@ impl BackwardCtx<'_> {
     pub fn batch(&self) -> Option<usize> {
         super::current_batch()
     }
+    /// Input dim `d` as counted in `g`: dims from the front move past a
+    /// batch dim, dims from the back (negative) stay.
+    pub fn dim(&self, d: isize) -> isize {
+        d + isize::from(d >= 0 && self.batch().is_some())
+    }
+    /// An input shape as the gradient for it is shaped: with the batch dim
+    /// in front in a batched backward.
+    pub fn shape(&self, shape: &[usize]) -> Vec<usize> {
+        self.batch()
+            .into_iter()
+            .chain(shape.iter().copied())
+            .collect()
+    }
 }
 
 impl Node for FnNode {

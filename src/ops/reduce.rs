@@ -355,13 +355,20 @@ pub(crate) fn finish_with_input_and_result(
     )
 }
 
-/// The shape and reduction mask of a batched gradient: a leading batch
-/// dim of size `b` that is never reduced.
-fn with_batch_dim(b: usize, shape: &[usize], mask: &[bool]) -> (Vec<usize>, Vec<bool>) {
-    (
-        std::iter::once(b).chain(shape.iter().copied()).collect(),
-        std::iter::once(false).chain(mask.iter().copied()).collect(),
-    )
+/// [`expand_reduced`] for a node that handles batched backward: a leading
+/// batch dim of `g` is kept and never counts as reduced.
+fn expand_reduced_in(
+    ctx: &crate::autograd::BackwardCtx,
+    g: &Tensor,
+    shape: &[usize],
+    mask: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
+    if ctx.batch().is_none() {
+        return expand_reduced(g, shape, mask, keepdim);
+    }
+    let mask: Vec<bool> = std::iter::once(false).chain(mask.iter().copied()).collect();
+    expand_reduced(g, &ctx.shape(shape), &mask, keepdim)
 }
 
 /// The gradient of a reduction over `mask`, broadcast back to the input's
@@ -417,13 +424,9 @@ impl Tensor {
             let mask = dim_mask(self.ndim(), dims)?;
             let shape = self.shape().to_vec();
             rec.batched().finish_simple(&out, move |ctx, g| {
-                Ok(vec![Some(match ctx.batch() {
-                    Some(b) => {
-                        let (bshape, bmask) = with_batch_dim(b, &shape, &mask);
-                        expand_reduced(&g[0], &bshape, &bmask, keepdim)?
-                    }
-                    None => expand_reduced(&g[0], &shape, &mask, keepdim)?,
-                })])
+                Ok(vec![Some(expand_reduced_in(
+                    ctx, &g[0], &shape, &mask, keepdim,
+                )?)])
             })?;
         }
         Ok(out)
@@ -493,13 +496,7 @@ impl Tensor {
         if rec.active() {
             let shape = self.shape().to_vec();
             rec.batched().finish_simple(&out, move |ctx, g| {
-                let g = match ctx.batch() {
-                    Some(b) => {
-                        let (bshape, bmask) = with_batch_dim(b, &shape, &mask);
-                        expand_reduced(&g[0], &bshape, &bmask, keepdim)?
-                    }
-                    None => expand_reduced(&g[0], &shape, &mask, keepdim)?,
-                };
+                let g = expand_reduced_in(ctx, &g[0], &shape, &mask, keepdim)?;
                 Ok(vec![Some(g.mul(&Tensor::scalar(1.0 / n))?)])
             })?;
         }

@@ -33,16 +33,9 @@ where
 
 /// Records a reshaping view: the gradient is reshaped back.
 fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
-    let shape = isizes(input_shape);
+    let shape = input_shape.to_vec();
     finish_view(rec.batched(), out, move |ctx, g| {
-        Ok(vec![Some(match ctx.batch() {
-            Some(b) => {
-                let mut batched = vec![b as isize];
-                batched.extend_from_slice(&shape);
-                g[0].reshape(&batched)?
-            }
-            None => g[0].reshape(&shape)?,
-        })])
+        Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&shape)))?)])
     })
 }
 
@@ -170,9 +163,7 @@ impl Tensor {
         let rec = Recorder::new(name, &[self]).batched();
         let out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
         finish_view(rec, &out, move |ctx, g| {
-            // A batch dim leads: counted from the front, dims move by one.
-            let shift = |d: isize| d + isize::from(ctx.batch().is_some() && d >= 0);
-            Ok(vec![Some(g[0].transpose(shift(dim0), shift(dim1))?)])
+            Ok(vec![Some(g[0].transpose(ctx.dim(dim0), ctx.dim(dim1))?)])
         })?;
         Ok(out)
     }

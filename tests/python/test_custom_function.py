@@ -523,24 +523,13 @@ def test_non_tensor_and_integer_outputs_pass_through():
 
 
 def test_double_backward_through_differentiable_backward():
-    class Cube(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3 * g * x * x
-
     a = np.array([0.5, -1.5, 2.0])
     x = leaf(a)
-    (g,) = fg.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (g,) = fg.autograd.grad(_Cube.apply(x).sum(), x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), 3 * a**2)
     (g2,) = fg.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g2.numpy(), 6 * a)
-    check_grad(lambda t: Cube.apply(t), [a.reshape(1, 3)], second_order=True)
+    check_grad(lambda t: _Cube.apply(t), [a.reshape(1, 3)], second_order=True)
 
 
 def test_once_differentiable():

@@ -154,59 +154,45 @@ impl Tensor {
     /// `softmax(dim, dtype=None)`: `exp(x) / sum(exp(x))` along `dim`.
     pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         let rec = Recorder::new("SoftmaxBackward0", &[self]);
-        // A 0-dim input has no dim to shift past a batch dim.
-        let rec = if self.ndim() > 0 { rec.batched() } else { rec };
         let out = softmax_impl("softmax", self, dim, dtype, false)?;
-        if rec.active() {
-            let dim = wrap_softmax_dim(dim, self.ndim())?;
-            rec.finish(
-                &[&out],
-                |s| s.save_output("result", &out, 0),
-                move |ctx, g| {
-                    // y * (g - sum(g * y))
-                    let y = ctx.saved(0)?;
-                    let d = batch_shifted(ctx, dim);
-                    let dot = g[0].mul(&y)?.sum(Some(&[d]), true, None)?;
-                    Ok(vec![Some(y.mul(&g[0].sub(&dot)?)?)])
-                },
-            )?;
-        }
+        // y * (g - sum(g * y))
+        finish_softmax(rec, self, &out, dim, |g, y, d| {
+            let dot = g.mul(y)?.sum(Some(&[d]), true, None)?;
+            y.mul(&g.sub(&dot)?)
+        })?;
         Ok(out)
     }
 
     /// `log_softmax(dim, dtype=None)`: `x - logsumexp(x)` along `dim`.
     pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         let rec = Recorder::new("LogSoftmaxBackward0", &[self]);
-        // A 0-dim input has no dim to shift past a batch dim.
-        let rec = if self.ndim() > 0 { rec.batched() } else { rec };
         let out = softmax_impl("log_softmax", self, dim, dtype, true)?;
-        if rec.active() {
-            let dim = wrap_softmax_dim(dim, self.ndim())?;
-            rec.finish(
-                &[&out],
-                |s| s.save_output("result", &out, 0),
-                move |ctx, g| {
-                    // g - exp(y) * sum(g)
-                    let y = ctx.saved(0)?;
-                    let d = batch_shifted(ctx, dim);
-                    let total = g[0].sum(Some(&[d]), true, None)?;
-                    Ok(vec![Some(g[0].sub(&y.exp()?.mul(&total)?)?)])
-                },
-            )?;
-        }
+        // g - exp(y) * sum(g)
+        finish_softmax(rec, self, &out, dim, |g, y, d| {
+            let total = g.sum(Some(&[d]), true, None)?;
+            g.sub(&y.exp()?.mul(&total)?)
+        })?;
         Ok(out)
     }
 }
 
-/// The softmax dim as a non-negative index (a 0-dim input has dim 0).
-fn wrap_softmax_dim(dim: isize, ndim: usize) -> Result<isize> {
-    Ok(crate::tensor::wrap_dim(dim, ndim.max(1))? as isize)
-}
-
-/// `dim` of the input counted in a gradient that may carry a leading batch
-/// dim.
-fn batch_shifted(ctx: &crate::autograd::BackwardCtx, dim: isize) -> isize {
-    dim + isize::from(ctx.batch().is_some())
+/// Records softmax or log_softmax of `x` along `dim`: backward reads the
+/// result `y` and computes `grad(g, y, d)`, `d` being `dim` as counted in
+/// `g` (which may carry a leading batch dim).
+fn finish_softmax(
+    rec: Recorder,
+    x: &Tensor,
+    out: &Tensor,
+    dim: isize,
+    grad: fn(&Tensor, &Tensor, isize) -> Result<Tensor>,
+) -> Result<()> {
+    // A 0-dim input has no dim to shift past a batch dim.
+    let rec = if x.ndim() > 0 { rec.batched() } else { rec };
+    rec.finish(
+        &[out],
+        |s| s.save_output("result", out, 0),
+        move |ctx, g| Ok(vec![Some(grad(&g[0], &ctx.saved(0)?, ctx.dim(dim))?)]),
+    )
 }
 
 /// softmax (or log_softmax) of each contiguous row of `n` elements of `x`.
