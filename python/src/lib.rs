@@ -11,6 +11,7 @@ mod creation;
 mod dtype;
 mod elementwise;
 mod errors;
+mod forward_ad;
 mod function;
 mod linalg;
 mod random;
@@ -135,6 +136,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     random::register(m)?;
     autograd::register(m)?;
+    forward_ad::register(m)?;
     function::register(m)?;
     Ok(())
 }

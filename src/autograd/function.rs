@@ -19,6 +19,7 @@
 //! closures use ordinary (differentiable) ops, so running them with grad
 //! mode on (`create_graph=True`) records the graph of the gradient itself.
 
+use super::forward::{self, FwState, JvpFn, Tangents};
 use super::node::{Grads, Node, NodeCore, SavedValue, TensorMeta};
 use super::saved::SavedTensor;
 use super::{gradient_edge, set_grad_fn, Edge, GradModeGuard};
@@ -203,29 +204,41 @@ impl Saver<'_> {
     }
 }
 
-/// Records one op's node when any input requires grad and grad mode is on.
-pub struct Recorder {
+/// Records one op's node when any input requires grad and grad mode is on,
+/// and gives its outputs tangents when any input has one (forward AD).
+pub struct Recorder<'a> {
     name: &'static str,
     edges: Option<Vec<Option<Edge>>>,
     metas: Vec<Option<TensorMeta>>,
     input_ids: SmallVec<[usize; 4]>,
     batched: bool,
+    fw: Option<FwState>,
+    jvp: Option<Box<JvpFn<'a>>>,
+    jvp_batched: bool,
+    grad_mode: bool,
     _guard: Option<GradModeGuard>,
 }
 
-impl Recorder {
+impl<'a> Recorder<'a> {
     /// Starts recording `name` over `inputs` (optional inputs that are not
-    /// tensors are simply left out by the caller). Inactive when grad mode
-    /// is off or no input requires grad.
-    pub fn new(name: &'static str, inputs: &[&Tensor]) -> Recorder {
-        if !super::is_grad_enabled() || !inputs.iter().any(|t| t.requires_grad()) {
+    /// tensors are simply left out by the caller). The reverse part is
+    /// inactive when grad mode is off or no input requires grad; the
+    /// forward part when no input has a tangent.
+    pub fn new(name: &'static str, inputs: &[&Tensor]) -> Recorder<'a> {
+        let grad_mode = super::is_grad_enabled();
+        let fw = forward::capture_all(inputs);
+        if !grad_mode || !inputs.iter().any(|t| t.requires_grad()) {
             return Recorder {
                 name,
                 edges: None,
                 metas: Vec::new(),
                 input_ids: SmallVec::new(),
                 batched: false,
-                _guard: None,
+                jvp: None,
+                jvp_batched: false,
+                grad_mode,
+                _guard: fw.as_ref().map(|_| GradModeGuard::new(false)),
+                fw,
             };
         }
         let edges = inputs.iter().map(|t| gradient_edge(t)).collect();
@@ -236,23 +249,60 @@ impl Recorder {
             metas,
             input_ids: inputs.iter().map(|t| t.id()).collect(),
             batched: false,
+            fw,
+            jvp: None,
+            jvp_batched: false,
+            grad_mode,
             _guard: Some(GradModeGuard::new(false)),
         }
+    }
+
+    /// The op's forward formula: maps the input tangents (in the order of
+    /// the inputs given to [`Recorder::new`]) to one tangent per output,
+    /// `None` for zero. Formulas use ordinary ops, so tangents are
+    /// themselves differentiable. Run by `finish` when an input has a
+    /// tangent. In a batched level it sees one row of tangents at a time
+    /// unless declared with [`Recorder::jvp_batched`].
+    pub fn jvp(mut self, f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a) -> Self {
+        if self.fw.is_some() {
+            self.jvp = Some(Box::new(f));
+        }
+        self
+    }
+
+    /// Like [`Recorder::jvp`] for a formula that handles tangents with an
+    /// extra leading batch dim ([`Tangents::batch`]); elementwise formulas
+    /// that broadcast do by themselves.
+    pub fn jvp_batched(
+        mut self,
+        f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a,
+    ) -> Self {
+        self.jvp_batched = true;
+        self.jvp(f)
+    }
+
+    /// Whether forward AD is computing tangents for this op.
+    pub fn forward_active(&self) -> bool {
+        self.fw.is_some()
     }
 
     /// Declares that the backward closure handles a batched backward: with
     /// [`BackwardCtx::batch`] set, every `g` has an extra leading batch dim
     /// and so must each returned gradient (broadcasting elementwise
     /// formulas do this by themselves). Other nodes are run once per row.
-    pub fn batched(mut self) -> Recorder {
+    pub fn batched(mut self) -> Recorder<'a> {
         self.batched = true;
         self
     }
 
-    /// Like [`Recorder::new`] with optional inputs (`None` gets no edge).
-    pub fn new_opt(name: &'static str, inputs: &[Option<&Tensor>]) -> Recorder {
+    /// Like [`Recorder::new`] with optional inputs (`None` gets no edge
+    /// and no tangent).
+    pub fn new_opt(name: &'static str, inputs: &[Option<&Tensor>]) -> Recorder<'a> {
         let present: SmallVec<[&Tensor; 4]> = inputs.iter().flatten().copied().collect();
         let mut rec = Recorder::new(name, &present);
+        if rec.fw.is_some() {
+            rec.fw = forward::capture(inputs);
+        }
         if let Some(edges) = rec.edges.take() {
             let mut it_e = edges.into_iter();
             let mut it_m = std::mem::take(&mut rec.metas).into_iter();
@@ -295,10 +345,10 @@ impl Recorder {
         S: FnOnce(&mut Saver),
         B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
     {
-        let Some(edges) = self.edges.take() else {
-            return Ok(());
-        };
         drop(self._guard.take());
+        let Some(edges) = self.edges.take() else {
+            return self.finish_forward(outputs, None);
+        };
         let name = self.name;
         let metas = std::mem::take(&mut self.metas);
         let output_meta = outputs.iter().map(|t| TensorMeta::of(t)).collect();
@@ -325,6 +375,7 @@ impl Recorder {
         if let Some(e) = error {
             return Err(e);
         }
+        let fn_node = node.clone();
         let node: Arc<dyn Node> = node;
         super::on_node_created(&node);
         for (i, out) in outputs.iter().enumerate() {
@@ -332,6 +383,34 @@ impl Recorder {
             // nothing on it.
             if out.dtype().is_floating_point() && !self.input_ids.contains(&out.id()) {
                 set_grad_fn(out, Some(Edge::new(node.clone(), i)));
+            }
+        }
+        self.finish_forward(outputs, Some(&fn_node))
+    }
+
+    /// The forward-AD part of `finish`: runs the formula after the outputs
+    /// have their history (so tangents built from outputs are
+    /// differentiable) and shares output tangents with saved copies of the
+    /// outputs.
+    fn finish_forward(mut self, outputs: &[&Tensor], node: Option<&FnNode>) -> Result<()> {
+        let Some(state) = self.fw.take() else {
+            return Ok(());
+        };
+        forward::apply(
+            self.name,
+            state,
+            outputs,
+            self.jvp.as_deref(),
+            self.jvp_batched,
+            self.grad_mode,
+        )?;
+        for s in node
+            .iter()
+            .flat_map(|n| n.saved.iter())
+            .flat_map(|(_, s)| s)
+        {
+            if let (Some(nr), Some(raw)) = (s.output_nr(), s.raw()) {
+                forward::share_tangent(outputs[nr], &raw);
             }
         }
         Ok(())

@@ -8,6 +8,7 @@
 //! view of that base) gets a fresh `AsStridedBackward0` edge onto the new
 //! history the next time its `grad_fn` is asked for.
 
+use super::forward;
 use super::node::{Grads, Node, NodeCore, TensorMeta};
 use super::{grad_fn_edge, gradient_edge, is_grad_enabled, set_grad_fn, Edge};
 use crate::{Error, Result, Tensor};
@@ -33,7 +34,15 @@ pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal tensor before doing inplace update.",
         ));
     }
-    if !is_grad_enabled() || WRITING_RESULT.with(|c| c.get()) {
+    if WRITING_RESULT.with(|c| c.get()) {
+        return Ok(());
+    }
+    // A kernel that overwrites a dual tensor without a formula (fill_,
+    // random fills) leaves values that do not depend on any tangent.
+    if forward::any_tangent(&[dst]) {
+        forward::set_inplace_tangent(dst, None)?;
+    }
+    if !is_grad_enabled() {
         return Ok(());
     }
     check_leaf(dst)?;
@@ -79,20 +88,27 @@ pub fn inplace(
     others: &[&Tensor],
     out_of_place: impl FnOnce(&Tensor) -> Result<Tensor>,
 ) -> Result<bool> {
-    if !is_grad_enabled() || !(dst.requires_grad() || others.iter().any(|o| o.requires_grad())) {
+    let grad =
+        is_grad_enabled() && (dst.requires_grad() || others.iter().any(|o| o.requires_grad()));
+    let dual = forward::any_tangent(&[dst]) || forward::any_tangent(others);
+    if !grad && !dual {
         return Ok(false);
     }
-    if dst.is_inference() && !super::is_inference_mode_enabled() {
-        return check_write(dst).map(|_| false);
+    if grad {
+        if dst.is_inference() && !super::is_inference_mode_enabled() {
+            return check_write(dst).map(|_| false);
+        }
+        check_leaf(dst)?;
     }
-    check_leaf(dst)?;
     crate::ops::iter::check_no_overlap(dst)?;
     let old = {
         let _g = super::no_grad();
         dst.copy()
     };
-    if let Some(e) = gradient_edge(dst) {
-        set_grad_fn(&old, Some(e));
+    if grad {
+        if let Some(e) = gradient_edge(dst) {
+            set_grad_fn(&old, Some(e));
+        }
     }
     let result = out_of_place(&old)?;
     if result.shape() != dst.shape() {
@@ -105,13 +121,18 @@ pub fn inplace(
     crate::ops::check_inplace_dtype(op, dst, result.dtype())?;
     {
         let _g = super::no_grad();
+        let _fw = forward::FwGradGuard::new(false);
         WRITING_RESULT.with(|c| c.set(true));
         let r = dst.copy_(&result);
         WRITING_RESULT.with(|c| c.set(false));
         r?;
     }
-    let edge = grad_fn_edge(&result);
-    rebase_history(dst, edge);
+    if grad {
+        rebase_history(dst, grad_fn_edge(&result));
+    }
+    if dual {
+        forward::set_inplace_tangent(dst, forward::fw_grad(&result))?;
+    }
     Ok(true)
 }
 

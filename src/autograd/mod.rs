@@ -18,6 +18,7 @@ mod anomaly;
 mod current;
 mod custom;
 mod engine;
+mod forward;
 mod function;
 mod grad_mode;
 mod inplace;
@@ -35,6 +36,11 @@ pub use engine::{
     backward, grad, grad_batched, parallel_waves, row_by_row_nodes, BackwardOptions, GradInput,
 };
 pub use engine::{sum_to, sum_to_batched};
+pub use forward::{
+    current_dual_level, enter_batched_dual_level, enter_dual_level, exit_dual_level, fw_grad,
+    is_fwd_grad_enabled, make_dual, set_fw_grad, set_fwd_grad_enabled, unpack_dual, FwGradGuard,
+    JvpFn, Tangents,
+};
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub(crate) use grad_mode::BatchGuard;
 pub use grad_mode::{
@@ -75,6 +81,11 @@ pub struct AutogradMeta {
     view_version: AtomicU64,
     differentiable_view: AtomicBool,
     inference: bool,
+    /// The forward-mode tangent and the generation of the dual level it
+    /// belongs to (see `forward.rs`).
+    tangent: Mutex<Option<(u64, Tensor)>>,
+    /// Made by `detach` or `unpack_dual`: never sees its base's tangent.
+    fw_detached: AtomicBool,
 }
 
 impl Default for AutogradMeta {
@@ -97,7 +108,21 @@ impl AutogradMeta {
             view_version: AtomicU64::new(0),
             differentiable_view: AtomicBool::new(false),
             inference: is_inference_mode_enabled(),
+            tangent: Mutex::new(None),
+            fw_detached: AtomicBool::new(false),
         }
+    }
+
+    pub(crate) fn tangent_slot(&self) -> &Mutex<Option<(u64, Tensor)>> {
+        &self.tangent
+    }
+
+    pub(crate) fn is_fw_detached(&self) -> bool {
+        self.fw_detached.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_fw_detached(&self) {
+        self.fw_detached.store(true, Ordering::Relaxed);
     }
 
     /// The flag set on leaves (`requires_grad_()`); see

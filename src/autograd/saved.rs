@@ -82,11 +82,17 @@ impl SavedTensor {
                 if let Some(node) = node.upgrade() {
                     let out = t.detach();
                     super::set_grad_fn(&out, Some(Edge::new(node, *nr)));
+                    super::forward::share_tangent(&t, &out);
                     return Ok(out);
                 }
             }
         }
         Ok(t)
+    }
+
+    /// For a saved output: which output of its node it is.
+    pub fn output_nr(&self) -> Option<usize> {
+        self.output.as_ref().map(|(nr, _)| *nr)
     }
 
     /// The saved tensor without checks, as `_raw_saved_<name>` shows it

@@ -73,7 +73,8 @@ impl Tensor {
     pub fn copy(&self) -> Tensor {
         let rec = Recorder::new("CloneBackward0", &[self]);
         let out = dispatch!(self.dtype(), T => map1::<T, T>(self, |x| x));
-        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
+        rec.jvp_batched(|t| t.map1(|t| Ok(t.copy())))
+            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
             .expect("nothing is saved");
         out
     }
@@ -96,7 +97,8 @@ impl Tensor {
         let out =
             dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, T::cast_from)));
         let from = self.dtype();
-        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].to_dtype(from))]))
+        rec.jvp_batched(|t| t.map1(|t| Ok(t.to_dtype(dtype))))
+            .finish_simple(&out, move |_, g| Ok(vec![Some(g[0].to_dtype(from))]))
             .expect("nothing is saved");
         out
     }

@@ -88,9 +88,10 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
-        rec.finish_simple(&out, |_, g| {
-            Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
-        })?;
+        rec.jvp_batched(|t| t.sum1(|_, t| Ok(t.clone())))
+            .finish_simple(&out, |_, g| {
+                Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
+            })?;
         Ok(out)
     }
 
@@ -112,16 +113,17 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
             else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
-        rec.finish_simple(&out, |ctx, g| {
-            Ok(vec![
-                Some(g[0].clone()),
-                if ctx.needs(1) {
-                    Some(g[0].neg()?)
-                } else {
-                    None
-                },
-            ])
-        })?;
+        rec.jvp_batched(|t| t.sum1(|i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
+            .finish_simple(&out, |ctx, g| {
+                Ok(vec![
+                    Some(g[0].clone()),
+                    if ctx.needs(1) {
+                        Some(g[0].neg()?)
+                    } else {
+                        None
+                    },
+                ])
+            })?;
         Ok(out)
     }
 
@@ -132,19 +134,20 @@ impl Tensor {
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
         let (n0, n1) = (rec.needs(0), rec.needs(1));
-        rec.finish(
-            &[&out],
-            |s| {
-                s.save_opt("other", n0.then_some(other));
-                s.save_opt("self", n1.then_some(self));
-            },
-            |ctx, g| {
-                Ok(vec![
-                    ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
-                    ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
-                ])
-            },
-        )?;
+        rec.jvp_batched(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }))
+            .finish(
+                &[&out],
+                |s| {
+                    s.save_opt("other", n0.then_some(other));
+                    s.save_opt("self", n1.then_some(self));
+                },
+                |ctx, g| {
+                    Ok(vec![
+                        ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
+                        ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
+                    ])
+                },
+            )?;
         Ok(out)
     }
 }

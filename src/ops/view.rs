@@ -176,7 +176,9 @@ impl Tensor {
     /// A view with the same layout whose node (`name`) passes the gradient
     /// through.
     pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self]).batched();
+        let rec = Recorder::new(name, &[self])
+            .batched()
+            .jvp_batched(|t| t.map1(|t| t.alias()));
         let out = self.view_with_layout(self.layout().clone());
         finish_view(rec, &out, |_, g| Ok(vec![Some(g[0].clone())]))?;
         Ok(out)

@@ -285,7 +285,11 @@ impl Tensor {
             version: self.0.version.clone(),
             base: self.0.base.clone(),
             wrapped_number: false,
-            autograd: AutogradMeta::default(),
+            autograd: {
+                let m = AutogradMeta::default();
+                m.set_fw_detached();
+                m
+            },
         }))
     }
 

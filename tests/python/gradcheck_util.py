@@ -9,6 +9,14 @@ layout (contiguous, transposed, step-sliced), then compares
   with central differences of ``<u, vjp(x)>``, where ``vjp`` is the first-
   order gradient (already checked).
 
+and, in forward mode (``check_forward``, run by ``check_grad`` too),
+
+* the tangent of ``fn(make_dual(x, t))`` for a random tangent ``t`` with
+  central differences along ``t``, and with the reverse-mode identity
+  ``<v, J t> == <J^T v, t>``;
+* reverse-over-forward: the gradient of ``<w, tangent>`` with central
+  differences of ``<w, tangent>`` (the tangent already checked).
+
 The oracle is the finite difference alone; nothing is hard-coded.
 """
 
@@ -18,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
@@ -77,8 +86,14 @@ def check_grad(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     seed: int = 0,
+    forward: bool = True,
 ) -> None:
-    """Checks first (and second) order gradients of ``fn`` at ``arrays``."""
+    """Checks first (and second) order gradients of ``fn`` at ``arrays``,
+    in reverse mode and (unless ``forward=False``) in forward mode."""
+    if forward:
+        check_forward(
+            fn, arrays, layouts=layouts, second_order=second_order, eps=eps, atol=atol, rtol=rtol, seed=seed
+        )
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     rng = np.random.default_rng(seed)
     for layout in layouts:
@@ -122,4 +137,84 @@ def check_grad(
             np.testing.assert_allclose(
                 gn, w, atol=10 * atol, rtol=10 * rtol,
                 err_msg=f"second-order gradient of input {i} ({layout})",
+            )
+
+
+def _tangents_of(fn: Callable[..., Any], leaves: list[fg.Tensor], ts: list[fg.Tensor]) -> list[fg.Tensor]:
+    """Output tangents of ``fn`` at duals ``(leaves, ts)`` (zeros where an
+    output has none)."""
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x, t) for x, t in zip(leaves, ts, strict=True)]
+        outs = _outputs(fn(*duals))
+        tans = []
+        for o in outs:
+            tan = fwAD.unpack_dual(o).tangent
+            tans.append(fg.zeros(o.shape, dtype=o.dtype) if tan is None else tan)
+        return tans
+
+
+def check_forward(
+    fn: Callable[..., Any],
+    arrays: Sequence[np.ndarray],
+    *,
+    layouts: Sequence[str] = LAYOUTS,
+    second_order: bool = True,
+    eps: float = 1e-6,
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    seed: int = 0,
+) -> None:
+    """Checks forward-mode tangents of ``fn`` at ``arrays`` (see the module
+    docs)."""
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    rng = np.random.default_rng(seed + 1)
+    for layout in layouts:
+        ts_np = [rng.standard_normal(a.shape) for a in arrays]
+        ts = [make_leaf(t, layout).detach() for t in ts_np]
+        leaves = [make_leaf(a, layout) for a in arrays]
+        tans = _tangents_of(fn, leaves, ts)
+
+        def values(xs: list[np.ndarray], layout: str = layout) -> list[np.ndarray]:
+            with fg.no_grad():
+                return [o.numpy() for o in _outputs(fn(*[make_leaf(x, layout) for x in xs]))]
+
+        plus = values([a + eps * t for a, t in zip(arrays, ts_np, strict=True)])
+        minus = values([a - eps * t for a, t in zip(arrays, ts_np, strict=True)])
+        assert len(tans) == len(plus), f"{len(tans)} tangents for {len(plus)} outputs ({layout})"
+        for k, (tan, p, m) in enumerate(zip(tans, plus, minus, strict=True)):
+            assert tuple(tan.shape) == p.shape, f"tangent {k} has shape {tuple(tan.shape)} ({layout})"
+            np.testing.assert_allclose(
+                tan.detach().numpy(), (p - m) / (2 * eps), atol=atol, rtol=rtol,
+                err_msg=f"forward tangent of output {k} ({layout})",
+            )
+        # <v, J t> == <J^T v, t> with J^T v from reverse mode.
+        outs = _outputs(fn(*leaves))
+        vs = [rng.standard_normal(o.shape) for o in outs]
+        if outs:
+            vjps = fg.autograd.grad(outs, leaves, [fg.tensor(v) for v in vs], allow_unused=True)
+            lhs = sum(float((tan.detach().numpy() * v).sum()) for tan, v in zip(tans, vs, strict=True))
+            rhs = sum(
+                float((g.numpy() * t).sum()) for g, t in zip(vjps, ts_np, strict=True) if g is not None
+            )
+            np.testing.assert_allclose(lhs, rhs, atol=atol * 10, rtol=rtol, err_msg=f"<v, Jt> ({layout})")
+        if not second_order:
+            continue
+        ws = [rng.standard_normal(tuple(t.shape)) for t in tans]
+        live = [(t, w) for t, w in zip(tans, ws, strict=True) if t.requires_grad]
+        if not live:
+            continue  # the tangent does not depend on the inputs
+
+        def tan_dot(xs: list[np.ndarray], layout: str = layout, ts: list[fg.Tensor] = ts) -> float:
+            with fg.no_grad():
+                got = _tangents_of(fn, [make_leaf(x, layout) for x in xs], ts)
+            return float(sum((t.numpy() * w).sum() for t, w in zip(got, ws, strict=True)))
+
+        s = sum((t * fg.tensor(w)).sum() for t, w in live)
+        got2 = fg.autograd.grad(s, leaves, allow_unused=True)
+        want2 = _fd(tan_dot, arrays, eps)
+        for i, (g, w) in enumerate(zip(got2, want2, strict=True)):
+            gn = np.zeros_like(w) if g is None else g.detach().numpy()
+            np.testing.assert_allclose(
+                gn, w, atol=10 * atol, rtol=10 * rtol,
+                err_msg=f"reverse-over-forward gradient of input {i} ({layout})",
             )

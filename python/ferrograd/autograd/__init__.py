@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
-from . import anomaly_mode, function, functional, grad_mode, graph
+from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, NestedIOFunction, once_differentiable
 from .grad_mode import (
@@ -32,6 +32,7 @@ __all__ = [
     "Variable",
     "anomaly_mode",
     "detect_anomaly",
+    "forward_ad",
     "function",
     "functional",
     "once_differentiable",

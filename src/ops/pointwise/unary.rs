@@ -18,6 +18,20 @@ macro_rules! save_unary {
     };
 }
 
+/// The value a unary op's formula reads, for its forward formula: the
+/// input (`self`), the output (`result`) or nothing (`none`).
+macro_rules! jvp_value {
+    (self, $x:expr, $out:expr) => {
+        $x
+    };
+    (result, $x:expr, $out:expr) => {
+        $out
+    };
+    (none, $x:expr, $out:expr) => {
+        ()
+    };
+}
+
 /// Defines float-valued unary ops and their in-place forms. `$x` is bound to
 /// an element of the concrete float type `T` (f32 or f64); integer and bool
 /// inputs are computed in the default float dtype. The backward reads the
@@ -30,12 +44,19 @@ macro_rules! float_unary {
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
                     // Elementwise formulas broadcast over a batch dim.
-                    let rec = Recorder::new($node, &[self]).batched();
                     let dt = float_of(self.dtype());
                     let x = self.to_dtype(dt);
                     let out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
                         else return Err(unsupported(stringify!($name), dt)));
-                    rec.finish(
+                    // The derivative is diagonal: the forward formula is the
+                    // backward one with the tangent in place of `g`.
+                    Recorder::new($node, &[self])
+                        .batched()
+                        .jvp_batched(|t| t.map1(|$g| {
+                            let $v = &jvp_value!($saved, self, &out);
+                            Ok($grad)
+                        }))
+                        .finish(
                         &[&out],
                         |s| save_unary!(s, $saved, self, &out),
                         |ctx, g| {
@@ -141,7 +162,12 @@ macro_rules! num_unary {
                             Some(g) => map1::<bool, bool>(self, g),
                             None => return Err(bool_error(stringify!($name))),
                         });
-                    rec.finish(
+                    rec.jvp_batched(|t| t.map1(|$g| {
+                        #[allow(clippy::let_unit_value)]
+                        let $v = &jvp_value!($saved, self, &out);
+                        Ok($grad)
+                    }))
+                    .finish(
                         &[&out],
                         |s| save_num_unary!(s, $saved, self, &out),
                         |ctx, g| {

@@ -1,0 +1,105 @@
+"""Forward-mode automatic differentiation (torch.autograd.forward_ad's API).
+
+Inside a dual level, ``make_dual(x, t)`` gives a tensor whose tangent is
+``t``; every op then computes its output's tangent (its Jacobian times the
+inputs' tangents) alongside the value, and ``unpack_dual`` reads it back.
+Only one level can be open at a time, as in torch; it is process-wide,
+and closing it drops every tangent made in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .. import _core
+from .grad_mode import _DecoratorContextManager
+
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+]
+
+
+def enter_dual_level() -> int:
+    """Opens a new forward grad level and returns its index.
+
+    Raises RuntimeError if a level is already open (nested levels are not
+    supported).
+    """
+    return _core._enter_dual_level()
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Closes the forward grad level ``level`` (default: the open one); the
+    tangents of every tensor made in it are dropped."""
+    _core._exit_dual_level(level)
+
+
+def _check_tensor(x: Any, what: str) -> None:
+    if not isinstance(x, _core.Tensor):
+        raise TypeError(f"{what} must be a Tensor, but got {type(x).__name__}")
+
+
+def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
+    """A view of ``tensor`` whose forward gradient (tangent) is ``tangent``.
+
+    ``tangent`` must have the primal's shape and dtype. When its strides
+    match the primal's it is used as is, otherwise its values are copied
+    into the primal's layout. The result is differentiable with respect to
+    ``tensor`` in reverse mode.
+    """
+    _check_tensor(tensor, "make_dual(): tensor")
+    _check_tensor(tangent, "make_dual(): tangent")
+    return _core._make_dual(tensor, tangent, level)
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the primal and the tangent (``None`` when
+    the tensor has no tangent at the level)."""
+
+    primal: Any
+    tangent: Any
+
+
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
+    """Splits a dual tensor into ``(primal, tangent)``.
+
+    ``primal`` is a view of ``tensor`` without a tangent; ``tangent`` is the
+    tangent as stored (``None`` when there is none, or no level is open).
+    """
+    _check_tensor(tensor, "unpack_dual(): tensor")
+    primal, tangent = _core._unpack_dual(tensor, level)
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager (and decorator) that opens a forward AD level for its
+    block and closes it afterwards; ``with dual_level() as level:`` binds the
+    level's index."""
+
+    def __enter__(self) -> int:  # type: ignore[override]
+        return enter_dual_level()
+
+    def __exit__(self, *exc: object) -> None:
+        exit_dual_level()
+
+
+class _set_fwd_grad_enabled(_DecoratorContextManager):
+    """Switches forward AD on or off for this thread inside the block."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+        self.prev = True
+
+    def clone(self) -> _set_fwd_grad_enabled:
+        return self.__class__(self.mode)
+
+    def __enter__(self) -> None:
+        self.prev = _core._set_fwd_grad_enabled(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _core._set_fwd_grad_enabled(self.prev)
