@@ -35,7 +35,8 @@ pub fn output_alias(t: &Tensor) -> Tensor {
 /// An alias of `t` whose backward passes an undefined gradient upstream,
 /// whatever gradient it receives (torch's `UndefinedGrad`).
 pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
-    let rec = Recorder::new("UndefinedGradBackward", &[t]);
+    // Only reverse mode is cut; the tangent passes through.
+    let rec = Recorder::new("UndefinedGradBackward", &[t]).jvp(|t| t.map1(|t| Ok(t.clone())));
     let out = output_alias(t);
     rec.finish_simple(&out, |_, _| Ok(vec![None]))?;
     Ok(out)
@@ -47,7 +48,10 @@ pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
 /// returned as they are.
 pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
     let present: Vec<&Tensor> = tensors.iter().flatten().collect();
-    let rec = Recorder::new("DelayedError", &present);
+    // Only reverse mode raises; tangents pass through.
+    let rec = Recorder::new("DelayedError", &present).jvp(|t| {
+        Ok((0..t.len()).map(|i| t.get(i).cloned()).collect())
+    });
     if !rec.active() {
         return Ok(tensors.to_vec());
     }

@@ -308,6 +308,14 @@ impl Tangents {
     pub fn get(&self, i: usize) -> Option<&Tensor> {
         self.ts.get(i).and_then(Option::as_ref)
     }
+    /// The number of inputs.
+    pub fn len(&self) -> usize {
+        self.ts.len()
+    }
+    /// Whether the op has no inputs.
+    pub fn is_empty(&self) -> bool {
+        self.ts.is_empty()
+    }
     /// In a batched level (only for formulas declared with
     /// `jvp_batched`): the size of every tangent's extra leading dim.
     pub fn batch(&self) -> Option<usize> {

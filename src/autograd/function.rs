@@ -217,6 +217,9 @@ pub struct Recorder<'a> {
     jvp_batched: bool,
     grad_mode: bool,
     _guard: Option<GradModeGuard>,
+    /// Forward AD is off while the op computes its outputs (as grad mode
+    /// is), so ops it calls internally compute no tangents of their own.
+    _fw_guard: Option<forward::FwGradGuard>,
 }
 
 impl<'a> Recorder<'a> {
@@ -238,11 +241,13 @@ impl<'a> Recorder<'a> {
                 jvp_batched: false,
                 grad_mode,
                 _guard: fw.as_ref().map(|_| GradModeGuard::new(false)),
+                _fw_guard: fw.as_ref().map(|_| forward::FwGradGuard::new(false)),
                 fw,
             };
         }
         let edges = inputs.iter().map(|t| gradient_edge(t)).collect();
         let metas = inputs.iter().map(|t| Some(TensorMeta::of(t))).collect();
+        let fw_guard = fw.as_ref().map(|_| forward::FwGradGuard::new(false));
         Recorder {
             name,
             edges: Some(edges),
@@ -254,6 +259,7 @@ impl<'a> Recorder<'a> {
             jvp_batched: false,
             grad_mode,
             _guard: Some(GradModeGuard::new(false)),
+            _fw_guard: fw_guard,
         }
     }
 
@@ -323,8 +329,14 @@ impl<'a> Recorder<'a> {
         rec
     }
 
-    /// Whether a node will be recorded.
+    /// Whether `finish` has work to do: a node will be recorded or output
+    /// tangents computed.
     pub fn active(&self) -> bool {
+        self.edges.is_some() || self.fw.is_some()
+    }
+
+    /// Whether a node will be recorded.
+    pub fn recording(&self) -> bool {
         self.edges.is_some()
     }
 
@@ -346,6 +358,7 @@ impl<'a> Recorder<'a> {
         B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
     {
         drop(self._guard.take());
+        drop(self._fw_guard.take());
         let Some(edges) = self.edges.take() else {
             return self.finish_forward(outputs, None);
         };

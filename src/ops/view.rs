@@ -22,9 +22,9 @@ fn finish_view<B>(rec: Recorder, out: &Tensor, backward: B) -> Result<()>
 where
     B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
 {
-    let active = rec.active();
+    let recording = rec.recording();
     rec.finish_simple(out, backward)?;
-    if active && out.is_view() {
+    if recording && out.is_view() {
         // The output was made while the recorder had grad mode off.
         out.autograd().mark_view(out.version());
     }
