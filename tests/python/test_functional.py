@@ -685,11 +685,6 @@ def test_strict_vhp_with_create_graph_and_quadratic_function():
 # strategy="forward-mode"
 # ---------------------------------------------------------------------------
 
-UNAVAILABLE = (
-    r'^jacobian: strategy="forward-mode" needs forward-mode AD, which ferrograd does not provide yet$'
-)
-
-
 def test_unknown_strategy_is_rejected():
     with pytest.raises(AssertionError, match='Expected strategy to be either "forward-mode" or'):
         F.jacobian(lambda x: x, T([1.0]), strategy="sideways")
@@ -714,11 +709,79 @@ def test_forward_mode_requires_vectorize():
         F.jacobian(lambda x: x, T([1.0]), strategy="forward-mode")
 
 
-def test_valid_forward_mode_call_says_forward_mode_is_unavailable():
-    with pytest.raises(RuntimeError, match=UNAVAILABLE):
-        F.jacobian(lambda x: x.sin(), T([1.0]), vectorize=True, strategy="forward-mode")
-    with pytest.raises(RuntimeError, match=UNAVAILABLE):
-        F.hessian(lambda x: (x * x).sum(), T([1.0]), vectorize=True, outer_jacobian_strategy="forward-mode")
+def test_forward_mode_jacobian_of_a_linear_map_is_the_matrix():
+    w = rand(4, 3)
+    jac = F.jacobian(lambda x: T(w) @ x, T(rand(3)), vectorize=True, strategy="forward-mode")
+    close(jac, w)
+
+
+def test_forward_mode_jacobian_of_an_elementwise_function_is_diagonal():
+    x = rand(2, 3)
+    jac = F.jacobian(lambda x: x.sin(), T(x), vectorize=True, strategy="forward-mode")
+    want = np.zeros((2, 3, 2, 3))
+    for i, j in itertools.product(range(2), range(3)):
+        want[i, j, i, j] = np.cos(x[i, j])
+    close(jac, want)
+
+
+@pytest.mark.parametrize("tuple_in", [False, True])
+@pytest.mark.parametrize("tuple_out", [False, True])
+def test_forward_mode_jacobian_matches_reverse_mode(tuple_in, tuple_out):
+    w = T(rand(3, 3))
+
+    def f(*xs):
+        y = (w @ xs[0]).tanh() * (xs[1].exp().sum() if tuple_in else 1.0)
+        return (y, (xs[0] * y).sum()) if tuple_out else y
+
+    xs = (T(rand(3)), T(rand(2))) if tuple_in else T(rand(3))
+    fwd = F.jacobian(f, xs, vectorize=True, strategy="forward-mode")
+    rev = F.jacobian(f, xs)
+    flat_f = list(_flatten(fwd))
+    flat_r = list(_flatten(rev))
+    assert len(flat_f) == len(flat_r)
+    for a, b in zip(flat_f, flat_r, strict=True):
+        assert tuple(a.shape) == tuple(b.shape)
+        close(a, N(b))
+
+
+def _flatten(x):
+    if isinstance(x, fg.Tensor):
+        yield x
+    else:
+        for item in x:
+            yield from _flatten(item)
+
+
+def test_forward_mode_jacobian_equals_stacked_jvps():
+    w = T(rand(4, 3))
+
+    def f(x):
+        return (w @ x).sigmoid()
+
+    x = T(rand(3))
+    jac = F.jacobian(f, x, vectorize=True, strategy="forward-mode")
+    cols = [F.jvp(f, x, T(np.eye(3)[k]))[1] for k in range(3)]
+    close(jac, np.stack([N(c) for c in cols], axis=1))
+
+
+def test_forward_mode_hessian_of_a_quadratic_form():
+    a = rand(3, 3)
+    h = F.hessian(lambda x: x @ (T(a) @ x), T(rand(3)), vectorize=True,
+                  outer_jacobian_strategy="forward-mode")
+    close(h, a + a.T)
+
+
+def test_forward_over_reverse_hessian_matches_reverse_over_reverse():
+    w = T(rand(4, 4))
+
+    def f(x, y):
+        return (w @ x).tanh().pow(2).sum() + (x * y.exp()).sum()
+
+    xs = (T(rand(4)), T(rand(4)))
+    fwd = F.hessian(f, xs, vectorize=True, outer_jacobian_strategy="forward-mode")
+    rev = F.hessian(f, xs)
+    for a, b in zip(_flatten(fwd), _flatten(rev), strict=True):
+        close(a, N(b))
 
 
 def test_export():

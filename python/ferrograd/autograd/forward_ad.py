@@ -54,6 +54,15 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """
     _check_tensor(tensor, "make_dual(): tensor")
     _check_tensor(tangent, "make_dual(): tangent")
+    if level is None and _core._current_dual_level() < 0:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first."
+        )
+    if not tensor.is_floating_point():
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not tangent.is_floating_point():
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     return _core._make_dual(tensor, tangent, level)
 
 

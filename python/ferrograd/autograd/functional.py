@@ -15,9 +15,12 @@ Everything runs on reverse mode:
   linear in its incoming gradient ``u``, so differentiating ``J^T u`` with
   respect to ``u`` in the direction ``v`` gives ``J v``.
 
-``strategy="forward-mode"`` is validated as torch validates it and then
-refused by :func:`_forward_mode_unavailable` until ferrograd has
-forward-mode AD.
+``strategy="forward-mode"`` (which torch allows only with
+``vectorize=True``) evaluates ``func`` once in a batched dual level whose
+tangents are the standard basis of the inputs: one forward pass gives every
+column. ``hessian(..., outer_jacobian_strategy="forward-mode")`` is then
+forward-over-reverse: the forward-mode Jacobian of the reverse-mode
+gradient.
 
 As in torch, the inputs are detached (or, with ``create_graph=True``,
 shallow-copied) before ``func`` sees them, so gradients never leak into
@@ -31,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _core
+from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -354,14 +358,40 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 # ---------------------------------------------------------------------------
 
 
-def _forward_mode_unavailable(func: Callable[..., Any], inputs: tuple[Tensor, ...]) -> Any:
-    """The Jacobian of ``func`` at ``inputs`` by forward mode (batched
-    tangents along the standard basis of the inputs), once ferrograd has
-    forward-mode AD. Reached only after torch's argument checks passed."""
-    raise RuntimeError(
-        'jacobian: strategy="forward-mode" needs forward-mode AD, which ferrograd does not '
-        "provide yet"
-    )
+def _forward_mode_jacobian(func: Callable[..., Any], inputs: tuple[Tensor, ...]) -> Any:
+    """The Jacobian of ``func`` at ``inputs`` by forward mode: ONE call of
+    ``func`` in a batched dual level whose tangents are the standard basis
+    of all input elements, so output ``i``'s tangent row ``r`` is column
+    ``r`` of the Jacobian. Returns ``(outputs_tuple, J)`` with ``J`` nested
+    outputs-then-inputs."""
+    numels = [t.nelement() for t in inputs]
+    total = sum(numels)
+    basis = _standard_basis(inputs, total)
+    _core._enter_dual_level(total)
+    try:
+        duals = tuple(
+            forward_ad.make_dual(t.detach(), b) for t, b in zip(inputs, basis, strict=True)
+        )
+        outputs_tuple, outs = _as_tuple(
+            func(*duals), "outputs of the user-provided function", "jacobian"
+        )
+        tangents = []
+        for out in outs:
+            tangent = forward_ad.unpack_dual(out).tangent
+            if tangent is None:
+                tangent = _core.zeros((total, *out.shape), dtype=out.dtype)
+            tangents.append(tangent)
+    finally:
+        _core._exit_dual_level()
+    jac = []
+    for out, tangent in zip(outs, tangents, strict=True):
+        row, start = [], 0
+        for inp, n in zip(inputs, numels, strict=True):
+            block = tangent[start:start + n].reshape((n, out.nelement())).t()
+            row.append(block.reshape((*out.shape, *inp.shape)).detach())
+            start += n
+        jac.append(tuple(row))
+    return outputs_tuple, tuple(jac)
 
 
 def _standard_basis(outputs: tuple[Tensor, ...], total: int) -> list[Tensor]:
@@ -466,13 +496,14 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
                 '`strategy="forward-mode"` are not supported together (yet). Please either '
                 'set `strict=False` or `strategy="reverse-mode"`.'
             )
-        _, ins = _as_tuple(inputs, "inputs", "jacobian")
+        inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         if not vectorize:
             raise NotImplementedError(
                 "Computing Jacobian using forward-AD or forward-over-reverse Hessian is "
                 "only implemented for `vectorize=True`."
             )
-        return _forward_mode_unavailable(func, ins)
+        outputs_tuple, jac = _forward_mode_jacobian(func, ins)
+        return _unpack(jac, (outputs_tuple, inputs_tuple))
 
     with enable_grad():
         inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
