@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = ["custom-functions.md", "debugging.md", "functional.md"]
+GUIDES = ["custom-functions.md", "debugging.md", "forward-ad.md", "functional.md"]
 
 
 def blocks():
