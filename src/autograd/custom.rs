@@ -49,9 +49,8 @@ pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
 pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
     let present: Vec<&Tensor> = tensors.iter().flatten().collect();
     // Only reverse mode raises; tangents pass through.
-    let rec = Recorder::new("DelayedError", &present).jvp(|t| {
-        Ok((0..t.len()).map(|i| t.get(i).cloned()).collect())
-    });
+    let rec = Recorder::new("DelayedError", &present)
+        .jvp(|t| Ok((0..t.len()).map(|i| t.get(i).cloned()).collect()));
     if !rec.active() {
         return Ok(tensors.to_vec());
     }
