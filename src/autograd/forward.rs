@@ -378,6 +378,9 @@ pub(crate) struct FwState {
     level: Level,
     tangents: SmallVec<[Option<Tensor>; 4]>,
     input_ids: SmallVec<[usize; 4]>,
+    /// The highest rank among the inputs (the output rank of a
+    /// broadcasting op).
+    max_rank: usize,
 }
 
 /// The inputs' tangents, when a level is open and any input has one.
@@ -391,10 +394,12 @@ pub(crate) fn capture(inputs: &[Option<&Tensor>]) -> Option<FwState> {
         return None;
     }
     let input_ids = inputs.iter().flatten().map(|t| t.id()).collect();
+    let max_rank = inputs.iter().flatten().map(|t| t.ndim()).max().unwrap_or(0);
     Some(FwState {
         level,
         tangents,
         input_ids,
+        max_rank,
     })
 }
 
@@ -415,6 +420,7 @@ pub(crate) fn apply(
     outputs: &[&Tensor],
     jvp: Option<&JvpFn<'_>>,
     batched: bool,
+    align: bool,
     grad_mode: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let Some(jvp) = jvp else {
@@ -442,6 +448,10 @@ pub(crate) fn apply(
                 .map(|k| stack_rows(&rows, k, outputs[k]))
                 .collect::<Result<Vec<_>>>()?
         }
+        Some(_) if align => jvp(&Tangents {
+            ts: align_ranks(state.tangents, state.max_rank + 1)?,
+            batch,
+        })?,
         _ => jvp(&Tangents {
             ts: state.tangents,
             batch,
@@ -460,6 +470,25 @@ pub(crate) fn apply(
         out_tangents.push(t);
     }
     Ok(out_tangents)
+}
+
+/// A batched tangent given singleton dims after the batch dim up to `rank`.
+fn pad_batched(mut t: Tensor, rank: usize) -> Result<Tensor> {
+    while t.ndim() < rank {
+        t = t.unsqueeze(1)?;
+    }
+    Ok(t)
+}
+
+/// Batched tangents of a broadcasting op, padded to the output's rank (plus
+/// the batch dim) so that all line up on its trailing dims.
+fn align_ranks(
+    ts: SmallVec<[Option<Tensor>; 4]>,
+    rank: usize,
+) -> Result<SmallVec<[Option<Tensor>; 4]>> {
+    ts.into_iter()
+        .map(|t| t.map(|t| pad_batched(t, rank)).transpose())
+        .collect()
 }
 
 /// Stacks output `k` of per-row results (rows without a tangent are zero).
@@ -489,6 +518,11 @@ fn fit(t: Tensor, out: &Tensor, batch: Option<usize>) -> Result<Tensor> {
     if t.shape() == want.as_slice() {
         return Ok(t);
     }
+    let t = if batch.is_some() {
+        pad_batched(t, want.len())?
+    } else {
+        t
+    };
     let sizes: Vec<isize> = want.iter().map(|&n| n as isize).collect();
     Ok(t.expand(&sizes)?.copy())
 }

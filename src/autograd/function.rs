@@ -215,6 +215,7 @@ pub struct Recorder<'a> {
     fw: Option<FwState>,
     jvp: Option<Box<JvpFn<'a>>>,
     jvp_batched: bool,
+    jvp_align: bool,
     grad_mode: bool,
     _guard: Option<GradModeGuard>,
     /// Forward AD is off while the op computes its outputs (as grad mode
@@ -239,6 +240,7 @@ impl<'a> Recorder<'a> {
                 batched: false,
                 jvp: None,
                 jvp_batched: false,
+                jvp_align: false,
                 grad_mode,
                 _guard: fw.as_ref().map(|_| GradModeGuard::new(false)),
                 _fw_guard: fw.as_ref().map(|_| forward::FwGradGuard::new(false)),
@@ -257,6 +259,7 @@ impl<'a> Recorder<'a> {
             fw,
             jvp: None,
             jvp_batched: false,
+            jvp_align: false,
             grad_mode,
             _guard: Some(GradModeGuard::new(false)),
             _fw_guard: fw_guard,
@@ -285,6 +288,17 @@ impl<'a> Recorder<'a> {
     ) -> Self {
         self.jvp_batched = true;
         self.jvp(f)
+    }
+
+    /// [`Recorder::jvp_batched`] for a broadcasting elementwise op: in a
+    /// batched level, input tangents of lower rank get singleton dims after
+    /// the batch dim, so that all line up on the output's trailing dims.
+    pub fn jvp_elementwise(
+        mut self,
+        f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a,
+    ) -> Self {
+        self.jvp_align = true;
+        self.jvp_batched(f)
     }
 
     /// Whether forward AD is computing tangents for this op.
@@ -415,6 +429,7 @@ impl<'a> Recorder<'a> {
             outputs,
             self.jvp.as_deref(),
             self.jvp_batched,
+            self.jvp_align,
             self.grad_mode,
         )?;
         for s in node

@@ -88,7 +88,7 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
-        rec.jvp_batched(|t| t.sum1(|_, t| Ok(t.clone())))
+        rec.jvp_elementwise(|t| t.sum1(|_, t| Ok(t.clone())))
             .finish_simple(&out, |_, g| {
                 Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
             })?;
@@ -113,7 +113,7 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
             else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
-        rec.jvp_batched(|t| t.sum1(|i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
+        rec.jvp_elementwise(|t| t.sum1(|i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
             .finish_simple(&out, |ctx, g| {
                 Ok(vec![
                     Some(g[0].clone()),
@@ -134,7 +134,7 @@ impl Tensor {
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
         let (n0, n1) = (rec.needs(0), rec.needs(1));
-        rec.jvp_batched(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }))
+        rec.jvp_elementwise(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }))
             .finish(
                 &[&out],
                 |s| {
