@@ -1,5 +1,6 @@
 """Custom autograd.Function: forward/backward styles, every ctx method,
-errors, double backward, once_differentiable, legacy classes, threads.
+errors, double backward, once_differentiable, legacy classes, threads,
+and forward-mode AD through ``jvp``.
 
 Oracles: NumPy values, hand-derived derivatives and float64 central finite
 differences (``gradcheck_util.check_grad``)."""
@@ -12,6 +13,7 @@ import warnings
 import weakref
 
 import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
 from ferrograd.autograd import Function
@@ -22,7 +24,7 @@ from ferrograd.autograd.function import (
     NestedIOFunction,
     once_differentiable,
 )
-from gradcheck_util import check_grad
+from gradcheck_util import check_forward, check_grad
 
 
 class Exp(Function):
@@ -36,6 +38,12 @@ class Exp(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         return g * y
+
+    @staticmethod
+    def jvp(ctx, t):
+        # Without save_for_forward, saved_tensors is what backward gets.
+        (y,) = ctx.saved_tensors
+        return t * y
 
 
 class ScaleShift(Function):
@@ -566,7 +574,7 @@ def test_once_differentiable():
 def test_jvp_vmap_and_backward_vjp_defaults():
     assert Exp.generate_vmap_rule is False
     with pytest.raises(NotImplementedError, match="jvp function for custom autograd.Function"):
-        Exp.jvp(None, None)
+        ScaleShift.jvp(None, None)
     with pytest.raises(NotImplementedError, match="override the vmap staticmethod"):
         Exp.vmap(None, None)
 
@@ -733,6 +741,11 @@ class _Cube(Function):
         (x,) = ctx.saved_tensors
         return 3 * g * x * x
 
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * t * x * x
+
 
 class _SinCos(Function):
     """Two outputs, a number argument and a tensor that needs no grad."""
@@ -778,6 +791,13 @@ def test_gradcheck_and_gradgradcheck_accept_correct_functions(fast_mode):
     assert fg.autograd.gradgradcheck(_SinCos.apply, (x, w, 2.5), fast_mode=fast_mode)
     assert fg.autograd.gradcheck(Exp.apply, (x,), fast_mode=fast_mode, check_batched_grad=True)
     assert fg.autograd.gradgradcheck(Exp.apply, (x,), fast_mode=fast_mode)
+    # Forward mode through jvp, and forward-over-reverse through backward
+    # (Exp's backward reads its saved output).
+    for fn in (_Cube.apply, Exp.apply):
+        assert fg.autograd.gradcheck(
+            fn, (x,), fast_mode=fast_mode, check_forward_ad=True, check_batched_forward_grad=True
+        )
+        assert fg.autograd.gradgradcheck(fn, (x,), fast_mode=fast_mode, check_fwd_over_rev=True)
 
 
 def test_gradcheck_catches_a_wrong_custom_backward_and_says_where():
@@ -813,3 +833,418 @@ def test_gradgradcheck_fails_for_once_differentiable_functions():
     # zero where the true second derivative (2 * v) is not.
     with pytest.raises(fg.autograd.gradcheck.GradcheckError, match="Jacobian mismatch for output 0"):
         fg.autograd.gradgradcheck(Square.apply, (x,))
+
+
+# ---------------------------------------------------------------------------
+# Forward-mode AD: Function.jvp
+
+
+class _MulSin(Function):
+    """x * sin(y), written with ferrograd ops in every method."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.fwd_grad_enabled = fg._core._is_fwd_grad_enabled()
+        ctx.save_for_backward(x, y)
+        ctx.save_for_forward(x, y)
+        return x * y.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y.sin(), g * x * y.cos()
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        assert not fg._core._is_fwd_grad_enabled()
+        x, y = ctx.saved_tensors
+        return tx * y.sin() + x * y.cos() * ty
+
+
+def _mul_sin_np(x, y):
+    return x * np.sin(y)
+
+
+def _fd_along(f, arrays, tangents, eps=1e-6):
+    """(f(a + eps t) - f(a - eps t)) / (2 eps), in float64 NumPy."""
+    plus = f(*[a + eps * t for a, t in zip(arrays, tangents, strict=True)])
+    minus = f(*[a - eps * t for a, t in zip(arrays, tangents, strict=True)])
+    return (plus - minus) / (2 * eps)
+
+
+def _t(a):
+    return fg.tensor(np.asarray(a, dtype=np.float64), dtype=fg.float64)
+
+
+@pytest.mark.parametrize("which", ["both", "x", "y"])
+def test_jvp_tangent_matches_finite_differences(which):
+    a, b = RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))
+    ta = RNG.standard_normal((2, 3)) if which != "y" else np.zeros((2, 3))
+    tb = RNG.standard_normal((2, 3)) if which != "x" else np.zeros((2, 3))
+    x, y = leaf(a), leaf(b)
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(x, _t(ta)) if which != "y" else x
+        dy = fwAD.make_dual(y, _t(tb)) if which != "x" else y
+        out = _MulSin.apply(dx, dy)
+        primal, tangent = fwAD.unpack_dual(out)
+        np.testing.assert_allclose(primal.detach().numpy(), _mul_sin_np(a, b), rtol=1e-14)
+        want = _fd_along(_mul_sin_np, [a, b], [ta, tb])
+        np.testing.assert_allclose(tangent.detach().numpy(), want, rtol=1e-7, atol=1e-9)
+        # The reverse graph is recorded as usual; forward ran with forward
+        # AD off (its ops computed no tangents).
+        assert out.grad_fn.name() == "_MulSinBackward"
+        assert out.grad_fn.fwd_grad_enabled is False
+        assert fg._core._is_fwd_grad_enabled()
+    # Outside the level nothing changes.
+    out = _MulSin.apply(x, y)
+    assert fwAD.unpack_dual(out).tangent is None
+
+
+def test_jvp_against_check_forward_in_every_layout():
+    # Tangents, <v, J t> == <J^T v, t> and reverse-over-forward, by finite
+    # differences.
+    check_forward(lambda x, y: _MulSin.apply(x, y), [RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))])
+    check_forward(lambda x: Exp.apply(x), [RNG.uniform(-1, 1, (3, 2))])
+
+
+def test_save_for_forward_is_what_saved_tensors_returns_in_jvp():
+    seen = {}
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(w)
+            ctx.save_for_forward(w * 2, None)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            seen["backward"] = len(ctx.saved_tensors)
+            return g * w, None
+
+        @staticmethod
+        def jvp(ctx, tx, tw):
+            w2, nothing = ctx.saved_tensors
+            seen["jvp"] = (nothing, tw)
+            return tx * w2 / 2
+
+    x = leaf([1.0, 2.0])
+    w = _t([3.0, -1.0])
+    with fwAD.dual_level():
+        out = Scale.apply(fwAD.make_dual(x, _t([1.0, 10.0])), w)
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.detach().numpy(), [3.0, -10.0])
+    # w has no tangent: zeros (materialized), and None for the saved None.
+    nothing, tw = seen["jvp"]
+    assert nothing is None
+    np.testing.assert_array_equal(tw.numpy(), [0.0, 0.0])
+    # After jvp, saved_tensors is backward's again.
+    assert len(out.grad_fn.saved_tensors) == 1 and out.grad_fn.saved_for_forward is None
+    out.sum().backward()
+    assert seen["backward"] == 1
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -1.0])
+
+
+def test_jvp_gets_none_without_materialize_and_for_non_tensor_arguments():
+    received = []
+
+    class Affine(Function):
+        @staticmethod
+        def forward(ctx, x, b, k, materialize):
+            ctx.set_materialize_grads(materialize)
+            return x * k + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g, None, None
+
+        @staticmethod
+        def jvp(ctx, tx, tb, tk, tm):
+            received.append((tx, tb, tk, tm))
+            return tx * 2 if tb is None else tx * 2 + tb
+
+    x, b = leaf([1.0, 2.0]), _t([0.5, 0.5])
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(x, _t([1.0, -1.0]))
+        for materialize in (True, False):
+            out = Affine.apply(dx, b, 2.0, materialize)
+            np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.detach().numpy(), [2.0, -2.0])
+    (tx1, tb1, tk1, tm1), (tx2, tb2, tk2, tm2) = received
+    np.testing.assert_array_equal(tb1.numpy(), [0.0, 0.0])
+    assert tk1 is None and tm1 is None
+    assert tb2 is None and tk2 is None and tm2 is None
+    np.testing.assert_array_equal(tx1.numpy(), [1.0, -1.0])
+
+
+def test_missing_jvp_raises_not_implemented_in_forward_mode():
+    class NoJvp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf([1.0, 2.0])
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(x, _t([1.0, 1.0]))
+        with pytest.raises(
+            NotImplementedError,
+            match="You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD",
+        ):
+            NoJvp.apply(dx)
+        # Forward AD is back on for this thread after the error.
+        assert fg._core._is_fwd_grad_enabled()
+        # Without tangents on the inputs, jvp is not needed.
+        assert fwAD.unpack_dual(NoJvp.apply(x)).tangent is None
+    NoJvp.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_jvp_result_errors():
+    def make(result):
+        class F(Function):
+            @staticmethod
+            def forward(ctx, x):
+                idx = x.argmax()
+                flag = x * 0
+                ctx.mark_non_differentiable(flag)
+                return x * 2, flag, idx, "label"
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return grads[0] * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return result(t)
+
+        return F
+
+    x = leaf([1.0, 3.0])
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(x, _t([1.0, 1.0]))
+        with pytest.raises(
+            RuntimeError,
+            match=r"Function's jvp returned an invalid number of forward gradients \(expected 4 but got 1\)",
+        ):
+            make(lambda t: t * 2).apply(dx)
+        with pytest.raises(RuntimeError, match=r"expected 4 but got 5"):
+            make(lambda t: (t * 2, None, None, None, None)).apply(dx)
+        for pos in (1, 2):
+            with pytest.raises(
+                RuntimeError,
+                match=f"jvp returned a gradient at position {pos}, but the corresponding forward output "
+                "is not a differentiable Tensor",
+            ):
+                make(lambda t, pos=pos: tuple(t if k in (0, pos) else None for k in range(4))).apply(dx)
+        with pytest.raises(RuntimeError, match="at position 3, but the corresponding forward output"):
+            make(lambda t: (t, None, None, t)).apply(dx)
+        with pytest.raises(RuntimeError, match="object of type float at position 0"):
+            make(lambda t: (1.0, None, None, None)).apply(dx)
+        with pytest.raises(RuntimeError, match="different size than that of the original Tensor"):
+            make(lambda t: (t[:1], None, None, None)).apply(dx)
+        y, flag, idx, label = make(lambda t: (t * 2, None, None, None)).apply(dx)
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.detach().numpy(), [2.0, 2.0])
+        assert fwAD.unpack_dual(flag).tangent is None and label == "label" and idx.item() == 1
+
+
+def test_forward_over_reverse_through_the_function():
+    # The backward, written with ferrograd ops, runs on dual tensors: the
+    # tangent of the gradient is the directional derivative of the vjp.
+    a, b = RNG.uniform(-1, 1, 4), RNG.uniform(-1, 1, 4)
+    ta, tb = RNG.standard_normal(4), RNG.standard_normal(4)
+    v, tv = RNG.standard_normal(4), RNG.standard_normal(4)
+
+    def vjp_np(x, y, v):
+        return np.concatenate([v * np.sin(y), v * x * np.cos(y)])
+
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(leaf(a), _t(ta))
+        dy = fwAD.make_dual(leaf(b), _t(tb))
+        dv = fwAD.make_dual(_t(v), _t(tv))
+        out = _MulSin.apply(dx, dy)
+        gx, gy = fg.autograd.grad(out, (dx, dy), dv, create_graph=True)
+        got = np.concatenate([fwAD.unpack_dual(g).tangent.detach().numpy() for g in (gx, gy)])
+        values = np.concatenate([g.detach().numpy() for g in (gx, gy)])
+    np.testing.assert_allclose(values, vjp_np(a, b, v), rtol=1e-13)
+    want = _fd_along(vjp_np, [a, b, v], [ta, tb, tv])
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_forward_over_reverse_with_a_saved_output():
+    # Exp saves its output: backward gets a copy attached to the node, which
+    # carries the output's tangent while the level is open.
+    a, ta, v = RNG.uniform(-1, 1, 3), RNG.standard_normal(3), RNG.standard_normal(3)
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(leaf(a), _t(ta))
+        y = Exp.apply(dx)
+        (saved,) = y.grad_fn.saved_tensors
+        np.testing.assert_allclose(fwAD.unpack_dual(saved).tangent.detach().numpy(), ta * np.exp(a))
+        (g,) = fg.autograd.grad(y, dx, _t(v), create_graph=True)
+        got = fwAD.unpack_dual(g).tangent.detach().numpy()
+    np.testing.assert_allclose(got, v * np.exp(a) * ta, rtol=1e-13)
+    # After the level, the saved output has no tangent.
+    (saved,) = y.grad_fn.saved_tensors
+    assert fwAD.unpack_dual(saved).tangent is None
+    with fwAD.dual_level():
+        (saved,) = y.grad_fn.saved_tensors
+        assert fwAD.unpack_dual(saved).tangent is None
+
+
+def test_reverse_over_forward_through_the_function():
+    # jvp uses differentiable ops, so the tangent has a graph back to the
+    # primals and to the input tangent.
+    a, b = RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, 3)
+    ta, tb, w = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
+
+    def tangent_dot(x, y):
+        return np.sum(w * (ta * np.sin(y) + x * np.cos(y) * tb))
+
+    x, y = leaf(a), leaf(b)
+    tx = leaf(ta)
+    with fwAD.dual_level():
+        out = _MulSin.apply(fwAD.make_dual(x, tx), fwAD.make_dual(y, _t(tb)))
+        tangent = fwAD.unpack_dual(out).tangent
+    assert tangent.requires_grad
+    gx, gy, gt = fg.autograd.grad(tangent, (x, y, tx), _t(w))
+    eps = 1e-6
+    for got, k in ((gx, 0), (gy, 1)):
+        want = np.zeros(3)
+        for i in range(3):
+            p = [a.copy(), b.copy()]
+            m = [a.copy(), b.copy()]
+            p[k][i] += eps
+            m[k][i] -= eps
+            want[i] = (tangent_dot(*p) - tangent_dot(*m)) / (2 * eps)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-7, atol=1e-9)
+    # d <w, J t> / dt = J^T w.
+    np.testing.assert_allclose(gt.numpy(), w * np.sin(b), rtol=1e-13)
+
+
+def test_setup_context_style_function_with_jvp():
+    class ScaleShiftFwd(ScaleShift):
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            _, k, b = inputs
+            ctx.k = k
+            ctx.has_b = b is not None
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def jvp(ctx, tx, tk, tb):
+            assert tk is None
+            (x,) = ctx.saved_tensors
+            assert x.shape == tx.shape
+            t_out = tx * ctx.k
+            if tb is not None:
+                t_out = t_out + tb
+            # jvp runs with forward AD off: any op works here.
+            return t_out, tx.sum()
+
+    a, bb = RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, 3)
+    ta, tb = RNG.standard_normal(3), RNG.standard_normal(3)
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(leaf(a), _t(ta))
+        db = fwAD.make_dual(leaf(bb), _t(tb))
+        out, s = ScaleShiftFwd.apply(dx, 3.0, db)
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.detach().numpy(), 3 * ta + tb, rtol=1e-14)
+        np.testing.assert_allclose(fwAD.unpack_dual(s).tangent.item(), ta.sum(), rtol=1e-12)
+        # Defaults are bound: jvp gets a tangent for b even when b is left out.
+        out, _ = ScaleShiftFwd.apply(dx, k=2.0)
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.detach().numpy(), 2 * ta, rtol=1e-14)
+
+
+def test_input_returned_unchanged_gets_the_tangent_jvp_gives():
+    class IdAndDouble(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 + 2 * g2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t, t * 2
+
+    x = leaf([1.0, -2.0])
+    with fwAD.dual_level():
+        dx = fwAD.make_dual(x, _t([0.5, 1.0]))
+        same, double = IdAndDouble.apply(dx)
+        assert same is not dx and same.data_ptr() == dx.data_ptr()
+        np.testing.assert_allclose(fwAD.unpack_dual(same).tangent.detach().numpy(), [0.5, 1.0])
+        np.testing.assert_allclose(fwAD.unpack_dual(double).tangent.detach().numpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("in_place_tangent", [True, False])
+def test_mark_dirty_with_forward_ad(in_place_tangent):
+    class Scale_(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            x.mul_(k)
+            ctx.mark_dirty(x)
+            ctx.k = k
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, t, _):
+            return t.mul_(ctx.k) if in_place_tangent else t * ctx.k
+
+    class AddInto_(Function):
+        """x += y in place; x may have no tangent of its own."""
+
+        @staticmethod
+        def forward(ctx, x, y):
+            x.add_(y)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            return tx.add_(ty) if in_place_tangent else tx + ty
+
+    a = leaf([1.0, 2.0])
+    with fwAD.dual_level():
+        h = a * 1
+        dh = fwAD.make_dual(h, _t([1.0, -1.0]))
+        out = Scale_.apply(dh, 3.0)
+        assert out is dh
+        np.testing.assert_allclose(dh.detach().numpy(), [3.0, 6.0])
+        np.testing.assert_allclose(fwAD.unpack_dual(dh).tangent.detach().numpy(), [3.0, -3.0])
+        # dh is a view of h: h's history is rebased through the view.
+        assert h.grad_fn.name() == "CopySlices"
+        # The input modified in place had no tangent: it gets y's.
+        z = a * 2
+        y = fwAD.make_dual(_t([0.5, 0.5]), _t([2.0, 4.0]))
+        out = AddInto_.apply(z, y)
+        assert out is z
+        np.testing.assert_allclose(z.detach().numpy(), [2.5, 4.5])
+        np.testing.assert_allclose(fwAD.unpack_dual(z).tangent.detach().numpy(), [2.0, 4.0])
+    (dh * 1 + z).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [3.0 + 2.0, 3.0 + 2.0])
+
+
+def test_jvp_in_a_batched_level_runs_row_by_row():
+    a, b = RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))
+    ts = RNG.standard_normal((4, 2, 3))
+    x, y = leaf(a), leaf(b)
+    fg._core._enter_dual_level(batch=4)
+    try:
+        out = _MulSin.apply(fwAD.make_dual(x, _t(ts)), y)
+        got = fwAD.unpack_dual(out).tangent.detach().numpy()
+    finally:
+        fg._core._exit_dual_level()
+    assert got.shape == (4, 2, 3)
+    np.testing.assert_allclose(got, ts * np.sin(b), rtol=1e-14)

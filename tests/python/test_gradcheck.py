@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import warnings
 
 import ferrograd as fg
@@ -294,21 +295,17 @@ def test_no_differentiable_outputs():
         gradcheck(lambda t: t.detach() * 2, (x,), fast_mode=True)
 
 
-def test_forward_ad_and_masked_are_refused_clearly():
+def test_masked_is_refused_clearly_and_flag_combinations_checked():
     x = rand_leaf(2, seed=15)
-    with pytest.raises(RuntimeError, match="check_forward_ad=True needs forward-mode AD"):
-        gradcheck(fg.sin, (x,), check_forward_ad=True)
-    with pytest.raises(RuntimeError, match="needs forward-mode AD"):
-        gradcheck(fg.sin, (x,), check_forward_ad=True, check_batched_forward_grad=True)
-    with pytest.raises(AssertionError, match="requires check_forward_ad to be True"):
-        gradcheck(fg.sin, (x,), check_batched_forward_grad=True)
-    with pytest.raises(RuntimeError, match="check_fwd_over_rev=True needs forward-mode AD"):
-        gradgradcheck(fg.sin, (x,), check_fwd_over_rev=True)
     with pytest.raises(RuntimeError, match="masked=True needs sparse tensors"):
         gradcheck(fg.sin, (x,), masked=True)
     assert gradcheck(fg.sin, (x,), masked=False)
+    with pytest.raises(AssertionError, match="requires check_forward_ad to be True"):
+        gradcheck(fg.sin, (x,), check_batched_forward_grad=True)
     with pytest.raises(AssertionError):
         gradcheck(fg.sin, (x,), check_backward_ad=False)
+    with pytest.raises(AssertionError, match="check_fwd_over_rev or check_rev_over_rev"):
+        gradgradcheck(fg.sin, (x,), check_rev_over_rev=False)
 
 
 # --- batched gradients and undefined gradients -----------------------------
@@ -491,3 +488,279 @@ def test_python_float_inputs_are_rejected_like_torch():
     # Only tensors are differentiated; plain numbers are passed through.
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
         gradcheck(lambda a: a * 2, (random.random(),))
+
+
+# --- forward mode: check_forward_ad, check_batched_forward_grad, fwd over rev
+
+
+FORWARD_PASSING = {
+    "sin_mul": (lambda x, y: x.sin() * y, [(2, 3), (2, 3)]),
+    "two_outputs": (lambda x, y: (x.exp() - y, (x * y).tanh()), [(3,), (3,)]),
+    "output_of_one_input": (lambda x, y: (x.sin(), y.exp() + 1), [(2,), (3,)]),
+    "broadcast": (lambda x, y: x * y + x.cos(), [(2, 3), (3,)]),
+    "scalar": (lambda x: (x * x).sin(), [()]),
+}
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("name", sorted(FORWARD_PASSING))
+def test_check_forward_ad_passes_on_builtin_ops(name, fast_mode):
+    fn, shapes = FORWARD_PASSING[name]
+    inputs = tuple(rand_leaf(*s, seed=30 + k) for k, s in enumerate(shapes))
+    assert gradcheck(fn, inputs, check_forward_ad=True, fast_mode=fast_mode) is True
+    assert gradcheck(fn, inputs, check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode)
+    if name != "broadcast":  # see test_batched_forward_grad_with_broadcasting
+        kwargs = {"check_forward_ad": True, "check_batched_forward_grad": True, "fast_mode": fast_mode}
+        assert gradcheck(fn, inputs, **kwargs)
+
+
+@pytest.mark.xfail(
+    raises=GradcheckError,
+    reason="the batched forward formulas of binary ops do not yet broadcast the tangent of an input "
+    "with fewer dims (x * y with x of shape (2, 3) and y of shape (3,))",
+)
+def test_batched_forward_grad_with_broadcasting():
+    x, y = rand_leaf(2, 3, seed=30), rand_leaf(3, seed=31)
+    assert gradcheck(lambda a, b: a * b, (x, y), check_forward_ad=True, check_batched_forward_grad=True)
+
+
+def test_check_forward_ad_with_non_tensor_arguments_and_non_contiguous_inputs():
+    x = rand_leaf(3, seed=40)
+    frozen = rand_leaf(3, seed=41).detach()
+    nc = rand_leaf(3, 2, seed=42).detach().t().requires_grad_(True)
+    assert not nc.is_contiguous()
+    before = nc.detach().clone()
+
+    def fn(a, scale, c, label, m):
+        assert scale == 3 and label == "tag"
+        return a * scale + c, label, (m * m).exp()
+
+    for fast_mode in (False, True):
+        assert gradcheck(
+            fn, (x, 3, frozen, "tag", nc), check_forward_ad=True, check_batched_forward_grad=True,
+            fast_mode=fast_mode,
+        )
+    assert nc.detach().equal(before)
+    # No level is left open.
+    assert fg._core._current_dual_level() == -1
+
+
+def test_forward_ad_is_independent_of_a_wrong_backward():
+    # The forward check runs func on dual tensors made from detached inputs,
+    # which do not require grad: no backward graph, no hook.
+    def scaled_when_differentiable(t):
+        return (scaled_grad(t) if t.requires_grad else t).sin()
+
+    x = rand_leaf(3, seed=43)
+    assert gradcheck(scaled_when_differentiable, (x,), check_forward_ad=True, check_backward_ad=False)
+    with pytest.raises(GradcheckError, match=r"^Jacobian mismatch for output 0"):
+        gradcheck(scaled_when_differentiable, (x,), check_forward_ad=True)
+
+
+class _SinWrongJvp(fg.autograd.Function):
+    """sin with a correct backward and a jvp off by 10% at the last element."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        scale = fg.ones_like(x)
+        scale.view(-1)[-1] = 1.1
+        return t * x.cos() * scale
+
+
+def test_wrong_jvp_fails_naming_forward_mode_and_the_entry():
+    x = rand_leaf(2, 3, seed=44)
+    assert gradcheck(_SinWrongJvp.apply, (x,))  # reverse mode alone is right
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(_SinWrongJvp.apply, (x,), check_forward_ad=True)
+    msg = str(info.value)
+    assert msg.startswith("Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+    # Only d y[1,2] / d x[1,2] is wrong: flat row and column 5.
+    assert "(row 5, column 5) (input element (1, 2), output element (1, 2))" in msg
+    wrong = 1.1 * math.cos(x[1, 2].item())
+    assert f"analytical {wrong!r}"[:20] in msg
+    assert gradcheck(_SinWrongJvp.apply, (x,), check_forward_ad=True, raise_exception=False) is False
+
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(_SinWrongJvp.apply, (x,), check_forward_ad=True, fast_mode=True)
+    msg = str(info.value)
+    assert msg.startswith("Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+    assert "J u for a random unit vector u" in msg and "one forward-mode pass" in msg
+    assert "(row 5, column 5) (input element (1, 2), output element (1, 2))" in msg
+
+
+def test_wrong_jvp_names_the_right_output_and_input():
+    x, y = rand_leaf(3, seed=45), rand_leaf(2, 3, seed=46)
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(lambda a, b: (a.exp(), _SinWrongJvp.apply(b)), (x, y), check_forward_ad=True)
+    msg = str(info.value)
+    assert "forward mode mismatch for output 1 with respect to input 1" in msg
+
+
+def test_function_without_jvp_raises_not_implemented():
+    class NoJvp(fg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = rand_leaf(3, seed=47)
+    assert gradcheck(NoJvp.apply, (x,))
+    with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+        gradcheck(NoJvp.apply, (x,), check_forward_ad=True)
+    assert fg._core._current_dual_level() == -1
+
+
+class _MulOnlyRightWithAMissingTangent(fg.autograd.Function):
+    """x * y whose jvp is right when a tangent is missing (None), and wrong
+    when both inputs have one."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_forward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        raise AssertionError("not used")
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        if tx is None:
+            return x * ty
+        if ty is None:
+            return tx * y
+        return tx * y + x * ty * 2
+
+
+def test_tangent_of_an_undefined_input_must_act_as_zero():
+    x, y = rand_leaf(3, seed=48), rand_leaf(3, seed=49)
+    kwargs = {"check_forward_ad": True, "check_backward_ad": False}
+    # The Jacobians (one input dual at a time) are right ...
+    assert gradcheck(_MulOnlyRightWithAMissingTangent.apply, (x, y), check_undefined_grad=False, **kwargs)
+    # ... but a zero tangent does not act as a missing one.
+    with pytest.raises(GradcheckError, match="Mismatch in tangent values for output 0 when input 0 has an"):
+        gradcheck(_MulOnlyRightWithAMissingTangent.apply, (x, y), **kwargs)
+
+
+def _sin_with_wrong_batched_rule(a):
+    """sin, whose tangent is right in an ordinary dual level and twice too
+    large in a batched one."""
+    primal, tangent = fg.autograd.forward_ad.unpack_dual(a)
+    out = primal.sin()
+    if tangent is None:
+        return out
+    scale = 2.0 if tangent.dim() > primal.dim() else 1.0
+    return fg.autograd.forward_ad.make_dual(out, tangent * primal.cos() * scale)
+
+
+def test_batched_forward_grad_passes_for_pointwise_ops_and_functions():
+    x, y = rand_leaf(2, 3, seed=50), rand_leaf(2, 3, seed=51)
+    for fn in (
+        lambda a, b: a.sin() * b.exp(),
+        lambda a, b: ((a - b).tanh(), a.cos() + b),
+        lambda a, b: _SinCosMul.apply(a, b),
+    ):
+        assert gradcheck(fn, (x, y), check_forward_ad=True, check_batched_forward_grad=True)
+
+
+def test_batched_forward_grad_catches_a_wrong_batched_rule():
+    x = rand_leaf(4, seed=52)
+    kwargs = {"check_forward_ad": True, "check_backward_ad": False}
+    assert gradcheck(_sin_with_wrong_batched_rule, (x,), **kwargs)
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(_sin_with_wrong_batched_rule, (x,), check_batched_forward_grad=True, **kwargs)
+    msg = str(info.value)
+    assert msg.startswith("For output 0 and input 0:")
+    assert "batched forward-mode AD" in msg and "Got:" in msg and "Expected:" in msg
+
+
+class _SinCosMul(fg.autograd.Function):
+    """sin(x) * y, every method written with differentiable ops."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x.sin() * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * x.cos() * y, g * x.sin()
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        return tx * x.cos() * y + x.sin() * ty
+
+
+class _CubeCutSecondOrder(fg.autograd.Function):
+    """x * x * x with a right first derivative whose backward detaches x:
+    the gradient has the right value but not the right derivative."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        x = x.detach()
+        return 3 * g * x * x
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * t * x * x
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_fwd_over_rev_passes_for_second_order_differentiable_functions(fast_mode):
+    x, y = rand_leaf(2, 3, seed=53), rand_leaf(2, 3, seed=54)
+    for fn in (lambda a, b: a.sin() * b, lambda a, b: (a * b).exp() - a.tanh(), _SinCosMul.apply):
+        assert gradgradcheck(fn, (x, y), check_fwd_over_rev=True, fast_mode=fast_mode)
+        assert gradgradcheck(
+            fn, (x, y), check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False,
+            fast_mode=fast_mode,
+        )
+    assert gradgradcheck(
+        lambda a, b: a.sin() * b, (x, y), check_fwd_over_rev=True, gen_non_contig_grad_outputs=True
+    )
+
+
+def test_fwd_over_rev_fails_for_a_backward_wrong_at_second_order():
+    x = rand_leaf(3, seed=55)
+    v = rand_leaf(3, seed=56)
+    kwargs = {"check_fwd_over_rev": True, "check_rev_over_rev": False, "check_undefined_grad": False}
+    assert gradcheck(_CubeCutSecondOrder.apply, (x,), check_forward_ad=True)
+    with pytest.raises(GradcheckError) as info:
+        gradgradcheck(_CubeCutSecondOrder.apply, (x,), (v,), **kwargs)
+    msg = str(info.value)
+    # Output 0 is the gradient w.r.t. x, input 0 is x: the missing term is
+    # the diagonal 6 * x * v; the analytical Jacobian has nothing there.
+    assert msg.startswith("Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+    missing = [6 * a * b for a, b in zip(x.tolist(), v.tolist(), strict=True)]
+    r = max(range(3), key=lambda k: abs(missing[k]))
+    assert f"(row {r}, column {r})" in msg
+    numerical = float(re.search(r"numerical (\S+) vs analytical 0.0 ", msg).group(1))
+    assert numerical == pytest.approx(missing[r], rel=1e-6)
+    fast = gradgradcheck(_CubeCutSecondOrder.apply, (x,), raise_exception=False, fast_mode=True, **kwargs)
+    assert fast is False
+    # Reverse over reverse sees the same mistake.
+    assert gradgradcheck(_CubeCutSecondOrder.apply, (x,), raise_exception=False) is False

@@ -21,6 +21,13 @@ calls ``backward`` (on the thread that called backward, holding the GIL
 only for the call). The node's Python face is ``ctx`` itself: an instance
 of the class's backward class (``ExpBackward``), which is also what the
 outputs' ``grad_fn`` returns.
+
+Forward-mode AD: inside a dual level, when an argument has a tangent,
+``forward`` runs with forward AD off on this thread, then ``jvp(ctx,
+*tangents)`` (one tangent per argument; zeros for tensors without one,
+None with ``ctx.set_materialize_grads(False)`` and for non-tensors) maps
+the tangents to one tangent (or None) per output. Inside ``jvp``,
+``ctx.saved_tensors`` returns what ``ctx.save_for_forward`` stored.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """Saves tensors for ``jvp`` (forward-mode AD)."""
+        """Saves tensors for ``jvp`` (forward-mode AD), which reads them
+        from ``ctx.saved_tensors``."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args: Any) -> None:
@@ -81,10 +89,44 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+_CORE_SAVED_TENSORS = _core._FunctionBase.saved_tensors
+
+
 class BackwardCFunction(_core._FunctionBase, FunctionCtx):
     """The base of every Function's backward class (the class of ``ctx``)."""
 
     _forward_cls: Any
+    # While ``jvp`` runs: what ``save_for_forward`` stored, which
+    # ``saved_tensors`` then returns (as in torch).
+    _jvp_saved: Any = None
+    # After forward AD: per output, a detached alias carrying the output's
+    # tangent (or None), see _keep_output_tangents.
+    _fw_output_holders: Any = None
+
+    @property
+    def saved_tensors(self) -> Any:
+        """The tensors given to ``save_for_backward`` (inside ``jvp``: to
+        ``save_for_forward``, when it was called)."""
+        if self._jvp_saved is not None:
+            return self._jvp_saved
+        saved = _CORE_SAVED_TENSORS.__get__(self)
+        if self._fw_output_holders is not None and _core._current_dual_level() >= 0:
+            saved = tuple(self._with_output_tangent(t) for t in saved)
+        return saved
+
+    def _with_output_tangent(self, t: Any) -> Any:
+        # A saved output comes back as a new tensor attached to this node,
+        # without the output's tangent; give it the tangent (while the level
+        # that made it is open) so backward formulas see a dual tensor
+        # (forward-over-reverse).
+        if isinstance(t, _core.Tensor) and t.grad_fn is self:
+            holder = self._fw_output_holders[t.output_nr]
+            tangent = None if holder is None else _core._fw_grad(holder)
+            if tangent is not None:
+                _core._set_fw_grad(t, tangent)
+        return t
+
+    saved_variables = saved_tensors
 
     def apply(self, *args: Any) -> Any:
         """Runs the Function's ``backward`` (or ``vjp``) on ``ctx``."""
@@ -203,11 +245,172 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Applies the Function: runs ``forward`` and records its node."""
-        if cls.setup_context is not _SingleLevelFunction.setup_context:
-            bound = _bind_default_args(cls.forward, args, kwargs)
-            return _core._function_apply(cls, bound, None, True)
-        return _core._function_apply(cls, args, kwargs or None, False)
+        """Applies the Function: runs ``forward`` and records its node.
+        Inside a dual level, when an argument has a tangent, ``jvp`` then
+        gives the outputs theirs (see :func:`_apply_forward_ad`)."""
+        setup_context = cls.setup_context is not _SingleLevelFunction.setup_context
+        if setup_context:
+            args = _bind_default_args(cls.forward, args, kwargs)
+            kwargs = {}
+        if _core._current_dual_level() >= 0:
+            tangents = [_core._fw_grad(a) if isinstance(a, _core.Tensor) else None for a in args]
+            if any(t is not None for t in tangents):
+                return _apply_forward_ad(cls, args, kwargs or None, setup_context, tangents)
+        return _core._function_apply(cls, args, kwargs or None, setup_context)
+
+
+class _CtxCapture:
+    """Stands in for a Function class in ``_core._function_apply``, which
+    reads only ``_backward_cls``, ``forward`` and ``setup_context`` from
+    it, to keep what forward-mode AD needs after the call: the ``ctx`` it
+    creates and the object ``forward`` returned."""
+
+    __slots__ = ("_cls", "ctx", "raw_output")
+
+    def __init__(self, cls: Any) -> None:
+        self._cls = cls
+        self.ctx: Any = None
+        self.raw_output: Any = None
+
+    def _backward_cls(self) -> Any:
+        self.ctx = self._cls._backward_cls()
+        return self.ctx
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        self.raw_output = self._cls.forward(*args, **kwargs)
+        return self.raw_output
+
+    @property
+    def setup_context(self) -> Any:
+        return self._cls.setup_context
+
+
+def _apply_forward_ad(
+    cls: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
+    setup_context: bool,
+    tangents: list[Any],
+) -> Any:
+    """``Function.apply`` when an argument has a tangent: ``forward`` and
+    then ``jvp`` run with forward AD off on this thread (ops inside compute
+    no tangents of their own), and the tangents ``jvp`` returns become the
+    outputs' tangents."""
+    capture = _CtxCapture(cls)
+    previous = _core._set_fwd_grad_enabled(False)
+    try:
+        result = _core._function_apply(capture, args, kwargs, setup_context)
+        outputs = result if isinstance(result, tuple) else (result,)
+        raw = capture.raw_output
+        raw_outputs = raw if isinstance(raw, tuple) else (raw,)
+        ctx = capture.ctx
+        non_diff = ctx.non_differentiable or ()
+        differentiable = [
+            isinstance(o, _core.Tensor) and o.is_floating_point() and not any(r is nd for nd in non_diff)
+            for o, r in zip(outputs, raw_outputs, strict=True)
+        ]
+        out_tangents = _run_jvp(cls, ctx, args, tangents, outputs, differentiable)
+    finally:
+        _core._set_fwd_grad_enabled(previous)
+    dirty = ctx.dirty_tensors or ()
+    for out, r, g in zip(outputs, raw_outputs, out_tangents, strict=True):
+        if g is None:
+            continue
+        if any(r is d for d in dirty) and any(g is t for a, t in zip(args, tangents, strict=True) if a is r):
+            # jvp updated the input's tangent in place and returned it.
+            continue
+        # An input modified in place (mark_dirty) gets the returned tangent
+        # as its own, like any output.
+        _core._set_fw_grad(out, g)
+    if any(ctx.needs_input_grad):
+        _keep_output_tangents(ctx, outputs)
+    return result
+
+
+def _keep_output_tangents(ctx: Any, outputs: tuple[Any, ...]) -> None:
+    """Keeps each output's tangent on a detached alias of the output, for
+    the saved copies of outputs that ``saved_tensors`` hands to backward.
+    The alias is a dual tensor of the open level, so its tangent goes away
+    with the level, as the output's does."""
+    holders = []
+    for out in outputs:
+        tangent = _core._fw_grad(out) if isinstance(out, _core.Tensor) else None
+        if tangent is None:
+            holders.append(None)
+            continue
+        holder = out.detach()
+        _core._set_fw_grad(holder, tangent)
+        holders.append(holder)
+    if any(h is not None for h in holders):
+        ctx._fw_output_holders = holders
+
+
+def _run_jvp(
+    cls: Any,
+    ctx: Any,
+    args: tuple[Any, ...],
+    tangents: list[Any],
+    outputs: tuple[Any, ...],
+    differentiable: list[bool],
+) -> list[Any]:
+    """Calls ``cls.jvp(ctx, *tangents)`` and checks what it returns: one
+    tangent (or None) per output. In a batched level (tangents with a
+    leading batch dim) ``jvp`` runs once per row and the rows are stacked."""
+    n_outputs = len(outputs)
+    materialize = ctx.materialize_grads
+
+    def call(ts: list[Any]) -> tuple[Any, ...]:
+        grads = [
+            t if t is not None or not (materialize and isinstance(a, _core.Tensor)) else _core.zeros_like(a)
+            for a, t in zip(args, ts, strict=True)
+        ]
+        result = cls.jvp(ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != n_outputs:
+            raise RuntimeError(
+                "Function's jvp returned an invalid number of forward gradients "
+                f"(expected {n_outputs} but got {len(result)})"
+            )
+        for i, g in enumerate(result):
+            if g is None:
+                continue
+            if not isinstance(g, _core.Tensor):
+                raise RuntimeError(
+                    f"Function's jvp returned an object of type {type(g).__name__} at position {i}: "
+                    "expected a Tensor or None"
+                )
+            if not differentiable[i]:
+                raise RuntimeError(
+                    f"Function's jvp returned a gradient at position {i}, but the corresponding forward "
+                    "output is not a differentiable Tensor. You should return None at that position instead."
+                )
+        return result
+
+    # A tangent has one more dim than its primal in a batched level.
+    batch = None
+    for a, t in zip(args, tangents, strict=True):
+        if t is not None:
+            batch = t.shape[0] if t.dim() == a.dim() + 1 else None
+            break
+    saved = ctx.saved_for_forward
+    ctx._jvp_saved = saved
+    try:
+        if batch is None:
+            return list(call(tangents))
+        rows = [call([None if t is None else t[r] for t in tangents]) for r in range(batch)]
+    finally:
+        ctx._jvp_saved = None
+        ctx.saved_for_forward = None
+    stacked: list[Any] = []
+    for k, out in enumerate(outputs):
+        column = [row[k] for row in rows]
+        if all(g is None for g in column):
+            stacked.append(None)
+            continue
+        stacked.append(
+            _core.stack([_core.zeros(tuple(out.shape), dtype=out.dtype) if g is None else g for g in column])
+        )
+    return stacked
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,17 +1,19 @@
 """Numerical checks of autograd gradients (torch.autograd.gradcheck's API).
 
 ``gradcheck(func, inputs)`` compares the gradients autograd computes for
-``func`` with float64 central finite differences; ``gradgradcheck`` does the
-same for the gradients of the gradients. Both raise :class:`GradcheckError`
-(a ``RuntimeError``) on failure, or return ``False`` when
+``func`` with float64 central finite differences, in reverse mode and
+(with ``check_forward_ad=True``) in forward mode; ``gradgradcheck`` does
+the same for the gradients of the gradients (reverse-over-reverse, and
+forward-over-reverse with ``check_fwd_over_rev=True``). Both raise
+:class:`GradcheckError` (a ``RuntimeError``) on failure, or return ``False`` when
 ``raise_exception=False``, and return ``True`` on success.
 
 The Jacobians printed in failure messages use torch's layout: one row per
 element of the input (in row-major order), one column per element of the
 output, so entry ``(r, c)`` is ``d output[c] / d input[r]``.
 
-Everything here is built from public tensor operations and
-``autograd.grad``; nothing is on a hot path.
+Everything here is built from public tensor operations, ``autograd.grad``
+and ``forward_ad``; nothing is on a hot path.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import _core
+from . import forward_ad as fwAD
 from .grad_mode import no_grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -36,6 +39,7 @@ Tensor = _core.Tensor
 _FAST_MODE_SEED = 20210311
 _BATCHED_GRAD_SEED = 20210312
 _GRAD_OUTPUTS_SEED = 20210313
+_FORWARD_AD_SEED = 20210314
 
 
 class GradcheckError(RuntimeError):
@@ -44,11 +48,6 @@ class GradcheckError(RuntimeError):
 
 # ---------------------------------------------------------------------------
 # Features that need parts of ferrograd that do not exist yet.
-
-
-def _unsupported_forward_ad(caller: str, flag: str) -> RuntimeError:
-    # The single place to change once forward-mode AD lands.
-    return RuntimeError(f"{caller}: {flag}=True needs forward-mode AD, which ferrograd does not provide yet")
 
 
 def _unsupported_masked(caller: str) -> RuntimeError:
@@ -373,10 +372,10 @@ def _largest_difference(
     )
 
 
-def _mismatch_message(i: int, j: int, numerical: Any, analytical: Any) -> str:
+def _mismatch_message(i: int, j: int, numerical: Any, analytical: Any, forward: bool = False) -> str:
+    what = "Jacobian computed with forward mode mismatch" if forward else "Jacobian mismatch"
     return (
-        f"Jacobian mismatch for output {i} with respect to input {j},\n"
-        f"numerical:{numerical}\nanalytical:{analytical}\n"
+        f"{what} for output {i} with respect to input {j},\nnumerical:{numerical}\nanalytical:{analytical}\n"
     )
 
 
@@ -545,23 +544,276 @@ def _slow_mode_report(
     a = _analytical_jacobians(diff_inputs, outputs[i])[j]
     if n is None:
         return ""
-    msg = (
+    intro = (
         "\nThe numbers above are v^T J u for random unit vectors u (over the input) and v (over "
         "the output),\ncomputed in fast mode (numerically by a central difference along u, "
         "analytically by one\nvector-Jacobian product with v). The full Jacobians, recomputed "
         "in slow mode:\n\n"
-        f"numerical:{n}\nanalytical:{a}\n\n"
-        f"The max per-element difference (slow mode) is: {_max_abs(a - n)!r}.\n"
-        + _largest_difference(a, n, rtol, atol, diff_inputs[j], outputs[i])
+    )
+    return _full_jacobians_report(intro, n, a, rtol, atol, diff_inputs[j], outputs[i])
+
+
+def _full_jacobians_report(
+    intro: str, n: Tensor, a: Tensor, rtol: float, atol: float, inp: Tensor, out: Tensor
+) -> str:
+    """The slow-mode Jacobians that follow a fast-mode failure."""
+    msg = (
+        intro
+        + f"numerical:{n}\nanalytical:{a}\n\n"
+        + f"The max per-element difference (slow mode) is: {_max_abs(a - n)!r}.\n"
+        + _largest_difference(a, n, rtol, atol, inp, out)
     )
     if _allclose(a, n, rtol, atol):
         msg += (
             "\nThe element-wise differences are within the tolerances: slow mode would have "
             "passed.\nFast mode adds the per-element tolerance atol over all entries weighted by "
-            "u and v, which\ncan be tighter for some Jacobians; rerun with fast_mode=False to "
-            "confirm.\n"
+            "the random vectors,\nwhich can be tighter for some Jacobians; rerun with fast_mode=False "
+            "to confirm.\n"
         )
     return msg
+
+
+# ---------------------------------------------------------------------------
+# Forward mode: Jacobians from tangents (check_forward_ad).
+
+
+def _float_output_positions(func_out: Any) -> list[int]:
+    """Where the floating outputs are: forward mode compares all of them
+    (an output without a tangent has a zero one)."""
+    return [k for k, o in enumerate(_as_tuple(func_out)) if _is_float_tensor(o)]
+
+
+def _output_tangents(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    positions: list[int],
+    float_positions: list[int],
+    tangents: dict[int, Tensor],
+) -> list[tuple[Tensor, Tensor | None]]:
+    """Runs ``func`` inside the open dual level with ``make_dual(input,
+    tangent)`` for the inputs in ``tangents`` and detached copies of the other
+    inputs that require grad; returns each floating output with its tangent
+    (``None`` when it has none)."""
+    args = [x.detach() if k in positions else x for k, x in enumerate(inputs)]
+    for pos, tangent in tangents.items():
+        args[pos] = fwAD.make_dual(args[pos], tangent)
+    outs = _as_tuple(func(*args))
+    result = []
+    for k in float_positions:
+        if k >= len(outs) or not _is_float_tensor(outs[k]):
+            got = type(outs[k]).__name__ if k < len(outs) else "missing"
+            raise GradcheckError(
+                "Expected `func` to return the same outputs when its inputs are dual tensors "
+                f"(forward AD), but output {k} is now {got}."
+            )
+        result.append((outs[k], fwAD.unpack_dual(outs[k]).tangent))
+    return result
+
+
+def _flat_tangents(pairs: list[tuple[Tensor, Tensor | None]]) -> list[Tensor]:
+    """The tangents as flat float64 vectors (zeros for ``None``)."""
+    return [_zeros((o.numel(),)) if t is None else t.detach().to(_core.float64).reshape(-1) for o, t in pairs]
+
+
+def _one_hot(inp: Tensor, flat: int) -> Tensor:
+    t = _core.zeros(tuple(inp.shape), dtype=inp.dtype)
+    t.view(-1)[flat] = 1.0
+    return t
+
+
+def _forward_jacobians(
+    func: Callable[..., Any],
+    func_out: Any,
+    inputs: tuple[Any, ...],
+    positions: list[int],
+    float_positions: list[int],
+) -> list[list[Tensor]]:
+    """``jac[j][i]``: the Jacobian of floating output ``i`` w.r.t. input
+    ``j`` (``(input.numel(), output.numel())``, float64), built row by row:
+    row ``r`` is the output's tangent for the one-hot tangent ``e_r``."""
+    out_tuple = _as_tuple(func_out)
+    out_numels = [out_tuple[k].numel() for k in float_positions]
+    jacobians = []
+    with fwAD.dual_level():
+        for pos in positions:
+            inp = inputs[pos]
+            rows = [
+                _flat_tangents(
+                    _output_tangents(func, inputs, positions, float_positions, {pos: _one_hot(inp, r)})
+                )
+                for r in range(inp.numel())
+            ]
+            per_output = []
+            for i, numel in enumerate(out_numels):
+                if not rows or numel == 0:
+                    per_output.append(_zeros((len(rows), numel)))
+                else:
+                    per_output.append(_core.stack([row[i] for row in rows]))
+            jacobians.append(per_output)
+    return jacobians
+
+
+def _slow_forward_gradcheck(
+    func: Callable[..., Any],
+    func_out: Any,
+    inputs: tuple[Any, ...],
+    eps: float,
+    rtol: float,
+    atol: float,
+) -> None:
+    positions = _diff_input_positions(inputs)
+    float_positions = _float_output_positions(func_out)
+    out_tuple = _as_tuple(func_out)
+    analytical = _forward_jacobians(func, func_out, inputs, positions, float_positions)
+    for j, pos in enumerate(positions):
+        numerical = _numerical_jacobians(func, inputs, pos, eps)
+        for i, k in enumerate(float_positions):
+            n = numerical[k]
+            a = analytical[j][i]
+            if n is None or _allclose(a, n, rtol, atol):
+                continue
+            raise GradcheckError(
+                _mismatch_message(i, j, n, a, forward=True)
+                + _largest_difference(a, n, rtol, atol, inputs[pos], out_tuple[k])
+                + _positions_note(j, positions)
+            )
+
+
+def _fast_forward_gradcheck(
+    func: Callable[..., Any],
+    func_out: Any,
+    inputs: tuple[Any, ...],
+    eps: float,
+    rtol: float,
+    atol: float,
+) -> None:
+    # One random unit tangent u per input: J u from one forward-mode pass
+    # against J u from one central difference along u, entry by entry.
+    positions = _diff_input_positions(inputs)
+    float_positions = _float_output_positions(func_out)
+    out_tuple = _as_tuple(func_out)
+    gen = _core.Generator()
+    gen.manual_seed(_FAST_MODE_SEED)
+    all_u = [_unit_vector(inputs[p].numel(), gen) for p in positions]
+    numerical = [
+        _central_difference(func, inputs, inputs[pos], u * eps, None, u * eps)
+        for pos, u in zip(positions, all_u, strict=True)
+    ]
+    with fwAD.dual_level():
+        analytical = [
+            _flat_tangents(
+                _output_tangents(
+                    func,
+                    inputs,
+                    positions,
+                    float_positions,
+                    {pos: u.reshape(tuple(inputs[pos].shape)).to(inputs[pos].dtype)},
+                )
+            )
+            for pos, u in zip(positions, all_u, strict=True)
+        ]
+    for j, (pos, u) in enumerate(zip(positions, all_u, strict=True)):
+        tol = _adjusted_atol(atol, u, None)
+        for i, k in enumerate(float_positions):
+            n = numerical[j][k]
+            a = analytical[j][i]
+            if n is None or _allclose(a, n, rtol, tol):
+                continue
+            full_n = _numerical_jacobians(func, inputs, pos, eps)[k]
+            full_a = _forward_jacobians(func, func_out, inputs, positions, float_positions)[j][i]
+            intro = (
+                "\nThe vectors above are J u for a random unit vector u over the input, computed in "
+                "fast mode\n(numerically by a central difference along u, analytically by one "
+                "forward-mode pass with\ntangent u). The full Jacobians, recomputed in slow mode:\n\n"
+            )
+            raise GradcheckError(
+                _mismatch_message(i, j, n, a, forward=True)
+                + _positions_note(j, positions)
+                + _full_jacobians_report(intro, full_n, full_a, rtol, atol, inputs[pos], out_tuple[k])  # type: ignore[arg-type]
+            )
+
+
+def _test_undefined_forward_mode(func: Callable[..., Any], inputs: tuple[Any, ...], func_out: Any) -> None:
+    # An input without a tangent must count as one with a zero tangent.
+    positions = _diff_input_positions(inputs)
+    float_positions = _float_output_positions(func_out)
+    gen = _core.Generator()
+    gen.manual_seed(_FORWARD_AD_SEED)
+    tangents = {
+        p: _core.randn(tuple(inputs[p].shape), generator=gen, dtype=inputs[p].dtype) for p in positions
+    }
+    with fwAD.dual_level():
+        for j, pos in enumerate(positions):
+            zero = dict(tangents)
+            zero[pos] = _core.zeros(tuple(inputs[pos].shape), dtype=inputs[pos].dtype)
+            absent = {p: t for p, t in tangents.items() if p != pos}
+            with_zero = _flat_tangents(_output_tangents(func, inputs, positions, float_positions, zero))
+            without = _flat_tangents(_output_tangents(func, inputs, positions, float_positions, absent))
+            for i, (a, b) in enumerate(zip(with_zero, without, strict=True)):
+                if _allclose(a, b, 1e-5, 1e-8):
+                    continue
+                raise GradcheckError(
+                    f"Mismatch in tangent values for output {i} when input {j} has an undefined tangent: "
+                    "forward AD must treat an input without a tangent as one with a zero tangent.\n"
+                    f"With a zero tangent:\n{a}\nWithout a tangent:\n{b}\n"
+                    "Pass check_undefined_grad=False to skip this check."
+                )
+
+
+_BATCHED_FORWARD_GRAD_HELP = (
+    "gradcheck failed while testing batched forward-mode AD: the tangents computed in one batched "
+    "dual level (tangents with a leading batch dim, one tangent per row) must be the stack of the "
+    "tangents computed one row at a time. Pass check_batched_forward_grad=False to skip this check."
+)
+
+_FORWARD_BATCH = 3
+
+
+def _test_batched_forward_grad(func: Callable[..., Any], inputs: tuple[Any, ...], func_out: Any) -> None:
+    positions = _diff_input_positions(inputs)
+    float_positions = _float_output_positions(func_out)
+    gen = _core.Generator()
+    gen.manual_seed(_FORWARD_AD_SEED + 1)
+    for j, pos in enumerate(positions):
+        inp = inputs[pos]
+        batch = _core.randn((_FORWARD_BATCH, *inp.shape), generator=gen, dtype=inp.dtype)
+        with fwAD.dual_level():
+            rows = [
+                _output_tangents(func, inputs, positions, float_positions, {pos: batch[b]})
+                for b in range(_FORWARD_BATCH)
+            ]
+            expected = [
+                _core.stack(
+                    [
+                        t.detach() if t is not None else _core.zeros(tuple(o.shape), dtype=o.dtype)
+                        for o, t in column
+                    ]
+                )
+                for column in zip(*rows, strict=True)
+            ]
+        _core._enter_dual_level(batch=_FORWARD_BATCH)
+        try:
+            got = _output_tangents(func, inputs, positions, float_positions, {pos: batch})
+            result = [
+                t.detach() if t is not None else _core.zeros((_FORWARD_BATCH, *o.shape), dtype=o.dtype)
+                for o, t in got
+            ]
+        except GradcheckError:
+            raise
+        except RuntimeError as ex:
+            raise GradcheckError(
+                "While computing batched gradients with forward-mode AD, got: "
+                f"{ex}\n\n{_BATCHED_FORWARD_GRAD_HELP}"
+            ) from ex
+        finally:
+            _core._exit_dual_level()
+        for i, (res, exp) in enumerate(zip(result, expected, strict=True)):
+            if tuple(res.shape) == tuple(exp.shape) and _allclose(res, exp, 1e-5, 1e-8):
+                continue
+            raise GradcheckError(
+                f"For output {i} and input {j}:\n\n{_BATCHED_FORWARD_GRAD_HELP}\n\n"
+                f"Got:\n{res}\n\nExpected:\n{exp}"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -733,8 +985,15 @@ def gradcheck(
         check_grad_dtypes: check that gradients have their input's dtype.
         check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)``
             against one call per grad_output.
-        check_batched_forward_grad, check_forward_ad: need forward-mode AD,
-            which ferrograd does not provide yet (``True`` raises ``RuntimeError``).
+        check_forward_ad: also build the Jacobians in forward mode (one
+            ``make_dual`` per input element with a one-hot tangent; in fast
+            mode one pass with a random tangent ``u``, comparing ``J u``) and
+            compare them with the numerical ones; and check that an input
+            without a tangent acts as one with a zero tangent (with
+            ``check_undefined_grad``).
+        check_batched_forward_grad: check the tangents of a batched dual
+            level (a leading batch dim of tangents) against one unbatched
+            level per row (needs ``check_forward_ad``).
         check_backward_ad: check reverse-mode gradients (default).
         fast_mode: compare ``v^T J u`` for random unit vectors ``u``, ``v``
             instead of full Jacobians (one backward per output, one
@@ -760,10 +1019,6 @@ def gradcheck(
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise _unsupported_forward_ad("gradcheck", "check_forward_ad")
-    if check_batched_forward_grad:
-        raise _unsupported_forward_ad("gradcheck", "check_batched_forward_grad")
     if masked:
         raise _unsupported_masked("gradcheck")
     try:
@@ -777,6 +1032,8 @@ def gradcheck(
             check_undefined_grad=check_undefined_grad,
             check_grad_dtypes=check_grad_dtypes,
             check_batched_grad=check_batched_grad,
+            check_batched_forward_grad=check_batched_forward_grad,
+            check_forward_ad=check_forward_ad,
             check_backward_ad=check_backward_ad,
             fast_mode=fast_mode,
         )
@@ -797,6 +1054,8 @@ def _gradcheck_helper(
     check_undefined_grad: bool,
     check_grad_dtypes: bool,
     check_batched_grad: bool,
+    check_batched_forward_grad: bool,
+    check_forward_ad: bool,
     check_backward_ad: bool,
     fast_mode: bool,
 ) -> bool:
@@ -804,10 +1063,23 @@ def _gradcheck_helper(
     _check_inputs(tupled_inputs)
     func_out = func(*tupled_inputs)
     outputs = _differentiable_outputs(func_out)
+    if check_backward_ad:
+        check = _fast_gradcheck if fast_mode else _slow_gradcheck
+        check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_forward_ad:
+        if not outputs:
+            if not check_backward_ad:
+                positions = _diff_input_positions(tupled_inputs)
+                _check_no_differentiable_outputs(func, tupled_inputs, positions, eps)
+        else:
+            forward_check = _fast_forward_gradcheck if fast_mode else _slow_forward_gradcheck
+            forward_check(func, func_out, tupled_inputs, eps, rtol, atol)
+            if check_undefined_grad:
+                _test_undefined_forward_mode(func, tupled_inputs, func_out)
+        if check_batched_forward_grad:
+            _test_batched_forward_grad(func, tupled_inputs, func_out)
     if not check_backward_ad:
         return True
-    check = _fast_gradcheck if fast_mode else _slow_gradcheck
-    check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
     if check_batched_grad:
         for i, o in enumerate(outputs):
             _test_batched_grad(tupled_inputs, o, i)
@@ -857,9 +1129,11 @@ def gradgradcheck(
     ``grad_outputs`` default to random float64 tensors in ``[-1, 1)`` from a
     fixed seed (non-contiguous with ``gen_non_contig_grad_outputs=True``);
     they require grad, so the check covers both the inputs and the
-    grad_outputs. The other arguments are :func:`gradcheck`'s;
-    ``check_fwd_over_rev=True`` needs forward-mode AD, which ferrograd does
-    not provide yet.
+    grad_outputs. ``check_rev_over_rev`` (default) differentiates that
+    function in reverse mode, ``check_fwd_over_rev`` in forward mode (the
+    backward pass then runs on dual tensors): :func:`gradcheck`'s
+    ``check_backward_ad`` and ``check_forward_ad``. The other arguments are
+    :func:`gradcheck`'s.
 
     Example::
 
@@ -873,8 +1147,6 @@ def gradgradcheck(
         raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
-    if check_fwd_over_rev:
-        raise _unsupported_forward_ad("gradgradcheck", "check_fwd_over_rev")
     if masked:
         raise _unsupported_masked("gradgradcheck")
     from . import grad as autograd_grad
@@ -892,7 +1164,12 @@ def gradgradcheck(
     diff_positions = set(_diff_input_positions(tupled_inputs))
 
     def grads_of_func(*args: Any) -> tuple[Tensor, ...]:
-        input_args = args[:n_inputs]
+        # The forward-mode check passes dual tensors that do not require
+        # grad; the backward pass needs them to.
+        input_args = tuple(
+            x.requires_grad_(True) if k in diff_positions and not x.requires_grad else x
+            for k, x in enumerate(args[:n_inputs])
+        )
         outs = _differentiable_outputs(func(*input_args))
         diff_args = [x for k, x in enumerate(input_args) if k in diff_positions]
         grads = autograd_grad(
@@ -912,6 +1189,7 @@ def gradgradcheck(
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
         fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev,
         check_backward_ad=check_rev_over_rev,
     )
 
