@@ -204,7 +204,9 @@ def check_forward(
         if not live:
             continue  # the tangent does not depend on the inputs
 
-        def tan_dot(xs: list[np.ndarray], layout: str = layout, ts: list[fg.Tensor] = ts) -> float:
+        def tan_dot(
+            xs: list[np.ndarray], layout: str = layout, ts: list[fg.Tensor] = ts, ws: list[np.ndarray] = ws
+        ) -> float:
             with fg.no_grad():
                 got = _tangents_of(fn, [make_leaf(x, layout) for x in xs], ts)
             return float(sum((t.numpy() * w).sum() for t, w in zip(got, ws, strict=True)))
