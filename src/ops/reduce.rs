@@ -14,7 +14,7 @@ pub use norm::MatrixOrd;
 
 use super::iter::{map1, map2};
 use super::Arith;
-use crate::autograd::Recorder;
+use crate::autograd::{Recorder, Tangents};
 use crate::tensor::{wrap_dim, Category};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 use driver::{out_shape, output, reduce, reshaped, Fold};
@@ -355,6 +355,22 @@ pub(crate) fn finish_with_input_and_result(
     )
 }
 
+/// The forward formula of a reduction over `mask`: `v` (a tangent, or
+/// tangent-shaped product of one with a weight) summed over the reduced
+/// dims, which move past a batch dim.
+pub(crate) fn sum_tangent(
+    t: &Tangents,
+    v: &Tensor,
+    mask: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
+    if !mask.contains(&true) {
+        return Ok(v.clone());
+    }
+    let dims: Vec<isize> = mask_dims(mask).into_iter().map(|d| t.dim(d)).collect();
+    v.sum(Some(&dims), keepdim, None)
+}
+
 /// [`expand_reduced`] for a node that handles batched backward: a leading
 /// batch dim of `g` is kept and never counts as reduced.
 fn expand_reduced_in(
@@ -423,6 +439,8 @@ impl Tensor {
         if rec.active() {
             let mask = dim_mask(self.ndim(), dims)?;
             let shape = self.shape().to_vec();
+            let fmask = mask.clone();
+            let rec = rec.jvp_batched(move |t| t.map1(|x| sum_tangent(t, x, &fmask, keepdim)));
             rec.batched().finish_simple(&out, move |ctx, g| {
                 Ok(vec![Some(expand_reduced_in(
                     ctx, &g[0], &shape, &mask, keepdim,
@@ -451,6 +469,16 @@ impl Tensor {
         if rec.active() {
             let mask = dim_mask(self.ndim(), dims)?;
             let shape = self.shape().to_vec();
+            // sum_i t_i prod_{j != i} x_j: the backward's weights for g = 1.
+            let (fmask, fshape, res) = (mask.clone(), shape.clone(), &out);
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|tx| {
+                    let x = self.to_dtype(res.dtype());
+                    let ones = Tensor::ones(res.shape(), res.dtype());
+                    let w = prod_backward(&ones, &x, res, &fshape, &fmask, keepdim)?;
+                    sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
+                })
+            });
             finish_with_input_and_result(rec, self, &out, move |g, x, out| {
                 prod_backward(g, x, out, &shape, &mask, keepdim)
             })?;
@@ -495,6 +523,10 @@ impl Tensor {
         let out = r.to_dtype(out_dt);
         if rec.active() {
             let shape = self.shape().to_vec();
+            let fmask = mask.clone();
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|x| sum_tangent(t, x, &fmask, keepdim)?.mul(&Tensor::scalar(1.0 / n)))
+            });
             rec.batched().finish_simple(&out, move |ctx, g| {
                 let g = expand_reduced_in(ctx, &g[0], &shape, &mask, keepdim)?;
                 Ok(vec![Some(g.mul(&Tensor::scalar(1.0 / n))?)])
@@ -822,6 +854,18 @@ fn extreme_recorded<const MAX: bool>(
     if rec.active() {
         let mask = dim_mask(x.ndim(), dims)?;
         let shape = x.shape().to_vec();
+        // The mean of the tangent over the elements equal to the result.
+        let (fmask, fshape, res) = (mask.clone(), shape.clone(), &out);
+        let rec = rec.jvp_batched(move |t| {
+            t.map1(|tx| {
+                let ou = unsqueeze_reduced(res, &fshape, &fmask, keepdim)?;
+                let hit = x
+                    .eq(&ou)?
+                    .logical_or(&x.isnan().logical_and(&ou.isnan())?)?;
+                let count = hit.sum(Some(&mask_dims(&fmask)), keepdim, None)?;
+                sum_tangent(t, &tx.mul(&hit)?, &fmask, keepdim)?.div(&count)
+            })
+        });
         rec.finish(
             &[&out],
             |s| {
@@ -861,6 +905,24 @@ fn arg_dim_recorded<const MAX: bool>(
         if x.ndim() > 0 {
             mask[d] = true;
         }
+        // The tangent at the returned index.
+        let (fmask, iu) = (
+            mask.clone(),
+            unsqueeze_reduced(&idx, &shape, &mask, keepdim)?,
+        );
+        let rec = rec.jvp_batched(move |t| {
+            let v = t.map1(|tx| {
+                if x.ndim() == 0 {
+                    return Ok(tx.clone());
+                }
+                let n = x.shape()[d] as i64;
+                let mut pos_shape = vec![1isize; x.ndim()];
+                pos_shape[d] = n as isize;
+                let pos = Tensor::arange(0i64, n, 1i64, Some(DType::Int64))?.reshape(&pos_shape)?;
+                sum_tangent(t, &tx.mul(&pos.eq(&iu)?)?, &fmask, keepdim)
+            })?;
+            Ok(vec![v[0].clone(), None])
+        });
         rec.finish(
             &[&vals, &idx],
             |s| s.save_output("indices", &idx, 1),
@@ -905,6 +967,28 @@ fn moments_recorded(
         let n = reduced_count(&shape, &mask) as f64;
         let dof = n - correction;
         let outs: Vec<&Tensor> = if with_mean { vec![&v, &m] } else { vec![&v] };
+        // d var = 2 / (N - correction) sum((x - mean) t); d std = d var / (2 std).
+        let (fmask, res) = (mask.clone(), &v);
+        let rec = rec.jvp_batched(move |t| {
+            let Some(tx) = t.get(0) else {
+                return Ok(vec![None, None]);
+            };
+            let dims = mask_dims(&fmask);
+            let centred = x.sub(&x.mean(Some(&dims), true, None)?)?;
+            let dv = sum_tangent(t, &tx.mul(&centred)?, &fmask, keepdim)?;
+            let mut dv = dv.mul(&Tensor::scalar(2.0 / dof))?;
+            if sqrt {
+                let zero = Tensor::scalar(0.0);
+                let scaled = dv.div(&res.mul(&Tensor::scalar(2.0))?)?;
+                dv = zero.r#where(&res.eq(&zero)?, &scaled)?;
+            }
+            let dm = if with_mean {
+                Some(sum_tangent(t, tx, &fmask, keepdim)?.mul(&Tensor::scalar(1.0 / n))?)
+            } else {
+                None
+            };
+            Ok(vec![Some(dv), dm])
+        });
         rec.finish(
             &outs,
             |s| {

@@ -9,6 +9,7 @@ variances) against hand-derived values.
 from __future__ import annotations
 
 import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
 from gradcheck_util import check_grad, make_leaf
@@ -51,6 +52,43 @@ def grad_of(fn, a: np.ndarray, dtype=fg.float64) -> np.ndarray:
 )
 def test_mean(fn):
     check_grad(fn, [rand(3, 4)])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.sum(),
+        lambda x: x.sum(1),
+        lambda x: x.sum((0, -1), keepdim=True),
+        lambda x: x.sum(dim=-2),
+    ],
+)
+def test_sum(fn):
+    check_grad(fn, [rand(3, 4)])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.sum(),
+        lambda x: x.mean(0),
+        lambda x: x.prod(),
+        lambda x: x.amax(),
+        lambda x: x.max(0).values,
+        lambda x: x.cumsum(0),
+        lambda x: x.cumprod(-1),
+        lambda x: x.softmax(0) + x.log_softmax(-1),
+        lambda x: x.logsumexp(0),
+        lambda x: x.norm(p=3.0),
+    ],
+)
+def test_zero_dim_inputs(fn):
+    check_grad(fn, [np.array(0.7)])
+
+
+def test_aminmax():
+    check_grad(lambda x: fg.aminmax(x, dim=1), [distinct(3, 4)])
+    check_grad(lambda x: fg.aminmax(x), [distinct(3, 4)])
 
 
 def test_mean_node_names():
@@ -177,6 +215,10 @@ def test_std_zero_variance_matches_torch():
         lambda x: fg.linalg.matrix_norm(x),
         lambda x: fg.linalg.matrix_norm(x, ord=1),
         lambda x: fg.linalg.matrix_norm(x, ord=float("inf")),
+        lambda x: fg.linalg.matrix_norm(x, ord=-1),
+        lambda x: fg.linalg.matrix_norm(x, ord=-float("inf"), keepdim=True),
+        lambda x: x.norm(p=0, dim=1),
+        lambda x: x.norm(p=-2.5, dim=0),
     ],
 )
 def test_norms(fn):
@@ -394,3 +436,116 @@ def test_no_grad_matmul_records_nothing():
     a = fg.ones(3, 3, requires_grad=True)
     with fg.no_grad():
         assert (a @ a).grad_fn is None
+
+
+# ------------------------------------------------------ batched forward mode
+
+
+def _tangent_or_zeros(out: fg.Tensor, shape: tuple[int, ...]) -> np.ndarray:
+    tan = fwAD.unpack_dual(out).tangent
+    return np.zeros(shape) if tan is None else tan.numpy()
+
+
+def batched_tangent(fn, arrays, tangents) -> np.ndarray:
+    """The output tangent of ``fn`` in one batched level, where
+    ``tangents[i]`` (``None``: no tangent) has a leading batch dim."""
+    b = next(t for t in tangents if t is not None).shape[0]
+    fg._core._enter_dual_level(batch=b)
+    try:
+        xs = [
+            fg.tensor(a) if t is None else fwAD.make_dual(fg.tensor(a), fg.tensor(t))
+            for a, t in zip(arrays, tangents, strict=True)
+        ]
+        out = fn(*xs)
+        return _tangent_or_zeros(out, (b, *out.shape))
+    finally:
+        fwAD.exit_dual_level()
+
+
+def row_tangents(fn, arrays, tangents) -> np.ndarray:
+    """The same tangents from one unbatched level per row."""
+    b = next(t for t in tangents if t is not None).shape[0]
+    rows = []
+    for r in range(b):
+        with fwAD.dual_level():
+            xs = [
+                fg.tensor(a) if t is None else fwAD.make_dual(fg.tensor(a), fg.tensor(t[r]))
+                for a, t in zip(arrays, tangents, strict=True)
+            ]
+            out = fn(*xs)
+            rows.append(_tangent_or_zeros(out, tuple(out.shape)))
+    return np.stack(rows)
+
+
+BATCHED_FWD = {
+    "mv": (lambda w, x: w.mv(x), [(3, 4), (4,)]),
+    "mv_tanh": (lambda w, x: (w @ x).tanh(), [(5, 6), (6,)]),
+    "mm": (lambda a, b: a.mm(b), [(3, 2), (2, 4)]),
+    "dot": (lambda a, b: a.dot(b), [(5,), (5,)]),
+    "bmm": (lambda a, b: a.bmm(b), [(2, 3, 2), (2, 2, 4)]),
+    "matmul_vm": (lambda a, b: a @ b, [(3,), (3, 4)]),
+    "matmul_3d_2d": (lambda a, b: a @ b, [(2, 3, 2), (2, 3)]),
+    "matmul_2d_3d": (lambda a, b: a @ b, [(3, 2), (2, 2, 3)]),
+    "matmul_4d_3d": (lambda a, b: a @ b, [(2, 1, 2, 3), (2, 3, 2)]),
+    "matmul_1d_3d": (lambda a, b: a @ b, [(3,), (2, 3, 2)]),
+    "matmul_3d_1d": (lambda a, b: a @ b, [(2, 2, 3), (3,)]),
+    "addmm": (lambda s, a, b: fg.addmm(s, a, b, beta=0.5, alpha=2.0), [(4,), (3, 2), (2, 4)]),
+    "addmm_beta0": (lambda s, a, b: fg.addmm(s, a, b, beta=0.0), [(3, 1), (3, 2), (2, 4)]),
+    "trace": (lambda x: x.trace(), [(3, 4)]),
+    "einsum": (lambda a, b: fg.einsum("bij,jk->bik", a, b), [(2, 2, 3), (3, 2)]),
+    "einsum_ellipsis": (lambda a, b: fg.einsum("...ij,jk", a, b), [(2, 2, 3), (3, 2)]),
+    "einsum_diag": (lambda a: fg.einsum("ii->i", a), [(3, 3)]),
+    "sum_all": (lambda x: x.sum(), [(3, 4)]),
+    "sum_dim": (lambda x: x.sum(1), [(3, 4)]),
+    "sum_keepdim": (lambda x: x.sum((0, -1), keepdim=True), [(2, 3, 4)]),
+    "sum_0d": (lambda x: x.sum(), [()]),
+    "mean_all": (lambda x: x.mean(), [(3, 4)]),
+    "mean_dim": (lambda x: x.mean(0), [(3, 4)]),
+    "mean_keepdim": (lambda x: x.mean(-1, keepdim=True), [(3, 4)]),
+    "softmax_last": (lambda x: x.softmax(-1), [(3, 4)]),
+    "softmax_first": (lambda x: x.softmax(0), [(3, 4)]),
+    "log_softmax": (lambda x: x.log_softmax(1), [(3, 4)]),
+    "softmax_0d": (lambda x: x.sum().softmax(0), [(3,)]),
+    "logsumexp": (lambda x: x.logsumexp(0), [(3, 4)]),
+    "cumsum": (lambda x: x.cumsum(1), [(3, 4)]),
+    "cumprod": (lambda x: x.cumprod(0), [(3, 4)]),
+    "prod": (lambda x: x.prod(1), [(3, 4)]),
+    "amax": (lambda x: x.amax(0), [(3, 4)]),
+    "max_dim": (lambda x: x.max(1).values, [(3, 4)]),
+    "var": (lambda x: x.var(1), [(3, 4)]),
+    "std_mean": (lambda x: fg.std_mean(x, 0)[0] + fg.std_mean(x, 0)[1], [(3, 4)]),
+    "norm": (lambda x: x.norm(dim=1), [(3, 4)]),
+    "norm_inf": (lambda x: x.norm(p=float("inf")), [(3, 4)]),
+    "inv": (lambda a: fg.linalg.inv(a), [(2, 3, 3)]),
+    "det": (lambda a: fg.linalg.det(a), [(2, 3, 3)]),
+    "solve": (lambda a, b: fg.linalg.solve(a, b), [(3, 3), (3, 2)]),
+    "solve_vector": (lambda a, b: fg.linalg.solve(a, b), [(3, 3), (3,)]),
+    "solve_broadcast": (lambda a, b: fg.linalg.solve(a, b), [(2, 2), (3, 2, 1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED_FWD))
+def test_batched_forward_matches_rows(name):
+    fn, shapes = BATCHED_FWD[name]
+    square = name in ("inv", "det") or name.startswith("solve")
+    ties = name in ("amax", "max_dim", "norm_inf")
+    arrays = [
+        well_conditioned(*s) if square and i == 0 else distinct(*s) * 0.3 if ties else rand(*s)
+        for i, s in enumerate(shapes)
+    ]
+    full = [rand(4, *s) for s in shapes]
+    n = len(shapes)
+    # Tangents on every input, then (with several inputs) on each alone.
+    masks = [[True] * n] + ([[j == i for j in range(n)] for i in range(n)] if n > 1 else [])
+    for mask in masks:
+        ts = [t if m else None for t, m in zip(full, mask, strict=True)]
+        got, want = batched_tangent(fn, arrays, ts), row_tangents(fn, arrays, ts)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"{name}, tangents on {mask}")
+
+
+def test_batched_forward_jacobian_of_tanh_layer():
+    # The forward-mode Jacobian of tanh(W @ x): the identity as tangents.
+    w, x = rand(7, 16), rand(16)
+    jac = batched_tangent(lambda x: (fg.tensor(w) @ x).tanh(), [x], [np.eye(16)])
+    want = (1 - np.tanh(w @ x) ** 2)[None, :] * w.T
+    np.testing.assert_allclose(jac, want, rtol=1e-12, atol=1e-12)

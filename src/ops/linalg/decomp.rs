@@ -2,7 +2,7 @@
 //! float dtype) and what it gives: `linalg.inv`, `linalg.det` and
 //! `linalg.solve`, batched with broadcasting.
 
-use super::matmul::{batch_offsets, xshape};
+use super::matmul::{batch_offsets, lift, xshape};
 use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
 use crate::tensor::broadcast_shapes;
@@ -263,6 +263,8 @@ impl Tensor {
         let rec = Recorder::new("LinalgInvExBackward0", &[self]);
         let out = crate::dispatch_float!(self.dtype(), T => inv_kernel::<T>(self, n), else unreachable_dtype(self))?;
         if rec.active() {
+            // -A^{-1} t A^{-1}
+            let rec = rec.jvp_batched(|t| t.map1(|ta| out.matmul(ta)?.matmul(&out)?.neg()));
             rec.finish(
                 &[&out],
                 |s| s.save_output("inverse", &out, 0),
@@ -283,6 +285,14 @@ impl Tensor {
         let rec = Recorder::new("LinalgDetBackward0", &[self]);
         let out = crate::dispatch_float!(self.dtype(), T => det_kernel::<T>(self, n), else unreachable_dtype(self))?;
         if rec.active() {
+            // det(A) trace(A^{-1} t) = det(A) sum(A^{-T} * t); a singular A
+            // raises, as in backward.
+            let rec = rec.jvp_batched(|t| {
+                t.map1(|ta| {
+                    let inv_t = self.inverse()?.transpose(-2, -1)?;
+                    out.mul(&ta.mul(&inv_t)?.sum(Some(&[-2, -1]), false, None)?)
+                })
+            });
             rec.finish(
                 &[&out],
                 |s| {
@@ -323,6 +333,7 @@ impl Tensor {
         }
         let vector =
             b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
+        let rec = Recorder::new("LinalgSolveExBackward0", &[a, b]);
         let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
         let nb = b2.ndim();
         if b2.shape()[nb - 2] != n {
@@ -338,7 +349,6 @@ impl Tensor {
         sa.extend([n, n]);
         let mut sb = batch.to_vec();
         sb.extend([n, k]);
-        let rec = Recorder::new("LinalgSolveExBackward0", &[a, b]);
         let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
         let x = crate::dispatch_float!(a.dtype(), T => solve_kernel::<T>(&ae, &be, n, k), else unreachable_dtype(a))?;
         let x = if vector {
@@ -353,6 +363,30 @@ impl Tensor {
             x
         };
         if rec.active() {
+            // dX = A^{-1} (tB - tA X), in columns.
+            let rec = rec.jvp_batched(|t| {
+                let xc = if vector { column(&x)? } else { x.clone() };
+                let full: Vec<isize> = t.shape(xc.shape()).iter().map(|&n| n as isize).collect();
+                // A batched tangent's batch dim goes in front of all of X's.
+                let lifted = |ti: Tensor| match t.batch() {
+                    Some(_) => lift(&ti, full.len()),
+                    None => Ok(ti),
+                };
+                let rhs = t.combine(|i, ti| match i {
+                    0 => lifted(ti.clone())?.matmul(&xc)?.neg(),
+                    _ if vector => lifted(column(ti)?)?.expand(&full),
+                    _ => lifted(ti.clone())?.expand(&full),
+                })?;
+                let Some(rhs) = rhs else {
+                    return Ok(vec![None]);
+                };
+                let dx = solve_rows(a, &rhs.expand(&full)?, t.batch().is_some())?;
+                Ok(vec![Some(if vector {
+                    dx.squeeze(Some(&[-1]))?
+                } else {
+                    dx
+                })])
+            });
             let need_a = rec.needs(0);
             rec.finish(
                 &[&x],
@@ -395,6 +429,23 @@ fn unreachable_dtype(t: &Tensor) -> Result<Tensor> {
         "linalg: unsupported dtype {}",
         t.dtype()
     )))
+}
+
+/// `A^{-1} rhs` for `rhs` of a solution's shape in columns, with an extra
+/// leading batch dim when `batched`: its rows become more columns, so each
+/// matrix of `a` is factored once.
+fn solve_rows(a: &Tensor, rhs: &Tensor, batched: bool) -> Result<Tensor> {
+    if !batched {
+        return a.linalg_solve(rhs);
+    }
+    let shape: Vec<isize> = rhs.shape().iter().map(|&n| n as isize).collect();
+    let nd = shape.len();
+    let mut wide = shape[1..].to_vec();
+    wide[nd - 2] = -1;
+    let x = a.linalg_solve(&rhs.movedim(&[0], &[-1])?.reshape(&wide)?)?;
+    let mut split = shape[1..].to_vec();
+    split.push(shape[0]);
+    x.reshape(&split)?.movedim(&[-1], &[0])
 }
 
 /// `t` with a trailing unit dim (a batch of vectors as column matrices).

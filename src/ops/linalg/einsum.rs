@@ -10,7 +10,7 @@
 //! permutation puts the output subscripts in order.
 
 use super::matmul::{bmm_broadcast, gemm_backend, meta_name};
-use crate::autograd::Recorder;
+use crate::autograd::{Recorder, Tangents};
 use crate::{Error, Layout, Result, Scalar, Tensor};
 
 /// Subscript ids: `A-Z` are 0..26, `a-z` 26..52, ellipsis dims 52.. .
@@ -395,6 +395,12 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
             size: size.iter().map(|s| s.unwrap_or(1)).collect(),
             output,
         };
+        let batched = letters(&plan, 1).map(|(letter, spare)| {
+            let term = |ls: &[Label]| -> String { ls.iter().map(|&l| letter[l]).collect() };
+            let ins = plan.dim_labels.iter().map(|ls| term(ls)).collect();
+            (ins, term(&plan.output), spare[0])
+        });
+        let rec = rec.jvp_batched(move |t| einsum_tangent(t, equation, operands, batched.as_ref()));
         rec.finish(
             &[&out],
             |s| {
@@ -428,6 +434,61 @@ struct Plan {
     output: Vec<Label>,
 }
 
+/// Letters to write the equation out explicitly: labels keep theirs,
+/// ellipsis dims take letters the equation does not use, and `spare` more
+/// unused letters follow (`None` when the alphabet runs out).
+fn letters(plan: &Plan, spare: usize) -> Option<(Vec<char>, Vec<char>)> {
+    let char_of = |l: Label| label_char(l).chars().next().unwrap_or('a');
+    let used =
+        |l: Label| plan.output.contains(&l) || plan.dim_labels.iter().any(|ls| ls.contains(&l));
+    let mut free = (0..ELLIPSIS_BASE).filter(|&l| !used(l)).map(char_of);
+    let mut letter: Vec<char> = (0..ELLIPSIS_BASE).map(char_of).collect();
+    for _ in ELLIPSIS_BASE..plan.size.len() {
+        letter.push(free.next()?);
+    }
+    let extra = (0..spare)
+        .map(|_| free.next())
+        .collect::<Option<Vec<char>>>()?;
+    Some((letter, extra))
+}
+
+/// The forward formula of einsum: the sum over operands with a tangent of
+/// the same einsum with that operand replaced by its tangent. A batched
+/// tangent gets a subscript of its own (`batched`: the explicit input
+/// terms, output term and that subscript), or, when no letter is left,
+/// one einsum per row.
+fn einsum_tangent(
+    t: &Tangents,
+    equation: &str,
+    operands: &[Tensor],
+    batched: Option<&(Vec<String>, String, char)>,
+) -> Result<Vec<Option<Tensor>>> {
+    t.sum1(|i, ti| {
+        let mut args = operands.to_vec();
+        args[i] = ti.clone();
+        match (t.batch(), batched) {
+            (None, _) => einsum(equation, &args),
+            (Some(_), Some((ins, out, b))) => {
+                let ins: Vec<String> = ins
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| if j == i { format!("{b}{s}") } else { s.clone() })
+                    .collect();
+                einsum(&format!("{}->{b}{out}", ins.join(",")), &args)
+            }
+            (Some(n), None) => {
+                let rows = (0..n)
+                    .map(|r| {
+                        args[i] = ti.select(0, r as isize)?;
+                        einsum(equation, &args)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Tensor::stack(&rows, 0)
+            }
+        }
+    })
+}
+
 /// The gradient of operand `i`: the einsum of the output gradient with the
 /// other operands onto operand `i`'s distinct labels, then broadcast over
 /// labels only operand `i` has (they were summed), put on the diagonal for
@@ -447,24 +508,12 @@ fn operand_grad(plan: &Plan, g: &Tensor, ops: &[Tensor], i: usize) -> Result<Ten
         .filter(|&d| is_first(d) && elsewhere(labels[d]))
         .map(|d| labels[d])
         .collect();
-    // Letters for the equation: labels keep theirs, ellipsis dims take
-    // letters the equation does not use.
-    let mut letter: Vec<Option<char>> = vec![None; plan.size.len()];
-    for (l, c) in letter.iter_mut().enumerate().take(ELLIPSIS_BASE) {
-        *c = Some(label_char(l).chars().next().unwrap_or('a'));
-    }
-    let used =
-        |l: Label| plan.output.contains(&l) || plan.dim_labels.iter().any(|ls| ls.contains(&l));
-    let mut free = (0..ELLIPSIS_BASE).filter(|&l| !used(l));
-    for c in letter.iter_mut().skip(ELLIPSIS_BASE) {
-        let Some(f) = free.next() else {
-            return Err(Error::runtime(
-                "einsum(): too many subscripts to differentiate this equation",
-            ));
-        };
-        *c = Some(label_char(f).chars().next().unwrap_or('a'));
-    }
-    let term = |ls: &[Label]| -> String { ls.iter().filter_map(|&l| letter[l]).collect() };
+    let Some((letter, _)) = letters(plan, 0) else {
+        return Err(Error::runtime(
+            "einsum(): too many subscripts to differentiate this equation",
+        ));
+    };
+    let term = |ls: &[Label]| -> String { ls.iter().map(|&l| letter[l]).collect() };
     let mut eq = term(&plan.output);
     let mut args = vec![g.clone()];
     for (j, op) in ops.iter().enumerate() {

@@ -727,8 +727,10 @@ impl Tensor {
         check_coeff(self.dtype(), beta, "beta")?;
         check_coeff(self.dtype(), alpha, "alpha")?;
         let shape = [mat1.shape()[0], mat2.shape()[1]];
-        // Checked here so the error names the product's shape.
-        self.broadcast_to(&shape)?;
+        // Checked here so the error names the product's shape (on the
+        // layout: no op runs on `self`).
+        self.layout()
+            .expand(&[shape[0] as isize, shape[1] as isize])?;
         // torch ignores `self` entirely (NaN included) when beta is 0.
         let beta_zero = beta.to_f64() == 0.0;
         let rec = Recorder::new("AddmmBackward0", &[self, mat1, mat2]);
@@ -740,6 +742,20 @@ impl Tensor {
             gemm_backend(),
         )?;
         if rec.active() {
+            // beta t_self + alpha (t1 @ mat2 + mat1 @ t2)
+            let rec = rec.jvp_batched(move |t| {
+                let prod = |l: &Tensor, r: &Tensor, left: bool| match t.batch() {
+                    None => l.mm(r),
+                    Some(_) => product_batched(l, r, 2, 2, left),
+                };
+                t.sum1(|i, ti| match i {
+                    0 if beta_zero => Ok(Tensor::scalar(0.0)),
+                    0 if t.batch().is_some() => lift(ti, 3)?.mul(&Tensor::scalar(beta)),
+                    0 => ti.mul(&Tensor::scalar(beta)),
+                    1 => prod(ti, mat2, true)?.mul(&Tensor::scalar(alpha)),
+                    _ => prod(mat1, ti, false)?.mul(&Tensor::scalar(alpha)),
+                })
+            });
             let (n1, n2) = (rec.needs(1), rec.needs(2));
             rec.finish(
                 &[&out],
@@ -781,6 +797,9 @@ impl Tensor {
         if rec.active() {
             let (n, m) = (self.shape()[0] as i64, self.shape()[1] as i64);
             let dtype = self.dtype();
+            let rec = rec.jvp_batched(|t| {
+                t.map1(|tx| tx.diagonal(0, -2, -1)?.sum(Some(&[-1]), false, None))
+            });
             rec.finish_simple(&out, move |_, g| {
                 Ok(vec![Some(g[0].mul(&Tensor::eye(n, Some(m), dtype)?)?)])
             })?;
@@ -832,6 +851,17 @@ fn product_recorded(
     };
     let out = f(a, b)?;
     if rec.active() {
+        // ta @ b + a @ tb
+        let (d1, d2) = (a.ndim(), b.ndim());
+        let rec = rec.jvp_batched(move |t| {
+            t.sum1(|i, ti| {
+                let (l, r) = if i == 0 { (ti, b) } else { (a, ti) };
+                match t.batch() {
+                    None => l.matmul(r),
+                    Some(_) => product_batched(l, r, d1, d2, i == 0),
+                }
+            })
+        });
         let (na, nb) = (rec.needs(0), rec.needs(1));
         rec.finish(
             &[&out],
@@ -861,6 +891,50 @@ fn product_recorded(
         )?;
     }
     Ok(out)
+}
+
+/// `a @ b` (matmul semantics for primals of `d1` and `d2` dims) where the
+/// left operand (`left`) or the right one is a tangent with an extra
+/// leading batch dim. When the other operand is a vector or a matrix this
+/// is one matrix product over the rows of the batch.
+fn product_batched(a: &Tensor, b: &Tensor, d1: usize, d2: usize, left: bool) -> Result<Tensor> {
+    let am = if d1 == 1 { a.unsqueeze(-2)? } else { a.clone() };
+    let bm = if d2 == 1 { b.unsqueeze(-1)? } else { b.clone() };
+    let rank = d1.max(d2).max(2) + 1;
+    let out = match (left, d1 <= 2, d2 <= 2) {
+        (true, _, true) => fold_rows(&am, &bm)?,
+        (true, _, false) => lift(&am, rank)?.matmul(&bm)?,
+        (false, true, _) => {
+            fold_rows(&bm.transpose(-1, -2)?, &am.transpose(-1, -2)?)?.transpose(-1, -2)?
+        }
+        (false, false, _) => am.matmul(&lift(&bm, rank)?)?,
+    };
+    match (d1 == 1, d2 == 1) {
+        (true, true) => out.squeeze(Some(&[-2, -1])),
+        (true, false) => out.squeeze(Some(&[-2])),
+        (false, true) => out.squeeze(Some(&[-1])),
+        (false, false) => Ok(out),
+    }
+}
+
+/// `x @ w` for `x` of at least 2 dims and a matrix `w`, as one product of
+/// every row of `x` with `w`.
+fn fold_rows(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let nd = x.ndim();
+    let rows = x.reshape(&[-1, x.shape()[nd - 1] as isize])?.mm(w)?;
+    let mut shape: Vec<isize> = x.shape()[..nd - 1].iter().map(|&n| n as isize).collect();
+    shape.push(w.shape()[1] as isize);
+    rows.reshape(&shape)
+}
+
+/// A batched tangent with unit dims inserted after its batch dim, up to
+/// `rank` dims (so its other dims line up with a product's batch dims).
+pub(super) fn lift(x: &Tensor, rank: usize) -> Result<Tensor> {
+    let mut x = x.clone();
+    while x.ndim() < rank {
+        x = x.unsqueeze(1)?;
+    }
+    Ok(x)
 }
 
 /// [`product_backward`] for operands of at most 2 dims in a batched

@@ -8,7 +8,9 @@
 //! so small singular values keep their relative accuracy).
 
 use super::driver::{out_shape, output, reduce, Fold};
-use super::{dim_mask, float_input, mask_dims, reduced_count, unsqueeze_reduced, Bounds};
+use super::{
+    dim_mask, float_input, mask_dims, reduced_count, sum_tangent, unsqueeze_reduced, Bounds,
+};
 use crate::autograd::Recorder;
 use crate::ops::access::{lock, slice};
 use crate::ops::reduce::finish_with_input_and_result;
@@ -151,6 +153,19 @@ impl Tensor {
             else unreachable_float(x.dtype()))?;
         if rec.active() {
             let shape = x.shape().to_vec();
+            // sum(w t), `w` the backward's weights for g = 1.
+            let (fmask, fshape, res, xf) = (mask.clone(), shape.clone(), &out, &x);
+            let rec = rec.jvp_batched(move |t| {
+                if ord == 0.0 {
+                    return Ok(vec![None]);
+                }
+                t.map1(|tx| {
+                    let nu = unsqueeze_reduced(res, &fshape, &fmask, keepdim)?;
+                    let ones = Tensor::ones(nu.shape(), nu.dtype());
+                    let w = norm_backward(&ones, xf, &nu, ord, &fmask)?;
+                    sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
+                })
+            });
             finish_with_input_and_result(rec, self, &out, move |g, x, out| {
                 let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
                 let nu = unsqueeze_reduced(out, &shape, &mask, keepdim)?;
@@ -202,13 +217,6 @@ impl Tensor {
             )));
         }
         let (ri, ci) = (r as isize, c as isize);
-        let squeeze = |t: Tensor| -> Result<Tensor> {
-            if keepdim {
-                Ok(t)
-            } else {
-                Ok(t.squeeze(Some(&[ri, ci]))?.contiguous())
-            }
-        };
         match ord {
             MatrixOrd::Fro => a.vector_norm(2.0, Some(&[ri, ci]), keepdim, None),
             MatrixOrd::P(p) if p.abs() == 1.0 || p.is_infinite() => {
@@ -221,13 +229,17 @@ impl Tensor {
                         a.shape()
                     )));
                 }
-                let sums = a.vector_norm(1.0, Some(&[sum_dim]), true, None)?;
-                let picked = if p > 0.0 {
-                    sums.amax(Some(&[pick_dim]), true)?
+                let sums = a.vector_norm(1.0, Some(&[sum_dim]), keepdim, None)?;
+                let pick_dim = if keepdim || pick_dim < sum_dim {
+                    pick_dim
                 } else {
-                    sums.amin(Some(&[pick_dim]), true)?
+                    pick_dim - 1
                 };
-                squeeze(picked)
+                if p > 0.0 {
+                    sums.amax(Some(&[pick_dim]), keepdim)
+                } else {
+                    sums.amin(Some(&[pick_dim]), keepdim)
+                }
             }
             MatrixOrd::P(p) if p.abs() == 2.0 => spectral(&a, r, c, keepdim, |s| {
                 if p > 0.0 {

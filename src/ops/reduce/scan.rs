@@ -4,7 +4,8 @@
 
 use super::driver::{out_shape, output, reshaped, SyncPtr};
 use super::{
-    dim_mask, float_input, is_nan, reduce_to, unsqueeze_reduced, widened, Bounds, ExtremeF, SumF,
+    dim_mask, float_input, is_nan, reduce_to, sum_tangent, unsqueeze_reduced, widened, Bounds,
+    ExtremeF, SumF,
 };
 use crate::autograd::Recorder;
 use crate::ops::access::{elem_ptr, lock};
@@ -98,6 +99,13 @@ impl Tensor {
         let rec = Recorder::new("CumsumBackward0", &[self]);
         let out = cumulative(self, dim, dtype, false)?;
         if rec.active() {
+            let d = from_end(dim, self.ndim())?;
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|tx| match d {
+                    Some(d) => tx.cumsum(d, None),
+                    None => Ok(tx.clone()),
+                })
+            });
             rec.finish_simple(&out, move |_, g| {
                 Ok(vec![Some(reverse_cumsum(&g[0], dim)?)])
             })?;
@@ -110,6 +118,13 @@ impl Tensor {
         let rec = Recorder::new("CumprodBackward0", &[self]);
         let out = cumulative(self, dim, dtype, true)?;
         if rec.active() {
+            let (d, res) = (from_end(dim, self.ndim())?, &out);
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|tx| match d {
+                    Some(d) => cumprod_tangent(tx, &self.to_dtype(res.dtype()), res, d),
+                    None => Ok(tx.clone()),
+                })
+            });
             finish_with_input_and_result(rec, self, &out, move |g, x, out| {
                 cumprod_backward(g, x, out, dim)
             })?;
@@ -141,6 +156,15 @@ impl Tensor {
         }, else Err(Error::runtime("logsumexp: expected a floating dtype")))?;
         if rec.active() {
             let shape = x.shape().to_vec();
+            // sum(exp(x - result) t)
+            let (fmask, fshape, res, xf) = (mask.clone(), shape.clone(), &out, &x);
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|tx| {
+                    let ou = unsqueeze_reduced(res, &fshape, &fmask, keepdim)?;
+                    let w = xf.to_dtype(res.dtype()).sub(&ou)?.exp()?;
+                    sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
+                })
+            });
             finish_with_input_and_result(rec, self, &out, move |g, x, out| {
                 // d/dx log(sum(exp(x))) = exp(x - result)
                 let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
@@ -155,7 +179,15 @@ impl Tensor {
     pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         let rec = Recorder::new("SoftmaxBackward0", &[self]);
         let out = softmax_impl("softmax", self, dim, dtype, false)?;
-        // y * (g - sum(g * y))
+        // Forward: y * (t - sum(y * t)); backward: y * (g - sum(g * y)).
+        let d = from_end(dim, self.ndim())?;
+        let rec = rec.jvp_batched(|t| match d {
+            Some(d) => t.map1(|tx| {
+                let dot = tx.mul(&out)?.sum(Some(&[d]), true, None)?;
+                out.mul(&tx.sub(&dot)?)
+            }),
+            None => Ok(vec![None]),
+        });
         finish_softmax(rec, self, &out, dim, |g, y, d| {
             let dot = g.mul(y)?.sum(Some(&[d]), true, None)?;
             y.mul(&g.sub(&dot)?)
@@ -167,7 +199,15 @@ impl Tensor {
     pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         let rec = Recorder::new("LogSoftmaxBackward0", &[self]);
         let out = softmax_impl("log_softmax", self, dim, dtype, true)?;
-        // g - exp(y) * sum(g)
+        // Forward: t - sum(exp(y) * t); backward: g - exp(y) * sum(g).
+        let d = from_end(dim, self.ndim())?;
+        let rec = rec.jvp_batched(|t| match d {
+            Some(d) => t.map1(|tx| {
+                let dot = tx.mul(&out.exp()?)?.sum(Some(&[d]), true, None)?;
+                tx.sub(&dot)
+            }),
+            None => Ok(vec![None]),
+        });
         finish_softmax(rec, self, &out, dim, |g, y, d| {
             let total = g.sum(Some(&[d]), true, None)?;
             g.sub(&y.exp()?.mul(&total)?)
@@ -275,6 +315,42 @@ fn softmax_impl(
     } else {
         Ok(out.movedim(&[-1], &[d as isize])?.contiguous())
     }
+}
+
+/// `dim` counted from the end (so it names the same dim of a tangent with
+/// a leading batch dim), or `None` for a 0-dim tensor.
+fn from_end(dim: isize, ndim: usize) -> Result<Option<isize>> {
+    let d = wrap_dim(dim, ndim)?;
+    Ok((ndim > 0).then(|| d as isize - ndim as isize))
+}
+
+/// Tangent of `out = cumprod(x)` along `dim` (counted from the end):
+/// `sum_{k <= i} t_k prod_{j <= i, j != k} x_j`.
+///
+/// Without zeros that is `out * cumsum(t / x)`. From the first zero `z` of
+/// a line on, only `k = z` contributes: `t_z cumprod(y)`, `y` being `x` with
+/// that zero replaced by one (later zeros make it 0). The term
+/// `x_z cumprod(y) (cumsum(t / x) - t_z)` (zeros of `x` replaced by ones),
+/// zero in value, carries the derivative in `x_z` (as in the backward,
+/// second derivatives are exact up to one zero per line). Nothing is
+/// divided by zero.
+fn cumprod_tangent(t: &Tensor, x: &Tensor, out: &Tensor, dim: isize) -> Result<Tensor> {
+    let zero = Tensor::scalar(0.0);
+    let one = Tensor::scalar(1.0);
+    let is_zero = x.eq(&zero)?;
+    if !is_zero.any(None, false)?.item()?.to_bool() {
+        return out.mul(&t.div(x)?.cumsum(dim, None)?);
+    }
+    let seen = is_zero.cumsum(dim, None)?;
+    let first = is_zero.logical_and(&seen.eq(&Tensor::scalar(1i64))?)?;
+    let y = one.r#where(&first, x)?;
+    let cy = y.cumprod(dim, None)?;
+    let running = t.div(&one.r#where(&is_zero, x)?)?.cumsum(dim, None)?;
+    let before = out.mul(&running)?;
+    let tz = t.mul(&first)?.sum(Some(&[dim]), true, None)?;
+    let xz = x.mul(&first)?.sum(Some(&[dim]), true, None)?;
+    let after = cy.mul(&tz.add(&xz.mul(&running.sub(&tz)?)?)?)?;
+    after.r#where(&seen.gt(&Tensor::scalar(0i64))?, &before)
 }
 
 /// `sum_{j >= i} t_j` along `dim`, as `sum - cumsum + t` (differentiable).
