@@ -14,7 +14,8 @@ use super::access::{elem_ptr, lock};
 use super::binary::Arith;
 use super::iter::{apply2, check_writable, for_ranges, map2};
 use super::shape::{drop_dim, fmt_shape, signed, walk, Ptr};
-use crate::autograd::{sum_to, Recorder};
+use super::view::jvp_if_batched;
+use crate::autograd::{sum_to, Recorder, Tangents};
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
@@ -266,14 +267,15 @@ impl Tensor {
     /// a tensor (NumPy/torch semantics).
     pub fn index(&self, indices: &[TensorIndex]) -> Result<Tensor> {
         let plan = self.plan(indices)?;
-        let recording = crate::autograd::is_grad_enabled() && self.requires_grad();
+        let recording = (crate::autograd::is_grad_enabled() && self.requires_grad())
+            || crate::autograd::fw_grad(self).is_some();
         if plan.adv.is_empty() {
             if recording {
                 return self.basic_index_recorded(indices);
             }
             return Ok(self.view_with_layout(plan.view));
         }
-        let rec = Recorder::new("IndexBackward0", &[self]);
+        let rec = Recorder::new("IndexBackward0", &[self]).jvp(|t| t.map1(|x| x.index(indices)));
         let out = self.gather_indexed(&plan)?;
         if rec.active() {
             let shape = self.shape().to_vec();
@@ -430,7 +432,15 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
-        let rec = Recorder::new("IndexPutBackward0", &[self, values]);
+        let rec = Recorder::new("IndexPutBackward0", &[self, values]).jvp(|t| {
+            let v = match t.get(1) {
+                Some(v) => v.clone(),
+                None => Tensor::try_zeros(&[], values.dtype())?,
+            };
+            Ok(vec![Some(
+                t.or_zeros(0, self)?.index_put(indices, &v, accumulate)?,
+            )])
+        });
         let out = self.copy();
         out.index_put_(indices, values, accumulate)?;
         let out = out.data();
@@ -667,7 +677,11 @@ impl Tensor {
     /// `index_select(dim, index)`: the slices at `index` (1-D, int64/int32)
     /// along `dim`, copied.
     pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("IndexSelectBackward0", &[self]);
+        let rec = jvp_if_batched(
+            Recorder::new("IndexSelectBackward0", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.index_select(t.dim(dim), index)),
+        );
         let out = self.index_select_kernel(dim, index)?;
         if rec.active() {
             let (shape, index) = (self.shape().to_vec(), index.clone());
@@ -705,7 +719,11 @@ impl Tensor {
     /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
     /// dim 0); `index` is int64 with as many dims as `self`.
     pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("GatherBackward0", &[self]);
+        let rec = jvp_if_batched(
+            Recorder::new("GatherBackward0", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?)),
+        );
         let out = self.gather_kernel(dim, index)?;
         if rec.active() {
             let (shape, index) = (self.shape().to_vec(), index.clone());
@@ -861,7 +879,17 @@ impl Tensor {
 
     /// `scatter(dim, index, src)`: out-of-place `scatter_`.
     pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("ScatterBackward0", &[self, src]);
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterBackward0", &[self, src]),
+            self.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.scatter(
+                    t.dim(dim),
+                    &batch_index(t, index)?,
+                    &t.or_zeros(1, src)?,
+                )?)])
+            },
+        );
         let out = self.copy();
         out.scatter_(dim, index, src)?;
         let out = out.data();
@@ -885,7 +913,11 @@ impl Tensor {
 
     /// `scatter(dim, index, value)`: out-of-place `scatter_value_`.
     pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = Recorder::new("ScatterBackward1", &[self]);
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterBackward1", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.scatter_value(t.dim(dim), &batch_index(t, index)?, Scalar::Int(0))),
+        );
         let out = self.copy();
         out.scatter_value_(dim, index, value)?;
         let out = out.data();
@@ -904,7 +936,17 @@ impl Tensor {
 
     /// `scatter_add(dim, index, src)`: out-of-place `scatter_add_`.
     pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("ScatterAddBackward0", &[self, src]);
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterAddBackward0", &[self, src]),
+            self.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.scatter_add(
+                    t.dim(dim),
+                    &batch_index(t, index)?,
+                    &t.or_zeros(1, src)?,
+                )?)])
+            },
+        );
         let out = self.copy();
         out.scatter_add_(dim, index, src)?;
         let out = out.data();
@@ -1114,7 +1156,18 @@ impl Tensor {
         source: &Tensor,
         alpha: Scalar,
     ) -> Result<Tensor> {
-        let rec = Recorder::new("IndexAddBackward0", &[self, source]);
+        let rec = jvp_if_batched(
+            Recorder::new("IndexAddBackward0", &[self, source]),
+            self.ndim() > 0 && source.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.index_add(
+                    t.dim(dim),
+                    index,
+                    &t.or_zeros(1, source)?,
+                    alpha,
+                )?)])
+            },
+        );
         let out = self.copy();
         out.index_add_(dim, index, source, alpha)?;
         let out = out.data();
@@ -1136,7 +1189,17 @@ impl Tensor {
 
     /// `index_copy(dim, index, source)`: out-of-place.
     pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("IndexCopyBackward0", &[self, source]);
+        let rec = jvp_if_batched(
+            Recorder::new("IndexCopyBackward0", &[self, source]),
+            self.ndim() > 0 && source.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.index_copy(
+                    t.dim(dim),
+                    index,
+                    &t.or_zeros(1, source)?,
+                )?)])
+            },
+        );
         let out = self.copy();
         out.index_copy_(dim, index, source)?;
         let out = out.data();
@@ -1160,7 +1223,11 @@ impl Tensor {
 
     /// `index_fill(dim, index, value)`: out-of-place.
     pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = Recorder::new("IndexFillBackward0", &[self]);
+        let rec = jvp_if_batched(
+            Recorder::new("IndexFillBackward0", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.index_fill(t.dim(dim), index, Scalar::Int(0))),
+        );
         let out = self.copy();
         out.index_fill_(dim, index, value)?;
         let out = out.data();
@@ -1190,7 +1257,13 @@ impl Tensor {
     /// broadcast together.
     pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         check_mask("masked_fill", mask)?;
-        let rec = Recorder::new("MaskedFillBackward0", &[self]);
+        // A mask of more dims than `self` would broadcast against a batch
+        // dim of the tangent.
+        let rec = jvp_if_batched(
+            Recorder::new("MaskedFillBackward0", &[self]),
+            mask.ndim() <= self.ndim(),
+            |t| t.map1(|x| x.masked_fill(mask, Scalar::Int(0))),
+        );
         let out = dispatch!(self.dtype(), T => {
             let v: T = value.to_elem();
             map2::<T, bool, T>(self, mask, move |x, m| if m { v } else { x })
@@ -1214,7 +1287,16 @@ impl Tensor {
                 value.ndim()
             )));
         }
-        let rec = Recorder::new("MaskedFillBackward1", &[self, value]);
+        // The tangent: self's where kept, value's where filled.
+        let rec = Recorder::new("MaskedFillBackward1", &[self, value]).jvp(|t| {
+            t.sum1(|i, ti| match i {
+                0 => ti.masked_fill(mask, Scalar::Int(0)),
+                _ => {
+                    let shape = broadcast_shapes(self.shape(), mask.shape())?;
+                    Tensor::try_zeros(&shape, ti.dtype())?.masked_fill_tensor(mask, ti)
+                }
+            })
+        });
         let out = {
             let _g = crate::autograd::no_grad();
             self.masked_fill(mask, value.item()?)?
@@ -1364,7 +1446,13 @@ impl Tensor {
 
     /// `put(index, source, accumulate)`: out-of-place `put_`.
     pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
-        let rec = Recorder::new("PutBackward0", &[self, source]);
+        let rec = Recorder::new("PutBackward0", &[self, source]).jvp(|t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.put(
+                index,
+                &t.or_zeros(1, source)?,
+                accumulate,
+            )?)])
+        });
         let out = self.copy();
         out.put_(index, source, accumulate)?;
         let out = out.data();
@@ -1412,6 +1500,14 @@ impl Tensor {
     /// `argwhere()`: same as `nonzero()`.
     pub fn argwhere(&self) -> Tensor {
         self.nonzero()
+    }
+}
+
+/// `index` for a tangent: repeated along a leading batch dim, if any.
+fn batch_index(t: &Tangents, index: &Tensor) -> Result<Tensor> {
+    match t.batch() {
+        Some(_) => index.expand(&super::view::isizes(&t.shape(index.shape()))),
+        None => Ok(index.clone()),
     }
 }
 

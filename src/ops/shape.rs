@@ -12,7 +12,7 @@
 
 use super::access::{elem_ptr, lock};
 use super::iter::for_ranges;
-use crate::autograd::Recorder;
+use crate::autograd::{Recorder, Tangents};
 use crate::tensor::{contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
@@ -161,6 +161,20 @@ pub(crate) fn fill_from(dst: &Tensor, src: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// Every input's tangent, zeros for those without one.
+fn all_or_zeros(t: &Tangents, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| t.or_zeros(i, x))
+        .collect()
+}
+
+/// Dims of an input as counted in its tangents.
+pub(crate) fn tangent_dims(t: &Tangents, dims: &[isize]) -> Vec<isize> {
+    dims.iter().map(|&d| t.dim(d)).collect()
+}
+
 fn promote_all(tensors: &[Tensor]) -> DType {
     tensors
         .iter()
@@ -184,13 +198,26 @@ impl Tensor {
         let out = Tensor::cat_kernel(tensors, dim)?;
         if rec.active() {
             // Each input's gradient is its slice of g along `dim` (legacy
-            // empty inputs get none).
+            // empty inputs get none); the tangent is the tangents (zeros
+            // for inputs without one) concatenated.
             let mut pieces: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
             let skip = |t: &Tensor| t.ndim() == 1 && t.shape()[0] == 0;
             let d = match tensors.iter().find(|t| !skip(t)) {
                 Some(f) => wrap_dim(dim, f.ndim())?,
                 None => 0,
             };
+            let rec = rec.jvp_batched(|t| {
+                let parts: Vec<Tensor> = tensors
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| !skip(x))
+                    .map(|(i, x)| t.or_zeros(i, x))
+                    .collect::<Result<_>>()?;
+                if parts.is_empty() {
+                    return Ok(vec![None]);
+                }
+                Ok(vec![Some(Tensor::cat(&parts, t.dim(d as isize))?)])
+            });
             let mut start = 0;
             for t in tensors {
                 if skip(t) {
@@ -300,6 +327,10 @@ impl Tensor {
             .collect::<Result<_>>()?;
         let out = Tensor::cat(&parts, d as isize)?;
         if rec.active() {
+            let rec = rec.jvp_batched(|t| {
+                let parts = all_or_zeros(t, tensors)?;
+                Ok(vec![Some(Tensor::stack(&parts, t.dim(d as isize))?)])
+            });
             let n = tensors.len();
             // Input i's gradient is g at position i along the new dim.
             rec.finish_simple(&out, move |ctx, g| {
@@ -365,7 +396,8 @@ impl Tensor {
 
     /// `flip(dims)`: a copy with the order of elements reversed along dims.
     pub fn flip(&self, dims: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("FlipBackward0", &[self]);
+        let rec = Recorder::new("FlipBackward0", &[self])
+            .jvp_batched(|t| t.map1(|x| x.flip(&tangent_dims(t, dims))));
         let out = self.flip_kernel(dims)?;
         if rec.active() {
             let dims = dims.to_vec();
@@ -431,7 +463,12 @@ impl Tensor {
     /// `roll(shifts, dims)`: elements shifted cyclically along dims; with no
     /// dims the tensor is rolled as if flattened.
     pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("RollBackward0", &[self]);
+        // Without dims the tangent rolls as if flattened: row by row.
+        let rec = super::view::jvp_if_batched(
+            Recorder::new("RollBackward0", &[self]),
+            !dims.is_empty(),
+            |t| t.map1(|x| x.roll(shifts, &tangent_dims(t, dims))),
+        );
         let out = self.roll_kernel(shifts, dims)?;
         if rec.active() {
             // Rolling back by the opposite shifts.
@@ -500,7 +537,20 @@ impl Tensor {
     /// `repeat(sizes)`: the tensor tiled `sizes[i]` times along each dim
     /// (leading sizes add new dims); torch's repeat, not NumPy's.
     pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
-        let rec = Recorder::new("RepeatBackward0", &[self]);
+        // New leading dims of the tangent go after a batch dim.
+        let rec = Recorder::new("RepeatBackward0", &[self]).jvp_batched(|t| {
+            t.map1(|x| match t.batch() {
+                Some(_) => {
+                    let mut padded = vec![1usize; sizes.len().saturating_sub(self.ndim())];
+                    padded.extend_from_slice(self.shape());
+                    let reps: Vec<usize> =
+                        std::iter::once(1).chain(sizes.iter().copied()).collect();
+                    x.reshape(&super::view::isizes(&t.shape(&padded)))?
+                        .repeat(&reps)
+                }
+                None => x.repeat(sizes),
+            })
+        });
         let out = self.repeat_kernel(sizes)?;
         if rec.active() {
             // View g as (rep_0, size_0, rep_1, size_1, ...) and sum the
@@ -615,7 +665,8 @@ impl Tensor {
     /// `tril(diagonal)`: zeroes elements above the `diagonal`-th diagonal of
     /// the last two dims.
     pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
-        let rec = Recorder::new("TrilBackward0", &[self]);
+        let rec =
+            Recorder::new("TrilBackward0", &[self]).jvp_batched(|t| t.map1(|x| x.tril(diagonal)));
         let out = self.triangle(diagonal, true, "tril")?;
         rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].tril(diagonal)?)]))?;
         Ok(out)
@@ -623,7 +674,8 @@ impl Tensor {
 
     /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
     pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
-        let rec = Recorder::new("TriuBackward0", &[self]);
+        let rec =
+            Recorder::new("TriuBackward0", &[self]).jvp_batched(|t| t.map1(|x| x.triu(diagonal)));
         let out = self.triangle(diagonal, false, "triu")?;
         rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].triu(diagonal)?)]))?;
         Ok(out)
@@ -652,7 +704,8 @@ impl Tensor {
     pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         match self.ndim() {
             1 => {
-                let rec = Recorder::new("DiagEmbedBackward0", &[self]);
+                let rec = Recorder::new("DiagEmbedBackward0", &[self])
+                    .jvp_batched(|t| t.map1(|x| x.diag_embed(diagonal, -2, -1)));
                 let m = square_side(self.shape()[0], diagonal)?;
                 let out = Tensor::zeros(&[m, m], self.dtype());
                 let dv = out.view_with_layout(out.layout().diagonal(diagonal as isize, 0, 1)?);
@@ -689,7 +742,9 @@ impl Tensor {
         let (lo, hi) = (d1.min(d2), d1.max(d2));
         shape.insert(lo, m);
         shape.insert(hi, m);
-        let rec = Recorder::new("DiagEmbedBackward0", &[self]);
+        let rec = Recorder::new("DiagEmbedBackward0", &[self]).jvp_batched(|t| {
+            t.map1(|x| x.diag_embed(offset, t.dim(d1 as isize), t.dim(d2 as isize)))
+        });
         let out = Tensor::zeros(&shape, self.dtype());
         let l = out
             .layout()

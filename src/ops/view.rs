@@ -8,13 +8,41 @@
 //! diagonal) writes the gradient into zeros through the same view with
 //! [`view_scatter`], which records itself so that higher orders work.
 
-use crate::autograd::{BackwardCtx, Grads, Recorder};
+use crate::autograd::{BackwardCtx, Grads, Recorder, Tangents};
 use crate::tensor::{wrap_dim, Layout};
 use crate::{Error, Result, Tensor};
 use std::sync::Arc;
 
 /// A view op replayed on another tensor of the same shape.
 pub(crate) type ViewFn = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
+
+/// A view op replayed on a tensor that may have `lead` extra leading dims
+/// (a batch of tangents), which it keeps in front.
+type PickFn = Arc<dyn Fn(&Tensor, usize) -> Result<Tensor> + Send + Sync>;
+
+/// Dim `d` of a tensor seen behind `lead` extra leading dims (dims counted
+/// from the back stay).
+fn past(d: isize, lead: usize) -> isize {
+    if d >= 0 {
+        d + lead as isize
+    } else {
+        d
+    }
+}
+
+/// Declares `f` as the forward formula, as handling a batch of tangents
+/// when `batched` (an op whose formula handles only some inputs batched).
+pub(crate) fn jvp_if_batched<'a>(
+    rec: Recorder<'a>,
+    batched: bool,
+    f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a,
+) -> Recorder<'a> {
+    if batched {
+        rec.jvp_batched(f)
+    } else {
+        rec.jvp(f)
+    }
+}
 
 /// Records a single-output view op and keeps its output a differentiable
 /// view (an in-place op on it rebases the base's history).
@@ -31,27 +59,39 @@ where
     Ok(())
 }
 
-/// Records a reshaping view: the gradient is reshaped back.
+/// Records a reshape: the gradient is reshaped back, the tangent reshaped
+/// alike (a view of it when `out` is a view, else a copy).
 fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
     let shape = input_shape.to_vec();
-    finish_view(rec.batched(), out, move |ctx, g| {
+    let (out_shape, is_view) = (out.shape().to_vec(), out.is_view());
+    let rec = rec.batched().jvp_batched(move |t| {
+        t.map1(|x| {
+            let x = if is_view { x.clone() } else { x.copy() };
+            x.reshape(&isizes(&t.shape(&out_shape)))
+        })
+    });
+    finish_view(rec, out, move |ctx, g| {
         Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&shape)))?)])
     })
 }
 
 /// Records a view that picks some elements of its input: the gradient is
-/// `g` written through the same view into zeros of the input's shape.
+/// `g` written through the same view into zeros of the input's shape, the
+/// tangent is the same view of the input's tangent.
 fn record_picking(
     rec: Recorder,
     out: &Tensor,
     input_shape: &[usize],
     backward_name: &'static str,
-    view: ViewFn,
+    pick: PickFn,
 ) -> Result<()> {
     if !rec.active() {
         return Ok(());
     }
     let shape = input_shape.to_vec();
+    let fw = pick.clone();
+    let rec = rec.jvp_batched(move |t| t.map1(|x| fw(x, usize::from(t.batch().is_some()))));
+    let view: ViewFn = Arc::new(move |t: &Tensor| pick(t, 0));
     finish_view(rec, out, move |_, g| {
         Ok(vec![Some(view_scatter(
             &g[0],
@@ -71,7 +111,9 @@ pub(crate) fn view_scatter(
     name: &'static str,
     view: ViewFn,
 ) -> Result<Tensor> {
-    let rec = Recorder::new(name, &[g]);
+    let fw = view.clone();
+    let rec = Recorder::new(name, &[g])
+        .jvp(move |t| t.map1(|x| view_scatter(x, shape, name, fw.clone())));
     let out = Tensor::try_zeros(shape, g.dtype())?;
     {
         let _g = crate::autograd::no_grad();
@@ -160,7 +202,9 @@ impl Tensor {
     }
 
     fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self]).batched();
+        let rec = Recorder::new(name, &[self])
+            .batched()
+            .jvp_batched(|t| t.map1(|x| x.transpose(t.dim(dim0), t.dim(dim1))));
         let out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
         finish_view(rec, &out, move |ctx, g| {
             Ok(vec![Some(g[0].transpose(ctx.dim(dim0), ctx.dim(dim1))?)])
@@ -225,12 +269,19 @@ impl Tensor {
             for (i, &d) in dims.iter().enumerate() {
                 inverse[wrap_dim(d, n)?] = i as isize;
             }
+            let forward: Vec<isize> = dims
+                .iter()
+                .map(|&d| Ok(wrap_dim(d, n)? as isize))
+                .collect::<Result<_>>()?;
+            let rec = rec.jvp_batched(move |t| {
+                t.map1(|x| match t.batch() {
+                    Some(_) => x.permute(&with_batch_dim(&forward)),
+                    None => x.permute(&forward),
+                })
+            });
             finish_view(rec, &out, move |ctx, g| {
                 if ctx.batch().is_some() {
-                    let batched: Vec<isize> = std::iter::once(0)
-                        .chain(inverse.iter().map(|&d| d + 1))
-                        .collect();
-                    return Ok(vec![Some(g[0].permute(&batched)?)]);
+                    return Ok(vec![Some(g[0].permute(&with_batch_dim(&inverse))?)]);
                 }
                 Ok(vec![Some(g[0].permute(&inverse)?)])
             })?;
@@ -282,6 +333,19 @@ impl Tensor {
     pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
         let rec = Recorder::new("ExpandBackward0", &[self]).batched();
         let out = self.view_with_layout(self.layout().expand(sizes)?);
+        // The tangent expands alike; new dims go after a batch dim.
+        let new_dims = out.ndim() - self.ndim();
+        let rec = rec.jvp_batched(|t| {
+            t.map1(|x| {
+                let mut x = x.clone();
+                if t.batch().is_some() {
+                    for _ in 0..new_dims {
+                        x = x.unsqueeze(1)?;
+                    }
+                }
+                x.expand(&isizes(&t.shape(out.shape())))
+            })
+        });
         let shape = self.shape().to_vec();
         finish_view(rec, &out, move |ctx, g| {
             Ok(vec![Some(match ctx.batch() {
@@ -302,7 +366,7 @@ impl Tensor {
     pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Result<Tensor> {
         let rec = Recorder::new("SliceBackward0", &[self]);
         let out = self.view_with_layout(self.layout().narrow(dim, start, length)?);
-        let view: ViewFn = Arc::new(move |t: &Tensor| t.narrow(dim, start, length));
+        let view: PickFn = Arc::new(move |t: &Tensor, l| t.narrow(past(dim, l), start, length));
         record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
         Ok(out)
     }
@@ -311,7 +375,7 @@ impl Tensor {
     pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
         let rec = Recorder::new("SelectBackward0", &[self]);
         let out = self.view_with_layout(self.layout().select(dim, index)?);
-        let view: ViewFn = Arc::new(move |t: &Tensor| t.select(dim, index));
+        let view: PickFn = Arc::new(move |t: &Tensor, l| t.select(past(dim, l), index));
         record_picking(rec, &out, self.shape(), "SelectBackwardBackward0", view)?;
         Ok(out)
     }
@@ -327,7 +391,7 @@ impl Tensor {
         }
         let rec = Recorder::new("SliceBackward0", &[self]);
         let out = self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?);
-        let view: ViewFn = Arc::new(move |t: &Tensor| t.slice(dim, start, stop, step));
+        let view: PickFn = Arc::new(move |t: &Tensor, l| t.slice(past(dim, l), start, stop, step));
         record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
         Ok(out)
     }
@@ -357,7 +421,8 @@ impl Tensor {
     pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
         let rec = Recorder::new("DiagonalBackward0", &[self]);
         let out = self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?);
-        let view: ViewFn = Arc::new(move |t: &Tensor| t.diagonal(offset, dim1, dim2));
+        let view: PickFn =
+            Arc::new(move |t: &Tensor, l| t.diagonal(offset, past(dim1, l), past(dim2, l)));
         record_picking(rec, &out, self.shape(), "DiagonalBackwardBackward0", view)?;
         Ok(out)
     }
@@ -376,7 +441,21 @@ impl Tensor {
         let rec = Recorder::new("AsStridedBackward0", &[self]);
         let out = self.view_with_layout(layout);
         if rec.active() {
-            let plan = AsStridedPlan::new(self, size, stride, offset)?;
+            let plan = Arc::new(AsStridedPlan::new(self, size, stride, offset)?);
+            let fw = plan.clone();
+            // The same view of a tangent laid out like this tensor, else
+            // the same elements gathered from it.
+            let rec = rec.jvp(|t| {
+                t.map1(|x| {
+                    let shift = (offset + x.offset()).checked_sub(self.offset());
+                    match shift {
+                        Some(o) if fw.output_within_input && x.strides() == self.strides() => {
+                            x.as_strided(size, stride, Some(o))
+                        }
+                        _ => fw.forward(x),
+                    }
+                })
+            });
             finish_view(rec, &out, move |_, g| Ok(vec![Some(plan.backward(&g[0])?)]))?;
         }
         Ok(out)
@@ -394,7 +473,9 @@ impl Tensor {
         let outs: Vec<Tensor> = (0..self.shape()[d] as isize)
             .map(|i| self.select(d as isize, i))
             .collect::<Result<_>>()?;
-        record_pieces(rec, &outs, move |g| Tensor::stack(g, d as isize))?;
+        let di = d as isize;
+        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.unbind(t.dim(di))));
+        record_pieces(rec, &outs, move |g| Tensor::stack(g, di))?;
         Ok(outs)
     }
 
@@ -417,7 +498,9 @@ impl Tensor {
                 .map(|s| self.narrow(d as isize, s as isize, split_size.min(n - s)))
                 .collect::<Result<_>>()?
         };
-        record_pieces(rec, &outs, move |g| Tensor::cat(g, d as isize))?;
+        let di = d as isize;
+        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.split(split_size, t.dim(di))));
+        record_pieces(rec, &outs, move |g| Tensor::cat(g, di))?;
         Ok(outs)
     }
 
@@ -440,7 +523,9 @@ impl Tensor {
                 t
             })
             .collect::<Result<_>>()?;
-        record_pieces(rec, &outs, move |g| Tensor::cat(g, d as isize))?;
+        let di = d as isize;
+        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.split_with_sizes(sizes, t.dim(di))));
+        record_pieces(rec, &outs, move |g| Tensor::cat(g, di))?;
         Ok(outs)
     }
 
@@ -499,6 +584,25 @@ fn record_pieces(
     rec.finish(&refs, |_| {}, move |_, g| Ok(vec![Some(join(g)?)]))
 }
 
+/// The tangents of a multi-output view: the same views of the input's
+/// tangent.
+fn pieces_of(
+    t: &Tangents,
+    pieces: impl Fn(&Tensor) -> Result<Vec<Tensor>>,
+) -> Result<Vec<Option<Tensor>>> {
+    match t.get(0) {
+        Some(x) => Ok(pieces(x)?.into_iter().map(Some).collect()),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Permutation `dims` of a tensor seen behind a leading batch dim.
+fn with_batch_dim(dims: &[isize]) -> Vec<isize> {
+    std::iter::once(0)
+        .chain(dims.iter().map(|&d| d + 1))
+        .collect()
+}
+
 /// What `as_strided`'s backward needs: where the input's and the output's
 /// elements live in (a window of) the shared storage.
 /// The gradient with respect to a tensor laid out like `input_like` of the
@@ -523,6 +627,8 @@ struct AsStridedPlan {
     span: usize,
     /// How many input elements share each storage slot, when some do.
     input_count: Option<Tensor>,
+    /// Whether every output element is one of the input's elements.
+    output_within_input: bool,
 }
 
 impl AsStridedPlan {
@@ -552,12 +658,30 @@ impl AsStridedPlan {
             let per_elem: Vec<f64> = ip.iter().map(|&p| count[(p - lo) as usize]).collect();
             Some(Tensor::from_slice(&per_elem, input.shape())?)
         };
+        let mut sorted = ip.clone();
+        sorted.sort_unstable();
+        let output_within_input = op.iter().all(|p| sorted.binary_search(p).is_ok());
         Ok(AsStridedPlan {
+            output_within_input,
             input_pos: shift(ip, input.shape())?,
             output_pos: shift(op, size)?,
             span,
             input_count,
         })
+    }
+
+    /// The view's elements read from a tensor `t` laid out like the input
+    /// (the adjoint of [`AsStridedPlan::backward`]): the input's elements
+    /// placed in the storage window, slots outside the input zero.
+    fn forward(&self, t: &Tensor) -> Result<Tensor> {
+        use super::index::TensorIndex;
+        let t = match &self.input_count {
+            Some(c) => t.div(&c.to_dtype(t.dtype()))?,
+            None => t.clone(),
+        };
+        Tensor::try_zeros(&[self.span], t.dtype())?
+            .index_put(&[TensorIndex::Tensor(self.input_pos.clone())], &t, true)?
+            .index(&[TensorIndex::Tensor(self.output_pos.clone())])
     }
 
     /// Sums `g` into the storage window (overlapping output elements add

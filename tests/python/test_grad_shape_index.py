@@ -12,6 +12,7 @@ elements (checked by hand).
 from __future__ import annotations
 
 import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
 from gradcheck_util import check_grad
@@ -524,3 +525,273 @@ def test_view_as_same_dtype_is_a_recorded_alias():
     v = x.view(x.dtype)
     assert v._is_view() and v.grad_fn.name() == "AliasBackward0"
     check_grad(lambda x: sq(x).view(fg.float64), [arr(3)])
+
+
+# ---------------------------------------------------------- forward mode
+
+
+def tangent_of(y):
+    return fwAD.unpack_dual(y).tangent
+
+
+SHARED_VIEWS = {
+    "getitem_int": lambda d: d[1],
+    "getitem_slices": lambda d: d[1:, ::2],
+    "select": lambda d: d.select(1, 2),
+    "narrow": lambda d: d.narrow(1, 1, 2),
+    "transpose": lambda d: d.t(),
+    "permute": lambda d: d.permute(1, 0),
+    "view": lambda d: d.view(2, 6),
+    "unsqueeze": lambda d: d.unsqueeze(1),
+    "diagonal": lambda d: d.diagonal(1),
+    "expand": lambda d: d[:1].expand(2, 3, 4),
+    "as_strided": lambda d: d.as_strided((2, 2), (1, 2), 1),
+    "unbind": lambda d: d.unbind(1)[2],
+    "split": lambda d: d.split(2, 1)[1],
+    "chunk": lambda d: d.chunk(3, 0)[2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_VIEWS))
+def test_view_tangent_shares_memory_with_the_input_tangent(name):
+    fn = SHARED_VIEWS[name]
+    x = fg.tensor(arr(3, 4))
+    t = fg.tensor(arr(3, 4))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        assert tangent_of(dual).data_ptr() == t.data_ptr()
+        v = fn(dual)
+        tv = tangent_of(v)
+        np.testing.assert_allclose(tv.numpy(), fn(t).numpy())
+        # the view's tangent is the same view of t: same memory, writes seen
+        assert same_tensor(tv, fn(t))
+        with fg.no_grad():
+            t.add_(1.0)
+        np.testing.assert_allclose(tv.numpy(), fn(t).numpy())
+
+
+def test_view_of_a_view_of_a_dual_shares_the_tangent():
+    x = fg.tensor(arr(3, 4))
+    t = fg.tensor(arr(3, 4))
+    with fwAD.dual_level():
+        v = fwAD.make_dual(x, t)[0]
+        tv = tangent_of(v)
+        assert tv.data_ptr() == t[0].data_ptr()
+        w = v[1:3]
+        assert tangent_of(w).data_ptr() == t[0, 1].data_ptr()
+        tv.mul_(3.0)  # writing through the view's tangent changes t
+        np.testing.assert_allclose(t.numpy()[0], tv.numpy())
+
+
+def test_reshape_that_copies_gives_a_tangent_of_its_own():
+    x = fg.tensor(arr(4, 3)).t()
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, fg.tensor(arr(3, 4)))
+        before = tangent_of(d).numpy().copy()
+        y = d.reshape(-1)  # no view can express it: a copy
+        assert not y._is_view()
+        y.mul_(2.0)
+        np.testing.assert_allclose(tangent_of(d).numpy(), before)
+        np.testing.assert_allclose(tangent_of(y).numpy(), 2 * before.reshape(-1))
+
+
+def test_inplace_on_a_view_of_a_dual_updates_the_base_tangent():
+    x_np, t_np, w_np, tw_np = arr(4, 3), arr(4, 3), arr(3), arr(3)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(fg.tensor(x_np), fg.tensor(t_np))
+        w = fwAD.make_dual(fg.tensor(w_np), fg.tensor(tw_np))
+        b = x * 2.0
+        b[1:3].mul_(w)
+        b.select(1, 0).add_(w[:1] * w[1:2])
+        b_t = tangent_of(b).numpy()
+    want = 2.0 * t_np
+    want[1:3] = 2.0 * t_np[1:3] * w_np + 2.0 * x_np[1:3] * tw_np
+    want[:, 0] += tw_np[0] * w_np[1] + w_np[0] * tw_np[1]
+    np.testing.assert_allclose(b_t, want, rtol=1e-12)
+
+
+def test_inplace_on_a_view_of_a_base_without_tangent():
+    w_np, tw_np = arr(2, 3), arr(2, 3)
+    with fwAD.dual_level():
+        w = fwAD.make_dual(fg.tensor(w_np), fg.tensor(tw_np))
+        b = fg.tensor(arr(4, 3))
+        b[1:3].add_(w * w)
+        b_t = tangent_of(b).numpy().copy()
+        b.t()[0].mul_(w[0, 0])
+        b_t2 = tangent_of(b).numpy()
+    want = np.zeros((4, 3))
+    want[1:3] = 2 * w_np * tw_np
+    np.testing.assert_allclose(b_t, want, rtol=1e-12)
+    b_np = np.array(b.detach().numpy())
+    # column 0 was multiplied by w[0, 0]: product rule with the old column
+    old0 = b_np[:, 0] / w_np[0, 0]
+    want[:, 0] = want[:, 0] * w_np[0, 0] + old0 * tw_np[0, 0]
+    np.testing.assert_allclose(b_t2, want, rtol=1e-12)
+
+
+def test_inplace_on_the_dual_is_seen_by_its_views():
+    x, t = fg.tensor(arr(3, 4)), fg.tensor(arr(3, 4))
+    t0 = t.numpy().copy()
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        v = d[:, 1]
+        d.mul_(2.0)
+        np.testing.assert_allclose(tangent_of(v).numpy(), 2 * t0[:, 1])
+        v.zero_()
+        np.testing.assert_allclose(tangent_of(d).numpy()[:, 1], 0.0)
+        np.testing.assert_allclose(tangent_of(d).numpy()[:, 0], 2 * t0[:, 0])
+
+
+def test_forward_over_reverse_of_views_and_indexing():
+    # backward formulas run on a dual cotangent: their tangents (the
+    # view_scatter / scatter-like nodes) are the same ops on its tangent
+    x = fg.tensor(arr(3, 4), requires_grad=True)
+    ops = [
+        lambda x: x[1:, ::2],
+        lambda x: x.select(0, 1),
+        lambda x: x.diagonal(),
+        lambda x: x[idx(2, 0, 2)],
+        lambda x: x.gather(1, fg.tensor([[0, 0], [3, 1], [2, 2]])),
+        lambda x: x.scatter(1, fg.tensor([[1], [0], [3]]), x[:, :1] * 2),
+        lambda x: x.index_select(1, idx(3, 1)),
+    ]
+    for op in ops:
+        y = op(x)
+        v, tv = arr(*y.shape), arr(*y.shape)
+        with fwAD.dual_level():
+            g = fg.autograd.grad(y, x, fwAD.make_dual(fg.tensor(v), fg.tensor(tv)), retain_graph=True)[0]
+            got = tangent_of(g)
+        want = fg.autograd.grad(y, x, fg.tensor(tv), retain_graph=True)[0]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_masked_fill_with_a_dual_value_tensor():
+    x_np, t_np = arr(3, 4), arr(3, 4)
+    mask = MASK.numpy()
+    with fwAD.dual_level():
+        x = fwAD.make_dual(fg.tensor(x_np), fg.tensor(t_np))
+        v = fwAD.make_dual(fg.tensor(2.0, dtype=fg.float64), fg.tensor(-3.0, dtype=fg.float64))
+        got = tangent_of(x.masked_fill(MASK, v)).numpy()
+        only_v = tangent_of(fg.tensor(x_np).masked_fill(MASK, v)).numpy()
+    np.testing.assert_allclose(got, np.where(mask, -3.0, t_np))
+    np.testing.assert_allclose(only_v, np.where(mask, -3.0, 0.0))
+
+
+def test_cat_stack_with_inputs_without_tangent():
+    a_np, ta_np, b_np = arr(2, 3), arr(2, 3), arr(2, 3)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(fg.tensor(a_np), fg.tensor(ta_np))
+        b = fg.tensor(b_np)
+        c = tangent_of(fg.cat([b, a, fg.zeros(0)], 1)).numpy()
+        s = tangent_of(fg.stack([a, b], 0)).numpy()
+    np.testing.assert_allclose(c, np.concatenate([np.zeros((2, 3)), ta_np], 1))
+    np.testing.assert_allclose(s, np.stack([ta_np, np.zeros((2, 3))]))
+
+
+def test_index_ops_with_a_tangent_on_one_value_input_only():
+    x_np, s_np, ts_np = arr(3, 4), arr(2, 4), arr(2, 4)
+    i = idx(2, 0)
+    with fwAD.dual_level():
+        s = fwAD.make_dual(fg.tensor(s_np), fg.tensor(ts_np))
+        x = fg.tensor(x_np)
+        put = tangent_of(x.index_put((i,), s)).numpy()
+        add = tangent_of(x.index_add(0, i, s, alpha=2.0)).numpy()
+        copy = tangent_of(x.index_copy(0, i, s)).numpy()
+        sc = tangent_of(x.scatter(0, fg.tensor([[1, 0, 2, 1]]), s[:1])).numpy()
+    want = np.zeros((3, 4))
+    want[[2, 0]] = ts_np
+    np.testing.assert_allclose(put, want)
+    np.testing.assert_allclose(copy, want)
+    np.testing.assert_allclose(add, 2 * want)
+    want = np.zeros((3, 4))
+    want[[1, 0, 2, 1], [0, 1, 2, 3]] = ts_np[0]
+    np.testing.assert_allclose(sc, want)
+
+
+# A batched level (as jacobian(strategy="forward-mode", vectorize=True) opens)
+# gives every tangent a leading batch dim: each row must come out as the
+# tangent of an unbatched run with that row.
+BATCHED = {
+    **{f"view_{k}": (f, [(3, 4)]) for k, (f, _) in VIEWS.items()},
+    "expand_0dim": (lambda x: x[0, 0].expand(2, 3), [(3, 4)]),
+    "permute_neg": (lambda x: x.unsqueeze(0).permute(-1, 0, -2), [(3, 4)]),
+    "unbind": (lambda x: x.unbind(1), [(3, 4)]),
+    "split": (lambda x: x.split(3, -1), [(3, 4)]),
+    "split_sizes": (lambda x: x.split([1, 2], 0), [(3, 4)]),
+    "cat": (lambda a, b: fg.cat([a, fg.zeros(0), b * 1], -1), [(3, 4), (3, 2)]),
+    "stack": (lambda a, b: fg.stack([a, b], 2), [(3, 4), (3, 4)]),
+    "flip": (lambda x: x.flip([0, -1]), [(3, 4)]),
+    "roll": (lambda x: x.roll((1, -1), (0, -1)), [(3, 4)]),
+    "roll_flat": (lambda x: x.roll(5), [(3, 4)]),
+    "repeat": (lambda x: x.repeat(2, 1, 2), [(3, 4)]),
+    "tril": (lambda x: x.tril(-1), [(3, 4)]),
+    "triu": (lambda x: x.triu(1), [(3, 4)]),
+    "diag_1d": (lambda x: x[0].diag(1), [(3, 4)]),
+    "diag_embed": (lambda x: x.diag_embed(1, 0, 2), [(3, 4)]),
+    "index": (lambda x: x[idx(2, 0, 2)], [(3, 4)]),
+    "index_non_adjacent": (lambda x: x.reshape(3, 2, 2)[idx(1, 1), :, idx(0, 1)], [(3, 4)]),
+    "index_put": (lambda x, v: x.index_put((idx(2, 0),), v), [(3, 4), (4,)]),
+    "index_select": (lambda x: x.index_select(-1, idx(3, 0)), [(3, 4)]),
+    "index_select_0dim": (lambda x: x[1, 2].index_select(0, idx(0)), [(3, 4)]),
+    "gather": (lambda x: x.gather(1, fg.tensor([[0, 0], [3, 1], [2, 2]])), [(3, 4)]),
+    "gather_0dim": (lambda x: x[1, 2].gather(0, fg.tensor(0)), [(3, 4)]),
+    "scatter": (lambda x, s: x.scatter(0, fg.tensor([[1, 0, 2]]), s), [(3, 4), (1, 3)]),
+    "scatter_value": (lambda x: x.scatter(-1, fg.tensor([[1], [0], [3]]), value=2.0), [(3, 4)]),
+    "scatter_add": (lambda x, s: x.scatter_add(1, fg.tensor([[1, 1]] * 3), s), [(3, 4), (3, 2)]),
+    "index_add": (lambda x, s: x.index_add(1, idx(1, 1), s, alpha=3.0), [(3, 4), (3, 2)]),
+    "index_copy": (lambda x, s: x.index_copy(-1, idx(3, 0), s), [(3, 4), (3, 2)]),
+    "index_fill": (lambda x: x.index_fill(0, idx(-1), 2.0), [(3, 4)]),
+    "masked_fill": (lambda x: x.masked_fill(MASK[0], 2.0), [(3, 4)]),
+    "masked_fill_wide_mask": (lambda x: x[0].masked_fill(MASK, 2.0), [(3, 4)]),
+    "masked_fill_tensor": (lambda x, v: x.masked_fill(MASK, v), [(3, 4), ()]),
+    "masked_select": (lambda x: x.masked_select(MASK), [(3, 4)]),
+    "take": (lambda x: x.take(fg.tensor([[0, 11], [-1, 5]])), [(3, 4)]),
+    "put": (lambda x, s: x.put(fg.tensor([0, 7]), s, True), [(3, 4), (2,)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BATCHED))
+def test_batched_tangents_match_row_by_row(name):
+    fn, shapes = BATCHED[name]
+    nb = 3
+    xs = [arr(*s) for s in shapes]
+    ts = [arr(nb, *s) for s in shapes]
+
+    def run(tangents, batch):
+        fg._core._enter_dual_level(batch)
+        try:
+            duals = [fwAD.make_dual(fg.tensor(x), fg.tensor(t)) for x, t in zip(xs, tangents, strict=True)]
+            r = fn(*duals)
+            outs = [r] if isinstance(r, fg.Tensor) else list(r)
+            return [tangent_of(o).numpy().copy() for o in outs]
+        finally:
+            fwAD.exit_dual_level()
+
+    batched = run(ts, nb)
+    for r in range(nb):
+        rows = run([t[r] for t in ts], None)
+        for k, (b, w) in enumerate(zip(batched, rows, strict=True)):
+            np.testing.assert_allclose(b[r], w, rtol=1e-12, err_msg=f"output {k}, row {r}")
+
+
+@pytest.mark.parametrize("name", ["getitem_int", "transpose", "view", "unbind", "diagonal"])
+def test_batched_view_tangent_shares_memory(name):
+    fn = SHARED_VIEWS[name]
+    x, t = fg.tensor(arr(3, 4)), fg.tensor(arr(2, 3, 4))
+    fg._core._enter_dual_level(2)
+    try:
+        d = fwAD.make_dual(x, t)
+        td = tangent_of(d)
+        tv = tangent_of(fn(d))
+        with fg.no_grad():
+            td.add_(1.0)
+        for r in range(2):
+            np.testing.assert_allclose(tv.numpy()[r], fn(td[r]).numpy())
+    finally:
+        fwAD.exit_dual_level()
+
+
+def test_view_scatter_and_alias_ops_have_forward_formulas():
+    check_grad(lambda x: sq(x)[0].t(), [arr(2)])
+    check_grad(lambda x: fg.dstack([sq(x), x]), [arr(2, 3)])
+    check_grad(lambda x: sq(x).chunk(3, 1), [arr(2, 3)])
