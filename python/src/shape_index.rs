@@ -148,7 +148,7 @@ fn value_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Tensor> {
 /// gradient, so it must not be turned into a number).
 fn grad_value(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
     let t = obj.cast::<PyTensor>().ok()?.get().t.clone();
-    t.requires_grad().then_some(t)
+    (t.requires_grad() || ferrograd::autograd::fw_grad(&t).is_some()).then_some(t)
 }
 
 /// A fill value: a Python number or a 0-dim tensor.
@@ -268,7 +268,7 @@ impl PyTensor {
             let simple = (index.is_instance_of::<PyInt>() && !index.is_instance_of::<PyBool>())
                 || index.is_instance_of::<PySlice>();
             // A tensor that requires grad takes the recorded index_put_ path.
-            if simple && !t.requires_grad() {
+            if simple && !t.requires_grad() && ferrograd::autograd::fw_grad(t).is_none() {
                 let view = t.index(&[index_item(index)?]).py()?;
                 return nogil(py, view.numel(), || view.fill_(s)).py();
             }

@@ -103,8 +103,16 @@ pub fn inplace(
     crate::ops::iter::check_no_overlap(dst)?;
     let old = {
         let _g = super::no_grad();
+        let _fw = forward::FwGradGuard::new(false);
         dst.copy()
     };
+    if let Some(t) = forward::fw_grad(dst) {
+        let t = {
+            let _fw = forward::FwGradGuard::new(false);
+            t.copy()
+        };
+        forward::set_fw_grad(&old, &t)?;
+    }
     if grad {
         if let Some(e) = gradient_edge(dst) {
             set_grad_fn(&old, Some(e));
