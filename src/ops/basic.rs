@@ -13,16 +13,18 @@ fn copied(old: &Tensor, src: &Tensor) -> Result<Tensor> {
     dispatch!(out.dtype(), T => dispatch!(src.dtype(), S => {
         apply2::<T, S>(&out, src, |_, s| T::cast_from(s))
     }))?;
-    rec.finish_simple(&out, |ctx, g| {
-        Ok(vec![
-            if ctx.needs(0) {
-                Some(g[0].zeros_like()?)
-            } else {
-                None
-            },
-            Some(g[0].clone()),
-        ])
-    })?;
+    // The tangent is src's, broadcast and cast as the values were.
+    rec.jvp_elementwise(|t| Ok(vec![t.get(1).map(Tensor::copy)]))
+        .finish_simple(&out, |ctx, g| {
+            Ok(vec![
+                if ctx.needs(0) {
+                    Some(g[0].zeros_like()?)
+                } else {
+                    None
+                },
+                Some(g[0].clone()),
+            ])
+        })?;
     Ok(out)
 }
 

@@ -1,7 +1,7 @@
 //! Binary elementwise arithmetic with broadcasting and type promotion.
 
 use super::iter::{apply2, map2};
-use crate::autograd::Recorder;
+use crate::autograd::{Recorder, Tangents};
 use crate::tensor::{result_type, Element};
 use crate::{DType, Error, Result, Tensor};
 
@@ -60,6 +60,26 @@ pub(crate) fn promote2(a: &Tensor, b: &Tensor) -> (DType, Tensor, Tensor) {
     (dt, a.to_dtype(dt), b.to_dtype(dt))
 }
 
+/// [`Tangents::sum1`] for an op whose output is a new tensor: a sum that is
+/// just one input's tangent (or a view of it) is copied, so an in-place op
+/// on the output, which writes into the output's tangent, leaves the
+/// input's alone.
+pub(crate) fn sum1_fresh(
+    ts: &Tangents,
+    f: impl FnMut(usize, &Tensor) -> Result<Tensor>,
+) -> Result<Vec<Option<Tensor>>> {
+    let sum = ts.combine(f)?.map(|s| {
+        let aliased =
+            (0..ts.len()).any(|i| ts.get(i).is_some_and(|t| t.storage().same(s.storage())));
+        if aliased {
+            s.copy()
+        } else {
+            s
+        }
+    });
+    Ok(vec![sum])
+}
+
 /// For in-place ops: `other` cast to `dst`'s dtype, after checking that the
 /// promoted result type can be stored in `dst` (torch refuses e.g. writing
 /// a float result into an int tensor).
@@ -88,7 +108,7 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
             else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
-        rec.jvp_elementwise(|t| t.sum1(|_, t| Ok(t.clone())))
+        rec.jvp_elementwise(|t| sum1_fresh(t, |_, t| Ok(t.clone())))
             .finish_simple(&out, |_, g| {
                 Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
             })?;
@@ -113,7 +133,7 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
             else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
-        rec.jvp_elementwise(|t| t.sum1(|i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
+        rec.jvp_elementwise(|t| sum1_fresh(t, |i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
             .finish_simple(&out, |ctx, g| {
                 Ok(vec![
                     Some(g[0].clone()),

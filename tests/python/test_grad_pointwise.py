@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 
 import ferrograd as fg
+import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
+from ferrograd.autograd import functional as F
 from gradcheck_util import check_grad
 
 RNG = np.random.default_rng(1234)
@@ -157,6 +159,63 @@ def test_multi_input_first_and_second_order_with_broadcast(name, fn, xs):
     check_grad(fn, xs)
 
 
+@pytest.mark.parametrize("name,fn,xs", BINARY + TERNARY, ids=[b[0] for b in BINARY + TERNARY])
+def test_forward_mode_jacobian_matches_reverse_mode(name, fn, xs):
+    # One batched dual level: tangents of broadcast inputs carry a batch dim.
+    inputs = tuple(fg.tensor(np.asarray(x, dtype=np.float64)) for x in xs)
+    fwd = F.jacobian(fn, inputs, vectorize=True, strategy="forward-mode")
+    rev = F.jacobian(fn, inputs)
+    for f, r in zip(fwd, rev, strict=True):
+        np.testing.assert_allclose(f.numpy(), r.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _copy_into(x, s):
+    y = x * 2
+    y.copy_(s.exp())
+    return y * x
+
+
+def test_copy_into_a_tensor_takes_the_broadcast_source_tangent():
+    check_grad(_copy_into, [uniform(-1, 1), uniform(-1, 1, (3,))])
+
+
+def test_copy_of_a_constant_zeroes_the_tangent():
+    def f(x):
+        y = x * 1
+        y.copy_(fg.ones((3,), dtype=fg.float64))
+        return y
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(fg.tensor(uniform(-1, 1)), fg.tensor(uniform(-1, 1)))
+        assert fwAD.unpack_dual(f(d)).tangent.tolist() == [[0.0] * 3] * 2
+
+
+def test_output_tangent_is_not_the_input_tangent():
+    # An in-place op on the output writes into the output's tangent only.
+    t = uniform(-1, 1, (3,))
+    for fn in (
+        lambda d: d + 0.0,
+        lambda d: d - 1,
+        lambda d: d.add(1, alpha=2),
+        lambda d: d.remainder(5.0),
+        lambda d: d.addcmul(fg.ones(3, dtype=fg.float64), fg.ones(3, dtype=fg.float64)),
+        lambda d: d.frac(),
+    ):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(fg.tensor([0.25, 0.5, 1.5], dtype=fg.float64), fg.tensor(t))
+            y = fn(d)
+            y.mul_(3)
+            np.testing.assert_allclose(fwAD.unpack_dual(d).tangent.numpy(), t, rtol=0)
+            np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(), 3 * t, rtol=1e-15)
+
+
+def test_floor_divide_has_no_forward_derivative_either():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(fg.tensor([1.5, 2.5]), fg.tensor([1.0, 1.0]))
+        with pytest.raises(RuntimeError, match="derivative for floor_divide is not implemented"):
+            d // 2
+
+
 def test_clamp_inverted_bounds_sends_gradient_to_max():
     # min > max: the result is max everywhere, so max gets every gradient.
     x = fg.tensor([-2.0, 0.0, 2.0], requires_grad=True)
@@ -271,6 +330,21 @@ def test_mixed_precision_gradients_keep_input_dtype(name, fn, grads, dtypes):
     np.testing.assert_allclose(b.grad.tolist(), want_b, rtol=1e-5)
 
 
+@pytest.mark.parametrize("name,fn,grads", MIXED, ids=[m[0] for m in MIXED])
+@pytest.mark.parametrize("dtypes", [(fg.float32, fg.float64), (fg.float64, fg.float32)])
+def test_mixed_precision_tangents_have_the_output_dtype(name, fn, grads, dtypes):
+    a_np = np.array([0.5, 1.5, 2.5])
+    b_np = np.array([1.25, 0.625, 3.5])
+    ta, tb = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])
+    with fwAD.dual_level():
+        a = fwAD.make_dual(fg.tensor(a_np.tolist(), dtype=dtypes[0]), fg.tensor(ta.tolist(), dtype=dtypes[0]))
+        b = fwAD.make_dual(fg.tensor(b_np.tolist(), dtype=dtypes[1]), fg.tensor(tb.tolist(), dtype=dtypes[1]))
+        tangent = fwAD.unpack_dual(fn(a, b)).tangent
+    assert tangent.dtype == fg.float64
+    da, db = grads(a_np, b_np)
+    np.testing.assert_allclose(tangent.tolist(), da * ta + db * tb, rtol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [fg.float32, fg.float64])
 def test_unary_gradient_has_input_dtype(dtype):
     x = fg.tensor([0.5, 1.0], dtype=dtype, requires_grad=True)
@@ -328,6 +402,31 @@ def test_pow_zero_exponent_at_zero_has_zero_gradient():
     assert x == [0.0, 0.0, 0.0]
     # d(x^e)/de = x^e log x, taken as 0 at x == 0 for e >= 0
     assert e == [0.0, 0.0, math.log(2.0)]
+
+
+def _tangent(fn, values, tangents):
+    with fwAD.dual_level():
+        ds = [
+            fwAD.make_dual(fg.tensor(v, dtype=fg.float64), fg.tensor(t, dtype=fg.float64))
+            for v, t in zip(values, tangents, strict=True)
+        ]
+        out = fn(*ds)
+        tangent = fwAD.unpack_dual(out).tangent
+        return [0.0] * out.numel() if tangent is None else tangent.tolist()
+
+
+def test_tangents_at_kinks_are_the_transpose_of_the_subgradients():
+    # ties split evenly, as the gradients do
+    ab, tab = [[1.0, 2.0], [1.0, 0.0]], [[2.0, 2.0], [4.0, 4.0]]
+    assert _tangent(lambda a, b: a.maximum(b), ab, tab) == [3.0, 2.0]
+    assert _tangent(lambda a, b: a.minimum(b), ab, tab) == [3.0, 4.0]
+    # clamp boundaries belong to the input
+    assert _tangent(lambda x: x.clamp(-1, 1), [[-1.0, 1.0, 2.0]], [[1.0, 1.0, 1.0]]) == [1.0, 1.0, 0.0]
+    # pow: zero exponent, and the exponent derivative at base 0, as the gradients
+    assert _tangent(lambda x: x**0, [[0.0, 2.0]], [[1.0, 1.0]]) == [0.0, 0.0]
+    got = _tangent(lambda x, e: x**e, [[0.0, 0.0, 2.0], [0.0, 2.0, 0.0]], [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    assert got == [0.0, 0.0, math.log(2.0)]
+    assert _tangent(lambda x: x.relu(), [[-1.0, 0.0, 2.0]], [[1.0, 1.0, 1.0]]) == [0.0, 0.0, 1.0]
 
 
 def test_pow_at_zero_with_positive_exponent():
@@ -454,6 +553,19 @@ INPLACE_MULTI = [
 @pytest.mark.parametrize("name,oop,ip,values", INPLACE_MULTI, ids=[m[0] for m in INPLACE_MULTI])
 def test_inplace_binary_and_ternary_match_out_of_place(name, oop, ip, values):
     _compare_inplace(oop, ip, *values)
+
+
+@pytest.mark.parametrize("name,oop,ip,values", INPLACE_MULTI, ids=[m[0] for m in INPLACE_MULTI])
+def test_inplace_binary_and_ternary_tangents_match_out_of_place(name, oop, ip, values):
+    tangents = [RNG.standard_normal(len(v)).tolist() for v in values]
+    want = _tangent(oop, values, tangents)
+
+    def in_place(y, *others):
+        y = y * 1
+        ip(y, *others)
+        return y
+
+    np.testing.assert_allclose(_tangent(in_place, values, tangents), want, rtol=1e-12)
 
 
 def test_inplace_into_tensor_not_requiring_grad_takes_other_operand_history():

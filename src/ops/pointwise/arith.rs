@@ -6,7 +6,7 @@ use super::{
     check_divisor, check_inplace, float_of, num, promoted, scalar_factor, unsupported, zero_where,
 };
 use crate::autograd::{inplace, Recorder};
-use crate::ops::binary::{inplace_operand, promote2};
+use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::iter::{apply2, map2};
 use crate::ops::Arith;
 use crate::{dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
@@ -48,7 +48,16 @@ impl Tensor {
             let k: bool = scalar_factor("alpha", alpha, dt)?;
             map2::<bool, bool, bool>(&a, &b, move |x, y| x | (k & y))
         })?;
-        rec.finish_simple(&out, move |ctx, g| {
+        rec.jvp_elementwise(|t| {
+            sum1_fresh(t, |i, t| {
+                if i == 0 {
+                    Ok(t.clone())
+                } else {
+                    t.mul(&num(alpha))
+                }
+            })
+        })
+        .finish_simple(&out, move |ctx, g| {
             let other = ctx.needs(1).then(|| g[0].mul(&num(alpha))).transpose()?;
             Ok(vec![Some(g[0].clone()), other])
         })?;
@@ -85,7 +94,16 @@ impl Tensor {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             map2::<T, T, T>(&a, &b, move |x, y| T::sub(x, T::mul(k, y)))
         }, else Err(bool_sub_error()))?;
-        rec.finish_simple(&out, move |ctx, g| {
+        rec.jvp_elementwise(|t| {
+            sum1_fresh(t, |i, t| {
+                if i == 0 {
+                    Ok(t.clone())
+                } else {
+                    t.mul(&num(alpha))?.neg()
+                }
+            })
+        })
+        .finish_simple(&out, move |ctx, g| {
             let other = ctx
                 .needs(1)
                 .then(|| g[0].mul(&num(alpha))?.neg())
@@ -136,7 +154,17 @@ impl Tensor {
         let out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
             else Err(unsupported("div", dt)))?;
         let n1 = rec.needs(1);
-        rec.finish(
+        // d(a/b) = da / b - db * (a / b) / b
+        rec.jvp_elementwise(|t| {
+            t.sum1(|i, t| {
+                if i == 0 {
+                    t.div(other)
+                } else {
+                    t.mul(&out)?.div(other)?.neg()
+                }
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save_opt("self", n1.then_some(self));
@@ -180,10 +208,11 @@ impl Tensor {
             RoundingMode::Floor => self.binary_num::<FloorDiv>("div_floor", other),
         }?;
         // A rounded quotient is piecewise constant: zero gradients.
-        rec.finish_simple(&out, |ctx, g| {
-            let zero = |i| ctx.needs(i).then(|| g[0].zeros_like()).transpose();
-            Ok(vec![zero(0)?, zero(1)?])
-        })?;
+        rec.jvp_batched(|_| Ok(vec![None]))
+            .finish_simple(&out, |ctx, g| {
+                let zero = |i| ctx.needs(i).then(|| g[0].zeros_like()).transpose();
+                Ok(vec![zero(0)?, zero(1)?])
+            })?;
         Ok(out)
     }
 
@@ -204,11 +233,8 @@ impl Tensor {
     pub fn floor_divide(&self, other: &Tensor) -> Result<Tensor> {
         let rec = Recorder::new("NotImplemented", &[self, other]);
         let out = self.binary_num::<FloorDiv>("floor_divide", other)?;
-        rec.finish_simple(&out, |_, _| {
-            Err(Error::runtime(
-                "derivative for floor_divide is not implemented",
-            ))
-        })?;
+        rec.jvp(|_| Err(floor_divide_error()))
+            .finish_simple(&out, |_, _| Err(floor_divide_error()))?;
         Ok(out)
     }
     /// In-place form of [`Tensor::floor_divide`].
@@ -262,15 +288,24 @@ impl Tensor {
     /// Backward of `self mod other = self - other * q` with the quotient `q`
     /// rounded by `mode` (floor: remainder, trunc: fmod): `d/dself = 1`,
     /// `d/dother = -q` (q is piecewise constant).
-    fn record_modulo(
-        &self,
-        rec: Recorder,
-        out: &Tensor,
-        other: &Tensor,
+    fn record_modulo<'a>(
+        &'a self,
+        rec: Recorder<'a>,
+        out: &'a Tensor,
+        other: &'a Tensor,
         mode: RoundingMode,
     ) -> Result<()> {
         let n1 = rec.needs(1);
-        rec.finish(
+        rec.jvp_elementwise(|t| {
+            sum1_fresh(t, |i, t| {
+                if i == 0 {
+                    Ok(t.clone())
+                } else {
+                    t.mul(&self.div_mode(other, Some(mode))?)?.neg()
+                }
+            })
+        })
+        .finish(
             &[out],
             |s| {
                 s.save_opt("self", n1.then_some(self));
@@ -318,7 +353,16 @@ impl Tensor {
         check_int_pow(promoted(&[self, exponent]), exponent)?;
         let out = self.binary_num::<Pow>("pow", exponent)?;
         let n1 = rec.needs(1);
-        rec.finish(
+        rec.jvp_elementwise(|t| {
+            t.sum1(|i, t| {
+                if i == 0 {
+                    pow_grad_base(t, self, exponent)
+                } else {
+                    pow_grad_exp(t, self, exponent, &out)
+                }
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save("self", self);
@@ -337,13 +381,7 @@ impl Tensor {
                     None
                 };
                 let d_exp = match ctx.saved_opt(2)? {
-                    // d(a^b)/db = a^b * log(a), taken as 0 where a == 0 and
-                    // b >= 0 (the limit from the right).
-                    Some(y) => {
-                        let base = base.to_dtype(y.dtype());
-                        let at_zero = base.eq(&num(0.0))?.logical_and(&exp.ge(&num(0.0))?)?;
-                        Some(zero_where(&g[0].mul(&y.mul(&base.log()?)?)?, &at_zero)?)
-                    }
+                    Some(y) => Some(pow_grad_exp(&g[0], &base, &exp, &y)?),
                     None => None,
                 };
                 Ok(vec![d_self, d_exp])
@@ -368,7 +406,18 @@ impl Tensor {
         let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
         let out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |y, x| y.atan2(x)),
             else Err(unsupported("atan2", dt)))?;
-        rec.finish(
+        // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+        rec.jvp_elementwise(|t| {
+            let r2 = self.mul(self)?.add(&other.mul(other)?)?;
+            t.sum1(|i, t| {
+                if i == 0 {
+                    t.mul(other)?.div(&r2)
+                } else {
+                    t.mul(self)?.div(&r2)?.neg()
+                }
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save("self", self);
@@ -419,17 +468,35 @@ fn pow_grad_base(g: &Tensor, base: &Tensor, exp: &Tensor) -> Result<Tensor> {
     zero_where(&grad, &exp.eq(&num(0.0))?)
 }
 
+/// `d(a^b)/db = a^b * log(a)` (`y` is `a^b`), taken as 0 where `a == 0`
+/// and `b >= 0` (the limit from the right).
+fn pow_grad_exp(g: &Tensor, base: &Tensor, exp: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let base = base.to_dtype(y.dtype());
+    let at_zero = base.eq(&num(0.0))?.logical_and(&exp.ge(&num(0.0))?)?;
+    zero_where(&g.mul(&y.mul(&base.log()?)?)?, &at_zero)
+}
+
 /// Records maximum/minimum's backward: `self` gets the gradient where it
 /// won, `other` where it won, each half where they tie. `loses(a, b)` says
 /// where `a` lost (`lt` for maximum, `gt` for minimum).
-fn record_extremum(
-    rec: Recorder,
-    out: &Tensor,
-    a: &Tensor,
-    b: &Tensor,
+fn record_extremum<'a>(
+    rec: Recorder<'a>,
+    out: &'a Tensor,
+    a: &'a Tensor,
+    b: &'a Tensor,
     loses: fn(&Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<()> {
-    rec.finish(
+    // The transpose of the backward: each tangent where its input won,
+    // half of each where they tie.
+    rec.jvp_elementwise(|t| {
+        let tie = a.eq(b)?;
+        t.sum1(|i, t| {
+            let split = t.r#where(&tie.logical_not(), &t.mul(&num(0.5))?)?;
+            let lost = if i == 0 { loses(a, b)? } else { loses(b, a)? };
+            zero_where(&split, &lost)
+        })
+    })
+    .finish(
         &[out],
         |s| {
             s.save("self", a);
@@ -450,6 +517,10 @@ fn record_extremum(
             Ok(vec![d_a, d_b])
         },
     )
+}
+
+fn floor_divide_error() -> Error {
+    Error::runtime("derivative for floor_divide is not implemented")
 }
 
 fn bool_sub_error() -> Error {

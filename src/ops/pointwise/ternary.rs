@@ -3,6 +3,7 @@
 use super::math::Num;
 use super::{check_inplace, keep_where, num, promoted, scalar_factor, unsupported, zero_where};
 use crate::autograd::{inplace, Recorder};
+use crate::ops::binary::sum1_fresh;
 use crate::ops::iter::{apply1, apply2, apply3, map2, map3};
 use crate::ops::Arith;
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
@@ -24,7 +25,16 @@ impl Tensor {
         let (x, y) = (self.to_dtype(dt), other.to_dtype(dt));
         let out = dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))?;
         // The condition is not differentiable: not an input of the node.
-        rec.finish(
+        rec.jvp_elementwise(|t| {
+            t.sum1(|i, t| {
+                if i == 0 {
+                    keep_where(t, condition)
+                } else {
+                    zero_where(t, condition)
+                }
+            })
+        })
+        .finish(
             &[&out],
             |s| s.save("condition", condition),
             |ctx, g| {
@@ -54,10 +64,22 @@ impl Tensor {
         min: Option<&Tensor>,
         max: Option<&Tensor>,
     ) -> Result<Tensor> {
-        // Masked elementwise formulas broadcast over a batch dim.
-        let rec = Recorder::new_opt(node, &[Some(self), min, max]).batched();
+        // An absent bound stands as a constant without history or tangent,
+        // so the node keeps its three inputs. Masked elementwise formulas
+        // broadcast over a batch dim.
+        let absent = num(0.0);
+        let inputs = [self, min.unwrap_or(&absent), max.unwrap_or(&absent)];
+        let rec = Recorder::new(node, &inputs).batched();
         let out = self.clamp_kernel(min, max)?;
-        rec.finish(
+        // Each input's tangent where the result is that input.
+        rec.jvp_elementwise(|t| {
+            let masks = clamp_masks(self, min, max)?;
+            t.sum1(|i, t| match &masks[i] {
+                Some(m) => keep_where(t, m),
+                None => Err(no_bounds()),
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save("self", self);
@@ -65,28 +87,14 @@ impl Tensor {
                 s.save_opt("max", max);
             },
             |ctx, g| {
-                let (x, g) = (ctx.saved(0)?, &g[0]);
-                let grads = |inside: Tensor, below: Option<Tensor>, above: Option<Tensor>| {
-                    let keep = |i: usize, m: Option<Tensor>| match m {
-                        Some(m) if ctx.needs(i) => keep_where(g, &m).map(Some),
-                        _ => Ok(None),
-                    };
-                    Ok(vec![
-                        keep(0, Some(inside))?,
-                        keep(1, below)?,
-                        keep(2, above)?,
-                    ])
-                };
-                match (ctx.saved_opt(1)?, ctx.saved_opt(2)?) {
-                    (Some(lo), Some(hi)) => grads(
-                        x.ge(&lo)?.logical_and(&x.le(&hi)?)?,
-                        Some(x.lt(&lo)?.logical_and(&lo.lt(&hi)?)?),
-                        Some(x.gt(&hi)?.logical_or(&hi.lt(&lo)?)?),
-                    ),
-                    (Some(lo), None) => grads(x.ge(&lo)?, Some(x.lt(&lo)?), None),
-                    (None, Some(hi)) => grads(x.le(&hi)?, None, Some(x.gt(&hi)?)),
-                    (None, None) => Err(no_bounds()),
-                }
+                let x = ctx.saved(0)?;
+                let masks =
+                    clamp_masks(&x, ctx.saved_opt(1)?.as_ref(), ctx.saved_opt(2)?.as_ref())?;
+                let grads = masks.iter().enumerate().map(|(i, m)| match m {
+                    Some(m) if ctx.needs(i) => keep_where(&g[0], m).map(Some),
+                    _ => Ok(None),
+                });
+                grads.collect()
             },
         )?;
         Ok(out)
@@ -173,7 +181,15 @@ impl Tensor {
         let out = dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
             else Err(unsupported("lerp", self.dtype())))?;
         let (n01, n2) = (rec.needs(0) || rec.needs(1), rec.needs(2));
-        rec.finish(
+        // d lerp = ds * (1 - w) + de * w + dw * (e - s)
+        rec.jvp_elementwise(|t| {
+            t.sum1(|i, t| match i {
+                0 => t.mul(&num(1.0).sub(weight)?),
+                1 => t.mul(weight),
+                _ => t.mul(&end.sub(self)?),
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save_opt("self", n2.then_some(self));
@@ -216,7 +232,14 @@ impl Tensor {
         let rec = Recorder::new("AddcmulBackward0", &[self, tensor1, tensor2]);
         let out = self.addcmul_kernel(tensor1, tensor2, value)?;
         let (n1, n2) = (rec.needs(1), rec.needs(2));
-        rec.finish(
+        rec.jvp_elementwise(|t| {
+            sum1_fresh(t, |i, t| match i {
+                0 => Ok(t.clone()),
+                1 => t.mul(&tensor2.mul(&num(value))?),
+                _ => t.mul(&tensor1.mul(&num(value))?),
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save_opt("tensor1", n2.then_some(tensor1));
@@ -271,7 +294,16 @@ impl Tensor {
         let rec = Recorder::new("AddcdivBackward0", &[self, tensor1, tensor2]);
         let out = self.addcdiv_kernel(tensor1, tensor2, value)?;
         let (n1, n2) = (rec.needs(1), rec.needs(2));
-        rec.finish(
+        // d(x + v a / b) = dx + da * v / b - db * v a / b^2
+        rec.jvp_elementwise(|t| {
+            let v = num(value);
+            sum1_fresh(t, |i, t| match i {
+                0 => Ok(t.clone()),
+                1 => t.mul(&v.div(tensor2)?),
+                _ => t.mul(&v.mul(tensor1)?.div(&tensor2.mul(tensor2)?)?)?.neg(),
+            })
+        })
+        .finish(
             &[&out],
             |s| {
                 s.save_opt("tensor1", n2.then_some(tensor1));
@@ -329,6 +361,26 @@ impl Tensor {
 /// Whether `bound` is one element that broadcasts into `x`'s shape.
 fn single(bound: &Tensor, x: &Tensor) -> bool {
     bound.numel() == 1 && bound.ndim() <= x.ndim()
+}
+
+/// Where `clamp(x, lo, hi)` equals `x`, `lo` and `hi` (`None` for an absent
+/// bound): `x` where `lo <= x <= hi`, `lo` where `x < lo` unless `hi <
+/// lo`, `hi` where `x > hi` or `hi < lo`.
+fn clamp_masks(
+    x: &Tensor,
+    lo: Option<&Tensor>,
+    hi: Option<&Tensor>,
+) -> Result<[Option<Tensor>; 3]> {
+    Ok(match (lo, hi) {
+        (Some(lo), Some(hi)) => [
+            Some(x.ge(lo)?.logical_and(&x.le(hi)?)?),
+            Some(x.lt(lo)?.logical_and(&lo.lt(hi)?)?),
+            Some(x.gt(hi)?.logical_or(&hi.lt(lo)?)?),
+        ],
+        (Some(lo), None) => [Some(x.ge(lo)?), Some(x.lt(lo)?), None],
+        (None, Some(hi)) => [Some(x.le(hi)?), None, Some(x.gt(hi)?)],
+        (None, None) => return Err(no_bounds()),
+    })
 }
 
 fn no_bounds() -> Error {

@@ -284,7 +284,8 @@ impl Tensor {
             let (scale, up) = decimal_scale::<T>(decimals);
             map1::<T, T>(self, move |x| round_scaled(x, scale, up))
         }, else return Err(unsupported("round_decimals", self.dtype())));
-        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
+        rec.jvp_batched(|_| Ok(vec![None]))
+            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
         Ok(out)
     }
 
@@ -307,7 +308,8 @@ impl Tensor {
         let rec = Recorder::new("FracBackward0", &[self]);
         let out = dispatch_float!(self.dtype(), T => map1::<T, T>(self, |x| x - x.trunc()),
             else return Err(unsupported("frac", self.dtype())));
-        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))?;
+        rec.jvp_batched(|t| t.map1(|t| Ok(t.copy())))
+            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))?;
         Ok(out)
     }
 
