@@ -518,7 +518,8 @@ fn fit(t: Tensor, out: &Tensor, batch: Option<usize>) -> Result<Tensor> {
     if t.shape() == want.as_slice() {
         return Ok(t);
     }
-    let t = if batch.is_some() {
+    // A 0-dim result is a constant: it broadcasts as it is.
+    let t = if batch.is_some() && t.ndim() > 0 {
         pad_batched(t, want.len())?
     } else {
         t

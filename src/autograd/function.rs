@@ -319,9 +319,11 @@ impl<'a> Recorder<'a> {
     /// and no tangent).
     pub fn new_opt(name: &'static str, inputs: &[Option<&Tensor>]) -> Recorder<'a> {
         let present: SmallVec<[&Tensor; 4]> = inputs.iter().flatten().copied().collect();
+        // Captured before `new` switches forward AD off for the kernel.
+        let fw = forward::capture(inputs);
         let mut rec = Recorder::new(name, &present);
         if rec.fw.is_some() {
-            rec.fw = forward::capture(inputs);
+            rec.fw = fw;
         }
         if let Some(edges) = rec.edges.take() {
             let mut it_e = edges.into_iter();

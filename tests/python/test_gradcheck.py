@@ -509,16 +509,10 @@ def test_check_forward_ad_passes_on_builtin_ops(name, fast_mode):
     inputs = tuple(rand_leaf(*s, seed=30 + k) for k, s in enumerate(shapes))
     assert gradcheck(fn, inputs, check_forward_ad=True, fast_mode=fast_mode) is True
     assert gradcheck(fn, inputs, check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode)
-    if name != "broadcast":  # see test_batched_forward_grad_with_broadcasting
-        kwargs = {"check_forward_ad": True, "check_batched_forward_grad": True, "fast_mode": fast_mode}
-        assert gradcheck(fn, inputs, **kwargs)
+    kwargs = {"check_forward_ad": True, "check_batched_forward_grad": True, "fast_mode": fast_mode}
+    assert gradcheck(fn, inputs, **kwargs)
 
 
-@pytest.mark.xfail(
-    raises=GradcheckError,
-    reason="the batched forward formulas of binary ops do not yet broadcast the tangent of an input "
-    "with fewer dims (x * y with x of shape (2, 3) and y of shape (3,))",
-)
 def test_batched_forward_grad_with_broadcasting():
     x, y = rand_leaf(2, 3, seed=30), rand_leaf(3, seed=31)
     assert gradcheck(lambda a, b: a * b, (x, y), check_forward_ad=True, check_batched_forward_grad=True)
