@@ -546,6 +546,8 @@ impl Tensor {
         if self.is_contiguous() || !self.layout().is_non_overlapping_and_dense() {
             return self.copy();
         }
+        let rec = Recorder::new("CloneBackward0", &[self])
+            .jvp_batched(|t| t.map1(|t| Ok(t.clone_preserving_strides())));
         // A dense layout's elements occupy exactly `numel` slots from its
         // offset on, so one memcpy of that span keeps the strides.
         let isz = self.dtype().itemsize();
@@ -565,7 +567,10 @@ impl Tensor {
             };
         }
         let layout = Layout::new(self.shape(), self.strides(), 0);
-        Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits")
+        let out = Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits");
+        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
+            .expect("nothing is saved");
+        out
     }
 }
 

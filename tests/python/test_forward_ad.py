@@ -222,3 +222,16 @@ def test_batched_level_matches_rows():
         with fwAD.dual_level():
             rows.append(N(fwAD.unpack_dual(f(fwAD.make_dual(x, T(ts[r])))).tangent))
     np.testing.assert_allclose(batched, np.stack(rows), rtol=1e-12)
+
+
+def test_clone_of_a_transposed_tensor_keeps_strides_history_and_tangent():
+    a = RNG.standard_normal((3, 2))
+    x = T(a).t().detach().requires_grad_()
+    t = T(RNG.standard_normal((3, 2))).t()
+    with fwAD.dual_level():
+        y = fwAD.make_dual(x, t).clone()
+        assert y.stride() == x.stride()
+        assert y.grad_fn.name() == "CloneBackward0"
+        np.testing.assert_array_equal(N(fwAD.unpack_dual(y).tangent), N(t))
+        (y * y).sum().backward()
+    np.testing.assert_allclose(N(x.grad), 2 * a.T)
