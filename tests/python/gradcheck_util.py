@@ -76,6 +76,16 @@ def _fd(f: Callable[[list[np.ndarray]], float], arrays: list[np.ndarray], eps: f
     return grads
 
 
+def _assert_grads_close(
+    got: Sequence[fg.Tensor | None], want: list[np.ndarray], atol: float, rtol: float, what: str
+) -> None:
+    """Compares gradients (``None`` meaning zeros) with expected arrays;
+    ``what`` names input ``{i}`` in the failure message."""
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        gn = np.zeros_like(w) if g is None else g.detach().numpy()
+        np.testing.assert_allclose(gn, w, atol=atol, rtol=rtol, err_msg=what.format(i=i))
+
+
 def check_grad(
     fn: Callable[..., Any],
     arrays: Sequence[np.ndarray],
@@ -108,11 +118,7 @@ def check_grad(
 
         got = fg.autograd.grad(outs, leaves, vts, allow_unused=True, create_graph=second_order)
         want = _fd(loss, arrays, eps)
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            gn = np.zeros_like(w) if g is None else g.detach().numpy()
-            np.testing.assert_allclose(
-                gn, w, atol=atol, rtol=rtol, err_msg=f"first-order gradient of input {i} ({layout})"
-            )
+        _assert_grads_close(got, want, atol, rtol, f"first-order gradient of input {{i}} ({layout})")
         if not second_order:
             continue
         us = [rng.standard_normal(a.shape) for a in arrays]
@@ -132,12 +138,9 @@ def check_grad(
             )
 
         want2 = _fd(vjp_dot, arrays, eps)
-        for i, (g, w) in enumerate(zip(got2, want2, strict=True)):
-            gn = np.zeros_like(w) if g is None else g.detach().numpy()
-            np.testing.assert_allclose(
-                gn, w, atol=10 * atol, rtol=10 * rtol,
-                err_msg=f"second-order gradient of input {i} ({layout})",
-            )
+        _assert_grads_close(
+            got2, want2, 10 * atol, 10 * rtol, f"second-order gradient of input {{i}} ({layout})"
+        )
 
 
 def _tangents_of(fn: Callable[..., Any], leaves: list[fg.Tensor], ts: list[fg.Tensor]) -> list[fg.Tensor]:
@@ -214,9 +217,6 @@ def check_forward(
         s = sum((t * fg.tensor(w)).sum() for t, w in live)
         got2 = fg.autograd.grad(s, leaves, allow_unused=True)
         want2 = _fd(tan_dot, arrays, eps)
-        for i, (g, w) in enumerate(zip(got2, want2, strict=True)):
-            gn = np.zeros_like(w) if g is None else g.detach().numpy()
-            np.testing.assert_allclose(
-                gn, w, atol=10 * atol, rtol=10 * rtol,
-                err_msg=f"reverse-over-forward gradient of input {i} ({layout})",
-            )
+        _assert_grads_close(
+            got2, want2, 10 * atol, 10 * rtol, f"reverse-over-forward gradient of input {{i}} ({layout})"
+        )
