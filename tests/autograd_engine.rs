@@ -199,3 +199,35 @@ fn hooks_see_the_current_graph_task() {
         autograd::will_engine_execute_node(&autograd::gradient_edge(&a).unwrap().node).is_err()
     );
 }
+
+#[test]
+fn double_backward_through_in_place_exp_on_a_view() {
+    // b = x; b[0].exp_(); loss = sum(b[0]^2) = sum exp(2 x0)
+    // d loss / d x0 = 2 exp(2 x0); d/dx0 of its sum = 4 exp(2 x0)
+    let vals = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+    let x = leaf(&vals, &[2, 3]);
+    let b = x.mul(&Tensor::scalar(1.0)).unwrap();
+    let v = b.select(0, 0).unwrap();
+    v.exp_().unwrap();
+    let loss = v.mul(&v).unwrap().sum(None, false, None).unwrap();
+    let opts = BackwardOptions {
+        create_graph: true,
+        ..Default::default()
+    };
+    let g = autograd::grad(&[loss], &[GradInput::Tensor(x.clone())], &[], opts).unwrap();
+    let g = g[0].clone().unwrap();
+    let gs = g.sum(None, false, None).unwrap();
+    let h = autograd::grad(
+        &[gs],
+        &[GradInput::Tensor(x.clone())],
+        &[],
+        BackwardOptions::default(),
+    )
+    .unwrap();
+    let h = h[0].as_ref().unwrap().to_vec::<f64>();
+    for (j, &x0) in vals[..3].iter().enumerate() {
+        let want = 4.0 * (2.0 * x0).exp();
+        assert!((h[j] - want).abs() < 1e-12 * want, "{} vs {want}", h[j]);
+        assert_eq!(h[3 + j], 0.0);
+    }
+}

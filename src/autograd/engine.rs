@@ -122,6 +122,9 @@ struct GraphTask {
     /// Nodes that failed in anomaly mode; their reports are rendered and
     /// delivered on the calling thread when the call ends.
     failed_nodes: Mutex<Vec<Arc<dyn Node>>>,
+    /// Nodes whose saved values are freed when the call ends (Note [Nodes
+    /// applied inside other nodes] in inplace.rs).
+    deferred_release: Mutex<Vec<Arc<dyn Node>>>,
 }
 
 struct DepthGuard;
@@ -190,6 +193,7 @@ impl GraphTask {
             follow: Vec::new(),
             parallel: false,
             failed_nodes: Mutex::new(Vec::new()),
+            deferred_release: Mutex::new(Vec::new()),
         }
     }
 
@@ -268,10 +272,10 @@ impl GraphTask {
 /// what it returns.
 fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
     if !super::anomaly::is_anomaly_enabled() {
-        return run_node(node, grads, task.keep_graph);
+        return run_node(task, node, grads);
     }
     let _current = super::anomaly::CurrentNodeGuard::enter(node);
-    let r = run_node(node, grads, task.keep_graph).and_then(|outs| {
+    let r = run_node(task, node, grads).and_then(|outs| {
         if super::anomaly::is_anomaly_check_nan_enabled() {
             super::anomaly::check_nan(node.as_ref(), &outs)?;
         }
@@ -283,7 +287,7 @@ fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Gra
     r
 }
 
-fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<Grads> {
+fn run_node(task: &GraphTask, node: &Arc<dyn Node>, mut grads: Grads) -> Result<Grads> {
     let hooks = node.core().hooks_snapshot();
     if let Some(h) = &hooks {
         for (nr, r) in &h.tensor_pre {
@@ -321,8 +325,12 @@ fn run_node(node: &Arc<dyn Node>, mut grads: Grads, keep_graph: bool) -> Result<
     } else {
         apply_node(node, grads)?
     };
-    if !keep_graph {
-        node.release_variables();
+    if !task.keep_graph {
+        if node.core().defers_release() {
+            task.deferred_release.lock().push(node.clone());
+        } else {
+            node.release_variables();
+        }
     }
     if let (Some(h), Some(gin)) = (&hooks, inputs_for_hooks) {
         for r in &h.post {
@@ -640,6 +648,9 @@ fn execute_batched(
         };
     let _state = task.state.install();
     let result = run_graph(&mut task, roots);
+    for node in std::mem::take(&mut *task.deferred_release.lock()) {
+        node.release_variables();
+    }
     super::anomaly::emit(std::mem::take(&mut *task.failed_nodes.lock()));
     result.map(|_| task.captured)
 }

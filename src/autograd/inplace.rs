@@ -151,7 +151,15 @@ pub(crate) fn rebase_history(dst: &Tensor, edge: Option<Edge>) {
         return;
     };
     let Some(edge) = edge else { return };
-    let node: Arc<dyn Node> = Arc::new(CopySlices::new(&base, dst, edge.node));
+    // Note [Nodes applied inside other nodes]: CopySlices runs the op's
+    // node (`func`) inside its own apply, but `func` can also be reached
+    // directly: through the saved result it hands to a double backward, or
+    // through a tangent computed from that result. One backward call may
+    // then run `func` twice, so neither visit may free what the other
+    // needs; the engine frees both nodes when the call ends.
+    edge.node.core().set_defer_release();
+    let node: Arc<dyn Node> = Arc::new(CopySlices::new(&base, dst, edge));
+    node.core().set_defer_release();
     super::on_node_created(&node);
     set_grad_fn(&base, Some(Edge::new(node, 0)));
     regenerate_view_grad_fn(dst);
@@ -185,10 +193,16 @@ pub struct CopySlices {
     view: Geometry,
     storage_elems: usize,
     func: Arc<dyn Node>,
+    /// Which output of `func` is the view's new value.
+    output_nr: usize,
 }
 
 impl CopySlices {
-    fn new(base: &Tensor, view: &Tensor, func: Arc<dyn Node>) -> CopySlices {
+    fn new(base: &Tensor, view: &Tensor, func: Edge) -> CopySlices {
+        let Edge {
+            node: func,
+            input_nr: output_nr,
+        } = func;
         let fc = func.core();
         let mut edges = vec![gradient_edge(base)];
         let mut metas = vec![Some(TensorMeta::of(base))];
@@ -200,6 +214,7 @@ impl CopySlices {
             view: Geometry::of(view),
             storage_elems: base.storage().nbytes() / base.dtype().itemsize(),
             func,
+            output_nr,
         }
     }
 }
@@ -217,7 +232,10 @@ impl Node for CopySlices {
         let result = self.base.on(&flat)?;
         result.copy_(&g)?;
         let grad_slice = self.view.on(&flat)?;
-        let fg = self.func.apply(vec![Some(grad_slice.copy())])?;
+        // Only the output written into the view gets a gradient here.
+        let mut func_grads: Grads = vec![None; self.func.core().num_inputs()];
+        func_grads[self.output_nr] = Some(grad_slice.copy());
+        let fg = self.func.apply(func_grads)?;
         let fg = super::engine::validate_for(self.func.as_ref(), fg)?;
         match fg.first().cloned().flatten() {
             Some(g0) => grad_slice.copy_(&g0)?,

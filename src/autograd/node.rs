@@ -186,6 +186,10 @@ pub struct NodeCore {
     hooks: Mutex<Hooks>,
     metadata: Mutex<Option<Attachment>>,
     anomaly: Mutex<Option<Attachment>>,
+    /// Whether the engine frees this node's saved values at the end of a
+    /// backward call rather than right after running it (Note [Nodes
+    /// applied inside other nodes]).
+    defer_release: AtomicBool,
 }
 
 impl NodeCore {
@@ -205,6 +209,7 @@ impl NodeCore {
             hooks: Mutex::new(Hooks::default()),
             metadata: Mutex::new(None),
             anomaly: Mutex::new(None),
+            defer_release: AtomicBool::new(false),
         }
     }
 
@@ -325,6 +330,16 @@ impl NodeCore {
     }
     pub fn set_anomaly(&self, a: Attachment) {
         *self.anomaly.lock() = Some(a);
+    }
+
+    /// Marks the node as applied from inside another node too: its saved
+    /// values are freed at the end of a backward call without
+    /// `retain_graph`, not right after it runs.
+    pub fn set_defer_release(&self) {
+        self.defer_release.store(true, Ordering::Relaxed);
+    }
+    pub fn defers_release(&self) -> bool {
+        self.defer_release.load(Ordering::Relaxed)
     }
 }
 
