@@ -43,10 +43,24 @@ impl Tensor {
     /// `fill_(value)`: sets every element in place.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
+        if crate::autograd::inplace("fill_", self, &[], |old| old.filled(value))? {
+            return Ok(());
+        }
         dispatch!(self.dtype(), T => {
             let v: T = value.to_elem();
             apply1::<T>(self, move |_| v)
         })
+    }
+
+    /// `fill_(value)` as a new tensor recorded on `self`: the result does
+    /// not depend on `self`, so its gradient and tangent are zero.
+    fn filled(&self, value: Scalar) -> Result<Tensor> {
+        let rec = Recorder::new("FillBackward0", &[self])
+            .batched()
+            .jvp_batched(|_| Ok(vec![None]));
+        let out = Tensor::try_full(self.shape(), value, self.dtype())?;
+        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
+        Ok(out)
     }
 
     /// `zero_()`.
