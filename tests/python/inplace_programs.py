@@ -10,7 +10,8 @@ start it. Steps:
 * ``base``: a non-leaf made from ``x`` (``x * 1.0``, ``x.clone()``,
   ``x.tanh()``);
 * ``view``: a view of a slot (transpose, ``t()``, a step slice, narrow,
-  select, diagonal, unsqueeze, ``view``);
+  select, diagonal, unsqueeze, ``view`` and ``reshape`` of contiguous
+  tensors);
 * ``inplace``: an in-place write into a slot (a view or a base):
   arithmetic with alpha, ``clamp_``, ``copy_``, setitem with an int, a
   slice or a mask, ``masked_fill_``, ``index_add_``, unary in-place ops;
@@ -122,6 +123,8 @@ class TorchLike:
             return t.unsqueeze(*a)
         if op == "view":
             return t.view(*a)
+        if op == "reshape":
+            return t.reshape(*a)
         raise ValueError(op)
 
     def operand(self, env: list, w: Any, spec: tuple) -> Any:
@@ -232,7 +235,7 @@ class NumpyBackend(TorchLike):
             return np.lib.stride_tricks.as_strided(t, shape, strides)
         if op == "unsqueeze":
             return np.expand_dims(t, a[0] % (t.ndim + 1))
-        if op == "view":
+        if op in ("view", "reshape"):
             assert t.flags.c_contiguous
             r = t.reshape(a)
             assert np.shares_memory(r, t) or r.size == 0
@@ -452,10 +455,14 @@ def _candidate(rng: np.random.Generator, prog: Program, env_np: list) -> tuple |
         return ("base", n, ["mul1", "clone", "tanh"][int(rng.integers(3))])
     i = int(rng.integers(n))
     t = env_np[i]
+    if t.size == 0:
+        return None  # nothing to write or view
     if r < 0.4:
         views = _views_for(rng, t.shape)
         if t.flags.c_contiguous and t.size > 1:
             views.append(("view", (t.size,) if t.ndim != 1 else (1, t.size)))
+            if t.ndim >= 2:
+                views.append(("reshape", t.shape[::-1]))
         if not views:
             return None
         op, a = views[int(rng.integers(len(views)))]
@@ -583,7 +590,9 @@ def _close(got: Any, want: Any, what: str, atol: float = 1e-6, rtol: float = 1e-
     np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, atol=atol, rtol=rtol, err_msg=what)
 
 
-def check_program(T: Any, prog: Program, x_np: np.ndarray, w_np: np.ndarray, seed: int = 0) -> str:
+def check_program(
+    T: Any, prog: Program, x_np: np.ndarray, w_np: np.ndarray, seed: int = 0, keep_going: bool = False
+) -> str:
     """Runs ``prog`` on ``T`` (ferrograd) and checks, against NumPy and
     float64 central differences of the NumPy replay:
 
@@ -598,19 +607,34 @@ def check_program(T: Any, prog: Program, x_np: np.ndarray, w_np: np.ndarray, see
     Returns ``"ok"``, or ``"refused"`` when ferrograd raised its
     "modified by an inplace operation" error (the caller decides whether
     that refusal was allowed). Any other failure raises AssertionError
-    naming the check, with the program's source.
+    naming the check, with the program's source. With ``keep_going``, a
+    failed check does not stop the later ones, so that a refusal in a later
+    phase is still seen (used to learn torch's verdicts).
     """
     fwAD = T.autograd.forward_ad
     be = TorchLike(T)
     rng = np.random.default_rng(seed + 7)
+    failures: list[AssertionError] = []
+
+    def close(*args: Any, **kwargs: Any) -> None:
+        try:
+            _close(*args, **kwargs)
+        except AssertionError as e:
+            if not keep_going:
+                raise
+            failures.append(e)
+
     try:
-        return _check(T, fwAD, be, prog, x_np, w_np, rng)
+        verdict = _check(T, fwAD, be, prog, x_np, w_np, rng, close)
     except RuntimeError as e:
         if REFUSAL in str(e):
             return "refused"
         raise AssertionError(f"{type(e).__name__}: {e}\nprogram:\n{prog.source()}") from e
     except AssertionError as e:
         raise AssertionError(f"{e}\nprogram:\n{prog.source()}") from e
+    if failures:
+        raise AssertionError(f"{failures[0]}\nprogram:\n{prog.source()}")
+    return verdict
 
 
 def _leaves(T: Any, x_np: np.ndarray, w_np: np.ndarray) -> tuple[Any, Any]:
@@ -620,20 +644,20 @@ def _leaves(T: Any, x_np: np.ndarray, w_np: np.ndarray) -> tuple[Any, Any]:
 
 
 def _check(
-    T: Any, fwAD: Any, be: TorchLike, prog: Program, x_np: np.ndarray, w_np: np.ndarray, rng: Any
+    T: Any, fwAD: Any, be: TorchLike, prog: Program, x_np: np.ndarray, w_np: np.ndarray, rng: Any, close: Any
 ) -> str:
     env_np, loss_np = run(prog, NumpyBackend(), x_np.copy(), w_np.copy())
     x, w = _leaves(T, x_np, w_np)
     env, loss = run(prog, be, x, w)
     for k, (a, b) in enumerate(zip(env, env_np, strict=True)):
-        _close(_np(a), b, f"forward value of s{k}", atol=1e-12, rtol=1e-10)
-    _close(loss.item(), loss_np, "forward value of the loss", atol=1e-12, rtol=1e-10)
+        close(_np(a), b, f"forward value of s{k}", atol=1e-12, rtol=1e-10)
+    close(loss.item(), loss_np, "forward value of the loss", atol=1e-12, rtol=1e-10)
 
     gx, gw = T.autograd.grad(loss, [x, w], create_graph=True, allow_unused=True)
     gs = [T.zeros_like(a) if g is None else g for g, a in ((gx, x), (gw, w))]
     fd = _fd_grad(prog, x_np, w_np, 1e-6)
-    _close(_np(gs[0]), fd[0], "first-order gradient of x")
-    _close(_np(gs[1]), fd[1], "first-order gradient of w")
+    close(_np(gs[0]), fd[0], "first-order gradient of x")
+    close(_np(gs[1]), fd[1], "first-order gradient of w")
 
     # Second order along two random directions.
     for k in range(2):
@@ -646,7 +670,7 @@ def _check(
             hx, hw = T.autograd.grad(s, [x, w], retain_graph=True, allow_unused=True)
         got = sum(float((_np(h) * tt).sum()) for h, tt in zip((hx, hw), t, strict=True) if h is not None)
         want = _fd_mixed(prog, x_np, w_np, t, u, 1e-4)
-        _close(got, want, f"second-order gradient (direction {k})", 1e-5, 1e-4)
+        close(got, want, f"second-order gradient (direction {k})", 1e-5, 1e-4)
 
     # Forward mode: tangents of every slot and of the loss.
     t = [rng.standard_normal(x_np.shape), rng.standard_normal(w_np.shape)]
@@ -664,11 +688,11 @@ def _check(
         for k, (tan, p, m) in enumerate(zip(tans, env_p, env_m, strict=True)):
             want = (p - m) / (2 * eps)
             got = np.zeros_like(want) if tan is None else _np(tan)
-            _close(got, want, f"forward-mode tangent of s{k}")
+            close(got, want, f"forward-mode tangent of s{k}")
         lt = 0.0 if loss_tan is None else loss_tan.item()
-        _close(lt, (loss_p - loss_m) / (2 * eps), "forward-mode tangent of the loss")
+        close(lt, (loss_p - loss_m) / (2 * eps), "forward-mode tangent of the loss")
     rev = float((_np(gs[0]) * t[0]).sum() + (_np(gs[1]) * t[1]).sum())
-    _close(lt, rev, "reverse mode <grad, t> against forward mode", 1e-9, 1e-9)
+    close(lt, rev, "reverse mode <grad, t> against forward mode", 1e-9, 1e-9)
 
     # Forward-over-reverse: the tangent of the gradient is H t.
     u = [rng.standard_normal(x_np.shape), rng.standard_normal(w_np.shape)]
@@ -681,7 +705,7 @@ def _check(
         ht = [None if g is None else fwAD.unpack_dual(g).tangent for g in g2]
     got = sum(float((_np(h) * uu).sum()) for h, uu in zip(ht, u, strict=True) if h is not None)
     h_tu = _fd_mixed(prog, x_np, w_np, t, u, 1e-4)
-    _close(got, h_tu, "forward-over-reverse H t", 1e-5, 1e-4)
+    close(got, h_tu, "forward-over-reverse H t", 1e-5, 1e-4)
 
     # Reverse-over-forward: the gradient of the loss's tangent is H t.
     x3, w3 = _leaves(T, x_np, w_np)
@@ -694,7 +718,7 @@ def _check(
         if lt is not None and lt.requires_grad:
             hs = T.autograd.grad(lt, [x3, w3], allow_unused=True)
     got = sum(float((_np(h) * uu).sum()) for h, uu in zip(hs, u, strict=True) if h is not None)
-    _close(got, h_tu, "reverse-over-forward H t", 1e-5, 1e-4)
+    close(got, h_tu, "reverse-over-forward H t", 1e-5, 1e-4)
     return "ok"
 
 
