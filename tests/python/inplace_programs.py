@@ -25,7 +25,7 @@ which is the oracle for forward values and for finite differences.
 
 Generation replays each candidate step on NumPy and rejects it when it
 would leave the region where the program is smooth and bounded: values
-above 20, ``clamp_`` bounds within 1e-3 of a value (a kink), ``sqrt_``
+above 20, ``clamp_`` bounds within 1e-2 of a value (a kink), ``sqrt_``
 of values below 0.2, divisors below 0.3 in magnitude. Finite differences
 with steps far below those margins therefore see a smooth function.
 """
@@ -193,10 +193,17 @@ class TorchLike:
 
 
 class NumpyBackend(TorchLike):
-    """The same programs in NumPy: views stay views, writes go through."""
+    """The same programs in NumPy: views stay views, writes go through.
+    With ``generating``, steps that leave the smooth, bounded region raise
+    :class:`Reject`."""
 
-    def __init__(self) -> None:
+    def __init__(self, generating: bool = False) -> None:
         self.T = None
+        self.generating = generating
+
+    def reject_if(self, cond: Any, why: str) -> None:
+        if self.generating and cond:
+            raise Reject(why)
 
     def const(self, a: np.ndarray) -> np.ndarray:
         return np.asarray(a)
@@ -263,16 +270,15 @@ class NumpyBackend(TorchLike):
             t *= val(a[0])
         elif op == "div_":
             d = val(a[0])
-            if np.min(np.abs(d)) < 0.3:
-                raise Reject("small divisor")
+            self.reject_if(np.min(np.abs(d)) < 0.3, "small divisor")
             t /= d
         elif op == "copy_":
             t[...] = val(a[0])
         elif op == "clamp_":
             lo, hi = a
             for b in (lo, hi):
-                if b is not None and t.size and np.min(np.abs(t - b)) < 1e-3:
-                    raise Reject("clamp bound near a value")
+                near = b is not None and t.size and np.min(np.abs(t - b)) < 1e-2
+                self.reject_if(near, "clamp bound near a value")
             t[...] = np.clip(t, lo, hi)
         elif op == "setitem":
             t[self.key(a[0])] = val(a[1])
@@ -287,8 +293,7 @@ class NumpyBackend(TorchLike):
         elif op == "square":
             t *= t.copy()
         elif op == "sqrt_":
-            if t.size and np.min(t) < 0.2:
-                raise Reject("sqrt near zero")
+            self.reject_if(t.size and np.min(t) < 0.2, "sqrt near zero")
             np.sqrt(t, out=t)
         elif op == "exp_":
             np.exp(t, out=t)
@@ -343,8 +348,8 @@ def run(prog: Program, be: TorchLike, x: Any, w: Any) -> tuple[list, Any]:
             be.inplace(env, w, env[st[1]], st[2], st[3])
         elif kind == "op":
             env.append(be.op(st[2], [env[j] for j in st[3]], st[4]))
-        if isinstance(be, NumpyBackend) and env and any(np.max(np.abs(t), initial=0.0) > 20 for t in env):
-            raise Reject("values out of range")
+        if isinstance(be, NumpyBackend) and env:
+            be.reject_if(any(np.max(np.abs(t), initial=0.0) > 20 for t in env), "values out of range")
     loss = be.loss([(env[k], c) for k, c in prog.loss]) if prog.loss else None
     return env, loss
 
@@ -516,7 +521,7 @@ def generate(seed: int, n_steps: int = 10) -> tuple[Program, np.ndarray, np.ndar
     x = rng.uniform(-1, 1, shape)
     w = rng.uniform(-1, 1, W_SIZE)
     prog = Program(shape)
-    np_be = NumpyBackend()
+    np_be = NumpyBackend(generating=True)
     env_np: list = []
     tries = 0
     while len(prog.steps) < n_steps and tries < 20 * n_steps:
