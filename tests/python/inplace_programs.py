@@ -262,16 +262,18 @@ class NumpyBackend(TorchLike):
 
     def inplace(self, env: list, w: np.ndarray, t: np.ndarray, op: str, a: tuple) -> None:
         val = lambda v: self.value(env, w, v)  # noqa: E731
+        # Every write is `t[...] = new value`: NumPy's ufuncs with `out=`
+        # an as_strided view (the diagonal) can read through a wrong buffer.
         if op == "add_":
-            t += a[1] * val(a[0])
+            t[...] = t + a[1] * val(a[0])
         elif op == "sub_":
-            t -= a[1] * val(a[0])
+            t[...] = t - a[1] * val(a[0])
         elif op == "mul_":
-            t *= val(a[0])
+            t[...] = t * val(a[0])
         elif op == "div_":
             d = val(a[0])
             self.reject_if(np.min(np.abs(d)) < 0.3, "small divisor")
-            t /= d
+            t[...] = t / d
         elif op == "copy_":
             t[...] = val(a[0])
         elif op == "clamp_":
@@ -289,24 +291,24 @@ class NumpyBackend(TorchLike):
             s = np.moveaxis(val(src), dim, 0)
             tv = np.moveaxis(t, dim, 0)
             for k, i in enumerate(idx):
-                tv[i] += alpha * s[k]
+                tv[i] = tv[i] + alpha * s[k]
         elif op == "square":
-            t *= t.copy()
+            t[...] = t * t
         elif op == "sqrt_":
             self.reject_if(t.size and np.min(t) < 0.2, "sqrt near zero")
-            np.sqrt(t, out=t)
+            t[...] = np.sqrt(t)
         elif op == "exp_":
-            np.exp(t, out=t)
+            t[...] = np.exp(t)
         elif op == "tanh_":
-            np.tanh(t, out=t)
+            t[...] = np.tanh(t)
         elif op == "sigmoid_":
             t[...] = 1.0 / (1.0 + np.exp(-t))
         elif op == "sin_":
-            np.sin(t, out=t)
+            t[...] = np.sin(t)
         elif op == "cos_":
-            np.cos(t, out=t)
+            t[...] = np.cos(t)
         elif op == "neg_":
-            np.negative(t, out=t)
+            t[...] = -t
         else:
             raise ValueError(op)
 
@@ -329,7 +331,9 @@ class NumpyBackend(TorchLike):
             r = a * a
         else:
             r = a * np.sin(args[1])
-        return np.array(r)  # a fresh array, also for 0-dim results
+        # A fresh row-major array (as ferrograd's results are), also for
+        # 0-dim results.
+        return np.array(r, order="C")
 
     def loss(self, terms: list) -> float:
         return float(sum(np.sin(t * c).sum() for t, c in terms))
@@ -453,6 +457,23 @@ def _inplace_step(rng: np.random.Generator, t: np.ndarray, env_np: list) -> tupl
     return "setitem", (key, _value(rng, target_shape, env_np, broadcast=kind != "mask"))
 
 
+def _layout_agrees(prog: Program, env_np: list) -> list[bool]:
+    """For each slot, whether its memory layout is the same in ferrograd
+    (results of elementwise ops are row-major) and in torch (they follow
+    their inputs' layout): bases and results of contiguous inputs, and
+    views of those. ``view``/``reshape`` are generated only on these, so
+    that whether they succeed does not depend on that difference."""
+    agrees: list[bool] = []
+    for st in prog.steps:
+        if st[0] == "base":
+            agrees.append(True)
+        elif st[0] == "view":
+            agrees.append(agrees[st[2]])
+        elif st[0] == "op":
+            agrees.append(all(agrees[j] and env_np[j].flags.c_contiguous for j in st[3]))
+    return agrees
+
+
 def _candidate(rng: np.random.Generator, prog: Program, env_np: list) -> tuple | None:
     n = len(env_np)
     r = rng.random()
@@ -464,7 +485,7 @@ def _candidate(rng: np.random.Generator, prog: Program, env_np: list) -> tuple |
         return None  # nothing to write or view
     if r < 0.4:
         views = _views_for(rng, t.shape)
-        if t.flags.c_contiguous and t.size > 1:
+        if t.flags.c_contiguous and t.size > 1 and _layout_agrees(prog, env_np)[i]:
             views.append(("view", (t.size,) if t.ndim != 1 else (1, t.size)))
             if t.ndim >= 2:
                 views.append(("reshape", t.shape[::-1]))
@@ -583,12 +604,17 @@ def _fd_grad(prog: Program, x: np.ndarray, w: np.ndarray, eps: float) -> list[np
 
 
 def _fd_mixed(prog: Program, x: np.ndarray, w: np.ndarray, t: list, u: list, e: float) -> float:
-    """``t^T H u`` of the loss by a second-order central difference."""
+    """``t^T H u`` of the loss by a second-order central difference, with
+    one Richardson step (steps ``e`` and ``e / 2``) to cancel the ``e^2``
+    error term."""
 
     def f(a: float, b: float) -> float:
         return _loss_np(prog, x + a * t[0] + b * u[0], w + a * t[1] + b * u[1])
 
-    return (f(e, e) - f(e, -e) - f(-e, e) + f(-e, -e)) / (4 * e * e)
+    def d(h: float) -> float:
+        return (f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / (4 * h * h)
+
+    return (4 * d(e / 2) - d(e)) / 3
 
 
 def _close(got: Any, want: Any, what: str, atol: float = 1e-6, rtol: float = 1e-5) -> None:
