@@ -328,8 +328,7 @@ impl PyNode {
                 node.name()
             )));
         };
-        let saved = node.saved_values();
-        let Some((_, v)) = saved.into_iter().find(|(n, _)| n == key) else {
+        let Some(v) = node.saved_value(key) else {
             return Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute '{name}'",
                 node.name()

@@ -482,7 +482,7 @@ fn _function_apply<'py>(
                         is_dirty(t) || autograd::grad_fn_edge(t).is_some_and(|e| e.node_id() == nid)
                     });
                 saved.push(Some(match own_output {
-                    Some(nr) => SavedTensor::output(t, nr, weak.clone(), &node.name),
+                    Some(nr) => SavedTensor::output(t, nr, weak.clone(), &node.name).py()?,
                     None => SavedTensor::input(t).py()?,
                 }));
             }

@@ -16,6 +16,7 @@ mod function;
 mod linalg;
 mod random;
 mod reduce;
+mod saved_hooks;
 mod shape_index;
 mod tensor;
 mod views;
@@ -138,5 +139,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     forward_ad::register(m)?;
     function::register(m)?;
+    saved_hooks::register(m)?;
     Ok(())
 }

@@ -635,7 +635,11 @@ fn execute_batched(
                 && !on_caller(&task.nodes[i])
         })
         .collect();
+    // Python pack hooks run where tensors are saved: a create_graph
+    // backward under them stays on the calling thread.
+    let hooks_on_caller = opts.create_graph && task.state.saved_hooks.needs_caller_thread();
     task.parallel = super::is_multithreading_enabled()
+        && !hooks_on_caller
         && crate::pool::num_threads() > 1
         && task.nodes.len() > 1
         && {

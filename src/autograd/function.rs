@@ -121,23 +121,40 @@ impl Node for FnNode {
         let mut v: Vec<(String, SavedValue)> = self
             .saved
             .iter()
-            .map(|(n, s)| {
-                let val = match s {
-                    Some(s) if s.is_released() => SavedValue::Tensor(None),
-                    Some(s) => SavedValue::Tensor(s.unpack().ok().or_else(|| s.raw())),
-                    None => SavedValue::None,
-                };
-                (n.to_string(), val)
-            })
+            .map(|(n, s)| (n.to_string(), saved_value_of(s)))
             .collect();
         v.extend(self.attrs.iter().map(|(n, a)| (n.to_string(), a.clone())));
         v
     }
+    fn saved_value(&self, name: &str) -> Option<SavedValue> {
+        if let Some((_, s)) = self.saved.iter().find(|(n, _)| *n == name) {
+            return Some(saved_value_of(s));
+        }
+        self.attrs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| a.clone())
+    }
     fn supports_batched(&self) -> bool {
         self.batched
     }
+    fn needs_caller_thread(&self) -> bool {
+        self.saved
+            .iter()
+            .any(|(_, s)| s.as_ref().is_some_and(SavedTensor::needs_caller_thread))
+    }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// A saved tensor as `_saved_<name>` shows it: unpacked (the raw value if
+/// unpacking fails), or `None` once freed.
+fn saved_value_of(s: &Option<SavedTensor>) -> SavedValue {
+    match s {
+        Some(s) if s.is_released() => SavedValue::Tensor(None),
+        Some(s) => SavedValue::Tensor(s.unpack().ok().or_else(|| s.raw())),
+        None => SavedValue::None,
     }
 }
 
@@ -193,10 +210,13 @@ impl Saver<'_> {
     /// Saves output `output_nr` of this op.
     pub fn save_output(&mut self, name: &'static str, t: &Tensor, output_nr: usize) {
         let weak: Weak<dyn Node> = self.node.clone();
-        self.saved.push((
-            name,
-            Some(SavedTensor::output(t, output_nr, weak, self.name)),
-        ));
+        match SavedTensor::output(t, output_nr, weak, self.name) {
+            Ok(s) => self.saved.push((name, Some(s))),
+            Err(e) => {
+                self.error.get_or_insert(e);
+                self.saved.push((name, None));
+            }
+        }
     }
     /// Records a non-tensor argument for `_saved_<name>`.
     pub fn attr(&mut self, name: &'static str, value: SavedValue) {

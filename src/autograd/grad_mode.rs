@@ -127,13 +127,15 @@ pub fn is_multithreading_enabled() -> bool {
 
 /// The thread-local autograd state that backward captures on the calling
 /// thread and installs on every worker that runs one of its nodes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone)]
 pub struct ThreadLocalState {
     pub grad_enabled: bool,
     /// Anomaly mode and its NaN check, as on the calling thread.
     pub anomaly: (bool, bool),
     /// The batch size of a batched backward.
     pub batch: Option<usize>,
+    /// Saved-tensor hooks, as on the calling thread.
+    pub(crate) saved_hooks: super::saved::SavedHooksState,
 }
 
 impl ThreadLocalState {
@@ -147,11 +149,12 @@ impl ThreadLocalState {
                 super::anomaly::is_anomaly_check_nan_enabled(),
             ),
             batch: None,
+            saved_hooks: super::saved::SavedHooksState::capture(),
         }
     }
 
     /// Installs this state on the current thread until the guard drops.
-    pub fn install(self) -> StateGuard {
+    pub fn install(&self) -> StateGuard {
         let guard = StateGuard {
             grad: is_grad_enabled(),
             inference: is_inference_mode_enabled(),
@@ -160,6 +163,7 @@ impl ThreadLocalState {
                 super::anomaly::is_anomaly_check_nan_enabled(),
             ),
             batch: current_batch(),
+            saved_hooks: self.saved_hooks.clone().install(),
         };
         set_grad_enabled(self.grad_enabled);
         BATCH.with(|c| c.set(self.batch));
@@ -175,10 +179,12 @@ pub struct StateGuard {
     inference: bool,
     anomaly: (bool, bool),
     batch: Option<usize>,
+    saved_hooks: super::saved::SavedHooksState,
 }
 
 impl Drop for StateGuard {
     fn drop(&mut self) {
+        std::mem::take(&mut self.saved_hooks).install();
         set_grad_enabled(self.grad);
         INFERENCE.with(|c| c.set(self.inference));
         super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);

@@ -248,6 +248,9 @@ impl Node for CopySlices {
     fn release_variables(&self) {
         self.func.release_variables();
     }
+    fn needs_caller_thread(&self) -> bool {
+        self.func.needs_caller_thread()
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -54,7 +54,10 @@ pub use node::{
     node_id, Attachment, Edge, Grads, Node, NodeCore, PostHook, PreHook, SavedValue, TensorHook,
     TensorMeta,
 };
-pub use saved::{freed_graph_error, SavedTensor};
+pub use saved::{
+    current_saved_tensors_hooks, disable_saved_tensors_hooks, freed_graph_error,
+    pop_saved_tensors_hooks, push_saved_tensors_hooks, Packed, SavedTensor, SavedTensorHooks,
+};
 
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;

@@ -34,6 +34,13 @@ pub trait Node: Send + Sync + 'static {
     fn saved_values(&self) -> Vec<(String, SavedValue)> {
         Vec::new()
     }
+    /// The saved value called `name` (unpacking only that one).
+    fn saved_value(&self, name: &str) -> Option<SavedValue> {
+        self.saved_values()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
     /// Whether `apply` must run on the thread that called backward (it
     /// runs Python code).
     fn needs_caller_thread(&self) -> bool {

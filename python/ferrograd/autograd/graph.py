@@ -1,6 +1,7 @@
 """The backward graph as Python sees it: ``Node``, ``GradientEdge``,
-``get_gradient_edge``, ``increment_version`` and
-``register_multi_grad_hook``."""
+``get_gradient_edge``, ``increment_version``, ``register_multi_grad_hook``
+and the saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``,
+``disable_saved_tensors_hooks``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ __all__ = [
     "get_gradient_edge",
     "increment_version",
     "register_multi_grad_hook",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
 ]
 
 
@@ -152,3 +156,68 @@ def register_multi_grad_hook(
 
     handles = tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors))
     return _MultiHandle(handles)
+
+
+class saved_tensors_hooks:  # noqa: N801 (torch's name)
+    """Context manager: every tensor an op saves for backward inside it is
+    replaced by ``pack_hook(tensor)``, and turned back into a tensor by
+    ``unpack_hook(packed)`` whenever backward needs it.
+
+    The hooks are thread-local and nest (the innermost pair applies). They
+    also apply to tensors saved by custom Functions and by a
+    ``create_graph=True`` backward called inside the context. The pack hook
+    must not modify its input in place; the unpack hook must return a
+    tensor with the saved tensor's values. Saved tensors kept by hooks are
+    not version-checked (the hooks decide what is kept).
+
+    Example::
+
+        >>> def pack(t):
+        ...     return t.numpy().copy()        # keep a NumPy copy
+        >>> def unpack(a):
+        ...     return torch.from_numpy(a)
+        >>> with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        ...     y = (x * x).sum()
+        >>> y.backward()
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        _core._push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args: object) -> None:
+        _core._pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 (torch's name)
+    """Saved tensors are kept on the CPU and moved back to their device
+    when backward needs them. ferrograd tensors always live on the CPU, so
+    the values are kept as they are (with ``pin_memory=True``, as a copy)."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Any) -> tuple[Any, Any]:
+            return (t.device, t.clone() if pin_memory else t)
+
+        def unpack(packed: tuple[Any, Any]) -> Any:
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 (torch's name)
+    """Context manager in which registering saved-tensor hooks raises
+    ``RuntimeError(error_message)``; entering it while hooks are active
+    raises too."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        _core._disable_saved_tensors_hooks(self.error_message)
+
+    def __exit__(self, *args: object) -> None:
+        _core._pop_saved_tensors_hooks()
