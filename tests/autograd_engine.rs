@@ -231,3 +231,53 @@ fn double_backward_through_in_place_exp_on_a_view() {
         assert_eq!(h[3 + j], 0.0);
     }
 }
+
+/// Saved-tensor hooks that keep a `Vec<f64>` copy and count their calls.
+struct VecHooks {
+    packs: std::sync::atomic::AtomicUsize,
+    unpacks: std::sync::atomic::AtomicUsize,
+}
+
+impl autograd::SavedTensorHooks for VecHooks {
+    fn pack(&self, t: &Tensor) -> ferrograd::Result<autograd::Packed> {
+        self.packs
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Box::new((t.to_vec::<f64>(), t.shape().to_vec())))
+    }
+    fn unpack(&self, packed: &autograd::Packed) -> ferrograd::Result<Tensor> {
+        self.unpacks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (v, shape) = packed
+            .downcast_ref::<(Vec<f64>, Vec<usize>)>()
+            .expect("packed by these hooks");
+        Tensor::from_slice(v, shape)
+    }
+}
+
+#[test]
+fn saved_tensor_hooks_keep_copies_and_give_the_same_gradient() {
+    // y = sum(sin(x) * x): sin saves x, mul saves sin(x) and x.
+    let vals = [0.5, -1.0, 2.0];
+    let x = leaf(&vals, &[3]);
+    let hooks = Arc::new(VecHooks {
+        packs: 0.into(),
+        unpacks: 0.into(),
+    });
+    autograd::push_saved_tensors_hooks(hooks.clone()).unwrap();
+    let y = x.sin().unwrap().mul(&x).unwrap().sum(None, false, None);
+    autograd::pop_saved_tensors_hooks();
+    let y = y.unwrap();
+    assert_eq!(hooks.packs.load(std::sync::atomic::Ordering::Relaxed), 3);
+    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(hooks.unpacks.load(std::sync::atomic::Ordering::Relaxed), 3);
+    let g = x.grad().unwrap().to_vec::<f64>();
+    for (gi, xi) in g.iter().zip(vals) {
+        let want = xi.cos() * xi + xi.sin();
+        assert!((gi - want).abs() < 1e-15, "{gi} vs {want}");
+    }
+    // Disabled hooks refuse registration with the given message.
+    autograd::disable_saved_tensors_hooks("no hooks in this region").unwrap();
+    let err = autograd::push_saved_tensors_hooks(hooks).unwrap_err();
+    autograd::pop_saved_tensors_hooks();
+    assert!(err.to_string().contains("no hooks in this region"), "{err}");
+}

@@ -315,6 +315,33 @@ impl PyNode {
         })
     }
 
+    /// `node(*grads)`: runs this node's backward once on the given
+    /// gradients (one per forward output, `None` for undefined) and returns
+    /// one gradient per forward input.
+    #[pyo3(signature = (*grads))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        grads: Vec<Option<PyRef<'_, PyTensor>>>,
+    ) -> PyResult<Py<PyTuple>> {
+        let node = self.node()?;
+        let n = node.core().num_inputs();
+        if grads.len() != n {
+            return Err(PyTypeError::new_err(format!(
+                "{} expects {n} gradients (one per output of the forward op), got {}",
+                node.name(),
+                grads.len()
+            )));
+        }
+        let gs = opt_tensors(&grads);
+        let out = node.apply(gs).py()?;
+        let items = out
+            .into_iter()
+            .map(|g| tensor_out(py, g))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyTuple::new(py, items)?.unbind())
+    }
+
     /// `_saved_<name>` and `_raw_saved_<name>`.
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let node = self.node()?;
@@ -388,16 +415,19 @@ fn saved_was_freed(node: &Arc<dyn Node>, key: &str) -> bool {
         .is_some_and(|s| s.is_released())
 }
 
-fn tensors(v: &[PyRef<'_, PyTensor>]) -> Vec<Tensor> {
-    v.iter().map(|t| t.t.clone()).collect()
-}
-
 fn opt_tensors(v: &[Option<PyRef<'_, PyTensor>>]) -> Vec<Option<Tensor>> {
     v.iter().map(|t| t.as_ref().map(|t| t.t.clone())).collect()
 }
 
 /// Reads an input of `grad`: a tensor, or a `GradientEdge(node, output_nr)`.
-fn grad_input(obj: &Bound<'_, PyAny>) -> PyResult<GradInput> {
+/// Whether `obj` is a `graph.GradientEdge` (a `(node, output_nr)` pair).
+fn is_gradient_edge(obj: &Bound<'_, PyAny>) -> bool {
+    obj.getattr("node")
+        .is_ok_and(|n| n.cast::<PyNode>().is_ok())
+        && obj.hasattr("output_nr").unwrap_or(false)
+}
+
+fn grad_input(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<GradInput> {
     if let Ok(t) = obj.cast::<PyTensor>() {
         return Ok(GradInput::Tensor(t.get().t.clone()));
     }
@@ -407,7 +437,7 @@ fn grad_input(obj: &Bound<'_, PyAny>) -> PyResult<GradInput> {
         }
     }
     Err(PyTypeError::new_err(format!(
-        "grad(): inputs must be Tensors or GradientEdges, got {}",
+        "{what} must be Tensors or GradientEdges, got {}",
         crate::convert::type_name(obj)
     )))
 }
@@ -417,22 +447,27 @@ fn grad_input(obj: &Bound<'_, PyAny>) -> PyResult<GradInput> {
 #[pyo3(signature = (tensors, grad_tensors, retain_graph, create_graph, inputs))]
 fn _run_backward(
     py: Python<'_>,
-    tensors: Vec<PyRef<'_, PyTensor>>,
+    tensors: Vec<Bound<'_, PyAny>>,
     grad_tensors: Vec<Option<PyRef<'_, PyTensor>>>,
     retain_graph: Option<bool>,
     create_graph: bool,
-    inputs: Option<Vec<PyRef<'_, PyTensor>>>,
+    inputs: Option<Vec<Bound<'_, PyAny>>>,
 ) -> PyResult<()> {
-    let ts = self::tensors(&tensors);
+    let ts = grad_inputs(&tensors, "tensors")?;
     let gs = opt_tensors(&grad_tensors);
-    let inputs = inputs.map(|v| self::tensors(&v));
+    let inputs = inputs.map(|v| grad_inputs(&v, "inputs")).transpose()?;
     let opts = BackwardOptions {
         retain_graph,
         create_graph,
         ..Default::default()
     };
-    py.detach(move || autograd::backward(&ts, &gs, opts, inputs.as_deref()))
+    py.detach(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
         .py()
+}
+
+/// Tensors or gradient edges, as `backward`/`grad` take them.
+fn grad_inputs(objs: &[Bound<'_, PyAny>], what: &str) -> PyResult<Vec<GradInput>> {
+    objs.iter().map(|o| grad_input(o, what)).collect()
 }
 
 /// The engine entry of `autograd.grad`.
@@ -441,7 +476,7 @@ fn _run_backward(
 #[pyo3(signature = (outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, is_grads_batched, materialize_grads))]
 fn _grad(
     py: Python<'_>,
-    outputs: Vec<PyRef<'_, PyTensor>>,
+    outputs: Vec<Bound<'_, PyAny>>,
     inputs: Vec<Bound<'_, PyAny>>,
     grad_outputs: Vec<Option<PyRef<'_, PyTensor>>>,
     retain_graph: Option<bool>,
@@ -450,8 +485,8 @@ fn _grad(
     is_grads_batched: bool,
     materialize_grads: bool,
 ) -> PyResult<Vec<Option<PyTensor>>> {
-    let outs = tensors(&outputs);
-    let ins: Vec<GradInput> = inputs.iter().map(grad_input).collect::<PyResult<_>>()?;
+    let outs = grad_inputs(&outputs, "grad(): outputs")?;
+    let ins = grad_inputs(&inputs, "grad(): inputs")?;
     let gos = opt_tensors(&grad_outputs);
     let opts = BackwardOptions {
         retain_graph,
@@ -468,9 +503,18 @@ fn _grad(
                 })
             })
             .collect::<PyResult<_>>()?;
+        let outs = outs
+            .into_iter()
+            .map(|o| match o {
+                GradInput::Tensor(t) => Ok(t),
+                GradInput::Edge(_) => Err(PyRuntimeError::new_err(
+                    "is_grads_batched=True needs Tensor outputs, not GradientEdges",
+                )),
+            })
+            .collect::<PyResult<Vec<Tensor>>>()?;
         py.detach(move || autograd::grad_batched(&outs, &ins, &gos, opts))
     } else {
-        py.detach(move || autograd::grad(&outs, &ins, &gos, opts))
+        py.detach(move || autograd::grad_edges(&outs, &ins, &gos, opts))
     };
     Ok(r.py()?.into_iter().map(|g| g.map(PyTensor::new)).collect())
 }
@@ -580,8 +624,17 @@ fn _gradient_edge(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<(Py<P
 #[pymethods]
 impl PyTensor {
     #[getter]
-    fn get_grad(&self) -> Option<PyTensor> {
-        self.t.grad().map(PyTensor::new)
+    fn get_grad(&self, py: Python<'_>) -> PyResult<Option<PyTensor>> {
+        let g = self.t.grad();
+        if g.is_none() && self.t.requires_grad() && !self.t.is_leaf() && !self.t.retains_grad() {
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                c"The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead.",
+                1,
+            )?;
+        }
+        Ok(g.map(PyTensor::new))
     }
     #[setter(grad)]
     fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
@@ -605,25 +658,26 @@ impl PyTensor {
         create_graph: bool,
         inputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let inputs: Option<Vec<Tensor>> = match inputs {
+        let inputs: Option<Vec<GradInput>> = match inputs {
             None => None,
             Some(obj) if obj.is_none() => None,
-            Some(obj) => Some(if let Ok(t) = obj.cast::<PyTensor>() {
-                vec![t.get().t.clone()]
-            } else {
+            Some(obj) if obj.cast::<PyTensor>().is_ok() || is_gradient_edge(obj) => {
+                Some(vec![grad_input(obj, "inputs")?])
+            }
+            Some(obj) => Some(
                 obj.try_iter()?
-                    .map(|o| crate::tensor::arg(&o?, "inputs"))
-                    .collect::<PyResult<_>>()?
-            }),
+                    .map(|o| grad_input(&o?, "inputs"))
+                    .collect::<PyResult<_>>()?,
+            ),
         };
-        let ts = vec![self.t.clone()];
+        let ts = vec![GradInput::Tensor(self.t.clone())];
         let gs = vec![gradient.map(|g| g.t.clone())];
         let opts = BackwardOptions {
             retain_graph,
             create_graph,
             ..Default::default()
         };
-        py.detach(move || autograd::backward(&ts, &gs, opts, inputs.as_deref()))
+        py.detach(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
             .py()
     }
     #[getter]

@@ -15,7 +15,7 @@
 
 use super::accumulate::{accumulate, AccumulateGrad};
 use super::grad_mode::ThreadLocalState;
-use super::node::{node_id, Grads, Node};
+use super::node::{node_id, Grads, Node, TensorMeta};
 use super::{gradient_edge, Edge};
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
@@ -529,39 +529,69 @@ fn validate(node: &dyn Node, mut outs: Grads) -> Result<Grads> {
 
 /// The root gradient for `out`: the given one (checked) or ones for a
 /// scalar.
-fn root_grad(i: usize, out: &Tensor, given: Option<&Tensor>) -> Result<Tensor> {
+fn root_grad(i: usize, out: &TensorMeta, given: Option<&Tensor>) -> Result<Tensor> {
     match given {
         Some(g) => {
-            if g.shape() != out.shape() {
+            if g.shape() != &out.shape[..] {
                 return Err(Error::runtime(format!(
                     "Mismatch in shape: grad_output[{i}] has a shape of {:?} and output[{i}] has a shape of {:?}.",
                     g.shape(),
-                    out.shape()
+                    &out.shape[..]
                 )));
             }
-            if g.dtype().is_floating_point() != out.dtype().is_floating_point() {
+            if g.dtype().is_floating_point() != out.dtype.is_floating_point() {
                 return Err(Error::runtime(format!(
                     "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {} and output[{i}] has a dtype of {}.",
                     g.dtype(),
-                    out.dtype()
+                    out.dtype
                 )));
             }
             Ok(g.clone())
         }
         None => {
-            if out.numel() != 1 {
+            if out.shape.iter().product::<usize>() != 1 {
                 return Err(Error::runtime(format!(
                     "grad can be implicitly created only for scalar outputs (got shape {:?})",
-                    out.shape()
+                    &out.shape[..]
                 )));
             }
-            Tensor::try_ones(out.shape(), out.dtype())
+            Tensor::try_ones(&out.shape, out.dtype)
         }
     }
 }
 
+/// The graph edge and the shape/dtype of an output to differentiate.
+fn output_edge(i: usize, out: &GradInput) -> Result<(Edge, TensorMeta)> {
+    match out {
+        GradInput::Tensor(t) => {
+            let edge = gradient_edge(t).ok_or_else(|| {
+                Error::runtime(format!(
+                    "element {i} of tensors does not require grad and does not have a grad_fn"
+                ))
+            })?;
+            Ok((edge, TensorMeta::of(t)))
+        }
+        GradInput::Edge(e) => {
+            let meta = e.node.core().output_meta().get(e.input_nr).cloned();
+            let meta = meta.ok_or_else(|| {
+                Error::runtime(format!(
+                    "element {i} of outputs is an edge to input {} of {}, which has {} inputs",
+                    e.input_nr,
+                    e.node.name(),
+                    e.node.core().num_inputs()
+                ))
+            })?;
+            Ok((e.clone(), meta))
+        }
+    }
+}
+
+fn as_inputs(tensors: &[Tensor]) -> Vec<GradInput> {
+    tensors.iter().cloned().map(GradInput::Tensor).collect()
+}
+
 /// The root edges and gradients of a backward call.
-fn roots(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tensor)>> {
+fn roots(outputs: &[GradInput], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tensor)>> {
     if !grads.is_empty() && grads.len() != outputs.len() {
         return Err(Error::runtime(format!(
             "grad requires one gradient per output: got {} tensors and {} gradients",
@@ -573,12 +603,8 @@ fn roots(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<(Edge, Tens
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let edge = gradient_edge(t).ok_or_else(|| {
-                Error::runtime(format!(
-                    "element {i} of tensors does not require grad and does not have a grad_fn"
-                ))
-            })?;
-            let g = root_grad(i, t, grads.get(i).and_then(|g| g.as_ref()))?;
+            let (edge, meta) = output_edge(i, t)?;
+            let g = root_grad(i, &meta, grads.get(i).and_then(|g| g.as_ref()))?;
             Ok((edge, g))
         })
         .collect()
@@ -884,6 +910,19 @@ pub fn backward(
     opts: BackwardOptions,
     inputs: Option<&[Tensor]>,
 ) -> Result<()> {
+    let inputs = inputs.map(as_inputs);
+    backward_edges(&as_inputs(tensors), grad_tensors, opts, inputs.as_deref())
+}
+
+/// [`backward`] where outputs and inputs may also be gradient edges. The
+/// gradient reaching an edge input that is not a leaf's accumulator has no
+/// `.grad` to go to (its `retain_grad` hooks still see it).
+pub fn backward_edges(
+    tensors: &[GradInput],
+    grad_tensors: &[Option<Tensor>],
+    opts: BackwardOptions,
+    inputs: Option<&[GradInput]>,
+) -> Result<()> {
     let roots = roots(tensors, grad_tensors)?;
     let Some(inputs) = inputs else {
         execute(roots, &[], &[], opts)?;
@@ -898,21 +937,35 @@ pub fn backward(
     // their gradient, which is then accumulated into their `.grad`.
     let mut run: Vec<Arc<dyn Node>> = Vec::new();
     let mut targets: Vec<Edge> = Vec::new();
-    let mut target_tensors: Vec<Tensor> = Vec::new();
-    for t in inputs {
-        let edge = input_edge(&GradInput::Tensor(t.clone()), "")?;
+    let mut target_tensors: Vec<Option<Tensor>> = Vec::new();
+    for input in inputs {
+        let edge = input_edge(input, "")?;
         if edge.node.as_any().is::<AccumulateGrad>() {
             run.push(edge.node);
         } else {
             targets.push(edge);
-            target_tensors.push(t.clone());
+            target_tensors.push(match input {
+                GradInput::Tensor(t) => Some(t.clone()),
+                GradInput::Edge(_) => None,
+            });
         }
     }
     let captured = execute(roots, &targets, &run, opts)?;
     let _g = super::GradModeGuard::new(opts.create_graph);
-    for (t, g) in target_tensors.iter().zip(captured) {
-        if let Some(g) = g {
-            accumulate(t, g)?;
+    for ((t, g), e) in target_tensors.iter().zip(captured).zip(&targets) {
+        match (t, g) {
+            (Some(t), Some(g)) => accumulate(t, g)?,
+            // An edge has no tensor of its own; one that retains its grad
+            // gets it.
+            (None, Some(g)) => {
+                let retains = e.node.core().hooks_snapshot().map(|h| h.retains);
+                for (nr, weak) in retains.into_iter().flatten() {
+                    if let (true, Some(t)) = (nr == e.input_nr, weak.upgrade()) {
+                        retain(&t, &g)?;
+                    }
+                }
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -922,6 +975,17 @@ pub fn backward(
 /// the outputs with respect to `inputs`, without touching any `.grad`.
 pub fn grad(
     outputs: &[Tensor],
+    inputs: &[GradInput],
+    grad_outputs: &[Option<Tensor>],
+    opts: BackwardOptions,
+) -> Result<Vec<Option<Tensor>>> {
+    grad_edges(&as_inputs(outputs), inputs, grad_outputs, opts)
+}
+
+/// [`grad`] where outputs may also be gradient edges (their gradient then
+/// has the shape and dtype the edge's node expects).
+pub fn grad_edges(
+    outputs: &[GradInput],
     inputs: &[GradInput],
     grad_outputs: &[Option<Tensor>],
     opts: BackwardOptions,

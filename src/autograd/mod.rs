@@ -33,7 +33,8 @@ pub use anomaly::{
 pub use current::{current_graph_task_id, will_engine_execute_node};
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub use engine::{
-    backward, grad, grad_batched, parallel_waves, row_by_row_nodes, BackwardOptions, GradInput,
+    backward, backward_edges, grad, grad_batched, grad_edges, parallel_waves, row_by_row_nodes,
+    BackwardOptions, GradInput,
 };
 pub use engine::{sum_to, sum_to_batched};
 pub use forward::{
