@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Type,
     /// torch raises `ValueError` (bad argument values).
     Value,
+    /// torch raises `AssertionError` (a few checks written as asserts).
+    Assertion,
 }
 
 /// Everything that can go wrong in ferrograd.
@@ -64,6 +66,9 @@ pub enum Error {
     #[error("{0}")]
     Value(String),
 
+    #[error("{0}")]
+    Assertion(String),
+
     /// An error raised by user code called from inside ferrograd (a hook,
     /// a custom function), carried through unchanged so the caller gets the
     /// original error back.
@@ -90,6 +95,7 @@ impl Error {
             }
             Error::Type(_) => ErrorKind::Type,
             Error::Value(_) => ErrorKind::Value,
+            Error::Assertion(_) => ErrorKind::Assertion,
             Error::DTypeMismatch { .. } => ErrorKind::Runtime,
             _ => ErrorKind::Runtime,
         }

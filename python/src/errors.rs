@@ -1,7 +1,7 @@
 //! Maps ferrograd errors to the Python exceptions torch raises.
 
 use ferrograd::{Error, ErrorKind};
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAssertionError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::PyAnyMethods;
 use pyo3::PyErr;
 
@@ -18,6 +18,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Index => PyIndexError::new_err(msg),
         ErrorKind::Type => PyTypeError::new_err(msg),
         ErrorKind::Value => PyValueError::new_err(msg),
+        ErrorKind::Assertion => PyAssertionError::new_err(msg),
     }
 }
 

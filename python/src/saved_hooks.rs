@@ -1,4 +1,5 @@
-//! Saved-tensor hooks written in Python (`autograd.graph.saved_tensors_hooks`).
+//! Saved-tensor hooks written in Python (`autograd.graph.saved_tensors_hooks`),
+//! and the `allow_mutation_on_saved_tensors` context (whose hooks are Rust's).
 //!
 //! The pack hook runs where an op saves a tensor (the thread running the
 //! forward, or a `create_graph` backward, which then stays on the calling
@@ -77,7 +78,21 @@ fn _disable_saved_tensors_hooks(error_message: &str) -> PyResult<()> {
     autograd::disable_saved_tensors_hooks(error_message).py()
 }
 
+/// Opens an `allow_mutation_on_saved_tensors` context on this thread.
+#[pyfunction]
+fn _open_mutation_context() -> PyResult<()> {
+    autograd::open_mutation_context().py()
+}
+
+/// Closes the innermost `allow_mutation_on_saved_tensors` context.
+#[pyfunction]
+fn _close_mutation_context() {
+    autograd::close_mutation_context();
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_open_mutation_context, m)?)?;
+    m.add_function(wrap_pyfunction!(_close_mutation_context, m)?)?;
     m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(_pop_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(_disable_saved_tensors_hooks, m)?)?;

@@ -37,6 +37,7 @@ pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
     if WRITING_RESULT.with(|c| c.get()) {
         return Ok(());
     }
+    super::mutation::before_write(dst);
     // A kernel that overwrites a dual tensor without a formula (fill_,
     // random fills) leaves values that do not depend on any tangent.
     if forward::any_tangent(&[dst]) {
@@ -101,6 +102,7 @@ pub fn inplace(
         check_leaf(dst)?;
     }
     crate::ops::iter::check_no_overlap(dst)?;
+    super::mutation::before_write(dst);
     let old = {
         let _g = super::no_grad();
         let _fw = forward::FwGradGuard::new(false);

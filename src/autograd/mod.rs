@@ -22,6 +22,7 @@ mod forward;
 mod function;
 mod grad_mode;
 mod inplace;
+mod mutation;
 mod node;
 mod saved;
 
@@ -51,6 +52,7 @@ pub use grad_mode::{
 };
 pub(crate) use inplace::check_write;
 pub use inplace::{increment_version, inplace, CopySlices};
+pub use mutation::{close_mutation_context, open_mutation_context};
 pub use node::{
     node_id, Attachment, Edge, Grads, Node, NodeCore, PostHook, PreHook, SavedValue, TensorHook,
     TensorMeta,

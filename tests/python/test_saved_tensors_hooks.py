@@ -263,3 +263,65 @@ def test_threads_with_hooks_on_some_threads_only():
         # sin saves x; mul saves sin(x) and x.
         want = 3 * n_calls if k % 2 == 0 else 0
         assert (c.packed, c.unpacked) == (want, want), k
+
+
+# allow_mutation_on_saved_tensors
+
+
+def test_mutating_a_saved_tensor_inside_the_context_keeps_the_saved_value():
+    av = np.array([0.5, 1.0, -2.0])
+    a = leaf(av)
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        b = a.clone()
+        out = (b * b).sum()  # saves b twice
+        b.sin_()  # b is copied first
+        np.testing.assert_allclose(b.detach().numpy(), np.sin(av))
+        out.backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * av)
+
+
+def test_mutation_through_a_view_of_a_saved_tensor():
+    av = np.array([[0.5, 1.0], [-2.0, 3.0]])
+    a = leaf(av)
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        b = a.clone()
+        out = b.exp().sum() + (b * 3).sum()  # exp saves its result, mul by 3 nothing
+        b[0].mul_(10)
+        out.backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.exp(av) + 3)
+
+
+def test_only_modified_saved_tensors_are_copied():
+    a = leaf([0.5, 1.0])
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        b = a.clone()
+        c = a.clone()
+        y = (b * c).sum()
+        node = y.grad_fn.next_functions[0][0]  # MulBackward0
+        assert node._saved_self.data_ptr() == b.data_ptr()
+        assert node._saved_other.data_ptr() == c.data_ptr()
+        c.add_(1.0)
+        assert node._saved_self.data_ptr() == b.data_ptr()  # not modified: not copied
+        assert node._saved_other.data_ptr() != c.data_ptr()  # copied before the write
+        np.testing.assert_array_equal(node._saved_other.detach().numpy(), [0.5, 1.0])
+        y.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0])
+
+
+def test_backward_outside_the_mutation_context_raises():
+    a = leaf([0.5, 1.0])
+    with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        b = a.clone()
+        out = (b * b).sum()
+        b.mul_(2)
+    with pytest.raises(AssertionError, match="outside of the 'allow_mutation_on_saved_tensors' context"):
+        out.backward()
+
+
+def test_without_the_context_mutating_a_saved_tensor_still_raises():
+    a = leaf([0.5, 1.0])
+    b = a.clone()
+    out = (b * b).sum()
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()

@@ -1,12 +1,14 @@
 """The backward graph as Python sees it: ``Node``, ``GradientEdge``,
 ``get_gradient_edge``, ``increment_version``, ``register_multi_grad_hook``
-and the saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``,
-``disable_saved_tensors_hooks``)."""
+the saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``,
+``disable_saved_tensors_hooks``) and ``allow_mutation_on_saved_tensors``."""
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import threading
+from collections.abc import Iterator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +23,7 @@ __all__ = [
     "saved_tensors_hooks",
     "save_on_cpu",
     "disable_saved_tensors_hooks",
+    "allow_mutation_on_saved_tensors",
 ]
 
 
@@ -221,3 +224,27 @@ class disable_saved_tensors_hooks:  # noqa: N801 (torch's name)
 
     def __exit__(self, *args: object) -> None:
         _core._pop_saved_tensors_hooks()
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[None]:
+    """Context manager: inside it, modifying in place a tensor that was
+    saved for backward is allowed. The saved value is copied just before
+    the first such write (only tensors actually saved and then modified
+    are copied), and backward uses the copy. Leaving the context frees the
+    copies; a backward through a graph recorded inside it must run inside
+    it too, or it raises RuntimeError.
+
+    Example::
+
+        >>> with torch.autograd.graph.allow_mutation_on_saved_tensors():
+        ...     b = a.clone()
+        ...     out = (b ** 2).sum()   # saves b
+        ...     b.sin_()               # b is copied first
+        ...     out.backward()         # uses the value b had when saved
+    """
+    _core._open_mutation_context()
+    try:
+        yield
+    finally:
+        _core._close_mutation_context()
