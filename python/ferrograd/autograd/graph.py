@@ -8,8 +8,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import threading
-from collections.abc import Iterator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from .. import _core
