@@ -135,10 +135,13 @@ class TorchLike:
             return w[off : off + n].reshape(shape) * c
         if kind == "slot":
             _, j, c = spec
-            return (env[j] * c).sin()
+            return self.sin(env[j] * c)
         if kind == "const":
             return self.const(spec[1])
         raise ValueError(kind)
+
+    def sin(self, t: Any) -> Any:
+        return t.sin()
 
     def value(self, env: list, w: Any, v: Any) -> Any:
         return v if isinstance(v, float) else self.operand(env, w, v)
@@ -249,16 +252,8 @@ class NumpyBackend(TorchLike):
             return r
         raise ValueError(op)
 
-    def operand(self, env: list, w: np.ndarray, spec: tuple) -> np.ndarray:
-        kind = spec[0]
-        if kind == "w":
-            _, off, shape, c = spec
-            n = int(np.prod(shape, dtype=np.int64))
-            return w[off : off + n].reshape(shape) * c
-        if kind == "slot":
-            _, j, c = spec
-            return np.sin(env[j] * c)
-        return np.asarray(spec[1], dtype=np.float64)
+    def sin(self, t: np.ndarray) -> np.ndarray:
+        return np.sin(t)
 
     def inplace(self, env: list, w: np.ndarray, t: np.ndarray, op: str, a: tuple) -> None:
         val = lambda v: self.value(env, w, v)  # noqa: E731
