@@ -13,19 +13,29 @@ import time
 import ferrograd as fg
 from common import best_of, machine, table
 
+CHAIN_OPS = 200
 
-def chain_per_op() -> tuple[float, float, float]:
-    """A 200-op chain of elementwise ops on 16-element tensors: microseconds
-    per op for forward+backward, forward only, and without grad."""
+
+def small_chain():
+    """``forward()``: a 200-op chain of elementwise ops (mul, add, tanh,
+    sub) on a 16-element leaf."""
     fg.manual_seed(0)
     x = fg.randn(16, requires_grad=True)
     c = fg.randn(16)
 
     def forward():
         y = x
-        for _ in range(50):
+        for _ in range(CHAIN_OPS // 4):
             y = (y * c + c).tanh() - c
         return y
+
+    return forward
+
+
+def chain_per_op() -> tuple[float, float, float]:
+    """The 200-op chain: microseconds per op for forward+backward, forward
+    only, and without grad."""
+    forward = small_chain()
 
     def fwd_bwd():
         forward().sum().backward()
@@ -34,11 +44,10 @@ def chain_per_op() -> tuple[float, float, float]:
         with fg.no_grad():
             forward()
 
-    n_ops = 200
     return (
-        best_of(fwd_bwd, 50) / n_ops * 1e6,
-        best_of(forward, 50) / n_ops * 1e6,
-        best_of(no_grad, 50) / n_ops * 1e6,
+        best_of(fwd_bwd, 50) / CHAIN_OPS * 1e6,
+        best_of(forward, 50) / CHAIN_OPS * 1e6,
+        best_of(no_grad, 50) / CHAIN_OPS * 1e6,
     )
 
 
@@ -46,15 +55,10 @@ def chain_with_saved_hooks() -> tuple[float, float]:
     """The 200-op chain of ``chain_per_op`` (forward+backward, microseconds
     per op) under identity Python saved-tensor hooks, and inside
     ``allow_mutation_on_saved_tensors`` (hooks written in Rust)."""
-    fg.manual_seed(0)
-    x = fg.randn(16, requires_grad=True)
-    c = fg.randn(16)
+    forward = small_chain()
 
     def fwd_bwd():
-        y = x
-        for _ in range(50):
-            y = (y * c + c).tanh() - c
-        y.sum().backward()
+        forward().sum().backward()
 
     def python_hooks():
         with fg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
@@ -64,8 +68,10 @@ def chain_with_saved_hooks() -> tuple[float, float]:
         with fg.autograd.graph.allow_mutation_on_saved_tensors():
             fwd_bwd()
 
-    n_ops = 200
-    return best_of(python_hooks, 50) / n_ops * 1e6, best_of(mutation_context, 50) / n_ops * 1e6
+    return (
+        best_of(python_hooks, 50) / CHAIN_OPS * 1e6,
+        best_of(mutation_context, 50) / CHAIN_OPS * 1e6,
+    )
 
 
 def engine_per_node() -> float:
