@@ -14,12 +14,14 @@
 //! ```
 
 pub mod autograd;
+mod binding;
 mod error;
 pub mod ops;
 pub mod pool;
 pub mod random;
 pub mod tensor;
 
+pub use binding::{BindingSlot, Kept};
 pub use error::{Error, ErrorKind, ExternalError, Result};
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{

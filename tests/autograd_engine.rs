@@ -281,3 +281,41 @@ fn saved_tensor_hooks_keep_copies_and_give_the_same_gradient() {
     autograd::pop_saved_tensors_hooks();
     assert!(err.to_string().contains("no hooks in this region"), "{err}");
 }
+
+#[test]
+fn one_saved_tensor_registers_its_own_hooks() {
+    // y = sum(x^3): PowBackward0 saves x; hooks on that one saved tensor.
+    let vals = [0.5, -1.0, 2.0];
+    let x = leaf(&vals, &[3]);
+    let y = x
+        .pow(&Tensor::scalar(3.0))
+        .unwrap()
+        .sum(None, false, None)
+        .unwrap();
+    let edge = y.grad_fn().unwrap();
+    let pow_node = edge.node.core().next_edges()[0].clone().unwrap().node;
+    let node = pow_node
+        .as_any()
+        .downcast_ref::<autograd::FnNode>()
+        .unwrap();
+    let saved = node.saved_tensor("self").unwrap();
+    let hooks = Arc::new(VecHooks {
+        packs: 0.into(),
+        unpacks: 0.into(),
+    });
+    saved.register_hooks(hooks.clone()).unwrap();
+    assert_eq!(hooks.packs.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let again = saved.register_hooks(hooks.clone()).unwrap_err();
+    assert!(again.to_string().contains("already been set"), "{again}");
+    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    assert_eq!(hooks.unpacks.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let g = x.grad().unwrap().to_vec::<f64>();
+    for (gi, xi) in g.iter().zip(vals) {
+        assert!((gi - 3.0 * xi * xi).abs() < 1e-15, "{gi}");
+    }
+    let freed = saved.register_hooks(hooks).unwrap_err();
+    assert!(
+        freed.to_string().contains("after it has been freed"),
+        "{freed}"
+    );
+}

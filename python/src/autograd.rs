@@ -10,14 +10,16 @@
 //! re-raised unchanged.
 
 use crate::errors::{from_py, IntoPyResult};
-use crate::tensor::PyTensor;
+use crate::tensor::{wrap_any, PyTensor, TensorOut};
 use ferrograd::autograd::{
     self, AccumulateGrad, BackwardOptions, Edge, GradInput, Grads, Node, SavedValue,
 };
 use ferrograd::{Result, Tensor};
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// A backward graph node (`grad_fn`); an instance of
@@ -25,6 +27,18 @@ use std::sync::{Arc, OnceLock, Weak};
 #[pyclass(name = "_Node", module = "ferrograd._core", frozen, weakref, subclass)]
 pub struct PyNode {
     inner: NodeRef,
+    /// This object's address once it is its node's registered object
+    /// (plain nodes only; see [`node_object`]).
+    me: AtomicPtr<ffi::PyObject>,
+}
+
+impl Drop for PyNode {
+    fn drop(&mut self) {
+        let me = *self.me.get_mut();
+        if let (false, NodeRef::Strong(n)) = (me.is_null(), &self.inner) {
+            n.core().binding_slot().clear_object(me.cast());
+        }
+    }
 }
 
 /// How a Python node object refers to its graph node: a plain node object
@@ -40,6 +54,7 @@ impl PyNode {
     pub fn pending() -> PyNode {
         PyNode {
             inner: NodeRef::Weak(OnceLock::new()),
+            me: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -99,6 +114,13 @@ impl PyHookHandle {
     }
 }
 
+/// The one Python object of a graph node: a custom Function's context
+/// (which its node owns), or the node's registered object while it is
+/// alive, otherwise a new one. As for tensors (Note [Python objects of
+/// tensors] in `tensor.rs`), the node's binding slot holds the object's
+/// address without owning it, read and written with the GIL held, and the
+/// object's `Drop` clears it; a node keeps no object alive, so `metadata`
+/// and hooks live on the node itself.
 pub fn node_object(py: Python<'_>, node: Arc<dyn Node>) -> PyResult<Py<PyAny>> {
     if let Some(f) = node
         .as_any()
@@ -106,18 +128,32 @@ pub fn node_object(py: Python<'_>, node: Arc<dyn Node>) -> PyResult<Py<PyAny>> {
     {
         return Ok(f.ctx(py));
     }
-    Ok(Py::new(
+    let p = node.core().binding_slot().object() as *mut ffi::PyObject;
+    if !p.is_null() {
+        // SAFETY: the GIL is held and a registered address is cleared by
+        // the object's `Drop` (GIL held) before its memory is freed, so `p`
+        // is a live allocation; a zero count means it is being deallocated.
+        unsafe {
+            if ffi::Py_REFCNT(p) > 0 {
+                return Ok(Bound::from_borrowed_ptr(py, p).unbind());
+            }
+        }
+    }
+    let obj = Bound::new(
         py,
         PyNode {
-            inner: NodeRef::Strong(node),
+            inner: NodeRef::Strong(node.clone()),
+            me: AtomicPtr::new(std::ptr::null_mut()),
         },
-    )?
-    .into_any())
+    )?;
+    obj.get().me.store(obj.as_ptr(), Ordering::Release);
+    node.core().binding_slot().set_object(obj.as_ptr().cast());
+    Ok(obj.into_any().unbind())
 }
 
 fn tensor_out(py: Python<'_>, t: Option<Tensor>) -> PyResult<Py<PyAny>> {
     match t {
-        Some(t) => Ok(Py::new(py, PyTensor::new(t))?.into_any()),
+        Some(t) => wrap_any(py, t),
         None => Ok(py.None()),
     }
 }
@@ -167,7 +203,7 @@ fn grads_from_py(obj: &Bound<'_, PyAny>, n: usize, who: &str) -> PyResult<Option
 pub fn py_tensor_hook(f: Py<PyAny>) -> autograd::TensorHook {
     Arc::new(move |g: &Tensor| -> Result<Option<Tensor>> {
         Python::attach(|py| {
-            let r = f.call1(py, (PyTensor::new(g.clone()),)).map_err(from_py)?;
+            let r = f.call1(py, (TensorOut(g.clone()),)).map_err(from_py)?;
             let r = r.bind(py);
             if r.is_none() {
                 return Ok(None);
@@ -257,10 +293,10 @@ impl PyNode {
 
     /// For `AccumulateGrad`: the leaf it accumulates into.
     #[getter]
-    fn variable(&self) -> PyResult<PyTensor> {
+    fn variable(&self) -> PyResult<TensorOut> {
         let node = self.node()?;
         match node.as_any().downcast_ref::<AccumulateGrad>() {
-            Some(a) => Ok(PyTensor::new(a.variable().clone())),
+            Some(a) => Ok(TensorOut(a.variable().clone())),
             None => Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute 'variable'",
                 node.name()
@@ -355,6 +391,9 @@ impl PyNode {
                 node.name()
             )));
         };
+        if raw && is_saved_tensor(&node, key) {
+            return Ok(Py::new(py, crate::saved_hooks::PySavedTensor::new(node, key))?.into_any());
+        }
         let Some(v) = node.saved_value(key) else {
             return Err(PyAttributeError::new_err(format!(
                 "'{}' object has no attribute '{name}'",
@@ -406,6 +445,13 @@ impl PyNode {
             Err(_) => slf.as_ptr() as u64,
         }
     }
+}
+
+/// Whether `node` keeps a [`autograd::SavedTensor`] called `key`.
+fn is_saved_tensor(node: &Arc<dyn Node>, key: &str) -> bool {
+    node.as_any()
+        .downcast_ref::<autograd::FnNode>()
+        .is_some_and(|n| n.saved_tensor(key).is_some())
 }
 
 fn saved_was_freed(node: &Arc<dyn Node>, key: &str) -> bool {
@@ -484,7 +530,7 @@ fn _grad(
     allow_unused: bool,
     is_grads_batched: bool,
     materialize_grads: bool,
-) -> PyResult<Vec<Option<PyTensor>>> {
+) -> PyResult<Vec<Option<TensorOut>>> {
     let outs = grad_inputs(&outputs, "grad(): outputs")?;
     let ins = grad_inputs(&inputs, "grad(): inputs")?;
     let gos = opt_tensors(&grad_outputs);
@@ -516,7 +562,7 @@ fn _grad(
     } else {
         py.detach(move || autograd::grad_edges(&outs, &ins, &gos, opts))
     };
-    Ok(r.py()?.into_iter().map(|g| g.map(PyTensor::new)).collect())
+    Ok(r.py()?.into_iter().map(|g| g.map(TensorOut)).collect())
 }
 
 #[pyfunction]
@@ -624,7 +670,7 @@ fn _gradient_edge(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<(Py<P
 #[pymethods]
 impl PyTensor {
     #[getter]
-    fn get_grad(&self, py: Python<'_>) -> PyResult<Option<PyTensor>> {
+    fn get_grad(&self, py: Python<'_>) -> PyResult<Option<TensorOut>> {
         let g = self.t.grad();
         if g.is_none() && self.t.requires_grad() && !self.t.is_leaf() && !self.t.retains_grad() {
             PyErr::warn(
@@ -634,7 +680,7 @@ impl PyTensor {
                 1,
             )?;
         }
-        Ok(g.map(PyTensor::new))
+        Ok(g.map(TensorOut))
     }
     #[setter(grad)]
     fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
@@ -731,7 +777,7 @@ impl PyTensor {
     fn register_post_accumulate_grad_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
         let f = Arc::new(move |t: &Tensor| -> Result<()> {
             Python::attach(|py| {
-                hook.call1(py, (PyTensor::new(t.clone()),))
+                hook.call1(py, (TensorOut(t.clone()),))
                     .map(|_| ())
                     .map_err(from_py)
             })

@@ -4,18 +4,18 @@
 use crate::convert::{self, shape_args, sizes};
 use crate::dtype::{check_device, parse_opt_dtype};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor};
+use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::{default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 /// Applies `requires_grad=` to a new tensor.
-pub fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn finish(t: Tensor, requires_grad: bool) -> PyResult<TensorOut> {
     if requires_grad {
         t.set_requires_grad(true).py()?;
     }
-    Ok(PyTensor::new(t))
+    Ok(TensorOut(t))
 }
 
 #[pyfunction]
@@ -26,7 +26,7 @@ pub fn tensor(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     pin_memory: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = pin_memory;
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?;
@@ -47,9 +47,7 @@ pub fn as_tensor(
     let py = data.py();
     if let Ok(t) = data.cast::<PyTensor>() {
         return match dt {
-            Some(d) if d != t.get().t.dtype() => {
-                Ok(Py::new(py, PyTensor::new(t.get().t.to_dtype(d)))?.into_any())
-            }
+            Some(d) if d != t.get().t.dtype() => wrap_any(py, t.get().t.to_dtype(d)),
             _ => Ok(t.clone().into_any().unbind()),
         };
     }
@@ -59,15 +57,15 @@ pub fn as_tensor(
                 Some(d) => t.to_dtype(d),
                 None => t,
             };
-            return Ok(Py::new(py, PyTensor::new(t))?.into_any());
+            return wrap_any(py, t);
         }
     }
-    Ok(Py::new(py, PyTensor::new(convert::data_to_tensor(data, dt)?))?.into_any())
+    wrap_any(py, convert::data_to_tensor(data, dt)?)
 }
 
 /// `from_numpy(ndarray)`: a tensor sharing the array's memory.
 #[pyfunction]
-pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let np = ndarray.py().import("numpy")?;
     if !ndarray.is_instance(&np.getattr("ndarray")?)? {
         return Err(PyTypeError::new_err(format!(
@@ -75,7 +73,7 @@ pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
             ndarray.get_type().name()?
         )));
     }
-    Ok(PyTensor::new(convert::from_array_interface(ndarray, true)?))
+    Ok(TensorOut(convert::from_array_interface(ndarray, true)?))
 }
 
 fn make(
@@ -84,7 +82,7 @@ fn make(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     check_device(device)?;
     let dims = shape_args(args)?;
     let shape = sizes(&dims)?;
@@ -104,7 +102,7 @@ pub fn zeros(
     layout: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (out, layout);
     make(size, dtype, device, requires_grad, Tensor::try_zeros)
 }
@@ -119,7 +117,7 @@ pub fn ones(
     layout: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (out, layout);
     make(size, dtype, device, requires_grad, Tensor::try_ones)
 }
@@ -136,7 +134,7 @@ pub fn empty(
     requires_grad: bool,
     pin_memory: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (out, layout, pin_memory, memory_format);
     make(size, dtype, device, requires_grad, Tensor::try_empty)
 }
@@ -177,7 +175,7 @@ pub fn full(
     layout: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (out, layout);
     check_device(device)?;
     let v = self::fill_value(fill_value)?;
@@ -194,7 +192,7 @@ fn like(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
     finish(f(input.t.shape(), dt).py()?, requires_grad)
@@ -209,7 +207,7 @@ pub fn zeros_like(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     like(&input, dtype, device, requires_grad, Tensor::try_zeros)
 }
@@ -223,7 +221,7 @@ pub fn ones_like(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     like(&input, dtype, device, requires_grad, Tensor::try_ones)
 }
@@ -237,7 +235,7 @@ pub fn empty_like(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     like(&input, dtype, device, requires_grad, Tensor::try_empty)
 }
@@ -253,7 +251,7 @@ pub fn full_like(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     let v = self::fill_value(fill_value)?;
     like(&input, dtype, device, requires_grad, |s, d| {

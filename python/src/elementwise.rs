@@ -6,7 +6,7 @@
 
 use crate::convert::{number_arg as number, operand};
 use crate::errors::IntoPyResult;
-use crate::tensor::{arg, nogil, PyTensor};
+use crate::tensor::{arg, nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::ops::RoundingMode;
 use ferrograd::{Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 fn new_obj(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, PyTensor::new(t))?.into_any())
+    wrap_any(py, t)
 }
 
 /// An optional tensor-or-number argument (`None` stays `None`).
@@ -120,7 +120,7 @@ macro_rules! unary_methods {
         #[pymethods]
         impl PyTensor {
             $(
-                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+                fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
                     let t = &self.t;
                     Ok(nogil(py, t.numel(), || t.$f()).py()?.into())
                 }
@@ -188,7 +188,7 @@ macro_rules! predicates {
         #[pymethods]
         impl PyTensor {
             $(
-                fn $name(&self, py: Python<'_>) -> PyTensor {
+                fn $name(&self, py: Python<'_>) -> TensorOut {
                     let t = &self.t;
                     nogil(py, t.numel(), || t.$name()).into()
                 }
@@ -213,7 +213,7 @@ macro_rules! binary_methods {
         #[pymethods]
         impl PyTensor {
             $(
-                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
                     let b = arg(other, "other")?;
                     let a = &self.t;
                     Ok(nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?.into())
@@ -307,7 +307,7 @@ impl PyTensor {
         nogil(py, a.numel(), || a.pow_(&b)).py()
     }
 
-    fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+    fn __neg__(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.neg()).py()?.into())
     }
@@ -321,12 +321,12 @@ impl PyTensor {
         Self::__pos__(slf)
     }
 
-    fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+    fn __abs__(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.abs()).py()?.into())
     }
 
-    fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+    fn __invert__(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.bitwise_not()).py()?.into())
     }
@@ -343,7 +343,7 @@ impl PyTensor {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let k = number(alpha, "alpha", Scalar::Int(1))?;
         let a = &self.t;
@@ -371,7 +371,7 @@ impl PyTensor {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let k = number(alpha, "alpha", Scalar::Int(1))?;
         let a = &self.t;
@@ -399,7 +399,7 @@ impl PyTensor {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         self.sub(py, other, alpha)
     }
 
@@ -418,7 +418,7 @@ impl PyTensor {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
         rounding_mode: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let mode = self::rounding_mode(rounding_mode)?;
         let a = &self.t;
@@ -446,7 +446,7 @@ impl PyTensor {
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
         rounding_mode: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         self.div(py, other, rounding_mode)
     }
 
@@ -459,7 +459,7 @@ impl PyTensor {
         Self::div_(slf, other, rounding_mode)
     }
 
-    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(exponent, "exponent")?;
         let a = &self.t;
         Ok(nogil(py, a.numel().max(b.numel()), || a.pow(&b))
@@ -477,7 +477,7 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let a = &self.t;
         Ok(nogil(py, a.numel().max(b.numel()), || a.maximum(&b))
@@ -485,7 +485,7 @@ impl PyTensor {
             .into())
     }
 
-    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let a = &self.t;
         Ok(nogil(py, a.numel().max(b.numel()), || a.minimum(&b))
@@ -494,7 +494,7 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (decimals = 0))]
-    fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<PyTensor> {
+    fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.round_decimals(decimals))
             .py()?
@@ -514,7 +514,7 @@ impl PyTensor {
         py: Python<'_>,
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (lo, hi) = (opt_arg(min, "min")?, opt_arg(max, "max")?);
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.clamp(lo.as_ref(), hi.as_ref()))
@@ -540,7 +540,7 @@ impl PyTensor {
         py: Python<'_>,
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         self.clamp(py, min, max)
     }
 
@@ -553,7 +553,7 @@ impl PyTensor {
         Self::clamp_(slf, min, max)
     }
 
-    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let lo = arg(min, "min")?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.clamp_min(&lo)).py()?.into())
@@ -567,7 +567,7 @@ impl PyTensor {
         nogil(slf.py(), t.numel(), || t.clamp_min_(&lo)).py()?;
         Ok(slf.clone())
     }
-    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let hi = arg(max, "max")?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.clamp_max(&hi)).py()?.into())
@@ -588,7 +588,7 @@ impl PyTensor {
         py: Python<'_>,
         condition: PyRef<'_, PyTensor>,
         other: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let y = arg(other, "other")?;
         let (x, c) = (&self.t, &condition.t);
         Ok(nogil(py, x.numel().max(y.numel()), || x.r#where(c, &y))
@@ -601,7 +601,7 @@ impl PyTensor {
         py: Python<'_>,
         end: PyRef<'_, PyTensor>,
         weight: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let w = arg(weight, "weight")?;
         let (s, e) = (&self.t, &end.t);
         Ok(nogil(py, s.numel().max(e.numel()), || s.lerp(e, &w))
@@ -627,7 +627,7 @@ impl PyTensor {
         tensor1: &Bound<'_, PyAny>,
         tensor2: &Bound<'_, PyAny>,
         value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
         let v = number(value, "value", Scalar::Int(1))?;
         let x = &self.t;
@@ -655,7 +655,7 @@ impl PyTensor {
         tensor1: &Bound<'_, PyAny>,
         tensor2: &Bound<'_, PyAny>,
         value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
         let v = number(value, "value", Scalar::Int(1))?;
         let x = &self.t;
@@ -684,7 +684,7 @@ impl PyTensor {
         rtol: f64,
         atol: f64,
         equal_nan: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (a, b) = (&self.t, &other.t);
         Ok(nogil(py, a.numel(), || a.isclose(b, rtol, atol, equal_nan))
             .py()?
@@ -756,7 +756,7 @@ impl PyTensor {
 /// `_wrap_number(x)`: a Python number as a zero-dim tensor that promotes
 /// like a Python scalar (for module functions called with a number first).
 #[pyfunction]
-fn _wrap_number(x: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn _wrap_number(x: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     Ok(arg(x, "input")?.into())
 }
 

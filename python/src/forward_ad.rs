@@ -2,7 +2,7 @@
 //! setting the tangents of custom Function outputs.
 
 use crate::errors::IntoPyResult;
-use crate::tensor::PyTensor;
+use crate::tensor::{PyTensor, TensorOut};
 use ferrograd::autograd;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -44,17 +44,17 @@ fn _current_dual_level() -> i64 {
 
 #[pyfunction]
 #[pyo3(signature = (tensor, tangent, level=None))]
-fn _make_dual(tensor: &PyTensor, tangent: &PyTensor, level: Option<i64>) -> PyResult<PyTensor> {
+fn _make_dual(tensor: &PyTensor, tangent: &PyTensor, level: Option<i64>) -> PyResult<TensorOut> {
     autograd::make_dual(&tensor.t, &tangent.t, level_arg(level)?)
         .py()
-        .map(PyTensor::new)
+        .map(TensorOut)
 }
 
 #[pyfunction]
 #[pyo3(signature = (tensor, level=None))]
-fn _unpack_dual(tensor: &PyTensor, level: Option<i64>) -> PyResult<(PyTensor, Option<PyTensor>)> {
+fn _unpack_dual(tensor: &PyTensor, level: Option<i64>) -> PyResult<(TensorOut, Option<TensorOut>)> {
     let (p, t) = autograd::unpack_dual(&tensor.t, level_arg(level)?).py()?;
-    Ok((PyTensor::new(p), t.map(PyTensor::new)))
+    Ok((TensorOut(p), t.map(TensorOut)))
 }
 
 /// Sets forward AD on or off for this thread; returns the previous mode.
@@ -77,8 +77,8 @@ fn _set_fw_grad(tensor: &PyTensor, tangent: &PyTensor) -> PyResult<()> {
 
 /// The tangent of `tensor` at the open level (None without one).
 #[pyfunction]
-fn _fw_grad(tensor: &PyTensor) -> Option<PyTensor> {
-    autograd::fw_grad(&tensor.t).map(PyTensor::new)
+fn _fw_grad(tensor: &PyTensor) -> Option<TensorOut> {
+    autograd::fw_grad(&tensor.t).map(TensorOut)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -11,7 +11,7 @@
 
 use crate::autograd::PyNode;
 use crate::errors::{from_py, IntoPyResult};
-use crate::tensor::PyTensor;
+use crate::tensor::{wrap_any, PyTensor, TensorOut};
 use ferrograd::autograd::{self, Edge, Grads, Node, NodeCore, SavedTensor, TensorMeta};
 use ferrograd::{DType, Result, Tensor};
 use parking_lot::Mutex;
@@ -71,7 +71,7 @@ impl PyFunctionNode {
                     None => None,
                 };
                 Ok(match g {
-                    Some(g) => Py::new(py, PyTensor::new(g))?.into_any(),
+                    Some(g) => wrap_any(py, g)?,
                     None => py.None(),
                 })
             })
@@ -255,7 +255,7 @@ impl PyFunctionBase {
             let items: Vec<Py<PyAny>> = ts
                 .into_iter()
                 .map(|t| match t {
-                    Some(t) => Ok(Py::new(py, PyTensor::new(t))?.into_any()),
+                    Some(t) => wrap_any(py, t),
                     None => Ok(py.None()),
                 })
                 .collect::<PyResult<_>>()?;
@@ -447,7 +447,7 @@ fn _function_apply<'py>(
             if edge.is_some() {
                 autograd::set_grad_fn(&a, edge);
             }
-            Py::new(py, PyTensor::new(a))?.into_any()
+            wrap_any(py, a)?
         } else {
             if edge.is_some() {
                 autograd::set_grad_fn(t, edge);
@@ -501,8 +501,8 @@ fn _function_apply<'py>(
 /// `UndefinedGrad()(t)`: an alias of `t` whose backward passes an
 /// undefined gradient upstream.
 #[pyfunction]
-fn _undefined_grad(t: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    Ok(PyTensor::new(autograd::undefined_grad(&t.t).py()?))
+fn _undefined_grad(t: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
+    Ok(TensorOut(autograd::undefined_grad(&t.t).py()?))
 }
 
 /// `DelayedError(msg)(*tensors)`: aliases whose backward raises `msg`.
@@ -510,7 +510,7 @@ fn _undefined_grad(t: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
 fn _delayed_error(
     msg: &str,
     tensors: Vec<Option<PyRef<'_, PyTensor>>>,
-) -> PyResult<Vec<Option<PyTensor>>> {
+) -> PyResult<Vec<Option<TensorOut>>> {
     let ts: Vec<Option<Tensor>> = tensors
         .iter()
         .map(|t| t.as_ref().map(|t| t.t.clone()))
@@ -518,7 +518,7 @@ fn _delayed_error(
     Ok(autograd::delayed_error(msg, &ts)
         .py()?
         .into_iter()
-        .map(|t| t.map(PyTensor::new))
+        .map(|t| t.map(TensorOut))
         .collect())
 }
 

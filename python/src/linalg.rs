@@ -3,7 +3,7 @@
 
 use crate::convert::operand;
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor};
+use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::ops::linalg::{gemm_backend, set_gemm_backend, GemmBackend};
 use ferrograd::{Scalar, Tensor};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -40,7 +40,7 @@ impl PyTensor {
         };
         let a = &self.t;
         let out = nogil(py, work(a, &b), || a.matmul(&b)).py()?;
-        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+        wrap_any(py, out)
     }
 
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -50,40 +50,40 @@ impl PyTensor {
         };
         let b = &self.t;
         let out = nogil(py, work(&a, b), || a.matmul(b)).py()?;
-        Ok(Py::new(py, PyTensor::new(out))?.into_any())
+        wrap_any(py, out)
     }
 
-    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(other, "matmul", "other")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.matmul(&b)).py()?.into())
     }
 
-    fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "mm", "mat2")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.mm(&b)).py()?.into())
     }
 
-    fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "bmm", "mat2")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.bmm(&b)).py()?.into())
     }
 
-    fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec, "mv", "vec")?;
         let a = &self.t;
         Ok(nogil(py, a.numel(), || a.mv(&b)).py()?.into())
     }
 
-    fn dot(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn dot(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(tensor, "dot", "tensor")?;
         let a = &self.t;
         Ok(nogil(py, a.numel(), || a.dot(&b)).py()?.into())
     }
 
-    fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec2, "outer", "vec2")?;
         let a = &self.t;
         Ok(
@@ -93,7 +93,7 @@ impl PyTensor {
         )
     }
 
-    fn ger(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn ger(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         self.outer(py, vec2)
     }
 
@@ -105,7 +105,7 @@ impl PyTensor {
         mat2: &Bound<'_, PyAny>,
         beta: Option<&Bound<'_, PyAny>>,
         alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let m1 = tensor_only(mat1, "addmm", "mat1")?;
         let m2 = tensor_only(mat2, "addmm", "mat2")?;
         let (beta, alpha) = (coeff(beta, "beta")?, coeff(alpha, "alpha")?);
@@ -115,16 +115,16 @@ impl PyTensor {
             .into())
     }
 
-    fn trace(&self) -> PyResult<PyTensor> {
+    fn trace(&self) -> PyResult<TensorOut> {
         Ok(self.t.trace().py()?.into())
     }
 
-    fn inverse(&self, py: Python<'_>) -> PyResult<PyTensor> {
+    fn inverse(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let a = &self.t;
         Ok(nogil(py, work(a, a), || a.inverse()).py()?.into())
     }
 
-    fn det(&self, py: Python<'_>) -> PyResult<PyTensor> {
+    fn det(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let a = &self.t;
         Ok(nogil(py, work(a, a), || a.det()).py()?.into())
     }
@@ -137,7 +137,7 @@ fn einsum(
     py: Python<'_>,
     equation: &Bound<'_, PyAny>,
     operands: &Bound<'_, PyTuple>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let eq: String = equation.extract().map_err(|_| {
         PyTypeError::new_err(format!(
             "einsum(): argument 'equation' must be str, not {}",
@@ -170,7 +170,7 @@ fn einsum(
 #[pyfunction]
 #[pyo3(name = "_linalg_solve", signature = (A, B))]
 #[allow(non_snake_case)]
-fn linalg_solve(py: Python<'_>, A: &Bound<'_, PyAny>, B: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn linalg_solve(py: Python<'_>, A: &Bound<'_, PyAny>, B: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let a = tensor_only(A, "linalg_solve", "A")?;
     let b = tensor_only(B, "linalg_solve", "B")?;
     Ok(nogil(py, work(&a, &b), || a.linalg_solve(&b)).py()?.into())

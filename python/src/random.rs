@@ -6,7 +6,7 @@ use crate::convert::{self, int_list, shape_args, sizes};
 use crate::creation::finish;
 use crate::dtype::{check_device, parse_opt_dtype, PyDevice};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor};
+use crate::tensor::{nogil, PyTensor, TensorOut};
 use ferrograd::random::{self as rng, Generator};
 use ferrograd::{default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -48,8 +48,8 @@ fn parse_seed(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
     )))
 }
 
-fn state_tensor(s: [u64; 2]) -> PyTensor {
-    PyTensor::new(Tensor::from_vec(vec![s[0] as i64, s[1] as i64]))
+fn state_tensor(s: [u64; 2]) -> TensorOut {
+    TensorOut(Tensor::from_vec(vec![s[0] as i64, s[1] as i64]))
 }
 
 fn parse_state(t: &Tensor) -> PyResult<[u64; 2]> {
@@ -90,7 +90,7 @@ impl PyGenerator {
         self.g.seed()
     }
     /// The state as an int64 tensor `[seed, offset]`.
-    fn get_state(&self) -> PyTensor {
+    fn get_state(&self) -> TensorOut {
         state_tensor(self.g.get_state())
     }
     fn set_state<'py>(
@@ -147,7 +147,7 @@ fn seed() -> u64 {
 }
 
 #[pyfunction]
-fn get_rng_state() -> PyTensor {
+fn get_rng_state() -> TensorOut {
     state_tensor(rng::default_generator().get_state())
 }
 
@@ -190,7 +190,10 @@ fn deliver(
             }
             Ok(dst.clone().into_any().unbind())
         }
-        _ => Ok(Py::new(py, finish(t, requires_grad)?)?.into_any()),
+        _ => Ok(finish(t, requires_grad)?
+            .into_pyobject(py)?
+            .into_any()
+            .unbind()),
     }
 }
 
@@ -508,7 +511,7 @@ fn rand_like(
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
     generator: Gen<'_, '_>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
@@ -533,7 +536,7 @@ fn randn_like(
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
     generator: Gen<'_, '_>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
@@ -561,7 +564,7 @@ fn randint_like(
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
     generator: Gen<'_, '_>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     check_device(device)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();

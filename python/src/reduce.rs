@@ -6,7 +6,7 @@
 use crate::convert::int_list;
 use crate::dtype::parse_opt_dtype;
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, py_helper, PyTensor};
+use crate::tensor::{nogil, py_helper, wrap_any, PyTensor, TensorOut};
 use ferrograd::ops::reduce::MatrixOrd;
 use ferrograd::Tensor;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -83,12 +83,8 @@ fn named_pair(py: Python<'_>, name: &str, a: Tensor, b: Tensor) -> PyResult<Py<P
         _ => &AMINMAX,
     };
     let cls = py_helper(py, cell, "ferrograd.return_types", name)?;
-    let pair = PyTuple::new(py, [PyTensor::new(a), PyTensor::new(b)])?;
+    let pair = PyTuple::new(py, [TensorOut(a), TensorOut(b)])?;
     Ok(cls.call1((pair,))?.unbind())
-}
-
-fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, PyTensor::new(t))?.into_any())
 }
 
 /// The divisor correction from torch's `unbiased=` / `correction=` pair.
@@ -185,7 +181,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(nogil(py, t.numel(), || t.sum(dims.as_deref(), keepdim, dt))
             .py()?
@@ -199,7 +195,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(
             nogil(py, t.numel(), || t.prod(dims.as_deref(), keepdim, dt))
@@ -215,7 +211,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(
             nogil(py, t.numel(), || t.mean(dims.as_deref(), keepdim, dt))
@@ -230,7 +226,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(nogil(py, t.numel(), || t.amax(dims.as_deref(), keepdim))
             .py()?
@@ -243,7 +239,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(nogil(py, t.numel(), || t.amin(dims.as_deref(), keepdim))
             .py()?
@@ -279,7 +275,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.argmax(d, keepdim)).py()?.into())
@@ -291,7 +287,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.argmin(d, keepdim)).py()?.into())
@@ -318,7 +314,7 @@ impl PyTensor {
         unbiased: Option<bool>,
         keepdim: bool,
         correction: Option<f64>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, c) = var_args(dim, unbiased, correction)?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.var(dims.as_deref(), c, keepdim))
@@ -334,7 +330,7 @@ impl PyTensor {
         unbiased: Option<bool>,
         keepdim: bool,
         correction: Option<f64>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, c) = var_args(dim, unbiased, correction)?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.std(dims.as_deref(), c, keepdim))
@@ -350,7 +346,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (p, dims, dt, t) = (norm_p(p)?, dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(
             nogil(py, t.numel(), || tensor_norm(t, p, dims, keepdim, dt))
@@ -365,7 +361,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let dims = int_list(dim, "dim")?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.logsumexp(&dims, keepdim))
@@ -379,7 +375,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(nogil(py, t.numel(), || t.softmax(d, dt)).py()?.into())
     }
@@ -390,7 +386,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(nogil(py, t.numel(), || t.log_softmax(d, dt)).py()?.into())
     }
@@ -401,7 +397,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(nogil(py, t.numel(), || t.cumsum(d, dt)).py()?.into())
     }
@@ -412,7 +408,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
         Ok(nogil(py, t.numel(), || t.cumprod(d, dt)).py()?.into())
     }
@@ -423,7 +419,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(nogil(py, t.numel(), || t.all(dims.as_deref(), keepdim))
             .py()?
@@ -436,7 +432,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(nogil(py, t.numel(), || t.any(dims.as_deref(), keepdim))
             .py()?
@@ -444,7 +440,7 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (dim = None))]
-    fn count_nonzero(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn count_nonzero(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(nogil(py, t.numel(), || t.count_nonzero(dims.as_deref()))
             .py()?
@@ -471,7 +467,7 @@ fn extreme_method(
                 }
             })
             .py()?;
-            wrap(py, r)
+            wrap_any(py, r)
         }
         Some(o) if o.cast::<PyTensor>().is_ok() => {
             let other = o.cast::<PyTensor>()?.get().t.clone();
@@ -483,7 +479,7 @@ fn extreme_method(
                 }
             })
             .py()?;
-            wrap(py, r)
+            wrap_any(py, r)
         }
         Some(o) => {
             let d = one_dim(o)?;
@@ -514,7 +510,7 @@ fn var_mean<'py>(
     let (dims, c) = var_args(dim, unbiased, correction)?;
     let t = &input.t;
     let (v, m) = nogil(py, t.numel(), || t.var_mean(dims.as_deref(), c, keepdim)).py()?;
-    PyTuple::new(py, [PyTensor::new(v), PyTensor::new(m)])
+    PyTuple::new(py, [TensorOut(v), TensorOut(m)])
 }
 
 /// `std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)`.
@@ -531,7 +527,7 @@ fn std_mean<'py>(
     let (dims, c) = var_args(dim, unbiased, correction)?;
     let t = &input.t;
     let (s, m) = nogil(py, t.numel(), || t.std_mean(dims.as_deref(), c, keepdim)).py()?;
-    PyTuple::new(py, [PyTensor::new(s), PyTensor::new(m)])
+    PyTuple::new(py, [TensorOut(s), TensorOut(m)])
 }
 
 /// Kernel of `linalg.vector_norm` (argument checks live in Python).
@@ -544,7 +540,7 @@ fn _vector_norm(
     dim: Option<&Bound<'_, PyAny>>,
     keepdim: bool,
     dtype: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let ord = ord_number(ord)?.ok_or_else(|| {
         PyRuntimeError::new_err(format!(
             "linalg.vector_norm: ord must be a number, got {}",
@@ -569,7 +565,7 @@ fn _matrix_norm(
     dim: &Bound<'_, PyAny>,
     keepdim: bool,
     dtype: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let ord = matrix_ord(ord)?;
     let dims = int_list(dim, "dim")?;
     let pair = match dims.as_slice() {

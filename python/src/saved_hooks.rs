@@ -8,8 +8,8 @@
 //! Both re-attach to the interpreter only around the call.
 
 use crate::errors::{from_py, IntoPyResult};
-use crate::tensor::PyTensor;
-use ferrograd::autograd::{self, Packed, SavedTensorHooks};
+use crate::tensor::{PyTensor, TensorOut};
+use ferrograd::autograd::{self, Node, Packed, SavedTensorHooks};
 use ferrograd::{Error, Result, Tensor};
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ impl SavedTensorHooks for PyHooks {
         Python::attach(|py| {
             let obj = self
                 .pack
-                .call1(py, (PyTensor::new(t.clone()),))
+                .call1(py, (TensorOut(t.clone()),))
                 .map_err(from_py)?;
             Ok(Box::new(obj) as Packed)
         })
@@ -56,14 +56,90 @@ impl SavedTensorHooks for PyHooks {
     }
 }
 
+/// The hooks object for a Python `(pack_hook, unpack_hook)` pair.
+pub fn py_hooks(pack: Py<PyAny>, unpack: Py<PyAny>) -> Arc<dyn SavedTensorHooks> {
+    Arc::new(PyHooks { pack, unpack })
+}
+
+/// A tensor a graph node saved, as `node._raw_saved_<name>` shows it:
+/// `register_hooks(pack_hook, unpack_hook)` packs it now and unpacks it
+/// with those hooks when backward needs it.
+#[pyclass(name = "SavedTensor", module = "ferrograd._core", frozen)]
+pub struct PySavedTensor {
+    node: Arc<dyn Node>,
+    name: String,
+}
+
+impl PySavedTensor {
+    pub fn new(node: Arc<dyn Node>, name: &str) -> Self {
+        PySavedTensor {
+            node,
+            name: name.to_string(),
+        }
+    }
+
+    fn saved(&self) -> PyResult<&autograd::SavedTensor> {
+        self.node
+            .as_any()
+            .downcast_ref::<autograd::FnNode>()
+            .and_then(|n| n.saved_tensor(&self.name))
+            .ok_or_else(|| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "{} saved no tensor called {:?}",
+                    self.node.name(),
+                    self.name
+                ))
+            })
+    }
+}
+
+#[pymethods]
+impl PySavedTensor {
+    /// Packs the saved tensor with `pack_hook` now; backward gets it back
+    /// from `unpack_hook`. One pair per saved tensor.
+    fn register_hooks(
+        &self,
+        pack_hook: Bound<'_, PyAny>,
+        unpack_hook: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        for (what, f) in [("pack_hook", &pack_hook), ("unpack_hook", &unpack_hook)] {
+            if !f.is_callable() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "register_hooks(): {what} must be callable, got {}",
+                    crate::convert::type_name(f)
+                )));
+            }
+        }
+        let hooks = py_hooks(pack_hook.unbind(), unpack_hook.unbind());
+        self.saved()?.register_hooks(hooks).py()
+    }
+
+    /// The saved tensor, unpacked (as `node._saved_<name>`).
+    fn unpack(&self) -> PyResult<TensorOut> {
+        let s = self.saved()?;
+        if s.is_released() {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                autograd::freed_graph_error().to_string(),
+            ));
+        }
+        Ok(TensorOut(s.unpack().py()?))
+    }
+
+    /// The stored value without checks or history (None once freed).
+    #[getter]
+    fn data(&self) -> PyResult<Option<TensorOut>> {
+        Ok(self.saved()?.raw().map(|t| TensorOut(t.detach())))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<SavedTensor {} of {}>", self.name, self.node.name())
+    }
+}
+
 /// Pushes a hook pair on this thread's stack (`saved_tensors_hooks.__enter__`).
 #[pyfunction]
 fn _push_saved_tensors_hooks(pack_hook: Py<PyAny>, unpack_hook: Py<PyAny>) -> PyResult<()> {
-    let hooks = PyHooks {
-        pack: pack_hook,
-        unpack: unpack_hook,
-    };
-    autograd::push_saved_tensors_hooks(Arc::new(hooks)).py()
+    autograd::push_saved_tensors_hooks(py_hooks(pack_hook, unpack_hook)).py()
 }
 
 /// Pops the innermost hook pair or disabling entry.
@@ -91,6 +167,7 @@ fn _close_mutation_context() {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySavedTensor>()?;
     m.add_function(wrap_pyfunction!(_open_mutation_context, m)?)?;
     m.add_function(wrap_pyfunction!(_close_mutation_context, m)?)?;
     m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;

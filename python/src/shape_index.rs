@@ -4,7 +4,7 @@
 
 use crate::convert::{data_to_tensor, from_array_interface, int_list, scalar, shape_args, sizes};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor};
+use crate::tensor::{nogil, wrap, PyTensor, TensorOut};
 use ferrograd::ops::TensorIndex;
 use ferrograd::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError};
@@ -237,7 +237,7 @@ fn usize_sizes(v: &[isize]) -> PyResult<Vec<usize>> {
 
 #[pymethods]
 impl PyTensor {
-    fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let t = &self.t;
         // Fast path: one int.
         if index.is_instance_of::<PyInt>() && !index.is_instance_of::<PyBool>() {
@@ -302,7 +302,7 @@ impl PyTensor {
         indices: &Bound<'_, PyAny>,
         values: &Bound<'_, PyAny>,
         accumulate: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let t = &self.t;
         let idx = put_indices(indices)?;
         let v = value_tensor(values, t.dtype())?;
@@ -317,15 +317,15 @@ impl PyTensor {
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         dims: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let d = dims_or_kw(args, dims)?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.flip(&d)).py()?.into())
     }
-    fn fliplr(&self) -> PyResult<PyTensor> {
+    fn fliplr(&self) -> PyResult<TensorOut> {
         Ok(self.t.fliplr().py()?.into())
     }
-    fn flipud(&self) -> PyResult<PyTensor> {
+    fn flipud(&self) -> PyResult<TensorOut> {
         Ok(self.t.flipud().py()?.into())
     }
 
@@ -335,7 +335,7 @@ impl PyTensor {
         py: Python<'_>,
         shifts: &Bound<'_, PyAny>,
         dims: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let s: Vec<i64> = int_list(shifts, "shifts")?
             .into_iter()
             .map(|v| v as i64)
@@ -349,7 +349,7 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (*sizes))]
-    fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(sizes)?)?;
         let t = &self.t;
         let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
@@ -357,7 +357,7 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (*dims))]
-    fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(dims)?)?;
         let t = &self.t;
         let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
@@ -365,12 +365,12 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (diagonal = 0))]
-    fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
+    fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.tril(diagonal)).py()?.into())
     }
     #[pyo3(signature = (diagonal = 0))]
-    fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
+    fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.triu(diagonal)).py()?.into())
     }
@@ -387,7 +387,7 @@ impl PyTensor {
         Ok(slf.clone())
     }
     #[pyo3(signature = (diagonal = 0))]
-    fn diag(&self, diagonal: i64) -> PyResult<PyTensor> {
+    fn diag(&self, diagonal: i64) -> PyResult<TensorOut> {
         Ok(self.t.diag(diagonal).py()?.into())
     }
     #[pyo3(signature = (offset = 0, dim1 = -2, dim2 = -1))]
@@ -397,7 +397,7 @@ impl PyTensor {
         offset: i64,
         dim1: isize,
         dim2: isize,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.diag_embed(offset, dim1, dim2))
             .py()?
@@ -411,7 +411,7 @@ impl PyTensor {
         repeats: &Bound<'_, PyAny>,
         dim: Option<isize>,
         output_size: Option<usize>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let reps = match repeats.cast::<PyTensor>() {
             Ok(r) => r.get().t.clone(),
             Err(_) => {
@@ -435,7 +435,7 @@ impl PyTensor {
         py: Python<'_>,
         dim: isize,
         index: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let t = &self.t;
         let i = &index.t;
         Ok(nogil(py, t.numel(), || t.index_select(dim, i)).py()?.into())
@@ -448,7 +448,7 @@ impl PyTensor {
         dim: isize,
         index: PyRef<'_, PyTensor>,
         sparse_grad: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let _ = sparse_grad;
         let t = &self.t;
         let i = &index.t;
@@ -463,7 +463,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         src: Option<&Bound<'_, PyAny>>,
         value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (t, i) = (&self.t, &index.t);
         let out = match (src, value) {
             (Some(s), None) if s.cast::<PyTensor>().is_ok() => {
@@ -501,7 +501,7 @@ impl PyTensor {
         dim: isize,
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (t, i, s) = (&self.t, &index.t, &src.t);
         Ok(nogil(py, i.numel(), || t.scatter_add(dim, i, s))
             .py()?
@@ -527,7 +527,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         source: PyRef<'_, PyTensor>,
         alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let a = alpha_scalar(alpha)?;
         let (t, i, s) = (&self.t, &index.t, &source.t);
         Ok(nogil(py, s.numel(), || t.index_add(dim, i, s, a))
@@ -555,7 +555,7 @@ impl PyTensor {
         dim: isize,
         index: PyRef<'_, PyTensor>,
         source: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (t, i, s) = (&self.t, &index.t, &source.t);
         Ok(nogil(py, s.numel(), || t.index_copy(dim, i, s))
             .py()?
@@ -578,7 +578,7 @@ impl PyTensor {
         dim: isize,
         index: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let v = fill_scalar("index_fill_", value)?;
         Ok(self.t.index_fill(dim, &index.t, v).py()?.into())
     }
@@ -599,7 +599,7 @@ impl PyTensor {
         py: Python<'_>,
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let (t, m) = (&self.t, &mask.t);
         if let Some(vt) = grad_value(value) {
             return Ok(nogil(py, t.numel(), || t.masked_fill_tensor(m, &vt))
@@ -625,12 +625,12 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    fn masked_select(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn masked_select(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let (t, m) = (&self.t, &mask.t);
         Ok(nogil(py, t.numel(), || t.masked_select(m)).py()?.into())
     }
 
-    fn take(&self, py: Python<'_>, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn take(&self, py: Python<'_>, index: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let (t, i) = (&self.t, &index.t);
         Ok(nogil(py, i.numel(), || t.take(i)).py()?.into())
     }
@@ -652,7 +652,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         source: PyRef<'_, PyTensor>,
         accumulate: bool,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         Ok(self.t.put(&index.t, &source.t, accumulate).py()?.into())
     }
 
@@ -661,13 +661,13 @@ impl PyTensor {
         let t = &self.t;
         if as_tuple {
             let parts = nogil(py, t.numel(), || t.nonzero_tuple());
-            return Ok(PyTuple::new(py, parts.into_iter().map(PyTensor::new))?.into_any());
+            return Ok(PyTuple::new(py, parts.into_iter().map(TensorOut))?.into_any());
         }
         let out = nogil(py, t.numel(), || t.nonzero());
-        Ok(Bound::new(py, PyTensor::new(out))?.into_any())
+        Ok(wrap(py, out)?.into_any())
     }
 
-    fn argwhere(&self, py: Python<'_>) -> PyTensor {
+    fn argwhere(&self, py: Python<'_>) -> TensorOut {
         let t = &self.t;
         nogil(py, t.numel(), || t.argwhere()).into()
     }
@@ -756,14 +756,14 @@ fn check_output_size(out: &Tensor, dim: Option<isize>, output_size: Option<usize
 
 #[pyfunction]
 #[pyo3(signature = (tensors, dim = 0))]
-fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<PyTensor> {
+fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "cat")?;
     Ok(nogil(py, total(&ts), || Tensor::cat(&ts, dim)).py()?.into())
 }
 
 #[pyfunction]
 #[pyo3(signature = (tensors, dim = 0))]
-fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<PyTensor> {
+fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "stack")?;
     Ok(nogil(py, total(&ts), || Tensor::stack(&ts, dim))
         .py()?
@@ -771,19 +771,19 @@ fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<PyT
 }
 
 #[pyfunction]
-fn hstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn hstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "hstack")?;
     Ok(nogil(py, total(&ts), || Tensor::hstack(&ts)).py()?.into())
 }
 
 #[pyfunction]
-fn vstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn vstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "vstack")?;
     Ok(nogil(py, total(&ts), || Tensor::vstack(&ts)).py()?.into())
 }
 
 #[pyfunction]
-fn dstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+fn dstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "dstack")?;
     Ok(nogil(py, total(&ts), || Tensor::dstack(&ts)).py()?.into())
 }
@@ -798,7 +798,7 @@ fn repeat_interleave(
     repeats: Option<&Bound<'_, PyAny>>,
     dim: Option<isize>,
     output_size: Option<usize>,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     match repeats {
         Some(r) => input.repeat_interleave(py, r, dim, output_size),
         None => {

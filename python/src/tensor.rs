@@ -9,7 +9,9 @@ use ferrograd::{DType, Layout, Scalar, Storage, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::{ffi, PyTraverseError, PyVisit};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Work (in elements) above which a binding releases the GIL around the
 /// kernel; below it, detaching costs more than it saves.
@@ -26,21 +28,227 @@ pub fn nogil<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send)
 }
 
 /// A strided n-dimensional array with torch's API.
-#[pyclass(name = "Tensor", module = "ferrograd", frozen, weakref, subclass)]
+///
+/// One Python object per tensor: see Note [Python objects of tensors].
+#[pyclass(name = "Tensor", module = "ferrograd", frozen, weakref, subclass, dict)]
 pub struct PyTensor {
     pub t: Tensor,
+    /// This object's address once it is the tensor's registered object
+    /// (null before), so that `Drop` clears only its own registration.
+    me: AtomicPtr<ffi::PyObject>,
 }
 
-impl PyTensor {
-    pub fn new(t: Tensor) -> Self {
-        PyTensor { t }
+// Note [Python objects of tensors]
+// A tensor's binding slot holds the address of its Python object, without
+// owning it; `wrap` hands out that object while it is alive, so every
+// route from Rust back to Python (`.grad`, `grad_fn.variable`, `_base`,
+// hooks, saved tensors, tangents) returns the same object. The object owns
+// the tensor; the tensor does not own a plain object, which is freed as soon
+// as Python lets go of it (the next `wrap` makes a new one). The address is
+// read and written only with the GIL held, and `Drop` (which runs in the
+// object's deallocation, GIL held) clears it, so an address in the slot
+// always points to an object whose memory is still valid; one whose
+// reference count already fell to zero is being deallocated and is never
+// handed out again.
+//
+// What Python attaches to a tensor lives as long as the tensor, in the
+// slot's kept value ([`PyState`]): the object's `__dict__` once an
+// attribute is set (a later object of the same tensor gets the same dict),
+// and an instance of a Python subclass, which keeps its class that way.
+// Both can form cycles through the tensor (attributes naming the tensor,
+// the instance owning its tensor), which the garbage collector breaks:
+// `__traverse__` reports the kept references only while the object holds
+// the only handle of its tensor (nothing in Rust can reach the tensor
+// then), and `__clear__` drops them. An object keeping nothing is in no
+// cycle and is untracked, so collections skip it.
+//
+// Attribute reads stay Python's generic lookup (an own `__getattr__` would
+// cost every method call a bound-method object); only writes are
+// intercepted.
+
+/// What a tensor keeps of its Python side (Note [Python objects of
+/// tensors]).
+#[derive(Default)]
+struct PyState {
+    /// The `__dict__` holding the attributes set on the tensor.
+    attrs: Option<Py<PyAny>>,
+    /// The tensor's object, when it is an instance of a Python subclass.
+    object: Option<Py<PyAny>>,
+}
+
+/// Runs `f` on the tensor's [`PyState`], made empty when there is none.
+/// `f` runs with the slot locked: it must not run Python code.
+fn with_state<R>(t: &Tensor, f: impl FnOnce(&mut PyState) -> R) -> R {
+    t.binding_slot().with_kept(|k| {
+        let k = k.get_or_insert_with(|| Box::new(PyState::default()));
+        match k.downcast_mut::<PyState>() {
+            Some(st) => f(st),
+            None => f(&mut PyState::default()),
+        }
+    })
+}
+
+/// The kept attribute dict of `t`, if any.
+fn kept_attrs(py: Python<'_>, t: &Tensor) -> Option<Py<PyAny>> {
+    if !t.binding_slot().has_kept() {
+        return None;
+    }
+    t.binding_slot().with_kept(|k| {
+        k.as_ref()
+            .and_then(|k| k.downcast_ref::<PyState>())
+            .and_then(|st| st.attrs.as_ref().map(|d| d.clone_ref(py)))
+    })
+}
+
+impl Drop for PyTensor {
+    fn drop(&mut self) {
+        let me = *self.me.get_mut();
+        if !me.is_null() {
+            self.t.binding_slot().clear_object(me.cast());
+        }
     }
 }
 
-impl From<Tensor> for PyTensor {
+/// A tensor on its way to Python: converts to the tensor's one Python
+/// object (see [`wrap`]). Bindings return this rather than building
+/// `PyTensor` objects themselves.
+pub struct TensorOut(pub Tensor);
+
+impl From<Tensor> for TensorOut {
     fn from(t: Tensor) -> Self {
-        PyTensor { t }
+        TensorOut(t)
     }
+}
+
+impl<'py> IntoPyObject<'py> for TensorOut {
+    type Target = PyTensor;
+    type Output = Bound<'py, PyTensor>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
+        wrap(py, self.0)
+    }
+}
+
+/// The registered Python object of `t`, if it is alive.
+fn live_object<'py>(py: Python<'py>, t: &Tensor) -> Option<Bound<'py, PyTensor>> {
+    let p = t.binding_slot().object() as *mut ffi::PyObject;
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the GIL is held (`py`), and a registered address is cleared
+    // under the GIL by the object's `Drop` before its memory is freed, so
+    // `p` points to a live allocation of a `PyTensor` object (Note [Python
+    // objects of tensors]). A zero count means it is being deallocated: it
+    // is not taken back.
+    unsafe {
+        if ffi::Py_REFCNT(p) <= 0 {
+            return None;
+        }
+        Some(Bound::from_borrowed_ptr(py, p).cast_into_unchecked())
+    }
+}
+
+/// Makes `obj` the registered object of its tensor, and has the tensor keep
+/// it when it is an instance of a Python subclass (`exact` is false).
+fn register(obj: &Bound<'_, PyTensor>, exact: bool) {
+    let me = obj.get();
+    me.me.store(obj.as_ptr(), Ordering::Release);
+    me.t.binding_slot().set_object(obj.as_ptr().cast());
+    if !exact {
+        let me = obj.clone().into_any().unbind();
+        let old = with_state(&obj.get().t, |st| st.object.replace(me));
+        drop(old);
+    } else if !obj.get().t.binding_slot().has_kept() {
+        // Nothing kept, so this object is in no cycle: the collector need
+        // not look at it until something is (`track`).
+        // SAFETY: the GIL is held and `obj` is a live, tracked object of a
+        // garbage-collected type; untracking one that is tracked is allowed.
+        unsafe { ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
+    }
+}
+
+/// Has the collector look at `obj` again (it now keeps state that can be
+/// part of a cycle).
+fn track(obj: &Bound<'_, PyTensor>) {
+    // SAFETY: the GIL is held and `obj` is a live object of a
+    // garbage-collected type whose contents are initialised; it is tracked
+    // only when it is not already.
+    unsafe {
+        if ffi::PyObject_GC_IsTracked(obj.as_ptr()) == 0 {
+            ffi::PyObject_GC_Track(obj.as_ptr().cast());
+        }
+    }
+}
+
+/// The one Python object of `t`: its registered object while that is
+/// alive, otherwise a new one, registered.
+pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
+    if let Some(obj) = live_object(py, &t) {
+        return Ok(obj);
+    }
+    let attrs = kept_attrs(py, &t);
+    let obj = Bound::new(
+        py,
+        PyTensor {
+            t,
+            me: AtomicPtr::new(std::ptr::null_mut()),
+        },
+    )?;
+    register(&obj, true);
+    if let Some(d) = attrs {
+        // SAFETY: the GIL is held; both objects are alive, and the kept
+        // value is a dict (set from an instance `__dict__` only).
+        if unsafe { ffi::PyObject_GenericSetDict(obj.as_ptr(), d.as_ptr(), std::ptr::null_mut()) }
+            < 0
+        {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(obj)
+}
+
+/// [`wrap`] as an owned `PyAny`.
+pub fn wrap_any(py: Python<'_>, t: Tensor) -> PyResult<Py<PyAny>> {
+    Ok(wrap(py, t)?.into_any().unbind())
+}
+
+/// Has the tensor keep `obj`'s `__dict__` (Note [Python objects of
+/// tensors]).
+fn keep_dict(obj: &Bound<'_, PyTensor>) -> PyResult<()> {
+    let py = obj.py();
+    // SAFETY: the GIL is held and `obj` is alive; the call returns a new
+    // reference (or null with an exception set).
+    let d = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyObject_GenericGetDict(obj.as_ptr(), std::ptr::null_mut()),
+        )?
+    };
+    let d = d.unbind();
+    let old = with_state(&obj.get().t, |st| match &st.attrs {
+        Some(kept) if kept.is(&d) => None,
+        _ => st.attrs.replace(d),
+    });
+    drop(old);
+    track(obj);
+    Ok(())
+}
+
+/// `object.__setattr__` / `object.__delattr__` (value `None`).
+fn generic_setattr(
+    obj: &Bound<'_, PyTensor>,
+    name: &Bound<'_, pyo3::types::PyString>,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let v = value.map_or(std::ptr::null_mut(), |v| v.as_ptr());
+    // SAFETY: the GIL is held and all three pointers are valid (or null for
+    // a deletion, which the C API documents).
+    let r = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), v) };
+    if r < 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    Ok(())
 }
 
 /// Imports a Python-side helper of the `ferrograd` package once.
@@ -88,15 +296,79 @@ impl PyTensor {
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         let dt = ferrograd::default_dtype();
-        if args.is_empty() {
-            return Ok(Tensor::zeros(&[0], dt).into());
+        let t = if args.is_empty() {
+            Tensor::zeros(&[0], dt)
+        } else {
+            let first = args.get_item(0)?;
+            if args.len() > 1 || first.is_instance_of::<pyo3::types::PyInt>() {
+                let shape = convert::sizes(&convert::shape_args(args)?)?;
+                Tensor::zeros(&shape, dt)
+            } else {
+                convert::data_to_tensor(&first, Some(dt))?
+            }
+        };
+        Ok(PyTensor {
+            t,
+            me: AtomicPtr::new(std::ptr::null_mut()),
+        })
+    }
+
+    /// Registers an object made by `Tensor(...)` (or a subclass's
+    /// constructor) as its tensor's object.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __init__(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) {
+        let _ = (args, kwargs);
+        if slf.get().me.load(Ordering::Acquire).is_null()
+            && live_object(slf.py(), &slf.get().t).is_none()
+        {
+            register(slf, slf.get_type().is(slf.py().get_type::<PyTensor>()));
         }
-        let first = args.get_item(0)?;
-        if args.len() > 1 || first.is_instance_of::<pyo3::types::PyInt>() {
-            let shape = convert::sizes(&convert::shape_args(args)?)?;
-            return Ok(Tensor::zeros(&shape, dt).into());
+    }
+
+    /// Attributes a user sets on a tensor live as long as the tensor: the
+    /// first one makes the tensor keep this object's `__dict__`.
+    fn __setattr__(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyString>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        generic_setattr(slf, name, Some(value))?;
+        if slf.get_type().is(slf.py().get_type::<PyTensor>()) && !slf.get_type().hasattr(name)? {
+            keep_dict(slf)?;
         }
-        Ok(convert::data_to_tensor(&first, Some(dt))?.into())
+        Ok(())
+    }
+
+    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
+        generic_setattr(slf, name, None)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // An object is tracked from its allocation, before its contents are
+        // written (a collection can start while its `__dict__` is made);
+        // `me` is set only after they are, so until then nothing else is
+        // read.
+        if self.me.load(Ordering::Acquire).is_null() || self.t.handle_count() != 1 {
+            return Ok(());
+        }
+        let state = self.t.binding_slot().try_with_kept(|k| {
+            let Some(st) = k.and_then(|k| k.downcast_ref::<PyState>()) else {
+                return Ok(());
+            };
+            visit.call(&st.attrs)?;
+            visit.call(&st.object)
+        });
+        state.unwrap_or(Ok(()))
+    }
+
+    fn __clear__(&self) {
+        if !self.me.load(Ordering::Acquire).is_null() && self.t.handle_count() == 1 {
+            drop(self.t.binding_slot().take_kept());
+        }
     }
 
     #[getter]
@@ -183,7 +455,7 @@ impl PyTensor {
         }
         let py = slf.py();
         let t = nogil(py, me.t.numel(), || me.t.copy());
-        Ok(Py::new(py, PyTensor::new(t))?.into_any())
+        wrap_any(py, t)
     }
     fn data_ptr(&self) -> usize {
         self.t.data_ptr()
@@ -216,7 +488,7 @@ impl PyTensor {
         }
         let np = slf.py().import("numpy")?;
         if force && me.t.requires_grad() {
-            let d = Py::new(slf.py(), PyTensor::new(me.t.detach()))?;
+            let d = wrap(slf.py(), me.t.detach())?;
             return np.call_method1("asarray", (d,));
         }
         np.call_method1("asarray", (slf,))
@@ -252,7 +524,11 @@ impl PyTensor {
 
     /// A copy with its own memory (dense layouts keep their strides).
     #[pyo3(signature = (*, memory_format = None))]
-    fn clone(&self, py: Python<'_>, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn clone(
+        &self,
+        py: Python<'_>,
+        memory_format: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<TensorOut> {
         let _ = memory_format;
         let t = &self.t;
         let out = nogil(py, t.numel(), || t.clone_preserving_strides());
@@ -294,7 +570,7 @@ impl PyTensor {
                 me.t.to_dtype(dt)
             }
         });
-        Ok(Py::new(py, PyTensor::new(t))?.into_any())
+        wrap_any(py, t)
     }
 
     #[pyo3(signature = (dtype = None))]
@@ -325,7 +601,7 @@ impl PyTensor {
     fn bool(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Bool)
     }
-    fn half(&self) -> PyResult<Self> {
+    fn half(&self) -> PyResult<TensorOut> {
         Err(PyTypeError::new_err(
             "half(): float16 tensors are not supported by ferrograd yet (supported dtypes: float32, float64, int64, int32, bool)",
         ))
@@ -350,7 +626,7 @@ impl PyTensor {
             return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
         }
         let items = (0..t.shape()[0] as isize)
-            .map(|i| Ok(PyTensor::new(t.select(0, i).py()?)))
+            .map(|i| Ok(TensorOut(t.select(0, i).py()?)))
             .collect::<PyResult<Vec<_>>>()?;
         let list = pyo3::types::PyList::new(slf.py(), items)?;
         Ok(list.try_iter()?.into_any().unbind())
@@ -408,18 +684,18 @@ impl PyTensor {
         self.t.version()
     }
     #[getter]
-    fn _base(&self) -> Option<PyTensor> {
-        self.t.base().cloned().map(PyTensor::new)
+    fn _base(&self) -> Option<TensorOut> {
+        self.t.base().cloned().map(TensorOut)
     }
     fn _is_view(&self) -> bool {
         self.t.is_view()
     }
-    fn detach(&self) -> PyTensor {
-        PyTensor::new(self.t.detach())
+    fn detach(&self) -> TensorOut {
+        TensorOut(self.t.detach())
     }
     #[getter]
-    fn get_data(&self) -> PyTensor {
-        PyTensor::new(self.t.data())
+    fn get_data(&self) -> TensorOut {
+        TensorOut(self.t.data())
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Py<PyAny>, Bound<'py, PyTuple>)> {
@@ -436,7 +712,7 @@ impl PyTensor {
         Ok((f.unbind(), args))
     }
 
-    fn __deepcopy__(&self, py: Python<'_>, memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+    fn __deepcopy__(&self, py: Python<'_>, memo: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let _ = memo;
         let copy = |t: &Tensor| -> PyResult<Tensor> {
             let (bytes, strides) = dense_bytes(t);
@@ -459,7 +735,7 @@ fn cast_to(slf: &Bound<'_, PyTensor>, dt: DType) -> PyResult<Py<PyAny>> {
     }
     let py = slf.py();
     let t = nogil(py, me.t.numel(), || me.t.to_dtype(dt));
-    Ok(Py::new(py, PyTensor::new(t))?.into_any())
+    wrap_any(py, t)
 }
 
 fn one_value(t: &Tensor) -> PyResult<Scalar> {
@@ -490,7 +766,7 @@ pub fn _rebuild_tensor(
     shape: Vec<usize>,
     strides: Vec<usize>,
     requires_grad: bool,
-) -> PyResult<PyTensor> {
+) -> PyResult<TensorOut> {
     let dt = DType::from_name(dtype)
         .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype:?}")))?;
     let t = rebuild(data, dt, &shape, &strides)?;

@@ -2,13 +2,13 @@
 
 use crate::convert::{int_list, shape_args, sizes};
 use crate::errors::IntoPyResult;
-use crate::tensor::PyTensor;
+use crate::tensor::{PyTensor, TensorOut};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyTuple};
 
 fn list<'py>(py: Python<'py>, ts: Vec<ferrograd::Tensor>) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, ts.into_iter().map(PyTensor::new))
+    PyTuple::new(py, ts.into_iter().map(TensorOut))
 }
 
 /// Dims given as varargs ints or one sequence.
@@ -19,7 +19,7 @@ fn dims_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<isize>> {
 #[pymethods]
 impl PyTensor {
     #[pyo3(signature = (*shape))]
-    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         if shape.len() == 1 {
             let a = shape.get_item(0)?;
             if let Ok(d) = crate::dtype::parse_dtype(&a) {
@@ -35,61 +35,61 @@ impl PyTensor {
         }
         Ok(self.t.view(&dims_args(shape)?).py()?.into())
     }
-    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let s: Vec<isize> = other.t.shape().iter().map(|&n| n as isize).collect();
         Ok(self.t.view(&s).py()?.into())
     }
     #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         Ok(self.t.reshape(&dims_args(shape)?).py()?.into())
     }
-    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let s: Vec<isize> = other.t.shape().iter().map(|&n| n as isize).collect();
         Ok(self.t.reshape(&s).py()?.into())
     }
     #[pyo3(signature = (start_dim = 0, end_dim = -1))]
-    fn flatten(&self, start_dim: isize, end_dim: isize) -> PyResult<PyTensor> {
+    fn flatten(&self, start_dim: isize, end_dim: isize) -> PyResult<TensorOut> {
         Ok(self.t.flatten(start_dim, end_dim).py()?.into())
     }
-    fn ravel(&self) -> PyResult<PyTensor> {
+    fn ravel(&self) -> PyResult<TensorOut> {
         Ok(self.t.flatten(0, -1).py()?.into())
     }
-    fn unflatten(&self, dim: isize, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn unflatten(&self, dim: isize, sizes: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         Ok(self
             .t
             .unflatten(dim, &int_list(sizes, "sizes")?)
             .py()?
             .into())
     }
-    fn transpose(&self, dim0: isize, dim1: isize) -> PyResult<PyTensor> {
+    fn transpose(&self, dim0: isize, dim1: isize) -> PyResult<TensorOut> {
         Ok(self.t.transpose(dim0, dim1).py()?.into())
     }
-    fn swapaxes(&self, axis0: isize, axis1: isize) -> PyResult<PyTensor> {
+    fn swapaxes(&self, axis0: isize, axis1: isize) -> PyResult<TensorOut> {
         Ok(self.t.transpose(axis0, axis1).py()?.into())
     }
-    fn swapdims(&self, dim0: isize, dim1: isize) -> PyResult<PyTensor> {
+    fn swapdims(&self, dim0: isize, dim1: isize) -> PyResult<TensorOut> {
         Ok(self.t.transpose(dim0, dim1).py()?.into())
     }
-    fn t(&self) -> PyResult<PyTensor> {
+    fn t(&self) -> PyResult<TensorOut> {
         Ok(self.t.t().py()?.into())
     }
     #[getter(T)]
-    fn get_t_all(&self) -> PyResult<PyTensor> {
+    fn get_t_all(&self) -> PyResult<TensorOut> {
         Ok(self.t.reversed_dims().py()?.into())
     }
     #[getter(mT)]
-    fn get_mt(&self) -> PyResult<PyTensor> {
+    fn get_mt(&self) -> PyResult<TensorOut> {
         Ok(self.t.mt().py()?.into())
     }
     #[pyo3(signature = (*dims))]
-    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         Ok(self.t.permute(&dims_args(dims)?).py()?.into())
     }
     fn movedim(
         &self,
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let s = int_list(source, "source")?;
         let d = int_list(destination, "destination")?;
         Ok(self.t.movedim(&s, &d).py()?.into())
@@ -98,21 +98,21 @@ impl PyTensor {
         &self,
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         self.movedim(source, destination)
     }
     #[pyo3(signature = (*sizes))]
-    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         Ok(self.t.expand(&dims_args(sizes)?).py()?.into())
     }
-    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         Ok(self.t.broadcast_to(other.t.shape()).py()?.into())
     }
-    fn broadcast_to(&self, size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn broadcast_to(&self, size: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let s: Vec<isize> = int_list(size, "size")?;
         Ok(self.t.expand(&s).py()?.into())
     }
-    fn narrow(&self, dim: isize, start: isize, length: i64) -> PyResult<PyTensor> {
+    fn narrow(&self, dim: isize, start: isize, length: i64) -> PyResult<TensorOut> {
         let length = usize::try_from(length).map_err(|_| {
             pyo3::exceptions::PyRuntimeError::new_err(format!(
                 "narrow(): length must be non-negative, got {length}"
@@ -120,19 +120,19 @@ impl PyTensor {
         })?;
         Ok(self.t.narrow(dim, start, length).py()?.into())
     }
-    fn select(&self, dim: isize, index: isize) -> PyResult<PyTensor> {
+    fn select(&self, dim: isize, index: isize) -> PyResult<TensorOut> {
         Ok(self.t.select(dim, index).py()?.into())
     }
     #[pyo3(signature = (dim = None))]
-    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<TensorOut> {
         let dims = dim.map(|d| int_list(d, "dim")).transpose()?;
         Ok(self.t.squeeze(dims.as_deref()).py()?.into())
     }
-    fn unsqueeze(&self, dim: isize) -> PyResult<PyTensor> {
+    fn unsqueeze(&self, dim: isize) -> PyResult<TensorOut> {
         Ok(self.t.unsqueeze(dim).py()?.into())
     }
     #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
-    fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> PyResult<PyTensor> {
+    fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> PyResult<TensorOut> {
         Ok(self.t.diagonal(offset, dim1, dim2).py()?.into())
     }
     #[pyo3(signature = (size, stride, storage_offset = None))]
@@ -141,7 +141,7 @@ impl PyTensor {
         size: &Bound<'_, PyAny>,
         stride: &Bound<'_, PyAny>,
         storage_offset: Option<i64>,
-    ) -> PyResult<PyTensor> {
+    ) -> PyResult<TensorOut> {
         let storage_offset = storage_offset
             .map(|o| {
                 usize::try_from(o).map_err(|_| {

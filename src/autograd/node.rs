@@ -197,6 +197,8 @@ pub struct NodeCore {
     /// backward call rather than right after running it (Note [Nodes
     /// applied inside other nodes]).
     defer_release: AtomicBool,
+    /// The language binding's object for this node (see `binding.rs`).
+    binding: crate::BindingSlot,
 }
 
 impl NodeCore {
@@ -217,7 +219,13 @@ impl NodeCore {
             metadata: Mutex::new(None),
             anomaly: Mutex::new(None),
             defer_release: AtomicBool::new(false),
+            binding: crate::BindingSlot::default(),
         }
+    }
+
+    /// The language binding's slot for its object of this node.
+    pub fn binding_slot(&self) -> &crate::BindingSlot {
+        &self.binding
     }
 
     pub fn next_edges(&self) -> &[Option<Edge>] {

@@ -287,6 +287,55 @@ impl SavedTensor {
         Ok(out)
     }
 
+    /// Packs this saved tensor with `hooks` now (`_raw_saved_<name>.
+    /// register_hooks(pack, unpack)`); backward unpacks it with them. One
+    /// pair per saved tensor: refused when hooks already packed it (also
+    /// those of `saved_tensors_hooks`) and after it was freed.
+    pub fn register_hooks(&self, hooks: Arc<dyn SavedTensorHooks>) -> Result<()> {
+        let t = match &*self.data.lock() {
+            Some(Stored::Tensor(t)) => t.clone(),
+            Some(Stored::Packed { .. }) => {
+                return Err(Error::runtime(
+                    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of hooks is allowed at a time.",
+                ))
+            }
+            None => {
+                return Err(Error::runtime(
+                    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved variables after calling backward.",
+                ))
+            }
+        };
+        // The hook runs without the lock (it is user code), as in `pack`.
+        let version = t.version();
+        let packed = {
+            let _g = super::no_grad();
+            hooks.pack(&t)?
+        };
+        if t.version() != version {
+            return Err(pack_modified_input());
+        }
+        let edge = if self.output.is_some() {
+            None
+        } else {
+            super::gradient_edge(&t)
+        };
+        let mut data = self.data.lock();
+        match &*data {
+            Some(Stored::Tensor(_)) => {
+                *data = Some(Stored::Packed {
+                    packed,
+                    hooks,
+                    edge,
+                });
+                Ok(())
+            }
+            // Freed or packed by another thread meanwhile.
+            _ => Err(Error::runtime(
+                "Calling register_hooks on a saved tensor whose hooks have already been set, or that was freed, while its pack hook ran.",
+            )),
+        }
+    }
+
     /// Whether unpacking runs hooks that need the thread that called
     /// backward.
     pub fn needs_caller_thread(&self) -> bool {

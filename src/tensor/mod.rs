@@ -18,6 +18,7 @@ pub use scalar::Scalar;
 pub use storage::{buffer_cache_bytes, empty_buffer_cache, set_buffer_cache_limit, Storage};
 
 use crate::autograd::AutogradMeta;
+use crate::binding::BindingSlot;
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,6 +48,8 @@ pub struct TensorImpl {
     /// Made from a Python/Rust scalar; lowest priority in type promotion.
     wrapped_number: bool,
     autograd: AutogradMeta,
+    /// The language binding's object for this tensor (see `binding.rs`).
+    binding: BindingSlot,
 }
 
 /// A strided, typed, n-dimensional array (a cheap handle; clone freely).
@@ -99,6 +102,7 @@ impl Tensor {
             base: None,
             wrapped_number: false,
             autograd: AutogradMeta::default(),
+            binding: BindingSlot::default(),
         }))
     }
 
@@ -245,12 +249,23 @@ impl Tensor {
                 m.mark_view(self.0.version.get());
                 m
             },
+            binding: BindingSlot::default(),
         }))
     }
 
     /// A weak handle to this tensor.
     pub fn downgrade(&self) -> WeakTensor {
         WeakTensor(Arc::downgrade(&self.0))
+    }
+
+    /// The language binding's slot for its object of this tensor.
+    pub fn binding_slot(&self) -> &BindingSlot {
+        &self.0.binding
+    }
+
+    /// How many handles share this tensor (weak handles not counted).
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.0)
     }
 
     /// Whether this handle is the only reference to the tensor and its
@@ -290,6 +305,7 @@ impl Tensor {
                 m.set_fw_detached();
                 m
             },
+            binding: BindingSlot::default(),
         }))
     }
 

@@ -359,7 +359,7 @@ def test_saved_values_and_freed_graph_error():
     fn = y.grad_fn
     assert vals(fn._saved_self) == [1.0, 2.0]
     assert vals(fn._saved_other) == [3.0, 4.0]
-    assert vals(fn._raw_saved_self) == [1.0, 2.0]
+    assert vals(fn._raw_saved_self.data) == [1.0, 2.0]
     assert fn._saved_self.data_ptr() == x.data_ptr()
     with pytest.raises(AttributeError):
         _ = fn._saved_nonexistent
@@ -367,7 +367,7 @@ def test_saved_values_and_freed_graph_error():
     with pytest.raises(RuntimeError, match="after they have already been freed"):
         _ = fn._saved_self
     with pytest.raises(RuntimeError, match="retain_graph=True"):
-        _ = fn._raw_saved_other
+        fn._raw_saved_other.register_hooks(lambda t: t, lambda t: t)
 
 
 def test_saved_output_comes_back_with_its_node():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = ["custom-functions.md", "debugging.md", "forward-ad.md", "functional.md"]
+GUIDES = ["autograd.md", "custom-functions.md", "debugging.md", "forward-ad.md", "functional.md"]
 
 
 def blocks():
@@ -35,7 +35,12 @@ def test_example_prints_what_its_comments_say(code):
         line = sys._getframe(1).f_lineno
         printed[line] = " ".join(str(a) for a in args)
 
-    exec(compile(code, "<example>", "exec"), {"print": record, "__name__": "example"})
+    # The autograd guide's examples run after its opening
+    # `import ferrograd as torch`, as the guide says.
+    import ferrograd
+
+    env = {"print": record, "__name__": "example", "torch": ferrograd}
+    exec(compile(code, "<example>", "exec"), env)
     for lineno, want in expected.items():
         got = printed.get(lineno)
         assert got is not None, f"line {lineno} printed nothing"

@@ -325,3 +325,46 @@ def test_without_the_context_mutating_a_saved_tensor_still_raises():
     b.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.backward()
+
+
+def test_raw_saved_tensor_register_hooks_packs_now_and_unpacks_in_backward():
+    x = leaf([0.5, -1.0, 2.0])
+    y = x.pow(3)
+    calls = []
+
+    def pack(t):
+        calls.append("pack")
+        return t.detach().numpy().copy()
+
+    def unpack(a):
+        calls.append("unpack")
+        return torch.from_numpy(a)
+
+    raw = y.grad_fn._raw_saved_self
+    raw.register_hooks(pack, unpack)
+    assert calls == ["pack"]
+    np.testing.assert_array_equal(raw.unpack().detach().numpy(), [0.5, -1.0, 2.0])
+    assert calls == ["pack", "unpack"]
+    y.sum().backward()
+    assert calls == ["pack", "unpack", "unpack"]
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.array([0.5, -1.0, 2.0]) ** 2)
+
+
+def test_raw_saved_tensor_hooks_once_and_not_after_free():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    raw = y.grad_fn._raw_saved_result
+    np.testing.assert_allclose(raw.data.numpy(), np.exp([1.0, 2.0]))
+    raw.register_hooks(lambda t: t.clone(), lambda t: t)
+    with pytest.raises(RuntimeError, match="hooks have already been set"):
+        raw.register_hooks(lambda t: t, lambda t: t)
+    with pytest.raises(TypeError, match="register_hooks"):
+        (x * x).grad_fn._raw_saved_other.register_hooks(1, 2)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="after it has been freed"):
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        z = x.sin()
+    with pytest.raises(RuntimeError, match="hooks have already been set"):
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
