@@ -99,7 +99,7 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``rsub(input, other, *, alpha=1)``: ``other - alpha * input``."""
-    return _tensor(other).sub(input, alpha=alpha)
+    return _tensor(input)._rsub(other, alpha=alpha)
 
 
 def div(input, other, *, rounding_mode=None, out=None):

@@ -416,11 +416,30 @@ impl PyNode {
         saved_to_py(py, v)
     }
 
+    /// The default attributes plus `_saved_<name>` (and `_raw_saved_<name>`
+    /// for tensors) of what the node saved, as `dir()` shows torch's.
+    fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        let py = slf.py();
+        let object = py.get_type::<pyo3::types::PyAny>();
+        let mut names: Vec<String> = object.call_method1("__dir__", (slf,))?.extract()?;
+        if let Ok(node) = slf.get().node() {
+            for (name, v) in node.saved_values() {
+                names.push(format!("_saved_{name}"));
+                if matches!(v, SavedValue::Tensor(_)) {
+                    names.push(format!("_raw_saved_{name}"));
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     fn __repr__(&self) -> String {
         match self.node() {
             Ok(node) => format!(
                 "<{} object at {:#x}>",
-                node.name(),
+                node.name().trim_start_matches("torch::autograd::"),
                 autograd::node_id(&node)
             ),
             Err(_) => "<graph node (not linked)>".to_string(),

@@ -40,8 +40,11 @@ fn rounding_mode(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Option<RoundingMod
 
 /// Binary operators: `$op` and its reflection `$rop` return NotImplemented
 /// for operands that are not tensors or numbers; `$iop` writes in place.
+/// `$rop` computes `$reflected(self, other)` for `other op self`, recording
+/// the graph torch records for it (e.g. `2 * t` is `t.mul(2)`, so the
+/// tensor is the node's first input).
 macro_rules! operators {
-    ($($op:ident $rop:ident $iop:ident => $f:ident $f_:ident;)*) => {
+    ($($op:ident $rop:ident $iop:ident => $f:ident $f_:ident, $reflected:expr;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
@@ -59,7 +62,8 @@ macro_rules! operators {
                         return Ok(py.NotImplemented());
                     };
                     let a = &self.t;
-                    let out = nogil(py, a.numel().max(b.numel()), || b.$f(a)).py()?;
+                    let reflected: fn(&Tensor, &Tensor) -> ferrograd::Result<Tensor> = $reflected;
+                    let out = nogil(py, a.numel().max(b.numel()), || reflected(a, &b)).py()?;
                     new_obj(py, out)
                 }
 
@@ -74,15 +78,15 @@ macro_rules! operators {
 }
 
 operators! {
-    __add__ __radd__ __iadd__ => add add_;
-    __sub__ __rsub__ __isub__ => sub sub_;
-    __mul__ __rmul__ __imul__ => mul mul_;
-    __truediv__ __rtruediv__ __itruediv__ => div div_;
-    __floordiv__ __rfloordiv__ __ifloordiv__ => floor_divide floor_divide_;
-    __mod__ __rmod__ __imod__ => remainder remainder_;
-    __and__ __rand__ __iand__ => bitwise_and bitwise_and_;
-    __or__ __ror__ __ior__ => bitwise_or bitwise_or_;
-    __xor__ __rxor__ __ixor__ => bitwise_xor bitwise_xor_;
+    __add__ __radd__ __iadd__ => add add_, |a, b| a.add(b);
+    __sub__ __rsub__ __isub__ => sub sub_, |a, b| a.rsub_scaled(b, Scalar::Int(1));
+    __mul__ __rmul__ __imul__ => mul mul_, |a, b| a.mul(b);
+    __truediv__ __rtruediv__ __itruediv__ => div div_, |a, b| a.reciprocal()?.mul(b);
+    __floordiv__ __rfloordiv__ __ifloordiv__ => floor_divide floor_divide_, |a, b| b.floor_divide(a);
+    __mod__ __rmod__ __imod__ => remainder remainder_, |a, b| b.remainder(a);
+    __and__ __rand__ __iand__ => bitwise_and bitwise_and_, |a, b| a.bitwise_and(b);
+    __or__ __ror__ __ior__ => bitwise_or bitwise_or_, |a, b| a.bitwise_or(b);
+    __xor__ __rxor__ __ixor__ => bitwise_xor bitwise_xor_, |a, b| a.bitwise_xor(b);
 }
 
 /// Comparison operators: bool tensors, NotImplemented for other operands
@@ -363,6 +367,22 @@ impl PyTensor {
         let a = &slf.get().t;
         nogil(slf.py(), a.numel(), || a.add_scaled_(&b, k)).py()?;
         Ok(slf.clone())
+    }
+
+    /// `other - alpha * self` (`torch.rsub(self, other, alpha=alpha)`).
+    #[pyo3(signature = (other, *, alpha = None))]
+    fn _rsub(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<TensorOut> {
+        let b = arg(other, "other")?;
+        let k = number(alpha, "alpha", Scalar::Int(1))?;
+        let a = &self.t;
+        Ok(nogil(py, a.numel().max(b.numel()), || a.rsub_scaled(&b, k))
+            .py()?
+            .into())
     }
 
     #[pyo3(signature = (other, *, alpha = None))]

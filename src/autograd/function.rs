@@ -38,6 +38,20 @@ pub struct FnNode {
     attrs: Vec<(&'static str, SavedValue)>,
     backward: Option<Box<BackwardFn>>,
     batched: bool,
+    /// Inputs (by their index in the recorder) that torch takes as a
+    /// Scalar: the node has no edge for them (see
+    /// [`Recorder::scalar_input`]); sorted.
+    scalars: SmallVec<[usize; 2]>,
+}
+
+impl FnNode {
+    /// The node's edge index of recorder input `i` (`None` for a Scalar).
+    fn edge_index(&self, i: usize) -> Option<usize> {
+        if self.scalars.contains(&i) {
+            return None;
+        }
+        Some(i - self.scalars.iter().filter(|&&s| s < i).count())
+    }
 }
 
 /// What a backward closure can see: saved tensors and which inputs need
@@ -69,11 +83,15 @@ impl BackwardCtx<'_> {
     }
     /// Whether forward input `i` needs a gradient.
     pub fn needs(&self, i: usize) -> bool {
-        self.node.core.needs_input_grad(i)
+        self.node
+            .edge_index(i)
+            .is_some_and(|e| self.node.core.needs_input_grad(e))
     }
     /// Shape and dtype of forward input `i`.
     pub fn input_meta(&self, i: usize) -> Option<&TensorMeta> {
-        self.node.core.input_meta()[i].as_ref()
+        self.node
+            .edge_index(i)
+            .and_then(|e| self.node.core.input_meta()[e].as_ref())
     }
     /// In a batched backward (only for nodes recorded with
     /// [`Recorder::batched`]): the size of the extra leading dim of `g` and
@@ -108,7 +126,16 @@ impl Node for FnNode {
             return Err(super::freed_graph_error());
         };
         let g = self.core.materialize(grads)?;
-        f(&BackwardCtx { node: self }, &g)
+        let out = f(&BackwardCtx { node: self }, &g)?;
+        if self.scalars.is_empty() {
+            return Ok(out);
+        }
+        Ok(out
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !self.scalars.contains(i))
+            .map(|(_, g)| g)
+            .collect())
     }
     fn release_variables(&self) {
         for (_, s) in &self.saved {
@@ -118,22 +145,25 @@ impl Node for FnNode {
         }
     }
     fn saved_values(&self) -> Vec<(String, SavedValue)> {
+        // A Scalar is saved twice (as a tensor for backward, as a number
+        // to show): the number is what `_saved_<name>` gives.
         let mut v: Vec<(String, SavedValue)> = self
             .saved
             .iter()
+            .filter(|(n, _)| !self.attrs.iter().any(|(a, _)| a == n))
             .map(|(n, s)| (n.to_string(), saved_value_of(s)))
             .collect();
         v.extend(self.attrs.iter().map(|(n, a)| (n.to_string(), a.clone())));
         v
     }
     fn saved_value(&self, name: &str) -> Option<SavedValue> {
-        if let Some((_, s)) = self.saved.iter().find(|(n, _)| *n == name) {
-            return Some(saved_value_of(s));
+        if let Some((_, a)) = self.attrs.iter().find(|(n, _)| *n == name) {
+            return Some(a.clone());
         }
-        self.attrs
+        self.saved
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(_, a)| a.clone())
+            .map(|(_, s)| saved_value_of(s))
     }
     fn supports_batched(&self) -> bool {
         self.batched
@@ -161,6 +191,9 @@ fn saved_value_of(s: &Option<SavedTensor>) -> SavedValue {
 impl FnNode {
     /// The saved tensor called `name`, as stored.
     pub fn saved_tensor(&self, name: &str) -> Option<&SavedTensor> {
+        if self.attrs.iter().any(|(n, _)| *n == name) {
+            return None;
+        }
         self.saved
             .iter()
             .find(|(n, _)| *n == name)
@@ -200,6 +233,19 @@ impl Saver<'_> {
             }
         }
     }
+    /// Saves a Python number an op took as a Scalar (see
+    /// [`Recorder::scalar_input`]): backward reads it as a tensor like any
+    /// saved input, `_saved_<name>` shows the number, as torch's does.
+    pub fn save_scalar(&mut self, name: &'static str, t: &Tensor) {
+        let shown = match t.item() {
+            Ok(crate::Scalar::Int(i)) => SavedValue::Int(i),
+            Ok(crate::Scalar::Float(f)) => SavedValue::Float(f),
+            Ok(crate::Scalar::Bool(b)) => SavedValue::Bool(b),
+            Err(_) => SavedValue::None,
+        };
+        self.attrs.push((name, shown));
+        self.save(name, t);
+    }
     /// Saves an optional tensor (`saved_opt` returns `None` for it).
     pub fn save_opt(&mut self, name: &'static str, t: Option<&Tensor>) {
         match t {
@@ -232,6 +278,7 @@ pub struct Recorder<'a> {
     metas: Vec<Option<TensorMeta>>,
     input_ids: SmallVec<[usize; 4]>,
     batched: bool,
+    scalars: SmallVec<[usize; 2]>,
     fw: Option<FwState>,
     jvp: Option<Box<JvpFn<'a>>>,
     jvp_batched: bool,
@@ -258,6 +305,7 @@ impl<'a> Recorder<'a> {
                 metas: Vec::new(),
                 input_ids: SmallVec::new(),
                 batched: false,
+                scalars: SmallVec::new(),
                 jvp: None,
                 jvp_batched: false,
                 jvp_align: false,
@@ -276,6 +324,7 @@ impl<'a> Recorder<'a> {
             metas,
             input_ids: inputs.iter().map(|t| t.id()).collect(),
             batched: false,
+            scalars: SmallVec::new(),
             fw,
             jvp: None,
             jvp_batched: false,
@@ -332,6 +381,20 @@ impl<'a> Recorder<'a> {
     /// formulas do this by themselves). Other nodes are run once per row.
     pub fn batched(mut self) -> Recorder<'a> {
         self.batched = true;
+        self
+    }
+
+    /// Marks input `i` as what torch's signature takes as a Scalar (a
+    /// Python number, as in `pow(Tensor, Scalar)`): the node gets no edge
+    /// for it, so `next_functions` lists only the tensor arguments, as
+    /// torch's does. Formulas still see inputs in the order given to
+    /// [`Recorder::new`] and return one gradient per input; the Scalar's
+    /// is dropped.
+    pub fn scalar_input(mut self, i: usize) -> Recorder<'a> {
+        if !self.scalars.contains(&i) {
+            self.scalars.push(i);
+            self.scalars.sort_unstable();
+        }
         self
     }
 
@@ -399,7 +462,13 @@ impl<'a> Recorder<'a> {
             return self.finish_forward(outputs, None);
         };
         let name = self.name;
-        let metas = std::mem::take(&mut self.metas);
+        let mut metas = std::mem::take(&mut self.metas);
+        let mut edges = edges;
+        let scalars = std::mem::take(&mut self.scalars);
+        for &i in scalars.iter().rev() {
+            edges.remove(i);
+            metas.remove(i);
+        }
         let output_meta = outputs.iter().map(|t| TensorMeta::of(t)).collect();
         let mut error = None;
         let node = Arc::new_cyclic(|weak: &Weak<FnNode>| {
@@ -419,6 +488,7 @@ impl<'a> Recorder<'a> {
                 attrs: s.attrs,
                 backward: Some(Box::new(backward)),
                 batched: self.batched,
+                scalars,
             }
         });
         if let Some(e) = error {

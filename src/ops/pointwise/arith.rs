@@ -5,7 +5,7 @@ use super::math::Num;
 use super::{
     check_divisor, check_inplace, float_of, num, promoted, scalar_factor, unsupported, zero_where,
 };
-use crate::autograd::{inplace, Recorder};
+use crate::autograd::{inplace, Recorder, SavedValue};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::iter::{apply2, map2};
 use crate::ops::Arith;
@@ -110,6 +110,50 @@ impl Tensor {
                 .transpose()?;
             Ok(vec![Some(g[0].clone()), other])
         })?;
+        Ok(out)
+    }
+
+    /// `rsub(other, alpha=alpha)`: `other - alpha * self` (what `number -
+    /// tensor` computes). torch records `RsubBackward1` with no edge for a
+    /// Python-number `other` (a Scalar), `RsubBackward0` for a tensor.
+    pub fn rsub_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        let rec = if other.is_wrapped_number() {
+            Recorder::new("RsubBackward1", &[self, other]).scalar_input(1)
+        } else {
+            Recorder::new("RsubBackward0", &[self, other])
+        }
+        .batched();
+        // The recorder turned recording off: this computes the value only.
+        let out = other.sub_scaled(self, alpha)?;
+        rec.jvp_elementwise(|t| {
+            sum1_fresh(t, |i, t| {
+                if i == 0 {
+                    t.mul(&num(alpha))?.neg()
+                } else {
+                    Ok(t.clone())
+                }
+            })
+        })
+        .finish(
+            &[&out],
+            |s| {
+                s.attr(
+                    "alpha",
+                    match alpha {
+                        Scalar::Int(i) => SavedValue::Int(i),
+                        Scalar::Float(f) => SavedValue::Float(f),
+                        Scalar::Bool(b) => SavedValue::Bool(b),
+                    },
+                )
+            },
+            move |ctx, g| {
+                let d_self = ctx
+                    .needs(0)
+                    .then(|| g[0].mul(&num(alpha))?.neg())
+                    .transpose()?;
+                Ok(vec![d_self, Some(g[0].clone())])
+            },
+        )?;
         Ok(out)
     }
 
@@ -247,12 +291,11 @@ impl Tensor {
 
     /// `remainder(other)` (`%`): remainder with the divisor's sign.
     pub fn remainder(&self, other: &Tensor) -> Result<Tensor> {
-        let name = if other.is_wrapped_number() {
-            "RemainderBackward0"
+        let rec = if other.is_wrapped_number() {
+            Recorder::new("RemainderBackward0", &[self, other]).scalar_input(1)
         } else {
-            "RemainderBackward1"
+            Recorder::new("RemainderBackward1", &[self, other])
         };
-        let rec = Recorder::new(name, &[self, other]);
         let out = self.binary_num::<Remainder>("remainder", other)?;
         self.record_modulo(rec, &out, other, RoundingMode::Floor)?;
         Ok(out)
@@ -267,12 +310,11 @@ impl Tensor {
 
     /// `fmod(other)`: remainder with the dividend's sign.
     pub fn fmod(&self, other: &Tensor) -> Result<Tensor> {
-        let name = if other.is_wrapped_number() {
-            "FmodBackward0"
+        let rec = if other.is_wrapped_number() {
+            Recorder::new("FmodBackward0", &[self, other]).scalar_input(1)
         } else {
-            "FmodBackward1"
+            Recorder::new("FmodBackward1", &[self, other])
         };
-        let rec = Recorder::new(name, &[self, other]);
         let out = self.binary_num::<Fmod>("fmod", other)?;
         self.record_modulo(rec, &out, other, RoundingMode::Trunc)?;
         Ok(out)
@@ -342,14 +384,19 @@ impl Tensor {
     /// `pow(exponent)`: `self ** exponent`. An integer result with a
     /// negative Python-number exponent raises, as torch.
     pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
-        let name = if exponent.is_wrapped_number() {
-            "PowBackward0"
+        // torch's overloads: pow(Tensor, Scalar), pow(Scalar, Tensor) and
+        // pow(Tensor, Tensor); a Scalar gets no edge.
+        let (name, scalar) = if exponent.is_wrapped_number() {
+            ("PowBackward0", Some(1))
         } else if self.is_wrapped_number() {
-            "PowBackward2"
+            ("PowBackward2", Some(0))
         } else {
-            "PowBackward1"
+            ("PowBackward1", None)
         };
-        let rec = Recorder::new(name, &[self, exponent]).batched();
+        let mut rec = Recorder::new(name, &[self, exponent]).batched();
+        if let Some(i) = scalar {
+            rec = rec.scalar_input(i);
+        }
         check_int_pow(promoted(&[self, exponent]), exponent)?;
         let out = self.binary_num::<Pow>("pow", exponent)?;
         let n1 = rec.needs(1);
@@ -365,8 +412,13 @@ impl Tensor {
         .finish(
             &[&out],
             |s| {
-                s.save("self", self);
-                s.save("exponent", exponent);
+                for (name, t, i) in [("self", self, 0), ("exponent", exponent, 1)] {
+                    if scalar == Some(i) {
+                        s.save_scalar(name, t);
+                    } else {
+                        s.save(name, t);
+                    }
+                }
                 if n1 {
                     s.save_output("result", &out, 0);
                 } else {
