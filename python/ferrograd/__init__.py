@@ -8,8 +8,18 @@ tensor code.
 from __future__ import annotations
 
 from . import _core
+from . import accelerator as accelerator
 from . import autograd as autograd
+from . import backends as backends
+from . import cuda as cuda
 from . import linalg as linalg
+from ._config import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    use_deterministic_algorithms,
+)
 from ._core import (
     Tensor,
     as_tensor,
@@ -51,6 +61,7 @@ from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
 from ._size import Size
+from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

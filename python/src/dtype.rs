@@ -3,7 +3,7 @@
 use ferrograd::DType;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
 
 /// A tensor element type (`ferrograd.float32`, ...).
 #[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash, from_py_object)]
@@ -56,20 +56,39 @@ pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
             return Ok(DType::Float64);
         }
     }
-    if let Ok(s) = obj.cast::<PyString>() {
-        let s = s.to_cow()?;
-        let name = s
-            .strip_prefix("ferrograd.")
-            .or(s.strip_prefix("torch."))
-            .unwrap_or(&s);
-        if let Some(d) = DType::from_name(name) {
-            return Ok(d);
+    // A legacy tensor type (`FloatTensor`) names its dtype.
+    if obj.cast::<PyType>().is_ok() {
+        if let Ok(d) = obj.getattr("dtype") {
+            if let Ok(d) = d.cast::<PyDType>() {
+                return Ok(d.get().dt);
+            }
         }
     }
+    // As torch: a string is not a dtype (`dtype="float32"` is a TypeError).
     Err(PyTypeError::new_err(format!(
-        "dtype must be a ferrograd.dtype (float32, float64, int64, int32, bool), got {}",
-        obj.repr()?
+        "dtype must be torch.dtype (float32, float64, int64, int32, bool), not {}",
+        crate::convert::type_name(obj)
     )))
+}
+
+/// The dtype a legacy type name stands for: `'torch.FloatTensor'` (or
+/// `'ferrograd.FloatTensor'`, or `'FloatTensor'`), as `Tensor.type(name)`
+/// takes it; torch's ValueError otherwise.
+pub fn parse_type_name(name: &str) -> PyResult<DType> {
+    let short = name
+        .strip_prefix("torch.")
+        .or(name.strip_prefix("ferrograd."))
+        .unwrap_or(name);
+    [
+        DType::Bool,
+        DType::Int32,
+        DType::Int64,
+        DType::Float32,
+        DType::Float64,
+    ]
+    .into_iter()
+    .find(|d| short.strip_suffix("Tensor") == Some(d.scalar_type_name()))
+    .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("invalid type: '{name}'")))
 }
 
 /// Parses an optional `dtype=` argument.

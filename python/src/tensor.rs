@@ -576,13 +576,17 @@ impl PyTensor {
     #[pyo3(signature = (dtype = None))]
     fn r#type(slf: &Bound<'_, Self>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype {
+            // torch's names, so `x.type() == 'torch.FloatTensor'` holds.
             None => Ok(
-                format!("ferrograd.{}Tensor", slf.get().t.dtype().scalar_type_name())
+                format!("torch.{}Tensor", slf.get().t.dtype().scalar_type_name())
                     .into_pyobject(slf.py())?
                     .into_any()
                     .unbind(),
             ),
-            Some(d) => cast_to(slf, parse_dtype(d)?),
+            Some(d) => match d.cast::<PyString>() {
+                Ok(name) => cast_to(slf, crate::dtype::parse_type_name(&name.to_cow()?)?),
+                Err(_) => cast_to(slf, parse_dtype(d)?),
+            },
         }
     }
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = ["autograd.md", "custom-functions.md", "debugging.md", "forward-ad.md", "functional.md"]
+GUIDES = [
+    "autograd.md",
+    "tensors.md",
+    "custom-functions.md",
+    "debugging.md",
+    "forward-ad.md",
+    "functional.md",
+]
 
 
 def blocks():

@@ -1,0 +1,74 @@
+"""The legacy typed tensor constructors (``torch.FloatTensor`` and friends).
+
+Each is a class whose instances are never made: calling it makes an
+ordinary ``Tensor`` of its dtype, and ``isinstance(t, FloatTensor)`` is
+true exactly for float32 tensors (all ferrograd tensors live on the CPU),
+as in torch. ``Tensor.type(FloatTensor)`` converts.
+
+>>> import ferrograd as torch
+>>> torch.FloatTensor(2, 3).shape, torch.LongTensor([1.7, 2.0]).tolist()
+(ferrograd.Size([2, 3]), [1, 2])
+>>> isinstance(torch.ones(2), torch.FloatTensor)
+True
+"""
+
+from __future__ import annotations
+
+from ._core import Tensor, float32, float64, int32, int64, tensor, zeros
+from ._core import bool as bool_
+from ._size import Size
+
+
+class _TensorType(type):
+    """The metaclass of the legacy types (torch's ``tensortype``)."""
+
+    dtype = None
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+    def __call__(cls, *args, device=None):
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise RuntimeError(
+                f"legacy constructor expects device type: cpu but device type: {device} was passed"
+            )
+        if not args:
+            return zeros(0, dtype=cls.dtype)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            data = args[0]
+            if data.dtype != cls.dtype:
+                raise TypeError(
+                    f"expected {cls.dtype} (got {data.dtype}): a legacy {cls.__name__} "
+                    "constructor shares the memory of a tensor of its own dtype only"
+                )
+            return data.view(data.shape)
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and isinstance(args[0], Size)
+        ):
+            shape = tuple(args[0]) if isinstance(args[0], Size) else args
+            return zeros(*shape, dtype=cls.dtype)
+        if len(args) == 1:
+            return tensor(args[0], dtype=cls.dtype)
+        raise TypeError(
+            f"{cls.__name__}(): expected sizes (ints), a sequence of data or a tensor, "
+            f"got {', '.join(type(a).__name__ for a in args)}"
+        )
+
+
+def _tensor_type(name: str, dtype) -> _TensorType:
+    return _TensorType(name, (), {"dtype": dtype, "__module__": "ferrograd", "is_cuda": False})
+
+
+FloatTensor = _tensor_type("FloatTensor", float32)
+DoubleTensor = _tensor_type("DoubleTensor", float64)
+LongTensor = _tensor_type("LongTensor", int64)
+IntTensor = _tensor_type("IntTensor", int32)
+BoolTensor = _tensor_type("BoolTensor", bool_)
+
+__all__ = ["BoolTensor", "DoubleTensor", "FloatTensor", "IntTensor", "LongTensor"]
