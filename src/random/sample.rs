@@ -13,8 +13,7 @@
 //!   16 elements. Smaller or strided tensors draw one float64 normal at a
 //!   time (the second of each pair is cached in the generator).
 //! - integers in `[from, from + range)` are `word % range + from`, from one
-//!   word, or from 64 bits when the range needs them and the type is int64
-//!   or floating.
+//!   word, or from 64 bits when the range is 2^28 or more.
 //! - `randperm(n)` swaps position `i` with `i + word % (n - i)`; for `n`
 //!   of at least 2^32 / 20 it builds the permutation inside-out from 64-bit
 //!   draws instead.
@@ -207,8 +206,9 @@ fn int_run<T: Element>(s: &mut GenState, out: &mut [T], r: IntRange) {
     let dt = T::DTYPE;
     match r {
         IntRange::Span { from, range } => {
-            let wide =
-                range >= 1 << 32 && matches!(dt, DType::Int64 | DType::Float32 | DType::Float64);
+            // torch takes 64 bits from 2^28 on, to keep the bias of `%`
+            // small.
+            let wide = range >= 1 << 28;
             for o in out.iter_mut() {
                 let v = if wide {
                     s.random64()
