@@ -223,16 +223,14 @@ impl Generator {
             b.copy_from_slice(&bytes[i..i + 4]);
             i32::from_le_bytes(b)
         };
+        // A draw reads word `next` once `left` is above 1, so the two
+        // must agree: after a regeneration `next + left` is 625, and a
+        // freshly seeded stream has `next = 0`, `left = 1`.
         let left = i32_at(8);
-        if !(1..=mt19937::N as i32).contains(&left) {
-            return Err(Error::runtime(format!(
-                "The following conditions must be satisfied: legacy_pod->left >= 1 && legacy_pod->left <= MERSENNE_STATE_N (left = {left})"
-            )));
-        }
         let next = u64_at(16);
-        if next > mt19937::N as u64 {
+        if !(1..=mt19937::N as i32).contains(&left) || next + left as u64 > mt19937::N as u64 + 1 {
             return Err(Error::runtime(format!(
-                "The following conditions must be satisfied: legacy_pod->next <= MERSENNE_STATE_N (next = {next})"
+                "invalid RNG state: the position (left = {left}, next = {next}) is not one MT19937 can be in (left in [1, 624], next + left <= 625)"
             )));
         }
         let mut words = [0u32; mt19937::N];
@@ -305,6 +303,14 @@ mod tests {
         assert_eq!(h.lock().normal_f64(0.0, 1.0), g.lock().normal_f64(0.0, 1.0));
         assert_eq!(h.lock().random(), g.lock().random());
         assert!(h.set_state(&bytes[..100]).is_err());
+        // A position past the end of the words is refused, not read.
+        let mut bad = bytes.clone();
+        bad[16..24].copy_from_slice(&624u64.to_le_bytes());
+        bad[8..12].copy_from_slice(&600i32.to_le_bytes());
+        assert!(h.set_state(&bad).is_err());
+        bad[8..12].copy_from_slice(&1i32.to_le_bytes());
+        h.set_state(&bad).unwrap();
+        h.lock().random(); // regenerates first
     }
 
     #[test]
