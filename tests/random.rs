@@ -1,17 +1,48 @@
 //! Range creation and seeded sampling through the public Rust API.
 
-use ferrograd::random::{self, philox4x32_10, Generator};
+use ferrograd::random::{self, Generator, Mt19937};
 use ferrograd::{DType, ErrorKind, Tensor};
 
 #[test]
-fn philox_matches_random123_known_answers() {
+fn mt19937_matches_the_reference_outputs() {
+    // The first outputs of Matsumoto and Nishimura's mt19937ar.c for
+    // init_genrand(5489), and the 10000th (4123659995, the value the C++
+    // standard requires of std::mt19937).
+    let mut mt = Mt19937::new(5489);
+    let first: Vec<u32> = (0..5).map(|_| mt.next_u32()).collect();
     assert_eq!(
-        philox4x32_10([0; 4], [0; 2]),
-        [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
+        first,
+        [
+            3_499_211_612,
+            581_869_302,
+            3_890_346_734,
+            3_586_334_585,
+            545_404_204
+        ]
     );
+    for _ in 5..9_999 {
+        mt.next_u32();
+    }
+    assert_eq!(mt.next_u32(), 4_123_659_995);
+}
+
+#[test]
+fn a_generator_draws_the_seeded_stream() {
+    // float32 uniforms are the low 24 bits of successive words; float64
+    // uniforms the low 53 bits of two words, the first one high.
+    let g = Generator::new(5489);
+    let u = Tensor::rand(&[2], DType::Float32, Some(&g)).unwrap();
+    let words = [3_499_211_612u32, 581_869_302];
+    let expect: Vec<f32> = words
+        .iter()
+        .map(|w| (w & 0xff_ffff) as f32 / 16_777_216.0)
+        .collect();
+    assert_eq!(u.to_vec::<f32>(), expect);
+    let d = Tensor::rand(&[1], DType::Float64, Some(&g)).unwrap();
+    let bits = (3_890_346_734u64 << 32) | 3_586_334_585;
     assert_eq!(
-        philox4x32_10([u32::MAX; 4], [u32::MAX; 2]),
-        [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd]
+        d.to_vec::<f64>(),
+        vec![(bits & ((1 << 53) - 1)) as f64 / (1u64 << 53) as f64]
     );
 }
 
@@ -120,7 +151,7 @@ fn in_place_samplers_bump_the_version_and_check_arguments() {
 fn default_generator_state_round_trips() {
     let state = random::default_generator().get_state();
     let a = Tensor::rand(&[16], DType::Float32, None).unwrap();
-    random::default_generator().set_state(state);
+    random::default_generator().set_state(&state).unwrap();
     let b = Tensor::rand(&[16], DType::Float32, None).unwrap();
     assert_eq!(a.to_vec::<f32>(), b.to_vec::<f32>());
 }

@@ -48,20 +48,51 @@ fn parse_seed(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
     )))
 }
 
-fn state_tensor(s: [u64; 2]) -> TensorOut {
-    TensorOut(Tensor::from_vec(vec![s[0] as i64, s[1] as i64]))
+/// A generator state as torch shows it: a uint8 tensor of torch's layout
+/// (ferrograd has no uint8 dtype, so the bytes are held in an int64
+/// tensor; `set_state` accepts it, torch's byte tensor, or its `.tolist()`).
+fn state_tensor(bytes: Vec<u8>) -> TensorOut {
+    TensorOut(Tensor::from_vec(
+        bytes.into_iter().map(i64::from).collect::<Vec<i64>>(),
+    ))
 }
 
-fn parse_state(t: &Tensor) -> PyResult<[u64; 2]> {
-    if t.dtype() != DType::Int64 || t.numel() != 2 {
-        return Err(PyRuntimeError::new_err(format!(
-            "RNG state must be an int64 tensor of 2 elements (from get_state()), got {} with shape {:?}",
-            t.dtype(),
-            t.shape()
+fn parse_state(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let values: Vec<i64> = if let Ok(t) = obj.cast::<PyTensor>() {
+        let t = &t.get().t;
+        if t.dtype().is_floating_point() || t.ndim() != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "RNG state must be a 1-D tensor of bytes (from get_state()), got {} with shape {:?}",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        t.to_vec::<i64>()
+    } else if let Ok(v) = obj.extract::<Vec<i64>>() {
+        v
+    } else if let Ok(v) = obj
+        .call_method0("tolist")
+        .and_then(|l| l.extract::<Vec<i64>>())
+    {
+        // torch's own uint8 state tensor, or a NumPy array of bytes.
+        v
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "expected a RNG state tensor (from get_state()), got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         )));
-    }
-    let v = t.to_vec::<i64>();
-    Ok([v[0] as u64, v[1] as u64])
+    };
+    values
+        .into_iter()
+        .map(|v| {
+            u8::try_from(v).map_err(|_| {
+                PyRuntimeError::new_err(format!("RNG state bytes must be in [0, 255], got {v}"))
+            })
+        })
+        .collect()
 }
 
 #[pymethods]
@@ -89,15 +120,15 @@ impl PyGenerator {
     fn seed(&self) -> u64 {
         self.g.seed()
     }
-    /// The state as an int64 tensor `[seed, offset]`.
+    /// The state: torch's 5056 bytes (see `get_rng_state`).
     fn get_state(&self) -> TensorOut {
         state_tensor(self.g.get_state())
     }
     fn set_state<'py>(
         slf: &Bound<'py, Self>,
-        new_state: PyRef<'_, PyTensor>,
+        new_state: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        slf.get().g.set_state(parse_state(&new_state.t)?);
+        slf.get().g.set_state(&parse_state(new_state)?).py()?;
         Ok(slf.clone())
     }
     #[getter]
@@ -152,9 +183,10 @@ fn get_rng_state() -> TensorOut {
 }
 
 #[pyfunction]
-fn set_rng_state(new_state: PyRef<'_, PyTensor>) -> PyResult<()> {
-    rng::default_generator().set_state(parse_state(&new_state.t)?);
-    Ok(())
+fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
+    rng::default_generator()
+        .set_state(&parse_state(new_state)?)
+        .py()
 }
 
 type Gen<'a, 'py> = Option<&'a Bound<'py, PyGenerator>>;

@@ -270,8 +270,9 @@ def test_values_do_not_depend_on_thread_count():
         fg.set_num_threads(before)
 
 
-def test_default_seed_is_fixed_at_start_and_seed_reseeds():
-    # A fresh process draws the same numbers every run (torch's default seed).
+def test_new_generators_start_from_torchs_default_seed_and_seed_reseeds():
+    # A new Generator starts from torch's default seed; the default
+    # generator's unseeded start is checked in test_random_torch_streams.py.
     assert fg.Generator().initial_seed() == 67280421310721
     s = fg.seed()
     assert isinstance(s, int) and fg.initial_seed() == s
@@ -285,8 +286,17 @@ def test_rng_state_round_trip_replays_the_stream():
     a = fg.randn(10).tolist()
     fg.set_rng_state(state)
     assert fg.randn(10).tolist() == a
-    with pytest.raises(RuntimeError, match="RNG state"):
-        fg.set_rng_state(fg.zeros(3))
+    assert state.shape == (5056,)  # torch's CPUGeneratorImplState bytes
+    with pytest.raises(TypeError, match="RNG state"):
+        fg.set_rng_state(fg.zeros(3))  # not bytes (torch: TypeError too)
+    with pytest.raises(RuntimeError, match="size 5056"):
+        fg.set_rng_state(fg.zeros(3, dtype=fg.int64))
+    bad_left = state.clone()
+    bad_left[8:12] = 0  # `left` (an int32 at byte 8) must be in [1, 624]
+    with pytest.raises(RuntimeError, match="left"):
+        fg.set_rng_state(bad_left)
+    with pytest.raises(RuntimeError, match=r"\[0, 255\]"):
+        fg.set_rng_state(state - 1)
 
 
 def test_private_generators_are_independent_of_the_default_one():
