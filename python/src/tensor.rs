@@ -494,6 +494,14 @@ impl PyTensor {
         np.call_method1("asarray", (slf,))
     }
 
+    /// Above NumPy's own, so `np.float64(2) * t` and `np.float32(1) + t`
+    /// defer to the tensor's reflected operator (a tensor result with its
+    /// graph) as with torch, rather than converting the tensor to an array.
+    #[classattr]
+    fn __array_priority__() -> i64 {
+        1000
+    }
+
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         if self.t.requires_grad() {

@@ -190,3 +190,16 @@ def test_string_dtypes_are_type_errors():
         with pytest.raises(TypeError, match="dtype"):
             f()
     assert torch.zeros(2, dtype=float).dtype == torch.float64
+
+
+def test_numpy_scalars_on_the_left_defer_to_the_tensor():
+    b = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    y = np.float64(2.0) * b
+    assert isinstance(y, torch.Tensor) and y.grad_fn.name() == "MulBackward0"
+    assert y.grad_fn.next_functions[0][0].variable is b
+    z = np.float32(1.0) + b
+    assert isinstance(z, torch.Tensor)
+    np.testing.assert_array_equal(z.detach().numpy(), [1.5, 2.5])
+    # (torch refuses an ndarray on the left; ferrograd takes it as a tensor.)
+    w = np.array([1.0, 2.0]) * b
+    np.testing.assert_array_equal(w.detach().numpy(), [0.5, 3.0])
