@@ -38,6 +38,21 @@ fn rounding_mode(mode: Option<&Bound<'_, PyAny>>) -> PyResult<Option<RoundingMod
     }
 }
 
+/// An `alpha=` form (`add`, `sub`, `rsub`): `f(self, other, alpha)`.
+fn alpha_op(
+    py: Python<'_>,
+    a: &Tensor,
+    other: &Bound<'_, PyAny>,
+    alpha: Option<&Bound<'_, PyAny>>,
+    f: fn(&Tensor, &Tensor, Scalar) -> ferrograd::Result<Tensor>,
+) -> PyResult<TensorOut> {
+    let b = arg(other, "other")?;
+    let k = number(alpha, "alpha", Scalar::Int(1))?;
+    Ok(nogil(py, a.numel().max(b.numel()), || f(a, &b, k))
+        .py()?
+        .into())
+}
+
 /// Binary operators: `$op` and its reflection `$rop` return NotImplemented
 /// for operands that are not tensors or numbers; `$iop` writes in place.
 /// `$rop` computes `$reflected(self, other)` for `other op self`, recording
@@ -348,12 +363,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let b = arg(other, "other")?;
-        let k = number(alpha, "alpha", Scalar::Int(1))?;
-        let a = &self.t;
-        Ok(nogil(py, a.numel().max(b.numel()), || a.add_scaled(&b, k))
-            .py()?
-            .into())
+        alpha_op(py, &self.t, other, alpha, Tensor::add_scaled)
     }
 
     #[pyo3(signature = (other, *, alpha = None))]
@@ -377,12 +387,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let b = arg(other, "other")?;
-        let k = number(alpha, "alpha", Scalar::Int(1))?;
-        let a = &self.t;
-        Ok(nogil(py, a.numel().max(b.numel()), || a.rsub_scaled(&b, k))
-            .py()?
-            .into())
+        alpha_op(py, &self.t, other, alpha, Tensor::rsub_scaled)
     }
 
     #[pyo3(signature = (other, *, alpha = None))]
@@ -392,12 +397,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let b = arg(other, "other")?;
-        let k = number(alpha, "alpha", Scalar::Int(1))?;
-        let a = &self.t;
-        Ok(nogil(py, a.numel().max(b.numel()), || a.sub_scaled(&b, k))
-            .py()?
-            .into())
+        alpha_op(py, &self.t, other, alpha, Tensor::sub_scaled)
     }
 
     #[pyo3(signature = (other, *, alpha = None))]
