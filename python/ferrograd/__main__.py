@@ -90,7 +90,7 @@ def main() -> None:
         loss.backward()
         with torch.no_grad():
             for p in params:
-                p -= 0.1 * p.grad
+                p -= 0.05 * p.grad
                 p.grad = None
         if step % 500 == 0:
             print(f"step {step:5d}  mean squared error {loss.item():.5f}")
