@@ -6,27 +6,8 @@
 
 use super::access::{lock, slice_mut};
 use super::iter::for_ranges;
+use super::sync_ptr::SyncPtr;
 use crate::{default_dtype, dispatch, DType, Element, Error, Result, Scalar, Tensor};
-
-/// A raw output pointer shared by the workers of `for_ranges`.
-#[derive(Clone, Copy)]
-struct OutPtr<T>(*mut T);
-// SAFETY: workers write disjoint index ranges of a buffer that outlives them.
-unsafe impl<T> Send for OutPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for OutPtr<T> {}
-
-impl<T> OutPtr<T> {
-    /// Pointer to element `i` (a method, so closures capture the whole
-    /// `Send` wrapper rather than its raw-pointer field).
-    ///
-    /// # Safety
-    /// `i` is within the buffer.
-    #[inline(always)]
-    unsafe fn at(self, i: usize) -> *mut T {
-        self.0.add(i)
-    }
-}
 
 /// Largest element count a creation function accepts for `dtype` (the byte
 /// size must fit an `isize`, as Rust allocations require).
@@ -47,7 +28,7 @@ fn from_fn<T: Element>(shape: &[usize], f: impl Fn(usize) -> T + Sync + Send) ->
     {
         let _g = lock(&[], Some(&out));
         // SAFETY: `out` is fresh, contiguous, write-locked and of dtype T.
-        let o = OutPtr(unsafe { slice_mut::<T>(&out) }.as_mut_ptr());
+        let o = SyncPtr(unsafe { slice_mut::<T>(&out) }.as_mut_ptr());
         for_ranges(n, |s, e| {
             for i in s..e {
                 // SAFETY: `i < n`, and each index is written by one worker only.

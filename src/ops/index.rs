@@ -13,7 +13,8 @@
 use super::access::{elem_ptr, lock};
 use super::binary::Arith;
 use super::iter::{apply2, check_writable, for_ranges, map2};
-use super::shape::{drop_dim, fmt_shape, signed, walk, Ptr};
+use super::shape::{drop_dim, fmt_shape, signed, walk};
+use super::sync_ptr::SyncPtr;
 use super::view::jvp_if_batched;
 use crate::autograd::{sum_to, Recorder, Tangents};
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
@@ -340,7 +341,7 @@ impl Tensor {
         let _g = lock(&[self], Some(&out));
         let delta = plan.view.offset() as isize - self.offset() as isize;
         dispatch!(self.dtype(), T => {
-            let (o, s) = (Ptr(elem_ptr::<T>(&out)), Ptr(elem_ptr::<T>(self)));
+            let (o, s) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(self)));
             let body = |start: usize, end: usize| {
                 let (o, s) = (o, s);
                 for (&od, &os) in dst_off[start..end].iter().zip(&g.offsets[start..end]) {
@@ -756,7 +757,7 @@ impl Tensor {
         let os = signed(&contiguous_strides(idx_t.shape()));
         let _g = lock(&[&src], Some(&out));
         dispatch!(self.dtype(), T => {
-            let (o, s) = (Ptr(elem_ptr::<T>(&out)), Ptr(elem_ptr::<T>(&src)));
+            let (o, s) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(&src)));
             let shape = idx_t.shape();
             for_ranges(idx.len(), |start, end| {
                 let (o, s) = (o, s);

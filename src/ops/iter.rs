@@ -8,6 +8,7 @@
 //! cast to the closure's element types.
 
 use super::access::{lock, slice, slice_mut, view_mut, view_strided};
+use super::sync_ptr::SyncPtr;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::broadcast_shapes;
 use crate::{Element, Error, Result, Tensor};
@@ -32,23 +33,6 @@ pub(crate) fn for_ranges(n: usize, body: impl Fn(usize, usize) + Sync + Send) {
         body(0, n);
     }
 }
-
-/// A raw pointer that may cross into rayon workers.
-#[derive(Clone, Copy)]
-struct SyncPtr<T>(*mut T);
-impl<T> SyncPtr<T> {
-    /// The pointer (a method, so closures capture the whole `Send` wrapper).
-    #[inline(always)]
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
-
-// SAFETY: workers write disjoint index ranges (see `for_ranges`), and the
-// pointee outlives the parallel section.
-unsafe impl<T> Send for SyncPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SyncPtr<T> {}
 
 /// Strides of `t` broadcast to `shape`.
 fn bstrides(t: &Tensor, shape: &[usize]) -> Result<crate::tensor::Dims> {

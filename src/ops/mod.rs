@@ -16,6 +16,7 @@ pub mod linalg;
 mod pointwise;
 pub mod reduce;
 mod shape;
+pub(crate) mod sync_ptr;
 mod view;
 pub use binary::Arith;
 pub(crate) use view::as_strided_grad;

@@ -12,18 +12,10 @@
 
 use super::access::{elem_ptr, lock};
 use super::iter::for_ranges;
+use super::sync_ptr::SyncPtr;
 use crate::autograd::{Recorder, Tangents};
 use crate::tensor::{contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
-
-/// A raw element pointer that may cross into rayon workers.
-#[derive(Clone, Copy)]
-pub(crate) struct Ptr<T>(pub(crate) *mut T);
-// SAFETY: users only dereference it at offsets that are disjoint between
-// workers (writes) or read-only (reads), while the buffer is locked.
-unsafe impl<T> Send for Ptr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Ptr<T> {}
 
 /// Visits the row-major positions `start..end` of `shape`, calling `f` with
 /// each operand's element offset (sum of index times stride, per operand).
@@ -115,7 +107,7 @@ pub(crate) unsafe fn copy_strided<T: Element, S: Element>(
     shape: &[usize],
 ) {
     let n: usize = shape.iter().product();
-    let (d, s) = (Ptr(dst), Ptr(src as *mut S));
+    let (d, s) = (SyncPtr(dst), SyncPtr(src as *mut S));
     for_ranges(n, |start, end| {
         let (d, s) = (d, s);
         walk(shape, [dst_strides, src_strides], start, end, |[o, i]| {

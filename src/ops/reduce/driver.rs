@@ -20,6 +20,7 @@
 //! are bitwise reproducible.
 
 use crate::ops::access::{elem_ptr, lock};
+pub(crate) use crate::ops::sync_ptr::SyncPtr;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::{Dims, Layout};
 use crate::{Element, Result, Tensor};
@@ -45,32 +46,6 @@ pub(crate) trait Fold<T: Element>: Sync {
     fn init(&self) -> Self::Acc;
     fn step(&self, acc: Self::Acc, x: T, k: usize) -> Self::Acc;
     fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-}
-
-/// A raw pointer that may cross into rayon workers.
-#[derive(Clone, Copy)]
-pub(crate) struct SyncPtr<T>(pub *mut T);
-// SAFETY: users write disjoint indices from different workers, and the
-// pointee outlives the parallel section.
-unsafe impl<T> Send for SyncPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SyncPtr<T> {}
-
-impl<T> SyncPtr<T> {
-    /// Writes `v` at index `i`.
-    ///
-    /// # Safety
-    /// `i` is in bounds of the allocation and no other thread touches it.
-    #[inline(always)]
-    pub(crate) unsafe fn write(self, i: usize, v: T) {
-        *self.0.add(i) = v;
-    }
-
-    /// The pointer (a method, so closures capture the whole `SyncPtr`).
-    #[inline(always)]
-    pub(crate) fn ptr(self) -> *mut T {
-        self.0
-    }
 }
 
 /// A fresh contiguous tensor and a pointer to its elements for writers.
@@ -261,7 +236,7 @@ fn rows<T: Element, F: Fold<T>>(
     let row = |i: usize| {
         // SAFETY: the row's addresses are within `x`'s layout, whose storage
         // is read-locked for the whole call.
-        unsafe { fold_row(f, base.ptr().add(unravel(kept, i)) as *const T, len, stride) }
+        unsafe { fold_row(f, base.get().add(unravel(kept, i)) as *const T, len, stride) }
     };
     if !parallel(m * len) {
         (0..m).for_each(|i| write(i, row(i)));
@@ -277,7 +252,7 @@ fn rows<T: Element, F: Fold<T>>(
         // Few long rows: split each row's chunks, then combine them in
         // order (the same order `fold_row` uses).
         for i in 0..m {
-            let b = SyncPtr(base.ptr().wrapping_add(unravel(kept, i)));
+            let b = SyncPtr(base.get().wrapping_add(unravel(kept, i)));
             let parts: Vec<F::Acc> = install(|| {
                 (0..len.div_ceil(CHUNK))
                     .into_par_iter()
@@ -285,7 +260,7 @@ fn rows<T: Element, F: Fold<T>>(
                         let k = c * CHUNK;
                         let n = CHUNK.min(len - k);
                         // SAFETY: as above; the chunk lies within the row.
-                        unsafe { fold_run(f, b.ptr().add(k * stride) as *const T, n, stride, k) }
+                        unsafe { fold_run(f, b.get().add(k * stride) as *const T, n, stride, k) }
                     })
                     .collect()
             });
@@ -333,7 +308,7 @@ fn tiles<T: Element, F: Fold<T>>(
             // SAFETY: `row0 + off + j` for `j < tw` is the address of an
             // element of `x`'s layout; the storage is read-locked.
             let xs =
-                unsafe { std::slice::from_raw_parts(base.ptr().add(row0 + off) as *const T, tw) };
+                unsafe { std::slice::from_raw_parts(base.get().add(row0 + off) as *const T, tw) };
             for (a, &v) in accs.iter_mut().zip(xs) {
                 *a = f.step(*a, v, kk);
             }

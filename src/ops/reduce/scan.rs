@@ -58,7 +58,7 @@ fn scan<O: Element, A: Arith>(
                 // contiguous input and the fresh output, whose element `off + j`
                 // only this task writes.
                 unsafe {
-                    *a = op(*a, A::cast_from(*xp.ptr().add(off + j)));
+                    *a = op(*a, A::cast_from(*xp.get().add(off + j)));
                     op_.write(off + j, O::cast_from(*a));
                 }
             }
@@ -251,8 +251,8 @@ fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -> Tensor {
         // writes.
         let (xs, os) = unsafe {
             (
-                std::slice::from_raw_parts(xp.ptr().add(r * n) as *const T, n),
-                std::slice::from_raw_parts_mut(op.ptr().add(r * n), n),
+                std::slice::from_raw_parts(xp.get().add(r * n) as *const T, n),
+                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
             )
         };
         let m = xs
