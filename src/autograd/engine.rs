@@ -999,15 +999,32 @@ pub fn grad_edges(
         .map(|i| input_edge(i, ""))
         .collect::<Result<_>>()?;
     let captured = execute(roots, &targets, &[], opts)?;
+    unused_inputs(captured, inputs, opts, None)
+}
+
+/// The tail `grad` and `grad_batched` share: each input's captured
+/// gradient; for an input the graph never reached, zeros
+/// (`materialize_grads`, with the batch dim in front when `batch` is set),
+/// `None` (`allow_unused`) or torch's error.
+fn unused_inputs(
+    captured: Vec<Option<Tensor>>,
+    inputs: &[GradInput],
+    opts: BackwardOptions,
+    batch: Option<usize>,
+) -> Result<Vec<Option<Tensor>>> {
     captured
         .into_iter()
         .zip(inputs)
         .map(|(g, input)| match g {
             Some(g) => Ok(Some(g)),
-            None if opts.materialize_grads => Ok(Some(match input {
-                GradInput::Tensor(t) => Tensor::try_zeros(t.shape(), t.dtype())?,
-                GradInput::Edge(e) => e.node.core().output_meta()[e.input_nr].zeros()?,
-            })),
+            None if opts.materialize_grads => {
+                let meta = match input {
+                    GradInput::Tensor(t) => super::TensorMeta::of(t),
+                    GradInput::Edge(e) => e.node.core().output_meta()[e.input_nr].clone(),
+                };
+                let shape: Vec<usize> = batch.into_iter().chain(meta.shape).collect();
+                Ok(Some(Tensor::try_zeros(&shape, meta.dtype)?))
+            }
             None if opts.allow_unused => Ok(None),
             None => Err(Error::runtime(
                 "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
@@ -1056,24 +1073,5 @@ pub fn grad_batched(
         .map(|i| input_edge(i, ""))
         .collect::<Result<_>>()?;
     let captured = execute_batched(roots, &targets, &[], opts, Some(b))?;
-    captured
-        .into_iter()
-        .zip(inputs)
-        .map(|(g, input)| match g {
-            Some(g) => Ok(Some(g)),
-            None if opts.materialize_grads => {
-                let meta = match input {
-                    GradInput::Tensor(t) => super::TensorMeta::of(t),
-                    GradInput::Edge(e) => e.node.core().output_meta()[e.input_nr].clone(),
-                };
-                let mut shape = vec![b];
-                shape.extend_from_slice(&meta.shape);
-                Ok(Some(Tensor::try_zeros(&shape, meta.dtype)?))
-            }
-            None if opts.allow_unused => Ok(None),
-            None => Err(Error::runtime(
-                "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
-            )),
-        })
-        .collect()
+    unused_inputs(captured, inputs, opts, Some(b))
 }

@@ -1,4 +1,5 @@
-//! Reverse-mode automatic differentiation.
+//! Automatic differentiation: reverse mode (the graph, the engine, hooks,
+//! saved tensors) and forward mode (dual levels and tangents, `forward.rs`).
 //!
 //! Every tensor carries [`AutogradMeta`]: whether it requires grad, its
 //! accumulated `.grad`, the `grad_fn` edge of the node that produced it, and

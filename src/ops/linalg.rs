@@ -1,7 +1,8 @@
 //! Linear algebra: matrix products (`matmul` and its family, backed by a
 //! strided GEMM driver), `einsum`, and LU-based `inv`/`det`/`solve`.
 //!
-//! Forward only for now. Products never promote dtypes (as in torch): both
+//! Every op records its backward and forward-mode formulas beside its
+//! kernel. Products never promote dtypes (as in torch): both
 //! operands must share one dtype. Floating products run on the `gemm` crate
 //! (or `matrixmultiply`, see [`set_gemm_backend`]) fed with the operands'
 //! own strides, so transposed, sliced and expanded inputs are not copied.

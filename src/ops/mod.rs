@@ -1,9 +1,10 @@
 //! Kernels: every operation on tensors, grouped by kind.
 //!
 //! Each submodule adds methods to [`Tensor`] (and free functions where torch
-//! has them). Forward kernels live here; autograd formulas will sit beside
-//! them. Shared loop drivers are in `iter`, locked typed memory access in
-//! `access`.
+//! has them). Each op's kernel, its backward formula and its forward-mode
+//! formula sit together here (recorded through `autograd::Recorder`).
+//! Shared loop drivers are in `iter`, locked typed memory access in
+//! `access`, the raw pointer parallel loops share in `sync_ptr`.
 
 pub(crate) mod access;
 pub(crate) mod iter;
