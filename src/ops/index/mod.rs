@@ -1,0 +1,323 @@
+//! Indexing: NumPy/torch-style `index` / `index_put_` (what Python's
+//! `t[...]` and `t[...] = v` do), and the index-driven ops: index_select,
+//! gather, scatter, index_add/copy/fill, masked_fill/select, take, put_,
+//! nonzero.
+//!
+//! Basic indices (ints, slices with positive steps, new axes, an ellipsis)
+//! only change the layout, so `index` returns a view. Integer tensors and
+//! boolean masks are advanced indices: they are broadcast together and
+//! gather into a copy. As in torch, ints are applied as `select` first, and
+//! the advanced dims of the result go in place of the indexed dims when
+//! those are adjacent, else first.
+//!
+//! The module is split by concern: `plan` (reading an index expression
+//! into a view and the gathered offsets), `advanced` (`index` /
+//! `index_put`), `scatter` (index_select, gather, scatter*), `slices`
+//! (index_add/copy/fill) and `masked` (masked_*, take, put, nonzero);
+//! this file holds the helpers they share.
+
+mod advanced;
+mod masked;
+mod plan;
+mod scatter;
+mod slices;
+
+use plan::Plan;
+pub use plan::TensorIndex;
+
+use crate::autograd::{sum_to, Recorder, Tangents};
+use crate::ops::access::{elem_ptr, lock};
+use crate::ops::binary::Arith;
+use crate::ops::iter::{apply2, check_writable, for_ranges, map2};
+use crate::ops::shape::{drop_dim, fmt_shape, signed, walk};
+use crate::ops::sync_ptr::SyncPtr;
+use crate::ops::view::jvp_if_batched;
+use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
+use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
+
+/// `g` summed down to `shape` when `g` was broadcast from it (`shape` may
+/// have extra leading ones that indexing dropped).
+pub(crate) fn sum_to_indexed(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let mut g = g.clone();
+    if g.ndim() < shape.len() {
+        let mut s = vec![1isize; shape.len() - g.ndim()];
+        s.extend(g.shape().iter().map(|&n| n as isize));
+        g = g.reshape(&s)?;
+    }
+    sum_to(&g, shape)
+}
+
+/// A kernel's addition (logical or for bool).
+pub(super) fn add_fn<T: Element>() -> fn(T, T) -> T {
+    fn num<U: Arith>(a: U, b: U) -> U {
+        U::add(a, b)
+    }
+    fn cast_add<T: Element, U: Arith>(a: T, b: T) -> T {
+        T::cast_from(num::<U>(U::cast_from(a), U::cast_from(b)))
+    }
+    match T::DTYPE {
+        DType::Bool => |a: T, b: T| T::from_bool(a.to_bool() | b.to_bool()),
+        DType::Int32 => cast_add::<T, i32>,
+        DType::Int64 => cast_add::<T, i64>,
+        DType::Float32 => cast_add::<T, f32>,
+        DType::Float64 => cast_add::<T, f64>,
+    }
+}
+
+/// Splits `0..n` items of `weight` elements each so that parallel chunks
+/// carry enough work.
+pub(super) fn for_ranges_weighted(
+    n: usize,
+    weight: usize,
+    body: impl Fn(usize, usize) + Sync + Send,
+) {
+    let w = weight.max(1);
+    for_ranges(n * w, |s, e| {
+        let (a, b) = (s.div_ceil(w), e.div_ceil(w));
+        if a < b {
+            body(a, b)
+        }
+    });
+}
+
+/// Offsets of every row-major position of `shape` through `strides`.
+pub(crate) fn positions(shape: &[usize], strides: &[isize]) -> Vec<isize> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    walk(shape, [strides], 0, n, |[o]| out.push(o));
+    out
+}
+
+/// Drops leading size-1 dims of `v` until it has at most `ndim` dims (torch
+/// allows `t[0] = ones(1, 3)` for a (3,) target).
+pub(super) fn strip_leading_ones(v: &Tensor, ndim: usize) -> Tensor {
+    let mut l = v.layout().clone();
+    while l.ndim() > ndim && l.shape()[0] == 1 {
+        l = l.select(0, 0).expect("dim 0 has size 1");
+    }
+    if l == *v.layout() {
+        v.clone()
+    } else {
+        v.view_with_layout(l)
+    }
+}
+
+/// torch's setitem error when values do not broadcast to the target.
+pub(super) fn check_value_shape(values: &Tensor, v: &Tensor, shape: &[usize]) -> Result<()> {
+    if v.layout().broadcast_strides(shape).is_err() {
+        return Err(Error::runtime(format!(
+            "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+            fmt_shape(values.shape()),
+            fmt_shape(shape)
+        )));
+    }
+    Ok(())
+}
+
+/// Row-major coordinates of the nonzero elements: `n * ndim` values, `n`.
+pub(super) fn nonzero_coords(t: &Tensor) -> (Vec<i64>, usize) {
+    let b = t.to_dtype(DType::Bool).contiguous();
+    let nd = t.ndim();
+    let mut coords = Vec::new();
+    let mut n = 0usize;
+    {
+        let _g = lock(&[&b], None);
+        // SAFETY: `b` is contiguous bool and read-locked.
+        let data = unsafe { crate::ops::access::slice::<bool>(&b) };
+        let mut idx = vec![0i64; nd];
+        for &v in data {
+            if v {
+                coords.extend_from_slice(&idx);
+                n += 1;
+            }
+            for d in (0..nd).rev() {
+                idx[d] += 1;
+                if (idx[d] as usize) < t.shape()[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+    (coords, n)
+}
+
+pub(super) fn check_long(op: &str, index: &Tensor) -> Result<()> {
+    if index.dtype() != DType::Int64 {
+        return Err(Error::runtime(format!(
+            "{op}(): Expected dtype int64 for index"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn check_int_index(op: &str, index: &Tensor) -> Result<Vec<i64>> {
+    if !matches!(index.dtype(), DType::Int64 | DType::Int32) {
+        return Err(Error::runtime(format!(
+            "{op}(): Expected dtype int32/int64 for index"
+        )));
+    }
+    if index.ndim() > 1 {
+        return Err(Error::index(format!(
+            "{op}(): Index is supposed to be a vector, got a {}-D tensor",
+            index.ndim()
+        )));
+    }
+    Ok(index.to_vec::<i64>())
+}
+
+/// `t` with a 0-dim tensor seen as shape (1,).
+pub(super) fn as_1d(t: &Tensor) -> Tensor {
+    if t.ndim() == 0 {
+        t.view_with_layout(Layout::new(&[1], &[1], t.offset()))
+    } else {
+        t.clone()
+    }
+}
+
+/// Checks `0 <= v < size` (no wrapping, as gather/scatter/index_add do).
+pub(super) fn check_range(v: i64, dim: usize, size: usize, runtime: bool) -> Result<usize> {
+    if v < 0 || v >= size as i64 {
+        let msg = format!("index {v} is out of bounds for dimension {dim} with size {size}");
+        return Err(if runtime {
+            Error::runtime(msg)
+        } else {
+            Error::index(msg)
+        });
+    }
+    Ok(v as usize)
+}
+
+/// Shape checks shared by gather and scatter.
+pub(super) fn check_gather_shapes(
+    op: &str,
+    this: &Tensor,
+    dim: usize,
+    index: &Tensor,
+    src: Option<&Tensor>,
+) -> Result<()> {
+    if index.ndim() != this.ndim() {
+        return Err(Error::runtime(format!(
+            "{op}(): Index tensor must have the same number of dimensions as {} tensor",
+            if src.is_some() { "self" } else { "input" }
+        )));
+    }
+    if let Some(s) = src {
+        if s.ndim() != this.ndim() {
+            return Err(Error::runtime(format!(
+                "{op}(): Index tensor must have the same number of dimensions as src tensor"
+            )));
+        }
+    }
+    for k in 0..this.ndim() {
+        let bad_self = k != dim && index.shape()[k] > this.shape()[k];
+        let bad_src = src.is_some_and(|s| index.shape()[k] > s.shape()[k]);
+        if bad_self || bad_src {
+            return Err(Error::runtime(match src {
+                None => format!(
+                    "Size does not match at dimension {k} expected index {} to be smaller than self {} apart from dimension {dim}",
+                    fmt_shape(index.shape()),
+                    fmt_shape(this.shape())
+                ),
+                Some(s) => format!(
+                    "Expected index {} to be smaller than self {} apart from dimension {dim} and to be smaller size than src {}",
+                    fmt_shape(index.shape()),
+                    fmt_shape(this.shape()),
+                    fmt_shape(s.shape())
+                ),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The source of a scatter: a tensor or one value.
+pub(super) enum ScatterSrc<'a> {
+    Tensor(&'a Tensor),
+    Value(Scalar),
+}
+
+/// `index` for a tangent: repeated along a leading batch dim, if any.
+pub(super) fn batch_index(t: &Tangents, index: &Tensor) -> Result<Tensor> {
+    match t.batch() {
+        Some(_) => index.expand(&crate::ops::view::isizes(&t.shape(index.shape()))),
+        None => Ok(index.clone()),
+    }
+}
+
+/// The gradient of a scatter's `src`: `g` gathered at `index`, padded with
+/// zeros where `src` is larger than `index`.
+pub(super) fn gather_for_src(
+    g: &Tensor,
+    dim: isize,
+    index: &Tensor,
+    src_shape: &[usize],
+) -> Result<Tensor> {
+    let picked = g.gather(dim, index)?;
+    if picked.shape() == src_shape {
+        return Ok(picked);
+    }
+    let ishape = index.shape().to_vec();
+    let view: crate::ops::view::ViewFn = std::sync::Arc::new(move |t: &Tensor| {
+        let mut t = t.clone();
+        for (k, &n) in ishape.iter().enumerate() {
+            t = t.narrow(k as isize, 0, n)?;
+        }
+        Ok(t)
+    });
+    crate::ops::view::view_scatter(&picked, src_shape, "ScatterSrcBackward0", view)
+}
+
+/// The gradient of index_add/index_copy's `source`: `g`'s slices at
+/// `index`, in `source`'s rank (a 0-dim source gets a 0-dim gradient).
+pub(super) fn select_for_source(
+    g: &Tensor,
+    dim: isize,
+    index: &Tensor,
+    source_ndim: usize,
+) -> Result<Tensor> {
+    let g1 = if g.ndim() == 0 {
+        g.reshape(&[1])?
+    } else {
+        g.clone()
+    };
+    let s = g1.index_select(dim, index)?;
+    if source_ndim == 0 {
+        return s.reshape(&[]);
+    }
+    Ok(s)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum SliceMode {
+    Add,
+    Copy,
+    Fill,
+}
+
+/// `x * alpha` for index_add (alpha 1 is the identity; bool ignores it).
+pub(super) fn scale_fn<T: Element>() -> fn(T, T) -> T {
+    fn mul<T: Element, U: Arith>(x: T, a: T) -> T {
+        T::cast_from(U::mul(U::cast_from(x), U::cast_from(a)))
+    }
+    match T::DTYPE {
+        DType::Bool => |x: T, _a: T| x,
+        DType::Int32 => mul::<T, i32>,
+        DType::Int64 => mul::<T, i64>,
+        DType::Float32 => mul::<T, f32>,
+        DType::Float64 => mul::<T, f64>,
+    }
+}
+
+pub(super) fn check_mask(op: &str, mask: &Tensor) -> Result<()> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::runtime(format!(
+            "{op} only supports boolean masks, but got mask with dtype {}",
+            mask.dtype()
+        )));
+    }
+    Ok(())
+}

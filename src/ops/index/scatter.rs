@@ -1,0 +1,294 @@
+//! index_select, gather and the scatter family, with their formulas.
+
+use super::*;
+
+impl Tensor {
+    /// `index_select(dim, index)`: the slices at `index` (1-D, int64/int32)
+    /// along `dim`, copied.
+    pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        let rec = jvp_if_batched(
+            Recorder::new("IndexSelectBackward0", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.index_select(t.dim(dim), index)),
+        );
+        let out = self.index_select_kernel(dim, index)?;
+        if rec.active() {
+            let (shape, index) = (self.shape().to_vec(), index.clone());
+            // d self = zeros with g's slices added at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+                Ok(vec![Some(z.index_add(
+                    dim,
+                    &index,
+                    &g[0],
+                    Scalar::Int(1),
+                )?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn index_select_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        let idx = check_int_index("index_select", index)?;
+        let src = as_1d(self);
+        let d = wrap_dim(dim, self.ndim())?;
+        let size = src.shape()[d];
+        for &v in &idx {
+            check_range(v, d, size, false)?;
+        }
+        let mut indices = vec![TensorIndex::full(); d];
+        indices.push(TensorIndex::Tensor(Tensor::from_vec(idx)));
+        let out = src.index(&indices)?;
+        if self.ndim() == 0 {
+            return out.reshape(&[]);
+        }
+        Ok(out)
+    }
+
+    /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
+    /// dim 0); `index` is int64 with as many dims as `self`.
+    pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        let rec = jvp_if_batched(
+            Recorder::new("GatherBackward0", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?)),
+        );
+        let out = self.gather_kernel(dim, index)?;
+        if rec.active() {
+            let (shape, index) = (self.shape().to_vec(), index.clone());
+            // d self = zeros with g added at `index` (repeats accumulate).
+            rec.finish_simple(&out, move |_, g| {
+                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+                Ok(vec![Some(z.scatter_add(dim, &index, &g[0])?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn gather_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
+        check_long("gather", index)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        let (src, idx_t) = (as_1d(self), as_1d(index));
+        check_gather_shapes("gather", &src, d, &idx_t, None)?;
+        let idx = idx_t.to_vec::<i64>();
+        let size = src.shape()[d];
+        for &v in &idx {
+            check_range(v, d, size, true)?;
+        }
+        let out = Tensor::empty(index.shape(), self.dtype());
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let mut ss = signed(src.strides());
+        let sd = ss[d];
+        ss[d] = 0;
+        let os = signed(&contiguous_strides(idx_t.shape()));
+        let _g = lock(&[&src], Some(&out));
+        dispatch!(self.dtype(), T => {
+            let (o, s) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(&src)));
+            let shape = idx_t.shape();
+            for_ranges(idx.len(), |start, end| {
+                let (o, s) = (o, s);
+                walk(shape, [&os, &ss], start, end, |[i, j]| {
+                    // SAFETY: `i` enumerates the fresh output (same shape as
+                    // the index, contiguous); `j` plus a checked index along
+                    // `d` stays inside `src` since index sizes <= src sizes.
+                    unsafe { *o.0.offset(i) = *s.0.offset(j + idx[i as usize] as isize * sd) };
+                });
+            });
+        });
+        drop(_g);
+        Ok(out)
+    }
+
+    pub(super) fn scatter_impl(
+        &self,
+        op: &str,
+        dim: isize,
+        index: &Tensor,
+        src: ScatterSrc<'_>,
+        add: bool,
+    ) -> Result<()> {
+        check_long(op, index)?;
+        check_writable(self)?;
+        let d = wrap_dim(dim, self.ndim())?;
+        let dst = as_1d(self);
+        let idx_t = as_1d(index);
+        let src_t = match &src {
+            ScatterSrc::Tensor(s) => {
+                if s.dtype() != self.dtype() {
+                    return Err(Error::runtime(format!(
+                        "{op}(): Expected self.dtype to be equal to src.dtype"
+                    )));
+                }
+                let s = if s.storage().same(self.storage()) {
+                    s.copy()
+                } else {
+                    (*s).clone()
+                };
+                Some(as_1d(&s))
+            }
+            ScatterSrc::Value(_) => None,
+        };
+        check_gather_shapes(op, &dst, d, &idx_t, src_t.as_ref())?;
+        let idx = idx_t.to_vec::<i64>();
+        let size = dst.shape()[d];
+        for &v in &idx {
+            check_range(v, d, size, true)?;
+        }
+        if !idx.is_empty() {
+            let mut ds = signed(dst.strides());
+            let dd = ds[d];
+            ds[d] = 0;
+            let is = signed(&contiguous_strides(idx_t.shape()));
+            let shape = idx_t.shape();
+            let n = idx.len();
+            let reads: Vec<&Tensor> = src_t.iter().collect();
+            let _g = lock(&reads, Some(&dst));
+            dispatch!(self.dtype(), T => {
+                let addf = add_fn::<T>();
+                let p = elem_ptr::<T>(&dst);
+                let put = |i: isize, j: isize, x: T| {
+                    // SAFETY: `j` plus a checked index along `d` lies in
+                    // `dst` (write-locked, non-overlapping).
+                    unsafe {
+                        let q = p.offset(j + idx[i as usize] as isize * dd);
+                        *q = if add { addf(*q, x) } else { x };
+                    }
+                };
+                match (&src, &src_t) {
+                    (_, Some(s)) => {
+                        let sp = elem_ptr::<T>(s);
+                        let sstr = signed(s.strides());
+                        // SAFETY: index sizes <= src sizes, so `k` stays
+                        // inside `s` (read-locked).
+                        walk(shape, [&is, &ds, &sstr], 0, n, |[i, j, k]| put(i, j, unsafe { *sp.offset(k) }));
+                    }
+                    (ScatterSrc::Value(v), None) => {
+                        let x: T = v.to_elem();
+                        walk(shape, [&is, &ds], 0, n, |[i, j]| put(i, j, x));
+                    }
+                    (ScatterSrc::Tensor(_), None) => {}
+                }
+            });
+        }
+        self.bump_version();
+        Ok(())
+    }
+
+    /// `scatter_(dim, index, src)`: `self[index[i][j]][j] = src[i][j]`
+    /// (dim 0); in place.
+    pub fn scatter_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("scatter_", self, &[src], |s| s.scatter(dim, index, src))? {
+            return Ok(());
+        }
+        self.scatter_impl("scatter", dim, index, ScatterSrc::Tensor(src), false)
+    }
+
+    /// `scatter_(dim, index, value)`: writes one value at the indexed places.
+    pub fn scatter_value_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
+        if crate::autograd::inplace("scatter_", self, &[], |s| {
+            s.scatter_value(dim, index, value)
+        })? {
+            return Ok(());
+        }
+        self.scatter_impl("scatter", dim, index, ScatterSrc::Value(value), false)
+    }
+
+    /// `scatter_add_(dim, index, src)`: like `scatter_` but adds, summing
+    /// duplicate indices.
+    pub fn scatter_add_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
+        if crate::autograd::inplace("scatter_add_", self, &[src], |s| {
+            s.scatter_add(dim, index, src)
+        })? {
+            return Ok(());
+        }
+        self.scatter_impl("scatter_add", dim, index, ScatterSrc::Tensor(src), true)
+    }
+
+    /// `scatter(dim, index, src)`: out-of-place `scatter_`.
+    pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterBackward0", &[self, src]),
+            self.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.scatter(
+                    t.dim(dim),
+                    &batch_index(t, index)?,
+                    &t.or_zeros(1, src)?,
+                )?)])
+            },
+        );
+        let out = self.copy();
+        out.scatter_(dim, index, src)?;
+        let out = out.data();
+        if rec.active() {
+            let (n0, n1) = (rec.needs(0), rec.needs(1));
+            let (index, sshape) = (index.clone(), src.shape().to_vec());
+            // d self = g with the overwritten places zeroed; d src = g at
+            // `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gs = n0
+                    .then(|| g[0].scatter_value(dim, &index, Scalar::Int(0)))
+                    .transpose()?;
+                let gsrc = n1
+                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
+                    .transpose()?;
+                Ok(vec![gs, gsrc])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// `scatter(dim, index, value)`: out-of-place `scatter_value_`.
+    pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterBackward1", &[self]),
+            self.ndim() > 0,
+            |t| t.map1(|x| x.scatter_value(t.dim(dim), &batch_index(t, index)?, Scalar::Int(0))),
+        );
+        let out = self.copy();
+        out.scatter_value_(dim, index, value)?;
+        let out = out.data();
+        if rec.active() {
+            let index = index.clone();
+            rec.finish_simple(&out, move |_, g| {
+                Ok(vec![Some(g[0].scatter_value(
+                    dim,
+                    &index,
+                    Scalar::Int(0),
+                )?)])
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// `scatter_add(dim, index, src)`: out-of-place `scatter_add_`.
+    pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let rec = jvp_if_batched(
+            Recorder::new("ScatterAddBackward0", &[self, src]),
+            self.ndim() > 0,
+            |t| {
+                Ok(vec![Some(t.or_zeros(0, self)?.scatter_add(
+                    t.dim(dim),
+                    &batch_index(t, index)?,
+                    &t.or_zeros(1, src)?,
+                )?)])
+            },
+        );
+        let out = self.copy();
+        out.scatter_add_(dim, index, src)?;
+        let out = out.data();
+        if rec.active() {
+            let (n1, index, sshape) = (rec.needs(1), index.clone(), src.shape().to_vec());
+            // d self = g; d src = g at `index`.
+            rec.finish_simple(&out, move |_, g| {
+                let gsrc = n1
+                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
+                    .transpose()?;
+                Ok(vec![Some(g[0].clone()), gsrc])
+            })?;
+        }
+        Ok(out)
+    }
+}
