@@ -1,14 +1,13 @@
-//! Range creation (`arange`, `linspace`, `logspace`, `eye`), the seeded
-//! generator (`Generator`, `manual_seed`, ...) and random sampling
-//! functions and in-place methods.
+//! The seeded generator (`Generator`, `manual_seed`, ...) and random
+//! sampling functions and in-place methods.
 
-use crate::convert::{self, int_list, shape_args, sizes};
-use crate::creation::finish;
+use crate::convert::{int_list, sizes};
+use crate::creation::{deliver, finish, integer, number, shape_of};
 use crate::dtype::{check_device, parse_opt_dtype, PyDevice};
 use crate::errors::IntoPyResult;
 use crate::tensor::{nogil, PyTensor, TensorOut};
 use ferrograd::random::{self as rng, Generator};
-use ferrograd::{default_dtype, DType, Scalar, Tensor};
+use ferrograd::{default_dtype, DType, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -194,215 +193,6 @@ type Gen<'a, 'py> = Option<&'a Bound<'py, PyGenerator>>;
 /// The core generator behind an optional `generator=` argument.
 fn core_gen(g: Gen<'_, '_>) -> Option<Arc<Generator>> {
     g.map(|b| b.get().g.clone())
-}
-
-/// Returns `t`, or copies it into `out=` (which must already have its shape).
-fn deliver(
-    py: Python<'_>,
-    t: Tensor,
-    out: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<Py<PyAny>> {
-    match out {
-        Some(o) if !o.is_none() => {
-            let dst = o
-                .cast::<PyTensor>()
-                .map_err(|_| PyTypeError::new_err("out must be a Tensor"))?;
-            let d = &dst.get().t;
-            if d.shape() != t.shape() {
-                return Err(PyRuntimeError::new_err(format!(
-                    "out tensor has shape {:?} but the result has shape {:?} (resizing out= is not supported)",
-                    d.shape(),
-                    t.shape()
-                )));
-            }
-            nogil(py, t.numel(), || d.copy_(&t)).py()?;
-            if requires_grad {
-                d.set_requires_grad(true).py()?;
-            }
-            Ok(dst.clone().into_any().unbind())
-        }
-        _ => Ok(finish(t, requires_grad)?
-            .into_pyobject(py)?
-            .into_any()
-            .unbind()),
-    }
-}
-
-/// A number argument: a Python number, a NumPy scalar or a one-element
-/// tensor.
-fn number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Scalar> {
-    if let Some(s) = convert::scalar(obj)? {
-        return Ok(s);
-    }
-    if let Some(t) = convert::operand(obj)? {
-        if t.numel() == 1 {
-            return t.item().py();
-        }
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a number, got {}",
-        obj.get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default()
-    )))
-}
-
-/// An integer argument (bools and floats are refused, as torch does).
-fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
-    match number(obj, what)? {
-        Scalar::Int(v) => Ok(v),
-        _ => Err(PyTypeError::new_err(format!(
-            "{what} must be an integer, got {}",
-            obj.repr()?
-        ))),
-    }
-}
-
-/// The shape of `f(2, 3)`, `f((2, 3))` or `f(size=(2, 3))`.
-fn shape_of(args: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
-    match size {
-        Some(s) if !s.is_none() => {
-            if !args.is_empty() {
-                return Err(PyTypeError::new_err(
-                    "size given both positionally and as a keyword",
-                ));
-            }
-            sizes(&int_list(s, "size")?)
-        }
-        _ => sizes(&shape_args(args)?),
-    }
-}
-
-// ---------------------------------------------------------------- ranges
-
-#[pyfunction]
-#[pyo3(signature = (*args, start = None, end = None, step = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
-#[allow(clippy::too_many_arguments)]
-fn arange(
-    py: Python<'_>,
-    args: &Bound<'_, PyTuple>,
-    start: Option<&Bound<'_, PyAny>>,
-    end: Option<&Bound<'_, PyAny>>,
-    step: Option<&Bound<'_, PyAny>>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    pin_memory: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = (layout, pin_memory);
-    check_device(device)?;
-    let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
-    let (mut s, mut e, mut st) = (None, None, None);
-    match pos.len() {
-        0 => {}
-        1 => e = Some(pos[0].clone()),
-        2 => (s, e) = (Some(pos[0].clone()), Some(pos[1].clone())),
-        3 => {
-            (s, e, st) = (
-                Some(pos[0].clone()),
-                Some(pos[1].clone()),
-                Some(pos[2].clone()),
-            )
-        }
-        n => {
-            return Err(PyTypeError::new_err(format!(
-                "arange() takes from 1 to 3 positional arguments but {n} were given"
-            )))
-        }
-    }
-    let pick = |p: Option<Bound<'_, PyAny>>, k: Option<&Bound<'_, PyAny>>, name: &str| {
-        if p.is_some() && k.is_some_and(|k| !k.is_none()) {
-            return Err(PyTypeError::new_err(format!(
-                "arange() got multiple values for argument '{name}'"
-            )));
-        }
-        p.or_else(|| k.filter(|k| !k.is_none()).cloned())
-            .map(|o| number(&o, name))
-            .transpose()
-    };
-    let s = pick(s, start, "start")?.unwrap_or(Scalar::Int(0));
-    let e = pick(e, end, "end")?
-        .ok_or_else(|| PyTypeError::new_err("arange() missing required argument 'end'"))?;
-    let st = pick(st, step, "step")?.unwrap_or(Scalar::Int(1));
-    let dt = parse_opt_dtype(dtype)?;
-    let t = py.detach(|| Tensor::arange(s, e, st, dt)).py()?;
-    deliver(py, t, out, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (start, end, steps, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
-#[allow(clippy::too_many_arguments)]
-fn linspace(
-    py: Python<'_>,
-    start: &Bound<'_, PyAny>,
-    end: &Bound<'_, PyAny>,
-    steps: &Bound<'_, PyAny>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = layout;
-    check_device(device)?;
-    let (a, b) = (number(start, "start")?, number(end, "end")?);
-    let n = integer(steps, "steps")?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py.detach(|| Tensor::linspace(a, b, n, dt)).py()?;
-    deliver(py, t, out, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (start, end, steps, base = 10.0, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
-#[allow(clippy::too_many_arguments)]
-fn logspace(
-    py: Python<'_>,
-    start: &Bound<'_, PyAny>,
-    end: &Bound<'_, PyAny>,
-    steps: &Bound<'_, PyAny>,
-    base: f64,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = layout;
-    check_device(device)?;
-    let (a, b) = (number(start, "start")?, number(end, "end")?);
-    let n = integer(steps, "steps")?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py.detach(|| Tensor::logspace(a, b, n, base, dt)).py()?;
-    deliver(py, t, out, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (n, m = None, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
-#[allow(clippy::too_many_arguments)]
-fn eye(
-    py: Python<'_>,
-    n: &Bound<'_, PyAny>,
-    m: Option<&Bound<'_, PyAny>>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = layout;
-    check_device(device)?;
-    let n = integer(n, "n")?;
-    let m = m
-        .filter(|m| !m.is_none())
-        .map(|m| integer(m, "m"))
-        .transpose()?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py.detach(|| Tensor::eye(n, m, dt)).py()?;
-    deliver(py, t, out, requires_grad)
 }
 
 // ------------------------------------------------------------- sampling
@@ -856,10 +646,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seed, m)?)?;
     m.add_function(wrap_pyfunction!(get_rng_state, m)?)?;
     m.add_function(wrap_pyfunction!(set_rng_state, m)?)?;
-    m.add_function(wrap_pyfunction!(arange, m)?)?;
-    m.add_function(wrap_pyfunction!(linspace, m)?)?;
-    m.add_function(wrap_pyfunction!(logspace, m)?)?;
-    m.add_function(wrap_pyfunction!(eye, m)?)?;
     m.add_function(wrap_pyfunction!(rand, m)?)?;
     m.add_function(wrap_pyfunction!(randn, m)?)?;
     m.add_function(wrap_pyfunction!(randint, m)?)?;
