@@ -26,6 +26,7 @@ mod inplace;
 mod mutation;
 mod node;
 mod saved;
+mod sum_to;
 
 pub use accumulate::AccumulateGrad;
 pub use anomaly::{
@@ -38,7 +39,6 @@ pub use engine::{
     backward, backward_edges, grad, grad_batched, grad_edges, parallel_waves, row_by_row_nodes,
     BackwardOptions, GradInput,
 };
-pub use engine::{sum_to, sum_to_batched};
 pub use forward::{
     current_dual_level, enter_batched_dual_level, enter_dual_level, exit_dual_level, fw_grad,
     is_fwd_grad_enabled, make_dual, set_fw_grad, set_fwd_grad_enabled, unpack_dual, FwGradGuard,
@@ -62,6 +62,7 @@ pub use saved::{
     current_saved_tensors_hooks, disable_saved_tensors_hooks, freed_graph_error,
     pop_saved_tensors_hooks, push_saved_tensors_hooks, Packed, SavedTensor, SavedTensorHooks,
 };
+pub use sum_to::{sum_to, sum_to_batched};
 
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
