@@ -101,7 +101,7 @@ pub fn inplace(
         }
         check_leaf(dst)?;
     }
-    crate::ops::iter::check_no_overlap(dst)?;
+    crate::tensor::check_no_overlap(dst)?;
     super::mutation::before_write(dst);
     let old = {
         let _g = super::no_grad();
@@ -128,7 +128,7 @@ pub fn inplace(
             result.shape()
         )));
     }
-    crate::ops::check_inplace_dtype(op, dst, result.dtype())?;
+    crate::tensor::check_inplace_dtype(op, dst, result.dtype())?;
     {
         let _g = super::no_grad();
         let _fw = forward::FwGradGuard::new(false);

@@ -2,6 +2,7 @@
 
 use super::iter::{apply2, map2};
 use crate::autograd::{Recorder, Tangents};
+pub(crate) use crate::tensor::check_inplace_dtype as check_inplace;
 use crate::tensor::{result_type, Element};
 use crate::{DType, Error, Result, Tensor};
 
@@ -87,18 +88,6 @@ pub(crate) fn inplace_operand(op: &'static str, dst: &Tensor, other: &Tensor) ->
     let dt = result_type(&[dst.promotion_operand(), other.promotion_operand()]);
     check_inplace(op, dst, dt)?;
     Ok(other.to_dtype(dst.dtype()))
-}
-
-/// Refuses an in-place op whose result dtype cannot be stored in `dst`.
-pub(crate) fn check_inplace(op: &str, dst: &Tensor, result: DType) -> Result<()> {
-    if result.category() > dst.dtype().category() {
-        return Err(Error::runtime(format!(
-            "result type {} can't be cast to the desired output type {} (in {op})",
-            result.scalar_type_name(),
-            dst.dtype().scalar_type_name()
-        )));
-    }
-    Ok(())
 }
 
 impl Tensor {

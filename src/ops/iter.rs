@@ -11,6 +11,7 @@ use super::access::{lock, slice, slice_mut, view_mut, view_strided};
 use super::sync_ptr::SyncPtr;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::broadcast_shapes;
+pub(crate) use crate::tensor::check_no_overlap;
 use crate::{Element, Error, Result, Tensor};
 use ndarray::Zip;
 use rayon::prelude::*;
@@ -272,18 +273,6 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
 pub(crate) fn check_writable(dst: &Tensor) -> Result<()> {
     crate::autograd::check_write(dst)?;
     check_no_overlap(dst)
-}
-
-/// Checks that no two elements of `dst` share memory.
-pub(crate) fn check_no_overlap(dst: &Tensor) -> Result<()> {
-    if !dst.layout().is_non_overlapping() {
-        return Err(Error::runtime(format!(
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation. (shape {:?}, strides {:?})",
-            dst.shape(),
-            dst.strides()
-        )));
-    }
-    Ok(())
 }
 
 /// An input of an in-place op, copied first if it shares `dst`'s storage:

@@ -22,13 +22,5 @@ mod view;
 pub use binary::Arith;
 pub(crate) use view::as_strided_grad;
 
-/// Refuses an in-place result whose dtype `dst` cannot hold.
-pub(crate) fn check_inplace_dtype(
-    op: &str,
-    dst: &crate::Tensor,
-    result: crate::DType,
-) -> crate::Result<()> {
-    binary::check_inplace(op, dst, result)
-}
 pub use index::TensorIndex;
 pub use pointwise::{erf, erfc, Num, RoundingMode};

@@ -4,11 +4,13 @@
 //! share their base's [`Storage`] and version counter and differ only in
 //! [`Layout`]. Cloning the handle never copies data; [`Tensor::copy`] does.
 
+mod checks;
 mod dtype;
 mod layout;
 mod scalar;
 mod storage;
 
+pub(crate) use checks::{check_inplace_dtype, check_no_overlap};
 pub use dtype::{
     default_dtype, result_type, set_default_dtype, Category, DType, Element, Float,
     PromotionOperand, Tier,
