@@ -53,6 +53,21 @@ fn alpha_op(
         .into())
 }
 
+/// The in-place `alpha=` forms (`add_`, `sub_`): `f(self, other, alpha)`,
+/// returning `self`.
+fn alpha_op_<'py>(
+    slf: &Bound<'py, PyTensor>,
+    other: &Bound<'_, PyAny>,
+    alpha: Option<&Bound<'_, PyAny>>,
+    f: fn(&Tensor, &Tensor, Scalar) -> ferrograd::Result<()>,
+) -> PyResult<Bound<'py, PyTensor>> {
+    let b = arg(other, "other")?;
+    let k = number(alpha, "alpha", Scalar::Int(1))?;
+    let a = &slf.get().t;
+    nogil(slf.py(), a.numel(), || f(a, &b, k)).py()?;
+    Ok(slf.clone())
+}
+
 /// Binary operators: `$op` and its reflection `$rop` return NotImplemented
 /// for operands that are not tensors or numbers; `$iop` writes in place.
 /// `$rop` computes `$reflected(self, other)` for `other op self`, recording
@@ -372,11 +387,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        let b = arg(other, "other")?;
-        let k = number(alpha, "alpha", Scalar::Int(1))?;
-        let a = &slf.get().t;
-        nogil(slf.py(), a.numel(), || a.add_scaled_(&b, k)).py()?;
-        Ok(slf.clone())
+        alpha_op_(slf, other, alpha, Tensor::add_scaled_)
     }
 
     /// `other - alpha * self` (`torch.rsub(self, other, alpha=alpha)`).
@@ -406,11 +417,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        let b = arg(other, "other")?;
-        let k = number(alpha, "alpha", Scalar::Int(1))?;
-        let a = &slf.get().t;
-        nogil(slf.py(), a.numel(), || a.sub_scaled_(&b, k)).py()?;
-        Ok(slf.clone())
+        alpha_op_(slf, other, alpha, Tensor::sub_scaled_)
     }
 
     #[pyo3(signature = (other, *, alpha = None))]
