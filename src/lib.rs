@@ -16,6 +16,7 @@
 pub mod autograd;
 mod binding;
 mod error;
+mod kernels;
 pub mod ops;
 pub mod pool;
 pub mod random;

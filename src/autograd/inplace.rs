@@ -27,7 +27,8 @@ pub fn increment_version(t: &Tensor) {
 }
 
 /// Checks that `dst` may be written in place under the current modes;
-/// called by every in-place kernel before it writes.
+/// called by every in-place op before its kernel writes ([`inplace`] does
+/// for the ops that go through it).
 pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
     if dst.is_inference() && !super::is_inference_mode_enabled() {
         return Err(Error::runtime(
@@ -93,6 +94,7 @@ pub fn inplace(
         is_grad_enabled() && (dst.requires_grad() || others.iter().any(|o| o.requires_grad()));
     let dual = forward::any_tangent(&[dst]) || forward::any_tangent(others);
     if !grad && !dual {
+        check_write(dst)?;
         return Ok(false);
     }
     if grad {

@@ -1,8 +1,9 @@
 //! Copies, casts and fills: the operations every other kernel leans on.
 
-use super::access::{elem_ptr, lock, slice, slice_mut, view};
-use super::iter::{apply1, apply2, map1};
 use crate::autograd::Recorder;
+use crate::kernels;
+use crate::kernels::access::{elem_ptr, lock, slice, slice_mut, view};
+use crate::kernels::iter::{apply1, apply2};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
 /// `copy_`'s out-of-place form: `src` broadcast to `old`'s shape and cast
@@ -88,7 +89,7 @@ impl Tensor {
     /// in torch; here always row-major).
     pub fn copy(&self) -> Tensor {
         let rec = Recorder::new("CloneBackward0", &[self]);
-        let out = dispatch!(self.dtype(), T => map1::<T, T>(self, |x| x));
+        let out = kernels::copy::dense(self);
         rec.jvp_batched(|t| t.map1(|t| Ok(t.copy())))
             .finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
             .expect("nothing is saved");
@@ -110,8 +111,7 @@ impl Tensor {
             return self.clone();
         }
         let rec = Recorder::new("ToCopyBackward0", &[self]);
-        let out =
-            dispatch!(self.dtype(), S => dispatch!(dtype, T => map1::<S, T>(self, T::cast_from)));
+        let out = kernels::copy::cast(self, dtype);
         let from = self.dtype();
         rec.jvp_batched(|t| t.map1(|t| Ok(t.to_dtype(dtype))))
             .finish_simple(&out, move |_, g| Ok(vec![Some(g[0].to_dtype(from))]))

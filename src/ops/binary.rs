@@ -1,7 +1,7 @@
 //! Binary elementwise arithmetic with broadcasting and type promotion.
 
-use super::iter::{apply2, map2};
 use crate::autograd::{Recorder, Tangents};
+use crate::kernels::iter::{apply2, map2};
 pub(crate) use crate::tensor::check_inplace_dtype as check_inplace;
 use crate::tensor::{result_type, Element};
 use crate::{DType, Error, Result, Tensor};

@@ -4,9 +4,9 @@
 //! the output dtype once, so float32 results are the correctly rounded
 //! float64 values.
 
-use super::access::{lock, slice_mut};
-use super::iter::for_ranges;
-use super::sync_ptr::SyncPtr;
+use crate::kernels::access::{lock, slice_mut};
+use crate::kernels::iter::for_ranges;
+use crate::kernels::sync_ptr::SyncPtr;
 use crate::{default_dtype, dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
 /// Largest element count a creation function accepts for `dtype` (the byte

@@ -6,9 +6,6 @@
 //! Shared loop drivers are in `iter`, locked typed memory access in
 //! `access`, the raw pointer parallel loops share in `sync_ptr`.
 
-pub(crate) mod access;
-pub(crate) mod iter;
-
 mod basic;
 mod binary;
 mod creation;
@@ -17,7 +14,6 @@ pub mod linalg;
 mod pointwise;
 pub mod reduce;
 mod shape;
-pub(crate) mod sync_ptr;
 mod view;
 pub use binary::Arith;
 pub(crate) use view::as_strided_grad;

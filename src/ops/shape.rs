@@ -10,10 +10,10 @@
 //! differentiable ops (slices, flips, sums, diagonals), so higher orders
 //! work.
 
-use super::access::{elem_ptr, lock};
-use super::iter::for_ranges;
-use super::sync_ptr::SyncPtr;
 use crate::autograd::{Recorder, Tangents};
+use crate::kernels::access::{elem_ptr, lock};
+use crate::kernels::iter::for_ranges;
+use crate::kernels::sync_ptr::SyncPtr;
 use crate::tensor::{contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
@@ -638,7 +638,7 @@ impl Tensor {
         let _g = lock(&[], Some(&out));
         dispatch!(self.dtype(), T => {
             // SAFETY: `out` is fresh, contiguous and write-locked.
-            let data = unsafe { super::access::slice_mut::<T>(&out) };
+            let data = unsafe { crate::kernels::access::slice_mut::<T>(&out) };
             for mat in data.chunks_mut(m * n) {
                 for (i, row) in mat.chunks_mut(n).enumerate() {
                     for (j, v) in row.iter_mut().enumerate() {

@@ -554,7 +554,7 @@ impl Tensor {
         let n = self.numel() * isz;
         let storage = crate::Storage::uninit(n);
         {
-            let _g = super::access::lock(&[self], None);
+            let _g = crate::kernels::access::lock(&[self], None);
             // SAFETY: the source span lies within its storage (dense layout
             // from `offset`), the destination is fresh, and the source is
             // read-locked.
@@ -721,7 +721,7 @@ impl Tensor {
         let n = t.numel() * isz;
         let mut out = vec![0u8; n];
         if n > 0 {
-            let _g = super::access::lock(&[&t], None);
+            let _g = crate::kernels::access::lock(&[&t], None);
             // SAFETY: a dense layout's elements are exactly the `numel`
             // slots from its offset on; the storage is read-locked.
             unsafe {

@@ -29,7 +29,7 @@
 
 use super::normal::{blocks_f32, blocks_f64};
 use super::{gen_or_default, unit_f32, unit_f64, GenState, Generator};
-use crate::ops::access::{lock, slice_mut};
+use crate::kernels::access::{lock, slice_mut};
 use crate::pool::{install, num_threads, PARALLEL_MIN_ELEMS};
 use crate::tensor::{result_type, Float};
 use crate::{dispatch, dispatch_float, DType, Element, Error, Result, Tensor};
@@ -123,7 +123,8 @@ fn fill_in_order<T: Element>(
         dst.bump_version();
         Ok(())
     } else {
-        crate::ops::iter::check_writable(dst)?;
+        crate::autograd::check_write(dst)?;
+        crate::kernels::iter::check_writable(dst)?;
         let view = dst.permute(&walk_order(dst))?;
         let tmp = fresh::<T>(view.shape(), |run| fill(run, false))?;
         view.copy_(&tmp)
@@ -394,7 +395,7 @@ impl Tensor {
         let shape = crate::broadcast_shapes(mean.shape(), std.shape())?;
         let z = Tensor::randn(&shape, dt, g)?;
         let bad = AtomicBool::new(false);
-        let out = dispatch_float!(dt, T => crate::ops::iter::map3::<T, T, T, T>(
+        let out = dispatch_float!(dt, T => crate::kernels::iter::map3::<T, T, T, T>(
             &mean.to_dtype(dt),
             &std.to_dtype(dt),
             &z,

@@ -12,7 +12,7 @@
 //! readers take it shared (`read_recursive`, so a thread may nest reads);
 //! kernels take the locks on the calling thread, before entering rayon, and
 //! never while holding another storage's write lock out of address order
-//! (see `ops::access`). Foreign memory can still be written by its owner
+//! (see `kernels::access`). Foreign memory can still be written by its owner
 //! (e.g. NumPy) at any time, exactly as with torch's `from_numpy`.
 //!
 //! Large owned buffers are recycled through a size-bucketed cache: a freed

@@ -127,6 +127,7 @@ impl Tensor {
             }
             return view.copy_(&v);
         }
+        check_write(self)?;
         check_writable(self)?;
         let g = Tensor::gather_plan(&plan)?;
         let shape = g.result_shape();

@@ -161,6 +161,7 @@ impl Tensor {
                 index.numel()
             )));
         }
+        check_write(self)?;
         check_writable(self)?;
         let n = self.numel();
         let mut offs = Vec::with_capacity(index.numel());
@@ -192,7 +193,7 @@ impl Tensor {
                 let addf = add_fn::<T>();
                 let p = elem_ptr::<T>(self);
                 // SAFETY: `src` is contiguous and read-locked.
-                let vals = unsafe { crate::ops::access::slice::<T>(&src) };
+                let vals = unsafe { crate::kernels::access::slice::<T>(&src) };
                 for (&o, &x) in offs.iter().zip(vals) {
                     // SAFETY: `o` is the offset of an in-range element of
                     // `self` (write-locked).

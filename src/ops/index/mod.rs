@@ -25,12 +25,12 @@ mod slices;
 use plan::Plan;
 pub use plan::TensorIndex;
 
-use crate::autograd::{sum_to, Recorder, Tangents};
-use crate::ops::access::{elem_ptr, lock};
+use crate::autograd::{check_write, sum_to, Recorder, Tangents};
+use crate::kernels::access::{elem_ptr, lock};
+use crate::kernels::iter::{apply2, check_writable, for_ranges, map2};
+use crate::kernels::sync_ptr::SyncPtr;
 use crate::ops::binary::Arith;
-use crate::ops::iter::{apply2, check_writable, for_ranges, map2};
 use crate::ops::shape::{drop_dim, fmt_shape, signed, walk};
-use crate::ops::sync_ptr::SyncPtr;
 use crate::ops::view::jvp_if_batched;
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
@@ -126,7 +126,7 @@ pub(super) fn nonzero_coords(t: &Tensor) -> (Vec<i64>, usize) {
     {
         let _g = lock(&[&b], None);
         // SAFETY: `b` is contiguous bool and read-locked.
-        let data = unsafe { crate::ops::access::slice::<bool>(&b) };
+        let data = unsafe { crate::kernels::access::slice::<bool>(&b) };
         let mut idx = vec![0i64; nd];
         for &v in data {
             if v {

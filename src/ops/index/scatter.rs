@@ -110,6 +110,7 @@ impl Tensor {
         add: bool,
     ) -> Result<()> {
         check_long(op, index)?;
+        check_write(self)?;
         check_writable(self)?;
         let d = wrap_dim(dim, self.ndim())?;
         let dst = as_1d(self);

@@ -17,6 +17,7 @@ impl Tensor {
         mode: SliceMode,
     ) -> Result<()> {
         let idx = check_int_index(op, index)?;
+        check_write(self)?;
         check_writable(self)?;
         let d = wrap_dim(dim, self.ndim())?;
         let dst = as_1d(self);

@@ -4,7 +4,7 @@
 
 use super::matmul::{batch_offsets, lift, xshape};
 use crate::autograd::Recorder;
-use crate::ops::access::{elem_ptr, lock};
+use crate::kernels::access::{elem_ptr, lock};
 use crate::tensor::broadcast_shapes;
 use crate::tensor::Float;
 use crate::{Element, Error, Result, Tensor};

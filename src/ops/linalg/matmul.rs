@@ -7,7 +7,7 @@
 //! integer products use a plain triple loop with wrapping arithmetic.
 
 use crate::autograd::Recorder;
-use crate::ops::access::{elem_ptr, lock};
+use crate::kernels::access::{elem_ptr, lock};
 use crate::ops::Arith;
 use crate::tensor::broadcast_shapes;
 use crate::{DType, Element, Error, Layout, Result, Scalar, Tensor};

@@ -5,9 +5,9 @@ use super::math::Num;
 use super::{
     check_divisor, check_inplace, float_of, num, promoted, scalar_factor, unsupported, zero_where,
 };
-use crate::autograd::{inplace, Recorder, SavedValue};
+use crate::autograd::{check_write, inplace, Recorder, SavedValue};
+use crate::kernels::iter::{apply2, map2};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
-use crate::ops::iter::{apply2, map2};
 use crate::ops::Arith;
 use crate::{dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
 
@@ -637,6 +637,7 @@ impl Tensor {
     }
 
     fn binary_num_<K: NumOp>(&self, name: &'static str, other: &Tensor) -> Result<()> {
+        check_write(self)?;
         let b = inplace_operand(name, self, other)?;
         let dt = self.dtype();
         if K::DIVIDES {

@@ -1,8 +1,9 @@
 //! Comparisons, logical and bitwise ops, closeness tests.
 
 use super::{all_true, assign, unsupported};
+use crate::autograd::check_write;
+use crate::kernels::iter::{apply2, map2};
 use crate::ops::binary::{inplace_operand, promote2};
-use crate::ops::iter::{apply2, map2};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
 /// Defines comparison ops: computed in the promoted dtype, bool results.
@@ -84,6 +85,7 @@ macro_rules! bitwise {
                     if dt.is_floating_point() {
                         return Err(unsupported(stringify!($name_), dt));
                     }
+                    check_write(self)?;
                     let b = inplace_operand(stringify!($name_), self, other)?;
                     match dt {
                         DType::Bool => apply2::<bool, bool>(self, &b, |x, y| x $op y),

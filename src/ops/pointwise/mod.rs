@@ -22,8 +22,8 @@ mod unary;
 pub use arith::RoundingMode;
 pub use math::{erf, erfc, Num};
 
-use super::access::{lock, view};
 use super::binary::check_inplace;
+use crate::kernels::access::{lock, view};
 use crate::tensor::{default_dtype, result_type};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 

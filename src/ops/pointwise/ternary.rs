@@ -3,8 +3,8 @@
 use super::math::Num;
 use super::{check_inplace, keep_where, num, promoted, scalar_factor, unsupported, zero_where};
 use crate::autograd::{inplace, Recorder};
+use crate::kernels::iter::{apply1, apply2, apply3, map2, map3};
 use crate::ops::binary::sum1_fresh;
-use crate::ops::iter::{apply1, apply2, apply3, map2, map3};
 use crate::ops::Arith;
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
 

@@ -3,8 +3,8 @@
 
 use super::math::{erf, erfc, Num};
 use super::{assign, check_inplace, float_of, num, unsupported, zero_where};
-use crate::autograd::{inplace, Recorder};
-use crate::ops::iter::{apply1, map1};
+use crate::autograd::{check_write, inplace, Recorder};
+use crate::kernels::iter::{apply1, map1};
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
 
 /// Saves what a unary op's backward reads: its input (`self`) or its
@@ -402,6 +402,7 @@ impl Tensor {
 
     /// In-place form of [`Tensor::bitwise_not`].
     pub fn bitwise_not_(&self) -> Result<()> {
+        check_write(self)?;
         match self.dtype() {
             DType::Bool => apply1::<bool>(self, |x| !x),
             DType::Int32 => apply1::<i32>(self, |x| !x),

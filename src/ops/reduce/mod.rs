@@ -6,18 +6,17 @@
 //! sums in wrapping `i64`; see [`driver`] for how the loops are split and
 //! why the results do not depend on the number of threads.
 
-mod driver;
 mod norm;
 mod scan;
 
 pub use norm::MatrixOrd;
 
-use super::iter::{map1, map2};
 use super::Arith;
 use crate::autograd::{Recorder, Tangents};
+use crate::kernels::iter::{map1, map2};
+use crate::kernels::reduce::{out_shape, output, reduce, reshaped, Fold};
 use crate::tensor::{wrap_dim, Category};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
-use driver::{out_shape, output, reduce, reshaped, Fold};
 use smallvec::SmallVec;
 use std::marker::PhantomData;
 

@@ -7,12 +7,12 @@
 //! they are mutually orthogonal; this diagonalises `AᵀA` without forming it,
 //! so small singular values keep their relative accuracy).
 
-use super::driver::{out_shape, output, reduce, Fold};
 use super::{
     dim_mask, float_input, mask_dims, reduced_count, sum_tangent, unsqueeze_reduced, Bounds,
 };
 use crate::autograd::Recorder;
-use crate::ops::access::{lock, slice};
+use crate::kernels::access::{lock, slice};
+use crate::kernels::reduce::{out_shape, output, reduce, Fold};
 use crate::ops::reduce::finish_with_input_and_result;
 use crate::tensor::wrap_dim;
 use crate::{dispatch_float, DType, Element, Error, Result, Tensor};

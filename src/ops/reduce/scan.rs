@@ -2,14 +2,14 @@
 //! softmax, log_softmax), which shift by the maximum before exponentiating
 //! so large inputs do not overflow.
 
-use super::driver::{out_shape, output, reshaped, SyncPtr};
 use super::{
     dim_mask, float_input, is_nan, reduce_to, sum_tangent, unsqueeze_reduced, widened, Bounds,
     ExtremeF, SumF,
 };
 use crate::autograd::Recorder;
-use crate::ops::access::{elem_ptr, lock};
-use crate::ops::iter::map2;
+use crate::kernels::access::{elem_ptr, lock};
+use crate::kernels::iter::map2;
+use crate::kernels::reduce::{out_shape, output, reshaped, SyncPtr};
 use crate::ops::reduce::finish_with_input_and_result;
 use crate::ops::Arith;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};

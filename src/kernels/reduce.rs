@@ -19,8 +19,8 @@
 //! layout and the row length, never on the number of threads, so results
 //! are bitwise reproducible.
 
-use crate::ops::access::{elem_ptr, lock};
-pub(crate) use crate::ops::sync_ptr::SyncPtr;
+use crate::kernels::access::{elem_ptr, lock};
+pub(crate) use crate::kernels::sync_ptr::SyncPtr;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::{Dims, Layout};
 use crate::{Element, Result, Tensor};
@@ -212,7 +212,7 @@ pub(crate) fn reduce<T: Element, F: Fold<T>>(
             let nd = x.ndim();
             let mut perm: Vec<isize> = (0..nd).filter(|&d| !mask[d]).map(|d| d as isize).collect();
             perm.extend((0..nd).filter(|&d| mask[d]).map(|d| d as isize));
-            let c = x.permute(&perm)?.contiguous();
+            let c = super::copy::dense(&super::copy::permuted(x, &perm)?);
             let nk = nd - mask.iter().filter(|&&r| r).count();
             let mask2: Vec<bool> = (0..nd).map(|d| d >= nk).collect();
             return reduce(&c, &mask2, f, write);

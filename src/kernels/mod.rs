@@ -1,0 +1,25 @@
+//! Kernels: the compute under every op, with no knowledge of autograd.
+//!
+//! Nothing here records nodes, reads grad mode or touches tangents; a
+//! kernel takes tensors and returns (or writes) values. The layer imports
+//! only `crate::tensor` (storage, layout, dtype), the thread pool and its
+//! own modules:
+//!
+//! * `access`: locked, typed access to a tensor's memory;
+//! * `iter`: the elementwise loop drivers (`map*` into a new tensor,
+//!   `apply*` in place) with broadcasting and parallel chunks;
+//! * `reduce`: the loop driver shared by every reduction;
+//! * `copy`: dense copies and dtype casts;
+//! * `sync_ptr`: the raw pointer that parallel loops share.
+//!
+//! The differentiable ops in `crate::ops` call these and record their
+//! formulas around them. An in-place op checks that the write is allowed
+//! under autograd's modes (`autograd::check_write`, reached through
+//! `autograd::inplace`) before it calls an `apply*` kernel; the kernels
+//! check only layout (no overlapping writes) and dtypes.
+
+pub(crate) mod access;
+pub(crate) mod copy;
+pub(crate) mod iter;
+pub(crate) mod reduce;
+pub(crate) mod sync_ptr;
