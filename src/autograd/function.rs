@@ -439,6 +439,12 @@ impl<'a> Recorder<'a> {
         self.edges.is_some()
     }
 
+    /// Which forward inputs need a gradient (all false when inactive).
+    pub fn needs_all(&self) -> SmallVec<[bool; 4]> {
+        let n = self.edges.as_ref().map_or(0, Vec::len);
+        (0..n).map(|i| self.needs(i)).collect()
+    }
+
     /// Whether forward input `i` needs a gradient (false when inactive).
     pub fn needs(&self, i: usize) -> bool {
         self.edges

@@ -27,6 +27,7 @@ mod mutation;
 mod node;
 mod saved;
 mod sum_to;
+mod table;
 
 pub use accumulate::AccumulateGrad;
 pub use anomaly::{
@@ -63,6 +64,8 @@ pub use saved::{
     pop_saved_tensors_hooks, push_saved_tensors_hooks, Packed, SavedTensor, SavedTensorHooks,
 };
 pub use sum_to::{sum_to, sum_to_batched};
+pub(crate) use table::derivatives;
+pub use table::{BatchedRule, FormulaRow, ForwardRule, RecordedOutputs};
 
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;

@@ -1,6 +1,6 @@
 //! Binary elementwise arithmetic with broadcasting and type promotion.
 
-use crate::autograd::{Recorder, Tangents};
+use crate::autograd::{derivatives, Tangents};
 use crate::kernels::iter::{apply2, map2};
 pub(crate) use crate::tensor::check_inplace_dtype as check_inplace;
 use crate::tensor::{result_type, Element};
@@ -90,73 +90,58 @@ pub(crate) fn inplace_operand(op: &'static str, dst: &Tensor, other: &Tensor) ->
     Ok(other.to_dtype(dst.dtype()))
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("binary: add, sub, mul") for Tensor;
+
     /// `add(other)`: `self + other` (bool + bool is logical or).
-    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("AddBackward0", &[self, other]).batched();
-        let (dt, a, b) = promote2(self, other);
-        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
-            else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
-        rec.jvp_elementwise(|t| sum1_fresh(t, |_, t| Ok(t.clone())))
-            .finish_simple(&out, |_, g| {
-                Ok(vec![Some(g[0].clone()), Some(g[0].clone())])
-            })?;
-        Ok(out)
+    pub fn add(&self, other: &Tensor) -> Tensor {
+        record "AddBackward0", [self, other];
+        compute {
+            let (dt, a, b) = promote2(self, other);
+        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+                else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].clone()), Some(g[0].clone())]);
+        forward elementwise(|t| sum1_fresh(t, |_, t| Ok(t.clone())));
+        batched broadcast;
+        inplace add_(self; other) |s| s.add(other); {
+            let b = inplace_operand("add_", self, other)?;
+        } => crate::dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
+            else apply2::<bool, bool>(self, &b, |x, y| x | y));
     }
 
-    /// `add_(other)`: in place.
-    pub fn add_(&self, other: &Tensor) -> Result<()> {
-        if crate::autograd::inplace("add_", self, &[other], |s| s.add(other))? {
-            return Ok(());
-        }
-        let b = inplace_operand("add_", self, other)?;
-        crate::dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
-            else apply2::<bool, bool>(self, &b, |x, y| x | y))
-    }
-}
-
-impl Tensor {
     /// `sub(other)`: `self - other` (not defined for bool, as in torch).
-    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("SubBackward0", &[self, other]).batched();
-        let (dt, a, b) = promote2(self, other);
-        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
-            else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
-        rec.jvp_elementwise(|t| sum1_fresh(t, |i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }))
-            .finish_simple(&out, |ctx, g| {
-                Ok(vec![
-                    Some(g[0].clone()),
-                    if ctx.needs(1) {
-                        Some(g[0].neg()?)
-                    } else {
-                        None
-                    },
-                ])
-            })?;
-        Ok(out)
+    pub fn sub(&self, other: &Tensor) -> Tensor {
+        record "SubBackward0", [self, other];
+        compute {
+            let (dt, a, b) = promote2(self, other);
+        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+                else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
+        save nothing
+        backward |ctx, g| Ok(vec![
+            Some(g[0].clone()),
+            ctx.needs(1).then(|| g[0].neg()).transpose()?,
+        ]);
+        forward elementwise(|t| sum1_fresh(t, |i, t| if i == 0 { Ok(t.clone()) } else { t.neg() }));
+        batched broadcast;
     }
 
     /// `mul(other)`: `self * other` (bool * bool is logical and).
-    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("MulBackward0", &[self, other]).batched();
-        let (dt, a, b) = promote2(self, other);
-        let out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
-            else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
-        let (n0, n1) = (rec.needs(0), rec.needs(1));
-        rec.jvp_elementwise(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }))
-            .finish(
-                &[&out],
-                |s| {
-                    s.save_opt("other", n0.then_some(other));
-                    s.save_opt("self", n1.then_some(self));
-                },
-                |ctx, g| {
-                    Ok(vec![
-                        ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
-                        ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
-                    ])
-                },
-            )?;
-        Ok(out)
+    pub fn mul(&self, other: &Tensor) -> Tensor {
+        record "MulBackward0", [self, other];
+        compute {
+            let (dt, a, b) = promote2(self, other);
+        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+                else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
+        save |s, needs| {
+            s.save_opt("other", needs[0].then_some(other));
+            s.save_opt("self", needs[1].then_some(self));
+        }
+        backward |ctx, g| Ok(vec![
+            ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
+            ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
+        ]);
+        forward elementwise(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }));
+        batched broadcast;
     }
 }

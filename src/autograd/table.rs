@@ -1,0 +1,253 @@
+//! Derivative tables: every differentiable op is one row of a table, and
+//! the table generates the op's method (and its in-place form).
+//!
+//! A row states, for one op: the node it records and over which inputs,
+//! what it saves, its backward, its forward-mode formula and how its
+//! backward handles a batch of gradients (`is_grads_batched`, vmap). The
+//! generated method always runs the same steps in the same order:
+//!
+//! 1. `before`: argument checks and early returns (grad mode still on, so
+//!    an op that hands off to another records that op);
+//! 2. record: a [`Recorder`](super::Recorder) over the inputs, which turns
+//!    grad mode and forward AD off for the compute;
+//! 3. `compute`: the kernel call that produces the outputs;
+//! 4. only when the recorder is active: the forward formula (run for
+//!    inputs with tangents) and the node with its saves and backward.
+//!
+//! The in-place form runs [`inplace`](super::inplace) first (which records
+//! the out-of-place op on the old value when a gradient or tangent is
+//! involved, and otherwise checks that the write is allowed) and then its
+//! in-place kernel.
+//!
+//! Each table also yields its rows as data ([`FormulaRow`]) for the
+//! generated reference `docs/formulas.md` and for the test that every row
+//! has a forward and a batched rule, or says why not.
+//!
+//! The row syntax (sections in this order; `?` marks optional ones):
+//!
+//! ```text
+//! /// docs
+//! pub fn name(&self, other: &Tensor) -> Tensor {
+//!     before { stmt; ... }?                   // grad mode still on
+//!     record "NameBackward0", [self, other];  // `opt [..]` for Option<&Tensor>
+//!     configure |r| r.scalar_input(1);?       // adjust the recorder
+//!     compute { stmt; ... } => output;        // Tensor, Vec<Tensor> or a pair
+//!     save |s, needs| { s.save(...); }        // or `save nothing`
+//!     backward |ctx, g| expr;                 // -> Result<Grads>
+//!     forward KIND;                           // see below
+//!     batched KIND;
+//!     inplace name_(self; other) |s| s.name(other);
+//!         { stmt; ... } => result;?           // the in-place kernel
+//! }
+//! ```
+//!
+//! Forward kinds: `elementwise(f)` (a broadcasting formula; lower-rank
+//! tangents are lined up in a batched level), `formula(f)` (handles a
+//! leading batch of tangents itself), `rows(f) because "..."` (run once
+//! per row of a batch), `none because "..."`. Batched kinds: `broadcast`
+//! (the backward broadcasts over a leading batch dim by itself),
+//! `formula` (it reads `ctx.batch()`), `rows because "..."` (the engine
+//! runs it once per row).
+
+use crate::Tensor;
+use smallvec::SmallVec;
+
+/// How an op's forward-mode (jvp) formula is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardRule {
+    /// A broadcasting elementwise formula.
+    Elementwise(&'static str),
+    /// A formula that handles a leading batch of tangents.
+    Formula(&'static str),
+    /// A formula run once per row of a batch of tangents, and why.
+    Rows(&'static str, &'static str),
+    /// No forward formula, and why.
+    Missing(&'static str),
+}
+
+/// How an op's backward handles a batch of output gradients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchedRule {
+    /// The formula broadcasts over the leading batch dim.
+    Broadcast,
+    /// The formula reads the batch size and handles it.
+    Formula,
+    /// The engine runs the backward once per row, and why.
+    Rows(&'static str),
+}
+
+/// One row of a derivative table, as data.
+#[derive(Debug, Clone, Copy)]
+pub struct FormulaRow {
+    /// The table (op family) the row belongs to.
+    pub family: &'static str,
+    /// The generated method.
+    pub op: &'static str,
+    /// Its in-place form, if the row generates one.
+    pub inplace: Option<&'static str>,
+    /// The node name (an expression when it depends on the arguments).
+    pub node: &'static str,
+    /// The recorded inputs.
+    pub inputs: &'static str,
+    /// What the node saves.
+    pub saves: &'static str,
+    /// The backward formula's code.
+    pub backward: &'static str,
+    /// The forward-mode rule.
+    pub forward: ForwardRule,
+    /// The batched-backward rule.
+    pub batched: BatchedRule,
+}
+
+/// The outputs of a table row's compute, as the recorder takes them.
+pub trait RecordedOutputs {
+    /// The output tensors in order.
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]>;
+}
+
+impl RecordedOutputs for Tensor {
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
+        smallvec::smallvec![self]
+    }
+}
+
+impl RecordedOutputs for Vec<Tensor> {
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
+        self.iter().collect()
+    }
+}
+
+impl RecordedOutputs for (Tensor, Tensor) {
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
+        smallvec::smallvec![&self.0, &self.1]
+    }
+}
+
+/// Defines a derivative table (see the module docs for the row syntax).
+///
+/// `table NAME("family") for Tensor;` puts the rows' methods in an
+/// `impl Tensor` block; `table NAME("family");` makes them free functions.
+/// Either way `NAME` becomes a `pub(crate) const` slice of [`FormulaRow`].
+macro_rules! derivatives {
+    (table $table:ident($family:literal) $(for $ty:ident)?; $($rows:tt)*) => {
+        $crate::autograd::derivatives!(@row [$table $family $($ty)?] [] [] $($rows)*);
+    };
+
+    // All rows read: emit the items and the table.
+    (@row [$table:ident $family:literal Tensor] [$($items:tt)*] [$($done:expr,)*]) => {
+        impl $crate::Tensor {
+            $($items)*
+        }
+        $crate::autograd::derivatives!(@table $table [$($done,)*]);
+    };
+    (@row [$table:ident $family:literal] [$($items:tt)*] [$($done:expr,)*]) => {
+        $($items)*
+        $crate::autograd::derivatives!(@table $table [$($done,)*]);
+    };
+    (@table $table:ident [$($done:expr,)*]) => {
+        #[allow(dead_code)]
+        pub(crate) const $table: &[$crate::autograd::FormulaRow] = &[$($done,)*];
+    };
+
+    // One row: its method (and in-place form) and its data.
+    (@row [$table:ident $family:literal $($ty:ident)?] [$($items:tt)*] [$($done:expr,)*]
+        $(#[$m:meta])*
+        $vis:vis fn $name:ident $sig:tt -> $ret:ty {
+            $(before { $($b:stmt;)* })?
+            record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];
+            $(configure |$r:ident| $conf:expr;)?
+            compute $({ $($c:stmt;)* })? => $out:expr;
+            save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
+            backward |$ctx:ident, $g:ident| $bw:expr;
+            forward $fk:ident $(($fw:expr))? $(because $fwhy:literal)?;
+            batched $bk:ident $(because $bwhy:literal)?;
+            $(inplace $iname:ident ($dst:ident $(; $($io:expr),*)?) |$is:ident| $icall:expr;
+                $({ $($ic:stmt;)* })? => $iout:expr;
+            )?
+        }
+        $($rest:tt)*
+    ) => {
+        $crate::autograd::derivatives!(@row [$table $family $($ty)?] [$($items)*
+            $(#[$m])*
+            #[allow(redundant_semicolons)]
+            $vis fn $name $sig -> $crate::Result<$ret> {
+                $($($b;)*)?
+                let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);
+                let rec = $crate::autograd::derivatives!(@batched rec $bk);
+                $(let rec = { let $r = rec; $conf };)?
+                $($($c;)*)?
+                let out: $ret = $out;
+                if rec.active() {
+                    $($(let $needs = rec.needs_all();)?)?
+                    let rec = $crate::autograd::derivatives!(@forward rec $fk $(($fw))?);
+                    rec.finish(
+                        &$crate::autograd::RecordedOutputs::outputs(&out),
+                        |_s| { $(let $s = _s; $save)? },
+                        #[allow(unused_variables)]
+                        move |$ctx, $g| $bw,
+                    )?;
+                }
+                Ok(out)
+            }
+            $(
+                #[doc = concat!("In-place form of `", stringify!($name), "`.")]
+                #[allow(redundant_semicolons)]
+                $vis fn $iname $sig -> $crate::Result<()> {
+                    if $crate::autograd::inplace(
+                        stringify!($iname),
+                        $dst,
+                        &[$($($io),*)?],
+                        |$is| $icall,
+                    )? {
+                        return Ok(());
+                    }
+                    $($($ic;)*)?
+                    $iout
+                }
+            )?
+        ] [$($done,)*
+            $crate::autograd::FormulaRow {
+                family: $family,
+                op: stringify!($name),
+                inplace: $crate::autograd::derivatives!(@opt $(stringify!($iname))?),
+                node: stringify!($node),
+                inputs: stringify!($($inp),*),
+                saves: $crate::autograd::derivatives!(@opt_str $(stringify!($save))?),
+                backward: stringify!($bw),
+                forward: $crate::autograd::derivatives!(
+                    @fwrule $fk $(($fw))? $(because $fwhy)?),
+                batched: $crate::autograd::derivatives!(@bwrule $bk $(because $bwhy)?),
+            },
+        ] $($rest)*);
+    };
+
+    (@new $node:expr, [$($inp:expr),*]) => {
+        $crate::autograd::Recorder::new($node, &[$($inp),*])
+    };
+    (@new $node:expr, opt [$($inp:expr),*]) => {
+        $crate::autograd::Recorder::new_opt($node, &[$($inp),*])
+    };
+    (@batched $rec:ident broadcast) => { $rec.batched() };
+    (@batched $rec:ident formula) => { $rec.batched() };
+    (@batched $rec:ident rows) => { $rec };
+    (@forward $rec:ident elementwise($fw:expr)) => { $rec.jvp_elementwise($fw) };
+    (@forward $rec:ident formula($fw:expr)) => { $rec.jvp_batched($fw) };
+    (@forward $rec:ident rows($fw:expr)) => { $rec.jvp($fw) };
+    (@forward $rec:ident none) => { $rec };
+    (@opt) => { None };
+    (@opt $e:expr) => { Some($e) };
+    (@opt_str) => { "" };
+    (@opt_str $e:expr) => { $e };
+    (@fwrule elementwise($fw:expr)) => {
+        $crate::autograd::ForwardRule::Elementwise(stringify!($fw))
+    };
+    (@fwrule formula($fw:expr)) => { $crate::autograd::ForwardRule::Formula(stringify!($fw)) };
+    (@fwrule rows($fw:expr) because $why:literal) => {
+        $crate::autograd::ForwardRule::Rows(stringify!($fw), $why)
+    };
+    (@fwrule none because $why:literal) => { $crate::autograd::ForwardRule::Missing($why) };
+    (@bwrule broadcast) => { $crate::autograd::BatchedRule::Broadcast };
+    (@bwrule formula) => { $crate::autograd::BatchedRule::Formula };
+    (@bwrule rows because $why:literal) => { $crate::autograd::BatchedRule::Rows($why) };
+}
+pub(crate) use derivatives;
