@@ -283,6 +283,7 @@ pub struct Recorder<'a> {
     jvp: Option<Box<JvpFn<'a>>>,
     jvp_batched: bool,
     jvp_align: bool,
+    views: bool,
     grad_mode: bool,
     _guard: Option<GradModeGuard>,
     /// Forward AD is off while the op computes its outputs (as grad mode
@@ -309,6 +310,7 @@ impl<'a> Recorder<'a> {
                 jvp: None,
                 jvp_batched: false,
                 jvp_align: false,
+                views: false,
                 grad_mode,
                 _guard: fw.as_ref().map(|_| GradModeGuard::new(false)),
                 _fw_guard: fw.as_ref().map(|_| forward::FwGradGuard::new(false)),
@@ -329,6 +331,7 @@ impl<'a> Recorder<'a> {
             jvp: None,
             jvp_batched: false,
             jvp_align: false,
+            views: false,
             grad_mode,
             _guard: Some(GradModeGuard::new(false)),
             _fw_guard: fw_guard,
@@ -381,6 +384,14 @@ impl<'a> Recorder<'a> {
     /// formulas do this by themselves). Other nodes are run once per row.
     pub fn batched(mut self) -> Recorder<'a> {
         self.batched = true;
+        self
+    }
+
+    /// Declares the op a view op: outputs that are views of an input stay
+    /// differentiable views once recorded (an in-place op on one rebases
+    /// its base's history), though they were made with grad mode off.
+    pub fn views(mut self) -> Recorder<'a> {
+        self.views = true;
         self
     }
 
@@ -508,6 +519,9 @@ impl<'a> Recorder<'a> {
             // nothing on it.
             if out.dtype().is_floating_point() && !self.input_ids.contains(&out.id()) {
                 set_grad_fn(out, Some(Edge::new(node.clone(), i)));
+            }
+            if self.views && out.is_view() {
+                out.autograd().mark_view(out.version());
             }
         }
         self.finish_forward(outputs, Some(&fn_node))
