@@ -31,7 +31,7 @@
 //!     before { stmt; ... }?                   // grad mode still on
 //!     record "NameBackward0", [self, other];  // `opt [..]` for Option<&Tensor>
 //!     configure |r| r.scalar_input(1);?       // adjust the recorder
-//!     compute { stmt; ... } => output;        // Tensor, Vec<Tensor> or a pair
+//!     compute { stmt; ... } => out = expr;    // Tensor, Vec<Tensor> or a pair
 //!     save |s, needs| { s.save(...); }        // or `save nothing`
 //!     backward |ctx, g| expr;                 // -> Result<Grads>
 //!     forward KIND;                           // see below
@@ -156,7 +156,7 @@ macro_rules! derivatives {
             $(before { $($b:stmt;)* })?
             record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];
             $(configure |$r:ident| $conf:expr;)?
-            compute $({ $($c:stmt;)* })? => $out:expr;
+            compute $({ $($c:stmt;)* })? => $o:ident = $out:expr;
             save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
             backward |$ctx:ident, $g:ident| $bw:expr;
             forward $fk:ident $(($fw:expr))? $(because $fwhy:literal)?;
@@ -176,18 +176,18 @@ macro_rules! derivatives {
                 let rec = $crate::autograd::derivatives!(@batched rec $bk);
                 $(let rec = { let $r = rec; $conf };)?
                 $($($c;)*)?
-                let out: $ret = $out;
+                let $o: $ret = $out;
                 if rec.active() {
                     $($(let $needs = rec.needs_all();)?)?
                     let rec = $crate::autograd::derivatives!(@forward rec $fk $(($fw))?);
                     rec.finish(
-                        &$crate::autograd::RecordedOutputs::outputs(&out),
+                        &$crate::autograd::RecordedOutputs::outputs(&$o),
                         |_s| { $(let $s = _s; $save)? },
                         #[allow(unused_variables)]
                         move |$ctx, $g| $bw,
                     )?;
                 }
-                Ok(out)
+                Ok($o)
             }
             $(
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]

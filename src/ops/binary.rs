@@ -98,7 +98,7 @@ derivatives! {
         record "AddBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
                 else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].clone()), Some(g[0].clone())]);
@@ -115,7 +115,7 @@ derivatives! {
         record "SubBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
                 else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
         save nothing
         backward |ctx, g| Ok(vec![
@@ -131,7 +131,7 @@ derivatives! {
         record "MulBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
                 else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
         save |s, needs| {
             s.save_opt("other", needs[0].then_some(other));
