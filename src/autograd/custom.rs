@@ -4,7 +4,7 @@
 //! (passes undefined gradients upstream, for gradcheck) and `DelayedError`
 //! (fails when differentiated, for `once_differentiable`).
 
-use super::{inplace, no_grad, Edge, Recorder};
+use super::{derivatives, inplace, no_grad, Edge, Recorder};
 use crate::{Error, Result, Tensor};
 
 /// Announces a node made outside the op library (anomaly mode records its
@@ -32,33 +32,44 @@ pub fn output_alias(t: &Tensor) -> Tensor {
     t.view_with_layout(t.layout().clone())
 }
 
-/// An alias of `t` whose backward passes an undefined gradient upstream,
-/// whatever gradient it receives (torch's `UndefinedGrad`).
-pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
-    // Only reverse mode is cut; the tangent passes through.
-    let rec = Recorder::new("UndefinedGradBackward", &[t]).jvp(|t| t.map1(|t| Ok(t.clone())));
-    let out = output_alias(t);
-    rec.finish_simple(&out, |_, _| Ok(vec![None]))?;
-    Ok(out)
+derivatives! {
+    table FORMULAS("autograd helper nodes");
+
+    /// An alias of `t` whose backward passes an undefined gradient upstream,
+    /// whatever gradient it receives (torch's `UndefinedGrad`). Only reverse
+    /// mode is cut; the tangent passes through.
+    pub fn undefined_grad(t: &Tensor) -> Tensor {
+        record "UndefinedGradBackward", [t];
+        compute => out = output_alias(t);
+        save nothing
+        backward |ctx, g| Ok(vec![None]);
+        forward formula(|t| t.map1(|t| Ok(t.clone())));
+        batched broadcast;
+    }
+
+    /// Aliases of `present` whose backward raises `msg`: only reverse mode
+    /// raises; tangents pass through.
+    fn delayed_error_aliases(present: &[&Tensor], msg: String) -> Vec<Tensor> {
+        record_each "DelayedError", present;
+        compute => outs = present.iter().map(|t| output_alias(t)).collect();
+        save nothing
+        backward |ctx, g| Err(Error::runtime(msg.clone()));
+        forward formula(|t| Ok((0..t.len()).map(|i| t.get(i).cloned()).collect()));
+        batched broadcast;
+    }
 }
 
 /// Aliases of `tensors` whose backward raises `msg` (torch's
 /// `DelayedError`): marks results that must not be differentiated again.
-/// `None` entries stay `None`; tensors that do not require grad are
+/// `None` entries stay `None`; when nothing would be recorded (no input
+/// requires grad under grad mode and none has a tangent) the tensors are
 /// returned as they are.
 pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
     let present: Vec<&Tensor> = tensors.iter().flatten().collect();
-    // Only reverse mode raises; tangents pass through.
-    let rec = Recorder::new("DelayedError", &present)
-        .jvp(|t| Ok((0..t.len()).map(|i| t.get(i).cloned()).collect()));
-    if !rec.active() {
+    if !Recorder::would_record(&present) {
         return Ok(tensors.to_vec());
     }
-    let outs: Vec<Tensor> = present.iter().map(|t| output_alias(t)).collect();
-    let refs: Vec<&Tensor> = outs.iter().collect();
-    let msg = msg.to_string();
-    rec.finish(&refs, |_| {}, move |_, _| Err(Error::runtime(msg.clone())))?;
-    let mut it = outs.into_iter();
+    let mut it = delayed_error_aliases(&present, msg.to_string())?.into_iter();
     Ok(tensors
         .iter()
         .map(|t| t.as_ref().and_then(|_| it.next()))

@@ -299,7 +299,7 @@ impl<'a> Recorder<'a> {
     pub fn new(name: &'static str, inputs: &[&Tensor]) -> Recorder<'a> {
         let grad_mode = super::is_grad_enabled();
         let fw = forward::capture_all(inputs);
-        if !grad_mode || !inputs.iter().any(|t| t.requires_grad()) {
+        if !Self::records_node(grad_mode, inputs) {
             return Recorder {
                 name,
                 edges: None,
@@ -336,6 +336,17 @@ impl<'a> Recorder<'a> {
             _guard: Some(GradModeGuard::new(false)),
             _fw_guard: fw_guard,
         }
+    }
+
+    /// Whether a node is recorded over `inputs` under grad mode `grad_mode`.
+    fn records_node(grad_mode: bool, inputs: &[&Tensor]) -> bool {
+        grad_mode && inputs.iter().any(|t| t.requires_grad())
+    }
+
+    /// Whether a recorder over `inputs` would be active (see
+    /// [`Recorder::active`]), without starting one.
+    pub fn would_record(inputs: &[&Tensor]) -> bool {
+        Self::records_node(super::is_grad_enabled(), inputs) || forward::any_tangent(inputs)
     }
 
     /// The op's forward formula: maps the input tangents (in the order of

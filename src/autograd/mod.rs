@@ -35,6 +35,7 @@ pub use anomaly::{
     set_warning_handler, AnomalyInfo, AnomalyModeGuard, CapturedStack,
 };
 pub use current::{current_graph_task_id, will_engine_execute_node};
+pub(crate) use custom::FORMULAS as HELPER_FORMULAS;
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub use engine::{
     backward, backward_edges, grad, grad_batched, grad_edges, parallel_waves, row_by_row_nodes,

@@ -29,7 +29,9 @@
 //! /// docs
 //! pub fn name(&self, other: &Tensor) -> Tensor {
 //!     before { stmt; ... }?                   // grad mode still on
-//!     record "NameBackward0", [self, other];  // `opt [..]` for Option<&Tensor>
+//!     record "NameBackward0", [self, other];  // `opt [..]`: Option<&Tensor>s;
+//!                                             // `record_each NAME, slice;`
+//!                                             // for a &[&Tensor]
 //!     configure |r| r.scalar_input(1);?       // adjust the recorder
 //!     compute { stmt; ... } => out = expr;    // Tensor, Vec<Tensor> or a pair
 //!     save |s, needs| { s.save(...); }        // or `save nothing`
@@ -154,7 +156,8 @@ macro_rules! derivatives {
         $(#[$m:meta])*
         $vis:vis fn $name:ident $sig:tt -> $ret:ty {
             $(before { $($b:stmt;)* })?
-            record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];
+            $(record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];)?
+            $(record_each $enode:expr, $each:expr;)?
             $(configure |$r:ident| $conf:expr;)?
             compute $({ $($c:stmt;)* })? => $o:ident = $out:expr;
             save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
@@ -172,7 +175,8 @@ macro_rules! derivatives {
             #[allow(redundant_semicolons)]
             $vis fn $name $sig -> $crate::Result<$ret> {
                 $($($b;)*)?
-                let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);
+                $(let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);)?
+                $(let rec = $crate::autograd::Recorder::new($enode, $each);)?
                 let rec = $crate::autograd::derivatives!(@batched rec $bk);
                 $(let rec = { let $r = rec; $conf };)?
                 $($($c;)*)?
@@ -210,8 +214,8 @@ macro_rules! derivatives {
                 family: $family,
                 op: stringify!($name),
                 inplace: $crate::autograd::derivatives!(@opt $(stringify!($iname))?),
-                node: stringify!($node),
-                inputs: stringify!($($inp),*),
+                node: concat!($(stringify!($node),)? $(stringify!($enode),)?),
+                inputs: concat!($(stringify!($($inp),*),)? $(stringify!($each),)?),
                 saves: $crate::autograd::derivatives!(@opt_str $(stringify!($save))?),
                 backward: stringify!($bw),
                 forward: $crate::autograd::derivatives!(

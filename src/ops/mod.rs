@@ -1,10 +1,12 @@
-//! Kernels: every operation on tensors, grouped by kind.
+//! Ops: every differentiable operation on tensors, grouped by family.
 //!
 //! Each submodule adds methods to [`Tensor`] (and free functions where torch
-//! has them). Each op's kernel, its backward formula and its forward-mode
-//! formula sit together here (recorded through `autograd::Recorder`).
-//! Shared loop drivers are in `iter`, locked typed memory access in
-//! `access`, the raw pointer parallel loops share in `sync_ptr`.
+//! has them). A differentiable op is one row of its family's derivative
+//! table (`autograd::derivatives!`): the row names the node, calls the
+//! kernel (`crate::kernels`) and gives the backward, forward-mode and
+//! batched rules, and the table generates the method and its in-place form.
+//! [`derivative_tables`] lists every table; `docs/formulas.md` is generated
+//! from it.
 
 mod basic;
 mod binary;
@@ -19,4 +21,11 @@ pub use binary::Arith;
 pub(crate) use view::as_strided_grad;
 
 pub use index::TensorIndex;
+
+use crate::autograd::FormulaRow;
+
+/// Every derivative table, in the order `docs/formulas.md` lists them.
+pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
+    vec![binary::FORMULAS, crate::autograd::HELPER_FORMULAS]
+}
 pub use pointwise::{erf, erfc, Num, RoundingMode};
