@@ -78,67 +78,112 @@ pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     Ok(TensorOut(convert::from_array_interface(ndarray, true)?))
 }
 
-fn make(
+/// What every shape factory does: the shape from `*size` or `size=`, the
+/// default float dtype unless `dtype=` is given, made by `make` without the
+/// GIL and written into `out=` when given.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shaped(
+    py: Python<'_>,
     args: &Bound<'_, PyTuple>,
+    size: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-    f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
-) -> PyResult<TensorOut> {
+    make: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
+) -> PyResult<Py<PyAny>> {
     check_device(device)?;
-    let dims = shape_args(args)?;
-    let shape = sizes(&dims)?;
+    let shape = shape_of(args, size)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
     let n: usize = shape.iter().product();
-    let t = nogil(args.py(), n, || f(&shape, dt)).py()?;
-    finish(t, requires_grad)
+    let t = nogil(py, n, || make(&shape, dt)).py()?;
+    deliver(py, t, out, requires_grad)
 }
 
-#[pyfunction]
-#[pyo3(signature = (*size, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
-#[allow(clippy::too_many_arguments)]
-pub fn zeros(
-    size: &Bound<'_, PyTuple>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<TensorOut> {
-    let _ = (out, layout);
-    make(size, dtype, device, requires_grad, Tensor::try_zeros)
+/// Shape factories with torch's keywords: `name(*size, size=None,
+/// out=None, dtype=None, layout=None, device=None, requires_grad=False,
+/// pin_memory=False)`, plus `memory_format=None` (`memory_format:`
+/// entries) or `generator=None` (`generator:` entries, whose `make` also
+/// gets the generator).
+macro_rules! shape_factories {
+    ($($name:ident => $make:expr;)*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name(
+                py: Python<'_>,
+                args: &Bound<'_, PyTuple>,
+                size: Option<&Bound<'_, PyAny>>,
+                out: Option<&Bound<'_, PyAny>>,
+                dtype: Option<&Bound<'_, PyAny>>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                pin_memory: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let _ = (layout, pin_memory);
+                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
+            }
+        )*
+    };
+    (memory_format: $($name:ident => $make:expr;)*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false, memory_format = None))]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name(
+                py: Python<'_>,
+                args: &Bound<'_, PyTuple>,
+                size: Option<&Bound<'_, PyAny>>,
+                out: Option<&Bound<'_, PyAny>>,
+                dtype: Option<&Bound<'_, PyAny>>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                pin_memory: bool,
+                memory_format: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                let _ = (layout, pin_memory, memory_format);
+                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
+            }
+        )*
+    };
+    (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name(
+                py: Python<'_>,
+                args: &Bound<'_, PyTuple>,
+                size: Option<&Bound<'_, PyAny>>,
+                generator: Gen<'_, '_>,
+                out: Option<&Bound<'_, PyAny>>,
+                dtype: Option<&Bound<'_, PyAny>>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                pin_memory: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let _ = (layout, pin_memory);
+                let $g = core_gen(generator);
+                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad,
+                    |$shape, $dt| $make)
+            }
+        )*
+    };
+}
+pub(crate) use shape_factories;
+
+shape_factories! {
+    zeros => Tensor::try_zeros;
+    ones => Tensor::try_ones;
 }
 
-#[pyfunction]
-#[pyo3(signature = (*size, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
-#[allow(clippy::too_many_arguments)]
-pub fn ones(
-    size: &Bound<'_, PyTuple>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-) -> PyResult<TensorOut> {
-    let _ = (out, layout);
-    make(size, dtype, device, requires_grad, Tensor::try_ones)
-}
-
-#[pyfunction]
-#[pyo3(signature = (*size, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false, memory_format = None))]
-#[allow(clippy::too_many_arguments)]
-pub fn empty(
-    size: &Bound<'_, PyTuple>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    pin_memory: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TensorOut> {
-    let _ = (out, layout, pin_memory, memory_format);
-    make(size, dtype, device, requires_grad, Tensor::try_empty)
+shape_factories! {
+    memory_format:
+    empty => Tensor::try_empty;
 }
 
 /// The dtype `full` infers from its fill value: bool, int64 or the default
@@ -188,64 +233,81 @@ pub fn full(
     finish(t, requires_grad)
 }
 
-fn like(
+/// What every `*_like` factory does: the input's shape, its dtype unless
+/// `dtype=` is given, made by `make` without the GIL.
+pub(crate) fn like(
+    py: Python<'_>,
     input: &PyTensor,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-    f: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor>,
+    make: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
 ) -> PyResult<TensorOut> {
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    finish(f(input.t.shape(), dt).py()?, requires_grad)
+    let shape = input.t.shape().to_vec();
+    let t = nogil(py, input.t.numel(), || make(&shape, dt)).py()?;
+    finish(t, requires_grad)
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
-pub fn zeros_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::try_zeros)
+/// `*_like` factories with torch's keywords: `name(input, *, dtype=None,
+/// layout=None, device=None, requires_grad=False, memory_format=None)`,
+/// plus `generator=None` for the random ones (`generator:` entries, whose
+/// `make` also gets the generator).
+macro_rules! like_factories {
+    ($($name:ident => $make:expr;)*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
+            pub fn $name(
+                py: Python<'_>,
+                input: PyRef<'_, PyTensor>,
+                dtype: Option<&Bound<'_, PyAny>>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                memory_format: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<TensorOut> {
+                let _ = (layout, memory_format);
+                $crate::creation::like(py, &input, dtype, device, requires_grad, $make)
+            }
+        )*
+    };
+    (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name(
+                py: Python<'_>,
+                input: PyRef<'_, PyTensor>,
+                dtype: Option<&Bound<'_, PyAny>>,
+                layout: Option<&Bound<'_, PyAny>>,
+                device: Option<&Bound<'_, PyAny>>,
+                requires_grad: bool,
+                memory_format: Option<&Bound<'_, PyAny>>,
+                generator: Gen<'_, '_>,
+            ) -> PyResult<TensorOut> {
+                let _ = (layout, memory_format);
+                let $g = core_gen(generator);
+                $crate::creation::like(py, &input, dtype, device, requires_grad, |$shape, $dt| $make)
+            }
+        )*
+    };
 }
+pub(crate) use like_factories;
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
-pub fn ones_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::try_ones)
-}
-
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
-pub fn empty_like(
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
-    like(&input, dtype, device, requires_grad, Tensor::try_empty)
+like_factories! {
+    zeros_like => Tensor::try_zeros;
+    ones_like => Tensor::try_ones;
+    empty_like => Tensor::try_empty;
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn full_like(
+    py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     fill_value: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
@@ -256,7 +318,7 @@ pub fn full_like(
 ) -> PyResult<TensorOut> {
     let _ = (layout, memory_format);
     let v = self::fill_value(fill_value)?;
-    like(&input, dtype, device, requires_grad, |s, d| {
+    like(py, &input, dtype, device, requires_grad, |s, d| {
         Tensor::try_full(s, v, d)
     })
 }

@@ -295,6 +295,72 @@ binary_methods! {
     bitwise_xor bitwise_xor_ => bitwise_xor bitwise_xor_;
 }
 
+/// Out-of-place/in-place method pairs: `$name(...)` returns a new tensor
+/// from core `$f`, `$name_(...)` writes into self with `$f_` and returns
+/// self. Both take the Python arguments `$arg` (signature `$sig`), bind
+/// the core arguments with the `parse` statements and pass `$a`. The GIL
+/// is released by the size of self (or of `work` when given, for an
+/// out-of-place result that may broadcast larger).
+macro_rules! method_pairs {
+    ($($name:ident $name_:ident => $f:ident $f_:ident $sig:tt
+        ($($arg:ident: $ty:ty),*) { $($parse:stmt;)* } ($($a:expr),*) $(work $w:expr)?;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = $sig)]
+                fn $name(&self, py: Python<'_>, $($arg: $ty),*) -> PyResult<TensorOut> {
+                    $($parse;)*
+                    let x = &self.t;
+                    let work = x.numel()$(.max($w))?;
+                    Ok(nogil(py, work, || x.$f($($a),*)).py()?.into())
+                }
+
+                #[pyo3(signature = $sig)]
+                fn $name_<'py>(slf: &Bound<'py, Self>, $($arg: $ty),*) -> PyResult<Bound<'py, Self>> {
+                    $($parse;)*
+                    let x = &slf.get().t;
+                    nogil(slf.py(), x.numel(), || x.$f_($($a),*)).py()?;
+                    Ok(slf.clone())
+                }
+            )*
+        }
+    };
+}
+
+method_pairs! {
+    pow pow_ => pow pow_ (exponent) (exponent: &Bound<'_, PyAny>) {
+        let b = arg(exponent, "exponent")?;
+    } (&b) work b.numel();
+    round round_ => round_decimals round_decimals_ (decimals = 0) (decimals: i64) {} (decimals);
+    clamp clamp_ => clamp clamp_ (min = None, max = None)
+        (min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) {
+        let lo = opt_arg(min, "min")?;
+        let hi = opt_arg(max, "max")?;
+    } (lo.as_ref(), hi.as_ref());
+    clamp_min clamp_min_ => clamp_min clamp_min_ (min) (min: &Bound<'_, PyAny>) {
+        let lo = arg(min, "min")?;
+    } (&lo);
+    clamp_max clamp_max_ => clamp_max clamp_max_ (max) (max: &Bound<'_, PyAny>) {
+        let hi = arg(max, "max")?;
+    } (&hi);
+    lerp lerp_ => lerp lerp_ (end, weight) (end: PyRef<'_, PyTensor>, weight: &Bound<'_, PyAny>) {
+        let w = arg(weight, "weight")?;
+        let e = &end.t;
+    } (e, &w) work e.numel();
+    addcmul addcmul_ => addcmul addcmul_ (tensor1, tensor2, *, value = None)
+        (tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) {
+        let a = arg(tensor1, "tensor1")?;
+        let b = arg(tensor2, "tensor2")?;
+        let v = number(value, "value", Scalar::Int(1))?;
+    } (&a, &b, v);
+    addcdiv addcdiv_ => addcdiv addcdiv_ (tensor1, tensor2, *, value = None)
+        (tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) {
+        let a = arg(tensor1, "tensor1")?;
+        let b = arg(tensor2, "tensor2")?;
+        let v = number(value, "value", Scalar::Int(1))?;
+    } (&a, &b, v);
+}
+
 #[pymethods]
 impl PyTensor {
     fn __pow__(
@@ -486,24 +552,6 @@ impl PyTensor {
         Self::div_(slf, other, rounding_mode)
     }
 
-    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let b = arg(exponent, "exponent")?;
-        let a = &self.t;
-        Ok(nogil(py, a.numel().max(b.numel()), || a.pow(&b))
-            .py()?
-            .into())
-    }
-
-    fn pow_<'py>(
-        slf: &Bound<'py, Self>,
-        exponent: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let b = arg(exponent, "exponent")?;
-        let a = &slf.get().t;
-        nogil(slf.py(), a.numel(), || a.pow_(&b)).py()?;
-        Ok(slf.clone())
-    }
-
     fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let a = &self.t;
@@ -518,47 +566,6 @@ impl PyTensor {
         Ok(nogil(py, a.numel().max(b.numel()), || a.minimum(&b))
             .py()?
             .into())
-    }
-
-    #[pyo3(signature = (decimals = 0))]
-    fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<TensorOut> {
-        let t = &self.t;
-        Ok(nogil(py, t.numel(), || t.round_decimals(decimals))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (decimals = 0))]
-    fn round_<'py>(slf: &Bound<'py, Self>, decimals: i64) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
-        nogil(slf.py(), t.numel(), || t.round_decimals_(decimals)).py()?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (min = None, max = None))]
-    fn clamp(
-        &self,
-        py: Python<'_>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (lo, hi) = (opt_arg(min, "min")?, opt_arg(max, "max")?);
-        let t = &self.t;
-        Ok(nogil(py, t.numel(), || t.clamp(lo.as_ref(), hi.as_ref()))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (min = None, max = None))]
-    fn clamp_<'py>(
-        slf: &Bound<'py, Self>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let (lo, hi) = (opt_arg(min, "min")?, opt_arg(max, "max")?);
-        let t = &slf.get().t;
-        nogil(slf.py(), t.numel(), || t.clamp_(lo.as_ref(), hi.as_ref())).py()?;
-        Ok(slf.clone())
     }
 
     #[pyo3(signature = (min = None, max = None))]
@@ -580,35 +587,6 @@ impl PyTensor {
         Self::clamp_(slf, min, max)
     }
 
-    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let lo = arg(min, "min")?;
-        let t = &self.t;
-        Ok(nogil(py, t.numel(), || t.clamp_min(&lo)).py()?.into())
-    }
-    fn clamp_min_<'py>(
-        slf: &Bound<'py, Self>,
-        min: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let lo = arg(min, "min")?;
-        let t = &slf.get().t;
-        nogil(slf.py(), t.numel(), || t.clamp_min_(&lo)).py()?;
-        Ok(slf.clone())
-    }
-    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let hi = arg(max, "max")?;
-        let t = &self.t;
-        Ok(nogil(py, t.numel(), || t.clamp_max(&hi)).py()?.into())
-    }
-    fn clamp_max_<'py>(
-        slf: &Bound<'py, Self>,
-        max: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let hi = arg(max, "max")?;
-        let t = &slf.get().t;
-        nogil(slf.py(), t.numel(), || t.clamp_max_(&hi)).py()?;
-        Ok(slf.clone())
-    }
-
     /// `where(condition, other)`: self where condition, else other.
     fn r#where(
         &self,
@@ -621,86 +599,6 @@ impl PyTensor {
         Ok(nogil(py, x.numel().max(y.numel()), || x.r#where(c, &y))
             .py()?
             .into())
-    }
-
-    fn lerp(
-        &self,
-        py: Python<'_>,
-        end: PyRef<'_, PyTensor>,
-        weight: &Bound<'_, PyAny>,
-    ) -> PyResult<TensorOut> {
-        let w = arg(weight, "weight")?;
-        let (s, e) = (&self.t, &end.t);
-        Ok(nogil(py, s.numel().max(e.numel()), || s.lerp(e, &w))
-            .py()?
-            .into())
-    }
-
-    fn lerp_<'py>(
-        slf: &Bound<'py, Self>,
-        end: PyRef<'_, PyTensor>,
-        weight: &Bound<'_, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let w = arg(weight, "weight")?;
-        let (s, e) = (&slf.get().t, &end.t);
-        nogil(slf.py(), s.numel(), || s.lerp_(e, &w)).py()?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
-    fn addcmul(
-        &self,
-        py: Python<'_>,
-        tensor1: &Bound<'_, PyAny>,
-        tensor2: &Bound<'_, PyAny>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
-        let v = number(value, "value", Scalar::Int(1))?;
-        let x = &self.t;
-        Ok(nogil(py, x.numel(), || x.addcmul(&a, &b, v)).py()?.into())
-    }
-
-    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
-    fn addcmul_<'py>(
-        slf: &Bound<'py, Self>,
-        tensor1: &Bound<'_, PyAny>,
-        tensor2: &Bound<'_, PyAny>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
-        let v = number(value, "value", Scalar::Int(1))?;
-        let x = &slf.get().t;
-        nogil(slf.py(), x.numel(), || x.addcmul_(&a, &b, v)).py()?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
-    fn addcdiv(
-        &self,
-        py: Python<'_>,
-        tensor1: &Bound<'_, PyAny>,
-        tensor2: &Bound<'_, PyAny>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
-        let v = number(value, "value", Scalar::Int(1))?;
-        let x = &self.t;
-        Ok(nogil(py, x.numel(), || x.addcdiv(&a, &b, v)).py()?.into())
-    }
-
-    #[pyo3(signature = (tensor1, tensor2, *, value = None))]
-    fn addcdiv_<'py>(
-        slf: &Bound<'py, Self>,
-        tensor1: &Bound<'_, PyAny>,
-        tensor2: &Bound<'_, PyAny>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let (a, b) = (arg(tensor1, "tensor1")?, arg(tensor2, "tensor2")?);
-        let v = number(value, "value", Scalar::Int(1))?;
-        let x = &slf.get().t;
-        nogil(slf.py(), x.numel(), || x.addcdiv_(&a, &b, v)).py()?;
-        Ok(slf.clone())
     }
 
     #[pyo3(signature = (other, rtol = 1e-05, atol = 1e-08, equal_nan = false))]

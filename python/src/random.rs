@@ -2,7 +2,7 @@
 //! sampling functions and in-place methods.
 
 use crate::convert::{int_list, sizes};
-use crate::creation::{deliver, finish, integer, number, shape_of};
+use crate::creation::{deliver, finish, integer, like_factories, number, shape_factories};
 use crate::dtype::{check_device, parse_opt_dtype, PyDevice};
 use crate::errors::IntoPyResult;
 use crate::tensor::{nogil, PyTensor, TensorOut};
@@ -197,56 +197,6 @@ fn core_gen(g: Gen<'_, '_>) -> Option<Arc<Generator>> {
 
 // ------------------------------------------------------------- sampling
 
-#[pyfunction]
-#[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
-#[allow(clippy::too_many_arguments)]
-fn rand(
-    py: Python<'_>,
-    args: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    generator: Gen<'_, '_>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    pin_memory: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = (layout, pin_memory);
-    check_device(device)?;
-    let shape = shape_of(args, size)?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let g = core_gen(generator);
-    let n = shape.iter().product();
-    let t = nogil(py, n, || Tensor::rand(&shape, dt, g.as_deref())).py()?;
-    deliver(py, t, out, requires_grad)
-}
-
-#[pyfunction]
-#[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
-#[allow(clippy::too_many_arguments)]
-fn randn(
-    py: Python<'_>,
-    args: &Bound<'_, PyTuple>,
-    size: Option<&Bound<'_, PyAny>>,
-    generator: Gen<'_, '_>,
-    out: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    pin_memory: bool,
-) -> PyResult<Py<PyAny>> {
-    let _ = (layout, pin_memory);
-    check_device(device)?;
-    let shape = shape_of(args, size)?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let g = core_gen(generator);
-    let n = shape.iter().product();
-    let t = nogil(py, n, || Tensor::randn(&shape, dt, g.as_deref())).py()?;
-    deliver(py, t, out, requires_grad)
-}
-
 /// An optional argument, with an explicit `None` treated as absent.
 fn given<'py>(o: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
     o.filter(|o| !o.is_none()).cloned()
@@ -321,54 +271,16 @@ fn randint(
     deliver(py, t, out, requires_grad)
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
-#[allow(clippy::too_many_arguments)]
-fn rand_like(
-    py: Python<'_>,
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-    generator: Gen<'_, '_>,
-) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    let g = core_gen(generator);
-    let shape = input.t.shape().to_vec();
-    let t = nogil(py, input.t.numel(), || {
-        Tensor::rand(&shape, dt, g.as_deref())
-    })
-    .py()?;
-    finish(t, requires_grad)
+shape_factories! {
+    generator:
+    rand => |shape, dt, g| Tensor::rand(shape, dt, g.as_deref());
+    randn => |shape, dt, g| Tensor::randn(shape, dt, g.as_deref());
 }
 
-#[pyfunction]
-#[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
-#[allow(clippy::too_many_arguments)]
-fn randn_like(
-    py: Python<'_>,
-    input: PyRef<'_, PyTensor>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    layout: Option<&Bound<'_, PyAny>>,
-    device: Option<&Bound<'_, PyAny>>,
-    requires_grad: bool,
-    memory_format: Option<&Bound<'_, PyAny>>,
-    generator: Gen<'_, '_>,
-) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
-    check_device(device)?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    let g = core_gen(generator);
-    let shape = input.t.shape().to_vec();
-    let t = nogil(py, input.t.numel(), || {
-        Tensor::randn(&shape, dt, g.as_deref())
-    })
-    .py()?;
-    finish(t, requires_grad)
+like_factories! {
+    generator:
+    rand_like => |shape, dt, g| Tensor::rand(shape, dt, g.as_deref());
+    randn_like => |shape, dt, g| Tensor::randn(shape, dt, g.as_deref());
 }
 
 #[pyfunction]

@@ -172,80 +172,90 @@ fn tensor_norm(
     }
 }
 
+/// Reductions `name(dim=None, keepdim=False, *, dtype=None)`: `dim` is
+/// `None` (all dims), an int or a sequence of ints.
+macro_rules! reductions_with_dtype {
+    ($($name:ident)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    dim: Option<&Bound<'_, PyAny>>,
+                    keepdim: bool,
+                    dtype: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<TensorOut> {
+                    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+                    Ok(nogil(py, t.numel(), || t.$name(dims.as_deref(), keepdim, dt))
+                        .py()?
+                        .into())
+                }
+            )*
+        }
+    };
+}
+
+reductions_with_dtype! { sum prod mean }
+
+/// Reductions `name(dim=None, keepdim=False)` that keep the input's dtype
+/// (or give bool).
+macro_rules! reductions {
+    ($($name:ident)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (dim = None, keepdim = false))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    dim: Option<&Bound<'_, PyAny>>,
+                    keepdim: bool,
+                ) -> PyResult<TensorOut> {
+                    let (dims, t) = (dims_arg(dim)?, &self.t);
+                    Ok(nogil(py, t.numel(), || t.$name(dims.as_deref(), keepdim))
+                        .py()?
+                        .into())
+                }
+            )*
+        }
+    };
+}
+
+reductions! { amax amin all any }
+
+/// Ops along one dim with an optional result dtype: the scans
+/// `name(dim, *, dtype=None)` and the softmaxes `name(dim, dtype=None)`.
+macro_rules! along_dim_with_dtype {
+    ($($name:ident($($star:tt)?);)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (dim, $($star,)? dtype = None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    dim: &Bound<'_, PyAny>,
+                    dtype: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<TensorOut> {
+                    let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+                    Ok(nogil(py, t.numel(), || t.$name(d, dt)).py()?.into())
+                }
+            )*
+        }
+    };
+}
+
+along_dim_with_dtype! {
+    cumsum(*);
+    cumprod(*);
+    softmax();
+    log_softmax();
+}
+
 #[pymethods]
 impl PyTensor {
-    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
-    fn sum(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.sum(dims.as_deref(), keepdim, dt))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
-    fn prod(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(
-            nogil(py, t.numel(), || t.prod(dims.as_deref(), keepdim, dt))
-                .py()?
-                .into(),
-        )
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
-    fn mean(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(
-            nogil(py, t.numel(), || t.mean(dims.as_deref(), keepdim, dt))
-                .py()?
-                .into(),
-        )
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false))]
-    fn amax(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<TensorOut> {
-        let (dims, t) = (dims_arg(dim)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.amax(dims.as_deref(), keepdim))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false))]
-    fn amin(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<TensorOut> {
-        let (dims, t) = (dims_arg(dim)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.amin(dims.as_deref(), keepdim))
-            .py()?
-            .into())
-    }
-
     /// `max()`, `max(dim, keepdim=False)` (a `(values, indices)` named
     /// tuple) or `max(other)` (elementwise maximum).
     #[pyo3(signature = (dim = None, keepdim = false))]
@@ -365,76 +375,6 @@ impl PyTensor {
         let dims = int_list(dim, "dim")?;
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.logsumexp(&dims, keepdim))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (dim, dtype = None))]
-    fn softmax(
-        &self,
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.softmax(d, dt)).py()?.into())
-    }
-
-    #[pyo3(signature = (dim, dtype = None))]
-    fn log_softmax(
-        &self,
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.log_softmax(d, dt)).py()?.into())
-    }
-
-    #[pyo3(signature = (dim, *, dtype = None))]
-    fn cumsum(
-        &self,
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.cumsum(d, dt)).py()?.into())
-    }
-
-    #[pyo3(signature = (dim, *, dtype = None))]
-    fn cumprod(
-        &self,
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        dtype: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.cumprod(d, dt)).py()?.into())
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false))]
-    fn all(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<TensorOut> {
-        let (dims, t) = (dims_arg(dim)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.all(dims.as_deref(), keepdim))
-            .py()?
-            .into())
-    }
-
-    #[pyo3(signature = (dim = None, keepdim = false))]
-    fn any(
-        &self,
-        py: Python<'_>,
-        dim: Option<&Bound<'_, PyAny>>,
-        keepdim: bool,
-    ) -> PyResult<TensorOut> {
-        let (dims, t) = (dims_arg(dim)?, &self.t);
-        Ok(nogil(py, t.numel(), || t.any(dims.as_deref(), keepdim))
             .py()?
             .into())
     }
