@@ -207,6 +207,38 @@ def test_creation_keyword_arguments_apply():
         fg.arange(5, out=out)
 
 
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_shape_factories_share_torchs_keywords(name):
+    f = getattr(fg, name)
+    assert f(size=(2, 3)).shape == (2, 3)
+    assert f((2, 3), pin_memory=False).shape == (2, 3)
+    assert f(2, 3, dtype=fg.float64).dtype == fg.float64
+    assert f(2, requires_grad=True).requires_grad
+    with pytest.raises(TypeError, match="both"):
+        f(2, size=(2,))
+    # out= receives the values (compared with a fresh call from the same
+    # seed for the random ones).
+    out = fg.full((2, 3), 7.0)
+    fg.manual_seed(3)
+    res = f(2, 3, out=out)
+    fg.manual_seed(3)
+    fresh = f(2, 3)
+    assert res is out
+    if name != "empty":
+        np.testing.assert_array_equal(arr(out), arr(fresh))
+
+
+def test_like_factories_keep_shape_and_dtype_unless_told():
+    x = fg.ones(2, 3, dtype=fg.float64)
+    for name in ["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"]:
+        f = getattr(fg, name)
+        assert f(x).shape == (2, 3) and f(x).dtype == fg.float64
+        assert f(x, dtype=fg.float32).dtype == fg.float32
+        assert f(x, requires_grad=True).requires_grad
+    np.testing.assert_array_equal(arr(fg.zeros_like(x)), np.zeros((2, 3)))
+    np.testing.assert_array_equal(arr(fg.ones_like(x)), np.ones((2, 3)))
+
+
 # ------------------------------------------------------ seeds, generators
 
 
