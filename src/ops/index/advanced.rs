@@ -3,34 +3,88 @@
 
 use super::*;
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("indexing: index, index_put") for Tensor;
+
     /// `self[indices]`: a view for basic indices, a copy when any index is
     /// a tensor (NumPy/torch semantics).
-    pub fn index(&self, indices: &[TensorIndex]) -> Result<Tensor> {
-        let plan = self.plan(indices)?;
-        let recording = (crate::autograd::is_grad_enabled() && self.requires_grad())
-            || crate::autograd::fw_grad(self).is_some();
-        if plan.adv.is_empty() {
-            if recording {
-                return self.basic_index_recorded(indices);
-            }
-            return Ok(self.view_with_layout(plan.view));
+    pub fn index(&self, indices: &[TensorIndex]) -> Tensor {
+        before {
+            let plan = self.plan(indices)?;
+            if plan.adv.is_empty() {
+                let recording = (crate::autograd::is_grad_enabled() && self.requires_grad())
+                    || crate::autograd::fw_grad(self).is_some();
+                if recording {
+                    return self.basic_index_recorded(indices);
+                }
+                return Ok(self.view_with_layout(plan.view));
+            };
         }
-        let rec = Recorder::new("IndexBackward0", &[self]).jvp(|t| t.map1(|x| x.index(indices)));
-        let out = self.gather_indexed(&plan)?;
-        if rec.active() {
+        record "IndexBackward0", [self];
+        compute {
             let shape = self.shape().to_vec();
-            let indices = indices.to_vec();
-            // d self = zeros with g added at the indexed places (repeated
-            // indices accumulate).
-            rec.finish_simple(&out, move |_, g| {
-                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
-                Ok(vec![Some(z.index_put(&indices, &g[0], true)?)])
-            })?;
-        }
-        Ok(out)
+            let kept = indices.to_vec();
+        } => out = self.gather_indexed(&plan)?;
+        save nothing
+        // d self = zeros with g added at the indexed places (repeated
+        // indices accumulate).
+        backward |ctx, g| {
+            let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+            Ok(vec![Some(z.index_put(&kept, &g[0], true)?)])
+        };
+        forward rows(|t| t.map1(|x| x.index(indices)))
+            because "indices address the input's dims; non-adjacent advanced indices put their dims first, before a batch dim";
+        batched rows because "the gradient is built with index_put on the input's shape";
     }
 
+    /// `index_put(indices, values, accumulate)`: `self[indices] = values`
+    /// on a copy (`accumulate` adds instead, summing duplicates). Values
+    /// broadcast to the indexed shape and are cast to this tensor's dtype.
+    /// The in-place form bumps the version counter.
+    pub fn index_put(&self, indices: &[TensorIndex], values: &Tensor, accumulate: bool) -> Tensor {
+        record "IndexPutBackward0", [self, values];
+        compute {
+            let o = self.copy();
+            o.index_put_(indices, values, accumulate)?;
+            let kept = indices.to_vec();
+            let vshape = values.shape().to_vec();
+        } => out = o.data();
+        save nothing
+        backward |ctx, g| {
+            let g = &g[0];
+            // d self = g, except at overwritten places.
+            let gs = match (ctx.needs(0), accumulate) {
+                (false, _) => None,
+                (true, true) => Some(g.clone()),
+                (true, false) => {
+                    let zero = Tensor::try_zeros(&[], g.dtype())?;
+                    Some(g.index_put(&kept, &zero, false)?)
+                }
+            };
+            // d values = g at the indexed places, summed over broadcasting.
+            let gv = if ctx.needs(1) {
+                Some(sum_to_indexed(&g.index(&kept)?, &vshape)?)
+            } else {
+                None
+            };
+            Ok(vec![gs, gv])
+        };
+        forward rows(|t| {
+            let v = match t.get(1) {
+                Some(v) => v.clone(),
+                None => Tensor::try_zeros(&[], values.dtype())?,
+            };
+            Ok(vec![Some(
+                t.or_zeros(0, self)?.index_put(indices, &v, accumulate)?,
+            )])
+        }) because "the indices address the input's dims, not a leading batch dim";
+        batched rows because "the gradients are built with index_put and index on the input's dims";
+        inplace index_put_(self; values) |s| s.index_put(indices, values, accumulate);
+            => self.index_put_kernel(indices, values, accumulate);
+    }
+}
+
+impl Tensor {
     /// Basic indexing as a chain of recorded views (select, slice,
     /// unsqueeze), as torch records it; indices were already validated.
     pub(super) fn basic_index_recorded(&self, indices: &[TensorIndex]) -> Result<Tensor> {
@@ -103,20 +157,14 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `self[indices] = values` (`accumulate` adds instead, summing
-    /// duplicates). Values broadcast to the indexed shape and are cast to
-    /// this tensor's dtype. Bumps the version counter.
-    pub fn index_put_(
+    /// The in-place kernel of `index_put_`, run when `autograd::inplace`
+    /// left the write to it.
+    fn index_put_kernel(
         &self,
         indices: &[TensorIndex],
         values: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
-        if crate::autograd::inplace("index_put_", self, &[values], |s| {
-            s.index_put(indices, values, accumulate)
-        })? {
-            return Ok(());
-        }
         let plan = self.plan(indices)?;
         if plan.adv.is_empty() {
             let view = self.view_with_layout(plan.view);
@@ -165,51 +213,5 @@ impl Tensor {
         }
         self.bump_version();
         Ok(())
-    }
-
-    /// `index_put(indices, values, accumulate)`: out-of-place form.
-    pub fn index_put(
-        &self,
-        indices: &[TensorIndex],
-        values: &Tensor,
-        accumulate: bool,
-    ) -> Result<Tensor> {
-        let rec = Recorder::new("IndexPutBackward0", &[self, values]).jvp(|t| {
-            let v = match t.get(1) {
-                Some(v) => v.clone(),
-                None => Tensor::try_zeros(&[], values.dtype())?,
-            };
-            Ok(vec![Some(
-                t.or_zeros(0, self)?.index_put(indices, &v, accumulate)?,
-            )])
-        });
-        let out = self.copy();
-        out.index_put_(indices, values, accumulate)?;
-        let out = out.data();
-        if rec.active() {
-            let (n0, n1) = (rec.needs(0), rec.needs(1));
-            let indices = indices.to_vec();
-            let vshape = values.shape().to_vec();
-            rec.finish_simple(&out, move |_, g| {
-                let g = &g[0];
-                // d self = g, except at overwritten places.
-                let gs = match (n0, accumulate) {
-                    (false, _) => None,
-                    (true, true) => Some(g.clone()),
-                    (true, false) => {
-                        let zero = Tensor::try_zeros(&[], g.dtype())?;
-                        Some(g.index_put(&indices, &zero, false)?)
-                    }
-                };
-                // d values = g at the indexed places, summed over broadcasting.
-                let gv = if n1 {
-                    Some(sum_to_indexed(&g.index(&indices)?, &vshape)?)
-                } else {
-                    None
-                };
-                Ok(vec![gs, gv])
-            })?;
-        }
-        Ok(out)
     }
 }

@@ -2,9 +2,122 @@
 
 use super::*;
 
+derivatives! {
+    table FORMULAS("indexing: masked_fill, put") for Tensor;
+
+    /// `masked_fill(mask, value)`: a copy with `value` where the bool
+    /// `mask` is true; `self` and `mask` broadcast together.
+    pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Tensor {
+        before {
+            check_mask("masked_fill", mask)?;
+        }
+        record "MaskedFillBackward0", [self];
+        compute {
+            let fill_mask = mask.clone();
+        } => out = dispatch!(self.dtype(), T => {
+            let v: T = value.to_elem();
+            map2::<T, bool, T>(self, mask, move |x, m| if m { v } else { x })
+        })?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].masked_fill(&fill_mask, Scalar::Int(0))?)]);
+        // A mask of more dims than `self` would broadcast against the batch
+        // dim of the tangents: those are taken row by row.
+        forward formula(|t| batched_or_rows(mask.ndim() <= self.ndim(), t, |t| {
+            t.map1(|x| x.masked_fill(mask, Scalar::Int(0)))
+        }));
+        batched rows because "not declared batched yet (g.masked_fill(mask) should broadcast over a batch dim; untested)";
+    }
+
+    /// `masked_fill(mask, value)` with a 0-dim tensor `value`, which gets
+    /// the sum of the gradient at the filled places.
+    pub fn masked_fill_tensor(&self, mask: &Tensor, value: &Tensor) -> Tensor {
+        before {
+            check_mask("masked_fill", mask)?;
+            if value.ndim() != 0 {
+                return Err(Error::runtime(format!(
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                    value.ndim()
+                )));
+            };
+        }
+        record "MaskedFillBackward1", [self, value];
+        compute {
+            let fill_mask = mask.clone();
+        } => out = {
+            let _g = crate::autograd::no_grad();
+            self.masked_fill(mask, value.item()?)?
+        };
+        save nothing
+        backward |ctx, g| {
+            let kept = g[0].masked_fill(&fill_mask, Scalar::Int(0))?;
+            let gv = if ctx.needs(1) {
+                Some(g[0].sub(&kept)?.sum(None, false, None)?)
+            } else {
+                None
+            };
+            Ok(vec![Some(kept), gv])
+        };
+        // The tangent: self's where kept, value's where filled.
+        forward rows(|t| {
+            t.sum1(|i, ti| match i {
+                0 => ti.masked_fill(mask, Scalar::Int(0)),
+                _ => {
+                    let shape = broadcast_shapes(self.shape(), mask.shape())?;
+                    Tensor::try_zeros(&shape, ti.dtype())?.masked_fill_tensor(mask, ti)
+                }
+            })
+        }) because "the value's tangent is filled in as a 0-dim value, which a batch of tangents is not";
+        batched rows because "the value's gradient sums g over every dim, which would include a batch dim";
+    }
+
+    /// `put(index, source, accumulate)`: a copy with `source`'s elements
+    /// written at the row-major positions `index` (negative indices wrap;
+    /// `accumulate` adds instead).
+    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Tensor {
+        record "PutBackward0", [self, source];
+        compute {
+            let o = self.copy();
+            o.put_(index, source, accumulate)?;
+            let (idx, sshape) = (index.clone(), source.shape().to_vec());
+        } => out = o.data();
+        save nothing
+        // d self = g, except at overwritten places; d source = g at
+        // `index`, in source's shape.
+        backward |ctx, g| {
+            let gs = match (ctx.needs(0), accumulate) {
+                (false, _) => None,
+                (true, true) => Some(g[0].clone()),
+                (true, false) => {
+                    let zeros = Tensor::try_zeros(idx.shape(), g[0].dtype())?;
+                    Some(g[0].put(&idx, &zeros, false)?)
+                }
+            };
+            let gsrc = ctx
+                .needs(1)
+                .then(|| {
+                    g[0].take(&idx)?
+                        .reshape(&crate::ops::view::isizes(&sshape))
+                })
+                .transpose()?;
+            Ok(vec![gs, gsrc])
+        };
+        forward rows(|t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.put(
+                index,
+                &t.or_zeros(1, source)?,
+                accumulate,
+            )?)])
+        }) because "the index addresses the input seen as 1-D, which a batch dim would change";
+        batched rows because "the gradients are built with put and take on the input seen as 1-D";
+        inplace put_(self; source) |s| s.put(index, source, accumulate);
+            => self.put_kernel(index, source, accumulate);
+    }
+}
+
 impl Tensor {
     /// `masked_fill_(mask, value)`: sets elements where the bool `mask`
-    /// (broadcast to this shape) is true.
+    /// (broadcast to this shape) is true. Written out rather than as the
+    /// table's in-place form because the mask is checked first.
     pub fn masked_fill_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         check_mask("masked_fill_", mask)?;
         if crate::autograd::inplace("masked_fill_", self, &[], |s| s.masked_fill(mask, value))? {
@@ -16,70 +129,9 @@ impl Tensor {
         })
     }
 
-    /// `masked_fill(mask, value)`: out-of-place; `self` and `mask`
-    /// broadcast together.
-    pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-        check_mask("masked_fill", mask)?;
-        // A mask of more dims than `self` would broadcast against a batch
-        // dim of the tangent.
-        let rec = jvp_if_batched(
-            Recorder::new("MaskedFillBackward0", &[self]),
-            mask.ndim() <= self.ndim(),
-            |t| t.map1(|x| x.masked_fill(mask, Scalar::Int(0))),
-        );
-        let out = dispatch!(self.dtype(), T => {
-            let v: T = value.to_elem();
-            map2::<T, bool, T>(self, mask, move |x, m| if m { v } else { x })
-        })?;
-        if rec.active() {
-            let mask = mask.clone();
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(g[0].masked_fill(&mask, Scalar::Int(0))?)])
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `masked_fill(mask, value)` with a 0-dim tensor `value`, which gets
-    /// the sum of the gradient at the filled places.
-    pub fn masked_fill_tensor(&self, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
-        check_mask("masked_fill", mask)?;
-        if value.ndim() != 0 {
-            return Err(Error::runtime(format!(
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                value.ndim()
-            )));
-        }
-        // The tangent: self's where kept, value's where filled.
-        let rec = Recorder::new("MaskedFillBackward1", &[self, value]).jvp(|t| {
-            t.sum1(|i, ti| match i {
-                0 => ti.masked_fill(mask, Scalar::Int(0)),
-                _ => {
-                    let shape = broadcast_shapes(self.shape(), mask.shape())?;
-                    Tensor::try_zeros(&shape, ti.dtype())?.masked_fill_tensor(mask, ti)
-                }
-            })
-        });
-        let out = {
-            let _g = crate::autograd::no_grad();
-            self.masked_fill(mask, value.item()?)?
-        };
-        if rec.active() {
-            let (n1, mask) = (rec.needs(1), mask.clone());
-            rec.finish_simple(&out, move |_, g| {
-                let kept = g[0].masked_fill(&mask, Scalar::Int(0))?;
-                let gv = if n1 {
-                    Some(g[0].sub(&kept)?.sum(None, false, None)?)
-                } else {
-                    None
-                };
-                Ok(vec![Some(kept), gv])
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `masked_fill_(mask, value)` with a 0-dim tensor `value`.
+    /// `masked_fill_(mask, value)` with a 0-dim tensor `value`. Written out
+    /// rather than as the table's in-place form because its messages name
+    /// the op `masked_fill_`.
     pub fn masked_fill_tensor_(&self, mask: &Tensor, value: &Tensor) -> Result<()> {
         if crate::autograd::inplace("masked_fill_", self, &[value], |s| {
             s.masked_fill_tensor(mask, value)
@@ -133,14 +185,9 @@ impl Tensor {
         )?)])
     }
 
-    /// `put_(index, source, accumulate)`: writes `source`'s elements at the
-    /// row-major positions `index` of `self` (negative indices wrap).
-    pub fn put_(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<()> {
-        if crate::autograd::inplace("put_", self, &[source], |s| {
-            s.put(index, source, accumulate)
-        })? {
-            return Ok(());
-        }
+    /// The in-place kernel of `put_`, run when `autograd::inplace` left
+    /// the write to it.
+    fn put_kernel(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<()> {
         if index.dtype() != DType::Int64 {
             return Err(Error::runtime(format!(
                 "put_(): Expected a long tensor for index, but got {}",
@@ -206,44 +253,6 @@ impl Tensor {
         }
         self.bump_version();
         Ok(())
-    }
-
-    /// `put(index, source, accumulate)`: out-of-place `put_`.
-    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
-        let rec = Recorder::new("PutBackward0", &[self, source]).jvp(|t| {
-            Ok(vec![Some(t.or_zeros(0, self)?.put(
-                index,
-                &t.or_zeros(1, source)?,
-                accumulate,
-            )?)])
-        });
-        let out = self.copy();
-        out.put_(index, source, accumulate)?;
-        let out = out.data();
-        if rec.active() {
-            let (n0, n1) = (rec.needs(0), rec.needs(1));
-            let (index, sshape) = (index.clone(), source.shape().to_vec());
-            // d self = g, except at overwritten places; d source = g at
-            // `index`, in source's shape.
-            rec.finish_simple(&out, move |_, g| {
-                let gs = match (n0, accumulate) {
-                    (false, _) => None,
-                    (true, true) => Some(g[0].clone()),
-                    (true, false) => {
-                        let zeros = Tensor::try_zeros(index.shape(), g[0].dtype())?;
-                        Some(g[0].put(&index, &zeros, false)?)
-                    }
-                };
-                let gsrc = n1
-                    .then(|| {
-                        g[0].take(&index)?
-                            .reshape(&crate::ops::view::isizes(&sshape))
-                    })
-                    .transpose()?;
-                Ok(vec![gs, gsrc])
-            })?;
-        }
-        Ok(out)
     }
 
     /// `nonzero()`: the indices of nonzero elements as an `(n, ndim)` int64

@@ -14,7 +14,8 @@
 //! into a view and the gathered offsets), `advanced` (`index` /
 //! `index_put`), `scatter` (index_select, gather, scatter*), `slices`
 //! (index_add/copy/fill) and `masked` (masked_*, take, put, nonzero);
-//! this file holds the helpers they share.
+//! each of those holds its ops' derivative table (`FORMULAS`), and this
+//! file the helpers they share.
 
 mod advanced;
 mod masked;
@@ -25,13 +26,12 @@ mod slices;
 use plan::Plan;
 pub use plan::TensorIndex;
 
-use crate::autograd::{check_write, sum_to, Recorder, Tangents};
+use crate::autograd::{check_write, derivatives, sum_to, Tangents};
 use crate::kernels::access::{elem_ptr, lock};
 use crate::kernels::iter::{apply2, check_writable, for_ranges, map2};
 use crate::kernels::sync_ptr::SyncPtr;
 use crate::ops::binary::Arith;
 use crate::ops::shape::{drop_dim, fmt_shape, signed, walk};
-use crate::ops::view::jvp_if_batched;
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
@@ -240,8 +240,94 @@ pub(super) enum ScatterSrc<'a> {
     Value(Scalar),
 }
 
+/// The input tangents as a forward formula of [`batched_or_rows`] reads
+/// them: all of them, with any leading batch dim, or one row of a batch.
+pub(super) struct TangentView<'a> {
+    t: &'a Tangents,
+    row: Option<usize>,
+}
+
+impl TangentView<'_> {
+    /// The batch size the formula must handle (`None` for one row).
+    pub(super) fn batch(&self) -> Option<usize> {
+        match self.row {
+            Some(_) => None,
+            None => self.t.batch(),
+        }
+    }
+    /// The tangent of input `i` (`None` stands for zeros).
+    pub(super) fn get(&self, i: usize) -> Result<Option<Tensor>> {
+        self.t
+            .get(i)
+            .map(|x| match self.row {
+                Some(r) => x.select(0, r as isize),
+                None => Ok(x.clone()),
+            })
+            .transpose()
+    }
+    /// Input dim `d` as counted in a tangent (moved past a batch dim).
+    pub(super) fn dim(&self, d: isize) -> isize {
+        d + isize::from(d >= 0 && self.batch().is_some())
+    }
+    /// A primal shape as tangents of it are shaped.
+    pub(super) fn shape(&self, shape: &[usize]) -> Vec<usize> {
+        self.batch()
+            .into_iter()
+            .chain(shape.iter().copied())
+            .collect()
+    }
+    /// The tangent of input `i`, or zeros shaped like `primal`.
+    pub(super) fn or_zeros(&self, i: usize, primal: &Tensor) -> Result<Tensor> {
+        match self.get(i)? {
+            Some(t) => Ok(t),
+            None => Tensor::try_zeros(&self.shape(primal.shape()), primal.dtype()),
+        }
+    }
+    /// `f` of the first input's tangent, if it has one.
+    pub(super) fn map1(&self, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Option<Tensor>> {
+        self.get(0)?.as_ref().map(f).transpose()
+    }
+}
+
+/// The forward formula of a single-output op whose formula `f` handles a
+/// leading batch of tangents only when `batched` holds (e.g. only for
+/// inputs of at least one dim): then `f` sees the whole batch; otherwise,
+/// in a batched level, `f` runs once per row and the rows are stacked, as
+/// the engine runs a formula that cannot handle a batch.
+pub(super) fn batched_or_rows(
+    batched: bool,
+    t: &Tangents,
+    f: impl Fn(&TangentView) -> Result<Option<Tensor>>,
+) -> Result<Vec<Option<Tensor>>> {
+    let out = match t.batch() {
+        Some(b) if !batched => {
+            let rows = (0..b)
+                .map(|r| f(&TangentView { t, row: Some(r) }))
+                .collect::<Result<Vec<_>>>()?;
+            // Every row has the same inputs with tangents, so all rows
+            // have a tangent or none has.
+            let first = rows.iter().flatten().next().cloned();
+            match first {
+                None => None,
+                Some(first) => {
+                    let parts = rows
+                        .into_iter()
+                        .map(|r| match r {
+                            Some(r) => Ok(r),
+                            None => Tensor::try_zeros(first.shape(), first.dtype()),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    Some(Tensor::stack(&parts, 0)?)
+                }
+            }
+        }
+        _ => f(&TangentView { t, row: None })?,
+    };
+    Ok(vec![out])
+}
+
 /// `index` for a tangent: repeated along a leading batch dim, if any.
-pub(super) fn batch_index(t: &Tangents, index: &Tensor) -> Result<Tensor> {
+pub(super) fn batch_index(t: &TangentView, index: &Tensor) -> Result<Tensor> {
     match t.batch() {
         Some(_) => index.expand(&crate::ops::view::isizes(&t.shape(index.shape()))),
         None => Ok(index.clone()),
@@ -320,4 +406,64 @@ pub(super) fn check_mask(op: &str, mask: &Tensor) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::autograd::{enter_batched_dual_level, exit_dual_level, make_dual, unpack_dual};
+    use crate::{Scalar, Tensor};
+
+    fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
+        Tensor::from_slice(v, shape).unwrap()
+    }
+
+    fn tangent(t: &Tensor) -> Vec<f64> {
+        unpack_dual(t, None).unwrap().1.unwrap().to_vec::<f64>()
+    }
+
+    /// Forward formulas that handle a batch only for some inputs: in a
+    /// batched level, the others are taken row by row and stacked.
+    #[test]
+    fn batched_tangents_with_and_without_a_batch_formula() {
+        assert_eq!(enter_batched_dual_level(3).unwrap(), 0);
+        let r = std::panic::catch_unwind(|| {
+            let i = |v: &[i64]| Tensor::from_vec(v.to_vec());
+            // 0-dim input: no dim to move past the batch dim, so by rows.
+            let x0 = make_dual(&f64s(&[2.0], &[]), &f64s(&[1.0, 2.0, 3.0], &[3]), None).unwrap();
+            let y = x0.index_select(0, &i(&[0])).unwrap();
+            assert_eq!(tangent(&y), [1.0, 2.0, 3.0]);
+            let y = x0.gather(0, &Tensor::scalar(0i64)).unwrap();
+            assert_eq!(tangent(&y), [1.0, 2.0, 3.0]);
+            let y = x0.index_fill(0, &i(&[0]), Scalar::Int(5)).unwrap();
+            assert_eq!(tangent(&y), [0.0, 0.0, 0.0]);
+
+            // A 1-D input: the batch formula.
+            let tx = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+            let x1 = make_dual(&f64s(&[0.0; 3], &[3]), &f64s(&tx, &[3, 3]), None).unwrap();
+            let y = x1.index_select(0, &i(&[2, 0])).unwrap();
+            assert_eq!(tangent(&y), [3.0, 1.0, 6.0, 4.0, 9.0, 7.0]);
+
+            // A 0-dim source: rows, with zeros for self's missing tangent.
+            let s0 = make_dual(&f64s(&[1.0], &[]), &f64s(&[1.0, 2.0, 3.0], &[3]), None).unwrap();
+            let base = f64s(&[0.0; 3], &[3]);
+            let y = base.index_add(0, &i(&[1]), &s0, Scalar::Int(2)).unwrap();
+            assert_eq!(tangent(&y), [0.0, 2.0, 0.0, 0.0, 4.0, 0.0, 0.0, 6.0, 0.0]);
+
+            // A mask of more dims than self: rows, each broadcast to (2, 2).
+            let x = make_dual(
+                &f64s(&[0.0; 2], &[2]),
+                &f64s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]),
+                None,
+            )
+            .unwrap();
+            let mask = Tensor::from_slice(&[true, false, false, true], &[2, 2]).unwrap();
+            let y = x.masked_fill(&mask, Scalar::Int(0)).unwrap();
+            assert_eq!(
+                tangent(&y),
+                [0.0, 2.0, 1.0, 0.0, 0.0, 4.0, 3.0, 0.0, 0.0, 6.0, 5.0, 0.0]
+            );
+        });
+        exit_dual_level(None).unwrap();
+        r.unwrap();
+    }
 }

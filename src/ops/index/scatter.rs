@@ -2,32 +2,133 @@
 
 use super::*;
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("indexing: index_select, gather, scatter, scatter_add") for Tensor;
+
     /// `index_select(dim, index)`: the slices at `index` (1-D, int64/int32)
     /// along `dim`, copied.
-    pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("IndexSelectBackward0", &[self]),
-            self.ndim() > 0,
-            |t| t.map1(|x| x.index_select(t.dim(dim), index)),
-        );
-        let out = self.index_select_kernel(dim, index)?;
-        if rec.active() {
-            let (shape, index) = (self.shape().to_vec(), index.clone());
-            // d self = zeros with g's slices added at `index`.
-            rec.finish_simple(&out, move |_, g| {
-                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
-                Ok(vec![Some(z.index_add(
-                    dim,
-                    &index,
-                    &g[0],
-                    Scalar::Int(1),
-                )?)])
-            })?;
-        }
-        Ok(out)
+    pub fn index_select(&self, dim: isize, index: &Tensor) -> Tensor {
+        record "IndexSelectBackward0", [self];
+        compute {
+            let (shape, idx) = (self.shape().to_vec(), index.clone());
+        } => out = self.index_select_kernel(dim, index)?;
+        save nothing
+        // d self = zeros with g's slices added at `index`.
+        backward |ctx, g| {
+            let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+            Ok(vec![Some(z.index_add(dim, &idx, &g[0], Scalar::Int(1))?)])
+        };
+        // A 0-dim input has no dim to move past a batch dim: its tangents
+        // are taken row by row.
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            t.map1(|x| x.index_select(t.dim(dim), index))
+        }));
+        batched rows because "the gradient is built with index_add into zeros of the input's shape";
     }
 
+    /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
+    /// dim 0); `index` is int64 with as many dims as `self`.
+    pub fn gather(&self, dim: isize, index: &Tensor) -> Tensor {
+        record "GatherBackward0", [self];
+        compute {
+            let (shape, idx) = (self.shape().to_vec(), index.clone());
+        } => out = self.gather_kernel(dim, index)?;
+        save nothing
+        // d self = zeros with g added at `index` (repeats accumulate).
+        backward |ctx, g| {
+            let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+            Ok(vec![Some(z.scatter_add(dim, &idx, &g[0])?)])
+        };
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?))
+        }));
+        batched rows because "the gradient is built with scatter_add into zeros of the input's shape";
+    }
+
+    /// `scatter(dim, index, src)`: a copy with `out[index[i][j]][j] =
+    /// src[i][j]` (dim 0); the in-place form writes into `self`.
+    pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Tensor {
+        record "ScatterBackward0", [self, src];
+        compute {
+            let o = self.copy();
+            o.scatter_(dim, index, src)?;
+            let (idx, sshape) = (index.clone(), src.shape().to_vec());
+        } => out = o.data();
+        save nothing
+        // d self = g with the overwritten places zeroed; d src = g at
+        // `index`.
+        backward |ctx, g| {
+            let gs = ctx
+                .needs(0)
+                .then(|| g[0].scatter_value(dim, &idx, Scalar::Int(0)))
+                .transpose()?;
+            let gsrc = ctx
+                .needs(1)
+                .then(|| gather_for_src(&g[0], dim, &idx, &sshape))
+                .transpose()?;
+            Ok(vec![gs, gsrc])
+        };
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            Ok(Some(t.or_zeros(0, self)?.scatter(
+                t.dim(dim),
+                &batch_index(t, index)?,
+                &t.or_zeros(1, src)?,
+            )?))
+        }));
+        batched rows because "the gradients use the index as recorded, which has no batch dim";
+        inplace scatter_(self; src) |s| s.scatter(dim, index, src);
+            => self.scatter_impl("scatter", dim, index, ScatterSrc::Tensor(src), false);
+    }
+
+    /// `scatter(dim, index, value)`: a copy with one value written at the
+    /// indexed places (in place: `scatter_value_`).
+    pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Tensor {
+        record "ScatterBackward1", [self];
+        compute {
+            let o = self.copy();
+            o.scatter_value_(dim, index, value)?;
+            let idx = index.clone();
+        } => out = o.data();
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].scatter_value(dim, &idx, Scalar::Int(0))?)]);
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            t.map1(|x| x.scatter_value(t.dim(dim), &batch_index(t, index)?, Scalar::Int(0)))
+        }));
+        batched rows because "the gradient uses the index as recorded, which has no batch dim";
+    }
+
+    /// `scatter_add(dim, index, src)`: like `scatter` but adds, summing
+    /// duplicate indices.
+    pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Tensor {
+        record "ScatterAddBackward0", [self, src];
+        compute {
+            let o = self.copy();
+            o.scatter_add_(dim, index, src)?;
+            let (idx, sshape) = (index.clone(), src.shape().to_vec());
+        } => out = o.data();
+        save nothing
+        // d self = g; d src = g at `index`.
+        backward |ctx, g| {
+            let gsrc = ctx
+                .needs(1)
+                .then(|| gather_for_src(&g[0], dim, &idx, &sshape))
+                .transpose()?;
+            Ok(vec![Some(g[0].clone()), gsrc])
+        };
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            Ok(Some(t.or_zeros(0, self)?.scatter_add(
+                t.dim(dim),
+                &batch_index(t, index)?,
+                &t.or_zeros(1, src)?,
+            )?))
+        }));
+        batched rows because "the gradient of src uses the index as recorded, which has no batch dim";
+        inplace scatter_add_(self; src) |s| s.scatter_add(dim, index, src);
+            => self.scatter_impl("scatter_add", dim, index, ScatterSrc::Tensor(src), true);
+    }
+}
+
+impl Tensor {
     pub(super) fn index_select_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let idx = check_int_index("index_select", index)?;
         let src = as_1d(self);
@@ -41,26 +142,6 @@ impl Tensor {
         let out = src.index(&indices)?;
         if self.ndim() == 0 {
             return out.reshape(&[]);
-        }
-        Ok(out)
-    }
-
-    /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
-    /// dim 0); `index` is int64 with as many dims as `self`.
-    pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("GatherBackward0", &[self]),
-            self.ndim() > 0,
-            |t| t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?)),
-        );
-        let out = self.gather_kernel(dim, index)?;
-        if rec.active() {
-            let (shape, index) = (self.shape().to_vec(), index.clone());
-            // d self = zeros with g added at `index` (repeats accumulate).
-            rec.finish_simple(&out, move |_, g| {
-                let z = Tensor::try_zeros(&shape, g[0].dtype())?;
-                Ok(vec![Some(z.scatter_add(dim, &index, &g[0])?)])
-            })?;
         }
         Ok(out)
     }
@@ -177,16 +258,9 @@ impl Tensor {
         Ok(())
     }
 
-    /// `scatter_(dim, index, src)`: `self[index[i][j]][j] = src[i][j]`
-    /// (dim 0); in place.
-    pub fn scatter_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
-        if crate::autograd::inplace("scatter_", self, &[src], |s| s.scatter(dim, index, src))? {
-            return Ok(());
-        }
-        self.scatter_impl("scatter", dim, index, ScatterSrc::Tensor(src), false)
-    }
-
     /// `scatter_(dim, index, value)`: writes one value at the indexed places.
+    /// Written out rather than as the table's in-place form of
+    /// `scatter_value`, because its messages name the op `scatter_`.
     pub fn scatter_value_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
         if crate::autograd::inplace("scatter_", self, &[], |s| {
             s.scatter_value(dim, index, value)
@@ -194,102 +268,5 @@ impl Tensor {
             return Ok(());
         }
         self.scatter_impl("scatter", dim, index, ScatterSrc::Value(value), false)
-    }
-
-    /// `scatter_add_(dim, index, src)`: like `scatter_` but adds, summing
-    /// duplicate indices.
-    pub fn scatter_add_(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<()> {
-        if crate::autograd::inplace("scatter_add_", self, &[src], |s| {
-            s.scatter_add(dim, index, src)
-        })? {
-            return Ok(());
-        }
-        self.scatter_impl("scatter_add", dim, index, ScatterSrc::Tensor(src), true)
-    }
-
-    /// `scatter(dim, index, src)`: out-of-place `scatter_`.
-    pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("ScatterBackward0", &[self, src]),
-            self.ndim() > 0,
-            |t| {
-                Ok(vec![Some(t.or_zeros(0, self)?.scatter(
-                    t.dim(dim),
-                    &batch_index(t, index)?,
-                    &t.or_zeros(1, src)?,
-                )?)])
-            },
-        );
-        let out = self.copy();
-        out.scatter_(dim, index, src)?;
-        let out = out.data();
-        if rec.active() {
-            let (n0, n1) = (rec.needs(0), rec.needs(1));
-            let (index, sshape) = (index.clone(), src.shape().to_vec());
-            // d self = g with the overwritten places zeroed; d src = g at
-            // `index`.
-            rec.finish_simple(&out, move |_, g| {
-                let gs = n0
-                    .then(|| g[0].scatter_value(dim, &index, Scalar::Int(0)))
-                    .transpose()?;
-                let gsrc = n1
-                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
-                    .transpose()?;
-                Ok(vec![gs, gsrc])
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `scatter(dim, index, value)`: out-of-place `scatter_value_`.
-    pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("ScatterBackward1", &[self]),
-            self.ndim() > 0,
-            |t| t.map1(|x| x.scatter_value(t.dim(dim), &batch_index(t, index)?, Scalar::Int(0))),
-        );
-        let out = self.copy();
-        out.scatter_value_(dim, index, value)?;
-        let out = out.data();
-        if rec.active() {
-            let index = index.clone();
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(g[0].scatter_value(
-                    dim,
-                    &index,
-                    Scalar::Int(0),
-                )?)])
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `scatter_add(dim, index, src)`: out-of-place `scatter_add_`.
-    pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("ScatterAddBackward0", &[self, src]),
-            self.ndim() > 0,
-            |t| {
-                Ok(vec![Some(t.or_zeros(0, self)?.scatter_add(
-                    t.dim(dim),
-                    &batch_index(t, index)?,
-                    &t.or_zeros(1, src)?,
-                )?)])
-            },
-        );
-        let out = self.copy();
-        out.scatter_add_(dim, index, src)?;
-        let out = out.data();
-        if rec.active() {
-            let (n1, index, sshape) = (rec.needs(1), index.clone(), src.shape().to_vec());
-            // d self = g; d src = g at `index`.
-            rec.finish_simple(&out, move |_, g| {
-                let gsrc = n1
-                    .then(|| gather_for_src(&g[0], dim, &index, &sshape))
-                    .transpose()?;
-                Ok(vec![Some(g[0].clone()), gsrc])
-            })?;
-        }
-        Ok(out)
     }
 }

@@ -124,161 +124,116 @@ impl Tensor {
         self.bump_version();
         Ok(())
     }
+}
 
-    /// `index_add_(dim, index, source, alpha)`: adds `alpha * source`'s
-    /// slices into the slices of `self` at `index` (duplicates sum).
-    pub fn index_add_(
-        &self,
-        dim: isize,
-        index: &Tensor,
-        source: &Tensor,
-        alpha: Scalar,
-    ) -> Result<()> {
-        if crate::autograd::inplace("index_add_", self, &[source], |s| {
-            s.index_add(dim, index, source, alpha)
-        })? {
-            return Ok(());
-        }
-        self.index_slices_(
-            "index_add_",
-            dim,
-            index,
-            Some(source),
-            alpha,
-            SliceMode::Add,
-        )
+derivatives! {
+    table FORMULAS("indexing: index_add, index_copy, index_fill") for Tensor;
+
+    /// `index_add(dim, index, source, alpha)`: a copy with `alpha *
+    /// source`'s slices added into the slices at `index` (duplicates sum).
+    pub fn index_add(&self, dim: isize, index: &Tensor, source: &Tensor, alpha: Scalar) -> Tensor {
+        record "IndexAddBackward0", [self, source];
+        compute {
+            let o = self.copy();
+            o.index_add_(dim, index, source, alpha)?;
+            let (idx, sndim) = (index.clone(), source.ndim());
+        } => out = o.data();
+        save nothing
+        // d self = g; d source = alpha * g's slices at `index`.
+        backward |ctx, g| {
+            let gsrc = if ctx.needs(1) {
+                let s = select_for_source(&g[0], dim, &idx, sndim)?;
+                Some(s.mul(&Tensor::scalar(alpha).to_dtype(s.dtype()))?)
+            } else {
+                None
+            };
+            Ok(vec![Some(g[0].clone()), gsrc])
+        };
+        // 0-dim operands have no dim to move past a batch dim: their
+        // tangents are taken row by row.
+        forward formula(|t| batched_or_rows(self.ndim() > 0 && source.ndim() > 0, t, |t| {
+            Ok(Some(t.or_zeros(0, self)?.index_add(
+                t.dim(dim),
+                index,
+                &t.or_zeros(1, source)?,
+                alpha,
+            )?))
+        }));
+        batched rows because "the gradient of source is built with index_select on the input's dims";
+        inplace index_add_(self; source) |s| s.index_add(dim, index, source, alpha);
+            => self.index_slices_("index_add_", dim, index, Some(source), alpha, SliceMode::Add);
     }
 
-    /// `index_copy_(dim, index, source)`: copies `source`'s slices into the
-    /// slices of `self` at `index`.
-    pub fn index_copy_(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<()> {
-        if crate::autograd::inplace("index_copy_", self, &[source], |s| {
-            s.index_copy(dim, index, source)
-        })? {
-            return Ok(());
-        }
-        if index.dtype() != DType::Int64 {
-            return Err(Error::runtime(format!(
-                "index_copy_(): Expected a long tensor for index, but got {}",
-                index.dtype()
-            )));
-        }
-        self.index_slices_(
+    /// `index_copy(dim, index, source)`: a copy with `source`'s slices
+    /// written into the slices at `index`.
+    pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Tensor {
+        record "IndexCopyBackward0", [self, source];
+        compute {
+            let o = self.copy();
+            o.index_copy_(dim, index, source)?;
+            let (idx, sndim) = (index.clone(), source.ndim());
+        } => out = o.data();
+        save nothing
+        // d self = g with the copied slices zeroed; d source = g's slices
+        // at `index`.
+        backward |ctx, g| {
+            let gs = ctx
+                .needs(0)
+                .then(|| g[0].index_fill(dim, &idx, Scalar::Int(0)))
+                .transpose()?;
+            let gsrc = ctx
+                .needs(1)
+                .then(|| select_for_source(&g[0], dim, &idx, sndim))
+                .transpose()?;
+            Ok(vec![gs, gsrc])
+        };
+        forward formula(|t| batched_or_rows(self.ndim() > 0 && source.ndim() > 0, t, |t| {
+            Ok(Some(t.or_zeros(0, self)?.index_copy(
+                t.dim(dim),
+                index,
+                &t.or_zeros(1, source)?,
+            )?))
+        }));
+        batched rows because "the gradients are built with index_fill and index_select on the input's dims";
+        inplace index_copy_(self; source) |s| s.index_copy(dim, index, source); {
+            if index.dtype() != DType::Int64 {
+                return Err(Error::runtime(format!(
+                    "index_copy_(): Expected a long tensor for index, but got {}",
+                    index.dtype()
+                )));
+            };
+        } => self.index_slices_(
             "index_copy_",
             dim,
             index,
             Some(source),
             Scalar::Int(1),
             SliceMode::Copy,
-        )
-    }
-
-    /// `index_fill_(dim, index, value)`: fills the slices at `index`
-    /// (negative indices wrap).
-    pub fn index_fill_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
-        if crate::autograd::inplace("index_fill_", self, &[], |s| {
-            s.index_fill(dim, index, value)
-        })? {
-            return Ok(());
-        }
-        if index.dtype() != DType::Int64 {
-            return Err(Error::index(format!(
-                "index_fill_(): Expected a long tensor for index, but got {}",
-                index.dtype()
-            )));
-        }
-        self.index_slices_("index_fill_", dim, index, None, value, SliceMode::Fill)
-    }
-
-    /// `index_add(dim, index, source, alpha)`: out-of-place.
-    pub fn index_add(
-        &self,
-        dim: isize,
-        index: &Tensor,
-        source: &Tensor,
-        alpha: Scalar,
-    ) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("IndexAddBackward0", &[self, source]),
-            self.ndim() > 0 && source.ndim() > 0,
-            |t| {
-                Ok(vec![Some(t.or_zeros(0, self)?.index_add(
-                    t.dim(dim),
-                    index,
-                    &t.or_zeros(1, source)?,
-                    alpha,
-                )?)])
-            },
         );
-        let out = self.copy();
-        out.index_add_(dim, index, source, alpha)?;
-        let out = out.data();
-        if rec.active() {
-            let (n1, index, sndim) = (rec.needs(1), index.clone(), source.ndim());
-            // d self = g; d source = alpha * g's slices at `index`.
-            rec.finish_simple(&out, move |_, g| {
-                let gsrc = if n1 {
-                    let s = select_for_source(&g[0], dim, &index, sndim)?;
-                    Some(s.mul(&Tensor::scalar(alpha).to_dtype(s.dtype()))?)
-                } else {
-                    None
-                };
-                Ok(vec![Some(g[0].clone()), gsrc])
-            })?;
-        }
-        Ok(out)
     }
 
-    /// `index_copy(dim, index, source)`: out-of-place.
-    pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("IndexCopyBackward0", &[self, source]),
-            self.ndim() > 0 && source.ndim() > 0,
-            |t| {
-                Ok(vec![Some(t.or_zeros(0, self)?.index_copy(
-                    t.dim(dim),
-                    index,
-                    &t.or_zeros(1, source)?,
-                )?)])
-            },
-        );
-        let out = self.copy();
-        out.index_copy_(dim, index, source)?;
-        let out = out.data();
-        if rec.active() {
-            let (n0, n1) = (rec.needs(0), rec.needs(1));
-            let (index, sndim) = (index.clone(), source.ndim());
-            // d self = g with the copied slices zeroed; d source = g's
-            // slices at `index`.
-            rec.finish_simple(&out, move |_, g| {
-                let gs = n0
-                    .then(|| g[0].index_fill(dim, &index, Scalar::Int(0)))
-                    .transpose()?;
-                let gsrc = n1
-                    .then(|| select_for_source(&g[0], dim, &index, sndim))
-                    .transpose()?;
-                Ok(vec![gs, gsrc])
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `index_fill(dim, index, value)`: out-of-place.
-    pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = jvp_if_batched(
-            Recorder::new("IndexFillBackward0", &[self]),
-            self.ndim() > 0,
-            |t| t.map1(|x| x.index_fill(t.dim(dim), index, Scalar::Int(0))),
-        );
-        let out = self.copy();
-        out.index_fill_(dim, index, value)?;
-        let out = out.data();
-        if rec.active() {
-            let index = index.clone();
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(g[0].index_fill(dim, &index, Scalar::Int(0))?)])
-            })?;
-        }
-        Ok(out)
+    /// `index_fill(dim, index, value)`: a copy with the slices at `index`
+    /// filled (negative indices wrap).
+    pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Tensor {
+        record "IndexFillBackward0", [self];
+        compute {
+            let o = self.copy();
+            o.index_fill_(dim, index, value)?;
+            let idx = index.clone();
+        } => out = o.data();
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].index_fill(dim, &idx, Scalar::Int(0))?)]);
+        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+            t.map1(|x| x.index_fill(t.dim(dim), index, Scalar::Int(0)))
+        }));
+        batched rows because "the gradient is built with index_fill on the input's dims";
+        inplace index_fill_(self) |s| s.index_fill(dim, index, value); {
+            if index.dtype() != DType::Int64 {
+                return Err(Error::index(format!(
+                    "index_fill_(): Expected a long tensor for index, but got {}",
+                    index.dtype()
+                )));
+            };
+        } => self.index_slices_("index_fill_", dim, index, None, value, SliceMode::Fill);
     }
 }
