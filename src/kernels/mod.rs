@@ -10,6 +10,7 @@
 //!   `apply*` in place) with broadcasting and parallel chunks;
 //! * `reduce`: the loop driver shared by every reduction;
 //! * `copy`: dense copies and dtype casts;
+//! * `index`: the positions of nonzero elements (mask indexing, nonzero);
 //! * `sync_ptr`: the raw pointer that parallel loops share.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
@@ -20,6 +21,7 @@
 
 pub(crate) mod access;
 pub(crate) mod copy;
+pub(crate) mod index;
 pub(crate) mod iter;
 pub(crate) mod reduce;
 pub(crate) mod sync_ptr;

@@ -28,6 +28,7 @@ pub use plan::TensorIndex;
 
 use crate::autograd::{check_write, derivatives, sum_to, Tangents};
 use crate::kernels::access::{elem_ptr, lock};
+use crate::kernels::index::nonzero_coords;
 use crate::kernels::iter::{apply2, check_writable, for_ranges, map2};
 use crate::kernels::sync_ptr::SyncPtr;
 use crate::ops::binary::Arith;
@@ -115,34 +116,6 @@ pub(super) fn check_value_shape(values: &Tensor, v: &Tensor, shape: &[usize]) ->
         )));
     }
     Ok(())
-}
-
-/// Row-major coordinates of the nonzero elements: `n * ndim` values, `n`.
-pub(super) fn nonzero_coords(t: &Tensor) -> (Vec<i64>, usize) {
-    let b = t.to_dtype(DType::Bool).contiguous();
-    let nd = t.ndim();
-    let mut coords = Vec::new();
-    let mut n = 0usize;
-    {
-        let _g = lock(&[&b], None);
-        // SAFETY: `b` is contiguous bool and read-locked.
-        let data = unsafe { crate::kernels::access::slice::<bool>(&b) };
-        let mut idx = vec![0i64; nd];
-        for &v in data {
-            if v {
-                coords.extend_from_slice(&idx);
-                n += 1;
-            }
-            for d in (0..nd).rev() {
-                idx[d] += 1;
-                if (idx[d] as usize) < t.shape()[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
-    }
-    (coords, n)
 }
 
 pub(super) fn check_long(op: &str, index: &Tensor) -> Result<()> {
