@@ -24,6 +24,11 @@ fn forward_cell(rule: &ForwardRule) -> String {
     match rule {
         ForwardRule::Elementwise(f) => format!("elementwise: {}", cell(f)),
         ForwardRule::Formula(f) => format!("batched formula: {}", cell(f)),
+        ForwardRule::FormulaIf(cond, f) => format!(
+            "batched formula when {}, else row by row: {}",
+            cell(cond),
+            cell(f)
+        ),
         ForwardRule::Rows(f, why) => format!("row by row ({why}): {}", cell(f)),
         ForwardRule::Missing(why) => format!("**none**: {why}"),
     }
@@ -109,6 +114,7 @@ fn every_row_has_forward_and_batched_rules_or_says_why_not() {
     for row in derivative_tables().iter().flat_map(|t| t.iter()) {
         let fw_ok = match row.forward {
             ForwardRule::Elementwise(f) | ForwardRule::Formula(f) => !f.trim().is_empty(),
+            ForwardRule::FormulaIf(cond, f) => !cond.trim().is_empty() && !f.trim().is_empty(),
             ForwardRule::Rows(f, why) => !f.trim().is_empty() && !why.trim().is_empty(),
             ForwardRule::Missing(why) => !why.trim().is_empty(),
         };

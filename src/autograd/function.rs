@@ -373,6 +373,21 @@ impl<'a> Recorder<'a> {
         self.jvp(f)
     }
 
+    /// [`Recorder::jvp_batched`] when `batched` holds, else
+    /// [`Recorder::jvp`]: for a formula that handles a batch of tangents
+    /// only for some arguments (e.g. inputs of at least one dim).
+    pub fn jvp_batched_if(
+        self,
+        batched: bool,
+        f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a,
+    ) -> Self {
+        if batched {
+            self.jvp_batched(f)
+        } else {
+            self.jvp(f)
+        }
+    }
+
     /// [`Recorder::jvp_batched`] for a broadcasting elementwise op: in a
     /// batched level, input tangents of lower rank get singleton dims after
     /// the batch dim, so that all line up on the output's trailing dims.

@@ -45,8 +45,9 @@
 //!
 //! Forward kinds: `elementwise(f)` (a broadcasting formula; lower-rank
 //! tangents are lined up in a batched level), `formula(f)` (handles a
-//! leading batch of tangents itself), `rows(f) because "..."` (run once
-//! per row of a batch), `none because "..."`. Batched kinds: `broadcast`
+//! leading batch of tangents itself), `batched_if(cond, f)` (handles a
+//! batch when `cond` holds, else runs once per row), `rows(f) because
+//! "..."` (run once per row of a batch), `none because "..."`. Batched kinds: `broadcast`
 //! (the backward broadcasts over a leading batch dim by itself),
 //! `formula` (it reads `ctx.batch()`), `rows because "..."` (the engine
 //! runs it once per row).
@@ -61,6 +62,9 @@ pub enum ForwardRule {
     Elementwise(&'static str),
     /// A formula that handles a leading batch of tangents.
     Formula(&'static str),
+    /// A formula that handles a leading batch of tangents when the
+    /// condition (first) holds, and runs once per row otherwise.
+    FormulaIf(&'static str, &'static str),
     /// A formula run once per row of a batch of tangents, and why.
     Rows(&'static str, &'static str),
     /// No forward formula, and why.
@@ -162,7 +166,7 @@ macro_rules! derivatives {
             compute $({ $($c:stmt;)* })? => $o:ident = $out:expr;
             save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
             backward |$ctx:ident, $g:ident| $bw:expr;
-            forward $fk:ident $(($fw:expr))? $(because $fwhy:literal)?;
+            forward $fk:ident $(($($fw:expr),+))? $(because $fwhy:literal)?;
             batched $bk:ident $(because $bwhy:literal)?;
             $(inplace $iname:ident ($dst:ident $(; $($io:expr),*)?) |$is:ident| $icall:expr;
                 $({ $($ic:stmt;)* })? => $iout:expr;
@@ -183,7 +187,7 @@ macro_rules! derivatives {
                 let $o: $ret = $out;
                 if rec.active() {
                     $($(let $needs = rec.needs_all();)?)?
-                    let rec = $crate::autograd::derivatives!(@forward rec $fk $(($fw))?);
+                    let rec = $crate::autograd::derivatives!(@forward rec $fk $(($($fw),+))?);
                     rec.finish(
                         &$crate::autograd::RecordedOutputs::outputs(&$o),
                         |_s| { $(let $s = _s; $save)? },
@@ -219,7 +223,7 @@ macro_rules! derivatives {
                 saves: $crate::autograd::derivatives!(@opt_str $(stringify!($save))?),
                 backward: stringify!($bw),
                 forward: $crate::autograd::derivatives!(
-                    @fwrule $fk $(($fw))? $(because $fwhy)?),
+                    @fwrule $fk $(($($fw),+))? $(because $fwhy)?),
                 batched: $crate::autograd::derivatives!(@bwrule $bk $(because $bwhy)?),
             },
         ] $($rest)*);
@@ -237,6 +241,7 @@ macro_rules! derivatives {
     (@forward $rec:ident elementwise($fw:expr)) => { $rec.jvp_elementwise($fw) };
     (@forward $rec:ident formula($fw:expr)) => { $rec.jvp_batched($fw) };
     (@forward $rec:ident rows($fw:expr)) => { $rec.jvp($fw) };
+    (@forward $rec:ident batched_if($cond:expr, $fw:expr)) => { $rec.jvp_batched_if($cond, $fw) };
     (@forward $rec:ident none) => { $rec };
     (@opt) => { None };
     (@opt $e:expr) => { Some($e) };
@@ -248,6 +253,9 @@ macro_rules! derivatives {
     (@fwrule formula($fw:expr)) => { $crate::autograd::ForwardRule::Formula(stringify!($fw)) };
     (@fwrule rows($fw:expr) because $why:literal) => {
         $crate::autograd::ForwardRule::Rows(stringify!($fw), $why)
+    };
+    (@fwrule batched_if($cond:expr, $fw:expr)) => {
+        $crate::autograd::ForwardRule::FormulaIf(stringify!($cond), stringify!($fw))
     };
     (@fwrule none because $why:literal) => { $crate::autograd::ForwardRule::Missing($why) };
     (@bwrule broadcast) => { $crate::autograd::BatchedRule::Broadcast };

@@ -26,6 +26,9 @@ use crate::autograd::FormulaRow;
 
 /// Every derivative table, in the order `docs/formulas.md` lists them.
 pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
-    vec![binary::FORMULAS, crate::autograd::HELPER_FORMULAS]
+    let mut tables = vec![binary::FORMULAS];
+    tables.extend_from_slice(index::FORMULA_TABLES);
+    tables.push(crate::autograd::HELPER_FORMULAS);
+    tables
 }
 pub use pointwise::{erf, erfc, Num, RoundingMode};

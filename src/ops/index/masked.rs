@@ -22,9 +22,9 @@ derivatives! {
         backward |ctx, g| Ok(vec![Some(g[0].masked_fill(&fill_mask, Scalar::Int(0))?)]);
         // A mask of more dims than `self` would broadcast against the batch
         // dim of the tangents: those are taken row by row.
-        forward formula(|t| batched_or_rows(mask.ndim() <= self.ndim(), t, |t| {
+        forward batched_if(mask.ndim() <= self.ndim(), |t| {
             t.map1(|x| x.masked_fill(mask, Scalar::Int(0)))
-        }));
+        });
         batched rows because "not declared batched yet (g.masked_fill(mask) should broadcast over a batch dim; untested)";
     }
 

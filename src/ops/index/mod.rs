@@ -23,6 +23,14 @@ mod plan;
 mod scatter;
 mod slices;
 
+/// The family's derivative tables, for [`crate::ops::derivative_tables`].
+pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
+    advanced::FORMULAS,
+    scatter::FORMULAS,
+    slices::FORMULAS,
+    masked::FORMULAS,
+];
+
 use plan::Plan;
 pub use plan::TensorIndex;
 
@@ -213,94 +221,8 @@ pub(super) enum ScatterSrc<'a> {
     Value(Scalar),
 }
 
-/// The input tangents as a forward formula of [`batched_or_rows`] reads
-/// them: all of them, with any leading batch dim, or one row of a batch.
-pub(super) struct TangentView<'a> {
-    t: &'a Tangents,
-    row: Option<usize>,
-}
-
-impl TangentView<'_> {
-    /// The batch size the formula must handle (`None` for one row).
-    pub(super) fn batch(&self) -> Option<usize> {
-        match self.row {
-            Some(_) => None,
-            None => self.t.batch(),
-        }
-    }
-    /// The tangent of input `i` (`None` stands for zeros).
-    pub(super) fn get(&self, i: usize) -> Result<Option<Tensor>> {
-        self.t
-            .get(i)
-            .map(|x| match self.row {
-                Some(r) => x.select(0, r as isize),
-                None => Ok(x.clone()),
-            })
-            .transpose()
-    }
-    /// Input dim `d` as counted in a tangent (moved past a batch dim).
-    pub(super) fn dim(&self, d: isize) -> isize {
-        d + isize::from(d >= 0 && self.batch().is_some())
-    }
-    /// A primal shape as tangents of it are shaped.
-    pub(super) fn shape(&self, shape: &[usize]) -> Vec<usize> {
-        self.batch()
-            .into_iter()
-            .chain(shape.iter().copied())
-            .collect()
-    }
-    /// The tangent of input `i`, or zeros shaped like `primal`.
-    pub(super) fn or_zeros(&self, i: usize, primal: &Tensor) -> Result<Tensor> {
-        match self.get(i)? {
-            Some(t) => Ok(t),
-            None => Tensor::try_zeros(&self.shape(primal.shape()), primal.dtype()),
-        }
-    }
-    /// `f` of the first input's tangent, if it has one.
-    pub(super) fn map1(&self, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Option<Tensor>> {
-        self.get(0)?.as_ref().map(f).transpose()
-    }
-}
-
-/// The forward formula of a single-output op whose formula `f` handles a
-/// leading batch of tangents only when `batched` holds (e.g. only for
-/// inputs of at least one dim): then `f` sees the whole batch; otherwise,
-/// in a batched level, `f` runs once per row and the rows are stacked, as
-/// the engine runs a formula that cannot handle a batch.
-pub(super) fn batched_or_rows(
-    batched: bool,
-    t: &Tangents,
-    f: impl Fn(&TangentView) -> Result<Option<Tensor>>,
-) -> Result<Vec<Option<Tensor>>> {
-    let out = match t.batch() {
-        Some(b) if !batched => {
-            let rows = (0..b)
-                .map(|r| f(&TangentView { t, row: Some(r) }))
-                .collect::<Result<Vec<_>>>()?;
-            // Every row has the same inputs with tangents, so all rows
-            // have a tangent or none has.
-            let first = rows.iter().flatten().next().cloned();
-            match first {
-                None => None,
-                Some(first) => {
-                    let parts = rows
-                        .into_iter()
-                        .map(|r| match r {
-                            Some(r) => Ok(r),
-                            None => Tensor::try_zeros(first.shape(), first.dtype()),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    Some(Tensor::stack(&parts, 0)?)
-                }
-            }
-        }
-        _ => f(&TangentView { t, row: None })?,
-    };
-    Ok(vec![out])
-}
-
 /// `index` for a tangent: repeated along a leading batch dim, if any.
-pub(super) fn batch_index(t: &TangentView, index: &Tensor) -> Result<Tensor> {
+pub(super) fn batch_index(t: &Tangents, index: &Tensor) -> Result<Tensor> {
     match t.batch() {
         Some(_) => index.expand(&crate::ops::view::isizes(&t.shape(index.shape()))),
         None => Ok(index.clone()),

@@ -20,9 +20,9 @@ derivatives! {
         };
         // A 0-dim input has no dim to move past a batch dim: its tangents
         // are taken row by row.
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+        forward batched_if(self.ndim() > 0, |t| {
             t.map1(|x| x.index_select(t.dim(dim), index))
-        }));
+        });
         batched rows because "the gradient is built with index_add into zeros of the input's shape";
     }
 
@@ -39,9 +39,9 @@ derivatives! {
             let z = Tensor::try_zeros(&shape, g[0].dtype())?;
             Ok(vec![Some(z.scatter_add(dim, &idx, &g[0])?)])
         };
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+        forward batched_if(self.ndim() > 0, |t| {
             t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?))
-        }));
+        });
         batched rows because "the gradient is built with scatter_add into zeros of the input's shape";
     }
 
@@ -68,13 +68,13 @@ derivatives! {
                 .transpose()?;
             Ok(vec![gs, gsrc])
         };
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
-            Ok(Some(t.or_zeros(0, self)?.scatter(
+        forward batched_if(self.ndim() > 0, |t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.scatter(
                 t.dim(dim),
                 &batch_index(t, index)?,
                 &t.or_zeros(1, src)?,
-            )?))
-        }));
+            )?)])
+        });
         batched rows because "the gradients use the index as recorded, which has no batch dim";
         inplace scatter_(self; src) |s| s.scatter(dim, index, src);
             => self.scatter_impl("scatter", dim, index, ScatterSrc::Tensor(src), false);
@@ -91,9 +91,9 @@ derivatives! {
         } => out = o.data();
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].scatter_value(dim, &idx, Scalar::Int(0))?)]);
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+        forward batched_if(self.ndim() > 0, |t| {
             t.map1(|x| x.scatter_value(t.dim(dim), &batch_index(t, index)?, Scalar::Int(0)))
-        }));
+        });
         batched rows because "the gradient uses the index as recorded, which has no batch dim";
     }
 
@@ -115,13 +115,13 @@ derivatives! {
                 .transpose()?;
             Ok(vec![Some(g[0].clone()), gsrc])
         };
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
-            Ok(Some(t.or_zeros(0, self)?.scatter_add(
+        forward batched_if(self.ndim() > 0, |t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.scatter_add(
                 t.dim(dim),
                 &batch_index(t, index)?,
                 &t.or_zeros(1, src)?,
-            )?))
-        }));
+            )?)])
+        });
         batched rows because "the gradient of src uses the index as recorded, which has no batch dim";
         inplace scatter_add_(self; src) |s| s.scatter_add(dim, index, src);
             => self.scatter_impl("scatter_add", dim, index, ScatterSrc::Tensor(src), true);

@@ -151,14 +151,14 @@ derivatives! {
         };
         // 0-dim operands have no dim to move past a batch dim: their
         // tangents are taken row by row.
-        forward formula(|t| batched_or_rows(self.ndim() > 0 && source.ndim() > 0, t, |t| {
-            Ok(Some(t.or_zeros(0, self)?.index_add(
+        forward batched_if(self.ndim() > 0 && source.ndim() > 0, |t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.index_add(
                 t.dim(dim),
                 index,
                 &t.or_zeros(1, source)?,
                 alpha,
-            )?))
-        }));
+            )?)])
+        });
         batched rows because "the gradient of source is built with index_select on the input's dims";
         inplace index_add_(self; source) |s| s.index_add(dim, index, source, alpha);
             => self.index_slices_("index_add_", dim, index, Some(source), alpha, SliceMode::Add);
@@ -187,13 +187,13 @@ derivatives! {
                 .transpose()?;
             Ok(vec![gs, gsrc])
         };
-        forward formula(|t| batched_or_rows(self.ndim() > 0 && source.ndim() > 0, t, |t| {
-            Ok(Some(t.or_zeros(0, self)?.index_copy(
+        forward batched_if(self.ndim() > 0 && source.ndim() > 0, |t| {
+            Ok(vec![Some(t.or_zeros(0, self)?.index_copy(
                 t.dim(dim),
                 index,
                 &t.or_zeros(1, source)?,
-            )?))
-        }));
+            )?)])
+        });
         batched rows because "the gradients are built with index_fill and index_select on the input's dims";
         inplace index_copy_(self; source) |s| s.index_copy(dim, index, source); {
             if index.dtype() != DType::Int64 {
@@ -223,9 +223,9 @@ derivatives! {
         } => out = o.data();
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].index_fill(dim, &idx, Scalar::Int(0))?)]);
-        forward formula(|t| batched_or_rows(self.ndim() > 0, t, |t| {
+        forward batched_if(self.ndim() > 0, |t| {
             t.map1(|x| x.index_fill(t.dim(dim), index, Scalar::Int(0)))
-        }));
+        });
         batched rows because "the gradient is built with index_fill on the input's dims";
         inplace index_fill_(self) |s| s.index_fill(dim, index, value); {
             if index.dtype() != DType::Int64 {
