@@ -1,32 +1,75 @@
 //! Copies, casts and fills: the operations every other kernel leans on.
+//!
+//! The differentiable ones are rows of the derivative table [`FORMULAS`];
+//! `copy_` and `fill_` record their out-of-place rows (`copied`, `filled`)
+//! through `autograd::inplace` when a gradient or tangent is involved.
 
-use crate::autograd::Recorder;
+use crate::autograd::derivatives;
 use crate::kernels;
 use crate::kernels::access::{elem_ptr, lock, slice, slice_mut, view};
 use crate::kernels::iter::{apply1, apply2};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
-/// `copy_`'s out-of-place form: `src` broadcast to `old`'s shape and cast
-/// to its dtype; the old value gets no gradient.
-fn copied(old: &Tensor, src: &Tensor) -> Result<Tensor> {
-    let rec = Recorder::new("CopyBackwards", &[old, src]);
-    let out = Tensor::try_empty(old.shape(), old.dtype())?;
-    dispatch!(out.dtype(), T => dispatch!(src.dtype(), S => {
-        apply2::<T, S>(&out, src, |_, s| T::cast_from(s))
-    }))?;
-    // The tangent is src's, broadcast and cast as the values were.
-    rec.jvp_elementwise(|t| Ok(vec![t.get(1).map(Tensor::copy)]))
-        .finish_simple(&out, |ctx, g| {
-            Ok(vec![
-                if ctx.needs(0) {
-                    Some(g[0].zeros_like()?)
-                } else {
-                    None
-                },
-                Some(g[0].clone()),
-            ])
-        })?;
-    Ok(out)
+derivatives! {
+    table FORMULAS("copies and casts: clone, to, copy_, fill_") for Tensor;
+
+    /// `copy_(src)`'s out-of-place form: `src` broadcast to this shape and
+    /// cast to this dtype; the old value gets no gradient.
+    fn copied(&self, src: &Tensor) -> Tensor {
+        record "CopyBackwards", [self, src];
+        compute {
+            let dst = Tensor::try_empty(self.shape(), self.dtype())?;
+            dispatch!(dst.dtype(), T => dispatch!(src.dtype(), S => {
+                apply2::<T, S>(&dst, src, |_, s| T::cast_from(s))
+            }))?;
+        } => out = dst;
+        save nothing
+        backward |ctx, g| Ok(vec![
+            ctx.needs(0).then(|| g[0].zeros_like()).transpose()?,
+            Some(g[0].clone()),
+        ]);
+        // The tangent is src's, broadcast and cast as the values were.
+        forward elementwise(|t| Ok(vec![t.get(1).map(Tensor::copy)]));
+        batched rows because "not declared batched yet, though zeros_like(g) and g would broadcast";
+    }
+
+    /// `fill_(value)` as a new tensor recorded on `self`: the result does
+    /// not depend on `self`, so its gradient and tangent are zero.
+    fn filled(&self, value: Scalar) -> Tensor {
+        record "FillBackward0", [self];
+        compute => out = Tensor::try_full(self.shape(), value, self.dtype())?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].zeros_like()?)]);
+        forward formula(|_| Ok(vec![None]));
+        batched broadcast;
+    }
+
+    /// [`Tensor::copy`], as a table row.
+    pub(crate) fn try_copy(&self) -> Tensor {
+        record "CloneBackward0", [self];
+        compute => out = kernels::copy::dense(self);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].clone())]);
+        forward formula(|t| t.map1(|t| Ok(t.copy())));
+        batched rows because "not declared batched yet, though g passes through and would broadcast";
+    }
+
+    /// [`Tensor::to_dtype`], as a table row.
+    pub(crate) fn try_to_dtype(&self, dtype: DType) -> Tensor {
+        before {
+            if dtype == self.dtype() {
+                return Ok(self.clone());
+            };
+        }
+        record "ToCopyBackward0", [self];
+        compute {
+            let from = self.dtype();
+        } => out = kernels::copy::cast(self, dtype);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].to_dtype(from))]);
+        forward formula(|t| t.map1(|t| Ok(t.to_dtype(dtype))));
+        batched rows because "not declared batched yet, though the cast of g would broadcast";
+    }
 }
 
 impl Tensor {
@@ -53,17 +96,6 @@ impl Tensor {
         })
     }
 
-    /// `fill_(value)` as a new tensor recorded on `self`: the result does
-    /// not depend on `self`, so its gradient and tangent are zero.
-    fn filled(&self, value: Scalar) -> Result<Tensor> {
-        let rec = Recorder::new("FillBackward0", &[self])
-            .batched()
-            .jvp_batched(|_| Ok(vec![None]));
-        let out = Tensor::try_full(self.shape(), value, self.dtype())?;
-        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
-        Ok(out)
-    }
-
     /// `zero_()`.
     pub fn zero_(&self) -> Result<()> {
         self.fill_(0i64)
@@ -72,7 +104,7 @@ impl Tensor {
     /// `copy_(src)`: copies `src` (broadcast to this shape, cast to this
     /// dtype) into this tensor in place.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        if crate::autograd::inplace("copy_", self, &[src], |old| copied(old, src))? {
+        if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
             return Ok(());
         }
         dispatch!(self.dtype(), T => dispatch!(src.dtype(), S => {
@@ -88,12 +120,7 @@ impl Tensor {
     /// A contiguous deep copy (torch's `clone()`, which keeps dense layouts
     /// in torch; here always row-major).
     pub fn copy(&self) -> Tensor {
-        let rec = Recorder::new("CloneBackward0", &[self]);
-        let out = kernels::copy::dense(self);
-        rec.jvp_batched(|t| t.map1(|t| Ok(t.copy())))
-            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
-            .expect("nothing is saved");
-        out
+        self.try_copy().expect("nothing is saved")
     }
 
     /// Self if already contiguous, else a contiguous copy.
@@ -107,16 +134,7 @@ impl Tensor {
 
     /// Converts to `dtype` (self when it already has it, as torch's `to`).
     pub fn to_dtype(&self, dtype: DType) -> Tensor {
-        if dtype == self.dtype() {
-            return self.clone();
-        }
-        let rec = Recorder::new("ToCopyBackward0", &[self]);
-        let out = kernels::copy::cast(self, dtype);
-        let from = self.dtype();
-        rec.jvp_batched(|t| t.map1(|t| Ok(t.to_dtype(dtype))))
-            .finish_simple(&out, move |_, g| Ok(vec![Some(g[0].to_dtype(from))]))
-            .expect("nothing is saved");
-        out
+        self.try_to_dtype(dtype).expect("nothing is saved")
     }
 
     /// The elements in row-major order, cast to `T`.

@@ -1,34 +1,23 @@
 //! View operations: new layouts over the same storage, never a copy
 //! (`reshape` copies only when no view can express the result).
 //!
-//! Every view op records a node on its output (which stays a view of the
-//! same storage). Gradients are built from differentiable ops: a view that
-//! only rearranges elements maps the gradient back with the inverse
+//! Every view op is a row of the derivative table [`FORMULAS`] and records
+//! a node on its output (which stays a view of the same storage).
+//! Gradients are built from differentiable ops: a view that only
+//! rearranges elements maps the gradient back with the inverse
 //! rearrangement; a view that picks some elements (slice, select,
 //! diagonal) writes the gradient into zeros through the same view with
-//! [`view_scatter`], which records itself so that higher orders work.
+//! [`view_scatter`] (the row of [`FORMULAS_SCATTER`]), which records
+//! itself so that higher orders work.
 
-use crate::autograd::{BackwardCtx, Grads, Recorder, Tangents};
-use crate::tensor::{wrap_dim, Layout};
+use crate::autograd::{derivatives, Recorder, Tangents};
+use crate::tensor::{wrap_dim, Dims, Layout};
 use crate::{Error, Result, Tensor};
-use std::sync::Arc;
+use smallvec::SmallVec;
+use std::sync::{Arc, OnceLock};
 
 /// A view op replayed on another tensor of the same shape.
 pub(crate) type ViewFn = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
-
-/// A view op replayed on a tensor that may have `lead` extra leading dims
-/// (a batch of tangents), which it keeps in front.
-type PickFn = Arc<dyn Fn(&Tensor, usize) -> Result<Tensor> + Send + Sync>;
-
-/// Dim `d` of a tensor seen behind `lead` extra leading dims (dims counted
-/// from the back stay).
-fn past(d: isize, lead: usize) -> isize {
-    if d >= 0 {
-        d + lead as isize
-    } else {
-        d
-    }
-}
 
 /// Declares `f` as the forward formula, as handling a batch of tangents
 /// when `batched` (an op whose formula handles only some inputs batched).
@@ -44,85 +33,58 @@ pub(crate) fn jvp_if_batched<'a>(
     }
 }
 
-/// Records a single-output view op and keeps its output a differentiable
-/// view (an in-place op on it rebases the base's history).
-fn finish_view<B>(rec: Recorder, out: &Tensor, backward: B) -> Result<()>
-where
-    B: Fn(&BackwardCtx, &[Tensor]) -> Result<Grads> + Send + Sync + 'static,
-{
-    let recording = rec.recording();
-    rec.finish_simple(out, backward)?;
-    if recording && out.is_view() {
-        // The output was made while the recorder had grad mode off.
-        out.autograd().mark_view(out.version());
-    }
-    Ok(())
-}
-
-/// Records a reshape: the gradient is reshaped back, the tangent reshaped
-/// alike (a view of it when `out` is a view, else a copy).
-fn record_reshape(rec: Recorder, out: &Tensor, input_shape: &[usize]) -> Result<()> {
-    let shape = input_shape.to_vec();
-    let (out_shape, is_view) = (out.shape().to_vec(), out.is_view());
-    let rec = rec.batched().jvp_batched(move |t| {
-        t.map1(|x| {
-            let x = if is_view { x.clone() } else { x.copy() };
-            x.reshape(&isizes(&t.shape(&out_shape)))
-        })
-    });
-    finish_view(rec, out, move |ctx, g| {
-        Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&shape)))?)])
+/// The tangent of a reshape into `out`: the input's tangent reshaped alike
+/// (a view of it when `out` is a view, else a copy).
+fn reshaped_tangent(t: &Tangents, out: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    t.map1(|x| {
+        let x = if out.is_view() { x.clone() } else { x.copy() };
+        x.reshape(&isizes(&t.shape(out.shape())))
     })
 }
 
-/// Records a view that picks some elements of its input: the gradient is
-/// `g` written through the same view into zeros of the input's shape, the
-/// tangent is the same view of the input's tangent.
-fn record_picking(
-    rec: Recorder,
-    out: &Tensor,
-    input_shape: &[usize],
-    backward_name: &'static str,
-    pick: PickFn,
-) -> Result<()> {
-    if !rec.active() {
-        return Ok(());
-    }
-    let shape = input_shape.to_vec();
-    let fw = pick.clone();
-    let rec = rec.jvp_batched(move |t| t.map1(|x| fw(x, usize::from(t.batch().is_some()))));
-    let view: ViewFn = Arc::new(move |t: &Tensor| pick(t, 0));
-    finish_view(rec, out, move |_, g| {
-        Ok(vec![Some(view_scatter(
-            &g[0],
-            &shape,
-            backward_name,
-            view.clone(),
-        )?)])
-    })
-}
-
-/// Zeros of `shape` with `g` written into `view(zeros)`: the gradient of a
-/// non-overlapping view. Recorded as `name` (e.g. `SliceBackwardBackward0`)
-/// with gradient `view(gg)`, so gradients of gradients work to any order.
-pub(crate) fn view_scatter(
+/// The gradient of a view that picks some elements of an input of shape
+/// `shape`: `g` written through the same `view` into zeros, recorded as
+/// `name` (see [`view_scatter`]).
+fn scattered(
     g: &Tensor,
     shape: &[usize],
     name: &'static str,
-    view: ViewFn,
-) -> Result<Tensor> {
-    let fw = view.clone();
-    let rec = Recorder::new(name, &[g])
-        .jvp(move |t| t.map1(|x| view_scatter(x, shape, name, fw.clone())));
-    let out = Tensor::try_zeros(shape, g.dtype())?;
-    {
-        let _g = crate::autograd::no_grad();
-        view(&out)?.copy_(g)?;
+    view: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<Vec<Option<Tensor>>> {
+    Ok(vec![Some(view_scatter(g, shape, name, Arc::new(view))?)])
+}
+
+derivatives! {
+    table FORMULAS_SCATTER("views: the gradient of a view that picks elements");
+
+    /// Zeros of `shape` with `g` written into `view(zeros)`: the gradient of
+    /// a non-overlapping view. Recorded as `name` (e.g.
+    /// `SliceBackwardBackward0`) with gradient `view(gg)`, so gradients of
+    /// gradients work to any order.
+    pub(crate) fn view_scatter(
+        g: &Tensor,
+        shape: &[usize],
+        name: &'static str,
+        view: ViewFn,
+    ) -> Tensor {
+        before {
+            let fw = view.clone();
+        }
+        record name, [g];
+        compute {
+            let zeros = Tensor::try_zeros(shape, g.dtype())?;
+            {
+                // Also off when nothing records (`g` needs no gradient).
+                let _g = crate::autograd::no_grad();
+                view(&zeros)?.copy_(g)?;
+            };
+        } => out = zeros;
+        save nothing
+        backward |ctx, gg| Ok(vec![Some(view(&gg[0])?)]);
+        forward rows(move |t| t.map1(|x| view_scatter(x, shape, name, fw.clone())))
+            because "the view is replayed with the forward's dims (no batch dim)";
+        batched rows because "the view is replayed with the forward's dims (no batch dim)";
     }
-    if rec.active() {
-        rec.finish_simple(&out, move |_, gg| Ok(vec![Some(view(&gg[0])?)]))?;
-    }
-    Ok(out)
 }
 
 /// Shape as `isize` sizes (for `reshape`).
@@ -130,35 +92,348 @@ pub(crate) fn isizes(shape: &[usize]) -> Vec<isize> {
     shape.iter().map(|&n| n as isize).collect()
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("views: view, reshape, transpose, permute, expand, slices, split")
+        for Tensor;
+
     /// `view(shape)`: same elements, new shape; `-1` infers one size.
-    pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("ViewBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().view(shape)?);
-        record_reshape(rec, &out, self.shape())?;
-        Ok(out)
+    pub fn view(&self, shape: &[isize]) -> Tensor {
+        record "ViewBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().view(shape)?);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&input_shape)))?)]);
+        forward formula(|t| reshaped_tangent(t, &out));
+        batched formula;
     }
 
     /// `reshape(shape)`: a view when strides allow, else a contiguous copy.
-    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
-        let dims = Layout::infer_shape(shape, self.numel())?;
-        match self.layout().view_strides(&dims) {
-            Some(strides) => {
-                let rec = Recorder::new("ViewBackward0", &[self]);
-                let out = self.view_with_layout(Layout::new(&dims, &strides, self.offset()));
-                record_reshape(rec, &out, self.shape())?;
-                Ok(out)
-            }
-            None => {
-                let rec = Recorder::new("UnsafeViewBackward0", &[self]);
-                let c = self.copy();
-                let out = c.view_with_layout(Layout::contiguous(&dims)).data();
-                record_reshape(rec, &out, self.shape())?;
-                Ok(out)
-            }
+    pub fn reshape(&self, shape: &[isize]) -> Tensor {
+        before {
+            let dims = Layout::infer_shape(shape, self.numel())?;
+            let strides = self.layout().view_strides(&dims);
         }
+        record if strides.is_some() { "ViewBackward0" } else { "UnsafeViewBackward0" }, [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = match &strides {
+            Some(strides) => self.view_with_layout(Layout::new(&dims, strides, self.offset())),
+            None => self.copy().view_with_layout(Layout::contiguous(&dims)).data(),
+        };
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&input_shape)))?)]);
+        forward formula(|t| reshaped_tangent(t, &out));
+        batched formula;
     }
 
+    /// `transpose(dim0, dim1)` recorded as `name` (`t()` records
+    /// `TBackward0`).
+    fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Tensor {
+        record name, [self];
+        configure |r| r.views();
+        compute => out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].transpose(ctx.dim(dim0), ctx.dim(dim1))?)]);
+        forward formula(|t| t.map1(|x| x.transpose(t.dim(dim0), t.dim(dim1))));
+        batched formula;
+    }
+
+    /// A view with the same layout whose node (`name`) passes the gradient
+    /// through.
+    pub(crate) fn alias_named(&self, name: &'static str) -> Tensor {
+        record name, [self];
+        configure |r| r.views();
+        compute => out = self.view_with_layout(self.layout().clone());
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].clone())]);
+        forward formula(|t| t.map1(|t| t.alias()));
+        batched broadcast;
+    }
+
+    /// `permute(dims)`.
+    pub fn permute(&self, dims: &[isize]) -> Tensor {
+        record "PermuteBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let permuted = self.view_with_layout(self.layout().permute(dims)?);
+            let inverse = inverse_permutation(dims)?;
+        } => out = permuted;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(match ctx.batch() {
+            Some(_) => g[0].permute(&with_batch_dim(&inverse)?)?,
+            None => g[0].permute(&inverse)?,
+        })]);
+        forward formula(|t| t.map1(|x| match t.batch() {
+            Some(_) => x.permute(&with_batch_dim(dims)?),
+            None => x.permute(dims),
+        }));
+        batched formula;
+    }
+
+    /// `expand(sizes)`: broadcast without copying; `-1` keeps a size.
+    pub fn expand(&self, sizes: &[isize]) -> Tensor {
+        record "ExpandBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().expand(sizes)?);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(match ctx.batch() {
+            Some(_) => crate::autograd::sum_to_batched(&g[0], &input_shape)?,
+            None => crate::autograd::sum_to(&g[0], &input_shape)?,
+        })]);
+        // The tangent expands alike; new dims go after a batch dim.
+        forward formula(|t| t.map1(|x| {
+            let mut x = x.clone();
+            if t.batch().is_some() {
+                for _ in 0..out.ndim() - self.ndim() {
+                    x = x.unsqueeze(1)?;
+                }
+            }
+            x.expand(&isizes(&t.shape(out.shape())))
+        }));
+        batched formula;
+    }
+
+    /// `narrow(dim, start, length)`.
+    pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Tensor {
+        record "SliceBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().narrow(dim, start, length)?);
+        save nothing
+        backward |ctx, g| scattered(&g[0], &input_shape, "SliceBackwardBackward0",
+            move |t| t.narrow(dim, start, length));
+        forward formula(|t| t.map1(|x| x.narrow(t.dim(dim), start, length)));
+        batched rows because "the gradient is scattered through the view with the forward's dims";
+    }
+
+    /// `select(dim, index)`: removes `dim`, fixing it at `index`.
+    pub fn select(&self, dim: isize, index: isize) -> Tensor {
+        record "SelectBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().select(dim, index)?);
+        save nothing
+        backward |ctx, g| scattered(&g[0], &input_shape, "SelectBackwardBackward0",
+            move |t| t.select(dim, index));
+        forward formula(|t| t.map1(|x| x.select(t.dim(dim), index)));
+        batched rows because "the gradient is scattered through the view with the forward's dims";
+    }
+
+    /// Python slicing `start:stop:step` along `dim` (step > 0).
+    pub fn slice(&self, dim: isize, start: isize, stop: isize, step: isize) -> Tensor {
+        before {
+            if step <= 0 {
+                return Err(Error::value("step must be greater than zero"));
+            };
+            let d = wrap_dim(dim, self.ndim())?;
+            if self.ndim() == 0 {
+                return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
+            };
+        }
+        record "SliceBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?);
+        save nothing
+        backward |ctx, g| scattered(&g[0], &input_shape, "SliceBackwardBackward0",
+            move |t| t.slice(dim, start, stop, step));
+        forward formula(|t| t.map1(|x| x.slice(t.dim(dim), start, stop, step)));
+        batched rows because "the gradient is scattered through the view with the forward's dims";
+    }
+
+    /// `squeeze()` (all size-1 dims) or `squeeze(dims)`.
+    pub fn squeeze(&self, dims: Option<&[isize]>) -> Tensor {
+        record match dims {
+            None => "SqueezeBackward0",
+            Some([_]) => "SqueezeBackward1",
+            Some(_) => "SqueezeBackward2",
+        }, [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().squeeze(dims)?);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&input_shape)))?)]);
+        forward formula(|t| reshaped_tangent(t, &out));
+        batched formula;
+    }
+
+    /// `unsqueeze(dim)`.
+    pub fn unsqueeze(&self, dim: isize) -> Tensor {
+        record "UnsqueezeBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().unsqueeze(dim)?);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].reshape(&isizes(&ctx.shape(&input_shape)))?)]);
+        forward formula(|t| reshaped_tangent(t, &out));
+        batched formula;
+    }
+
+    /// `diagonal(offset, dim1, dim2)`.
+    pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Tensor {
+        record "DiagonalBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let input_shape: Dims = self.shape().into();
+        } => out = self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?);
+        save nothing
+        backward |ctx, g| scattered(&g[0], &input_shape, "DiagonalBackwardBackward0",
+            move |t| t.diagonal(offset, dim1, dim2));
+        forward formula(|t| t.map1(|x| x.diagonal(offset, t.dim(dim1), t.dim(dim2))));
+        batched rows because "the gradient is scattered through the view with the forward's dims";
+    }
+
+    /// `as_strided(size, stride, storage_offset)`; the offset defaults to
+    /// this tensor's.
+    pub fn as_strided(
+        &self,
+        size: &[usize],
+        stride: &[isize],
+        offset: Option<usize>,
+    ) -> Tensor {
+        before {
+            let storage_len = self.storage().nbytes() / self.dtype().itemsize();
+            let offset = offset.unwrap_or(self.offset());
+            let layout = Layout::as_strided(size, stride, offset, storage_len)?;
+        }
+        record "AsStridedBackward0", [self];
+        configure |r| r.views();
+        compute {
+            let plan = LazyPlan::new(self.layout(), size, stride, offset);
+        } => out = self.view_with_layout(layout);
+        save nothing
+        backward |ctx, g| Ok(vec![Some(plan.get()?.backward(&g[0])?)]);
+        forward rows(|t| t.map1(|x| as_strided_tangent(self, x, size, stride, offset)))
+            because "the tangent is read through the storage positions of one input-shaped tangent";
+        batched rows
+            because "the gradient is summed into the storage positions of one input-shaped gradient";
+    }
+
+    /// `unbind(dim)`: the slices along `dim`, as views.
+    pub fn unbind(&self, dim: isize) -> Vec<Tensor> {
+        before {
+            if self.ndim() == 0 {
+                return Err(Error::index(
+                    "Dimension specified as 0 but tensor has no dimensions",
+                ));
+            };
+            let d = wrap_dim(dim, self.ndim())? as isize;
+        }
+        record "UnbindBackward0", [self];
+        compute => outs = (0..self.shape()[d as usize] as isize)
+            .map(|i| self.select(d, i))
+            .collect::<Result<_>>()?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(Tensor::stack(g, d)?)]);
+        forward formula(|t| pieces_of(t, |x| x.unbind(t.dim(d))));
+        batched rows because "the gradients are stacked along the forward's dim";
+    }
+
+    /// `split(split_size, dim)`: chunks of `split_size` (the last may be
+    /// smaller).
+    pub fn split(&self, split_size: usize, dim: isize) -> Vec<Tensor> {
+        before {
+            let n = self.size(dim)?;
+            let d = wrap_dim(dim, self.ndim())? as isize;
+            if split_size == 0 && n != 0 {
+                return Err(Error::runtime(format!(
+                    "split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+                )));
+            };
+        }
+        record "SplitBackward0", [self];
+        compute => outs = if n == 0 {
+            vec![self.narrow(d, 0, 0)?]
+        } else {
+            (0..n)
+                .step_by(split_size)
+                .map(|s| self.narrow(d, s as isize, split_size.min(n - s)))
+                .collect::<Result<_>>()?
+        };
+        save nothing
+        backward |ctx, g| Ok(vec![Some(Tensor::cat(g, d)?)]);
+        forward formula(|t| pieces_of(t, |x| x.split(split_size, t.dim(d))));
+        batched rows because "the gradients are joined along the forward's dim";
+    }
+
+    /// `split(sizes, dim)` with explicit section sizes.
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Vec<Tensor> {
+        before {
+            let n = self.size(dim)?;
+            let d = wrap_dim(dim, self.ndim())?;
+            if sizes.iter().sum::<usize>() != n {
+                return Err(Error::runtime(format!(
+                    "split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}"
+                )));
+            };
+            let d = d as isize;
+        }
+        record "SplitWithSizesBackward0", [self];
+        compute {
+            let mut start = 0;
+        } => outs = sizes
+            .iter()
+            .map(|&len| {
+                let t = self.narrow(d, start as isize, len);
+                start += len;
+                t
+            })
+            .collect::<Result<_>>()?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(Tensor::cat(g, d)?)]);
+        forward formula(|t| pieces_of(t, |x| x.split_with_sizes(sizes, t.dim(d))));
+        batched rows because "the gradients are joined along the forward's dim";
+    }
+
+    /// A copy with its own memory that keeps a dense layout's strides (as
+    /// torch's `clone()` with `preserve_format`; see
+    /// [`Tensor::clone_preserving_strides`]).
+    pub(crate) fn try_clone_preserving_strides(&self) -> Tensor {
+        before {
+            if self.is_contiguous() || !self.layout().is_non_overlapping_and_dense() {
+                return Ok(self.copy());
+            };
+        }
+        record "CloneBackward0", [self];
+        compute {
+            // A dense layout's elements occupy exactly `numel` slots from
+            // its offset on, so one memcpy of that span keeps the strides.
+            let isz = self.dtype().itemsize();
+            let n = self.numel() * isz;
+            let storage = crate::Storage::uninit(n);
+            {
+                let _g = crate::kernels::access::lock(&[self], None);
+                // SAFETY: the source span lies within its storage (dense
+                // layout from `offset`), the destination is fresh, and the
+                // source is read-locked.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        self.storage().as_ptr().add(self.offset() * isz),
+                        storage.as_ptr(),
+                        n,
+                    )
+                };
+            };
+            let layout = Layout::new(self.shape(), self.strides(), 0);
+        } => out = Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits");
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].clone())]);
+        forward formula(|t| t.map1(|t| Ok(t.clone_preserving_strides())));
+        batched rows because "not declared batched yet, though g passes through and would broadcast";
+    }
+}
+
+impl Tensor {
     /// `flatten(start_dim, end_dim)`.
     pub fn flatten(&self, start_dim: isize, end_dim: isize) -> Result<Tensor> {
         if self.ndim() == 0 {
@@ -201,31 +476,9 @@ impl Tensor {
         self.transpose_named(dim0, dim1, "TransposeBackward0")
     }
 
-    fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self])
-            .batched()
-            .jvp_batched(|t| t.map1(|x| x.transpose(t.dim(dim0), t.dim(dim1))));
-        let out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
-        finish_view(rec, &out, move |ctx, g| {
-            Ok(vec![Some(g[0].transpose(ctx.dim(dim0), ctx.dim(dim1))?)])
-        })?;
-        Ok(out)
-    }
-
     /// `alias()`: a view with the same layout (`AliasBackward0`).
     pub fn alias(&self) -> Result<Tensor> {
         self.alias_named("AliasBackward0")
-    }
-
-    /// A view with the same layout whose node (`name`) passes the gradient
-    /// through.
-    pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
-        let rec = Recorder::new(name, &[self])
-            .batched()
-            .jvp_batched(|t| t.map1(|t| t.alias()));
-        let out = self.view_with_layout(self.layout().clone());
-        finish_view(rec, &out, |_, g| Ok(vec![Some(g[0].clone())]))?;
-        Ok(out)
     }
 
     /// `t()`: transpose of a tensor with at most 2 dims.
@@ -257,36 +510,6 @@ impl Tensor {
     pub fn reversed_dims(&self) -> Result<Tensor> {
         let dims: Vec<isize> = (0..self.ndim() as isize).rev().collect();
         self.permute(&dims)
-    }
-
-    /// `permute(dims)`.
-    pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("PermuteBackward0", &[self]).batched();
-        let out = self.view_with_layout(self.layout().permute(dims)?);
-        if rec.active() {
-            let n = self.ndim();
-            let mut inverse = vec![0isize; n];
-            for (i, &d) in dims.iter().enumerate() {
-                inverse[wrap_dim(d, n)?] = i as isize;
-            }
-            let forward: Vec<isize> = dims
-                .iter()
-                .map(|&d| Ok(wrap_dim(d, n)? as isize))
-                .collect::<Result<_>>()?;
-            let rec = rec.jvp_batched(move |t| {
-                t.map1(|x| match t.batch() {
-                    Some(_) => x.permute(&with_batch_dim(&forward)),
-                    None => x.permute(&forward),
-                })
-            });
-            finish_view(rec, &out, move |ctx, g| {
-                if ctx.batch().is_some() {
-                    return Ok(vec![Some(g[0].permute(&with_batch_dim(&inverse))?)]);
-                }
-                Ok(vec![Some(g[0].permute(&inverse)?)])
-            })?;
-        }
-        Ok(out)
     }
 
     /// `movedim(source, destination)`.
@@ -329,204 +552,10 @@ impl Tensor {
         self.permute(&perm)
     }
 
-    /// `expand(sizes)`: broadcast without copying; `-1` keeps a size.
-    pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("ExpandBackward0", &[self]).batched();
-        let out = self.view_with_layout(self.layout().expand(sizes)?);
-        // The tangent expands alike; new dims go after a batch dim.
-        let new_dims = out.ndim() - self.ndim();
-        let rec = rec.jvp_batched(|t| {
-            t.map1(|x| {
-                let mut x = x.clone();
-                if t.batch().is_some() {
-                    for _ in 0..new_dims {
-                        x = x.unsqueeze(1)?;
-                    }
-                }
-                x.expand(&isizes(&t.shape(out.shape())))
-            })
-        });
-        let shape = self.shape().to_vec();
-        finish_view(rec, &out, move |ctx, g| {
-            Ok(vec![Some(match ctx.batch() {
-                Some(_) => crate::autograd::sum_to_batched(&g[0], &shape)?,
-                None => crate::autograd::sum_to(&g[0], &shape)?,
-            })])
-        })?;
-        Ok(out)
-    }
-
     /// `broadcast_to(shape)`.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         let s: Vec<isize> = shape.iter().map(|&n| n as isize).collect();
         self.expand(&s)
-    }
-
-    /// `narrow(dim, start, length)`.
-    pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Result<Tensor> {
-        let rec = Recorder::new("SliceBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().narrow(dim, start, length)?);
-        let view: PickFn = Arc::new(move |t: &Tensor, l| t.narrow(past(dim, l), start, length));
-        record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
-        Ok(out)
-    }
-
-    /// `select(dim, index)`: removes `dim`, fixing it at `index`.
-    pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
-        let rec = Recorder::new("SelectBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().select(dim, index)?);
-        let view: PickFn = Arc::new(move |t: &Tensor, l| t.select(past(dim, l), index));
-        record_picking(rec, &out, self.shape(), "SelectBackwardBackward0", view)?;
-        Ok(out)
-    }
-
-    /// Python slicing `start:stop:step` along `dim` (step > 0).
-    pub fn slice(&self, dim: isize, start: isize, stop: isize, step: isize) -> Result<Tensor> {
-        if step <= 0 {
-            return Err(Error::value("step must be greater than zero"));
-        }
-        let d = wrap_dim(dim, self.ndim())?;
-        if self.ndim() == 0 {
-            return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
-        }
-        let rec = Recorder::new("SliceBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?);
-        let view: PickFn = Arc::new(move |t: &Tensor, l| t.slice(past(dim, l), start, stop, step));
-        record_picking(rec, &out, self.shape(), "SliceBackwardBackward0", view)?;
-        Ok(out)
-    }
-
-    /// `squeeze()` (all size-1 dims) or `squeeze(dims)`.
-    pub fn squeeze(&self, dims: Option<&[isize]>) -> Result<Tensor> {
-        let name = match dims {
-            None => "SqueezeBackward0",
-            Some([_]) => "SqueezeBackward1",
-            Some(_) => "SqueezeBackward2",
-        };
-        let rec = Recorder::new(name, &[self]);
-        let out = self.view_with_layout(self.layout().squeeze(dims)?);
-        record_reshape(rec, &out, self.shape())?;
-        Ok(out)
-    }
-
-    /// `unsqueeze(dim)`.
-    pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
-        let rec = Recorder::new("UnsqueezeBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().unsqueeze(dim)?);
-        record_reshape(rec, &out, self.shape())?;
-        Ok(out)
-    }
-
-    /// `diagonal(offset, dim1, dim2)`.
-    pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
-        let rec = Recorder::new("DiagonalBackward0", &[self]);
-        let out = self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?);
-        let view: PickFn =
-            Arc::new(move |t: &Tensor, l| t.diagonal(offset, past(dim1, l), past(dim2, l)));
-        record_picking(rec, &out, self.shape(), "DiagonalBackwardBackward0", view)?;
-        Ok(out)
-    }
-
-    /// `as_strided(size, stride, storage_offset)`; the offset defaults to
-    /// this tensor's.
-    pub fn as_strided(
-        &self,
-        size: &[usize],
-        stride: &[isize],
-        offset: Option<usize>,
-    ) -> Result<Tensor> {
-        let storage_len = self.storage().nbytes() / self.dtype().itemsize();
-        let offset = offset.unwrap_or(self.offset());
-        let layout = Layout::as_strided(size, stride, offset, storage_len)?;
-        let rec = Recorder::new("AsStridedBackward0", &[self]);
-        let out = self.view_with_layout(layout);
-        if rec.active() {
-            let plan = Arc::new(AsStridedPlan::new(self, size, stride, offset)?);
-            let fw = plan.clone();
-            // The same view of a tangent laid out like this tensor, else
-            // the same elements gathered from it.
-            let rec = rec.jvp(|t| {
-                t.map1(|x| {
-                    let shift = (offset + x.offset()).checked_sub(self.offset());
-                    match shift {
-                        Some(o) if fw.output_within_input && x.strides() == self.strides() => {
-                            x.as_strided(size, stride, Some(o))
-                        }
-                        _ => fw.forward(x),
-                    }
-                })
-            });
-            finish_view(rec, &out, move |_, g| Ok(vec![Some(plan.backward(&g[0])?)]))?;
-        }
-        Ok(out)
-    }
-
-    /// `unbind(dim)`: the slices along `dim`, as views.
-    pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
-        if self.ndim() == 0 {
-            return Err(Error::index(
-                "Dimension specified as 0 but tensor has no dimensions",
-            ));
-        }
-        let d = wrap_dim(dim, self.ndim())?;
-        let rec = Recorder::new("UnbindBackward0", &[self]);
-        let outs: Vec<Tensor> = (0..self.shape()[d] as isize)
-            .map(|i| self.select(d as isize, i))
-            .collect::<Result<_>>()?;
-        let di = d as isize;
-        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.unbind(t.dim(di))));
-        record_pieces(rec, &outs, move |g| Tensor::stack(g, di))?;
-        Ok(outs)
-    }
-
-    /// `split(split_size, dim)`: chunks of `split_size` (the last may be
-    /// smaller).
-    pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
-        let n = self.size(dim)?;
-        let d = wrap_dim(dim, self.ndim())?;
-        if split_size == 0 && n != 0 {
-            return Err(Error::runtime(format!(
-                "split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
-            )));
-        }
-        let rec = Recorder::new("SplitBackward0", &[self]);
-        let outs: Vec<Tensor> = if n == 0 {
-            vec![self.narrow(d as isize, 0, 0)?]
-        } else {
-            (0..n)
-                .step_by(split_size)
-                .map(|s| self.narrow(d as isize, s as isize, split_size.min(n - s)))
-                .collect::<Result<_>>()?
-        };
-        let di = d as isize;
-        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.split(split_size, t.dim(di))));
-        record_pieces(rec, &outs, move |g| Tensor::cat(g, di))?;
-        Ok(outs)
-    }
-
-    /// `split(sizes, dim)` with explicit section sizes.
-    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
-        let n = self.size(dim)?;
-        let d = wrap_dim(dim, self.ndim())?;
-        if sizes.iter().sum::<usize>() != n {
-            return Err(Error::runtime(format!(
-                "split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}"
-            )));
-        }
-        let rec = Recorder::new("SplitWithSizesBackward0", &[self]);
-        let mut start = 0;
-        let outs: Vec<Tensor> = sizes
-            .iter()
-            .map(|&len| {
-                let t = self.narrow(d as isize, start as isize, len);
-                start += len;
-                t
-            })
-            .collect::<Result<_>>()?;
-        let di = d as isize;
-        let rec = rec.jvp_batched(|t| pieces_of(t, |x| x.split_with_sizes(sizes, t.dim(di))));
-        record_pieces(rec, &outs, move |g| Tensor::cat(g, di))?;
-        Ok(outs)
     }
 
     /// `chunk(chunks, dim)`: at most `chunks` pieces of equal size (ceil).
@@ -543,50 +572,9 @@ impl Tensor {
     /// A copy with its own memory that keeps a dense layout's strides (as
     /// torch's `clone()` with `preserve_format`); others become contiguous.
     pub fn clone_preserving_strides(&self) -> Tensor {
-        if self.is_contiguous() || !self.layout().is_non_overlapping_and_dense() {
-            return self.copy();
-        }
-        let rec = Recorder::new("CloneBackward0", &[self])
-            .jvp_batched(|t| t.map1(|t| Ok(t.clone_preserving_strides())));
-        // A dense layout's elements occupy exactly `numel` slots from its
-        // offset on, so one memcpy of that span keeps the strides.
-        let isz = self.dtype().itemsize();
-        let n = self.numel() * isz;
-        let storage = crate::Storage::uninit(n);
-        {
-            let _g = crate::kernels::access::lock(&[self], None);
-            // SAFETY: the source span lies within its storage (dense layout
-            // from `offset`), the destination is fresh, and the source is
-            // read-locked.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    self.storage().as_ptr().add(self.offset() * isz),
-                    storage.as_ptr(),
-                    n,
-                )
-            };
-        }
-        let layout = Layout::new(self.shape(), self.strides(), 0);
-        let out = Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits");
-        rec.finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))
-            .expect("nothing is saved");
-        out
+        self.try_clone_preserving_strides()
+            .expect("nothing is saved")
     }
-}
-
-/// Records a multi-output view op (unbind, split): one node whose
-/// backward joins the pieces' gradients. As in torch, the pieces are not
-/// differentiable views, so modifying one in place raises.
-fn record_pieces(
-    rec: Recorder,
-    outs: &[Tensor],
-    join: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
-) -> Result<()> {
-    if !rec.active() {
-        return Ok(());
-    }
-    let refs: Vec<&Tensor> = outs.iter().collect();
-    rec.finish(&refs, |_| {}, move |_, g| Ok(vec![Some(join(g)?)]))
 }
 
 /// The tangents of a multi-output view: the same views of the input's
@@ -601,15 +589,45 @@ fn pieces_of(
     }
 }
 
-/// Permutation `dims` of a tensor seen behind a leading batch dim.
-fn with_batch_dim(dims: &[isize]) -> Vec<isize> {
-    std::iter::once(0)
-        .chain(dims.iter().map(|&d| d + 1))
+/// The inverse of the permutation `dims` (of as many dims).
+fn inverse_permutation(dims: &[isize]) -> Result<SmallVec<[isize; 6]>> {
+    let mut inverse = smallvec::smallvec![0isize; dims.len()];
+    for (i, &d) in dims.iter().enumerate() {
+        inverse[wrap_dim(d, dims.len())?] = i as isize;
+    }
+    Ok(inverse)
+}
+
+/// Permutation `dims` (of as many dims) of a tensor seen behind a leading
+/// batch dim.
+fn with_batch_dim(dims: &[isize]) -> Result<Vec<isize>> {
+    std::iter::once(Ok(0))
+        .chain(
+            dims.iter()
+                .map(|&d| Ok(wrap_dim(d, dims.len())? as isize + 1)),
+        )
         .collect()
 }
 
-/// What `as_strided`'s backward needs: where the input's and the output's
-/// elements live in (a window of) the shared storage.
+/// The tangent of `input.as_strided(size, stride, offset)` for a tangent
+/// `x` of `input`: the same view of `x` when it is laid out like `input`,
+/// else the same elements gathered from it.
+fn as_strided_tangent(
+    input: &Tensor,
+    x: &Tensor,
+    size: &[usize],
+    stride: &[isize],
+    offset: usize,
+) -> Result<Tensor> {
+    let plan = AsStridedPlan::new(input.layout(), size, stride, offset)?;
+    match (offset + x.offset()).checked_sub(input.offset()) {
+        Some(o) if plan.output_within_input && x.strides() == input.strides() => {
+            x.as_strided(size, stride, Some(o))
+        }
+        _ => plan.forward(x),
+    }
+}
+
 /// The gradient with respect to a tensor laid out like `input_like` of the
 /// view `as_strided(size, stride, offset)` of its storage, given the view's
 /// gradient `g` (aliased elements sum their gradients).
@@ -620,9 +638,41 @@ pub(crate) fn as_strided_grad(
     offset: usize,
     g: &Tensor,
 ) -> Result<Tensor> {
-    AsStridedPlan::new(input_like, size, stride, offset)?.backward(g)
+    AsStridedPlan::new(input_like.layout(), size, stride, offset)?.backward(g)
 }
 
+/// `as_strided`'s backward plan, built on the first backward from the
+/// layouts the op recorded (an op that records nothing builds none).
+struct LazyPlan {
+    input: Layout,
+    size: Dims,
+    stride: SmallVec<[isize; 6]>,
+    offset: usize,
+    plan: OnceLock<AsStridedPlan>,
+}
+
+impl LazyPlan {
+    fn new(input: &Layout, size: &[usize], stride: &[isize], offset: usize) -> Self {
+        LazyPlan {
+            input: input.clone(),
+            size: size.into(),
+            stride: stride.into(),
+            offset,
+            plan: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&AsStridedPlan> {
+        if let Some(plan) = self.plan.get() {
+            return Ok(plan);
+        }
+        let plan = AsStridedPlan::new(&self.input, &self.size, &self.stride, self.offset)?;
+        Ok(self.plan.get_or_init(|| plan))
+    }
+}
+
+/// What `as_strided`'s backward needs: where the input's and the output's
+/// elements live in (a window of) the shared storage.
 struct AsStridedPlan {
     /// Storage positions of the input's elements, relative to `lo`.
     input_pos: Tensor,
@@ -637,7 +687,7 @@ struct AsStridedPlan {
 }
 
 impl AsStridedPlan {
-    fn new(input: &Tensor, size: &[usize], stride: &[isize], offset: usize) -> Result<Self> {
+    fn new(input: &Layout, size: &[usize], stride: &[isize], offset: usize) -> Result<Self> {
         let pos = |shape: &[usize], strides: &[isize], off: usize| -> Vec<i64> {
             super::index::positions(shape, strides)
                 .into_iter()
@@ -653,7 +703,7 @@ impl AsStridedPlan {
         let shift = |v: Vec<i64>, shape: &[usize]| {
             Tensor::from_slice(&v.iter().map(|p| p - lo).collect::<Vec<_>>(), shape)
         };
-        let input_count = if input.layout().is_non_overlapping() {
+        let input_count = if input.is_non_overlapping() {
             None
         } else {
             let mut count = vec![0.0f64; span];
