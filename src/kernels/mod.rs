@@ -11,6 +11,8 @@
 //! * `reduce`: the loop driver shared by every reduction;
 //! * `copy`: dense copies and dtype casts;
 //! * `index`: the positions of nonzero elements (mask indexing, nonzero);
+//! * `basic`: writes into existing tensors (`copy_`, `fill_`) and copies of
+//!   a dense layout's span that keep its strides;
 //! * `sync_ptr`: the raw pointer that parallel loops share.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
@@ -20,6 +22,7 @@
 //! check only layout (no overlapping writes) and dtypes.
 
 pub(crate) mod access;
+pub(crate) mod basic;
 pub(crate) mod copy;
 pub(crate) mod index;
 pub(crate) mod iter;

@@ -6,8 +6,7 @@
 
 use crate::autograd::derivatives;
 use crate::kernels;
-use crate::kernels::access::{elem_ptr, lock, slice, slice_mut, view};
-use crate::kernels::iter::{apply1, apply2};
+use crate::kernels::access::{elem_ptr, lock, slice, view};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
 derivatives! {
@@ -19,9 +18,7 @@ derivatives! {
         record "CopyBackwards", [self, src];
         compute {
             let dst = Tensor::try_empty(self.shape(), self.dtype())?;
-            dispatch!(dst.dtype(), T => dispatch!(src.dtype(), S => {
-                apply2::<T, S>(&dst, src, |_, s| T::cast_from(s))
-            }))?;
+            kernels::basic::copy_into(&dst, src)?;
         } => out = dst;
         save nothing
         backward |ctx, g| Ok(vec![
@@ -76,12 +73,7 @@ impl Tensor {
     /// Fills every element with `value` (no version bump, no checks); for
     /// freshly created tensors.
     pub(crate) fn fill_unchecked(&self, value: Scalar) {
-        let _g = lock(&[], Some(self));
-        dispatch!(self.dtype(), T => {
-            let v: T = value.to_elem();
-            // SAFETY: write-locked; fresh tensors are contiguous.
-            unsafe { slice_mut::<T>(self).fill(v) };
-        })
+        kernels::basic::fill_fresh(self, value)
     }
 
     /// `fill_(value)`: sets every element in place.
@@ -90,10 +82,7 @@ impl Tensor {
         if crate::autograd::inplace("fill_", self, &[], |old| old.filled(value))? {
             return Ok(());
         }
-        dispatch!(self.dtype(), T => {
-            let v: T = value.to_elem();
-            apply1::<T>(self, move |_| v)
-        })
+        kernels::basic::fill(self, value)
     }
 
     /// `zero_()`.
@@ -107,9 +96,7 @@ impl Tensor {
         if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
             return Ok(());
         }
-        dispatch!(self.dtype(), T => dispatch!(src.dtype(), S => {
-            apply2::<T, S>(self, src, |_, s| T::cast_from(s))
-        }))
+        kernels::basic::copy_into(self, src)
     }
 
     /// Zeros with this tensor's shape and dtype.

@@ -405,27 +405,7 @@ derivatives! {
             };
         }
         record "CloneBackward0", [self];
-        compute {
-            // A dense layout's elements occupy exactly `numel` slots from
-            // its offset on, so one memcpy of that span keeps the strides.
-            let isz = self.dtype().itemsize();
-            let n = self.numel() * isz;
-            let storage = crate::Storage::uninit(n);
-            {
-                let _g = crate::kernels::access::lock(&[self], None);
-                // SAFETY: the source span lies within its storage (dense
-                // layout from `offset`), the destination is fresh, and the
-                // source is read-locked.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        self.storage().as_ptr().add(self.offset() * isz),
-                        storage.as_ptr(),
-                        n,
-                    )
-                };
-            };
-            let layout = Layout::new(self.shape(), self.strides(), 0);
-        } => out = Tensor::from_parts(storage, layout, self.dtype()).expect("dense span fits");
+        compute => out = crate::kernels::basic::dense_span_copy(self);
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].clone())]);
         forward formula(|t| t.map1(|t| Ok(t.clone_preserving_strides())));
@@ -767,21 +747,7 @@ impl Tensor {
         } else {
             self.copy()
         };
-        let isz = t.dtype().itemsize();
-        let n = t.numel() * isz;
-        let mut out = vec![0u8; n];
-        if n > 0 {
-            let _g = crate::kernels::access::lock(&[&t], None);
-            // SAFETY: a dense layout's elements are exactly the `numel`
-            // slots from its offset on; the storage is read-locked.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    t.storage().as_ptr().add(t.offset() * isz),
-                    out.as_mut_ptr(),
-                    n,
-                )
-            };
-        }
+        let out = crate::kernels::basic::dense_span_bytes(&t);
         (out, t.strides().to_vec())
     }
 }
