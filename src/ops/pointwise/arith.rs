@@ -5,7 +5,9 @@ use super::math::Num;
 use super::{
     check_divisor, check_inplace, float_of, num, promoted, scalar_factor, unsupported, zero_where,
 };
-use crate::autograd::{check_write, inplace, Recorder, SavedValue};
+use crate::autograd::{
+    check_write, derivatives, inplace, BackwardCtx, Grads, SavedValue, Tangents,
+};
 use crate::kernels::iter::{apply2, map2};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
@@ -33,37 +35,333 @@ impl RoundingMode {
     }
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("pointwise arithmetic: alpha forms, division, remainders, powers, atan2, maximum/minimum") for Tensor;
+
     /// `add(other, alpha=alpha)`: `self + alpha * other`.
-    pub fn add_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        if alpha == Scalar::Int(1) {
-            return self.add(other);
+    pub fn add_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+        before {
+            if alpha == Scalar::Int(1) {
+                return self.add(other);
+            };
         }
-        let rec = Recorder::new("AddBackward0", &[self, other]).batched();
-        let (dt, a, b) = promote2(self, other);
-        let out = dispatch_numeric!(dt, T => {
+        record "AddBackward0", [self, other];
+        compute {
+            let (dt, a, b) = promote2(self, other);
+        } => out = dispatch_numeric!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             map2::<T, T, T>(&a, &b, move |x, y| T::add(x, T::mul(k, y)))
         }, else {
             let k: bool = scalar_factor("alpha", alpha, dt)?;
             map2::<bool, bool, bool>(&a, &b, move |x, y| x | (k & y))
         })?;
-        rec.jvp_elementwise(|t| {
-            sum1_fresh(t, |i, t| {
-                if i == 0 {
-                    Ok(t.clone())
-                } else {
-                    t.mul(&num(alpha))
-                }
-            })
-        })
-        .finish_simple(&out, move |ctx, g| {
-            let other = ctx.needs(1).then(|| g[0].mul(&num(alpha))).transpose()?;
-            Ok(vec![Some(g[0].clone()), other])
-        })?;
-        Ok(out)
+        save nothing
+        backward |ctx, g| Ok(vec![
+            Some(g[0].clone()),
+            ctx.needs(1).then(|| g[0].mul(&num(alpha))).transpose()?,
+        ]);
+        forward elementwise(|t| sum1_fresh(t, |i, t| if i == 0 {
+            Ok(t.clone())
+        } else {
+            t.mul(&num(alpha))
+        }));
+        batched broadcast;
     }
 
+    /// `sub(other, alpha=alpha)`: `self - alpha * other` (not for bool).
+    pub fn sub_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+        before {
+            if alpha == Scalar::Int(1) {
+                return self.sub(other);
+            };
+        }
+        record "SubBackward0", [self, other];
+        compute {
+            let (dt, a, b) = promote2(self, other);
+        } => out = dispatch_numeric!(dt, T => {
+            let k: T = scalar_factor("alpha", alpha, dt)?;
+            map2::<T, T, T>(&a, &b, move |x, y| T::sub(x, T::mul(k, y)))
+        }, else Err(bool_sub_error()))?;
+        save nothing
+        backward |ctx, g| Ok(vec![
+            Some(g[0].clone()),
+            ctx.needs(1).then(|| g[0].mul(&num(alpha))?.neg()).transpose()?,
+        ]);
+        forward elementwise(|t| sum1_fresh(t, |i, t| if i == 0 {
+            Ok(t.clone())
+        } else {
+            t.mul(&num(alpha))?.neg()
+        }));
+        batched broadcast;
+    }
+
+    /// `rsub(other, alpha=alpha)`: `other - alpha * self` (what `number -
+    /// tensor` computes). torch records `RsubBackward1` with no edge for a
+    /// Python-number `other` (a Scalar), `RsubBackward0` for a tensor.
+    pub fn rsub_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+        record if other.is_wrapped_number() { "RsubBackward1" } else { "RsubBackward0" },
+            [self, other];
+        configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
+        // The recorder turned recording off: this computes the value only.
+        compute => out = other.sub_scaled(self, alpha)?;
+        save |s| {
+            s.attr("alpha", match alpha {
+                Scalar::Int(i) => SavedValue::Int(i),
+                Scalar::Float(f) => SavedValue::Float(f),
+                Scalar::Bool(b) => SavedValue::Bool(b),
+            });
+        }
+        backward |ctx, g| Ok(vec![
+            ctx.needs(0).then(|| g[0].mul(&num(alpha))?.neg()).transpose()?,
+            Some(g[0].clone()),
+        ]);
+        forward elementwise(|t| sum1_fresh(t, |i, t| if i == 0 {
+            t.mul(&num(alpha))?.neg()
+        } else {
+            Ok(t.clone())
+        }));
+        batched broadcast;
+    }
+
+    /// `div(other)` (alias `true_divide`): true division; integer and bool
+    /// inputs divide as the default float dtype.
+    pub fn div(&self, other: &Tensor) -> Tensor {
+        record "DivBackward0", [self, other];
+        compute {
+            let dt = float_of(promoted(&[self, other]));
+            let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
+        } => out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
+            else Err(unsupported("div", dt)))?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save("other", other);
+        }
+        backward |ctx, g| {
+            let other = ctx.saved(1)?;
+            // d(a/b)/db = -a / b^2, computed as -(a / b) / b for stable
+            // higher derivatives (as torch).
+            let d_other = match ctx.saved_opt(0)? {
+                Some(a) => Some(g[0].mul(&a.div(&other)?.div(&other)?)?.neg()?),
+                None => None,
+            };
+            let d_self = ctx.needs(0).then(|| g[0].div(&other)).transpose()?;
+            Ok(vec![d_self, d_other])
+        };
+        // d(a/b) = da / b - db * (a / b) / b
+        forward elementwise(|t| t.sum1(|i, t| if i == 0 {
+            t.div(other)
+        } else {
+            t.mul(&out)?.div(other)?.neg()
+        }));
+        batched broadcast;
+        inplace div_(self; other) |s| s.div(other); {
+            check_inplace("div_", self, float_of(promoted(&[self, other])))?;
+            let b = other.to_dtype(self.dtype());
+        } => dispatch_float!(self.dtype(), T => apply2::<T, T>(self, &b, |x, y| x / y),
+            else Err(unsupported("div_", self.dtype())));
+    }
+
+    /// `div(other, rounding_mode=...)`: `None` is true division; `Trunc` and
+    /// `Floor` keep the promoted dtype (integers raise on a zero divisor).
+    pub fn div_mode(&self, other: &Tensor, mode: Option<RoundingMode>) -> Tensor {
+        before {
+            let Some(mode) = mode else {
+                return self.div(other);
+            };
+        }
+        record "DivBackward2", [self, other];
+        compute => out = match mode {
+            RoundingMode::Trunc => self.binary_num::<DivTrunc>("div_trunc", other),
+            RoundingMode::Floor => self.binary_num::<FloorDiv>("div_floor", other),
+        }?;
+        save nothing
+        // A rounded quotient is piecewise constant: zero gradients.
+        backward |ctx, g| {
+            let zero = |i| ctx.needs(i).then(|| g[0].zeros_like()).transpose();
+            Ok(vec![zero(0)?, zero(1)?])
+        };
+        forward formula(|_| Ok(vec![None]));
+        batched broadcast;
+    }
+
+    /// `floor_divide(other)` (`//`): quotient rounded toward -inf.
+    /// Like torch, it has no derivative: backward through it raises.
+    pub fn floor_divide(&self, other: &Tensor) -> Tensor {
+        record "NotImplemented", [self, other];
+        compute => out = self.binary_num::<FloorDiv>("floor_divide", other)?;
+        save nothing
+        backward |ctx, g| Err(floor_divide_error());
+        forward formula(|_| Err(floor_divide_error()));
+        batched broadcast;
+        inplace floor_divide_(self; other) |s| s.floor_divide(other);
+            => self.binary_num_::<FloorDiv>("floor_divide_", other);
+    }
+
+    /// `remainder(other)` (`%`): remainder with the divisor's sign.
+    pub fn remainder(&self, other: &Tensor) -> Tensor {
+        record if other.is_wrapped_number() { "RemainderBackward0" } else { "RemainderBackward1" },
+            [self, other];
+        configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
+        compute => out = self.binary_num::<Remainder>("remainder", other)?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("other", needs[1].then_some(other));
+        }
+        backward |ctx, g| modulo_grads(ctx, &g[0], RoundingMode::Floor);
+        forward elementwise(|t| modulo_tangent(t, self, other, RoundingMode::Floor));
+        batched broadcast;
+        inplace remainder_(self; other) |s| s.remainder(other);
+            => self.binary_num_::<Remainder>("remainder_", other);
+    }
+
+    /// `fmod(other)`: remainder with the dividend's sign.
+    pub fn fmod(&self, other: &Tensor) -> Tensor {
+        record if other.is_wrapped_number() { "FmodBackward0" } else { "FmodBackward1" },
+            [self, other];
+        configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
+        compute => out = self.binary_num::<Fmod>("fmod", other)?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("other", needs[1].then_some(other));
+        }
+        backward |ctx, g| modulo_grads(ctx, &g[0], RoundingMode::Trunc);
+        forward elementwise(|t| modulo_tangent(t, self, other, RoundingMode::Trunc));
+        batched broadcast;
+        inplace fmod_(self; other) |s| s.fmod(other);
+            => self.binary_num_::<Fmod>("fmod_", other);
+    }
+
+    /// `maximum(other)`: elementwise max; NaN if either is NaN.
+    /// Where both are equal, each gets half the gradient.
+    pub fn maximum(&self, other: &Tensor) -> Tensor {
+        record "MaximumBackward0", [self, other];
+        compute => out = self.binary_num::<Maximum>("maximum", other)?;
+        save |s| {
+            s.save("self", self);
+            s.save("other", other);
+        }
+        backward |ctx, g| extremum_grads(ctx, &g[0], Tensor::lt);
+        forward elementwise(|t| extremum_tangent(t, self, other, Tensor::lt));
+        batched broadcast;
+    }
+
+    /// `minimum(other)`: elementwise min; NaN if either is NaN. Where both
+    /// are equal, each gets half the gradient.
+    pub fn minimum(&self, other: &Tensor) -> Tensor {
+        record "MinimumBackward0", [self, other];
+        compute => out = self.binary_num::<Minimum>("minimum", other)?;
+        save |s| {
+            s.save("self", self);
+            s.save("other", other);
+        }
+        backward |ctx, g| extremum_grads(ctx, &g[0], Tensor::gt);
+        forward elementwise(|t| extremum_tangent(t, self, other, Tensor::gt));
+        batched broadcast;
+    }
+
+    /// `pow(exponent)`: `self ** exponent`. An integer result with a
+    /// negative Python-number exponent raises, as torch.
+    pub fn pow(&self, exponent: &Tensor) -> Tensor {
+        before {
+            // torch's overloads: pow(Tensor, Scalar), pow(Scalar, Tensor) and
+            // pow(Tensor, Tensor); a Scalar gets no edge.
+            let (name, scalar) = if exponent.is_wrapped_number() {
+                ("PowBackward0", Some(1))
+            } else if self.is_wrapped_number() {
+                ("PowBackward2", Some(0))
+            } else {
+                ("PowBackward1", None)
+            };
+        }
+        record name, [self, exponent];
+        configure |r| match scalar {
+            Some(i) => r.scalar_input(i),
+            None => r,
+        };
+        compute {
+            check_int_pow(promoted(&[self, exponent]), exponent)?;
+        } => out = self.binary_num::<Pow>("pow", exponent)?;
+        save |s, needs| {
+            for (name, t, i) in [("self", self, 0), ("exponent", exponent, 1)] {
+                if scalar == Some(i) {
+                    s.save_scalar(name, t);
+                } else {
+                    s.save(name, t);
+                }
+            }
+            if needs[1] {
+                s.save_output("result", &out, 0);
+            } else {
+                s.save_opt("result", None);
+            }
+        }
+        backward |ctx, g| {
+            let (base, exp) = (ctx.saved(0)?, ctx.saved(1)?);
+            let d_self = if ctx.needs(0) {
+                Some(pow_grad_base(&g[0], &base, &exp)?)
+            } else {
+                None
+            };
+            let d_exp = match ctx.saved_opt(2)? {
+                Some(y) => Some(pow_grad_exp(&g[0], &base, &exp, &y)?),
+                None => None,
+            };
+            Ok(vec![d_self, d_exp])
+        };
+        forward elementwise(|t| t.sum1(|i, t| if i == 0 {
+            pow_grad_base(t, self, exponent)
+        } else {
+            pow_grad_exp(t, self, exponent, &out)
+        }));
+        batched broadcast;
+        inplace pow_(self; exponent) |s| s.pow(exponent); {
+            check_int_pow(self.dtype(), exponent)?;
+        } => self.binary_num_::<Pow>("pow_", exponent);
+    }
+
+    /// `atan2(other)` (alias `arctan2`): angle of the point (other, self).
+    pub fn atan2(&self, other: &Tensor) -> Tensor {
+        record "Atan2Backward0", [self, other];
+        compute {
+            let dt = float_of(promoted(&[self, other]));
+            let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
+        } => out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |y, x| y.atan2(x)),
+            else Err(unsupported("atan2", dt)))?;
+        save |s| {
+            s.save("self", self);
+            s.save("other", other);
+        }
+        // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+        backward |ctx, g| {
+            let (y, x) = (ctx.saved(0)?, ctx.saved(1)?);
+            let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
+            let d_y = ctx.needs(0).then(|| g[0].mul(&x)?.div(&r2)).transpose()?;
+            let d_x = ctx.needs(1).then(|| g[0].mul(&y)?.div(&r2)?.neg()).transpose()?;
+            Ok(vec![d_y, d_x])
+        };
+        forward elementwise(|t| {
+            let r2 = self.mul(self)?.add(&other.mul(other)?)?;
+            t.sum1(|i, t| if i == 0 {
+                t.mul(other)?.div(&r2)
+            } else {
+                t.mul(self)?.div(&r2)?.neg()
+            })
+        });
+        // The formula broadcasts over a leading batch dim of `g`.
+        batched broadcast;
+        inplace atan2_(self; other) |s| s.atan2(other); {
+            check_inplace("atan2_", self, float_of(promoted(&[self, other])))?;
+            let b = other.to_dtype(self.dtype());
+        } => dispatch_float!(self.dtype(), T => apply2::<T, T>(self, &b, |y, x| y.atan2(x)),
+            else Err(unsupported("atan2_", self.dtype())));
+    }
+}
+
+// In-place forms that are not a row's generated one: `alpha == 1` and
+// `rounding_mode=None` hand off to another op's in-place form before any
+// autograd check, and autograd errors name the op torch names (`add_`,
+// `sub_`, `div_`).
+impl Tensor {
     /// In-place form of [`Tensor::add_scaled`].
     pub fn add_scaled_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
         if alpha == Scalar::Int(1) {
@@ -81,80 +379,6 @@ impl Tensor {
             let k: bool = scalar_factor("alpha", alpha, dt)?;
             apply2::<bool, bool>(self, &b, move |x, y| x | (k & y))
         })
-    }
-
-    /// `sub(other, alpha=alpha)`: `self - alpha * other` (not for bool).
-    pub fn sub_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        if alpha == Scalar::Int(1) {
-            return self.sub(other);
-        }
-        let rec = Recorder::new("SubBackward0", &[self, other]).batched();
-        let (dt, a, b) = promote2(self, other);
-        let out = dispatch_numeric!(dt, T => {
-            let k: T = scalar_factor("alpha", alpha, dt)?;
-            map2::<T, T, T>(&a, &b, move |x, y| T::sub(x, T::mul(k, y)))
-        }, else Err(bool_sub_error()))?;
-        rec.jvp_elementwise(|t| {
-            sum1_fresh(t, |i, t| {
-                if i == 0 {
-                    Ok(t.clone())
-                } else {
-                    t.mul(&num(alpha))?.neg()
-                }
-            })
-        })
-        .finish_simple(&out, move |ctx, g| {
-            let other = ctx
-                .needs(1)
-                .then(|| g[0].mul(&num(alpha))?.neg())
-                .transpose()?;
-            Ok(vec![Some(g[0].clone()), other])
-        })?;
-        Ok(out)
-    }
-
-    /// `rsub(other, alpha=alpha)`: `other - alpha * self` (what `number -
-    /// tensor` computes). torch records `RsubBackward1` with no edge for a
-    /// Python-number `other` (a Scalar), `RsubBackward0` for a tensor.
-    pub fn rsub_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
-        let rec = if other.is_wrapped_number() {
-            Recorder::new("RsubBackward1", &[self, other]).scalar_input(1)
-        } else {
-            Recorder::new("RsubBackward0", &[self, other])
-        }
-        .batched();
-        // The recorder turned recording off: this computes the value only.
-        let out = other.sub_scaled(self, alpha)?;
-        rec.jvp_elementwise(|t| {
-            sum1_fresh(t, |i, t| {
-                if i == 0 {
-                    t.mul(&num(alpha))?.neg()
-                } else {
-                    Ok(t.clone())
-                }
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.attr(
-                    "alpha",
-                    match alpha {
-                        Scalar::Int(i) => SavedValue::Int(i),
-                        Scalar::Float(f) => SavedValue::Float(f),
-                        Scalar::Bool(b) => SavedValue::Bool(b),
-                    },
-                )
-            },
-            move |ctx, g| {
-                let d_self = ctx
-                    .needs(0)
-                    .then(|| g[0].mul(&num(alpha))?.neg())
-                    .transpose()?;
-                Ok(vec![d_self, Some(g[0].clone())])
-            },
-        )?;
-        Ok(out)
     }
 
     /// `sub_(other)`: in place.
@@ -189,77 +413,6 @@ impl Tensor {
             else apply2::<bool, bool>(self, &b, |x, y| x & y))
     }
 
-    /// `div(other)` (alias `true_divide`): true division; integer and bool
-    /// inputs divide as the default float dtype.
-    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("DivBackward0", &[self, other]).batched();
-        let dt = float_of(promoted(&[self, other]));
-        let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
-        let out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
-            else Err(unsupported("div", dt)))?;
-        let n1 = rec.needs(1);
-        // d(a/b) = da / b - db * (a / b) / b
-        rec.jvp_elementwise(|t| {
-            t.sum1(|i, t| {
-                if i == 0 {
-                    t.div(other)
-                } else {
-                    t.mul(&out)?.div(other)?.neg()
-                }
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save_opt("self", n1.then_some(self));
-                s.save("other", other);
-            },
-            |ctx, g| {
-                let other = ctx.saved(1)?;
-                // d(a/b)/db = -a / b^2, computed as -(a / b) / b for stable
-                // higher derivatives (as torch).
-                let d_other = match ctx.saved_opt(0)? {
-                    Some(a) => Some(g[0].mul(&a.div(&other)?.div(&other)?)?.neg()?),
-                    None => None,
-                };
-                let d_self = ctx.needs(0).then(|| g[0].div(&other)).transpose()?;
-                Ok(vec![d_self, d_other])
-            },
-        )?;
-        Ok(out)
-    }
-
-    /// `div_(other)`: in place (float tensors only).
-    pub fn div_(&self, other: &Tensor) -> Result<()> {
-        if inplace("div_", self, &[other], |s| s.div(other))? {
-            return Ok(());
-        }
-        check_inplace("div_", self, float_of(promoted(&[self, other])))?;
-        let b = other.to_dtype(self.dtype());
-        dispatch_float!(self.dtype(), T => apply2::<T, T>(self, &b, |x, y| x / y),
-            else Err(unsupported("div_", self.dtype())))
-    }
-
-    /// `div(other, rounding_mode=...)`: `None` is true division; `Trunc` and
-    /// `Floor` keep the promoted dtype (integers raise on a zero divisor).
-    pub fn div_mode(&self, other: &Tensor, mode: Option<RoundingMode>) -> Result<Tensor> {
-        let Some(mode) = mode else {
-            return self.div(other);
-        };
-        let rec = Recorder::new("DivBackward2", &[self, other]);
-        let out = match mode {
-            RoundingMode::Trunc => self.binary_num::<DivTrunc>("div_trunc", other),
-            RoundingMode::Floor => self.binary_num::<FloorDiv>("div_floor", other),
-        }?;
-        // A rounded quotient is piecewise constant: zero gradients.
-        rec.jvp_batched(|_| Ok(vec![None]))
-            .finish_simple(&out, |ctx, g| {
-                let zero = |i| ctx.needs(i).then(|| g[0].zeros_like()).transpose();
-                Ok(vec![zero(0)?, zero(1)?])
-            })?;
-        Ok(out)
-    }
-
     /// In-place form of [`Tensor::div_mode`].
     pub fn div_mode_(&self, other: &Tensor, mode: Option<RoundingMode>) -> Result<()> {
         if mode.is_some() && inplace("div_", self, &[other], |s| s.div_mode(other, mode))? {
@@ -271,235 +424,72 @@ impl Tensor {
             Some(RoundingMode::Floor) => self.binary_num_::<FloorDiv>("div_floor_", other),
         }
     }
+}
 
-    /// `floor_divide(other)` (`//`): quotient rounded toward -inf.
-    /// Like torch, it has no derivative: backward through it raises.
-    pub fn floor_divide(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("NotImplemented", &[self, other]);
-        let out = self.binary_num::<FloorDiv>("floor_divide", other)?;
-        rec.jvp(|_| Err(floor_divide_error()))
-            .finish_simple(&out, |_, _| Err(floor_divide_error()))?;
-        Ok(out)
-    }
-    /// In-place form of [`Tensor::floor_divide`].
-    pub fn floor_divide_(&self, other: &Tensor) -> Result<()> {
-        if inplace("floor_divide_", self, &[other], |s| s.floor_divide(other))? {
-            return Ok(());
-        }
-        self.binary_num_::<FloorDiv>("floor_divide_", other)
-    }
+/// The gradients of `self mod other = self - other * q`, with the quotient
+/// `q` rounded by `mode` (floor: remainder, trunc: fmod): `d/dself = 1`,
+/// `d/dother = -q` (q is piecewise constant). `self` and `other` are saved
+/// only when `other` needs a gradient.
+fn modulo_grads(ctx: &BackwardCtx, g: &Tensor, mode: RoundingMode) -> Result<Grads> {
+    let d_other = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
+        (Some(a), Some(b)) => Some(g.mul(&a.div_mode(&b, Some(mode))?)?.neg()?),
+        _ => None,
+    };
+    Ok(vec![Some(g.clone()), d_other])
+}
 
-    /// `remainder(other)` (`%`): remainder with the divisor's sign.
-    pub fn remainder(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = if other.is_wrapped_number() {
-            Recorder::new("RemainderBackward0", &[self, other]).scalar_input(1)
+/// The tangent of `a mod b` (see [`modulo_grads`]): `da - db * q`.
+fn modulo_tangent(
+    t: &Tangents,
+    a: &Tensor,
+    b: &Tensor,
+    mode: RoundingMode,
+) -> Result<Vec<Option<Tensor>>> {
+    sum1_fresh(t, |i, t| {
+        if i == 0 {
+            Ok(t.clone())
         } else {
-            Recorder::new("RemainderBackward1", &[self, other])
-        };
-        let out = self.binary_num::<Remainder>("remainder", other)?;
-        self.record_modulo(rec, &out, other, RoundingMode::Floor)?;
-        Ok(out)
-    }
-    /// In-place form of [`Tensor::remainder`].
-    pub fn remainder_(&self, other: &Tensor) -> Result<()> {
-        if inplace("remainder_", self, &[other], |s| s.remainder(other))? {
-            return Ok(());
+            t.mul(&a.div_mode(b, Some(mode))?)?.neg()
         }
-        self.binary_num_::<Remainder>("remainder_", other)
-    }
+    })
+}
 
-    /// `fmod(other)`: remainder with the dividend's sign.
-    pub fn fmod(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = if other.is_wrapped_number() {
-            Recorder::new("FmodBackward0", &[self, other]).scalar_input(1)
-        } else {
-            Recorder::new("FmodBackward1", &[self, other])
-        };
-        let out = self.binary_num::<Fmod>("fmod", other)?;
-        self.record_modulo(rec, &out, other, RoundingMode::Trunc)?;
-        Ok(out)
-    }
-    /// In-place form of [`Tensor::fmod`].
-    pub fn fmod_(&self, other: &Tensor) -> Result<()> {
-        if inplace("fmod_", self, &[other], |s| s.fmod(other))? {
-            return Ok(());
-        }
-        self.binary_num_::<Fmod>("fmod_", other)
-    }
+/// The gradients of maximum/minimum from the saved `self` and `other`:
+/// each input gets the gradient where it won, half of it where they tie.
+/// `loses(a, b)` says where `a` lost (`lt` for maximum, `gt` for minimum).
+fn extremum_grads(
+    ctx: &BackwardCtx,
+    g: &Tensor,
+    loses: fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Grads> {
+    let (a, b) = (ctx.saved(0)?, ctx.saved(1)?);
+    let tie = a.eq(&b)?;
+    let split = g.r#where(&tie.logical_not(), &g.mul(&num(0.5))?)?;
+    let d_a = ctx
+        .needs(0)
+        .then(|| zero_where(&split, &loses(&a, &b)?))
+        .transpose()?;
+    let d_b = ctx
+        .needs(1)
+        .then(|| zero_where(&split, &loses(&b, &a)?))
+        .transpose()?;
+    Ok(vec![d_a, d_b])
+}
 
-    /// Backward of `self mod other = self - other * q` with the quotient `q`
-    /// rounded by `mode` (floor: remainder, trunc: fmod): `d/dself = 1`,
-    /// `d/dother = -q` (q is piecewise constant).
-    fn record_modulo<'a>(
-        &'a self,
-        rec: Recorder<'a>,
-        out: &'a Tensor,
-        other: &'a Tensor,
-        mode: RoundingMode,
-    ) -> Result<()> {
-        let n1 = rec.needs(1);
-        rec.jvp_elementwise(|t| {
-            sum1_fresh(t, |i, t| {
-                if i == 0 {
-                    Ok(t.clone())
-                } else {
-                    t.mul(&self.div_mode(other, Some(mode))?)?.neg()
-                }
-            })
-        })
-        .finish(
-            &[out],
-            |s| {
-                s.save_opt("self", n1.then_some(self));
-                s.save_opt("other", n1.then_some(other));
-            },
-            move |ctx, g| {
-                let d_other = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
-                    (Some(a), Some(b)) => Some(g[0].mul(&a.div_mode(&b, Some(mode))?)?.neg()?),
-                    _ => None,
-                };
-                Ok(vec![Some(g[0].clone()), d_other])
-            },
-        )
-    }
-
-    /// `maximum(other)`: elementwise max; NaN if either is NaN.
-    /// Where both are equal, each gets half the gradient.
-    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("MaximumBackward0", &[self, other]);
-        let out = self.binary_num::<Maximum>("maximum", other)?;
-        record_extremum(rec, &out, self, other, Tensor::lt)?;
-        Ok(out)
-    }
-
-    /// `minimum(other)`: elementwise min; NaN if either is NaN. Where both
-    /// are equal, each gets half the gradient.
-    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("MinimumBackward0", &[self, other]);
-        let out = self.binary_num::<Minimum>("minimum", other)?;
-        record_extremum(rec, &out, self, other, Tensor::gt)?;
-        Ok(out)
-    }
-
-    /// `pow(exponent)`: `self ** exponent`. An integer result with a
-    /// negative Python-number exponent raises, as torch.
-    pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
-        // torch's overloads: pow(Tensor, Scalar), pow(Scalar, Tensor) and
-        // pow(Tensor, Tensor); a Scalar gets no edge.
-        let (name, scalar) = if exponent.is_wrapped_number() {
-            ("PowBackward0", Some(1))
-        } else if self.is_wrapped_number() {
-            ("PowBackward2", Some(0))
-        } else {
-            ("PowBackward1", None)
-        };
-        let mut rec = Recorder::new(name, &[self, exponent]).batched();
-        if let Some(i) = scalar {
-            rec = rec.scalar_input(i);
-        }
-        check_int_pow(promoted(&[self, exponent]), exponent)?;
-        let out = self.binary_num::<Pow>("pow", exponent)?;
-        let n1 = rec.needs(1);
-        rec.jvp_elementwise(|t| {
-            t.sum1(|i, t| {
-                if i == 0 {
-                    pow_grad_base(t, self, exponent)
-                } else {
-                    pow_grad_exp(t, self, exponent, &out)
-                }
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                for (name, t, i) in [("self", self, 0), ("exponent", exponent, 1)] {
-                    if scalar == Some(i) {
-                        s.save_scalar(name, t);
-                    } else {
-                        s.save(name, t);
-                    }
-                }
-                if n1 {
-                    s.save_output("result", &out, 0);
-                } else {
-                    s.save_opt("result", None);
-                }
-            },
-            |ctx, g| {
-                let (base, exp) = (ctx.saved(0)?, ctx.saved(1)?);
-                let d_self = if ctx.needs(0) {
-                    Some(pow_grad_base(&g[0], &base, &exp)?)
-                } else {
-                    None
-                };
-                let d_exp = match ctx.saved_opt(2)? {
-                    Some(y) => Some(pow_grad_exp(&g[0], &base, &exp, &y)?),
-                    None => None,
-                };
-                Ok(vec![d_self, d_exp])
-            },
-        )?;
-        Ok(out)
-    }
-
-    /// In-place form of [`Tensor::pow`].
-    pub fn pow_(&self, exponent: &Tensor) -> Result<()> {
-        if inplace("pow_", self, &[exponent], |s| s.pow(exponent))? {
-            return Ok(());
-        }
-        check_int_pow(self.dtype(), exponent)?;
-        self.binary_num_::<Pow>("pow_", exponent)
-    }
-
-    /// `atan2(other)` (alias `arctan2`): angle of the point (other, self).
-    pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
-        let rec = Recorder::new("Atan2Backward0", &[self, other]);
-        let dt = float_of(promoted(&[self, other]));
-        let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
-        let out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |y, x| y.atan2(x)),
-            else Err(unsupported("atan2", dt)))?;
-        // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
-        rec.jvp_elementwise(|t| {
-            let r2 = self.mul(self)?.add(&other.mul(other)?)?;
-            t.sum1(|i, t| {
-                if i == 0 {
-                    t.mul(other)?.div(&r2)
-                } else {
-                    t.mul(self)?.div(&r2)?.neg()
-                }
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save("self", self);
-                s.save("other", other);
-            },
-            |ctx, g| {
-                // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
-                let (y, x) = (ctx.saved(0)?, ctx.saved(1)?);
-                let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
-                let d_y = ctx.needs(0).then(|| g[0].mul(&x)?.div(&r2)).transpose()?;
-                let d_x = ctx
-                    .needs(1)
-                    .then(|| g[0].mul(&y)?.div(&r2)?.neg())
-                    .transpose()?;
-                Ok(vec![d_y, d_x])
-            },
-        )?;
-        Ok(out)
-    }
-
-    /// In-place form of [`Tensor::atan2`].
-    pub fn atan2_(&self, other: &Tensor) -> Result<()> {
-        if inplace("atan2_", self, &[other], |s| s.atan2(other))? {
-            return Ok(());
-        }
-        check_inplace("atan2_", self, float_of(promoted(&[self, other])))?;
-        let b = other.to_dtype(self.dtype());
-        dispatch_float!(self.dtype(), T => apply2::<T, T>(self, &b, |y, x| y.atan2(x)),
-            else Err(unsupported("atan2_", self.dtype())))
-    }
+/// The tangent of maximum/minimum, the transpose of [`extremum_grads`]:
+/// each tangent where its input won, half of each where they tie.
+fn extremum_tangent(
+    t: &Tangents,
+    a: &Tensor,
+    b: &Tensor,
+    loses: fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Vec<Option<Tensor>>> {
+    let tie = a.eq(b)?;
+    t.sum1(|i, t| {
+        let split = t.r#where(&tie.logical_not(), &t.mul(&num(0.5))?)?;
+        let lost = if i == 0 { loses(a, b)? } else { loses(b, a)? };
+        zero_where(&split, &lost)
+    })
 }
 
 /// `d(a^b)/da = b * a^(b-1)`, taken as 0 where `b == 0` (so `x^0` has zero
@@ -526,49 +516,6 @@ fn pow_grad_exp(g: &Tensor, base: &Tensor, exp: &Tensor, y: &Tensor) -> Result<T
     let base = base.to_dtype(y.dtype());
     let at_zero = base.eq(&num(0.0))?.logical_and(&exp.ge(&num(0.0))?)?;
     zero_where(&g.mul(&y.mul(&base.log()?)?)?, &at_zero)
-}
-
-/// Records maximum/minimum's backward: `self` gets the gradient where it
-/// won, `other` where it won, each half where they tie. `loses(a, b)` says
-/// where `a` lost (`lt` for maximum, `gt` for minimum).
-fn record_extremum<'a>(
-    rec: Recorder<'a>,
-    out: &'a Tensor,
-    a: &'a Tensor,
-    b: &'a Tensor,
-    loses: fn(&Tensor, &Tensor) -> Result<Tensor>,
-) -> Result<()> {
-    // The transpose of the backward: each tangent where its input won,
-    // half of each where they tie.
-    rec.jvp_elementwise(|t| {
-        let tie = a.eq(b)?;
-        t.sum1(|i, t| {
-            let split = t.r#where(&tie.logical_not(), &t.mul(&num(0.5))?)?;
-            let lost = if i == 0 { loses(a, b)? } else { loses(b, a)? };
-            zero_where(&split, &lost)
-        })
-    })
-    .finish(
-        &[out],
-        |s| {
-            s.save("self", a);
-            s.save("other", b);
-        },
-        move |ctx, g| {
-            let (a, b) = (ctx.saved(0)?, ctx.saved(1)?);
-            let tie = a.eq(&b)?;
-            let split = g[0].r#where(&tie.logical_not(), &g[0].mul(&num(0.5))?)?;
-            let d_a = ctx
-                .needs(0)
-                .then(|| zero_where(&split, &loses(&a, &b)?))
-                .transpose()?;
-            let d_b = ctx
-                .needs(1)
-                .then(|| zero_where(&split, &loses(&b, &a)?))
-                .transpose()?;
-            Ok(vec![d_a, d_b])
-        },
-    )
 }
 
 fn floor_divide_error() -> Error {

@@ -2,51 +2,217 @@
 
 use super::math::Num;
 use super::{check_inplace, keep_where, num, promoted, scalar_factor, unsupported, zero_where};
-use crate::autograd::{inplace, Recorder};
+use crate::autograd::{derivatives, inplace};
 use crate::kernels::iter::{apply1, apply2, apply3, map2, map3};
 use crate::ops::binary::sum1_fresh;
 use crate::ops::Arith;
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("ternary: where, clamp, lerp, addcmul, addcdiv") for Tensor;
+
     /// `where(condition, other)`: elements of `self` where `condition` is
     /// true, of `other` elsewhere (torch's `torch.where(condition, self,
     /// other)`); all three broadcast, `self` and `other` promote.
-    pub fn r#where(&self, condition: &Tensor, other: &Tensor) -> Result<Tensor> {
-        if condition.dtype() != DType::Bool {
-            return Err(Error::runtime(format!(
-                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
-                condition.dtype()
-            )));
+    pub fn r#where(&self, condition: &Tensor, other: &Tensor) -> Tensor {
+        before {
+            if condition.dtype() != DType::Bool {
+                return Err(Error::runtime(format!(
+                    "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                    condition.dtype()
+                )));
+            };
         }
-        // Masked elementwise formulas broadcast over a batch dim.
-        let rec = Recorder::new("WhereBackward0", &[self, other]).batched();
-        let dt = promoted(&[self, other]);
-        let (x, y) = (self.to_dtype(dt), other.to_dtype(dt));
-        let out = dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))?;
         // The condition is not differentiable: not an input of the node.
-        rec.jvp_elementwise(|t| {
-            t.sum1(|i, t| {
-                if i == 0 {
-                    keep_where(t, condition)
-                } else {
-                    zero_where(t, condition)
-                }
-            })
-        })
-        .finish(
-            &[&out],
-            |s| s.save("condition", condition),
-            |ctx, g| {
-                let c = ctx.saved(0)?;
-                let d_self = ctx.needs(0).then(|| keep_where(&g[0], &c)).transpose()?;
-                let d_other = ctx.needs(1).then(|| zero_where(&g[0], &c)).transpose()?;
-                Ok(vec![d_self, d_other])
-            },
-        )?;
-        Ok(out)
+        record "WhereBackward0", [self, other];
+        compute {
+            let dt = promoted(&[self, other]);
+            let (x, y) = (self.to_dtype(dt), other.to_dtype(dt));
+        } => out = dispatch!(dt, T => map3::<bool, T, T, T>(condition, &x, &y, |c, a, b| if c { a } else { b }))?;
+        save |s| {
+            s.save("condition", condition);
+        }
+        backward |ctx, g| {
+            let c = ctx.saved(0)?;
+            let d_self = ctx.needs(0).then(|| keep_where(&g[0], &c)).transpose()?;
+            let d_other = ctx.needs(1).then(|| zero_where(&g[0], &c)).transpose()?;
+            Ok(vec![d_self, d_other])
+        };
+        forward elementwise(|t| t.sum1(|i, t| if i == 0 {
+            keep_where(t, condition)
+        } else {
+            zero_where(t, condition)
+        }));
+        // Masked elementwise formulas broadcast over a batch dim.
+        batched broadcast;
     }
 
+    /// `clamp` under the node name torch gives the overload (`clamp`,
+    /// `clamp_min`, `clamp_max`, with a tensor or a number bound). An absent
+    /// bound stands as a constant without history or tangent, so the node
+    /// keeps its three inputs.
+    fn clamp_recorded(
+        &self,
+        node: &'static str,
+        min: Option<&Tensor>,
+        max: Option<&Tensor>,
+    ) -> Tensor {
+        before {
+            let absent = num(0.0);
+        }
+        record node, [self, min.unwrap_or(&absent), max.unwrap_or(&absent)];
+        compute => out = self.clamp_kernel(min, max)?;
+        save |s| {
+            s.save("self", self);
+            s.save_opt("min", min);
+            s.save_opt("max", max);
+        }
+        backward |ctx, g| {
+            let x = ctx.saved(0)?;
+            let masks = clamp_masks(&x, ctx.saved_opt(1)?.as_ref(), ctx.saved_opt(2)?.as_ref())?;
+            let grads = masks.iter().enumerate().map(|(i, m)| match m {
+                Some(m) if ctx.needs(i) => keep_where(&g[0], m).map(Some),
+                _ => Ok(None),
+            });
+            grads.collect()
+        };
+        // Each input's tangent where the result is that input.
+        forward elementwise(|t| {
+            let masks = clamp_masks(self, min, max)?;
+            t.sum1(|i, t| match &masks[i] {
+                Some(m) => keep_where(t, m),
+                None => Err(no_bounds()),
+            })
+        });
+        // Masked elementwise formulas broadcast over a batch dim.
+        batched broadcast;
+    }
+
+    /// `lerp(end, weight)`: `self + weight * (end - self)`. Floats only;
+    /// `end` (and a tensor `weight`) must have this tensor's dtype.
+    pub fn lerp(&self, end: &Tensor, weight: &Tensor) -> Tensor {
+        record if weight.is_wrapped_number() { "LerpBackward0" } else { "LerpBackward1" },
+            [self, end, weight];
+        compute {
+            let w = lerp_check(self, end, weight)?;
+        } => out = dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
+            else Err(unsupported("lerp", self.dtype())))?;
+        save |s, needs| {
+            s.save_opt("self", needs[2].then_some(self));
+            s.save_opt("end", needs[2].then_some(end));
+            s.save_opt("weight", (needs[0] || needs[1]).then_some(weight));
+        }
+        backward |ctx, g| {
+            let g = &g[0];
+            let (d_self, d_end) = match ctx.saved_opt(2)? {
+                Some(w) => (
+                    ctx.needs(0).then(|| g.mul(&num(1.0).sub(&w)?)).transpose()?,
+                    ctx.needs(1).then(|| g.mul(&w)).transpose()?,
+                ),
+                None => (None, None),
+            };
+            let d_weight = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
+                (Some(a), Some(b)) => Some(g.mul(&b.sub(&a)?)?),
+                _ => None,
+            };
+            Ok(vec![d_self, d_end, d_weight])
+        };
+        // d lerp = ds * (1 - w) + de * w + dw * (e - s)
+        forward elementwise(|t| t.sum1(|i, t| match i {
+            0 => t.mul(&num(1.0).sub(weight)?),
+            1 => t.mul(weight),
+            _ => t.mul(&end.sub(self)?),
+        }));
+        // Elementwise formulas broadcast over a batch dim.
+        batched broadcast;
+        inplace lerp_(self; end, weight) |s| s.lerp(end, weight); {
+            let w = lerp_check(self, end, weight)?;
+        } => dispatch_float!(self.dtype(), T => apply3::<T, T, T>(self, end, &w, lerp::<T>),
+            else Err(unsupported("lerp_", self.dtype())));
+    }
+
+    /// `addcmul(tensor1, tensor2, value)`: `self + value * tensor1 * tensor2`.
+    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Tensor {
+        record "AddcmulBackward0", [self, tensor1, tensor2];
+        compute => out = self.addcmul_kernel(tensor1, tensor2, value)?;
+        save |s, needs| {
+            s.save_opt("tensor1", needs[2].then_some(tensor1));
+            s.save_opt("tensor2", needs[1].then_some(tensor2));
+        }
+        backward |ctx, g| {
+            let scaled = |t: Option<Tensor>| -> Result<Option<Tensor>> {
+                t.map(|t| g[0].mul(&t.mul(&num(value))?)).transpose()
+            };
+            Ok(vec![
+                Some(g[0].clone()),
+                scaled(ctx.saved_opt(1)?)?,
+                scaled(ctx.saved_opt(0)?)?,
+            ])
+        };
+        forward elementwise(|t| sum1_fresh(t, |i, t| match i {
+            0 => Ok(t.clone()),
+            1 => t.mul(&tensor2.mul(&num(value))?),
+            _ => t.mul(&tensor1.mul(&num(value))?),
+        }));
+        // Elementwise formulas broadcast over a batch dim.
+        batched broadcast;
+        inplace addcmul_(self; tensor1, tensor2) |s| s.addcmul(tensor1, tensor2, value); {
+            let own = self.dtype();
+            check_inplace("addcmul_", self, promoted(&[self, tensor1, tensor2]))?;
+            let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
+        } => dispatch_numeric!(own, T => {
+            let v: T = scalar_factor("value", value, own)?;
+            apply3::<T, T, T>(self, &a, &b, move |x, a, b| T::add(x, T::mul(T::mul(v, a), b)))
+        }, else Err(unsupported("addcmul_", own)));
+    }
+
+    /// `addcdiv(tensor1, tensor2, value)`: `self + value * tensor1 / tensor2`
+    /// (refused when both divided tensors are integers, as torch).
+    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Tensor {
+        record "AddcdivBackward0", [self, tensor1, tensor2];
+        compute => out = self.addcdiv_kernel(tensor1, tensor2, value)?;
+        save |s, needs| {
+            s.save_opt("tensor1", needs[2].then_some(tensor1));
+            s.save_opt("tensor2", (needs[1] || needs[2]).then_some(tensor2));
+        }
+        backward |ctx, g| {
+            let v = num(value);
+            let (t1, t2) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+            let d_t1 = match &t2 {
+                Some(t2) if ctx.needs(1) => Some(g[0].mul(&v.div(t2)?)?),
+                _ => None,
+            };
+            // d(v * a / b)/db = -v * a / b^2
+            let d_t2 = match (&t1, &t2) {
+                (Some(t1), Some(t2)) => Some(g[0].mul(&v.mul(t1)?.div(&t2.mul(t2)?)?)?.neg()?),
+                _ => None,
+            };
+            Ok(vec![Some(g[0].clone()), d_t1, d_t2])
+        };
+        // d(x + v a / b) = dx + da * v / b - db * v a / b^2
+        forward elementwise(|t| {
+            let v = num(value);
+            sum1_fresh(t, |i, t| match i {
+                0 => Ok(t.clone()),
+                1 => t.mul(&v.div(tensor2)?),
+                _ => t.mul(&v.mul(tensor1)?.div(&tensor2.mul(tensor2)?)?)?.neg(),
+            })
+        });
+        // Elementwise formulas broadcast over a batch dim.
+        batched broadcast;
+        inplace addcdiv_(self; tensor1, tensor2) |s| s.addcdiv(tensor1, tensor2, value); {
+            let dt = addcdiv_dtype(self, tensor1, tensor2)?;
+            check_inplace("addcdiv_", self, dt)?;
+            let own = self.dtype();
+            let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
+        } => dispatch_float!(own, T => {
+            let v: T = value.to_elem();
+            apply3::<T, T, T>(self, &a, &b, move |x, a, b| x + v * a / b)
+        }, else Err(unsupported("addcdiv_", own)));
+    }
+}
+
+impl Tensor {
     /// `clamp(min, max)` (alias `clip`): `min(max(self, min), max)`, either
     /// bound optional; NaN in the input or a bound gives NaN. The result
     /// dtype promotes over the input and the given bounds.
@@ -56,48 +222,6 @@ impl Tensor {
     /// `self > max` (or `max < min`, where `max` wins), as torch.
     pub fn clamp(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
         self.clamp_recorded("ClampBackward1", min, max)
-    }
-
-    fn clamp_recorded(
-        &self,
-        node: &'static str,
-        min: Option<&Tensor>,
-        max: Option<&Tensor>,
-    ) -> Result<Tensor> {
-        // An absent bound stands as a constant without history or tangent,
-        // so the node keeps its three inputs. Masked elementwise formulas
-        // broadcast over a batch dim.
-        let absent = num(0.0);
-        let inputs = [self, min.unwrap_or(&absent), max.unwrap_or(&absent)];
-        let rec = Recorder::new(node, &inputs).batched();
-        let out = self.clamp_kernel(min, max)?;
-        // Each input's tangent where the result is that input.
-        rec.jvp_elementwise(|t| {
-            let masks = clamp_masks(self, min, max)?;
-            t.sum1(|i, t| match &masks[i] {
-                Some(m) => keep_where(t, m),
-                None => Err(no_bounds()),
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save("self", self);
-                s.save_opt("min", min);
-                s.save_opt("max", max);
-            },
-            |ctx, g| {
-                let x = ctx.saved(0)?;
-                let masks =
-                    clamp_masks(&x, ctx.saved_opt(1)?.as_ref(), ctx.saved_opt(2)?.as_ref())?;
-                let grads = masks.iter().enumerate().map(|(i, m)| match m {
-                    Some(m) if ctx.needs(i) => keep_where(&g[0], m).map(Some),
-                    _ => Ok(None),
-                });
-                grads.collect()
-            },
-        )?;
-        Ok(out)
     }
 
     fn clamp_kernel(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
@@ -168,97 +292,6 @@ impl Tensor {
         self.clamp_(None, Some(max))
     }
 
-    /// `lerp(end, weight)`: `self + weight * (end - self)`. Floats only;
-    /// `end` (and a tensor `weight`) must have this tensor's dtype.
-    pub fn lerp(&self, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
-        let node = if weight.is_wrapped_number() {
-            "LerpBackward0"
-        } else {
-            "LerpBackward1"
-        };
-        let rec = Recorder::new(node, &[self, end, weight]);
-        let w = lerp_check(self, end, weight)?;
-        let out = dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
-            else Err(unsupported("lerp", self.dtype())))?;
-        let (n01, n2) = (rec.needs(0) || rec.needs(1), rec.needs(2));
-        // d lerp = ds * (1 - w) + de * w + dw * (e - s)
-        rec.jvp_elementwise(|t| {
-            t.sum1(|i, t| match i {
-                0 => t.mul(&num(1.0).sub(weight)?),
-                1 => t.mul(weight),
-                _ => t.mul(&end.sub(self)?),
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save_opt("self", n2.then_some(self));
-                s.save_opt("end", n2.then_some(end));
-                s.save_opt("weight", n01.then_some(weight));
-            },
-            |ctx, g| {
-                let g = &g[0];
-                let (d_self, d_end) = match ctx.saved_opt(2)? {
-                    Some(w) => (
-                        ctx.needs(0)
-                            .then(|| g.mul(&num(1.0).sub(&w)?))
-                            .transpose()?,
-                        ctx.needs(1).then(|| g.mul(&w)).transpose()?,
-                    ),
-                    None => (None, None),
-                };
-                let d_weight = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
-                    (Some(a), Some(b)) => Some(g.mul(&b.sub(&a)?)?),
-                    _ => None,
-                };
-                Ok(vec![d_self, d_end, d_weight])
-            },
-        )?;
-        Ok(out)
-    }
-
-    /// In-place form of [`Tensor::lerp`].
-    pub fn lerp_(&self, end: &Tensor, weight: &Tensor) -> Result<()> {
-        if inplace("lerp_", self, &[end, weight], |s| s.lerp(end, weight))? {
-            return Ok(());
-        }
-        let w = lerp_check(self, end, weight)?;
-        dispatch_float!(self.dtype(), T => apply3::<T, T, T>(self, end, &w, lerp::<T>),
-            else Err(unsupported("lerp_", self.dtype())))
-    }
-
-    /// `addcmul(tensor1, tensor2, value)`: `self + value * tensor1 * tensor2`.
-    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = Recorder::new("AddcmulBackward0", &[self, tensor1, tensor2]);
-        let out = self.addcmul_kernel(tensor1, tensor2, value)?;
-        let (n1, n2) = (rec.needs(1), rec.needs(2));
-        rec.jvp_elementwise(|t| {
-            sum1_fresh(t, |i, t| match i {
-                0 => Ok(t.clone()),
-                1 => t.mul(&tensor2.mul(&num(value))?),
-                _ => t.mul(&tensor1.mul(&num(value))?),
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save_opt("tensor1", n2.then_some(tensor1));
-                s.save_opt("tensor2", n1.then_some(tensor2));
-            },
-            move |ctx, g| {
-                let scaled = |t: Option<Tensor>| -> Result<Option<Tensor>> {
-                    t.map(|t| g[0].mul(&t.mul(&num(value))?)).transpose()
-                };
-                Ok(vec![
-                    Some(g[0].clone()),
-                    scaled(ctx.saved_opt(1)?)?,
-                    scaled(ctx.saved_opt(0)?)?,
-                ])
-            },
-        )?;
-        Ok(out)
-    }
-
     fn addcmul_kernel(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         let dt = promoted(&[self, tensor1, tensor2]);
         let (x, a, b) = (
@@ -272,61 +305,6 @@ impl Tensor {
         }, else Err(unsupported("addcmul", dt)))
     }
 
-    /// In-place form of [`Tensor::addcmul`].
-    pub fn addcmul_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        if inplace("addcmul_", self, &[tensor1, tensor2], |s| {
-            s.addcmul(tensor1, tensor2, value)
-        })? {
-            return Ok(());
-        }
-        let own = self.dtype();
-        check_inplace("addcmul_", self, promoted(&[self, tensor1, tensor2]))?;
-        let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
-        dispatch_numeric!(own, T => {
-            let v: T = scalar_factor("value", value, own)?;
-            apply3::<T, T, T>(self, &a, &b, move |x, a, b| T::add(x, T::mul(T::mul(v, a), b)))
-        }, else Err(unsupported("addcmul_", own)))
-    }
-
-    /// `addcdiv(tensor1, tensor2, value)`: `self + value * tensor1 / tensor2`
-    /// (refused when both divided tensors are integers, as torch).
-    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
-        let rec = Recorder::new("AddcdivBackward0", &[self, tensor1, tensor2]);
-        let out = self.addcdiv_kernel(tensor1, tensor2, value)?;
-        let (n1, n2) = (rec.needs(1), rec.needs(2));
-        // d(x + v a / b) = dx + da * v / b - db * v a / b^2
-        rec.jvp_elementwise(|t| {
-            let v = num(value);
-            sum1_fresh(t, |i, t| match i {
-                0 => Ok(t.clone()),
-                1 => t.mul(&v.div(tensor2)?),
-                _ => t.mul(&v.mul(tensor1)?.div(&tensor2.mul(tensor2)?)?)?.neg(),
-            })
-        })
-        .finish(
-            &[&out],
-            |s| {
-                s.save_opt("tensor1", n2.then_some(tensor1));
-                s.save_opt("tensor2", (n1 || n2).then_some(tensor2));
-            },
-            move |ctx, g| {
-                let v = num(value);
-                let (t1, t2) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
-                let d_t1 = match &t2 {
-                    Some(t2) if ctx.needs(1) => Some(g[0].mul(&v.div(t2)?)?),
-                    _ => None,
-                };
-                // d(v * a / b)/db = -v * a / b^2
-                let d_t2 = match (&t1, &t2) {
-                    (Some(t1), Some(t2)) => Some(g[0].mul(&v.mul(t1)?.div(&t2.mul(t2)?)?)?.neg()?),
-                    _ => None,
-                };
-                Ok(vec![Some(g[0].clone()), d_t1, d_t2])
-            },
-        )?;
-        Ok(out)
-    }
-
     fn addcdiv_kernel(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         let dt = addcdiv_dtype(self, tensor1, tensor2)?;
         let (x, a, b) = (
@@ -338,23 +316,6 @@ impl Tensor {
             let v: T = value.to_elem();
             map3::<T, T, T, T>(&x, &a, &b, move |x, a, b| x + v * a / b)
         }, else Err(unsupported("addcdiv", dt)))
-    }
-
-    /// In-place form of [`Tensor::addcdiv`].
-    pub fn addcdiv_(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<()> {
-        if inplace("addcdiv_", self, &[tensor1, tensor2], |s| {
-            s.addcdiv(tensor1, tensor2, value)
-        })? {
-            return Ok(());
-        }
-        let dt = addcdiv_dtype(self, tensor1, tensor2)?;
-        check_inplace("addcdiv_", self, dt)?;
-        let own = self.dtype();
-        let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
-        dispatch_float!(own, T => {
-            let v: T = value.to_elem();
-            apply3::<T, T, T>(self, &a, &b, move |x, a, b| x + v * a / b)
-        }, else Err(unsupported("addcdiv_", own)))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::math::{erf, erfc, Num};
 use super::{assign, check_inplace, float_of, num, unsupported, zero_where};
-use crate::autograd::{check_write, inplace, Recorder};
+use crate::autograd::{check_write, derivatives, inplace};
 use crate::kernels::iter::{apply1, map1};
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
 
@@ -32,49 +32,42 @@ macro_rules! jvp_value {
     };
 }
 
-/// Defines float-valued unary ops and their in-place forms. `$x` is bound to
-/// an element of the concrete float type `T` (f32 or f64); integer and bool
-/// inputs are computed in the default float dtype. The backward reads the
-/// saved `self` or `result` as `$v` and the output gradient as `$g`.
+/// Defines float-valued unary ops and their in-place forms, one row each of
+/// the table `FORMULAS_FLOAT`. `$x` is bound to an element of the concrete
+/// float type `T` (f32 or f64); integer and bool inputs are computed in the
+/// default float dtype. The backward reads the saved `self` or `result` as
+/// `$v` and the output gradient as `$g`.
 macro_rules! float_unary {
     ($($doc:literal $name:ident $name_:ident |$x:ident| $body:expr,
        $node:literal $saved:ident => |$g:ident, $v:ident| $grad:expr;)*) => {
-        impl Tensor {
+        crate::autograd::derivatives! {
+            table FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...") for Tensor;
             $(
                 #[doc = $doc]
-                pub fn $name(&self) -> Result<Tensor> {
-                    // Elementwise formulas broadcast over a batch dim.
-                    let dt = float_of(self.dtype());
-                    let x = self.to_dtype(dt);
-                    let out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
+                pub fn $name(&self) -> Tensor {
+                    record $node, [self];
+                    compute {
+                        let dt = float_of(self.dtype());
+                        let x = self.to_dtype(dt);
+                    } => out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
                         else return Err(unsupported(stringify!($name), dt)));
+                    save |s| { save_unary!(s, $saved, self, &out); }
+                    backward |ctx, g| {
+                        let ($g, $v) = (&g[0], &ctx.saved(0)?);
+                        Ok(vec![Some($grad)])
+                    };
                     // The derivative is diagonal: the forward formula is the
                     // backward one with the tangent in place of `g`.
-                    Recorder::new($node, &[self])
-                        .batched()
-                        .jvp_batched(|t| t.map1(|$g| {
-                            let $v = &jvp_value!($saved, self, &out);
-                            Ok($grad)
-                        }))
-                        .finish(
-                        &[&out],
-                        |s| save_unary!(s, $saved, self, &out),
-                        |ctx, g| {
-                            let ($g, $v) = (&g[0], &ctx.saved(0)?);
-                            Ok(vec![Some($grad)])
-                        },
-                    )?;
-                    Ok(out)
-                }
-
-                #[doc = concat!("In-place form of `", stringify!($name), "` (float tensors only).")]
-                pub fn $name_(&self) -> Result<()> {
-                    if inplace(stringify!($name_), self, &[], |s| s.$name())? {
-                        return Ok(());
-                    }
-                    check_inplace(stringify!($name_), self, float_of(self.dtype()))?;
-                    dispatch_float!(self.dtype(), T => apply1::<T>(self, |$x: T| $body),
-                        else Err(unsupported(stringify!($name_), self.dtype())))
+                    forward formula(|t| t.map1(|$g| {
+                        let $v = &jvp_value!($saved, self, &out);
+                        Ok($grad)
+                    }));
+                    // Elementwise formulas broadcast over a batch dim.
+                    batched broadcast;
+                    inplace $name_(self) |s| s.$name(); {
+                        check_inplace(stringify!($name_), self, float_of(self.dtype()))?;
+                    } => dispatch_float!(self.dtype(), T => apply1::<T>(self, |$x: T| $body),
+                        else Err(unsupported(stringify!($name_), self.dtype())));
                 }
             )*
         }
@@ -144,53 +137,46 @@ float_unary! {
         "ReciprocalBackward0" result => |g, y| g.mul(&y.mul(y)?.neg()?)?;
 }
 
-/// Defines dtype-preserving unary ops over the numeric dtypes; `$bool` says
-/// what bool tensors do: `Some(f)` applies `f`, `None` raises as torch. The
-/// backward reads the output gradient `$g` and the saved `self` or `result`
-/// as `$v` (`none`: nothing saved, `$v` is unused).
+/// Defines dtype-preserving unary ops over the numeric dtypes, one row each
+/// of the table `FORMULAS_NUM`; `$bool` says what bool tensors do: `Some(f)`
+/// applies `f`, `None` raises as torch. The backward reads the output
+/// gradient `$g` and the saved `self` or `result` as `$v` (`none`: nothing
+/// saved, `$v` is unused).
 macro_rules! num_unary {
     ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr,
        $node:literal $saved:ident => |$g:ident, $v:pat_param| $grad:expr;)*) => {
-        impl Tensor {
+        crate::autograd::derivatives! {
+            table FORMULAS_NUM("unary numeric: neg, abs, sign, rounding, relu") for Tensor;
             $(
                 #[doc = $doc]
-                pub fn $name(&self) -> Result<Tensor> {
-                    // Elementwise formulas broadcast over a batch dim.
-                    let rec = Recorder::new($node, &[self]).batched();
-                    let out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
+                pub fn $name(&self) -> Tensor {
+                    record $node, [self];
+                    compute => out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
                         else match $bool {
                             Some(g) => map1::<bool, bool>(self, g),
                             None => return Err(bool_error(stringify!($name))),
                         });
-                    rec.jvp_batched(|t| t.map1(|$g| {
+                    save |s| { save_num_unary!(s, $saved, self, &out); }
+                    backward |ctx, g| {
+                        let $g = &g[0];
+                        // `()` for ops that save nothing.
+                        #[allow(clippy::let_unit_value)]
+                        let $v = saved_num_unary!(ctx, $saved);
+                        Ok(vec![Some($grad)])
+                    };
+                    forward formula(|t| t.map1(|$g| {
                         #[allow(clippy::let_unit_value)]
                         let $v = &jvp_value!($saved, self, &out);
                         Ok($grad)
-                    }))
-                    .finish(
-                        &[&out],
-                        |s| save_num_unary!(s, $saved, self, &out),
-                        |ctx, g| {
-                            let $g = &g[0];
-                            // `()` for ops that save nothing.
-                            #[allow(clippy::let_unit_value)]
-                            let $v = saved_num_unary!(ctx, $saved);
-                            Ok(vec![Some($grad)])
-                        },
-                    )?;
-                    Ok(out)
-                }
-
-                #[doc = concat!("In-place form of `", stringify!($name), "`.")]
-                pub fn $name_(&self) -> Result<()> {
-                    if inplace(stringify!($name_), self, &[], |s| s.$name())? {
-                        return Ok(());
-                    }
-                    dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
-                        else match $bool {
-                            Some(g) => apply1::<bool>(self, g),
-                            None => Err(bool_error(stringify!($name_))),
-                        })
+                    }));
+                    // Elementwise formulas broadcast over a batch dim.
+                    batched broadcast;
+                    inplace $name_(self) |s| s.$name();
+                        => dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
+                            else match $bool {
+                                Some(g) => apply1::<bool>(self, g),
+                                None => Err(bool_error(stringify!($name_))),
+                            });
                 }
             )*
         }
@@ -272,23 +258,47 @@ num_unary! {
         "ReluBackward0" result => |g, y| zero_where(g, &y.le(&num(0.0))?)?;
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS_ROUND("unary float rounding: round(decimals), frac") for Tensor;
+
     /// `round(decimals=d)`: rounds to `d` decimal places (ties to even);
     /// negative `d` rounds to tens, hundreds... Floats only unless `d == 0`.
-    pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
-        if decimals == 0 {
-            return self.round();
+    pub fn round_decimals(&self, decimals: i64) -> Tensor {
+        before {
+            if decimals == 0 {
+                return self.round();
+            };
         }
-        let rec = Recorder::new("RoundBackward1", &[self]);
-        let out = dispatch_float!(self.dtype(), T => {
+        record "RoundBackward1", [self];
+        compute => out = dispatch_float!(self.dtype(), T => {
             let (scale, up) = decimal_scale::<T>(decimals);
             map1::<T, T>(self, move |x| round_scaled(x, scale, up))
         }, else return Err(unsupported("round_decimals", self.dtype())));
-        rec.jvp_batched(|_| Ok(vec![None]))
-            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].zeros_like()?)]))?;
-        Ok(out)
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].zeros_like()?)]);
+        forward formula(|_| Ok(vec![None]));
+        batched broadcast;
     }
 
+    /// `frac()`: `x - trunc(x)` (floats only, as torch).
+    pub fn frac(&self) -> Tensor {
+        record "FracBackward0", [self];
+        compute => out = dispatch_float!(self.dtype(), T => map1::<T, T>(self, |x| x - x.trunc()),
+            else return Err(unsupported("frac", self.dtype())));
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].clone())]);
+        forward formula(|t| t.map1(|t| Ok(t.copy())));
+        batched broadcast;
+        inplace frac_(self) |s| s.frac();
+            => dispatch_float!(self.dtype(), T => apply1::<T>(self, |x| x - x.trunc()),
+                else Err(unsupported("frac_", self.dtype())));
+    }
+}
+
+impl Tensor {
+    // Not the row's generated in-place form: `decimals == 0` hands off to
+    // `round_` (which also takes integers) before any autograd check, and
+    // autograd errors name the op `round_`.
     /// In-place form of [`Tensor::round_decimals`].
     pub fn round_decimals_(&self, decimals: i64) -> Result<()> {
         if decimals == 0 {
@@ -301,25 +311,6 @@ impl Tensor {
             let (scale, up) = decimal_scale::<T>(decimals);
             apply1::<T>(self, move |x| round_scaled(x, scale, up))
         }, else Err(unsupported("round_decimals_", self.dtype())))
-    }
-
-    /// `frac()`: `x - trunc(x)` (floats only, as torch).
-    pub fn frac(&self) -> Result<Tensor> {
-        let rec = Recorder::new("FracBackward0", &[self]);
-        let out = dispatch_float!(self.dtype(), T => map1::<T, T>(self, |x| x - x.trunc()),
-            else return Err(unsupported("frac", self.dtype())));
-        rec.jvp_batched(|t| t.map1(|t| Ok(t.copy())))
-            .finish_simple(&out, |_, g| Ok(vec![Some(g[0].clone())]))?;
-        Ok(out)
-    }
-
-    /// In-place form of [`Tensor::frac`].
-    pub fn frac_(&self) -> Result<()> {
-        if inplace("frac_", self, &[], |s| s.frac())? {
-            return Ok(());
-        }
-        dispatch_float!(self.dtype(), T => apply1::<T>(self, |x| x - x.trunc()),
-            else Err(unsupported("frac_", self.dtype())))
     }
 
     /// `square()`: `x * x` (bool squares to int64, as torch's `pow(x, 2)`).
