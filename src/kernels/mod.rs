@@ -13,6 +13,8 @@
 //! * `index`: the positions of nonzero elements (mask indexing, nonzero);
 //! * `basic`: writes into existing tensors (`copy_`, `fill_`) and copies of
 //!   a dense layout's span that keep its strides;
+//! * `pointwise`: the unary float functions' maps and the special
+//!   functions (erf, erfc) they use;
 //! * `sync_ptr`: the raw pointer that parallel loops share.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
@@ -26,5 +28,6 @@ pub(crate) mod basic;
 pub(crate) mod copy;
 pub(crate) mod index;
 pub(crate) mod iter;
+pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod sync_ptr;

@@ -1,10 +1,11 @@
 //! Unary pointwise ops: float functions, dtype-preserving numeric ops,
 //! predicates (isnan...) and logical/bitwise not.
 
-use super::math::{erf, erfc, Num};
+use super::math::Num;
 use super::{assign, check_inplace, float_of, num, unsupported, zero_where};
 use crate::autograd::{check_write, derivatives, inplace};
 use crate::kernels::iter::{apply1, map1};
+use crate::kernels::pointwise::{float_apply, float_map, FloatFn};
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
 
 /// Saves what a unary op's backward reads: its input (`self`) or its
@@ -33,12 +34,12 @@ macro_rules! jvp_value {
 }
 
 /// Defines float-valued unary ops and their in-place forms, one row each of
-/// the table `FORMULAS_FLOAT`. `$x` is bound to an element of the concrete
-/// float type `T` (f32 or f64); integer and bool inputs are computed in the
-/// default float dtype. The backward reads the saved `self` or `result` as
-/// `$v` and the output gradient as `$g`.
+/// the table `FORMULAS_FLOAT`. `$kernel` names the function's kernel
+/// ([`FloatFn`]); integer and bool inputs are computed in the default float
+/// dtype. The backward reads the saved `self` or `result` as `$v` and the
+/// output gradient as `$g`.
 macro_rules! float_unary {
-    ($($doc:literal $name:ident $name_:ident |$x:ident| $body:expr,
+    ($($doc:literal $name:ident $name_:ident => $kernel:ident,
        $node:literal $saved:ident => |$g:ident, $v:ident| $grad:expr;)*) => {
         crate::autograd::derivatives! {
             table FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...") for Tensor;
@@ -48,9 +49,8 @@ macro_rules! float_unary {
                     record $node, [self];
                     compute {
                         let dt = float_of(self.dtype());
-                        let x = self.to_dtype(dt);
-                    } => out = dispatch_float!(dt, T => map1::<T, T>(&x, |$x: T| $body),
-                        else return Err(unsupported(stringify!($name), dt)));
+                    } => out = float_map(FloatFn::$kernel, self, dt)
+                        .ok_or_else(|| unsupported(stringify!($name), dt))?;
                     save |s| { save_unary!(s, $saved, self, &out); }
                     backward |ctx, g| {
                         let ($g, $v) = (&g[0], &ctx.saved(0)?);
@@ -66,8 +66,8 @@ macro_rules! float_unary {
                     batched broadcast;
                     inplace $name_(self) |s| s.$name(); {
                         check_inplace(stringify!($name_), self, float_of(self.dtype()))?;
-                    } => dispatch_float!(self.dtype(), T => apply1::<T>(self, |$x: T| $body),
-                        else Err(unsupported(stringify!($name_), self.dtype())));
+                    } => float_apply(FloatFn::$kernel, self)
+                        .unwrap_or_else(|| Err(unsupported(stringify!($name_), self.dtype())));
                 }
             )*
         }
@@ -85,55 +85,55 @@ fn one_minus_sq(x: &Tensor) -> Result<Tensor> {
 }
 
 float_unary! {
-    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ |x| x.sqrt(),
+    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ => Sqrt,
         "SqrtBackward0" result => |g, y| g.div(&y.mul(&num(2.0))?)?; // inf at 0, as torch
-    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ |x| 1.0 / x.sqrt(),
+    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ => Rsqrt,
         "RsqrtBackward0" result => |g, y| g.mul(&y.mul(y)?.mul(y)?)?.mul(&num(-0.5))?;
-    "`exp()`: `e^x`." exp exp_ |x| x.exp(),
+    "`exp()`: `e^x`." exp exp_ => Exp,
         "ExpBackward0" result => |g, y| g.mul(y)?;
-    "`exp2()`: `2^x`." exp2 exp2_ |x| x.exp2(),
+    "`exp2()`: `2^x`." exp2 exp2_ => Exp2,
         "Exp2Backward0" result => |g, y| g.mul(&y.mul(&num(LN_2))?)?;
-    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ |x| x.exp_m1(),
+    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ => Expm1,
         "Expm1Backward0" result => |g, y| g.mul(&y.add(&num(1.0))?)?;
-    "`log()`: natural logarithm." log log_ |x| x.ln(),
+    "`log()`: natural logarithm." log log_ => Log,
         "LogBackward0" self => |g, x| g.div(x)?;
-    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ |x| x.ln_1p(),
+    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ => Log1p,
         "Log1PBackward0" self => |g, x| g.div(&x.add(&num(1.0))?)?;
-    "`log2()`: base-2 logarithm." log2 log2_ |x| x.log2(),
+    "`log2()`: base-2 logarithm." log2 log2_ => Log2,
         "Log2Backward0" self => |g, x| g.div(&x.mul(&num(LN_2))?)?;
-    "`log10()`: base-10 logarithm." log10 log10_ |x| x.log10(),
+    "`log10()`: base-10 logarithm." log10 log10_ => Log10,
         "Log10Backward0" self => |g, x| g.div(&x.mul(&num(LN_10))?)?;
-    "`sin()`." sin sin_ |x| x.sin(),
+    "`sin()`." sin sin_ => Sin,
         "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
-    "`cos()`." cos cos_ |x| x.cos(),
+    "`cos()`." cos cos_ => Cos,
         "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
-    "`tan()`." tan tan_ |x| x.tan(),
+    "`tan()`." tan tan_ => Tan,
         "TanBackward0" result => |g, y| g.mul(&y.mul(y)?.add(&num(1.0))?)?;
-    "`asin()` (alias `arcsin`)." asin asin_ |x| x.asin(),
+    "`asin()` (alias `arcsin`)." asin asin_ => Asin,
         "AsinBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?)?;
-    "`acos()` (alias `arccos`)." acos acos_ |x| x.acos(),
+    "`acos()` (alias `arccos`)." acos acos_ => Acos,
         "AcosBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?.neg()?)?;
-    "`atan()` (alias `arctan`)." atan atan_ |x| x.atan(),
+    "`atan()` (alias `arctan`)." atan atan_ => Atan,
         "AtanBackward0" self => |g, x| g.div(&x.mul(x)?.add(&num(1.0))?)?;
-    "`sinh()`." sinh sinh_ |x| x.sinh(),
+    "`sinh()`." sinh sinh_ => Sinh,
         "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
-    "`cosh()`." cosh cosh_ |x| x.cosh(),
+    "`cosh()`." cosh cosh_ => Cosh,
         "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
-    "`tanh()`." tanh tanh_ |x| x.tanh(),
+    "`tanh()`." tanh tanh_ => Tanh,
         "TanhBackward0" result => |g, y| g.mul(&one_minus_sq(y)?)?;
-    "`asinh()` (alias `arcsinh`)." asinh asinh_ |x| x.asinh(),
+    "`asinh()` (alias `arcsinh`)." asinh asinh_ => Asinh,
         "AsinhBackward0" self => |g, x| g.mul(&x.mul(x)?.add(&num(1.0))?.rsqrt()?)?;
-    "`acosh()` (alias `arccosh`)." acosh acosh_ |x| x.acosh(),
+    "`acosh()` (alias `arccosh`)." acosh acosh_ => Acosh,
         "AcoshBackward0" self => |g, x| g.mul(&x.mul(x)?.sub(&num(1.0))?.rsqrt()?)?;
-    "`atanh()` (alias `arctanh`)." atanh atanh_ |x| x.atanh(),
+    "`atanh()` (alias `arctanh`)." atanh atanh_ => Atanh,
         "AtanhBackward0" self => |g, x| g.div(&one_minus_sq(x)?)?;
-    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ |x| 1.0 / (1.0 + (-x).exp()),
+    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ => Sigmoid,
         "SigmoidBackward0" result => |g, y| g.mul(&y.mul(&num(1.0).sub(y)?)?)?;
-    "`erf()`: the error function." erf erf_ |x| T::from_f64(erf(x.to_f64())),
+    "`erf()`: the error function." erf erf_ => Erf,
         "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
-    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ |x| T::from_f64(erfc(x.to_f64())),
+    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ => Erfc,
         "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
-    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ |x| 1.0 / x,
+    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ => Reciprocal,
         "ReciprocalBackward0" result => |g, y| g.mul(&y.mul(y)?.neg()?)?;
 }
 
