@@ -26,7 +26,17 @@ use crate::autograd::FormulaRow;
 
 /// Every derivative table, in the order `docs/formulas.md` lists them.
 pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
-    let mut tables = vec![binary::FORMULAS];
+    let mut tables = vec![
+        basic::FORMULAS,
+        binary::FORMULAS,
+        pointwise::FORMULAS_ARITH,
+        pointwise::FORMULAS_UNARY_FLOAT,
+        pointwise::FORMULAS_UNARY_NUM,
+        pointwise::FORMULAS_UNARY_ROUND,
+        pointwise::FORMULAS_TERNARY,
+        view::FORMULAS,
+        view::FORMULAS_SCATTER,
+    ];
     tables.extend_from_slice(index::FORMULA_TABLES);
     tables.push(crate::autograd::HELPER_FORMULAS);
     tables
