@@ -8,12 +8,12 @@
 //! so small singular values keep their relative accuracy).
 
 use super::{
-    dim_mask, float_input, mask_dims, reduced_count, sum_tangent, unsqueeze_reduced, Bounds,
+    dim_mask, float_input, mask_dims, reduced_count, saved_input_and_result, sum_tangent,
+    unsqueeze_reduced, Bounds,
 };
-use crate::autograd::Recorder;
+use crate::autograd::derivatives;
 use crate::kernels::access::{lock, slice};
 use crate::kernels::reduce::{out_shape, output, reduce, Fold};
-use crate::ops::reduce::finish_with_input_and_result;
 use crate::tensor::wrap_dim;
 use crate::{dispatch_float, DType, Element, Error, Result, Tensor};
 
@@ -126,7 +126,9 @@ fn vector_norm_masked<T: Element + Bounds>(
     }
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("norms: vector_norm") for Tensor;
+
     /// `linalg.vector_norm(x, ord=2, dim=None, keepdim=False, dtype=None)`.
     pub fn vector_norm(
         &self,
@@ -134,47 +136,55 @@ impl Tensor {
         dims: Option<&[isize]>,
         keepdim: bool,
         dtype: Option<DType>,
-    ) -> Result<Tensor> {
-        if ord.is_nan() {
-            return Err(Error::runtime("linalg.vector_norm: ord must not be NaN"));
-        }
-        let x = float_input("linalg.vector_norm", self, dtype)?;
-        let mask = dim_mask(x.ndim(), dims)?;
-        if x.numel() == 0 && (ord < 0.0 || ord == f64::INFINITY) {
-            let empty_reduction = reduced_count(x.shape(), &mask) == 0;
-            if empty_reduction {
-                return Err(Error::runtime(format!(
-                    "linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
-                )));
-            }
-        }
-        let rec = Recorder::new("LinalgVectorNormBackward0", &[self]);
-        let out = dispatch_float!(x.dtype(), T => vector_norm_masked::<T>(&x, &mask, ord, keepdim),
-            else unreachable_float(x.dtype()))?;
-        if rec.active() {
-            let shape = x.shape().to_vec();
-            // sum(w t), `w` the backward's weights for g = 1.
-            let (fmask, fshape, res, xf) = (mask.clone(), shape.clone(), &out, &x);
-            let rec = rec.jvp_batched(move |t| {
-                if ord == 0.0 {
-                    return Ok(vec![None]);
+    ) -> Tensor {
+        before {
+            if ord.is_nan() {
+                return Err(Error::runtime("linalg.vector_norm: ord must not be NaN"));
+            };
+            let x = float_input("linalg.vector_norm", self, dtype)?;
+            let mask = dim_mask(x.ndim(), dims)?;
+            if x.numel() == 0 && (ord < 0.0 || ord == f64::INFINITY) {
+                let empty_reduction = reduced_count(x.shape(), &mask) == 0;
+                if empty_reduction {
+                    return Err(Error::runtime(format!(
+                        "linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the operation does not have an identity"
+                    )));
                 }
-                t.map1(|tx| {
-                    let nu = unsqueeze_reduced(res, &fshape, &fmask, keepdim)?;
-                    let ones = Tensor::ones(nu.shape(), nu.dtype());
-                    let w = norm_backward(&ones, xf, &nu, ord, &fmask)?;
-                    sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
-                })
-            });
-            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
-                let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
-                let nu = unsqueeze_reduced(out, &shape, &mask, keepdim)?;
-                norm_backward(&gu, x, &nu, ord, &mask)
-            })?;
+            };
         }
-        Ok(out)
+        record "LinalgVectorNormBackward0", [self];
+        compute {
+            let (fmask, shape) = (mask.clone(), x.shape().to_vec());
+        } => out = dispatch_float!(x.dtype(), T => vector_norm_masked::<T>(&x, &mask, ord, keepdim),
+            else unreachable_float(x.dtype()))?;
+        save |s| {
+            s.save("self", self);
+            s.save_output("result", &out, 0);
+        }
+        backward |ctx, g| {
+            let (x, out) = saved_input_and_result(ctx)?;
+            let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+            let nu = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
+            Ok(vec![Some(norm_backward(&gu, &x, &nu, ord, &mask)?)])
+        };
+        // sum(w t), `w` the backward's weights for g = 1.
+        forward formula(|t| {
+            if ord == 0.0 {
+                return Ok(vec![None]);
+            }
+            t.map1(|tx| {
+                let nu = unsqueeze_reduced(&out, x.shape(), &fmask, keepdim)?;
+                let ones = Tensor::ones(nu.shape(), nu.dtype());
+                let w = norm_backward(&ones, &x, &nu, ord, &fmask)?;
+                sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
+            })
+        });
+        batched rows because
+            "the gradient is reshaped to the input's rank, which has no room for a batch dim";
     }
+}
 
+impl Tensor {
     /// `norm(p=2, dim=None, keepdim=False, dtype=None)`: a vector norm over
     /// `dims` (torch's `Tensor.norm` with a numeric `p` or `"fro"`).
     pub fn norm(

@@ -2,15 +2,15 @@
 //! softmax, log_softmax), which shift by the maximum before exponentiating
 //! so large inputs do not overflow.
 
+use super::extrema::ExtremeF;
 use super::{
-    dim_mask, float_input, is_nan, reduce_to, sum_tangent, unsqueeze_reduced, widened, Bounds,
-    ExtremeF, SumF,
+    dim_mask, float_input, is_nan, reduce_to, saved_input_and_result, sum_tangent,
+    unsqueeze_reduced, widened, Bounds, SumF,
 };
-use crate::autograd::Recorder;
+use crate::autograd::derivatives;
 use crate::kernels::access::{elem_ptr, lock};
 use crate::kernels::iter::map2;
 use crate::kernels::reduce::{out_shape, output, reshaped, SyncPtr};
-use crate::ops::reduce::finish_with_input_and_result;
 use crate::ops::Arith;
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::wrap_dim;
@@ -93,57 +93,64 @@ fn cumulative(x: &Tensor, dim: isize, dtype: Option<DType>, prod: bool) -> Resul
     })
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("scans and softmax: cumsum, cumprod, logsumexp, softmax, log_softmax")
+        for Tensor;
+
     /// `cumsum(dim, dtype=None)`: running sums along `dim`.
-    pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        let rec = Recorder::new("CumsumBackward0", &[self]);
-        let out = cumulative(self, dim, dtype, false)?;
-        if rec.active() {
+    pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+        record "CumsumBackward0", [self];
+        compute => out = cumulative(self, dim, dtype, false)?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(reverse_cumsum(&g[0], dim)?)]);
+        forward formula(|t| {
             let d = from_end(dim, self.ndim())?;
-            let rec = rec.jvp_batched(move |t| {
-                t.map1(|tx| match d {
-                    Some(d) => tx.cumsum(d, None),
-                    None => Ok(tx.clone()),
-                })
-            });
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(reverse_cumsum(&g[0], dim)?)])
-            })?;
-        }
-        Ok(out)
+            t.map1(|tx| match d {
+                Some(d) => tx.cumsum(d, None),
+                None => Ok(tx.clone()),
+            })
+        });
+        batched rows because "reverse_cumsum counts `dim` in an unbatched gradient";
     }
 
     /// `cumprod(dim, dtype=None)`: running products along `dim`.
-    pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        let rec = Recorder::new("CumprodBackward0", &[self]);
-        let out = cumulative(self, dim, dtype, true)?;
-        if rec.active() {
-            let (d, res) = (from_end(dim, self.ndim())?, &out);
-            let rec = rec.jvp_batched(move |t| {
-                t.map1(|tx| match d {
-                    Some(d) => cumprod_tangent(tx, &self.to_dtype(res.dtype()), res, d),
-                    None => Ok(tx.clone()),
-                })
-            });
-            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
-                cumprod_backward(g, x, out, dim)
-            })?;
+    pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+        record "CumprodBackward0", [self];
+        compute => out = cumulative(self, dim, dtype, true)?;
+        save |s| {
+            s.save("self", self);
+            s.save_output("result", &out, 0);
         }
-        Ok(out)
+        backward |ctx, g| {
+            let (x, out) = saved_input_and_result(ctx)?;
+            Ok(vec![Some(cumprod_backward(&g[0], &x, &out, dim)?)])
+        };
+        forward formula(|t| {
+            let d = from_end(dim, self.ndim())?;
+            t.map1(|tx| match d {
+                Some(d) => cumprod_tangent(tx, &self.to_dtype(out.dtype()), &out, d),
+                None => Ok(tx.clone()),
+            })
+        });
+        batched rows because "cumprod_backward counts `dim` in an unbatched gradient";
     }
 
     /// `logsumexp(dim, keepdim=False)`: `log(sum(exp(x)))` computed stably;
     /// integer inputs compute in the default float dtype.
-    pub fn logsumexp(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-        let x = if self.dtype().is_floating_point() {
-            self.clone()
-        } else {
-            self.to_dtype(default_dtype())
-        };
-        let mask = dim_mask(x.ndim(), Some(dims))?;
-        let shape = out_shape(x.shape(), &mask, keepdim);
-        let rec = Recorder::new("LogsumexpBackward0", &[self]);
-        let out = dispatch_float!(x.dtype(), T => {
+    pub fn logsumexp(&self, dims: &[isize], keepdim: bool) -> Tensor {
+        before {
+            let x = if self.dtype().is_floating_point() {
+                self.clone()
+            } else {
+                self.to_dtype(default_dtype())
+            };
+            let mask = dim_mask(x.ndim(), Some(dims))?;
+            let kept_shape = out_shape(x.shape(), &mask, keepdim);
+        }
+        record "LogsumexpBackward0", [self];
+        compute {
+            let (fmask, shape) = (mask.clone(), x.shape().to_vec());
+        } => out = dispatch_float!(x.dtype(), T => {
             // Shift by the maximum (0 where it is infinite, so that rows of
             // -inf give -inf and rows holding +inf give +inf).
             let m = reduce_to::<T, T, _>(&x, &mask, true, &ExtremeF::<true>, |a| {
@@ -151,88 +158,83 @@ impl Tensor {
             })?;
             let e = map2::<T, T, f64>(&x, &m, |a, m| (a.to_f64() - m.to_f64()).exp())?;
             let s = reduce_to::<f64, f64, _>(&e, &mask, keepdim, &SumF::<f64>::new(), |s| s)?;
-            let m = reshaped(&m, &shape);
+            let m = reshaped(&m, &kept_shape);
             map2::<f64, T, T>(&s, &m, |s, m| T::from_f64(s.ln() + m.to_f64()))
         }, else Err(Error::runtime("logsumexp: expected a floating dtype")))?;
-        if rec.active() {
-            let shape = x.shape().to_vec();
-            // sum(exp(x - result) t)
-            let (fmask, fshape, res, xf) = (mask.clone(), shape.clone(), &out, &x);
-            let rec = rec.jvp_batched(move |t| {
-                t.map1(|tx| {
-                    let ou = unsqueeze_reduced(res, &fshape, &fmask, keepdim)?;
-                    let w = xf.to_dtype(res.dtype()).sub(&ou)?.exp()?;
-                    sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
-                })
-            });
-            finish_with_input_and_result(rec, self, &out, move |g, x, out| {
-                // d/dx log(sum(exp(x))) = exp(x - result)
-                let gu = unsqueeze_reduced(g, &shape, &mask, keepdim)?;
-                let ou = unsqueeze_reduced(out, &shape, &mask, keepdim)?;
-                gu.mul(&x.sub(&ou)?.exp()?)
-            })?;
+        save |s| {
+            s.save("self", self);
+            s.save_output("result", &out, 0);
         }
-        Ok(out)
+        // d/dx log(sum(exp(x))) = exp(x - result)
+        backward |ctx, g| {
+            let (x, out) = saved_input_and_result(ctx)?;
+            let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;
+            let ou = unsqueeze_reduced(&out, &shape, &mask, keepdim)?;
+            Ok(vec![Some(gu.mul(&x.sub(&ou)?.exp()?)?)])
+        };
+        // sum(exp(x - result) t)
+        forward formula(|t| t.map1(|tx| {
+            let ou = unsqueeze_reduced(&out, x.shape(), &fmask, keepdim)?;
+            let w = x.to_dtype(out.dtype()).sub(&ou)?.exp()?;
+            sum_tangent(t, &tx.mul(&w)?, &fmask, keepdim)
+        }));
+        batched rows because
+            "the gradient is reshaped to the input's rank, which has no room for a batch dim";
     }
 
     /// `softmax(dim, dtype=None)`: `exp(x) / sum(exp(x))` along `dim`.
-    pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        let rec = Recorder::new("SoftmaxBackward0", &[self]);
-        let out = softmax_impl("softmax", self, dim, dtype, false)?;
-        // Forward: y * (t - sum(y * t)); backward: y * (g - sum(g * y)).
-        let d = from_end(dim, self.ndim())?;
-        let rec = rec.jvp_batched(|t| match d {
+    pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+        record "SoftmaxBackward0", [self];
+        // A 0-dim input has no dim to shift past a batch dim.
+        configure |r| if self.ndim() > 0 { r.batched() } else { r };
+        compute => out = softmax_impl("softmax", self, dim, dtype, false)?;
+        save |s| {
+            s.save_output("result", &out, 0);
+        }
+        // y * (g - sum(g * y)), summed along `dim` as counted in `g`.
+        backward |ctx, g| {
+            let (y, d) = (ctx.saved(0)?, ctx.dim(dim));
+            let dot = g[0].mul(&y)?.sum(Some(&[d]), true, None)?;
+            Ok(vec![Some(y.mul(&g[0].sub(&dot)?)?)])
+        };
+        // y * (t - sum(y * t))
+        forward formula(|t| match from_end(dim, self.ndim())? {
             Some(d) => t.map1(|tx| {
                 let dot = tx.mul(&out)?.sum(Some(&[d]), true, None)?;
                 out.mul(&tx.sub(&dot)?)
             }),
             None => Ok(vec![None]),
         });
-        finish_softmax(rec, self, &out, dim, |g, y, d| {
-            let dot = g.mul(y)?.sum(Some(&[d]), true, None)?;
-            y.mul(&g.sub(&dot)?)
-        })?;
-        Ok(out)
+        batched rows because "only for a 0-dim input, whose dim would name the batch dim of `g` \
+            (configure marks the node batched when the input has dims)";
     }
 
     /// `log_softmax(dim, dtype=None)`: `x - logsumexp(x)` along `dim`.
-    pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
-        let rec = Recorder::new("LogSoftmaxBackward0", &[self]);
-        let out = softmax_impl("log_softmax", self, dim, dtype, true)?;
-        // Forward: t - sum(exp(y) * t); backward: g - exp(y) * sum(g).
-        let d = from_end(dim, self.ndim())?;
-        let rec = rec.jvp_batched(|t| match d {
+    pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+        record "LogSoftmaxBackward0", [self];
+        // A 0-dim input has no dim to shift past a batch dim.
+        configure |r| if self.ndim() > 0 { r.batched() } else { r };
+        compute => out = softmax_impl("log_softmax", self, dim, dtype, true)?;
+        save |s| {
+            s.save_output("result", &out, 0);
+        }
+        // g - exp(y) * sum(g), summed along `dim` as counted in `g`.
+        backward |ctx, g| {
+            let (y, d) = (ctx.saved(0)?, ctx.dim(dim));
+            let total = g[0].sum(Some(&[d]), true, None)?;
+            Ok(vec![Some(g[0].sub(&y.exp()?.mul(&total)?)?)])
+        };
+        // t - sum(exp(y) * t)
+        forward formula(|t| match from_end(dim, self.ndim())? {
             Some(d) => t.map1(|tx| {
                 let dot = tx.mul(&out.exp()?)?.sum(Some(&[d]), true, None)?;
                 tx.sub(&dot)
             }),
             None => Ok(vec![None]),
         });
-        finish_softmax(rec, self, &out, dim, |g, y, d| {
-            let total = g.sum(Some(&[d]), true, None)?;
-            g.sub(&y.exp()?.mul(&total)?)
-        })?;
-        Ok(out)
+        batched rows because "only for a 0-dim input, whose dim would name the batch dim of `g` \
+            (configure marks the node batched when the input has dims)";
     }
-}
-
-/// Records softmax or log_softmax of `x` along `dim`: backward reads the
-/// result `y` and computes `grad(g, y, d)`, `d` being `dim` as counted in
-/// `g` (which may carry a leading batch dim).
-fn finish_softmax(
-    rec: Recorder,
-    x: &Tensor,
-    out: &Tensor,
-    dim: isize,
-    grad: fn(&Tensor, &Tensor, isize) -> Result<Tensor>,
-) -> Result<()> {
-    // A 0-dim input has no dim to shift past a batch dim.
-    let rec = if x.ndim() > 0 { rec.batched() } else { rec };
-    rec.finish(
-        &[out],
-        |s| s.save_output("result", out, 0),
-        move |ctx, g| Ok(vec![Some(grad(&g[0], &ctx.saved(0)?, ctx.dim(dim))?)]),
-    )
 }
 
 /// softmax (or log_softmax) of each contiguous row of `n` elements of `x`.
