@@ -9,6 +9,10 @@
 //! * `iter`: the elementwise loop drivers (`map*` into a new tensor,
 //!   `apply*` in place) with broadcasting and parallel chunks;
 //! * `reduce`: the loop driver shared by every reduction;
+//! * `fold`: the folds of the standard reductions (sum, prod, max/min,
+//!   argmax/argmin, all/any, count) and the kernels built on them;
+//! * `scan`: cumsum/cumprod scans and softmax rows;
+//! * `norm`: vector norms and singular values;
 //! * `copy`: dense copies and dtype casts;
 //! * `index`: the positions of nonzero elements (mask indexing, nonzero);
 //! * `basic`: writes into existing tensors (`copy_`, `fill_`) and copies of
@@ -29,5 +33,9 @@ pub(crate) mod copy;
 pub(crate) mod index;
 pub(crate) mod iter;
 pub(crate) mod pointwise;
+pub(crate) mod fold;
+pub(crate) mod iter;
+pub(crate) mod norm;
 pub(crate) mod reduce;
+pub(crate) mod scan;
 pub(crate) mod sync_ptr;

@@ -3,85 +3,13 @@
 //! max(dim)/min(dim) with indices (the gradient goes to the element at the
 //! returned index), and argmax/argmin.
 
-use super::{dim_mask, is_nan, mask_dims, reduce_to, sum_tangent, unsqueeze_reduced, Bounds, Mask};
+use super::{dim_mask, mask_dims, sum_tangent, unsqueeze_reduced, Mask};
 use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
-use crate::kernels::reduce::{out_shape, output, reduce, reshaped, Fold};
+use crate::kernels::fold;
+use crate::kernels::reduce::reshaped;
 use crate::tensor::wrap_dim;
-use crate::{dispatch, DType, Element, Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 use smallvec::SmallVec;
-
-/// Maximum (`MAX = true`) or minimum; NaN wins.
-pub(crate) struct ExtremeF<const MAX: bool>;
-impl<T: Bounds, const MAX: bool> Fold<T> for ExtremeF<MAX> {
-    type Acc = T;
-    #[inline(always)]
-    fn init(&self) -> T {
-        if MAX {
-            T::LOWEST
-        } else {
-            T::HIGHEST
-        }
-    }
-    #[inline(always)]
-    fn step(&self, acc: T, x: T, _: usize) -> T {
-        let better = if MAX { x > acc } else { x < acc };
-        if better | is_nan(x) {
-            x
-        } else {
-            acc
-        }
-    }
-    #[inline(always)]
-    fn merge(&self, a: T, b: T) -> T {
-        <Self as Fold<T>>::step(self, a, b, 0)
-    }
-}
-
-/// Value and position of the maximum (`MAX = true`) or minimum: NaN beats
-/// everything, ties keep the first position. The accumulator starts at the
-/// identity with position `usize::MAX`; a row whose elements all equal the
-/// identity keeps that position, which [`arg_index`] maps to 0.
-struct ArgF<const MAX: bool>;
-impl<const MAX: bool> ArgF<MAX> {
-    #[inline(always)]
-    fn beats<T: Element>(x: T, best: T) -> bool {
-        let better = if MAX { x > best } else { x < best };
-        !is_nan(best) & (is_nan(x) | better)
-    }
-}
-impl<T: Bounds, const MAX: bool> Fold<T> for ArgF<MAX> {
-    type Acc = (T, usize);
-    #[inline(always)]
-    fn init(&self) -> (T, usize) {
-        (if MAX { T::LOWEST } else { T::HIGHEST }, usize::MAX)
-    }
-    #[inline(always)]
-    fn step(&self, acc: (T, usize), x: T, k: usize) -> (T, usize) {
-        if Self::beats(x, acc.0) {
-            (x, k)
-        } else {
-            acc
-        }
-    }
-    #[inline(always)]
-    fn merge(&self, a: (T, usize), b: (T, usize)) -> (T, usize) {
-        if Self::beats(b.0, a.0) || (!Self::beats(a.0, b.0) && b.1 < a.1) {
-            b
-        } else {
-            a
-        }
-    }
-}
-
-/// The position an [`ArgF`] accumulator stands for.
-#[inline(always)]
-fn arg_index(k: usize) -> i64 {
-    if k == usize::MAX {
-        0
-    } else {
-        k as i64
-    }
-}
 
 /// Checks that a max-like reduction over `mask` has something to reduce.
 fn check_nonempty(op: &str, x: &Tensor, dims: Option<&[isize]>, mask: &[bool]) -> Result<()> {
@@ -110,7 +38,7 @@ fn extreme<const MAX: bool>(
     keepdim: bool,
 ) -> Result<Tensor> {
     check_nonempty(op, x, dims, mask)?;
-    dispatch!(x.dtype(), T => reduce_to::<T, T, _>(x, mask, keepdim, &ExtremeF::<MAX>, |a| a))
+    fold::extreme::<MAX>(x, mask, keepdim)
 }
 
 /// max(dim)/min(dim): values (if `values`) and int64 indices over one dim.
@@ -127,23 +55,7 @@ fn arg_dim<const MAX: bool>(
             "{op}(): Expected reduction dim {d} to have non-zero size."
         )));
     }
-    let mask = one_dim(x.ndim(), d);
-    let shape = out_shape(x.shape(), &mask, keepdim);
-    let (idx, ip) = output::<i64>(&shape);
-    let vals = dispatch!(x.dtype(), T => {
-        let (vals, vp) = output::<T>(if values { &shape[..] } else { &[] });
-        let vp = if values { Some(vp) } else { None };
-        // SAFETY: each output index `i < numel` is written exactly once;
-        // both outputs are fresh and unshared.
-        reduce(x, &mask, &ArgF::<MAX>, |i, (v, k): (T, usize)| unsafe {
-            ip.write(i, arg_index(k));
-            if let Some(vp) = vp {
-                vp.write(i, v);
-            }
-        })?;
-        vals
-    });
-    Ok((vals, idx))
+    fold::arg_extreme::<MAX>(x, &one_dim(x.ndim(), d), keepdim, values)
 }
 
 /// argmax/argmin; `dim = None` looks at the flattened tensor.

@@ -4,9 +4,10 @@
 //! reductions in `scan`; norms in `norm`.
 //!
 //! Dims are `None` (every dim; an empty list means the same) or a list of
-//! possibly negative dims. Floating sums accumulate in `f64` and integer
-//! sums in wrapping `i64`; see [`driver`] for how the loops are split and
-//! why the results do not depend on the number of threads.
+//! possibly negative dims. The loops are kernels (`kernels::fold`,
+//! `kernels::scan`, `kernels::norm`, over the driver in `kernels::reduce`,
+//! which also says why results do not depend on the number of threads);
+//! this module checks arguments, resolves dtypes and records the formulas.
 
 mod extrema;
 mod moments;
@@ -15,13 +16,12 @@ mod scan;
 
 pub use norm::MatrixOrd;
 
-use super::Arith;
 use crate::autograd::{derivatives, BackwardCtx, Tangents};
-use crate::kernels::reduce::{out_shape, output, reduce, Fold};
+pub(crate) use crate::kernels::fold::reduced_count;
+use crate::kernels::fold::{self, sum_or_prod};
 use crate::tensor::wrap_dim;
-use crate::{dispatch, DType, Element, Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 use smallvec::SmallVec;
-use std::marker::PhantomData;
 
 /// A mask of the dims a reduction covers.
 pub(crate) type Mask = SmallVec<[bool; 6]>;
@@ -50,152 +50,6 @@ pub(crate) fn dim_mask(ndim: usize, dims: Option<&[isize]>) -> Result<Mask> {
     Ok(mask)
 }
 
-/// Number of elements each output of a reduction over `mask` combines.
-pub(crate) fn reduced_count(shape: &[usize], mask: &[bool]) -> usize {
-    shape
-        .iter()
-        .zip(mask)
-        .filter(|(_, &r)| r)
-        .map(|(&n, _)| n)
-        .product()
-}
-
-/// `x != x`: true only for NaN (works for every element type).
-#[inline(always)]
-#[allow(clippy::eq_op)]
-pub(crate) fn is_nan<T: PartialEq>(x: T) -> bool {
-    x != x
-}
-
-/// The smallest and largest values of an element type (infinities for
-/// floats): identities of max and min.
-pub(crate) trait Bounds: Element {
-    const LOWEST: Self;
-    const HIGHEST: Self;
-}
-impl Bounds for bool {
-    const LOWEST: Self = false;
-    const HIGHEST: Self = true;
-}
-impl Bounds for i32 {
-    const LOWEST: Self = i32::MIN;
-    const HIGHEST: Self = i32::MAX;
-}
-impl Bounds for i64 {
-    const LOWEST: Self = i64::MIN;
-    const HIGHEST: Self = i64::MAX;
-}
-impl Bounds for f32 {
-    const LOWEST: Self = f32::NEG_INFINITY;
-    const HIGHEST: Self = f32::INFINITY;
-}
-impl Bounds for f64 {
-    const LOWEST: Self = f64::NEG_INFINITY;
-    const HIGHEST: Self = f64::INFINITY;
-}
-
-/// Sum in accumulator type `A` (f64 or wrapping i64).
-pub(crate) struct SumF<A>(PhantomData<A>);
-impl<A> SumF<A> {
-    pub(crate) fn new() -> Self {
-        SumF(PhantomData)
-    }
-}
-impl<T: Element, A: Arith> Fold<T> for SumF<A> {
-    type Acc = A;
-    #[inline(always)]
-    fn init(&self) -> A {
-        A::zero()
-    }
-    #[inline(always)]
-    fn step(&self, acc: A, x: T, _: usize) -> A {
-        A::add(acc, A::cast_from(x))
-    }
-    #[inline(always)]
-    fn merge(&self, a: A, b: A) -> A {
-        A::add(a, b)
-    }
-}
-
-/// Product in accumulator type `A`.
-struct ProdF<A>(PhantomData<A>);
-impl<T: Element, A: Arith> Fold<T> for ProdF<A> {
-    type Acc = A;
-    #[inline(always)]
-    fn init(&self) -> A {
-        A::one()
-    }
-    #[inline(always)]
-    fn step(&self, acc: A, x: T, _: usize) -> A {
-        A::mul(acc, A::cast_from(x))
-    }
-    #[inline(always)]
-    fn merge(&self, a: A, b: A) -> A {
-        A::mul(a, b)
-    }
-}
-
-/// `all` (`ALL = true`) or `any` as truthiness of each element.
-struct TruthF<const ALL: bool>;
-impl<T: Element, const ALL: bool> Fold<T> for TruthF<ALL> {
-    type Acc = bool;
-    #[inline(always)]
-    fn init(&self) -> bool {
-        ALL
-    }
-    #[inline(always)]
-    fn step(&self, acc: bool, x: T, _: usize) -> bool {
-        if ALL {
-            acc & x.to_bool()
-        } else {
-            acc | x.to_bool()
-        }
-    }
-    #[inline(always)]
-    fn merge(&self, a: bool, b: bool) -> bool {
-        if ALL {
-            a & b
-        } else {
-            a | b
-        }
-    }
-}
-
-/// Number of nonzero elements.
-struct CountF;
-impl<T: Element> Fold<T> for CountF {
-    type Acc = i64;
-    #[inline(always)]
-    fn init(&self) -> i64 {
-        0
-    }
-    #[inline(always)]
-    fn step(&self, acc: i64, x: T, _: usize) -> i64 {
-        acc + x.to_bool() as i64
-    }
-    #[inline(always)]
-    fn merge(&self, a: i64, b: i64) -> i64 {
-        a + b
-    }
-}
-
-/// Reduces into a new tensor of `U`, `finish` turning each accumulator into
-/// an output element.
-pub(crate) fn reduce_to<T: Element, U: Element, F: Fold<T>>(
-    x: &Tensor,
-    mask: &[bool],
-    keepdim: bool,
-    f: &F,
-    finish: impl Fn(F::Acc) -> U + Sync,
-) -> Result<Tensor> {
-    let shape = out_shape(x.shape(), mask, keepdim);
-    let (out, p) = output::<U>(&shape);
-    // SAFETY: the driver passes each output index `i < out.numel()` exactly
-    // once; `out` is fresh and unshared.
-    reduce(x, mask, f, |i, a| unsafe { p.write(i, finish(a)) })?;
-    Ok(out)
-}
-
 /// The default result dtype of sum/prod/cumsum: integers and bool widen to
 /// int64.
 pub(crate) fn widened(d: DType) -> DType {
@@ -204,29 +58,6 @@ pub(crate) fn widened(d: DType) -> DType {
     } else {
         DType::Int64
     }
-}
-
-/// Sum or product (`prod = true`) over `mask` with torch's dtype rules.
-fn sum_or_prod(
-    x: &Tensor,
-    mask: &[bool],
-    keepdim: bool,
-    dtype: Option<DType>,
-    prod: bool,
-) -> Result<Tensor> {
-    let out_dt = dtype.unwrap_or_else(|| widened(x.dtype()));
-    let r = if out_dt.is_floating_point() {
-        if prod {
-            dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &ProdF::<f64>(PhantomData), |a| a))
-        } else {
-            dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), |a| a))
-        }
-    } else if prod {
-        dispatch!(x.dtype(), T => reduce_to::<T, i64, _>(x, mask, keepdim, &ProdF::<i64>(PhantomData), |a| a))
-    } else {
-        dispatch!(x.dtype(), T => reduce_to::<T, i64, _>(x, mask, keepdim, &SumF::<i64>::new(), |a| a))
-    }?;
-    Ok(r.to_dtype(out_dt))
 }
 
 /// A float dtype to compute in, or torch's error for integer inputs.
@@ -371,7 +202,8 @@ derivatives! {
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
-        } => out = sum_or_prod(self, &mask, keepdim, dtype, false)?;
+            let out_dt = dtype.unwrap_or_else(|| widened(self.dtype()));
+        } => out = sum_or_prod(self, &mask, keepdim, out_dt, false)?;
         save nothing
         backward |ctx, g| Ok(vec![Some(expand_reduced_in(ctx, &g[0], &shape, &mask, keepdim)?)]);
         forward formula(|t| t.map1(|x| sum_tangent(t, x, &fmask, keepdim)));
@@ -384,7 +216,8 @@ derivatives! {
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
-        } => out = sum_or_prod(self, &mask, keepdim, dtype, true)?;
+            let out_dt = dtype.unwrap_or_else(|| widened(self.dtype()));
+        } => out = sum_or_prod(self, &mask, keepdim, out_dt, true)?;
         save |s| {
             s.save("self", self);
             s.save_output("result", &out, 0);
@@ -429,8 +262,7 @@ derivatives! {
             let mask = dim_mask(self.ndim(), dims)?;
             let n = reduced_count(self.shape(), &mask) as f64;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
-            let r = dispatch!(self.dtype(), T => reduce_to::<T, f64, _>(self, &mask, keepdim, &SumF::<f64>::new(), |s| s / n))?;
-        } => out = r.to_dtype(out_dt);
+        } => out = fold::mean(self, &mask, keepdim, out_dt)?;
         save nothing
         backward |ctx, g| {
             let g = expand_reduced_in(ctx, &g[0], &shape, &mask, keepdim)?;
@@ -446,19 +278,16 @@ derivatives! {
 impl Tensor {
     /// `all(dim=None, keepdim=False)`: whether every element is nonzero.
     pub fn all(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
-        let mask = dim_mask(self.ndim(), dims)?;
-        dispatch!(self.dtype(), T => reduce_to::<T, bool, _>(self, &mask, keepdim, &TruthF::<true>, |a| a))
+        fold::all(self, &dim_mask(self.ndim(), dims)?, keepdim)
     }
 
     /// `any(dim=None, keepdim=False)`: whether some element is nonzero.
     pub fn any(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
-        let mask = dim_mask(self.ndim(), dims)?;
-        dispatch!(self.dtype(), T => reduce_to::<T, bool, _>(self, &mask, keepdim, &TruthF::<false>, |a| a))
+        fold::any(self, &dim_mask(self.ndim(), dims)?, keepdim)
     }
 
     /// `count_nonzero(dim=None)`: int64 counts of nonzero elements.
     pub fn count_nonzero(&self, dims: Option<&[isize]>) -> Result<Tensor> {
-        let mask = dim_mask(self.ndim(), dims)?;
-        dispatch!(self.dtype(), T => reduce_to::<T, i64, _>(self, &mask, false, &CountF, |a| a))
+        fold::count_nonzero(self, &dim_mask(self.ndim(), dims)?)
     }
 }

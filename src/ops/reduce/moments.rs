@@ -4,16 +4,13 @@
 //! d var / dx = 2 (x - mean) / (N - correction); std's gradient is var's
 //! times `1 / (2 std)`, taken as 0 where std is 0 (as torch does).
 
-use super::{
-    dim_mask, mask_dims, reduce_to, reduced_count, sum_tangent, unsqueeze_reduced, Mask, SumF,
-};
+use super::{dim_mask, mask_dims, reduced_count, sum_tangent, unsqueeze_reduced, Mask};
 use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
-use crate::kernels::iter::{map1, map2};
-use crate::kernels::reduce::{out_shape, reshaped};
+use crate::kernels::fold;
 use crate::tensor::Category;
-use crate::{dispatch, Element, Error, Result, Tensor};
+use crate::{Error, Result, Tensor};
 
-/// Variance (or std) and mean over `dims`, by the two-pass algorithm in f64.
+/// Variance (or std) and mean over `dims`, for floating inputs.
 fn moments(
     op: &str,
     x: &Tensor,
@@ -28,24 +25,7 @@ fn moments(
             x.dtype()
         )));
     }
-    let mask = dim_mask(x.ndim(), dims)?;
-    let n = reduced_count(x.shape(), &mask) as f64;
-    let divisor = (n - correction).max(0.0);
-    let out_shape = out_shape(x.shape(), &mask, keepdim);
-    dispatch!(x.dtype(), T => {
-        let mean = reduce_to::<T, f64, _>(x, &mask, true, &SumF::<f64>::new(), |s| s / n)?;
-        let dev = map2::<T, f64, f64>(x, &mean, |a, m| {
-            let d = a.to_f64() - m;
-            d * d
-        })?;
-        let ss = reduce_to::<f64, f64, _>(&dev, &mask, keepdim, &SumF::<f64>::new(), |s| s)?;
-        let var = map1::<f64, T>(&ss, |s| {
-            let v = s / divisor;
-            T::from_f64(if sqrt { v.sqrt() } else { v })
-        });
-        let mean = reshaped(&mean, &out_shape).to_dtype(x.dtype());
-        Ok((var, mean))
-    })
+    fold::moments(x, &dim_mask(x.ndim(), dims)?, correction, keepdim, sqrt)
 }
 
 /// What the var/std formulas read besides the saved input and result.

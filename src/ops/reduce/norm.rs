@@ -1,21 +1,18 @@
 //! Vector and matrix norms.
 //!
-//! Vector norms accumulate in f64. Matrix norms built from sums (`fro`,
-//! `1`, `-1`, `inf`, `-inf`) are compositions of reductions; the spectral
-//! ones (`2`, `-2`, `nuc`) use singular values from a one-sided Jacobi
-//! iteration in f64 (Hestenes' method: plane rotations of the columns until
-//! they are mutually orthogonal; this diagonalises `AᵀA` without forming it,
-//! so small singular values keep their relative accuracy).
+//! Vector norms accumulate in f64 (`kernels::norm`). Matrix norms built
+//! from sums (`fro`, `1`, `-1`, `inf`, `-inf`) are compositions of
+//! reductions; the spectral ones (`2`, `-2`, `nuc`) use singular values
+//! from a one-sided Jacobi iteration in f64 (also in `kernels::norm`).
 
 use super::{
     dim_mask, float_input, mask_dims, reduced_count, saved_input_and_result, sum_tangent,
-    unsqueeze_reduced, Bounds,
+    unsqueeze_reduced,
 };
 use crate::autograd::derivatives;
-use crate::kernels::access::{lock, slice};
-use crate::kernels::reduce::{out_shape, output, reduce, Fold};
+use crate::kernels;
 use crate::tensor::wrap_dim;
-use crate::{dispatch_float, DType, Element, Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 
 /// Which norm `matrix_norm` computes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,104 +23,6 @@ pub enum MatrixOrd {
     Nuc,
     /// `1`, `-1`, `2`, `-2`, `inf` or `-inf`.
     P(f64),
-}
-
-/// The f64 accumulators of vector norms, one instantiation per kind so the
-/// inner loops carry no dispatch.
-const POW: u8 = 0; // sum |x|^p (p not 0, 1, 2 or ±inf)
-const ABS: u8 = 1; // sum |x|
-const SQ: u8 = 2; // sum x²
-const MAX_ABS: u8 = 3; // max |x| (NaN propagates)
-const MIN_ABS: u8 = 4; // min |x| (NaN propagates)
-const COUNT: u8 = 5; // number of nonzeros
-
-struct NormF<const K: u8>(f64);
-impl<T: Element, const K: u8> Fold<T> for NormF<K> {
-    type Acc = f64;
-    #[inline(always)]
-    fn init(&self) -> f64 {
-        if K == MIN_ABS {
-            f64::INFINITY
-        } else {
-            0.0
-        }
-    }
-    #[inline(always)]
-    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
-        let a = x.to_f64().abs();
-        match K {
-            POW => acc + a.powf(self.0),
-            ABS => acc + a,
-            SQ => acc + a * a,
-            MAX_ABS => {
-                if (a > acc) | a.is_nan() {
-                    a
-                } else {
-                    acc
-                }
-            }
-            MIN_ABS => {
-                if (a < acc) | a.is_nan() {
-                    a
-                } else {
-                    acc
-                }
-            }
-            _ => acc + (a != 0.0) as u8 as f64,
-        }
-    }
-    #[inline(always)]
-    fn merge(&self, a: f64, b: f64) -> f64 {
-        match K {
-            MAX_ABS | MIN_ABS => <Self as Fold<f64>>::step(self, a, b, 0),
-            _ => a + b,
-        }
-    }
-}
-
-/// Reduces with `NormF<K>` and writes `finish(acc)` as `T`.
-fn norm_kind<T: Element, const K: u8>(
-    x: &Tensor,
-    mask: &[bool],
-    ord: f64,
-    keepdim: bool,
-) -> Result<Tensor> {
-    let shape = out_shape(x.shape(), mask, keepdim);
-    let (out, p) = output::<T>(&shape);
-    let finish = move |a: f64| -> f64 {
-        match K {
-            SQ => a.sqrt(),
-            POW => a.powf(1.0 / ord),
-            _ => a,
-        }
-    };
-    // SAFETY: each output index is written exactly once; `out` is fresh.
-    reduce::<T, _>(x, mask, &NormF::<K>(ord), |i, a| unsafe {
-        p.write(i, T::from_f64(finish(a)))
-    })?;
-    Ok(out)
-}
-
-/// Vector norm of order `ord` over an already-masked float tensor.
-fn vector_norm_masked<T: Element + Bounds>(
-    x: &Tensor,
-    mask: &[bool],
-    ord: f64,
-    keepdim: bool,
-) -> Result<Tensor> {
-    if ord == 2.0 {
-        norm_kind::<T, SQ>(x, mask, ord, keepdim)
-    } else if ord == 1.0 {
-        norm_kind::<T, ABS>(x, mask, ord, keepdim)
-    } else if ord == 0.0 {
-        norm_kind::<T, COUNT>(x, mask, ord, keepdim)
-    } else if ord == f64::INFINITY {
-        norm_kind::<T, MAX_ABS>(x, mask, ord, keepdim)
-    } else if ord == f64::NEG_INFINITY {
-        norm_kind::<T, MIN_ABS>(x, mask, ord, keepdim)
-    } else {
-        norm_kind::<T, POW>(x, mask, ord, keepdim)
-    }
 }
 
 derivatives! {
@@ -155,8 +54,7 @@ derivatives! {
         record "LinalgVectorNormBackward0", [self];
         compute {
             let (fmask, shape) = (mask.clone(), x.shape().to_vec());
-        } => out = dispatch_float!(x.dtype(), T => vector_norm_masked::<T>(&x, &mask, ord, keepdim),
-            else unreachable_float(x.dtype()))?;
+        } => out = kernels::norm::vector_norm(&x, &mask, ord, keepdim)?;
         save |s| {
             s.save("self", self);
             s.save_output("result", &out, 0);
@@ -275,32 +173,8 @@ impl Tensor {
                 a.shape()
             )));
         }
-        let nd = a.ndim();
-        let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
-        let k = m.min(n);
-        let a64 = a.to_dtype(DType::Float64).contiguous();
-        let batch: usize = a.shape()[..nd - 2].iter().product();
-        let mut shape = a.shape()[..nd - 2].to_vec();
-        shape.push(k);
-        let mut vals = Vec::with_capacity(batch * k);
-        {
-            let _g = lock(&[&a64], None);
-            // SAFETY: contiguous f64 tensor, read-locked.
-            let data = unsafe { slice::<f64>(&a64) };
-            for b in 0..batch {
-                let mut s = jacobi_singular_values(&data[b * m * n..(b + 1) * m * n], m, n);
-                s.sort_by(|x, y| y.total_cmp(x));
-                vals.extend(s);
-            }
-        }
-        Tensor::from_slice(&vals, &shape)
+        kernels::norm::singular_values(&a)
     }
-}
-
-fn unreachable_float(d: DType) -> Result<Tensor> {
-    Err(Error::runtime(format!(
-        "expected a floating dtype, got {d}"
-    )))
 }
 
 /// A spectral norm: `pick` maps each matrix's singular values to a number.
@@ -334,53 +208,6 @@ fn spectral(
         t = t.contiguous();
     }
     Ok(t)
-}
-
-/// Singular values of the row-major `m × n` matrix `a` by one-sided Jacobi
-/// rotations on the columns of `a` (or of `aᵀ` when wider than tall).
-fn jacobi_singular_values(a: &[f64], m: usize, n: usize) -> Vec<f64> {
-    // Columns of the tall orientation, each stored contiguously.
-    let (rows, cols) = if m >= n { (m, n) } else { (n, m) };
-    let mut col: Vec<Vec<f64>> = (0..cols)
-        .map(|j| {
-            (0..rows)
-                .map(|i| if m >= n { a[i * n + j] } else { a[j * n + i] })
-                .collect()
-        })
-        .collect();
-    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f64>();
-    for _sweep in 0..80 {
-        let mut rotated = false;
-        for p in 0..cols {
-            for q in p + 1..cols {
-                let (alpha, beta, gamma) = (
-                    dot(&col[p], &col[p]),
-                    dot(&col[q], &col[q]),
-                    dot(&col[p], &col[q]),
-                );
-                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
-                    continue;
-                }
-                rotated = true;
-                // The rotation that zeroes the (p, q) entry of the 2×2 Gram
-                // block [[alpha, gamma], [gamma, beta]].
-                let zeta = (beta - alpha) / (2.0 * gamma);
-                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
-                let cs = 1.0 / (1.0 + t * t).sqrt();
-                let sn = cs * t;
-                let (lo, hi) = col.split_at_mut(q);
-                for (x, y) in lo[p].iter_mut().zip(hi[0].iter_mut()) {
-                    let (u, v) = (*x, *y);
-                    *x = cs * u - sn * v;
-                    *y = sn * u + cs * v;
-                }
-            }
-        }
-        if !rotated {
-            break;
-        }
-    }
-    col.iter().map(|c| dot(c, c).sqrt()).collect()
 }
 
 /// Gradient of the vector `ord`-norm `n` of `x` (`g` and `n` with the

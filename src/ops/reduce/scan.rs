@@ -2,95 +2,19 @@
 //! softmax, log_softmax), which shift by the maximum before exponentiating
 //! so large inputs do not overflow.
 
-use super::extrema::ExtremeF;
 use super::{
-    dim_mask, float_input, is_nan, reduce_to, saved_input_and_result, sum_tangent,
-    unsqueeze_reduced, widened, Bounds, SumF,
+    dim_mask, float_input, saved_input_and_result, sum_tangent, unsqueeze_reduced, widened,
 };
 use crate::autograd::derivatives;
-use crate::kernels::access::{elem_ptr, lock};
-use crate::kernels::iter::map2;
-use crate::kernels::reduce::{out_shape, output, reshaped, SyncPtr};
-use crate::ops::Arith;
-use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::kernels::{fold, scan};
 use crate::tensor::wrap_dim;
-use crate::tensor::Float;
-use crate::{default_dtype, dispatch, dispatch_float, DType, Element, Error, Result, Tensor};
-use rayon::prelude::*;
-
-/// Adjacent lines scanned together when the scanned dim is not innermost.
-const BLOCK: usize = 128;
-
-/// Inclusive scan of a contiguous tensor of `O` along `dim`, accumulating
-/// in `A` with `op`.
-fn scan<O: Element, A: Arith>(
-    x: &Tensor,
-    dim: usize,
-    op: impl Fn(A, A) -> A + Sync,
-    init: A,
-) -> Tensor {
-    debug_assert!(x.is_contiguous());
-    let shape = x.shape();
-    let (out, op_) = output::<O>(shape);
-    let total = x.numel();
-    if total == 0 {
-        return out;
-    }
-    let n = if x.ndim() == 0 { 1 } else { shape[dim] };
-    let inner: usize = if x.ndim() == 0 {
-        1
-    } else {
-        shape[dim + 1..].iter().product()
-    };
-    let outer = total / (n * inner);
-    let block = BLOCK.min(inner);
-    let per = inner.div_ceil(block);
-    let _g = lock(&[x], None);
-    let xp = SyncPtr(elem_ptr::<O>(x));
-    let task = |t: usize| {
-        let (o, i0) = (t / per, (t % per) * block);
-        let bw = block.min(inner - i0);
-        let mut acc = [init; BLOCK];
-        for k in 0..n {
-            let off = o * n * inner + k * inner + i0;
-            for (j, a) in acc[..bw].iter_mut().enumerate() {
-                // SAFETY: `off + j < total` indexes both the read-locked
-                // contiguous input and the fresh output, whose element `off + j`
-                // only this task writes.
-                unsafe {
-                    *a = op(*a, A::cast_from(*xp.get().add(off + j)));
-                    op_.write(off + j, O::cast_from(*a));
-                }
-            }
-        }
-    };
-    let ntasks = outer * per;
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && ntasks > 1 {
-        install(|| (0..ntasks).into_par_iter().for_each(task));
-    } else {
-        (0..ntasks).for_each(task);
-    }
-    out
-}
+use crate::{default_dtype, dispatch_float, DType, Error, Result, Tensor};
 
 /// cumsum / cumprod with torch's dtype rules (ints and bool widen to int64).
 fn cumulative(x: &Tensor, dim: isize, dtype: Option<DType>, prod: bool) -> Result<Tensor> {
     let d = wrap_dim(dim, x.ndim())?;
     let out_dt = dtype.unwrap_or_else(|| widened(x.dtype()));
-    let xc = x.to_dtype(out_dt).contiguous();
-    Ok(if out_dt.is_floating_point() {
-        dispatch!(out_dt, O => if prod {
-            scan::<O, f64>(&xc, d, |a, b| a * b, 1.0)
-        } else {
-            scan::<O, f64>(&xc, d, |a, b| a + b, 0.0)
-        })
-    } else {
-        dispatch!(out_dt, O => if prod {
-            scan::<O, i64>(&xc, d, <i64 as Arith>::mul, 1)
-        } else {
-            scan::<O, i64>(&xc, d, <i64 as Arith>::add, 0)
-        })
-    })
+    Ok(scan::cumulative(x, d, out_dt, prod))
 }
 
 derivatives! {
@@ -145,22 +69,11 @@ derivatives! {
                 self.to_dtype(default_dtype())
             };
             let mask = dim_mask(x.ndim(), Some(dims))?;
-            let kept_shape = out_shape(x.shape(), &mask, keepdim);
         }
         record "LogsumexpBackward0", [self];
         compute {
             let (fmask, shape) = (mask.clone(), x.shape().to_vec());
-        } => out = dispatch_float!(x.dtype(), T => {
-            // Shift by the maximum (0 where it is infinite, so that rows of
-            // -inf give -inf and rows holding +inf give +inf).
-            let m = reduce_to::<T, T, _>(&x, &mask, true, &ExtremeF::<true>, |a| {
-                if a.to_f64().is_finite() { a } else { T::zero() }
-            })?;
-            let e = map2::<T, T, f64>(&x, &m, |a, m| (a.to_f64() - m.to_f64()).exp())?;
-            let s = reduce_to::<f64, f64, _>(&e, &mask, keepdim, &SumF::<f64>::new(), |s| s)?;
-            let m = reshaped(&m, &kept_shape);
-            map2::<f64, T, T>(&s, &m, |s, m| T::from_f64(s.ln() + m.to_f64()))
-        }, else Err(Error::runtime("logsumexp: expected a floating dtype")))?;
+        } => out = fold::logsumexp(&x, &mask, keepdim)?;
         save |s| {
             s.save("self", self);
             s.save_output("result", &out, 0);
@@ -237,61 +150,6 @@ derivatives! {
     }
 }
 
-/// softmax (or log_softmax) of each contiguous row of `n` elements of `x`.
-fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -> Tensor {
-    let (out, op) = output::<T>(x.shape());
-    let total = x.numel();
-    if total == 0 {
-        return out;
-    }
-    let rows = total / n;
-    let _g = lock(&[x], None);
-    let xp = SyncPtr(elem_ptr::<T>(x));
-    let row = |r: usize| {
-        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
-        // contiguous input and of the fresh output, whose row only this call
-        // writes.
-        let (xs, os) = unsafe {
-            (
-                std::slice::from_raw_parts(xp.get().add(r * n) as *const T, n),
-                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
-            )
-        };
-        let m = xs
-            .iter()
-            .fold(T::LOWEST, |a, &v| if (v > a) | is_nan(v) { v } else { a });
-        let mut s = 0.0f64;
-        for (o, &v) in os.iter_mut().zip(xs) {
-            let e = (v - m).exp();
-            *o = e;
-            s += e.to_f64();
-        }
-        if log {
-            let ls = T::from_f64(s.ln());
-            for (o, &v) in os.iter_mut().zip(xs) {
-                *o = (v - m) - ls;
-            }
-        } else {
-            let st = T::from_f64(s);
-            for o in os.iter_mut() {
-                *o = *o / st;
-            }
-        }
-    };
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
-        let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
-        install(|| {
-            (0..rows)
-                .into_par_iter()
-                .with_min_len(min_rows)
-                .for_each(row)
-        });
-    } else {
-        (0..rows).for_each(row);
-    }
-    out
-}
-
 fn softmax_impl(
     op: &str,
     x: &Tensor,
@@ -310,7 +168,7 @@ fn softmax_impl(
         x.movedim(&[d as isize], &[-1])?.contiguous()
     };
     let n = if x.ndim() == 0 { 1 } else { x.shape()[d] };
-    let out = dispatch_float!(x.dtype(), T => softmax_rows::<T>(&rows, n, log),
+    let out = dispatch_float!(x.dtype(), T => scan::softmax_rows::<T>(&rows, n, log),
         else return Err(Error::runtime(format!("{op}: expected a floating dtype"))));
     if d == last {
         Ok(out)

@@ -1,0 +1,236 @@
+//! Inclusive scans along one dim (cumsum, cumprod) and the row loop of
+//! softmax / log_softmax.
+//!
+//! Scans accumulate in `f64` for floating results and in wrapping `i64`
+//! otherwise. Softmax shifts each row by its maximum before
+//! exponentiating, so large inputs do not overflow, and sums in `f64`.
+
+use super::access::{elem_ptr, lock};
+use super::copy::{cast, dense};
+use super::fold::{is_nan, Accumulate, Bounds};
+use super::reduce::{output, SyncPtr};
+use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::tensor::Float;
+use crate::{dispatch, DType, Element, Tensor};
+use rayon::prelude::*;
+
+/// Adjacent lines scanned together when the scanned dim is not innermost.
+const BLOCK: usize = 128;
+
+/// Inclusive scan of a contiguous tensor of `O` along `dim`, accumulating
+/// in `A` with `op`.
+fn scan<O: Element, A: Element>(
+    x: &Tensor,
+    dim: usize,
+    op: impl Fn(A, A) -> A + Sync,
+    init: A,
+) -> Tensor {
+    debug_assert!(x.is_contiguous());
+    let shape = x.shape();
+    let (out, op_) = output::<O>(shape);
+    let total = x.numel();
+    if total == 0 {
+        return out;
+    }
+    let n = if x.ndim() == 0 { 1 } else { shape[dim] };
+    let inner: usize = if x.ndim() == 0 {
+        1
+    } else {
+        shape[dim + 1..].iter().product()
+    };
+    let outer = total / (n * inner);
+    let block = BLOCK.min(inner);
+    let per = inner.div_ceil(block);
+    let _g = lock(&[x], None);
+    let xp = SyncPtr(elem_ptr::<O>(x));
+    let task = |t: usize| {
+        let (o, i0) = (t / per, (t % per) * block);
+        let bw = block.min(inner - i0);
+        let mut acc = [init; BLOCK];
+        for k in 0..n {
+            let off = o * n * inner + k * inner + i0;
+            for (j, a) in acc[..bw].iter_mut().enumerate() {
+                // SAFETY: `off + j < total` indexes both the read-locked
+                // contiguous input and the fresh output, whose element `off + j`
+                // only this task writes.
+                unsafe {
+                    *a = op(*a, A::cast_from(*xp.get().add(off + j)));
+                    op_.write(off + j, O::cast_from(*a));
+                }
+            }
+        }
+    };
+    let ntasks = outer * per;
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && ntasks > 1 {
+        install(|| (0..ntasks).into_par_iter().for_each(task));
+    } else {
+        (0..ntasks).for_each(task);
+    }
+    out
+}
+
+/// Running sums (or products, `prod = true`) of `x` along dim `d`, as
+/// `dtype`.
+pub(crate) fn cumulative(x: &Tensor, d: usize, dtype: DType, prod: bool) -> Tensor {
+    let xc = cast(x, dtype);
+    let xc = if xc.is_contiguous() { xc } else { dense(&xc) };
+    if dtype.is_floating_point() {
+        dispatch!(dtype, O => if prod {
+            scan::<O, f64>(&xc, d, <f64 as Accumulate>::mul, 1.0)
+        } else {
+            scan::<O, f64>(&xc, d, <f64 as Accumulate>::add, 0.0)
+        })
+    } else {
+        dispatch!(dtype, O => if prod {
+            scan::<O, i64>(&xc, d, <i64 as Accumulate>::mul, 1)
+        } else {
+            scan::<O, i64>(&xc, d, <i64 as Accumulate>::add, 0)
+        })
+    }
+}
+
+/// softmax (or log_softmax) of each contiguous row of `n` elements of `x`.
+pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -> Tensor {
+    let (out, op) = output::<T>(x.shape());
+    let total = x.numel();
+    if total == 0 {
+        return out;
+    }
+    let rows = total / n;
+    let _g = lock(&[x], None);
+    let xp = SyncPtr(elem_ptr::<T>(x));
+    let row = |r: usize| {
+        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
+        // contiguous input and of the fresh output, whose row only this call
+        // writes.
+        let (xs, os) = unsafe {
+            (
+                std::slice::from_raw_parts(xp.get().add(r * n) as *const T, n),
+                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
+            )
+        };
+        let m = xs
+            .iter()
+            .fold(T::LOWEST, |a, &v| if (v > a) | is_nan(v) { v } else { a });
+        let mut s = 0.0f64;
+        for (o, &v) in os.iter_mut().zip(xs) {
+            let e = (v - m).exp();
+            *o = e;
+            s += e.to_f64();
+        }
+        if log {
+            let ls = T::from_f64(s.ln());
+            for (o, &v) in os.iter_mut().zip(xs) {
+                *o = (v - m) - ls;
+            }
+        } else {
+            let st = T::from_f64(s);
+            for o in os.iter_mut() {
+                *o = *o / st;
+            }
+        }
+    };
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
+        let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
+        install(|| {
+            (0..rows)
+                .into_par_iter()
+                .with_min_len(min_rows)
+                .for_each(row)
+        });
+    } else {
+        (0..rows).for_each(row);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::copy::permuted;
+
+    fn t<T: Element>(v: &[T], shape: &[usize]) -> Tensor {
+        Tensor::from_slice(v, shape).unwrap()
+    }
+
+    #[test]
+    fn cumulative_sums_and_products_along_a_dim() {
+        let a = t(&[1.0f64, 2.0, 3.0], &[3]);
+        assert_eq!(
+            cumulative(&a, 0, DType::Float64, false).to_vec::<f64>(),
+            vec![1.0, 3.0, 6.0]
+        );
+        // [[1, 2], [3, 4]]
+        let b = t(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+        let p0 = cumulative(&b, 0, DType::Float64, true);
+        assert_eq!(p0.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 8.0]);
+        let p1 = cumulative(&b, 1, DType::Float32, true);
+        assert_eq!(p1.dtype(), DType::Float32);
+        assert_eq!(p1.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 12.0]);
+        let s = t(&[5.0f64], &[]);
+        assert_eq!(
+            cumulative(&s, 0, DType::Float64, false).to_vec::<f64>(),
+            vec![5.0]
+        );
+    }
+
+    #[test]
+    fn cumulative_reads_strided_inputs_and_wide_lines() {
+        // The transpose of [[1, 2], [3, 4]] is [[1, 3], [2, 4]].
+        let b = t(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+        let tr = permuted(&b, &[1, 0]).unwrap();
+        assert_eq!(
+            cumulative(&tr, 1, DType::Float64, false).to_vec::<f64>(),
+            vec![1.0, 4.0, 2.0, 6.0]
+        );
+        // More adjacent lines than one block: row 1 becomes j + 1.
+        let w = 300;
+        let v: Vec<f64> = (0..w)
+            .map(|j| j as f64)
+            .chain((0..w).map(|_| 1.0))
+            .collect();
+        let r = cumulative(&t(&v, &[2, w]), 0, DType::Float64, false).to_vec::<f64>();
+        assert!((0..w).all(|j| r[j] == j as f64 && r[w + j] == j as f64 + 1.0));
+    }
+
+    #[test]
+    fn integer_scans_widen_and_wrap() {
+        let a = t(&[1i32, 2, 3], &[3]);
+        let c = cumulative(&a, 0, DType::Int64, false);
+        assert_eq!(
+            (c.dtype(), c.to_vec::<i64>()),
+            (DType::Int64, vec![1, 3, 6])
+        );
+        let b = t(&[true, true, false, true], &[4]);
+        assert_eq!(
+            cumulative(&b, 0, DType::Int64, false).to_vec::<i64>(),
+            vec![1, 2, 2, 3]
+        );
+        let m = t(&[i64::MAX, 2], &[2]);
+        assert_eq!(
+            cumulative(&m, 0, DType::Int64, true).to_vec::<i64>(),
+            vec![i64::MAX, -2]
+        );
+    }
+
+    #[test]
+    fn softmax_rows_normalise_each_row_without_overflow() {
+        let a = t(&[0.0f64, 3f64.ln(), 1000.0, 1000.0], &[2, 2]);
+        let s = softmax_rows::<f64>(&a, 2, false).to_vec::<f64>();
+        let want = [0.25, 0.75, 0.5, 0.5];
+        assert!(
+            s.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-12),
+            "{s:?}"
+        );
+        let l = softmax_rows::<f64>(&a, 2, true).to_vec::<f64>();
+        assert!(
+            l.iter().zip(want).all(|(g, w)| (g - w.ln()).abs() < 1e-12),
+            "{l:?}"
+        );
+        let n = t(&[1.0f32, f32::NAN], &[2]);
+        assert!(softmax_rows::<f32>(&n, 2, false)
+            .to_vec::<f32>()
+            .iter()
+            .all(|v| v.is_nan()));
+    }
+}
