@@ -38,6 +38,12 @@ fn batched_cell(rule: &BatchedRule) -> String {
     match rule {
         BatchedRule::Broadcast => "broadcasts".to_string(),
         BatchedRule::Formula => "batched formula".to_string(),
+        BatchedRule::FormulaIf(cond, why) => {
+            format!(
+                "batched formula when {}, else row by row: {why}",
+                cell(cond)
+            )
+        }
         BatchedRule::Rows(why) => format!("row by row: {why}"),
     }
 }
@@ -120,6 +126,7 @@ fn every_row_has_forward_and_batched_rules_or_says_why_not() {
         };
         let bw_ok = match row.batched {
             BatchedRule::Rows(why) => !why.trim().is_empty(),
+            BatchedRule::FormulaIf(cond, why) => !cond.trim().is_empty() && !why.trim().is_empty(),
             BatchedRule::Broadcast | BatchedRule::Formula => true,
         };
         if !fw_ok || !bw_ok || row.backward.trim().is_empty() || row.node.trim().is_empty() {

@@ -49,8 +49,9 @@
 //! batch when `cond` holds, else runs once per row), `rows(f) because
 //! "..."` (run once per row of a batch), `none because "..."`. Batched kinds: `broadcast`
 //! (the backward broadcasts over a leading batch dim by itself),
-//! `formula` (it reads `ctx.batch()`), `rows because "..."` (the engine
-//! runs it once per row).
+//! `formula` (it reads `ctx.batch()`), `formula_if(cond) because "..."`
+//! (a batched formula when `cond` holds, else row by row, and why), `rows
+//! because "..."` (the engine runs it once per row).
 
 use crate::Tensor;
 use smallvec::SmallVec;
@@ -78,6 +79,9 @@ pub enum BatchedRule {
     Broadcast,
     /// The formula reads the batch size and handles it.
     Formula,
+    /// The formula handles a batch when the condition (first) holds; the
+    /// engine runs it once per row otherwise, and why.
+    FormulaIf(&'static str, &'static str),
     /// The engine runs the backward once per row, and why.
     Rows(&'static str),
 }
@@ -167,7 +171,7 @@ macro_rules! derivatives {
             save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
             backward |$ctx:ident, $g:ident| $bw:expr;
             forward $fk:ident $(($($fw:expr),+))? $(because $fwhy:literal)?;
-            batched $bk:ident $(because $bwhy:literal)?;
+            batched $bk:ident $(($bcond:expr))? $(because $bwhy:literal)?;
             $(inplace $iname:ident ($dst:ident $(; $($io:expr),*)?) |$is:ident| $icall:expr;
                 $({ $($ic:stmt;)* })? => $iout:expr;
             )?
@@ -181,7 +185,7 @@ macro_rules! derivatives {
                 $($($b;)*)?
                 $(let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);)?
                 $(let rec = $crate::autograd::Recorder::new($enode, $each);)?
-                let rec = $crate::autograd::derivatives!(@batched rec $bk);
+                let rec = $crate::autograd::derivatives!(@batched rec $bk $(($bcond))?);
                 $(let rec = { let $r = rec; $conf };)?
                 $($($c;)*)?
                 let $o: $ret = $out;
@@ -224,7 +228,7 @@ macro_rules! derivatives {
                 backward: stringify!($bw),
                 forward: $crate::autograd::derivatives!(
                     @fwrule $fk $(($($fw),+))? $(because $fwhy)?),
-                batched: $crate::autograd::derivatives!(@bwrule $bk $(because $bwhy)?),
+                batched: $crate::autograd::derivatives!(@bwrule $bk $(($bcond))? $(because $bwhy)?),
             },
         ] $($rest)*);
     };
@@ -238,6 +242,9 @@ macro_rules! derivatives {
     (@batched $rec:ident broadcast) => { $rec.batched() };
     (@batched $rec:ident formula) => { $rec.batched() };
     (@batched $rec:ident rows) => { $rec };
+    (@batched $rec:ident formula_if($cond:expr)) => {
+        if $cond { $rec.batched() } else { $rec }
+    };
     (@forward $rec:ident elementwise($fw:expr)) => { $rec.jvp_elementwise($fw) };
     (@forward $rec:ident formula($fw:expr)) => { $rec.jvp_batched($fw) };
     (@forward $rec:ident rows($fw:expr)) => { $rec.jvp($fw) };
@@ -261,5 +268,8 @@ macro_rules! derivatives {
     (@bwrule broadcast) => { $crate::autograd::BatchedRule::Broadcast };
     (@bwrule formula) => { $crate::autograd::BatchedRule::Formula };
     (@bwrule rows because $why:literal) => { $crate::autograd::BatchedRule::Rows($why) };
+    (@bwrule formula_if($cond:expr) because $why:literal) => {
+        $crate::autograd::BatchedRule::FormulaIf(stringify!($cond), $why)
+    };
 }
 pub(crate) use derivatives;

@@ -3,8 +3,9 @@
 //! A fold says how one reduction combines the elements of a row (see
 //! [`Fold`]); the loop driver in `reduce` runs it. Sums and products
 //! accumulate in `f64` for floating results and in wrapping `i64`
-//! otherwise ([`Accumulate`]); max-like folds let NaN win.
+//! otherwise ([`Arith`]); max-like folds let NaN win.
 
+use super::arith::Arith;
 use super::copy::cast;
 use super::iter::{map1, map2};
 use super::reduce::{out_shape, output, reduce, reshaped, Fold};
@@ -55,33 +56,6 @@ impl Bounds for f64 {
     const HIGHEST: Self = f64::INFINITY;
 }
 
-/// The accumulator types of sums and products: `f64`, and `i64` wrapping
-/// on overflow (torch's two's complement integer arithmetic).
-pub(crate) trait Accumulate: Element {
-    fn add(a: Self, b: Self) -> Self;
-    fn mul(a: Self, b: Self) -> Self;
-}
-impl Accumulate for f64 {
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a + b
-    }
-    #[inline(always)]
-    fn mul(a: Self, b: Self) -> Self {
-        a * b
-    }
-}
-impl Accumulate for i64 {
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn mul(a: Self, b: Self) -> Self {
-        a.wrapping_mul(b)
-    }
-}
-
 /// Sum in accumulator type `A` (f64 or wrapping i64).
 struct SumF<A>(PhantomData<A>);
 impl<A> SumF<A> {
@@ -89,7 +63,7 @@ impl<A> SumF<A> {
         SumF(PhantomData)
     }
 }
-impl<T: Element, A: Accumulate> Fold<T> for SumF<A> {
+impl<T: Element, A: Arith> Fold<T> for SumF<A> {
     type Acc = A;
     #[inline(always)]
     fn init(&self) -> A {
@@ -112,7 +86,7 @@ impl<A> ProdF<A> {
         ProdF(PhantomData)
     }
 }
-impl<T: Element, A: Accumulate> Fold<T> for ProdF<A> {
+impl<T: Element, A: Arith> Fold<T> for ProdF<A> {
     type Acc = A;
     #[inline(always)]
     fn init(&self) -> A {

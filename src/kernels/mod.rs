@@ -6,6 +6,7 @@
 //! own modules:
 //!
 //! * `access`: locked, typed access to a tensor's memory;
+//! * `arith`: element add/sub/mul (wrapping for integers);
 //! * `iter`: the elementwise loop drivers (`map*` into a new tensor,
 //!   `apply*` in place) with broadcasting and parallel chunks;
 //! * `reduce`: the loop driver shared by every reduction;
@@ -28,14 +29,14 @@
 //! check only layout (no overlapping writes) and dtypes.
 
 pub(crate) mod access;
+pub(crate) mod arith;
 pub(crate) mod basic;
 pub(crate) mod copy;
+pub(crate) mod fold;
 pub(crate) mod index;
 pub(crate) mod iter;
-pub(crate) mod pointwise;
-pub(crate) mod fold;
-pub(crate) mod iter;
 pub(crate) mod norm;
+pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod sync_ptr;

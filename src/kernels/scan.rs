@@ -6,8 +6,9 @@
 //! exponentiating, so large inputs do not overflow, and sums in `f64`.
 
 use super::access::{elem_ptr, lock};
+use super::arith::Arith;
 use super::copy::{cast, dense};
-use super::fold::{is_nan, Accumulate, Bounds};
+use super::fold::{is_nan, Bounds};
 use super::reduce::{output, SyncPtr};
 use crate::pool::{install, PARALLEL_MIN_ELEMS};
 use crate::tensor::Float;
@@ -76,15 +77,15 @@ pub(crate) fn cumulative(x: &Tensor, d: usize, dtype: DType, prod: bool) -> Tens
     let xc = if xc.is_contiguous() { xc } else { dense(&xc) };
     if dtype.is_floating_point() {
         dispatch!(dtype, O => if prod {
-            scan::<O, f64>(&xc, d, <f64 as Accumulate>::mul, 1.0)
+            scan::<O, f64>(&xc, d, <f64 as Arith>::mul, 1.0)
         } else {
-            scan::<O, f64>(&xc, d, <f64 as Accumulate>::add, 0.0)
+            scan::<O, f64>(&xc, d, <f64 as Arith>::add, 0.0)
         })
     } else {
         dispatch!(dtype, O => if prod {
-            scan::<O, i64>(&xc, d, <i64 as Accumulate>::mul, 1)
+            scan::<O, i64>(&xc, d, <i64 as Arith>::mul, 1)
         } else {
-            scan::<O, i64>(&xc, d, <i64 as Accumulate>::add, 0)
+            scan::<O, i64>(&xc, d, <i64 as Arith>::add, 0)
         })
     }
 }

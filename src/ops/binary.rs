@@ -1,59 +1,11 @@
 //! Binary elementwise arithmetic with broadcasting and type promotion.
 
 use crate::autograd::{derivatives, Tangents};
+pub use crate::kernels::arith::Arith;
 use crate::kernels::iter::{apply2, map2};
 pub(crate) use crate::tensor::check_inplace_dtype as check_inplace;
-use crate::tensor::{result_type, Element};
+use crate::tensor::result_type;
 use crate::{DType, Error, Result, Tensor};
-
-/// Integer-safe arithmetic: wrapping for integers (as torch's two's
-/// complement arithmetic), IEEE for floats.
-pub trait Arith: Element {
-    fn add(a: Self, b: Self) -> Self;
-    fn sub(a: Self, b: Self) -> Self;
-    fn mul(a: Self, b: Self) -> Self;
-}
-
-macro_rules! arith_int {
-    ($t:ty) => {
-        impl Arith for $t {
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a.wrapping_add(b)
-            }
-            #[inline(always)]
-            fn sub(a: Self, b: Self) -> Self {
-                a.wrapping_sub(b)
-            }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self {
-                a.wrapping_mul(b)
-            }
-        }
-    };
-}
-macro_rules! arith_float {
-    ($t:ty) => {
-        impl Arith for $t {
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a + b
-            }
-            #[inline(always)]
-            fn sub(a: Self, b: Self) -> Self {
-                a - b
-            }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self {
-                a * b
-            }
-        }
-    };
-}
-arith_int!(i32);
-arith_int!(i64);
-arith_float!(f32);
-arith_float!(f64);
 
 /// The promoted dtype of two operands and both operands cast to it.
 pub(crate) fn promote2(a: &Tensor, b: &Tensor) -> (DType, Tensor, Tensor) {

@@ -38,6 +38,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         view::FORMULAS_SCATTER,
     ];
     tables.extend_from_slice(index::FORMULA_TABLES);
+    tables.extend_from_slice(reduce::FORMULA_TABLES);
     tables.push(crate::autograd::HELPER_FORMULAS);
     tables
 }

@@ -14,6 +14,15 @@ mod moments;
 mod norm;
 mod scan;
 
+/// The family's derivative tables, for [`crate::ops::derivative_tables`].
+pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
+    FORMULAS,
+    extrema::FORMULAS,
+    moments::FORMULAS,
+    scan::FORMULAS,
+    norm::FORMULAS,
+];
+
 pub use norm::MatrixOrd;
 
 use crate::autograd::{derivatives, BackwardCtx, Tangents};

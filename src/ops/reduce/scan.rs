@@ -98,8 +98,6 @@ derivatives! {
     /// `softmax(dim, dtype=None)`: `exp(x) / sum(exp(x))` along `dim`.
     pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
         record "SoftmaxBackward0", [self];
-        // A 0-dim input has no dim to shift past a batch dim.
-        configure |r| if self.ndim() > 0 { r.batched() } else { r };
         compute => out = softmax_impl("softmax", self, dim, dtype, false)?;
         save |s| {
             s.save_output("result", &out, 0);
@@ -118,15 +116,13 @@ derivatives! {
             }),
             None => Ok(vec![None]),
         });
-        batched rows because "only for a 0-dim input, whose dim would name the batch dim of `g` \
-            (configure marks the node batched when the input has dims)";
+        batched formula_if(self.ndim() > 0)
+            because "a 0-dim input's dim would name the batch dim of `g`";
     }
 
     /// `log_softmax(dim, dtype=None)`: `x - logsumexp(x)` along `dim`.
     pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
         record "LogSoftmaxBackward0", [self];
-        // A 0-dim input has no dim to shift past a batch dim.
-        configure |r| if self.ndim() > 0 { r.batched() } else { r };
         compute => out = softmax_impl("log_softmax", self, dim, dtype, true)?;
         save |s| {
             s.save_output("result", &out, 0);
@@ -145,8 +141,8 @@ derivatives! {
             }),
             None => Ok(vec![None]),
         });
-        batched rows because "only for a 0-dim input, whose dim would name the batch dim of `g` \
-            (configure marks the node batched when the input has dims)";
+        batched formula_if(self.ndim() > 0)
+            because "a 0-dim input's dim would name the batch dim of `g`";
     }
 }
 
