@@ -6,11 +6,13 @@
 //! is filled from a source read through arbitrary, possibly negative,
 //! strides (see [`copy_strided`]).
 //!
-//! Each op records its node around the kernel; gradients are written with
+//! The differentiable ops are rows of the derivative table `FORMULAS`
+//! (`cat` and `stack`, which record over a list of inputs, record their
+//! nodes around the kernel themselves); gradients are written with
 //! differentiable ops (slices, flips, sums, diagonals), so higher orders
 //! work.
 
-use crate::autograd::{Recorder, Tangents};
+use crate::autograd::{derivatives, Recorder, Tangents};
 use crate::kernels::access::{elem_ptr, lock};
 use crate::kernels::iter::for_ranges;
 use crate::kernels::sync_ptr::SyncPtr;
@@ -386,18 +388,6 @@ impl Tensor {
         self.reshape(&shape)
     }
 
-    /// `flip(dims)`: a copy with the order of elements reversed along dims.
-    pub fn flip(&self, dims: &[isize]) -> Result<Tensor> {
-        let rec = Recorder::new("FlipBackward0", &[self])
-            .jvp_batched(|t| t.map1(|x| x.flip(&tangent_dims(t, dims))));
-        let out = self.flip_kernel(dims)?;
-        if rec.active() {
-            let dims = dims.to_vec();
-            rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].flip(&dims)?)]))?;
-        }
-        Ok(out)
-    }
-
     fn flip_kernel(&self, dims: &[isize]) -> Result<Tensor> {
         let nd = self.ndim();
         let mut flipped = vec![false; nd.max(1)];
@@ -455,20 +445,11 @@ impl Tensor {
     /// `roll(shifts, dims)`: elements shifted cyclically along dims; with no
     /// dims the tensor is rolled as if flattened.
     pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
-        // Without dims the tangent rolls as if flattened: row by row.
-        let rec = super::view::jvp_if_batched(
-            Recorder::new("RollBackward0", &[self]),
-            !dims.is_empty(),
-            |t| t.map1(|x| x.roll(shifts, &tangent_dims(t, dims))),
-        );
-        let out = self.roll_kernel(shifts, dims)?;
-        if rec.active() {
-            // Rolling back by the opposite shifts.
-            let back: Vec<i64> = shifts.iter().map(|&s| s.wrapping_neg()).collect();
-            let dims = dims.to_vec();
-            rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].roll(&back, &dims)?)]))?;
+        if dims.is_empty() {
+            self.roll_flat(shifts)
+        } else {
+            self.roll_dims(shifts, dims)
         }
-        Ok(out)
     }
 
     fn roll_kernel(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
@@ -522,43 +503,6 @@ impl Tensor {
                 &out.view_with_layout(out.layout().narrow(di, 0, s)?),
                 &self.narrow(di, n_i as isize, s)?,
             )?;
-        }
-        Ok(out)
-    }
-
-    /// `repeat(sizes)`: the tensor tiled `sizes[i]` times along each dim
-    /// (leading sizes add new dims); torch's repeat, not NumPy's.
-    pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
-        // New leading dims of the tangent go after a batch dim.
-        let rec = Recorder::new("RepeatBackward0", &[self]).jvp_batched(|t| {
-            t.map1(|x| match t.batch() {
-                Some(_) => {
-                    let mut padded = vec![1usize; sizes.len().saturating_sub(self.ndim())];
-                    padded.extend_from_slice(self.shape());
-                    let reps: Vec<usize> =
-                        std::iter::once(1).chain(sizes.iter().copied()).collect();
-                    x.reshape(&super::view::isizes(&t.shape(&padded)))?
-                        .repeat(&reps)
-                }
-                None => x.repeat(sizes),
-            })
-        });
-        let out = self.repeat_kernel(sizes)?;
-        if rec.active() {
-            // View g as (rep_0, size_0, rep_1, size_1, ...) and sum the
-            // repeat axes (and the leading new dims).
-            let lead = sizes.len() - self.ndim();
-            let mut split = Vec::with_capacity(2 * sizes.len());
-            for (i, &r) in sizes.iter().enumerate() {
-                let n = if i < lead { 1 } else { self.shape()[i - lead] };
-                split.extend([r as isize, n as isize]);
-            }
-            let rep_axes: Vec<isize> = (0..sizes.len()).map(|i| 2 * i as isize).collect();
-            let shape = super::view::isizes(self.shape());
-            rec.finish_simple(&out, move |_, g| {
-                let s = g[0].reshape(&split)?.sum(Some(&rep_axes), false, None)?;
-                Ok(vec![Some(s.reshape(&shape)?)])
-            })?;
         }
         Ok(out)
     }
@@ -654,105 +598,6 @@ impl Tensor {
         Ok(out)
     }
 
-    /// `tril(diagonal)`: zeroes elements above the `diagonal`-th diagonal of
-    /// the last two dims.
-    pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
-        let rec =
-            Recorder::new("TrilBackward0", &[self]).jvp_batched(|t| t.map1(|x| x.tril(diagonal)));
-        let out = self.triangle(diagonal, true, "tril")?;
-        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].tril(diagonal)?)]))?;
-        Ok(out)
-    }
-
-    /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
-    pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
-        let rec =
-            Recorder::new("TriuBackward0", &[self]).jvp_batched(|t| t.map1(|x| x.triu(diagonal)));
-        let out = self.triangle(diagonal, false, "triu")?;
-        rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].triu(diagonal)?)]))?;
-        Ok(out)
-    }
-
-    /// `tril_(diagonal)`: in place.
-    pub fn tril_(&self, diagonal: i64) -> Result<()> {
-        if crate::autograd::inplace("tril_", self, &[], |s| s.tril(diagonal))? {
-            return Ok(());
-        }
-        let r = self.tril(diagonal)?;
-        self.copy_(&r)
-    }
-
-    /// `triu_(diagonal)`: in place.
-    pub fn triu_(&self, diagonal: i64) -> Result<()> {
-        if crate::autograd::inplace("triu_", self, &[], |s| s.triu(diagonal))? {
-            return Ok(());
-        }
-        let r = self.triu(diagonal)?;
-        self.copy_(&r)
-    }
-
-    /// `diag(diagonal)`: a 1-D tensor becomes a square matrix with it on the
-    /// given diagonal; a 2-D tensor gives a copy of that diagonal.
-    pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
-        match self.ndim() {
-            1 => {
-                let rec = Recorder::new("DiagEmbedBackward0", &[self])
-                    .jvp_batched(|t| t.map1(|x| x.diag_embed(diagonal, -2, -1)));
-                let m = square_side(self.shape()[0], diagonal)?;
-                let out = Tensor::zeros(&[m, m], self.dtype());
-                let dv = out.view_with_layout(out.layout().diagonal(diagonal as isize, 0, 1)?);
-                fill_from(&dv, self)?;
-                let k = diagonal as isize;
-                rec.finish_simple(&out, move |_, g| Ok(vec![Some(g[0].diagonal(k, 0, 1)?)]))?;
-                Ok(out)
-            }
-            2 => Ok(self.diagonal(diagonal as isize, 0, 1)?.copy()),
-            k => Err(Error::runtime(format!(
-                "diag(): Supports 1D or 2D tensors. Got {k}D"
-            ))),
-        }
-    }
-
-    /// `diag_embed(offset, dim1, dim2)`: the last dim becomes the diagonal
-    /// of new (dim1, dim2) planes, zeros elsewhere.
-    pub fn diag_embed(&self, offset: i64, dim1: isize, dim2: isize) -> Result<Tensor> {
-        if self.ndim() == 0 {
-            return Err(Error::runtime(
-                "diag_embed(): input must have at least 1 dimension, got a 0-dim tensor",
-            ));
-        }
-        let nd = self.ndim() + 1;
-        let (d1, d2) = (wrap_dim(dim1, nd)?, wrap_dim(dim2, nd)?);
-        if d1 == d2 {
-            return Err(Error::runtime(format!(
-                "diagonal dimensions cannot be identical {dim1}, {dim2}"
-            )));
-        }
-        let n = self.shape()[self.ndim() - 1];
-        let m = square_side(n, offset)?;
-        let mut shape: Vec<usize> = self.shape()[..self.ndim() - 1].to_vec();
-        let (lo, hi) = (d1.min(d2), d1.max(d2));
-        shape.insert(lo, m);
-        shape.insert(hi, m);
-        let rec = Recorder::new("DiagEmbedBackward0", &[self]).jvp_batched(|t| {
-            t.map1(|x| x.diag_embed(offset, t.dim(d1 as isize), t.dim(d2 as isize)))
-        });
-        let out = Tensor::zeros(&shape, self.dtype());
-        let l = out
-            .layout()
-            .diagonal(offset as isize, d1 as isize, d2 as isize)?;
-        fill_from(&out.view_with_layout(l), self)?;
-        // The diagonal view puts the diagonal last, as the input had it.
-        rec.finish_simple(&out, move |_, g| {
-            Ok(vec![Some(g[0].diagonal(
-                offset as isize,
-                d1 as isize,
-                d2 as isize,
-            )?)])
-        })?;
-        Ok(out)
-    }
-
     /// `repeat_interleave(repeats, dim)`: each element (or slice along
     /// `dim`) repeated `repeats[i]` times; `repeats` is a 0-dim or 1-D
     /// integer tensor. Without a dim the input is flattened first.
@@ -805,6 +650,190 @@ impl Tensor {
             src
         };
         src.index_select(d as isize, &Tensor::from_vec(idx))
+    }
+}
+
+derivatives! {
+    table FORMULAS("shape: flip, roll, repeat, tril, triu, diag, diag_embed") for Tensor;
+
+    /// `flip(dims)`: a copy with the order of elements reversed along dims.
+    pub fn flip(&self, dims: &[isize]) -> Tensor {
+        record "FlipBackward0", [self];
+        compute {
+            let flip_dims = dims.to_vec();
+        } => out = self.flip_kernel(dims)?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].flip(&flip_dims)?)]);
+        forward formula(|t| t.map1(|x| x.flip(&tangent_dims(t, dims))));
+        batched rows because "the flipped dims are counted on g without a batch dim";
+    }
+
+    /// `roll` along non-empty `dims` (see [`Tensor::roll`]).
+    fn roll_dims(&self, shifts: &[i64], dims: &[isize]) -> Tensor {
+        record "RollBackward0", [self];
+        compute {
+            // Rolling back by the opposite shifts.
+            let back: Vec<i64> = shifts.iter().map(|&s| s.wrapping_neg()).collect();
+            let back_dims = dims.to_vec();
+        } => out = self.roll_kernel(shifts, dims)?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].roll(&back, &back_dims)?)]);
+        forward formula(|t| t.map1(|x| x.roll(shifts, &tangent_dims(t, dims))));
+        batched rows because "the rolled dims are counted on g without a batch dim";
+    }
+
+    /// `roll` without dims: the tensor rolled as if flattened (see
+    /// [`Tensor::roll`]).
+    fn roll_flat(&self, shifts: &[i64]) -> Tensor {
+        record "RollBackward0", [self];
+        compute {
+            // Rolling back by the opposite shift.
+            let back: Vec<i64> = shifts.iter().map(|&s| s.wrapping_neg()).collect();
+        } => out = self.roll_kernel(shifts, &[])?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].roll(&back, &[])?)]);
+        forward rows(|t| t.map1(|x| x.roll(shifts, &[])))
+            because "a batch of tangents flattened together would roll across rows";
+        batched rows because "g is rolled as if flattened, which would mix the rows of a batch";
+    }
+
+    /// `repeat(sizes)`: the tensor tiled `sizes[i]` times along each dim
+    /// (leading sizes add new dims); torch's repeat, not NumPy's.
+    pub fn repeat(&self, sizes: &[usize]) -> Tensor {
+        record "RepeatBackward0", [self];
+        compute {
+            let y = self.repeat_kernel(sizes)?;
+            // View g as (rep_0, size_0, rep_1, size_1, ...) and sum the
+            // repeat axes (and the leading new dims).
+            let lead = sizes.len() - self.ndim();
+            let mut split = Vec::with_capacity(2 * sizes.len());
+            for (i, &r) in sizes.iter().enumerate() {
+                let n = if i < lead { 1 } else { self.shape()[i - lead] };
+                split.extend([r as isize, n as isize]);
+            };
+            let rep_axes: Vec<isize> = (0..sizes.len()).map(|i| 2 * i as isize).collect();
+            let shape = super::view::isizes(self.shape());
+        } => out = y;
+        save nothing
+        backward |ctx, g| {
+            let s = g[0].reshape(&split)?.sum(Some(&rep_axes), false, None)?;
+            Ok(vec![Some(s.reshape(&shape)?)])
+        };
+        // New leading dims of the tangent go after a batch dim.
+        forward formula(|t| {
+            t.map1(|x| match t.batch() {
+                Some(_) => {
+                    let mut padded = vec![1usize; sizes.len().saturating_sub(self.ndim())];
+                    padded.extend_from_slice(self.shape());
+                    let reps: Vec<usize> =
+                        std::iter::once(1).chain(sizes.iter().copied()).collect();
+                    x.reshape(&super::view::isizes(&t.shape(&padded)))?
+                        .repeat(&reps)
+                }
+                None => x.repeat(sizes),
+            })
+        });
+        batched rows because "g is reshaped to the output's (repeat, size) pairs, which have no batch dim";
+    }
+
+    /// `tril(diagonal)`: zeroes elements above the `diagonal`-th diagonal of
+    /// the last two dims.
+    pub fn tril(&self, diagonal: i64) -> Tensor {
+        record "TrilBackward0", [self];
+        compute => out = self.triangle(diagonal, true, "tril")?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].tril(diagonal)?)]);
+        forward formula(|t| t.map1(|x| x.tril(diagonal)));
+        batched rows because "not declared batched (tril of g on its last two dims would be)";
+        inplace tril_(self) |s| s.tril(diagonal); {
+            let r = self.tril(diagonal)?;
+        } => self.copy_(&r);
+    }
+
+    /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
+    pub fn triu(&self, diagonal: i64) -> Tensor {
+        record "TriuBackward0", [self];
+        compute => out = self.triangle(diagonal, false, "triu")?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].triu(diagonal)?)]);
+        forward formula(|t| t.map1(|x| x.triu(diagonal)));
+        batched rows because "not declared batched (triu of g on its last two dims would be)";
+        inplace triu_(self) |s| s.triu(diagonal); {
+            let r = self.triu(diagonal)?;
+        } => self.copy_(&r);
+    }
+
+    /// `diag(diagonal)`: a 1-D tensor becomes a square matrix with it on the
+    /// given diagonal; a 2-D tensor gives a copy of that diagonal.
+    pub fn diag(&self, diagonal: i64) -> Tensor {
+        before {
+            // A 2-D input records the diagonal view and its copy.
+            match self.ndim() {
+                1 => {}
+                2 => return Ok(self.diagonal(diagonal as isize, 0, 1)?.copy()),
+                k => {
+                    return Err(Error::runtime(format!(
+                        "diag(): Supports 1D or 2D tensors. Got {k}D"
+                    )))
+                }
+            };
+        }
+        record "DiagEmbedBackward0", [self];
+        compute {
+            let m = square_side(self.shape()[0], diagonal)?;
+            let y = Tensor::zeros(&[m, m], self.dtype());
+            let dv = y.view_with_layout(y.layout().diagonal(diagonal as isize, 0, 1)?);
+            fill_from(&dv, self)?;
+            let k = diagonal as isize;
+        } => out = y;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].diagonal(k, 0, 1)?)]);
+        forward formula(|t| t.map1(|x| x.diag_embed(diagonal, -2, -1)));
+        batched rows because "the diagonal is taken on dims 0 and 1 of g, which a batch dim would shift";
+    }
+
+    /// `diag_embed(offset, dim1, dim2)`: the last dim becomes the diagonal
+    /// of new (dim1, dim2) planes, zeros elsewhere.
+    pub fn diag_embed(&self, offset: i64, dim1: isize, dim2: isize) -> Tensor {
+        before {
+            if self.ndim() == 0 {
+                return Err(Error::runtime(
+                    "diag_embed(): input must have at least 1 dimension, got a 0-dim tensor",
+                ));
+            };
+            let nd = self.ndim() + 1;
+            let (d1, d2) = (wrap_dim(dim1, nd)?, wrap_dim(dim2, nd)?);
+            if d1 == d2 {
+                return Err(Error::runtime(format!(
+                    "diagonal dimensions cannot be identical {dim1}, {dim2}"
+                )));
+            };
+            let n = self.shape()[self.ndim() - 1];
+            let m = square_side(n, offset)?;
+            let mut shape: Vec<usize> = self.shape()[..self.ndim() - 1].to_vec();
+            let (lo, hi) = (d1.min(d2), d1.max(d2));
+            shape.insert(lo, m);
+            shape.insert(hi, m);
+        }
+        record "DiagEmbedBackward0", [self];
+        compute {
+            let y = Tensor::zeros(&shape, self.dtype());
+            let l = y
+                .layout()
+                .diagonal(offset as isize, d1 as isize, d2 as isize)?;
+            fill_from(&y.view_with_layout(l), self)?;
+        } => out = y;
+        save nothing
+        // The diagonal view puts the diagonal last, as the input had it.
+        backward |ctx, g| Ok(vec![Some(g[0].diagonal(
+            offset as isize,
+            d1 as isize,
+            d2 as isize,
+        )?)]);
+        forward formula(|t| {
+            t.map1(|x| x.diag_embed(offset, t.dim(d1 as isize), t.dim(d2 as isize)))
+        });
+        batched rows because "the diagonal's dims are counted on g without a batch dim";
     }
 }
 
