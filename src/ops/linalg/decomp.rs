@@ -3,7 +3,7 @@
 //! `linalg.solve`, batched with broadcasting.
 
 use super::matmul::{batch_offsets, lift, xshape};
-use crate::autograd::Recorder;
+use crate::autograd::derivatives;
 use crate::kernels::access::{elem_ptr, lock};
 use crate::tensor::broadcast_shapes;
 use crate::tensor::Float;
@@ -255,103 +255,104 @@ fn solve_kernel<T: Float>(a: &Tensor, b: &Tensor, n: usize, k: usize) -> Result<
     assemble::<T>(blocks, &shape)
 }
 
-impl Tensor {
+derivatives! {
+    table FORMULAS("linear algebra: inv, det, solve") for Tensor;
+
     /// `linalg.inv(A)`: inverse of each square matrix (RuntimeError if one
     /// is singular).
-    pub fn inverse(&self) -> Result<Tensor> {
-        let n = check_square(self, "linalg.inv")?;
-        let rec = Recorder::new("LinalgInvExBackward0", &[self]);
-        let out = crate::dispatch_float!(self.dtype(), T => inv_kernel::<T>(self, n), else unreachable_dtype(self))?;
-        if rec.active() {
-            // -A^{-1} t A^{-1}
-            let rec = rec.jvp_batched(|t| t.map1(|ta| out.matmul(ta)?.matmul(&out)?.neg()));
-            rec.finish(
-                &[&out],
-                |s| s.save_output("inverse", &out, 0),
-                |ctx, g| {
-                    // -A^{-T} g A^{-T}
-                    let inv_t = ctx.saved(0)?.transpose(-2, -1)?;
-                    let ga = inv_t.matmul(&g[0])?.matmul(&inv_t)?;
-                    Ok(vec![Some(ga.mul(&Tensor::scalar(-1.0))?)])
-                },
-            )?;
+    pub fn inverse(&self) -> Tensor {
+        before {
+            let n = check_square(self, "linalg.inv")?;
         }
-        Ok(out)
+        record "LinalgInvExBackward0", [self];
+        compute => out = crate::dispatch_float!(self.dtype(), T => inv_kernel::<T>(self, n), else unreachable_dtype(self))?;
+        save |s| {
+            s.save_output("inverse", &out, 0);
+        }
+        backward |ctx, g| {
+            // -A^{-T} g A^{-T}
+            let inv_t = ctx.saved(0)?.transpose(-2, -1)?;
+            let ga = inv_t.matmul(&g[0])?.matmul(&inv_t)?;
+            Ok(vec![Some(ga.mul(&Tensor::scalar(-1.0))?)])
+        };
+        // -A^{-1} t A^{-1}
+        forward formula(|t| t.map1(|ta| out.matmul(ta)?.matmul(&out)?.neg()));
+        batched rows because "not declared batched (its products would broadcast over a batch of g)";
     }
 
     /// `linalg.det(A)`: determinant of each square matrix (0 if singular).
-    pub fn det(&self) -> Result<Tensor> {
-        let n = check_square(self, "linalg.det")?;
-        let rec = Recorder::new("LinalgDetBackward0", &[self]);
-        let out = crate::dispatch_float!(self.dtype(), T => det_kernel::<T>(self, n), else unreachable_dtype(self))?;
-        if rec.active() {
-            // det(A) trace(A^{-1} t) = det(A) sum(A^{-T} * t); a singular A
-            // raises, as in backward.
-            let rec = rec.jvp_batched(|t| {
-                t.map1(|ta| {
-                    let inv_t = self.inverse()?.transpose(-2, -1)?;
-                    out.mul(&ta.mul(&inv_t)?.sum(Some(&[-2, -1]), false, None)?)
-                })
-            });
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save("A", self);
-                    s.save_output("result", &out, 0);
-                },
-                |ctx, g| {
-                    // g det(A) A^{-T}; a singular A has no inverse to use
-                    // here and raises.
-                    let (a, det) = (ctx.saved(0)?, ctx.saved(1)?);
-                    let mut shape: Vec<isize> = det.shape().iter().map(|&n| n as isize).collect();
-                    shape.extend([1, 1]);
-                    let scale = g[0].mul(&det)?.reshape(&shape)?;
-                    let inv_t = a.inverse()?.transpose(-2, -1)?;
-                    Ok(vec![Some(scale.mul(&inv_t)?)])
-                },
-            )?;
+    pub fn det(&self) -> Tensor {
+        before {
+            let n = check_square(self, "linalg.det")?;
         }
-        Ok(out)
+        record "LinalgDetBackward0", [self];
+        compute => out = crate::dispatch_float!(self.dtype(), T => det_kernel::<T>(self, n), else unreachable_dtype(self))?;
+        save |s| {
+            s.save("A", self);
+            s.save_output("result", &out, 0);
+        }
+        backward |ctx, g| {
+            // g det(A) A^{-T}; a singular A has no inverse to use here and
+            // raises.
+            let (a, det) = (ctx.saved(0)?, ctx.saved(1)?);
+            let mut shape: Vec<isize> = det.shape().iter().map(|&n| n as isize).collect();
+            shape.extend([1, 1]);
+            let scale = g[0].mul(&det)?.reshape(&shape)?;
+            let inv_t = a.inverse()?.transpose(-2, -1)?;
+            Ok(vec![Some(scale.mul(&inv_t)?)])
+        };
+        // det(A) trace(A^{-1} t) = det(A) sum(A^{-T} * t); a singular A
+        // raises, as in backward.
+        forward formula(|t| {
+            t.map1(|ta| {
+                let inv_t = self.inverse()?.transpose(-2, -1)?;
+                out.mul(&ta.mul(&inv_t)?.sum(Some(&[-2, -1]), false, None)?)
+            })
+        });
+        batched rows because "g det(A) is reshaped to det's shape with two unit dims, which has no batch dim";
     }
 
     /// `linalg.solve(A, B)`: X with `A X = B`, batched with broadcasting; B
     /// may be a (batch of) vector(s).
-    pub fn linalg_solve(&self, b: &Tensor) -> Result<Tensor> {
-        let a = self;
-        let n = check_square(a, "linalg.solve")?;
-        if b.dtype() != a.dtype() {
-            return Err(Error::runtime(format!(
-                "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type {} instead",
-                a.dtype().scalar_type_name(),
-                b.dtype().scalar_type_name()
-            )));
+    pub fn linalg_solve(&self, b: &Tensor) -> Tensor {
+        before {
+            let a = self;
+            let n = check_square(a, "linalg.solve")?;
+            if b.dtype() != a.dtype() {
+                return Err(Error::runtime(format!(
+                    "linalg.solve: Expected A and B to have the same dtype, but found A of type {} and B of type {} instead",
+                    a.dtype().scalar_type_name(),
+                    b.dtype().scalar_type_name()
+                )));
+            };
+            if b.ndim() == 0 {
+                return Err(Error::runtime(
+                    "linalg.solve: The input tensor B must have at least 1 dimensions.",
+                ));
+            };
+            let vector =
+                b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
         }
-        if b.ndim() == 0 {
-            return Err(Error::runtime(
-                "linalg.solve: The input tensor B must have at least 1 dimensions.",
-            ));
-        }
-        let vector =
-            b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
-        let rec = Recorder::new("LinalgSolveExBackward0", &[a, b]);
-        let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
-        let nb = b2.ndim();
-        if b2.shape()[nb - 2] != n {
-            return Err(Error::runtime(format!(
-                "linalg.solve: Incompatible shapes of A and B for the equation AX = B ({} and {})",
-                xshape(&a.shape()[a.ndim() - 2..]),
-                xshape(&b2.shape()[nb - 2..])
-            )));
-        }
-        let k = b2.shape()[nb - 1];
-        let batch = broadcast_shapes(&a.shape()[..a.ndim() - 2], &b2.shape()[..nb - 2])?;
-        let mut sa = batch.to_vec();
-        sa.extend([n, n]);
-        let mut sb = batch.to_vec();
-        sb.extend([n, k]);
-        let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
-        let x = crate::dispatch_float!(a.dtype(), T => solve_kernel::<T>(&ae, &be, n, k), else unreachable_dtype(a))?;
-        let x = if vector {
+        record "LinalgSolveExBackward0", [a, b];
+        compute {
+            let b2 = if vector { b.unsqueeze(-1)? } else { b.clone() };
+            let nb = b2.ndim();
+            if b2.shape()[nb - 2] != n {
+                return Err(Error::runtime(format!(
+                    "linalg.solve: Incompatible shapes of A and B for the equation AX = B ({} and {})",
+                    xshape(&a.shape()[a.ndim() - 2..]),
+                    xshape(&b2.shape()[nb - 2..])
+                )));
+            };
+            let k = b2.shape()[nb - 1];
+            let batch = broadcast_shapes(&a.shape()[..a.ndim() - 2], &b2.shape()[..nb - 2])?;
+            let mut sa = batch.to_vec();
+            sa.extend([n, n]);
+            let mut sb = batch.to_vec();
+            sb.extend([n, k]);
+            let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
+            let x = crate::dispatch_float!(a.dtype(), T => solve_kernel::<T>(&ae, &be, n, k), else unreachable_dtype(a))?;
+        } => x = if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
             Tensor::from_parts(
@@ -362,63 +363,57 @@ impl Tensor {
         } else {
             x
         };
-        if rec.active() {
-            // dX = A^{-1} (tB - tA X), in columns.
-            let rec = rec.jvp_batched(|t| {
-                let xc = if vector { column(&x)? } else { x.clone() };
-                let full: Vec<isize> = t.shape(xc.shape()).iter().map(|&n| n as isize).collect();
-                // A batched tangent's batch dim goes in front of all of X's.
-                let lifted = |ti: Tensor| match t.batch() {
-                    Some(_) => lift(&ti, full.len()),
-                    None => Ok(ti),
-                };
-                let rhs = t.combine(|i, ti| match i {
-                    0 => lifted(ti.clone())?.matmul(&xc)?.neg(),
-                    _ if vector => lifted(column(ti)?)?.expand(&full),
-                    _ => lifted(ti.clone())?.expand(&full),
-                })?;
-                let Some(rhs) = rhs else {
-                    return Ok(vec![None]);
-                };
-                let dx = solve_rows(a, &rhs.expand(&full)?, t.batch().is_some())?;
-                Ok(vec![Some(if vector {
-                    dx.squeeze(Some(&[-1]))?
-                } else {
-                    dx
-                })])
-            });
-            let need_a = rec.needs(0);
-            rec.finish(
-                &[&x],
-                |s| {
-                    s.save("A", a);
-                    if need_a {
-                        s.save_output("result", &x, 0);
-                    } else {
-                        s.save_opt("result", None);
-                    }
-                },
-                move |ctx, g| {
-                    // gB = A^{-T} g, gA = -gB X^T
-                    let a = ctx.saved(0)?;
-                    let gb = a.transpose(-2, -1)?.linalg_solve(&g[0])?;
-                    let ga = if ctx.needs(0) {
-                        let x = ctx.saved(1)?;
-                        let (gb2, x2) = if vector {
-                            (column(&gb)?, column(&x)?)
-                        } else {
-                            (gb.clone(), x)
-                        };
-                        let ga = gb2.matmul(&x2.transpose(-2, -1)?)?;
-                        Some(ga.mul(&Tensor::scalar(-1.0))?)
-                    } else {
-                        None
-                    };
-                    Ok(vec![ga, ctx.needs(1).then_some(gb)])
-                },
-            )?;
+        save |s, needs| {
+            s.save("A", a);
+            if needs[0] {
+                s.save_output("result", &x, 0);
+            } else {
+                s.save_opt("result", None);
+            }
         }
-        Ok(x)
+        backward |ctx, g| {
+            // gB = A^{-T} g, gA = -gB X^T
+            let a = ctx.saved(0)?;
+            let gb = a.transpose(-2, -1)?.linalg_solve(&g[0])?;
+            let ga = if ctx.needs(0) {
+                let x = ctx.saved(1)?;
+                let (gb2, x2) = if vector {
+                    (column(&gb)?, column(&x)?)
+                } else {
+                    (gb.clone(), x)
+                };
+                let ga = gb2.matmul(&x2.transpose(-2, -1)?)?;
+                Some(ga.mul(&Tensor::scalar(-1.0))?)
+            } else {
+                None
+            };
+            Ok(vec![ga, ctx.needs(1).then_some(gb)])
+        };
+        // dX = A^{-1} (tB - tA X), in columns.
+        forward formula(|t| {
+            let xc = if vector { column(&x)? } else { x.clone() };
+            let full: Vec<isize> = t.shape(xc.shape()).iter().map(|&n| n as isize).collect();
+            // A batched tangent's batch dim goes in front of all of X's.
+            let lifted = |ti: Tensor| match t.batch() {
+                Some(_) => lift(&ti, full.len()),
+                None => Ok(ti),
+            };
+            let rhs = t.combine(|i, ti| match i {
+                0 => lifted(ti.clone())?.matmul(&xc)?.neg(),
+                _ if vector => lifted(column(ti)?)?.expand(&full),
+                _ => lifted(ti.clone())?.expand(&full),
+            })?;
+            let Some(rhs) = rhs else {
+                return Ok(vec![None]);
+            };
+            let dx = solve_rows(a, &rhs.expand(&full)?, t.batch().is_some())?;
+            Ok(vec![Some(if vector {
+                dx.squeeze(Some(&[-1]))?
+            } else {
+                dx
+            })])
+        });
+        batched rows because "a batch of g for a vector B would be read as a matrix of columns";
     }
 }
 

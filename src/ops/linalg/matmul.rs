@@ -6,7 +6,7 @@
 //! included), so nothing is copied before the kernel. Tiny products and
 //! integer products use a plain triple loop with wrapping arithmetic.
 
-use crate::autograd::Recorder;
+use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
 use crate::kernels::access::{elem_ptr, lock};
 use crate::ops::Arith;
 use crate::tensor::broadcast_shapes;
@@ -633,44 +633,15 @@ impl Tensor {
     /// `matmul(other)`: torch's matrix product (dot, mv, mm, batched with
     /// broadcasting, 1-D operands promoted and squeezed).
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        product_recorded(self, other, |a, b| matmul_impl(a, b, gemm_backend()))
-    }
-
-    /// `mm(mat2)`: product of two matrices.
-    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
-        product_recorded(self, mat2, |a, b| mm_impl(a, b, gemm_backend()))
-    }
-
-    /// `bmm(batch2)`: products of two batches of matrices of equal length.
-    pub fn bmm(&self, batch2: &Tensor) -> Result<Tensor> {
-        if self.ndim() != 3 {
-            return Err(Error::runtime("batch1 must be a 3D tensor"));
+        // Each case records the node of its product (`DotBackward0`,
+        // `MvBackward0`, `MmBackward0`, `BmmBackward0`).
+        match (self.ndim(), other.ndim()) {
+            (1, 1) => self.dot(other),
+            (2, 1) => self.mv(other),
+            (1, 2) => self.matmul_vm(other),
+            (2, 2) => self.mm(other),
+            _ => self.matmul_nd(other),
         }
-        if batch2.ndim() != 3 {
-            return Err(Error::runtime("batch2 must be a 3D tensor"));
-        }
-        check_same_dtype(self, batch2, "bmm")?;
-        let (b, k) = (self.shape()[0], self.shape()[2]);
-        if batch2.shape()[0] != b || batch2.shape()[1] != k {
-            return Err(Error::runtime(format!(
-                "Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: [{}, {}].",
-                batch2.shape()[0],
-                batch2.shape()[1]
-            )));
-        }
-        product_recorded(self, batch2, |a, b| {
-            bmm_broadcast(a, b, Scalar::Int(1), None, gemm_backend())
-        })
-    }
-
-    /// `mv(vec)`: matrix times vector.
-    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
-        product_recorded(self, vec, |a, b| mv_impl(a, b, gemm_backend()))
-    }
-
-    /// `dot(other)`: inner product of two 1-D tensors of one dtype.
-    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
-        product_recorded(self, other, dot_impl)
     }
 
     /// `outer(vec2)` (alias `ger`): outer product of two 1-D tensors, with
@@ -686,127 +657,222 @@ impl Tensor {
         }
         self.reshape(&[-1, 1])?.mul(vec2)
     }
+}
+
+// Every product `a @ b` of the matmul family has the same formulas
+// (`product_tangent`, `product_grads`): the rows differ in their node, their
+// kernel and whether the backward takes a batch of gradients (it does for
+// operands of at most 2 dims).
+derivatives! {
+    table FORMULAS("matrix products: matmul, mm, bmm, mv, dot, addmm, trace") for Tensor;
+
+    /// `dot(other)`: inner product of two 1-D tensors of one dtype.
+    pub fn dot(&self, other: &Tensor) -> Tensor {
+        record "DotBackward0", [self, other];
+        compute => out = dot_impl(self, other)?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(other));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, other));
+        batched formula;
+    }
+
+    /// `mv(vec)`: matrix times vector.
+    pub fn mv(&self, vec: &Tensor) -> Tensor {
+        record "MvBackward0", [self, vec];
+        compute => out = mv_impl(self, vec, gemm_backend())?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(vec));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, vec));
+        batched formula;
+    }
+
+    /// `mm(mat2)`: product of two matrices.
+    pub fn mm(&self, mat2: &Tensor) -> Tensor {
+        record "MmBackward0", [self, mat2];
+        compute => out = mm_impl(self, mat2, gemm_backend())?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(mat2));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, mat2));
+        batched formula;
+    }
+
+    /// `matmul` of a vector and a matrix (see [`Tensor::matmul`]).
+    fn matmul_vm(&self, other: &Tensor) -> Tensor {
+        record "MmBackward0", [self, other];
+        compute => out = matmul_impl(self, other, gemm_backend())?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(other));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, other));
+        batched formula;
+    }
+
+    /// `bmm(batch2)`: products of two batches of matrices of equal length.
+    pub fn bmm(&self, batch2: &Tensor) -> Tensor {
+        before {
+            if self.ndim() != 3 {
+                return Err(Error::runtime("batch1 must be a 3D tensor"));
+            };
+            if batch2.ndim() != 3 {
+                return Err(Error::runtime("batch2 must be a 3D tensor"));
+            };
+            check_same_dtype(self, batch2, "bmm")?;
+            let (b, k) = (self.shape()[0], self.shape()[2]);
+            if batch2.shape()[0] != b || batch2.shape()[1] != k {
+                return Err(Error::runtime(format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: [{}, {}].",
+                    batch2.shape()[0],
+                    batch2.shape()[1]
+                )));
+            };
+        }
+        record "BmmBackward0", [self, batch2];
+        compute => out = bmm_broadcast(self, batch2, Scalar::Int(1), None, gemm_backend())?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(batch2));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, batch2));
+        batched rows because "the gradients of batched operands sum broadcast batch dims back to each operand's shape, which a batch of g would be mixed into";
+    }
+
+    /// `matmul` with an operand of more than 2 dims (see
+    /// [`Tensor::matmul`]).
+    fn matmul_nd(&self, other: &Tensor) -> Tensor {
+        record "BmmBackward0", [self, other];
+        compute => out = matmul_impl(self, other, gemm_backend())?;
+        save |s, needs| {
+            s.save_opt("self", needs[1].then_some(self));
+            s.save_opt("mat2", needs[0].then_some(other));
+        }
+        backward |ctx, g| product_grads(ctx, g);
+        forward formula(|t| product_tangent(t, self, other));
+        batched rows because "the gradients of batched operands sum broadcast batch dims back to each operand's shape, which a batch of g would be mixed into";
+    }
 
     /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @
     /// mat2)`; `self` broadcasts to the product's shape and is ignored when
     /// `beta` is 0.
-    pub fn addmm(
-        &self,
-        mat1: &Tensor,
-        mat2: &Tensor,
-        beta: Scalar,
-        alpha: Scalar,
-    ) -> Result<Tensor> {
-        if mat1.ndim() != 2 {
-            return Err(Error::runtime(format!(
-                "mat1 must be a matrix, got {}-D tensor",
-                mat1.ndim()
-            )));
+    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Tensor {
+        before {
+            if mat1.ndim() != 2 {
+                return Err(Error::runtime(format!(
+                    "mat1 must be a matrix, got {}-D tensor",
+                    mat1.ndim()
+                )));
+            };
+            if mat2.ndim() != 2 {
+                return Err(Error::runtime(format!(
+                    "mat2 must be a matrix, got {}-D tensor",
+                    mat2.ndim()
+                )));
+            };
+            check_same_dtype(mat1, mat2, "addmm_impl_cpu_")?;
+            if self.dtype() != mat1.dtype() {
+                return Err(Error::runtime(format!(
+                    "self and mat2 must have the same dtype, but got {} and {}",
+                    (self.dtype()).scalar_type_name(),
+                    (mat2.dtype()).scalar_type_name()
+                )));
+            };
+            if mat1.shape()[1] != mat2.shape()[0] {
+                return Err(Error::runtime(format!(
+                    "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                    xshape(mat1.shape()),
+                    xshape(mat2.shape())
+                )));
+            };
+            check_coeff(self.dtype(), beta, "beta")?;
+            check_coeff(self.dtype(), alpha, "alpha")?;
+            let shape = [mat1.shape()[0], mat2.shape()[1]];
+            // Checked here so the error names the product's shape (on the
+            // layout: no op runs on `self`).
+            let _ = self
+                .layout()
+                .expand(&[shape[0] as isize, shape[1] as isize])?;
+            // torch ignores `self` entirely (NaN included) when beta is 0.
+            let beta_zero = beta.to_f64() == 0.0;
         }
-        if mat2.ndim() != 2 {
-            return Err(Error::runtime(format!(
-                "mat2 must be a matrix, got {}-D tensor",
-                mat2.ndim()
-            )));
-        }
-        check_same_dtype(mat1, mat2, "addmm_impl_cpu_")?;
-        if self.dtype() != mat1.dtype() {
-            return Err(Error::runtime(format!(
-                "self and mat2 must have the same dtype, but got {} and {}",
-                (self.dtype()).scalar_type_name(),
-                (mat2.dtype()).scalar_type_name()
-            )));
-        }
-        if mat1.shape()[1] != mat2.shape()[0] {
-            return Err(Error::runtime(format!(
-                "mat1 and mat2 shapes cannot be multiplied ({} and {})",
-                xshape(mat1.shape()),
-                xshape(mat2.shape())
-            )));
-        }
-        check_coeff(self.dtype(), beta, "beta")?;
-        check_coeff(self.dtype(), alpha, "alpha")?;
-        let shape = [mat1.shape()[0], mat2.shape()[1]];
-        // Checked here so the error names the product's shape (on the
-        // layout: no op runs on `self`).
-        self.layout()
-            .expand(&[shape[0] as isize, shape[1] as isize])?;
-        // torch ignores `self` entirely (NaN included) when beta is 0.
-        let beta_zero = beta.to_f64() == 0.0;
-        let rec = Recorder::new("AddmmBackward0", &[self, mat1, mat2]);
-        let out = bmm_broadcast(
+        record "AddmmBackward0", [self, mat1, mat2];
+        compute => out = bmm_broadcast(
             mat1,
             mat2,
             alpha,
             (!beta_zero).then_some((beta, self)),
             gemm_backend(),
         )?;
-        if rec.active() {
-            // beta t_self + alpha (t1 @ mat2 + mat1 @ t2)
-            let rec = rec.jvp_batched(move |t| {
-                let prod = |l: &Tensor, r: &Tensor, left: bool| match t.batch() {
-                    None => l.mm(r),
-                    Some(_) => product_batched(l, r, 2, 2, left),
-                };
-                t.sum1(|i, ti| match i {
-                    0 if beta_zero => Ok(Tensor::scalar(0.0)),
-                    0 if t.batch().is_some() => lift(ti, 3)?.mul(&Tensor::scalar(beta)),
-                    0 => ti.mul(&Tensor::scalar(beta)),
-                    1 => prod(ti, mat2, true)?.mul(&Tensor::scalar(alpha)),
-                    _ => prod(mat1, ti, false)?.mul(&Tensor::scalar(alpha)),
-                })
-            });
-            let (n1, n2) = (rec.needs(1), rec.needs(2));
-            rec.finish(
-                &[&out],
-                |s| {
-                    s.save_opt("mat1", n2.then_some(mat1));
-                    s.save_opt("mat2", n1.then_some(mat2));
-                },
-                move |ctx, g| {
-                    // beta g, alpha g mat2^T, alpha mat1^T g
-                    let (alpha, beta) = (Tensor::scalar(alpha), Tensor::scalar(beta));
-                    let g0 = &g[0];
-                    let gs = ctx.needs(0).then(|| g0.mul(&beta)).transpose()?;
-                    let g1 = match ctx.saved_opt(1)? {
-                        Some(m2) => Some(g0.mm(&m2.t()?)?.mul(&alpha)?),
-                        None => None,
-                    };
-                    let g2 = match ctx.saved_opt(0)? {
-                        Some(m1) => Some(m1.t()?.mm(g0)?.mul(&alpha)?),
-                        None => None,
-                    };
-                    Ok(vec![gs, g1, g2])
-                },
-            )?;
+        save |s, needs| {
+            s.save_opt("mat1", needs[2].then_some(mat1));
+            s.save_opt("mat2", needs[1].then_some(mat2));
         }
-        Ok(out)
+        backward |ctx, g| {
+            // beta g, alpha g mat2^T, alpha mat1^T g
+            let (alpha, beta) = (Tensor::scalar(alpha), Tensor::scalar(beta));
+            let g0 = &g[0];
+            let gs = ctx.needs(0).then(|| g0.mul(&beta)).transpose()?;
+            let g1 = match ctx.saved_opt(1)? {
+                Some(m2) => Some(g0.mm(&m2.t()?)?.mul(&alpha)?),
+                None => None,
+            };
+            let g2 = match ctx.saved_opt(0)? {
+                Some(m1) => Some(m1.t()?.mm(g0)?.mul(&alpha)?),
+                None => None,
+            };
+            Ok(vec![gs, g1, g2])
+        };
+        // beta t_self + alpha (t1 @ mat2 + mat1 @ t2)
+        forward formula(move |t| {
+            let prod = |l: &Tensor, r: &Tensor, left: bool| match t.batch() {
+                None => l.mm(r),
+                Some(_) => product_batched(l, r, 2, 2, left),
+            };
+            t.sum1(|i, ti| match i {
+                0 if beta_zero => Ok(Tensor::scalar(0.0)),
+                0 if t.batch().is_some() => lift(ti, 3)?.mul(&Tensor::scalar(beta)),
+                0 => ti.mul(&Tensor::scalar(beta)),
+                1 => prod(ti, mat2, true)?.mul(&Tensor::scalar(alpha)),
+                _ => prod(mat1, ti, false)?.mul(&Tensor::scalar(alpha)),
+            })
+        });
+        batched rows because "the gradients are 2-D products (`mm`), which take no batch dim";
     }
 
     /// `trace()`: sum of the main diagonal of a matrix (integers and bool
     /// sum to int64).
-    pub fn trace(&self) -> Result<Tensor> {
-        if self.ndim() != 2 {
-            return Err(Error::runtime(format!(
-                "trace: expected a matrix, but got tensor with dim {}",
-                self.ndim()
-            )));
+    pub fn trace(&self) -> Tensor {
+        before {
+            if self.ndim() != 2 {
+                return Err(Error::runtime(format!(
+                    "trace: expected a matrix, but got tensor with dim {}",
+                    self.ndim()
+                )));
+            };
         }
-        let rec = Recorder::new("TraceBackward0", &[self]);
-        let out = self.trace_kernel()?;
-        if rec.active() {
+        record "TraceBackward0", [self];
+        compute {
             let (n, m) = (self.shape()[0] as i64, self.shape()[1] as i64);
             let dtype = self.dtype();
-            let rec = rec.jvp_batched(|t| {
-                t.map1(|tx| tx.diagonal(0, -2, -1)?.sum(Some(&[-1]), false, None))
-            });
-            rec.finish_simple(&out, move |_, g| {
-                Ok(vec![Some(g[0].mul(&Tensor::eye(n, Some(m), dtype)?)?)])
-            })?;
-        }
-        Ok(out)
+        } => out = self.trace_kernel()?;
+        save nothing
+        backward |ctx, g| Ok(vec![Some(g[0].mul(&Tensor::eye(n, Some(m), dtype)?)?)]);
+        forward formula(|t| t.map1(|tx| tx.diagonal(0, -2, -1)?.sum(Some(&[-1]), false, None)));
+        batched rows because "g is 0-dim, and a batch of g would broadcast against the identity's last dim";
     }
+}
 
+impl Tensor {
     /// The forward kernel of `trace`.
     fn trace_kernel(&self) -> Result<Tensor> {
         let d = self.diagonal(0, 0, 1)?;
@@ -827,70 +893,38 @@ impl Tensor {
     }
 }
 
-/// Records a product `out = f(a, b)` of the matmul family under the node of
-/// its case (`DotBackward0` for 1-D x 1-D, `MvBackward0` for 2-D x 1-D,
-/// `MmBackward0` for 2-D (or 1-D) x 2-D, `BmmBackward0` for batched).
-/// Without a recorder this is `f(a, b)` and nothing else.
-fn product_recorded(
-    a: &Tensor,
-    b: &Tensor,
-    f: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
-) -> Result<Tensor> {
-    let name = match (a.ndim(), b.ndim()) {
-        (1, 1) => "DotBackward0",
-        (2, 1) => "MvBackward0",
-        (1, 2) | (2, 2) => "MmBackward0",
-        _ => "BmmBackward0",
+/// The tangent of a product `a @ b`: `ta @ b + a @ tb`.
+fn product_tangent(t: &Tangents, a: &Tensor, b: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    let (d1, d2) = (a.ndim(), b.ndim());
+    t.sum1(|i, ti| {
+        let (l, r) = if i == 0 { (ti, b) } else { (a, ti) };
+        match t.batch() {
+            None => l.matmul(r),
+            Some(_) => product_batched(l, r, d1, d2, i == 0),
+        }
+    })
+}
+
+/// The gradients of a product `a @ b` from its saves (`self` = a when b
+/// needs a gradient, `mat2` = b when a does).
+fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
+    let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+    let (ma, mb) = (ctx.input_meta(0), ctx.input_meta(1));
+    let (Some(ma), Some(mb)) = (ma, mb) else {
+        return Err(Error::runtime("matmul backward: missing input metadata"));
     };
-    let rec = Recorder::new(name, &[a, b]);
-    // Products of vectors and matrices have batched formulas.
-    let rec = if a.ndim() <= 2 && b.ndim() <= 2 {
-        rec.batched()
+    let (ga, gb) = if ctx.batch().is_some() {
+        product_backward_batched(
+            &g[0],
+            ma.shape.len(),
+            mb.shape.len(),
+            b.as_ref(),
+            a.as_ref(),
+        )?
     } else {
-        rec
+        product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?
     };
-    let out = f(a, b)?;
-    if rec.active() {
-        // ta @ b + a @ tb
-        let (d1, d2) = (a.ndim(), b.ndim());
-        let rec = rec.jvp_batched(move |t| {
-            t.sum1(|i, ti| {
-                let (l, r) = if i == 0 { (ti, b) } else { (a, ti) };
-                match t.batch() {
-                    None => l.matmul(r),
-                    Some(_) => product_batched(l, r, d1, d2, i == 0),
-                }
-            })
-        });
-        let (na, nb) = (rec.needs(0), rec.needs(1));
-        rec.finish(
-            &[&out],
-            |s| {
-                s.save_opt("self", nb.then_some(a));
-                s.save_opt("mat2", na.then_some(b));
-            },
-            |ctx, g| {
-                let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
-                let (ma, mb) = (ctx.input_meta(0), ctx.input_meta(1));
-                let (Some(ma), Some(mb)) = (ma, mb) else {
-                    return Err(Error::runtime("matmul backward: missing input metadata"));
-                };
-                let (ga, gb) = if ctx.batch().is_some() {
-                    product_backward_batched(
-                        &g[0],
-                        ma.shape.len(),
-                        mb.shape.len(),
-                        b.as_ref(),
-                        a.as_ref(),
-                    )?
-                } else {
-                    product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?
-                };
-                Ok(vec![ga, gb])
-            },
-        )?;
-    }
-    Ok(out)
+    Ok(vec![ga, gb])
 }
 
 /// `a @ b` (matmul semantics for primals of `d1` and `d2` dims) where the
