@@ -20,6 +20,8 @@
 //!   a dense layout's span that keep its strides;
 //! * `pointwise`: the unary float functions' maps and the special
 //!   functions (erf, erfc) they use;
+//! * `matmul`: the strided, batched GEMM driver under every matrix product;
+//! * `linalg`: LU-based inverses, determinants and solutions, and the trace;
 //! * `sync_ptr`: the raw pointer that parallel loops share.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
@@ -35,6 +37,8 @@ pub(crate) mod copy;
 pub(crate) mod fold;
 pub(crate) mod index;
 pub(crate) mod iter;
+pub(crate) mod linalg;
+pub(crate) mod matmul;
 pub(crate) mod norm;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;

@@ -1,46 +1,15 @@
-//! Matrix products: a strided, batched GEMM driver and torch's `matmul`,
-//! `mm`, `bmm`, `mv`, `dot`, `outer`, `addmm` and `trace` on top of it.
-//!
-//! Floating products go to the `gemm` crate (default) or `matrixmultiply`
-//! with the operands' own row/column strides (stride 0 for expanded inputs
-//! included), so nothing is copied before the kernel. Tiny products and
-//! integer products use a plain triple loop with wrapping arithmetic.
+//! Matrix products: torch's `matmul`, `mm`, `bmm`, `mv`, `dot`, `outer`,
+//! `addmm` and `trace` on the strided, batched GEMM driver of
+//! `kernels::matmul` (which takes the operands' own strides, so nothing is
+//! copied before the kernel), and the choice of its floating-point backend.
 
 use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
-use crate::kernels::access::{elem_ptr, lock};
-use crate::ops::Arith;
+use crate::kernels::linalg;
+pub use crate::kernels::matmul::GemmBackend;
+use crate::kernels::matmul::{self, gemm_batched};
 use crate::tensor::broadcast_shapes;
-use crate::{DType, Element, Error, Layout, Result, Scalar, Tensor};
-use rayon::prelude::*;
+use crate::{DType, Error, Layout, Result, Scalar, Tensor};
 use std::sync::atomic::{AtomicU8, Ordering};
-
-/// Which library computes floating-point matrix products.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GemmBackend {
-    /// The `gemm` crate, multi-threaded on ferrograd's pool (the default).
-    Gemm,
-    /// The `matrixmultiply` crate (single-threaded), for comparison.
-    MatrixMultiply,
-}
-
-impl GemmBackend {
-    /// The backend's name as accepted by `FERROGRAD_GEMM`.
-    pub fn name(self) -> &'static str {
-        match self {
-            GemmBackend::Gemm => "gemm",
-            GemmBackend::MatrixMultiply => "matrixmultiply",
-        }
-    }
-
-    /// Parses `"gemm"` or `"matrixmultiply"`.
-    pub fn from_name(name: &str) -> Option<GemmBackend> {
-        match name {
-            "gemm" => Some(GemmBackend::Gemm),
-            "matrixmultiply" => Some(GemmBackend::MatrixMultiply),
-            _ => None,
-        }
-    }
-}
 
 /// 0: not chosen yet (read `FERROGRAD_GEMM`), 1: gemm, 2: matrixmultiply.
 static BACKEND: AtomicU8 = AtomicU8::new(0);
@@ -76,11 +45,6 @@ pub fn matmul_with_backend(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Resu
     matmul_impl(a, b, backend)
 }
 
-/// Below this many multiply-adds a product runs as a plain loop.
-const SMALL_FLOPS: usize = 16 * 16 * 16;
-/// From this many multiply-adds on, one product is split over the pool.
-const PARALLEL_FLOPS: usize = 128 * 128 * 128;
-
 /// torch's C++ type names, as in "expected m1 and m2 to have the same dtype".
 pub(crate) fn meta_name(d: DType) -> &'static str {
     match d {
@@ -99,217 +63,6 @@ pub(crate) fn xshape(s: &[usize]) -> String {
         .collect::<Vec<_>>()
         .join("x")
 }
-
-/// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
-#[derive(Clone, Copy)]
-pub(crate) struct GemmArgs<T> {
-    m: usize,
-    n: usize,
-    k: usize,
-    a: *const T,
-    ars: isize,
-    acs: isize,
-    b: *const T,
-    brs: isize,
-    bcs: isize,
-    c: *mut T,
-    crs: isize,
-    ccs: isize,
-    alpha: T,
-    beta: Option<T>,
-}
-
-// SAFETY: the pointers refer to buffers that outlive every use of the
-// arguments (the caller holds the storage locks for the whole call), and
-// threads only write disjoint rows of `c`.
-unsafe impl<T: Send> Send for GemmArgs<T> {}
-// SAFETY: as above.
-unsafe impl<T: Sync> Sync for GemmArgs<T> {}
-
-impl<T: Arith> GemmArgs<T> {
-    /// The same product with each matrix moved by an element offset.
-    fn shifted(&self, oa: usize, ob: usize, oc: usize) -> GemmArgs<T> {
-        GemmArgs {
-            a: self.a.wrapping_add(oa),
-            b: self.b.wrapping_add(ob),
-            c: self.c.wrapping_add(oc),
-            ..*self
-        }
-    }
-
-    /// Plain loop over rows `r0..r1`.
-    ///
-    /// # Safety
-    /// Every index of the described matrices is readable (a, b) or
-    /// writable (c), and no other thread writes rows `r0..r1` of `c`.
-    unsafe fn naive_rows(&self, r0: usize, r1: usize) {
-        for i in r0..r1 {
-            let arow = self.a.offset(i as isize * self.ars);
-            for j in 0..self.n {
-                let bcol = self.b.offset(j as isize * self.bcs);
-                let mut acc = T::zero();
-                for p in 0..self.k {
-                    let x = *arow.offset(p as isize * self.acs);
-                    let y = *bcol.offset(p as isize * self.brs);
-                    acc = T::add(acc, T::mul(x, y));
-                }
-                let dst = self.c.offset(i as isize * self.crs + j as isize * self.ccs);
-                let v = T::mul(self.alpha, acc);
-                *dst = match self.beta {
-                    Some(beta) => T::add(v, T::mul(beta, *dst)),
-                    None => v,
-                };
-            }
-        }
-    }
-
-    /// Plain loop, split over rows on the pool when `threads > 1`.
-    ///
-    /// # Safety
-    /// As [`GemmArgs::naive_rows`] for all rows.
-    unsafe fn naive(&self, threads: usize) {
-        if threads > 1 && self.m > 1 {
-            let me = *self;
-            crate::pool::install(move || {
-                let me = me;
-                (0..me.m).into_par_iter().for_each(|i| {
-                    // SAFETY: each task writes its own row of `c`.
-                    unsafe { me.naive_rows(i, i + 1) }
-                })
-            });
-        } else {
-            self.naive_rows(0, self.m);
-        }
-    }
-
-    /// The `gemm` crate on these strides (`dst := alpha*dst + beta*lhs*rhs`
-    /// in its convention, so our alpha/beta swap places).
-    ///
-    /// # Safety
-    /// As [`GemmArgs::naive_rows`]; `T` is f32 or f64.
-    unsafe fn gemm_crate(&self, threads: usize) {
-        let par = if threads > 1 {
-            gemm::Parallelism::Rayon(threads)
-        } else {
-            gemm::Parallelism::None
-        };
-        gemm::gemm(
-            self.m,
-            self.n,
-            self.k,
-            self.c,
-            self.ccs,
-            self.crs,
-            self.beta.is_some(),
-            self.a,
-            self.acs,
-            self.ars,
-            self.b,
-            self.bcs,
-            self.brs,
-            self.beta.unwrap_or(T::zero()),
-            self.alpha,
-            false,
-            false,
-            false,
-            par,
-        );
-    }
-}
-
-/// Element types that can be multiplied as matrices.
-pub(crate) trait MatElem: Arith {
-    /// Runs a product with an optimised library if this type has one;
-    /// returns false (doing nothing) otherwise.
-    ///
-    /// # Safety
-    /// As [`GemmArgs::naive_rows`] for all rows.
-    unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool;
-
-    /// `sum(a[i] * b[i])` over `n` strided elements (floats accumulate in
-    /// f64).
-    ///
-    /// # Safety
-    /// Every index `< n` of both strided vectors is readable.
-    unsafe fn dot_strided(a: *const Self, sa: isize, b: *const Self, sb: isize, n: usize) -> Self;
-}
-
-macro_rules! mat_int {
-    ($t:ty) => {
-        impl MatElem for $t {
-            unsafe fn fast_gemm(_: &GemmArgs<Self>, _: GemmBackend, _: usize) -> bool {
-                false
-            }
-            unsafe fn dot_strided(
-                a: *const Self,
-                sa: isize,
-                b: *const Self,
-                sb: isize,
-                n: usize,
-            ) -> Self {
-                let mut acc: $t = 0;
-                for i in 0..n as isize {
-                    acc = acc.wrapping_add((*a.offset(i * sa)).wrapping_mul(*b.offset(i * sb)));
-                }
-                acc
-            }
-        }
-    };
-}
-mat_int!(i32);
-mat_int!(i64);
-
-macro_rules! mat_float {
-    ($t:ty, $mm:path) => {
-        impl MatElem for $t {
-            unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
-                match backend {
-                    GemmBackend::Gemm if threads > 1 => {
-                        let g = *g;
-                        crate::pool::install(move || {
-                            let g = g;
-                            // SAFETY: forwarded from the caller.
-                            unsafe { g.gemm_crate(threads) }
-                        })
-                    }
-                    GemmBackend::Gemm => g.gemm_crate(1),
-                    GemmBackend::MatrixMultiply => $mm(
-                        g.m,
-                        g.k,
-                        g.n,
-                        g.alpha,
-                        g.a,
-                        g.ars,
-                        g.acs,
-                        g.b,
-                        g.brs,
-                        g.bcs,
-                        g.beta.unwrap_or(0.0),
-                        g.c,
-                        g.crs,
-                        g.ccs,
-                    ),
-                }
-                true
-            }
-            unsafe fn dot_strided(
-                a: *const Self,
-                sa: isize,
-                b: *const Self,
-                sb: isize,
-                n: usize,
-            ) -> Self {
-                let mut acc = 0f64;
-                for i in 0..n as isize {
-                    acc += *a.offset(i * sa) as f64 * *b.offset(i * sb) as f64;
-                }
-                acc as $t
-            }
-        }
-    };
-}
-mat_float!(f32, matrixmultiply::sgemm);
-mat_float!(f64, matrixmultiply::dgemm);
 
 /// Runs `$body` with `$T` bound to a numeric element type; bool raises
 /// torch's "not implemented for 'Bool'" error naming `$op`.
@@ -338,109 +91,6 @@ macro_rules! dispatch_mat {
             ))),
         }
     };
-}
-
-/// `out = alpha * a @ b (+ beta * out)` for `a: batch+[m,k]`, `b:
-/// batch+[k,n]` (any strides, batch dims already broadcast to the same
-/// shape) into the fresh contiguous `out: batch+[m,n]`.
-///
-/// # Safety
-/// `out` is a fresh contiguous tensor that nobody else can reach, of the
-/// same dtype `T` as `a` and `b`.
-unsafe fn gemm_batched<T: MatElem>(
-    a: &Tensor,
-    b: &Tensor,
-    out: &Tensor,
-    alpha: T,
-    beta: Option<T>,
-    backend: GemmBackend,
-) {
-    let nd = a.ndim();
-    let batch = &a.shape()[..nd - 2];
-    let (m, k, n) = (a.shape()[nd - 2], a.shape()[nd - 1], b.shape()[nd - 1]);
-    let nb: usize = batch.iter().product();
-    if nb == 0 || m == 0 || n == 0 {
-        return;
-    }
-    let _g = lock(&[a, b], None);
-    let (ap, bp, cp) = (elem_ptr::<T>(a), elem_ptr::<T>(b), elem_ptr::<T>(out));
-    let st = |t: &Tensor, d: usize| t.strides()[d] as isize;
-    let base = GemmArgs {
-        m,
-        n,
-        k,
-        a: ap,
-        ars: st(a, nd - 2),
-        acs: st(a, nd - 1),
-        b: bp,
-        brs: st(b, nd - 2),
-        bcs: st(b, nd - 1),
-        c: cp,
-        crs: n as isize,
-        ccs: 1,
-        alpha,
-        beta,
-    };
-    let offs: Vec<(usize, usize)> = batch_offsets(batch, a.strides())
-        .into_iter()
-        .zip(batch_offsets(batch, b.strides()))
-        .collect();
-    let one = |i: usize, threads: usize| {
-        let (oa, ob) = offs[i];
-        let g = base.shifted(oa, ob, i * m * n);
-        // SAFETY: the offsets come from the operands' layouts, so every
-        // index stays inside their storages (read-locked above); `out`'s
-        // batch entry `i` is written by this call only.
-        unsafe {
-            if k == 0 {
-                for r in 0..m {
-                    for c in 0..n {
-                        let dst = g.c.add(r * n + c);
-                        *dst = match beta {
-                            Some(bt) => T::mul(bt, *dst),
-                            None => T::zero(),
-                        };
-                    }
-                }
-            } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
-                g.naive(threads);
-            }
-        }
-    };
-    let per = m * n * k;
-    let threads = crate::pool::kernel_threads();
-    let free = threads > 1 && rayon::current_thread_index().is_none();
-    if free && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
-        crate::pool::install(|| (0..nb).into_par_iter().for_each(|i| one(i, 1)));
-    } else {
-        let t = if free && per >= PARALLEL_FLOPS {
-            threads
-        } else {
-            1
-        };
-        for i in 0..nb {
-            one(i, t);
-        }
-    }
-}
-
-/// The element offset (relative to the tensor's own offset) of each entry
-/// of the leading `batch` dims, in row-major order of the batch index.
-pub(super) fn batch_offsets(batch: &[usize], strides: &[usize]) -> Vec<usize> {
-    let nb: usize = batch.iter().product();
-    let mut offs = Vec::with_capacity(nb);
-    let mut idx = vec![0usize; batch.len()];
-    for _ in 0..nb {
-        offs.push(idx.iter().zip(strides).map(|(&i, &s)| i * s).sum());
-        for d in (0..batch.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < batch[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    offs
 }
 
 /// Checks that both product operands share a dtype (torch never promotes
@@ -562,21 +212,7 @@ fn dot_impl(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             "inconsistent tensor size, expected tensor [{n}] and src [{nb}] to have the same number of elements, but got {n} and {nb} elements respectively"
         )));
     }
-    dispatch_mat!(a.dtype(), "dot", T => {
-        let _g = lock(&[a, b], None);
-        // SAFETY: both vectors are read-locked and have `n` elements at
-        // their strides.
-        let v = unsafe {
-            T::dot_strided(
-                elem_ptr::<T>(a),
-                a.strides()[0] as isize,
-                elem_ptr::<T>(b),
-                b.strides()[0] as isize,
-                n,
-            )
-        };
-        Ok(Tensor::from_slice(&[v], &[])?)
-    })
+    dispatch_mat!(a.dtype(), "dot", T => matmul::dot::<T>(a, b))
 }
 
 fn matmul_impl(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Result<Tensor> {
@@ -864,32 +500,11 @@ derivatives! {
         compute {
             let (n, m) = (self.shape()[0] as i64, self.shape()[1] as i64);
             let dtype = self.dtype();
-        } => out = self.trace_kernel()?;
+        } => out = linalg::trace(self)?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].mul(&Tensor::eye(n, Some(m), dtype)?)?)]);
         forward formula(|t| t.map1(|tx| tx.diagonal(0, -2, -1)?.sum(Some(&[-1]), false, None)));
         batched rows because "g is 0-dim, and a batch of g would broadcast against the identity's last dim";
-    }
-}
-
-impl Tensor {
-    /// The forward kernel of `trace`.
-    fn trace_kernel(&self) -> Result<Tensor> {
-        let d = self.diagonal(0, 0, 1)?;
-        let n = d.shape()[0];
-        let s = d.strides()[0];
-        let _g = lock(&[&d], None);
-        // SAFETY (both arms): `d` is read-locked and has `n` elements at
-        // stride `s`.
-        crate::dispatch_float!(self.dtype(), T => {
-            let p = elem_ptr::<T>(&d);
-            let acc: f64 = (0..n).map(|i| unsafe { *p.add(i * s) }.to_f64()).sum();
-            Tensor::from_slice(&[T::from_f64(acc)], &[])
-        }, else crate::dispatch!(self.dtype(), T => {
-            let p = elem_ptr::<T>(&d);
-            let acc = (0..n).fold(0i64, |acc, i| acc.wrapping_add(unsafe { *p.add(i * s) }.to_i64()));
-            Tensor::from_slice(&[acc], &[])
-        }))
     }
 }
 

@@ -1,0 +1,529 @@
+//! Matrix products: a strided, batched GEMM driver.
+//!
+//! Floating products go to the `gemm` crate (default) or `matrixmultiply`
+//! with the operands' own row/column strides (stride 0 for expanded inputs
+//! included), so nothing is copied before the kernel. Tiny products and
+//! integer products use a plain triple loop with wrapping arithmetic.
+
+use super::access::{elem_ptr, lock};
+use crate::{Element, Result, Tensor};
+use rayon::prelude::*;
+
+/// Which library computes floating-point matrix products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmBackend {
+    /// The `gemm` crate, multi-threaded on ferrograd's pool (the default).
+    Gemm,
+    /// The `matrixmultiply` crate (single-threaded), for comparison.
+    MatrixMultiply,
+}
+
+impl GemmBackend {
+    /// The backend's name as accepted by `FERROGRAD_GEMM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmBackend::Gemm => "gemm",
+            GemmBackend::MatrixMultiply => "matrixmultiply",
+        }
+    }
+
+    /// Parses `"gemm"` or `"matrixmultiply"`.
+    pub fn from_name(name: &str) -> Option<GemmBackend> {
+        match name {
+            "gemm" => Some(GemmBackend::Gemm),
+            "matrixmultiply" => Some(GemmBackend::MatrixMultiply),
+            _ => None,
+        }
+    }
+}
+
+/// Below this many multiply-adds a product runs as a plain loop.
+const SMALL_FLOPS: usize = 16 * 16 * 16;
+/// From this many multiply-adds on, one product is split over the pool.
+const PARALLEL_FLOPS: usize = 128 * 128 * 128;
+
+/// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
+#[derive(Clone, Copy)]
+pub(crate) struct GemmArgs<T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    a: *const T,
+    ars: isize,
+    acs: isize,
+    b: *const T,
+    brs: isize,
+    bcs: isize,
+    c: *mut T,
+    crs: isize,
+    ccs: isize,
+    alpha: T,
+    beta: Option<T>,
+}
+
+// SAFETY: the pointers refer to buffers that outlive every use of the
+// arguments (the caller holds the storage locks for the whole call), and
+// threads only write disjoint rows of `c`.
+unsafe impl<T: Send> Send for GemmArgs<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for GemmArgs<T> {}
+
+impl<T: MatElem> GemmArgs<T> {
+    /// The same product with each matrix moved by an element offset.
+    fn shifted(&self, oa: usize, ob: usize, oc: usize) -> GemmArgs<T> {
+        GemmArgs {
+            a: self.a.wrapping_add(oa),
+            b: self.b.wrapping_add(ob),
+            c: self.c.wrapping_add(oc),
+            ..*self
+        }
+    }
+
+    /// Plain loop over rows `r0..r1`.
+    ///
+    /// # Safety
+    /// Every index of the described matrices is readable (a, b) or
+    /// writable (c), and no other thread writes rows `r0..r1` of `c`.
+    unsafe fn naive_rows(&self, r0: usize, r1: usize) {
+        for i in r0..r1 {
+            let arow = self.a.offset(i as isize * self.ars);
+            for j in 0..self.n {
+                let bcol = self.b.offset(j as isize * self.bcs);
+                let mut acc = T::zero();
+                for p in 0..self.k {
+                    let x = *arow.offset(p as isize * self.acs);
+                    let y = *bcol.offset(p as isize * self.brs);
+                    acc = T::add(acc, T::mul(x, y));
+                }
+                let dst = self.c.offset(i as isize * self.crs + j as isize * self.ccs);
+                let v = T::mul(self.alpha, acc);
+                *dst = match self.beta {
+                    Some(beta) => T::add(v, T::mul(beta, *dst)),
+                    None => v,
+                };
+            }
+        }
+    }
+
+    /// Plain loop, split over rows on the pool when `threads > 1`.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn naive(&self, threads: usize) {
+        if threads > 1 && self.m > 1 {
+            let me = *self;
+            crate::pool::install(move || {
+                let me = me;
+                (0..me.m).into_par_iter().for_each(|i| {
+                    // SAFETY: each task writes its own row of `c`.
+                    unsafe { me.naive_rows(i, i + 1) }
+                })
+            });
+        } else {
+            self.naive_rows(0, self.m);
+        }
+    }
+
+    /// The `gemm` crate on these strides (`dst := alpha*dst + beta*lhs*rhs`
+    /// in its convention, so our alpha/beta swap places).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`]; `T` is f32 or f64.
+    unsafe fn gemm_crate(&self, threads: usize) {
+        let par = if threads > 1 {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
+        gemm::gemm(
+            self.m,
+            self.n,
+            self.k,
+            self.c,
+            self.ccs,
+            self.crs,
+            self.beta.is_some(),
+            self.a,
+            self.acs,
+            self.ars,
+            self.b,
+            self.bcs,
+            self.brs,
+            self.beta.unwrap_or(T::zero()),
+            self.alpha,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+/// Element types that can be multiplied as matrices.
+pub(crate) trait MatElem: Element {
+    /// `a + b`: wrapping for integers (torch's two's complement
+    /// arithmetic), IEEE for floats.
+    fn add(a: Self, b: Self) -> Self;
+    /// `a * b`, wrapping for integers.
+    fn mul(a: Self, b: Self) -> Self;
+
+    /// Runs a product with an optimised library if this type has one;
+    /// returns false (doing nothing) otherwise.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool;
+
+    /// `sum(a[i] * b[i])` over `n` strided elements (floats accumulate in
+    /// f64).
+    ///
+    /// # Safety
+    /// Every index `< n` of both strided vectors is readable.
+    unsafe fn dot_strided(a: *const Self, sa: isize, b: *const Self, sb: isize, n: usize) -> Self;
+}
+
+macro_rules! mat_int {
+    ($t:ty) => {
+        impl MatElem for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+            unsafe fn fast_gemm(_: &GemmArgs<Self>, _: GemmBackend, _: usize) -> bool {
+                false
+            }
+            unsafe fn dot_strided(
+                a: *const Self,
+                sa: isize,
+                b: *const Self,
+                sb: isize,
+                n: usize,
+            ) -> Self {
+                let mut acc: $t = 0;
+                for i in 0..n as isize {
+                    acc = acc.wrapping_add((*a.offset(i * sa)).wrapping_mul(*b.offset(i * sb)));
+                }
+                acc
+            }
+        }
+    };
+}
+mat_int!(i32);
+mat_int!(i64);
+
+macro_rules! mat_float {
+    ($t:ty, $mm:path) => {
+        impl MatElem for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a + b
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                a * b
+            }
+            unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
+                match backend {
+                    GemmBackend::Gemm if threads > 1 => {
+                        let g = *g;
+                        crate::pool::install(move || {
+                            let g = g;
+                            // SAFETY: forwarded from the caller.
+                            unsafe { g.gemm_crate(threads) }
+                        })
+                    }
+                    GemmBackend::Gemm => g.gemm_crate(1),
+                    GemmBackend::MatrixMultiply => $mm(
+                        g.m,
+                        g.k,
+                        g.n,
+                        g.alpha,
+                        g.a,
+                        g.ars,
+                        g.acs,
+                        g.b,
+                        g.brs,
+                        g.bcs,
+                        g.beta.unwrap_or(0.0),
+                        g.c,
+                        g.crs,
+                        g.ccs,
+                    ),
+                }
+                true
+            }
+            unsafe fn dot_strided(
+                a: *const Self,
+                sa: isize,
+                b: *const Self,
+                sb: isize,
+                n: usize,
+            ) -> Self {
+                let mut acc = 0f64;
+                for i in 0..n as isize {
+                    acc += *a.offset(i * sa) as f64 * *b.offset(i * sb) as f64;
+                }
+                acc as $t
+            }
+        }
+    };
+}
+mat_float!(f32, matrixmultiply::sgemm);
+mat_float!(f64, matrixmultiply::dgemm);
+
+/// `out = alpha * a @ b (+ beta * out)` for `a: batch+[m,k]`, `b:
+/// batch+[k,n]` (any strides, batch dims already broadcast to the same
+/// shape) into the fresh contiguous `out: batch+[m,n]`.
+///
+/// # Safety
+/// `out` is a fresh contiguous tensor that nobody else can reach, of the
+/// same dtype `T` as `a` and `b`.
+pub(crate) unsafe fn gemm_batched<T: MatElem>(
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    alpha: T,
+    beta: Option<T>,
+    backend: GemmBackend,
+) {
+    let nd = a.ndim();
+    let batch = &a.shape()[..nd - 2];
+    let (m, k, n) = (a.shape()[nd - 2], a.shape()[nd - 1], b.shape()[nd - 1]);
+    let nb: usize = batch.iter().product();
+    if nb == 0 || m == 0 || n == 0 {
+        return;
+    }
+    let _g = lock(&[a, b], None);
+    let (ap, bp, cp) = (elem_ptr::<T>(a), elem_ptr::<T>(b), elem_ptr::<T>(out));
+    let st = |t: &Tensor, d: usize| t.strides()[d] as isize;
+    let base = GemmArgs {
+        m,
+        n,
+        k,
+        a: ap,
+        ars: st(a, nd - 2),
+        acs: st(a, nd - 1),
+        b: bp,
+        brs: st(b, nd - 2),
+        bcs: st(b, nd - 1),
+        c: cp,
+        crs: n as isize,
+        ccs: 1,
+        alpha,
+        beta,
+    };
+    let offs: Vec<(usize, usize)> = batch_offsets(batch, a.strides())
+        .into_iter()
+        .zip(batch_offsets(batch, b.strides()))
+        .collect();
+    let one = |i: usize, threads: usize| {
+        let (oa, ob) = offs[i];
+        let g = base.shifted(oa, ob, i * m * n);
+        // SAFETY: the offsets come from the operands' layouts, so every
+        // index stays inside their storages (read-locked above); `out`'s
+        // batch entry `i` is written by this call only.
+        unsafe {
+            if k == 0 {
+                for r in 0..m {
+                    for c in 0..n {
+                        let dst = g.c.add(r * n + c);
+                        *dst = match beta {
+                            Some(bt) => T::mul(bt, *dst),
+                            None => T::zero(),
+                        };
+                    }
+                }
+            } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
+                g.naive(threads);
+            }
+        }
+    };
+    let per = m * n * k;
+    let threads = crate::pool::kernel_threads();
+    let free = threads > 1 && rayon::current_thread_index().is_none();
+    if free && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
+        crate::pool::install(|| (0..nb).into_par_iter().for_each(|i| one(i, 1)));
+    } else {
+        let t = if free && per >= PARALLEL_FLOPS {
+            threads
+        } else {
+            1
+        };
+        for i in 0..nb {
+            one(i, t);
+        }
+    }
+}
+
+/// The element offset (relative to the tensor's own offset) of each entry
+/// of the leading `batch` dims, in row-major order of the batch index.
+pub(crate) fn batch_offsets(batch: &[usize], strides: &[usize]) -> Vec<usize> {
+    let nb: usize = batch.iter().product();
+    let mut offs = Vec::with_capacity(nb);
+    let mut idx = vec![0usize; batch.len()];
+    for _ in 0..nb {
+        offs.push(idx.iter().zip(strides).map(|(&i, &s)| i * s).sum());
+        for d in (0..batch.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < batch[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    offs
+}
+
+/// The inner product of two 1-D tensors of `n` elements and dtype `T`, as a
+/// 0-dim tensor (floats accumulate in f64, integers wrap).
+pub(crate) fn dot<T: MatElem>(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let n = a.shape()[0];
+    let _g = lock(&[a, b], None);
+    // SAFETY: both vectors are read-locked and have `n` elements at their
+    // strides.
+    let v = unsafe {
+        T::dot_strided(
+            elem_ptr::<T>(a),
+            a.strides()[0] as isize,
+            elem_ptr::<T>(b),
+            b.strides()[0] as isize,
+            n,
+        )
+    };
+    Tensor::from_slice(&[v], &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::copy::{permuted, relayout};
+    use crate::tensor::Layout;
+
+    /// `alpha * a @ b (+ beta * out)` into `out` through the driver.
+    fn product<T: MatElem>(
+        a: &Tensor,
+        b: &Tensor,
+        out: &Tensor,
+        alpha: T,
+        beta: Option<T>,
+        backend: GemmBackend,
+    ) -> Vec<T> {
+        // SAFETY: `out` is fresh, contiguous and of dtype T like a and b.
+        unsafe { gemm_batched::<T>(a, b, out, alpha, beta, backend) };
+        out.to_vec::<T>()
+    }
+
+    #[test]
+    fn integer_product_of_two_matrices() {
+        let a = Tensor::from_slice(&[1i64, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+        let b = Tensor::from_slice(&[7i64, 8, 9, 10, 11, 12], &[3, 2]).unwrap();
+        let out = Tensor::empty(&[2, 2], crate::DType::Int64);
+        let got = product(&a, &b, &out, 1i64, None, GemmBackend::Gemm);
+        assert_eq!(got, vec![58, 64, 139, 154]);
+    }
+
+    #[test]
+    fn alpha_and_beta_scale_the_product_and_the_old_output() {
+        let a = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+        let b = Tensor::from_slice(&[1i32, 0, 0, 1], &[2, 2]).unwrap();
+        let out = Tensor::from_slice(&[10i32, 20, 30, 40], &[2, 2]).unwrap();
+        // 2 * a + 3 * out
+        let got = product(&a, &b, &out, 2, Some(3), GemmBackend::Gemm);
+        assert_eq!(got, vec![32, 64, 96, 128]);
+    }
+
+    #[test]
+    fn integer_products_wrap() {
+        let a = Tensor::from_slice(&[i32::MAX], &[1, 1]).unwrap();
+        let b = Tensor::from_slice(&[2i32], &[1, 1]).unwrap();
+        let out = Tensor::empty(&[1, 1], crate::DType::Int32);
+        assert_eq!(product(&a, &b, &out, 1, None, GemmBackend::Gemm), vec![-2]);
+    }
+
+    #[test]
+    fn transposed_and_expanded_operands_are_read_through_their_strides() {
+        // a @ a^T with a^T a transposed view.
+        let a = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+        let at = permuted(&a, &[1, 0]).unwrap();
+        let out = Tensor::empty(&[2, 2], crate::DType::Float64);
+        let got = product(&a, &at, &out, 1.0, None, GemmBackend::Gemm);
+        assert_eq!(got, vec![14.0, 32.0, 32.0, 77.0]);
+        // A batch of two left operands times one right operand expanded
+        // over the batch with stride 0.
+        let a2 =
+            Tensor::from_slice(&[1.0f32, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 2.0], &[2, 2, 2]).unwrap();
+        let m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        let me = relayout(&m, Layout::new(&[2, 2, 2], &[0, 2, 1], 0)).unwrap();
+        let out = Tensor::empty(&[2, 2, 2], crate::DType::Float32);
+        let got = product(&a2, &me, &out, 1.0f32, None, GemmBackend::MatrixMultiply);
+        assert_eq!(got, vec![1.0, 2.0, 3.0, 4.0, 2.0, 4.0, 6.0, 8.0]);
+    }
+
+    #[test]
+    fn an_empty_inner_dim_gives_zeros_or_the_scaled_output() {
+        let a = Tensor::empty(&[2, 0], crate::DType::Float64);
+        let b = Tensor::empty(&[0, 2], crate::DType::Float64);
+        let out = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        let got = product(&a, &b, &out, 1.0, Some(0.5), GemmBackend::Gemm);
+        assert_eq!(got, vec![0.5, 1.0, 1.5, 2.0]);
+        let out = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+        let got = product(&a, &b, &out, 1.0, None, GemmBackend::Gemm);
+        assert_eq!(got, vec![0.0; 4]);
+    }
+
+    #[test]
+    fn both_backends_agree_with_a_plain_sum_above_the_small_size() {
+        // 16 x 17 x 16 is past SMALL_FLOPS, so the libraries run.
+        let (m, k, n) = (16, 17, 16);
+        let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let bv: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+        let want: Vec<f64> = (0..m * n)
+            .map(|ij| {
+                let (i, j) = (ij / n, ij % n);
+                (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum()
+            })
+            .collect();
+        let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+        let b = Tensor::from_slice(&bv, &[k, n]).unwrap();
+        for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+            let out = Tensor::empty(&[m, n], crate::DType::Float64);
+            assert_eq!(product(&a, &b, &out, 1.0, None, backend), want);
+        }
+    }
+
+    #[test]
+    fn batch_offsets_walk_the_batch_in_row_major_order() {
+        assert_eq!(
+            batch_offsets(&[2, 3], &[30, 10]),
+            vec![0, 10, 20, 30, 40, 50]
+        );
+        assert_eq!(batch_offsets(&[2, 2], &[0, 4]), vec![0, 4, 0, 4]);
+        assert_eq!(batch_offsets(&[], &[]), vec![0]);
+    }
+
+    #[test]
+    fn dot_of_strided_vectors() {
+        let a = Tensor::from_slice(&[1.0f32, 9.0, 2.0, 9.0, 3.0], &[5]).unwrap();
+        let every_other = relayout(&a, Layout::new(&[3], &[2], 0)).unwrap();
+        let b = Tensor::from_slice(&[4.0f32, 5.0, 6.0], &[3]).unwrap();
+        assert_eq!(
+            dot::<f32>(&every_other, &b).unwrap().to_vec::<f32>(),
+            vec![32.0]
+        );
+        let i = Tensor::from_slice(&[i64::MAX, 1], &[2]).unwrap();
+        let j = Tensor::from_slice(&[1i64, 1], &[2]).unwrap();
+        assert_eq!(dot::<i64>(&i, &j).unwrap().to_vec::<i64>(), vec![i64::MIN]);
+    }
+
+    #[test]
+    fn backend_names_round_trip() {
+        for b in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+            assert_eq!(GemmBackend::from_name(b.name()), Some(b));
+        }
+        assert_eq!(GemmBackend::from_name("blas"), None);
+    }
+}
