@@ -22,6 +22,8 @@
 //!   functions (erf, erfc) they use;
 //! * `matmul`: the strided, batched GEMM driver under every matrix product;
 //! * `linalg`: LU-based inverses, determinants and solutions, and the trace;
+//! * `shape`: strided copies and the concatenation, flip, repeat and
+//!   triangular-mask kernels;
 //! * `sync_ptr`: the raw pointer that parallel loops share.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
@@ -43,4 +45,5 @@ pub(crate) mod norm;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod shape;
 pub(crate) mod sync_ptr;

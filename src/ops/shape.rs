@@ -1,10 +1,10 @@
 //! Copying shape operations: concatenation, stacking, flips, rolls,
 //! repeats, triangular masks and diagonals.
 //!
-//! Every result is a new contiguous tensor (version 0). The kernels are
-//! strided copies: a destination region (often a view of the fresh output)
-//! is filled from a source read through arbitrary, possibly negative,
-//! strides (see [`copy_strided`]).
+//! Every result is a new contiguous tensor (version 0). The kernels are the
+//! strided copies of `kernels::shape`: a destination region (often a view of
+//! the fresh output) is filled from a source read through arbitrary,
+//! possibly negative, strides.
 //!
 //! The differentiable ops are rows of the derivative table `FORMULAS`
 //! (`cat` and `stack`, which record over a list of inputs, record their
@@ -13,147 +13,11 @@
 //! work.
 
 use crate::autograd::{derivatives, Recorder, Tangents};
-use crate::kernels::access::{elem_ptr, lock};
-use crate::kernels::iter::for_ranges;
-use crate::kernels::sync_ptr::SyncPtr;
-use crate::tensor::{contiguous_strides, wrap_dim, Layout};
-use crate::{dispatch, DType, Element, Error, Result, Tensor};
-
-/// Visits the row-major positions `start..end` of `shape`, calling `f` with
-/// each operand's element offset (sum of index times stride, per operand).
-pub(crate) fn walk<const K: usize>(
-    shape: &[usize],
-    strides: [&[isize]; K],
-    start: usize,
-    end: usize,
-    mut f: impl FnMut([isize; K]),
-) {
-    if start >= end {
-        return;
-    }
-    let nd = shape.len();
-    if nd == 0 {
-        f([0; K]);
-        return;
-    }
-    // Multi-index of `start`.
-    let mut idx = vec![0usize; nd];
-    let mut rem = start;
-    for d in (0..nd).rev() {
-        idx[d] = rem % shape[d];
-        rem /= shape[d];
-    }
-    let mut off = [0isize; K];
-    for k in 0..K {
-        off[k] = (0..nd).map(|d| idx[d] as isize * strides[k][d]).sum();
-    }
-    let last = nd - 1;
-    let inner = shape[last];
-    let mut step = [0isize; K];
-    for k in 0..K {
-        step[k] = strides[k][last];
-    }
-    let mut pos = start;
-    while pos < end {
-        let run = (inner - idx[last]).min(end - pos);
-        let mut o = off;
-        for _ in 0..run {
-            f(o);
-            for k in 0..K {
-                o[k] += step[k];
-            }
-        }
-        pos += run;
-        if pos >= end {
-            break;
-        }
-        // The run always ends at the end of the last dim here: carry.
-        for k in 0..K {
-            off[k] -= idx[last] as isize * step[k];
-        }
-        idx[last] = 0;
-        let mut d = last;
-        while d > 0 {
-            d -= 1;
-            idx[d] += 1;
-            for k in 0..K {
-                off[k] += strides[k][d];
-            }
-            if idx[d] < shape[d] {
-                break;
-            }
-            for k in 0..K {
-                off[k] -= shape[d] as isize * strides[k][d];
-            }
-            idx[d] = 0;
-        }
-    }
-}
-
-/// Strides as signed element counts.
-pub(crate) fn signed(strides: &[usize]) -> Vec<isize> {
-    strides.iter().map(|&s| s as isize).collect()
-}
-
-/// `dst[i] = cast(src[i])` over `shape`, split over the pool when large.
-///
-/// # Safety
-/// Every offset reached from `dst`/`src` through `shape` and the strides
-/// lies inside locked buffers of the right types; `dst` positions are
-/// distinct and do not alias `src`.
-pub(crate) unsafe fn copy_strided<T: Element, S: Element>(
-    dst: *mut T,
-    dst_strides: &[isize],
-    src: *const S,
-    src_strides: &[isize],
-    shape: &[usize],
-) {
-    let n: usize = shape.iter().product();
-    let (d, s) = (SyncPtr(dst), SyncPtr(src as *mut S));
-    for_ranges(n, |start, end| {
-        let (d, s) = (d, s);
-        walk(shape, [dst_strides, src_strides], start, end, |[o, i]| {
-            // SAFETY: offsets stay inside the buffers (caller's contract).
-            unsafe { *d.0.offset(o) = T::cast_from(*s.0.offset(i)) };
-        });
-    });
-}
-
-/// Copies `src` (same shape, any dtype) into `dst`, a fresh tensor or a
-/// view of one that nothing else references, without bumping its version.
-pub(crate) fn fill_from(dst: &Tensor, src: &Tensor) -> Result<()> {
-    if dst.shape() != src.shape() {
-        return Err(Error::runtime(format!(
-            "internal copy between shapes {:?} and {:?}",
-            dst.shape(),
-            src.shape()
-        )));
-    }
-    if dst.numel() == 0 {
-        return Ok(());
-    }
-    let _g = lock(&[src], Some(dst));
-    if dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() {
-        let isz = dst.dtype().itemsize();
-        // SAFETY: both spans of `numel` elements lie in their (locked)
-        // storages, and a fresh destination never overlaps the source.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.storage().as_ptr().add(src.offset() * isz),
-                dst.storage().as_ptr().add(dst.offset() * isz),
-                dst.numel() * isz,
-            )
-        };
-        return Ok(());
-    }
-    let (ds, ss) = (signed(dst.strides()), signed(src.strides()));
-    dispatch!(dst.dtype(), T => dispatch!(src.dtype(), S => {
-        // SAFETY: both layouts lie within their locked storages; `dst` is
-        // non-overlapping (fresh) and distinct from `src`.
-        unsafe { copy_strided::<T, S>(elem_ptr::<T>(dst), &ds, elem_ptr::<S>(src), &ss, dst.shape()) }
-    }));
-    Ok(())
-}
+use crate::kernels;
+use crate::kernels::shape::fill_from;
+pub(crate) use crate::kernels::shape::{signed, walk};
+use crate::tensor::{wrap_dim, Layout};
+use crate::{Error, Result, Tensor};
 
 /// Every input's tangent, zeros for those without one.
 fn all_or_zeros(t: &Tangents, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
@@ -169,14 +33,6 @@ pub(crate) fn tangent_dims(t: &Tangents, dims: &[isize]) -> Vec<isize> {
     dims.iter().map(|&d| t.dim(d)).collect()
 }
 
-fn promote_all(tensors: &[Tensor]) -> DType {
-    tensors
-        .iter()
-        .map(|t| t.dtype())
-        .reduce(DType::promote)
-        .unwrap_or_else(crate::default_dtype)
-}
-
 /// Sizes of a tensor as a `[n, ...]` string like torch prints them.
 pub(crate) fn fmt_shape(shape: &[usize]) -> String {
     let parts: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
@@ -189,7 +45,7 @@ impl Tensor {
     pub fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let rec = Recorder::new("CatBackward0", &refs);
-        let out = Tensor::cat_kernel(tensors, dim)?;
+        let out = kernels::shape::cat(tensors, dim)?;
         if rec.active() {
             // Each input's gradient is its slice of g along `dim` (legacy
             // empty inputs get none); the tangent is the tangents (zeros
@@ -233,67 +89,6 @@ impl Tensor {
                     })
                     .collect()
             })?;
-        }
-        Ok(out)
-    }
-
-    fn cat_kernel(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
-        if tensors.is_empty() {
-            return Err(Error::runtime(
-                "torch.cat(): expected a non-empty list of Tensors",
-            ));
-        }
-        let dt = promote_all(tensors);
-        for (i, t) in tensors.iter().enumerate() {
-            if t.ndim() == 0 {
-                return Err(Error::runtime(format!(
-                    "zero-dimensional tensor (at position {i}) cannot be concatenated"
-                )));
-            }
-        }
-        let parts: Vec<(usize, &Tensor)> = tensors
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !(t.ndim() == 1 && t.shape()[0] == 0))
-            .collect();
-        let Some(&(_, first)) = parts.first() else {
-            // Every input is a legacy empty tensor: validate the dim against
-            // 1-D, as torch does, and return an empty result.
-            wrap_dim(dim, 1)?;
-            return Ok(Tensor::empty(&[0], dt));
-        };
-        let d = wrap_dim(dim, first.ndim())?;
-        let mut shape = first.shape().to_vec();
-        shape[d] = 0;
-        for &(i, t) in &parts {
-            if t.ndim() != first.ndim() {
-                return Err(Error::runtime(format!(
-                    "Tensors must have same number of dimensions: got {} and {}",
-                    first.ndim(),
-                    t.ndim()
-                )));
-            }
-            for k in 0..first.ndim() {
-                if k != d && t.shape()[k] != first.shape()[k] {
-                    return Err(Error::runtime(format!(
-                        "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
-                        first.shape()[k],
-                        t.shape()[k]
-                    )));
-                }
-            }
-            shape[d] += t.shape()[d];
-        }
-        let out = Tensor::try_empty(&shape, dt)?;
-        let mut start = 0usize;
-        for &(_, t) in &parts {
-            let len = t.shape()[d];
-            if len > 0 {
-                let mut l = out.layout().clone();
-                l = l.narrow(d as isize, start as isize, len)?;
-                fill_from(&out.view_with_layout(l), t)?;
-            }
-            start += len;
         }
         Ok(out)
     }
@@ -388,44 +183,6 @@ impl Tensor {
         self.reshape(&shape)
     }
 
-    fn flip_kernel(&self, dims: &[isize]) -> Result<Tensor> {
-        let nd = self.ndim();
-        let mut flipped = vec![false; nd.max(1)];
-        for &d in dims {
-            let w = wrap_dim(d, nd)?;
-            if flipped[w] {
-                return Err(Error::runtime(format!(
-                    "dim {w} appears multiple times in the list of dims"
-                )));
-            }
-            flipped[w] = true;
-        }
-        let out = Tensor::empty(self.shape(), self.dtype());
-        if out.numel() == 0 {
-            return Ok(out);
-        }
-        let mut ss = signed(self.strides());
-        let mut base = 0isize;
-        for k in 0..nd {
-            if flipped[k] {
-                base += (self.shape()[k] as isize - 1) * ss[k];
-                ss[k] = -ss[k];
-            }
-        }
-        let ds = signed(out.strides());
-        let _g = lock(&[self], Some(&out));
-        dispatch!(self.dtype(), T => {
-            // SAFETY: `base` plus the negated strides reach exactly the
-            // elements of `self`'s layout (its last element along each
-            // flipped dim, walking back); `out` is fresh.
-            unsafe {
-                copy_strided::<T, T>(elem_ptr::<T>(&out), &ds, elem_ptr::<T>(self).offset(base), &ss, self.shape())
-            }
-        });
-        drop(_g);
-        Ok(out)
-    }
-
     /// `fliplr()`: flip along dim 1 (needs at least 2 dims).
     pub fn fliplr(&self) -> Result<Tensor> {
         if self.ndim() < 2 {
@@ -507,59 +264,6 @@ impl Tensor {
         Ok(out)
     }
 
-    fn repeat_kernel(&self, sizes: &[usize]) -> Result<Tensor> {
-        let nd = self.ndim();
-        let r = sizes.len();
-        if r < nd {
-            return Err(Error::runtime(
-                "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
-            ));
-        }
-        let lead = r - nd;
-        let mut pshape = vec![1usize; lead];
-        pshape.extend_from_slice(self.shape());
-        let mut pstrides = vec![0isize; lead];
-        pstrides.extend(self.strides().iter().map(|&s| s as isize));
-        let out_shape: Vec<usize> = sizes
-            .iter()
-            .zip(&pshape)
-            .map(|(&a, &b)| a.checked_mul(b))
-            .collect::<Option<_>>()
-            .filter(|s: &Vec<usize>| {
-                s.iter()
-                    .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-                    .is_some()
-            })
-            .ok_or_else(|| {
-                Error::runtime(format!(
-                    "repeat: the result size overflows for repeats {sizes:?}"
-                ))
-            })?;
-        let out = Tensor::try_empty(&out_shape, self.dtype())?;
-        if out.numel() == 0 {
-            return Ok(out);
-        }
-        let ostr = contiguous_strides(&out_shape);
-        // Walk (rep_0, size_0, rep_1, size_1, ...).
-        let mut shape2 = Vec::with_capacity(2 * r);
-        let mut dst2 = Vec::with_capacity(2 * r);
-        let mut src2 = Vec::with_capacity(2 * r);
-        for i in 0..r {
-            shape2.extend([sizes[i], pshape[i]]);
-            dst2.extend([(pshape[i] * ostr[i]) as isize, ostr[i] as isize]);
-            src2.extend([0, pstrides[i]]);
-        }
-        let _g = lock(&[self], Some(&out));
-        dispatch!(self.dtype(), T => {
-            // SAFETY: the source walk only moves along `self`'s own dims;
-            // the destination positions enumerate `out` exactly once.
-            unsafe { copy_strided::<T, T>(elem_ptr::<T>(&out), &dst2, elem_ptr::<T>(self), &src2, &shape2) }
-        });
-        drop(_g);
-        Ok(out)
-    }
-
-    /// `tile(dims)`: like `repeat`, but fewer dims than the tensor has are
     /// padded with leading ones.
     pub fn tile(&self, dims: &[usize]) -> Result<Tensor> {
         let mut reps = vec![1usize; self.ndim().saturating_sub(dims.len())];
@@ -567,38 +271,6 @@ impl Tensor {
         self.repeat(&reps)
     }
 
-    fn triangle(&self, k: i64, lower: bool, op: &str) -> Result<Tensor> {
-        if self.ndim() < 2 {
-            return Err(Error::runtime(format!(
-                "{op}: input tensor must have at least 2 dimensions"
-            )));
-        }
-        let out = self.copy();
-        let nd = self.ndim();
-        let (m, n) = (self.shape()[nd - 2], self.shape()[nd - 1]);
-        if out.numel() == 0 {
-            return Ok(out);
-        }
-        let _g = lock(&[], Some(&out));
-        dispatch!(self.dtype(), T => {
-            // SAFETY: `out` is fresh, contiguous and write-locked.
-            let data = unsafe { crate::kernels::access::slice_mut::<T>(&out) };
-            for mat in data.chunks_mut(m * n) {
-                for (i, row) in mat.chunks_mut(n).enumerate() {
-                    for (j, v) in row.iter_mut().enumerate() {
-                        let diff = j as i64 - i as i64;
-                        if (lower && diff > k) || (!lower && diff < k) {
-                            *v = T::zero();
-                        }
-                    }
-                }
-            }
-        });
-        drop(_g);
-        Ok(out)
-    }
-
-    /// `repeat_interleave(repeats, dim)`: each element (or slice along
     /// `dim`) repeated `repeats[i]` times; `repeats` is a 0-dim or 1-D
     /// integer tensor. Without a dim the input is flattened first.
     pub fn repeat_interleave(&self, repeats: &Tensor, dim: Option<isize>) -> Result<Tensor> {
@@ -661,7 +333,7 @@ derivatives! {
         record "FlipBackward0", [self];
         compute {
             let flip_dims = dims.to_vec();
-        } => out = self.flip_kernel(dims)?;
+        } => out = kernels::shape::flip(self, dims)?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].flip(&flip_dims)?)]);
         forward formula(|t| t.map1(|x| x.flip(&tangent_dims(t, dims))));
@@ -702,7 +374,7 @@ derivatives! {
     pub fn repeat(&self, sizes: &[usize]) -> Tensor {
         record "RepeatBackward0", [self];
         compute {
-            let y = self.repeat_kernel(sizes)?;
+            let y = kernels::shape::repeat(self, sizes)?;
             // View g as (rep_0, size_0, rep_1, size_1, ...) and sum the
             // repeat axes (and the leading new dims).
             let lead = sizes.len() - self.ndim();
@@ -740,7 +412,7 @@ derivatives! {
     /// the last two dims.
     pub fn tril(&self, diagonal: i64) -> Tensor {
         record "TrilBackward0", [self];
-        compute => out = self.triangle(diagonal, true, "tril")?;
+        compute => out = kernels::shape::triangle(self, diagonal, true, "tril")?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].tril(diagonal)?)]);
         forward formula(|t| t.map1(|x| x.tril(diagonal)));
@@ -753,7 +425,7 @@ derivatives! {
     /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
     pub fn triu(&self, diagonal: i64) -> Tensor {
         record "TriuBackward0", [self];
-        compute => out = self.triangle(diagonal, false, "triu")?;
+        compute => out = kernels::shape::triangle(self, diagonal, false, "triu")?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].triu(diagonal)?)]);
         forward formula(|t| t.map1(|x| x.triu(diagonal)));
