@@ -416,7 +416,8 @@ derivatives! {
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].tril(diagonal)?)]);
         forward formula(|t| t.map1(|x| x.tril(diagonal)));
-        batched rows because "not declared batched (tril of g on its last two dims would be)";
+        // tril acts on the last two dims of g, whatever leads them.
+        batched broadcast;
         inplace tril_(self) |s| s.tril(diagonal); {
             let r = self.tril(diagonal)?;
         } => self.copy_(&r);
@@ -429,7 +430,7 @@ derivatives! {
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].triu(diagonal)?)]);
         forward formula(|t| t.map1(|x| x.triu(diagonal)));
-        batched rows because "not declared batched (triu of g on its last two dims would be)";
+        batched broadcast;
         inplace triu_(self) |s| s.triu(diagonal); {
             let r = self.triu(diagonal)?;
         } => self.copy_(&r);
@@ -530,4 +531,59 @@ pub(crate) fn drop_dim(l: &Layout, dim: usize) -> (Vec<usize>, Vec<isize>) {
         strides.remove(dim);
     }
     (shape, strides)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::autograd::{self, BackwardOptions, GradInput};
+    use crate::Tensor;
+    use std::slice::from_ref;
+
+    /// The gradients of `f` at `x` for a batch of output gradients `gs`,
+    /// from one batched backward and from one backward per row.
+    pub(crate) fn batched_and_rows(
+        f: impl Fn(&Tensor) -> crate::Result<Tensor>,
+        x: &Tensor,
+        gs: &Tensor,
+    ) -> (bool, Vec<f64>, Vec<f64>) {
+        x.set_requires_grad(true).unwrap();
+        let y = f(x).unwrap();
+        let node_batched = y.grad_fn().unwrap().node.supports_batched();
+        let inputs = [GradInput::Tensor(x.clone())];
+        let keep = BackwardOptions {
+            retain_graph: Some(true),
+            ..Default::default()
+        };
+        let batched = autograd::grad_batched(from_ref(&y), &inputs, from_ref(gs), keep).unwrap();
+        let rows: Vec<f64> = (0..gs.shape()[0])
+            .flat_map(|b| {
+                let g = gs.select(0, b as isize).unwrap();
+                let r = autograd::grad(from_ref(&y), &inputs, &[Some(g)], keep).unwrap();
+                r[0].as_ref().unwrap().to_vec::<f64>()
+            })
+            .collect();
+        (
+            node_batched,
+            batched[0].as_ref().unwrap().to_vec::<f64>(),
+            rows,
+        )
+    }
+
+    #[test]
+    fn tril_and_triu_backward_take_a_batch_of_gradients() {
+        let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+        let gs: Vec<f64> = (1..=12).map(f64::from).collect();
+        let gs = Tensor::from_slice(&gs, &[2, 2, 3]).unwrap();
+        for f in [|x: &Tensor| x.tril(0), |x: &Tensor| x.triu(1)] {
+            let (node_batched, batched, rows) = batched_and_rows(f, &x.detach(), &gs);
+            assert!(node_batched);
+            assert_eq!(batched, rows);
+        }
+        // tril(0) keeps (0,0), (1,0), (1,1) of each gradient row.
+        let (_, batched, _) = batched_and_rows(|x| x.tril(0), &x.detach(), &gs);
+        assert_eq!(
+            batched,
+            vec![1.0, 0.0, 0.0, 4.0, 5.0, 0.0, 7.0, 0.0, 0.0, 10.0, 11.0, 0.0]
+        );
+    }
 }

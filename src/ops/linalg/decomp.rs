@@ -53,7 +53,8 @@ derivatives! {
         };
         // -A^{-1} t A^{-1}
         forward formula(|t| t.map1(|ta| out.matmul(ta)?.matmul(&out)?.neg()));
-        batched rows because "not declared batched (its products would broadcast over a batch of g)";
+        // The products broadcast A^{-T} over a leading batch dim of g.
+        batched broadcast;
     }
 
     /// `linalg.det(A)`: determinant of each square matrix (0 if singular).
@@ -224,4 +225,25 @@ fn column(t: &Tensor) -> Result<Tensor> {
     let mut shape: Vec<isize> = t.shape().iter().map(|&n| n as isize).collect();
     shape.push(1);
     t.reshape(&shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ops::shape::tests::batched_and_rows;
+    use crate::Tensor;
+
+    #[test]
+    fn inverse_backward_takes_a_batch_of_gradients() {
+        // A batch of two matrices, with a batch of three gradients.
+        let a =
+            Tensor::from_slice(&[4.0f64, 7.0, 2.0, 6.0, 1.0, 2.0, 3.0, 5.0], &[2, 2, 2]).unwrap();
+        let gs: Vec<f64> = (0..24).map(|i| f64::from(i % 5) - 2.0).collect();
+        let gs = Tensor::from_slice(&gs, &[3, 2, 2, 2]).unwrap();
+        let (node_batched, batched, rows) = batched_and_rows(|a| a.inverse(), &a, &gs);
+        assert!(node_batched);
+        assert_eq!(batched.len(), rows.len());
+        for (b, r) in batched.iter().zip(&rows) {
+            assert!((b - r).abs() < 1e-12, "{batched:?} != {rows:?}");
+        }
+    }
 }
