@@ -49,8 +49,8 @@ derivatives! {
 
     /// Aliases of `present` whose backward raises `msg`: only reverse mode
     /// raises; tangents pass through.
-    fn delayed_error_aliases(present: &[&Tensor], msg: String) -> Vec<Tensor> {
-        record_each "DelayedError", present;
+    fn delayed_error_aliases(present: &[Tensor], msg: String) -> Vec<Tensor> {
+        record "DelayedError", each [present];
         compute => outs = present.iter().map(|t| output_alias(t)).collect();
         save nothing
         backward |ctx, g| Err(Error::runtime(msg.clone()));
@@ -65,8 +65,8 @@ derivatives! {
 /// requires grad under grad mode and none has a tangent) the tensors are
 /// returned as they are.
 pub fn delayed_error(msg: &str, tensors: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
-    let present: Vec<&Tensor> = tensors.iter().flatten().collect();
-    if !Recorder::would_record(&present) {
+    let present: Vec<Tensor> = tensors.iter().flatten().cloned().collect();
+    if !Recorder::would_record(&present.iter().collect::<Vec<_>>()) {
         return Ok(tensors.to_vec());
     }
     let mut it = delayed_error_aliases(&present, msg.to_string())?.into_iter();

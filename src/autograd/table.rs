@@ -29,9 +29,8 @@
 //! /// docs
 //! pub fn name(&self, other: &Tensor) -> Tensor {
 //!     before { stmt; ... }?                   // grad mode still on
-//!     record "NameBackward0", [self, other];  // `opt [..]`: Option<&Tensor>s;
-//!                                             // `record_each NAME, slice;`
-//!                                             // for a &[&Tensor]
+//!     record "NameBackward0", [self, other];  // `opt [..]` for Option<&Tensor>,
+//!                                             // `each [xs]` for a &[Tensor] list
 //!     configure |r| r.scalar_input(1);?       // adjust the recorder
 //!     compute { stmt; ... } => out = expr;    // Tensor, Vec<Tensor> or a pair
 //!     save |s, needs| { s.save(...); }        // or `save nothing`
@@ -164,8 +163,7 @@ macro_rules! derivatives {
         $(#[$m:meta])*
         $vis:vis fn $name:ident $sig:tt -> $ret:ty {
             $(before { $($b:stmt;)* })?
-            $(record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];)?
-            $(record_each $enode:expr, $each:expr;)?
+            record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];
             $(configure |$r:ident| $conf:expr;)?
             compute $({ $($c:stmt;)* })? => $o:ident = $out:expr;
             save $(|$s:ident $(, $needs:ident)?| $save:block)? $(nothing)?
@@ -183,8 +181,7 @@ macro_rules! derivatives {
             #[allow(redundant_semicolons)]
             $vis fn $name $sig -> $crate::Result<$ret> {
                 $($($b;)*)?
-                $(let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);)?
-                $(let rec = $crate::autograd::Recorder::new($enode, $each);)?
+                let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);
                 let rec = $crate::autograd::derivatives!(@batched rec $bk $(($bcond))?);
                 $(let rec = { let $r = rec; $conf };)?
                 $($($c;)*)?
@@ -222,8 +219,8 @@ macro_rules! derivatives {
                 family: $family,
                 op: stringify!($name),
                 inplace: $crate::autograd::derivatives!(@opt $(stringify!($iname))?),
-                node: concat!($(stringify!($node),)? $(stringify!($enode),)?),
-                inputs: concat!($(stringify!($($inp),*),)? $(stringify!($each),)?),
+                node: stringify!($node),
+                inputs: stringify!($($opt)? $($inp),*),
                 saves: $crate::autograd::derivatives!(@opt_str $(stringify!($save))?),
                 backward: stringify!($bw),
                 forward: $crate::autograd::derivatives!(
@@ -238,6 +235,12 @@ macro_rules! derivatives {
     };
     (@new $node:expr, opt [$($inp:expr),*]) => {
         $crate::autograd::Recorder::new_opt($node, &[$($inp),*])
+    };
+    (@new $node:expr, each [$inp:expr]) => {
+        $crate::autograd::Recorder::new(
+            $node,
+            &$inp.iter().collect::<::std::vec::Vec<&$crate::Tensor>>(),
+        )
     };
     (@batched $rec:ident broadcast) => { $rec.batched() };
     (@batched $rec:ident formula) => { $rec.batched() };
