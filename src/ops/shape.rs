@@ -6,13 +6,11 @@
 //! the fresh output) is filled from a source read through arbitrary,
 //! possibly negative, strides.
 //!
-//! The differentiable ops are rows of the derivative table `FORMULAS`
-//! (`cat` and `stack`, which record over a list of inputs, record their
-//! nodes around the kernel themselves); gradients are written with
-//! differentiable ops (slices, flips, sums, diagonals), so higher orders
-//! work.
+//! The differentiable ops are rows of the derivative table `FORMULAS`;
+//! gradients are written with differentiable ops (slices, flips, sums,
+//! diagonals), so higher orders work.
 
-use crate::autograd::{derivatives, Recorder, Tangents};
+use crate::autograd::{derivatives, Tangents};
 use crate::kernels;
 use crate::kernels::shape::fill_from;
 pub(crate) use crate::kernels::shape::{signed, walk};
@@ -40,101 +38,6 @@ pub(crate) fn fmt_shape(shape: &[usize]) -> String {
 }
 
 impl Tensor {
-    /// `cat(tensors, dim)`: concatenation along an existing dim, promoting
-    /// dtypes; 1-D tensors of shape `(0,)` are skipped as in torch.
-    pub fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
-        let refs: Vec<&Tensor> = tensors.iter().collect();
-        let rec = Recorder::new("CatBackward0", &refs);
-        let out = kernels::shape::cat(tensors, dim)?;
-        if rec.active() {
-            // Each input's gradient is its slice of g along `dim` (legacy
-            // empty inputs get none); the tangent is the tangents (zeros
-            // for inputs without one) concatenated.
-            let mut pieces: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
-            let skip = |t: &Tensor| t.ndim() == 1 && t.shape()[0] == 0;
-            let d = match tensors.iter().find(|t| !skip(t)) {
-                Some(f) => wrap_dim(dim, f.ndim())?,
-                None => 0,
-            };
-            let rec = rec.jvp_batched(|t| {
-                let parts: Vec<Tensor> = tensors
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, x)| !skip(x))
-                    .map(|(i, x)| t.or_zeros(i, x))
-                    .collect::<Result<_>>()?;
-                if parts.is_empty() {
-                    return Ok(vec![None]);
-                }
-                Ok(vec![Some(Tensor::cat(&parts, t.dim(d as isize))?)])
-            });
-            let mut start = 0;
-            for t in tensors {
-                if skip(t) {
-                    pieces.push(None);
-                } else {
-                    pieces.push(Some((start, t.shape()[d])));
-                    start += t.shape()[d];
-                }
-            }
-            rec.finish_simple(&out, move |ctx, g| {
-                pieces
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| match p {
-                        Some((s, len)) if ctx.needs(i) => {
-                            Ok(Some(g[0].narrow(d as isize, *s as isize, *len)?))
-                        }
-                        _ => Ok(None),
-                    })
-                    .collect()
-            })?;
-        }
-        Ok(out)
-    }
-
-    /// `stack(tensors, dim)`: joins equally shaped tensors along a new dim.
-    pub fn stack(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
-        let Some(first) = tensors.first() else {
-            return Err(Error::runtime("stack expects a non-empty TensorList"));
-        };
-        for (i, t) in tensors.iter().enumerate() {
-            if t.shape() != first.shape() {
-                return Err(Error::runtime(format!(
-                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
-                    fmt_shape(first.shape()),
-                    fmt_shape(t.shape())
-                )));
-            }
-        }
-        let d = wrap_dim(dim, first.ndim() + 1)?;
-        let refs: Vec<&Tensor> = tensors.iter().collect();
-        let rec = Recorder::new("StackBackward0", &refs);
-        let parts: Vec<Tensor> = tensors
-            .iter()
-            .map(|t| t.unsqueeze(d as isize))
-            .collect::<Result<_>>()?;
-        let out = Tensor::cat(&parts, d as isize)?;
-        if rec.active() {
-            let rec = rec.jvp_batched(|t| {
-                let parts = all_or_zeros(t, tensors)?;
-                Ok(vec![Some(Tensor::stack(&parts, t.dim(d as isize))?)])
-            });
-            let n = tensors.len();
-            // Input i's gradient is g at position i along the new dim.
-            rec.finish_simple(&out, move |ctx, g| {
-                (0..n)
-                    .map(|i| {
-                        ctx.needs(i)
-                            .then(|| g[0].select(d as isize, i as isize))
-                            .transpose()
-                    })
-                    .collect()
-            })?;
-        }
-        Ok(out)
-    }
-
     /// `hstack(tensors)`: `cat` along dim 0 for 1-D inputs, else dim 1.
     pub fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
         let parts: Vec<Tensor> = tensors
@@ -326,7 +229,104 @@ impl Tensor {
 }
 
 derivatives! {
-    table FORMULAS("shape: flip, roll, repeat, tril, triu, diag, diag_embed") for Tensor;
+    table FORMULAS("shape: cat, stack, flip, roll, repeat, tril, triu, diag, diag_embed") for Tensor;
+
+    /// `cat(tensors, dim)`: concatenation along an existing dim, promoting
+    /// dtypes; 1-D tensors of shape `(0,)` are skipped as in torch.
+    pub fn cat(tensors: &[Tensor], dim: isize) -> Tensor {
+        record "CatBackward0", each [tensors];
+        compute {
+            let y = kernels::shape::cat(tensors, dim)?;
+            // Each input's piece of the output along `dim` (legacy empty
+            // inputs have none).
+            let skip = |t: &Tensor| t.ndim() == 1 && t.shape()[0] == 0;
+            let d = match tensors.iter().find(|t| !skip(t)) {
+                Some(f) => wrap_dim(dim, f.ndim())?,
+                None => 0,
+            };
+            let mut pieces: Vec<Option<(usize, usize)>> = Vec::with_capacity(tensors.len());
+            let mut start = 0;
+            for t in tensors {
+                if skip(t) {
+                    pieces.push(None);
+                } else {
+                    pieces.push(Some((start, t.shape()[d])));
+                    start += t.shape()[d];
+                }
+            };
+        } => out = y;
+        save nothing
+        // Each input's gradient is its slice of g along `dim`.
+        backward |ctx, g| {
+            pieces
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p {
+                    Some((s, len)) if ctx.needs(i) => {
+                        Ok(Some(g[0].narrow(d as isize, *s as isize, *len)?))
+                    }
+                    _ => Ok(None),
+                })
+                .collect()
+        };
+        // The tangents (zeros for inputs without one) concatenated.
+        forward formula(|t| {
+            let parts: Vec<Tensor> = tensors
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| !skip(x))
+                .map(|(i, x)| t.or_zeros(i, x))
+                .collect::<Result<_>>()?;
+            if parts.is_empty() {
+                return Ok(vec![None]);
+            }
+            Ok(vec![Some(Tensor::cat(&parts, t.dim(d as isize))?)])
+        });
+        batched rows because "each gradient is a slice of g along `dim`, counted without a batch dim";
+    }
+
+    /// `stack(tensors, dim)`: joins equally shaped tensors along a new dim.
+    pub fn stack(tensors: &[Tensor], dim: isize) -> Tensor {
+        before {
+            let Some(first) = tensors.first() else {
+                return Err(Error::runtime("stack expects a non-empty TensorList"));
+            };
+            for (i, t) in tensors.iter().enumerate() {
+                if t.shape() != first.shape() {
+                    return Err(Error::runtime(format!(
+                        "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                        fmt_shape(first.shape()),
+                        fmt_shape(t.shape())
+                    )));
+                }
+            };
+            let d = wrap_dim(dim, first.ndim() + 1)?;
+        }
+        record "StackBackward0", each [tensors];
+        compute {
+            let parts: Vec<Tensor> = tensors
+                .iter()
+                .map(|t| t.unsqueeze(d as isize))
+                .collect::<Result<_>>()?;
+            let n = tensors.len();
+        } => out = Tensor::cat(&parts, d as isize)?;
+        save nothing
+        // Input i's gradient is g at position i along the new dim.
+        backward |ctx, g| {
+            (0..n)
+                .map(|i| {
+                    ctx.needs(i)
+                        .then(|| g[0].select(d as isize, i as isize))
+                        .transpose()
+                })
+                .collect()
+        };
+        forward formula(|t| {
+            let parts = all_or_zeros(t, tensors)?;
+            Ok(vec![Some(Tensor::stack(&parts, t.dim(d as isize))?)])
+        });
+        batched rows because "the gradients are slices of g along `dim`, counted without a batch dim";
+    }
 
     /// `flip(dims)`: a copy with the order of elements reversed along dims.
     pub fn flip(&self, dims: &[isize]) -> Tensor {
