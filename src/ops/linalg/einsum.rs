@@ -10,7 +10,7 @@
 //! permutation puts the output subscripts in order.
 
 use super::matmul::{bmm_broadcast, gemm_backend, meta_name};
-use crate::autograd::{Recorder, Tangents};
+use crate::autograd::{derivatives, Tangents};
 use crate::{Error, Layout, Result, Scalar, Tensor};
 
 /// Subscript ids: `A-Z` are 0..26, `a-z` 26..52, ellipsis dims 52.. .
@@ -195,27 +195,71 @@ fn contract(a: Labelled, b: Labelled, kept: &[Label]) -> Result<Labelled> {
     })
 }
 
-/// `einsum(equation, operands)`: Einstein summation as in torch (implicit
-/// or explicit output, repeated subscripts, `...` broadcasting).
-pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
-    if operands.is_empty() {
-        return Err(Error::runtime(
-            "einsum(): must provide at least one operand",
-        ));
+derivatives! {
+    table FORMULAS("einsum");
+
+    /// `einsum(equation, operands)`: Einstein summation as in torch (implicit
+    /// or explicit output, repeated subscripts, `...` broadcasting).
+    pub fn einsum(equation: &str, operands: &[Tensor]) -> Tensor {
+        before {
+            if operands.is_empty() {
+                return Err(Error::runtime(
+                    "einsum(): must provide at least one operand",
+                ));
+            };
+            let (terms, explicit) = parse(equation)?;
+            if terms.len() > operands.len() {
+                return Err(Error::runtime(
+                    "einsum(): fewer operands were provided than specified in the equation",
+                ));
+            };
+            if terms.len() < operands.len() {
+                return Err(Error::runtime(
+                    "einsum(): more operands were provided than specified in the equation",
+                ));
+            };
+        }
+        record "EinsumBackward0", each [operands];
+        compute {
+            let (y, plan) = evaluate(&terms, explicit, operands)?;
+            // The input and output terms written out with one letter per
+            // label, and a spare letter for a batch of tangents.
+            let lettered = letters(&plan, 1).map(|(letter, spare)| {
+                let term = |ls: &[Label]| -> String { ls.iter().map(|&l| letter[l]).collect() };
+                let ins = plan.dim_labels.iter().map(|ls| term(ls)).collect();
+                (ins, term(&plan.output), spare[0])
+            });
+        } => out = y;
+        save |s| {
+            for op in operands {
+                s.save("operands", op);
+            }
+        }
+        backward |ctx, g| {
+            let ops: Vec<Tensor> = (0..plan.dim_labels.len())
+                .map(|j| ctx.saved(j))
+                .collect::<Result<_>>()?;
+            (0..ops.len())
+                .map(|i| {
+                    ctx.needs(i)
+                        .then(|| operand_grad(&plan, &g[0], &ops, i))
+                        .transpose()
+                })
+                .collect()
+        };
+        forward formula(move |t| einsum_tangent(t, equation, operands, lettered.as_ref()));
+        batched rows because "the gradient's einsum equation has no subscript for a batch dim of g";
     }
-    let (terms, explicit) = parse(equation)?;
-    if terms.len() > operands.len() {
-        return Err(Error::runtime(
-            "einsum(): fewer operands were provided than specified in the equation",
-        ));
-    }
-    if terms.len() < operands.len() {
-        return Err(Error::runtime(
-            "einsum(): more operands were provided than specified in the equation",
-        ));
-    }
-    let inputs: Vec<&Tensor> = operands.iter().collect();
-    let rec = Recorder::new("EinsumBackward0", &inputs);
+}
+
+/// The forward computation of `einsum` once the equation is parsed: checks
+/// the operands against the terms, contracts them, and returns the result
+/// with what the backward needs to know.
+fn evaluate(
+    terms: &[Vec<Sub>],
+    explicit: Option<Vec<Sub>>,
+    operands: &[Tensor],
+) -> Result<(Tensor, Plan)> {
     let dt = operands[0].dtype();
     if let Some(o) = operands.iter().find(|o| o.dtype() != dt) {
         return Err(Error::runtime(format!(
@@ -389,40 +433,12 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         .collect();
     let cur = sum_out(cur, &drop)?;
     let out = permuted(&cur, &output)?;
-    if rec.active() {
-        let plan = Plan {
-            dim_labels,
-            size: size.iter().map(|s| s.unwrap_or(1)).collect(),
-            output,
-        };
-        let batched = letters(&plan, 1).map(|(letter, spare)| {
-            let term = |ls: &[Label]| -> String { ls.iter().map(|&l| letter[l]).collect() };
-            let ins = plan.dim_labels.iter().map(|ls| term(ls)).collect();
-            (ins, term(&plan.output), spare[0])
-        });
-        let rec = rec.jvp_batched(move |t| einsum_tangent(t, equation, operands, batched.as_ref()));
-        rec.finish(
-            &[&out],
-            |s| {
-                for op in operands {
-                    s.save("operands", op);
-                }
-            },
-            move |ctx, g| {
-                let ops: Vec<Tensor> = (0..plan.dim_labels.len())
-                    .map(|j| ctx.saved(j))
-                    .collect::<Result<_>>()?;
-                (0..ops.len())
-                    .map(|i| {
-                        ctx.needs(i)
-                            .then(|| operand_grad(&plan, &g[0], &ops, i))
-                            .transpose()
-                    })
-                    .collect()
-            },
-        )?;
-    }
-    Ok(out)
+    let plan = Plan {
+        dim_labels,
+        size: size.iter().map(|s| s.unwrap_or(1)).collect(),
+        output,
+    };
+    Ok((out, plan))
 }
 
 /// What einsum's backward needs to know about the forward equation.

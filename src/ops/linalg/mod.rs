@@ -3,12 +3,10 @@
 //!
 //! Every op is a row of its file's derivative table (`FORMULAS`): the node
 //! it records, its saves and its backward and forward-mode formulas beside
-//! its kernel (`einsum`, which records over a list of operands, records its
-//! node around the kernel itself). Products never promote dtypes (as in
-//! torch): both operands must share one dtype. Floating products run on the
-//! `gemm` crate (or `matrixmultiply`, see [`set_gemm_backend`]) fed with the
-//! operands' own strides, so transposed, sliced and expanded inputs are not
-//! copied.
+//! its kernel. Products never promote dtypes (as in torch): both operands
+//! must share one dtype. Floating products run on the `gemm` crate (or
+//! `matrixmultiply`, see [`set_gemm_backend`]) fed with the operands' own
+//! strides, so transposed, sliced and expanded inputs are not copied.
 
 pub(crate) mod decomp;
 pub(crate) mod einsum;
