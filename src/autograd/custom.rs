@@ -51,7 +51,7 @@ derivatives! {
     /// raises; tangents pass through.
     fn delayed_error_aliases(present: &[Tensor], msg: String) -> Vec<Tensor> {
         record "DelayedError", each [present];
-        compute => outs = present.iter().map(|t| output_alias(t)).collect();
+        compute => outs = present.iter().map(output_alias).collect();
         save nothing
         backward |ctx, g| Err(Error::runtime(msg.clone()));
         forward formula(|t| Ok((0..t.len()).map(|i| t.get(i).cloned()).collect()));

@@ -6,7 +6,8 @@
 //! integer products use a plain triple loop with wrapping arithmetic.
 
 use super::access::{elem_ptr, lock};
-use crate::{Element, Result, Tensor};
+use super::arith::Arith;
+use crate::{Result, Tensor};
 use rayon::prelude::*;
 
 /// Which library computes floating-point matrix products.
@@ -160,13 +161,7 @@ impl<T: MatElem> GemmArgs<T> {
 }
 
 /// Element types that can be multiplied as matrices.
-pub(crate) trait MatElem: Element {
-    /// `a + b`: wrapping for integers (torch's two's complement
-    /// arithmetic), IEEE for floats.
-    fn add(a: Self, b: Self) -> Self;
-    /// `a * b`, wrapping for integers.
-    fn mul(a: Self, b: Self) -> Self;
-
+pub(crate) trait MatElem: Arith {
     /// Runs a product with an optimised library if this type has one;
     /// returns false (doing nothing) otherwise.
     ///
@@ -185,14 +180,6 @@ pub(crate) trait MatElem: Element {
 macro_rules! mat_int {
     ($t:ty) => {
         impl MatElem for $t {
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a.wrapping_add(b)
-            }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self {
-                a.wrapping_mul(b)
-            }
             unsafe fn fast_gemm(_: &GemmArgs<Self>, _: GemmBackend, _: usize) -> bool {
                 false
             }
@@ -218,14 +205,6 @@ mat_int!(i64);
 macro_rules! mat_float {
     ($t:ty, $mm:path) => {
         impl MatElem for $t {
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a + b
-            }
-            #[inline(always)]
-            fn mul(a: Self, b: Self) -> Self {
-                a * b
-            }
             unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
                 match backend {
                     GemmBackend::Gemm if threads > 1 => {

@@ -36,6 +36,10 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         pointwise::FORMULAS_TERNARY,
         view::FORMULAS,
         view::FORMULAS_SCATTER,
+        shape::FORMULAS,
+        linalg::matmul::FORMULAS,
+        linalg::decomp::FORMULAS,
+        linalg::einsum::FORMULAS,
     ];
     tables.extend_from_slice(index::FORMULA_TABLES);
     tables.extend_from_slice(reduce::FORMULA_TABLES);

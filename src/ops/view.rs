@@ -10,7 +10,7 @@
 //! [`view_scatter`] (the row of [`FORMULAS_SCATTER`]), which records
 //! itself so that higher orders work.
 
-use crate::autograd::{derivatives, Recorder, Tangents};
+use crate::autograd::{derivatives, Tangents};
 use crate::tensor::{wrap_dim, Dims, Layout};
 use crate::{Error, Result, Tensor};
 use smallvec::SmallVec;
@@ -18,20 +18,6 @@ use std::sync::{Arc, OnceLock};
 
 /// A view op replayed on another tensor of the same shape.
 pub(crate) type ViewFn = Arc<dyn Fn(&Tensor) -> Result<Tensor> + Send + Sync>;
-
-/// Declares `f` as the forward formula, as handling a batch of tangents
-/// when `batched` (an op whose formula handles only some inputs batched).
-pub(crate) fn jvp_if_batched<'a>(
-    rec: Recorder<'a>,
-    batched: bool,
-    f: impl Fn(&Tangents) -> Result<Vec<Option<Tensor>>> + 'a,
-) -> Recorder<'a> {
-    if batched {
-        rec.jvp_batched(f)
-    } else {
-        rec.jvp(f)
-    }
-}
 
 /// The tangent of a reshape into `out`: the input's tangent reshaped alike
 /// (a view of it when `out` is a view, else a copy).
