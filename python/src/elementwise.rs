@@ -295,6 +295,42 @@ binary_methods! {
     bitwise_xor bitwise_xor_ => bitwise_xor bitwise_xor_;
 }
 
+/// Methods `name(other, *, alpha=1)` and their in-place forms `name_`,
+/// calling the core's `alpha=` ops `$f`/`$f_`.
+macro_rules! alpha_methods {
+    ($($name:ident $name_:ident => $f:path, $f_:path;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (other, *, alpha = None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    other: &Bound<'_, PyAny>,
+                    alpha: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<TensorOut> {
+                    alpha_op(py, &self.t, other, alpha, $f)
+                }
+
+                #[pyo3(signature = (other, *, alpha = None))]
+                fn $name_<'py>(
+                    slf: &Bound<'py, Self>,
+                    other: &Bound<'_, PyAny>,
+                    alpha: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<Bound<'py, Self>> {
+                    alpha_op_(slf, other, alpha, $f_)
+                }
+            )*
+        }
+    };
+}
+
+alpha_methods! {
+    add add_ => Tensor::add_scaled, Tensor::add_scaled_;
+    sub sub_ => Tensor::sub_scaled, Tensor::sub_scaled_;
+    subtract subtract_ => Tensor::sub_scaled, Tensor::sub_scaled_;
+}
+
 /// Out-of-place/in-place method pairs: `$name(...)` returns a new tensor
 /// from core `$f`, `$name_(...)` writes into self with `$f_` and returns
 /// self. Both take the Python arguments `$arg` (signature `$sig`), bind
@@ -437,25 +473,6 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn add(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        alpha_op(py, &self.t, other, alpha, Tensor::add_scaled)
-    }
-
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn add_<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        alpha_op_(slf, other, alpha, Tensor::add_scaled_)
-    }
-
     /// `other - alpha * self` (`torch.rsub(self, other, alpha=alpha)`).
     #[pyo3(signature = (other, *, alpha = None))]
     fn _rsub(
@@ -465,44 +482,6 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
         alpha_op(py, &self.t, other, alpha, Tensor::rsub_scaled)
-    }
-
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn sub(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        alpha_op(py, &self.t, other, alpha, Tensor::sub_scaled)
-    }
-
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn sub_<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        alpha_op_(slf, other, alpha, Tensor::sub_scaled_)
-    }
-
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn subtract(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TensorOut> {
-        self.sub(py, other, alpha)
-    }
-
-    #[pyo3(signature = (other, *, alpha = None))]
-    fn subtract_<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'_, PyAny>,
-        alpha: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        Self::sub_(slf, other, alpha)
     }
 
     #[pyo3(signature = (other, *, rounding_mode = None))]
