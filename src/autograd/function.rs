@@ -1,7 +1,8 @@
 //! Recording ops: [`Recorder`] turns a forward computation into a graph
 //! node ([`FnNode`]) whose backward is a closure over saved tensors.
 //!
-//! An op records itself like this:
+//! Ops do not use it by hand: each is a row of a derivative table
+//! (`table.rs`), whose generated method records like this:
 //!
 //! ```ignore
 //! pub fn exp(&self) -> Result<Tensor> {

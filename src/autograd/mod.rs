@@ -4,9 +4,10 @@
 //! Every tensor carries [`AutogradMeta`]: whether it requires grad, its
 //! accumulated `.grad`, the `grad_fn` edge of the node that produced it, and
 //! for leaves a weak link to their [`AccumulateGrad`] node. Ops record nodes
-//! through [`Recorder`] (see `function.rs`); [`backward`] and [`grad`] run
-//! the engine (`engine.rs`). In-place ops and views are reconciled with the
-//! graph in `inplace.rs`.
+//! through [`Recorder`] (see `function.rs`), always from a row of a
+//! derivative table (`table.rs`, the `derivatives!` macro); [`backward`]
+//! and [`grad`] run the engine (`engine/`). In-place ops and views are
+//! reconciled with the graph in `inplace.rs`.
 //!
 //! Note [Graph ownership]: outputs own their `grad_fn` node, nodes own their
 //! next nodes and saved tensors, and an `AccumulateGrad` node owns its leaf.
