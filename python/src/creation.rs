@@ -107,71 +107,44 @@ pub(crate) fn shaped(
 /// gets the generator).
 macro_rules! shape_factories {
     ($($name:ident => $make:expr;)*) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
-            #[allow(clippy::too_many_arguments)]
-            pub fn $name(
-                py: Python<'_>,
-                args: &Bound<'_, PyTuple>,
-                size: Option<&Bound<'_, PyAny>>,
-                out: Option<&Bound<'_, PyAny>>,
-                dtype: Option<&Bound<'_, PyAny>>,
-                layout: Option<&Bound<'_, PyAny>>,
-                device: Option<&Bound<'_, PyAny>>,
-                requires_grad: bool,
-                pin_memory: bool,
-            ) -> PyResult<Py<PyAny>> {
-                let _ = (layout, pin_memory);
-                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
-            }
-        )*
+        $($crate::creation::shape_factories!(@fn $name
+            (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false)
+            [] [] $make);)*
     };
     (memory_format: $($name:ident => $make:expr;)*) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false, memory_format = None))]
-            #[allow(clippy::too_many_arguments)]
-            pub fn $name(
-                py: Python<'_>,
-                args: &Bound<'_, PyTuple>,
-                size: Option<&Bound<'_, PyAny>>,
-                out: Option<&Bound<'_, PyAny>>,
-                dtype: Option<&Bound<'_, PyAny>>,
-                layout: Option<&Bound<'_, PyAny>>,
-                device: Option<&Bound<'_, PyAny>>,
-                requires_grad: bool,
-                pin_memory: bool,
-                memory_format: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<Py<PyAny>> {
-                let _ = (layout, pin_memory, memory_format);
-                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
-            }
-        )*
+        $($crate::creation::shape_factories!(@fn $name
+            (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false, memory_format = None)
+            [] [memory_format] $make);)*
     };
     (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
-            #[allow(clippy::too_many_arguments)]
-            pub fn $name(
-                py: Python<'_>,
-                args: &Bound<'_, PyTuple>,
-                size: Option<&Bound<'_, PyAny>>,
-                generator: Gen<'_, '_>,
-                out: Option<&Bound<'_, PyAny>>,
-                dtype: Option<&Bound<'_, PyAny>>,
-                layout: Option<&Bound<'_, PyAny>>,
-                device: Option<&Bound<'_, PyAny>>,
-                requires_grad: bool,
-                pin_memory: bool,
-            ) -> PyResult<Py<PyAny>> {
-                let _ = (layout, pin_memory);
-                let $g = core_gen(generator);
-                $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad,
-                    |$shape, $dt| $make)
-            }
-        )*
+        $($crate::creation::shape_factories!(@fn $name
+            (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false)
+            [generator => $g] [] |$shape, $dt| $make);)*
+    };
+    // One factory with pyo3 signature `$sig`: an optional generator
+    // parameter (converted into `$g` for `make`) and trailing keywords that
+    // are accepted and ignored.
+    (@fn $name:ident $sig:tt [$($gen:ident => $g:ident)?] [$($ignored:ident)*] $make:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = $sig)]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            py: Python<'_>,
+            args: &Bound<'_, PyTuple>,
+            size: Option<&Bound<'_, PyAny>>,
+            $($gen: Gen<'_, '_>,)?
+            out: Option<&Bound<'_, PyAny>>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            layout: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            pin_memory: bool,
+            $($ignored: Option<&Bound<'_, PyAny>>,)*
+        ) -> PyResult<Py<PyAny>> {
+            let _ = (layout, pin_memory $(, $ignored)*);
+            $(let $g = core_gen($gen);)?
+            $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
+        }
     };
 }
 pub(crate) use shape_factories;
@@ -256,43 +229,35 @@ pub(crate) fn like(
 /// `make` also gets the generator).
 macro_rules! like_factories {
     ($($name:ident => $make:expr;)*) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
-            pub fn $name(
-                py: Python<'_>,
-                input: PyRef<'_, PyTensor>,
-                dtype: Option<&Bound<'_, PyAny>>,
-                layout: Option<&Bound<'_, PyAny>>,
-                device: Option<&Bound<'_, PyAny>>,
-                requires_grad: bool,
-                memory_format: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<TensorOut> {
-                let _ = (layout, memory_format);
-                $crate::creation::like(py, &input, dtype, device, requires_grad, $make)
-            }
-        )*
+        $($crate::creation::like_factories!(@fn $name
+            (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None)
+            [] $make);)*
     };
     (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
-            #[allow(clippy::too_many_arguments)]
-            pub fn $name(
-                py: Python<'_>,
-                input: PyRef<'_, PyTensor>,
-                dtype: Option<&Bound<'_, PyAny>>,
-                layout: Option<&Bound<'_, PyAny>>,
-                device: Option<&Bound<'_, PyAny>>,
-                requires_grad: bool,
-                memory_format: Option<&Bound<'_, PyAny>>,
-                generator: Gen<'_, '_>,
-            ) -> PyResult<TensorOut> {
-                let _ = (layout, memory_format);
-                let $g = core_gen(generator);
-                $crate::creation::like(py, &input, dtype, device, requires_grad, |$shape, $dt| $make)
-            }
-        )*
+        $($crate::creation::like_factories!(@fn $name
+            (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None)
+            [generator => $g] |$shape, $dt| $make);)*
+    };
+    // One factory with pyo3 signature `$sig` and an optional trailing
+    // generator parameter (converted into `$g` for `make`).
+    (@fn $name:ident $sig:tt [$($gen:ident => $g:ident)?] $make:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = $sig)]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            layout: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+            memory_format: Option<&Bound<'_, PyAny>>,
+            $($gen: Gen<'_, '_>,)?
+        ) -> PyResult<TensorOut> {
+            let _ = (layout, memory_format);
+            $(let $g = core_gen($gen);)?
+            $crate::creation::like(py, &input, dtype, device, requires_grad, $make)
+        }
     };
 }
 pub(crate) use like_factories;
