@@ -19,6 +19,7 @@ mod error;
 mod kernels;
 pub mod ops;
 pub mod pool;
+pub mod profiler;
 pub mod random;
 pub mod tensor;
 

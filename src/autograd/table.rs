@@ -181,6 +181,11 @@ macro_rules! derivatives {
             #[allow(redundant_semicolons)]
             $vis fn $name $sig -> $crate::Result<$ret> {
                 $($($b;)*)?
+                #[allow(unused_mut)]
+                let mut span = $crate::profiler::op_span(
+                    concat!("aten::", stringify!($name)),
+                    || $crate::autograd::derivatives!(@shapes $($opt)? [$($inp),*]),
+                );
                 let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);
                 let rec = $crate::autograd::derivatives!(@batched rec $bk $(($bcond))?);
                 $(let rec = { let $r = rec; $conf };)?
@@ -195,7 +200,14 @@ macro_rules! derivatives {
                         #[allow(unused_variables)]
                         move |$ctx, $g| $bw,
                     )?;
+                    if span.is_some() {
+                        $crate::profiler::link_output(
+                            &mut span,
+                            &$crate::autograd::RecordedOutputs::outputs(&$o),
+                        );
+                    }
                 }
+                drop(span);
                 Ok($o)
             }
             $(
@@ -242,6 +254,9 @@ macro_rules! derivatives {
             &$inp.iter().collect::<::std::vec::Vec<&$crate::Tensor>>(),
         )
     };
+    (@shapes [$($inp:expr),*]) => { vec![$($inp.shape().to_vec()),*] };
+    (@shapes opt [$($inp:expr),*]) => { vec![$($crate::profiler::shape_of($inp)),*] };
+    (@shapes each [$inp:expr]) => { $inp.iter().map(|t| t.shape().to_vec()).collect() };
     (@batched $rec:ident broadcast) => { $rec.batched() };
     (@batched $rec:ident formula) => { $rec.batched() };
     (@batched $rec:ident rows) => { $rec };

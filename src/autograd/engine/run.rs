@@ -15,6 +15,7 @@ use std::sync::Arc;
 /// pre-hooks, node pre-hooks, retain_grad, the node, post-hooks) and checks
 /// what it returns.
 pub(super) fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
+    let _span = crate::profiler::node_span(|| node.name(), node.core().sequence_nr());
     if !crate::autograd::anomaly::is_anomaly_enabled() {
         return run_node(task, node, grads);
     }
