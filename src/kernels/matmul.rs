@@ -192,7 +192,7 @@ macro_rules! mat_int {
             ) -> Self {
                 let mut acc: $t = 0;
                 for i in 0..n as isize {
-                    acc = acc.wrapping_add((*a.offset(i * sa)).wrapping_mul(*b.offset(i * sb)));
+                    acc = Self::add(acc, Self::mul(*a.offset(i * sa), *b.offset(i * sb)));
                 }
                 acc
             }

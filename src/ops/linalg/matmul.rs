@@ -3,7 +3,7 @@
 //! `kernels::matmul` (which takes the operands' own strides, so nothing is
 //! copied before the kernel), and the choice of its floating-point backend.
 
-use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
+use crate::autograd::{derivatives, BackwardCtx, Grads, Saver, Tangents};
 use crate::kernels::linalg;
 pub use crate::kernels::matmul::GemmBackend;
 use crate::kernels::matmul::{self, gemm_batched};
@@ -306,10 +306,7 @@ derivatives! {
     pub fn dot(&self, other: &Tensor) -> Tensor {
         record "DotBackward0", [self, other];
         compute => out = dot_impl(self, other)?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(other));
-        }
+        save |s, needs| { save_operands(s, &needs, self, other); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, other));
         batched formula;
@@ -319,10 +316,7 @@ derivatives! {
     pub fn mv(&self, vec: &Tensor) -> Tensor {
         record "MvBackward0", [self, vec];
         compute => out = mv_impl(self, vec, gemm_backend())?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(vec));
-        }
+        save |s, needs| { save_operands(s, &needs, self, vec); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, vec));
         batched formula;
@@ -332,10 +326,7 @@ derivatives! {
     pub fn mm(&self, mat2: &Tensor) -> Tensor {
         record "MmBackward0", [self, mat2];
         compute => out = mm_impl(self, mat2, gemm_backend())?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(mat2));
-        }
+        save |s, needs| { save_operands(s, &needs, self, mat2); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, mat2));
         batched formula;
@@ -345,10 +336,7 @@ derivatives! {
     fn matmul_vm(&self, other: &Tensor) -> Tensor {
         record "MmBackward0", [self, other];
         compute => out = matmul_impl(self, other, gemm_backend())?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(other));
-        }
+        save |s, needs| { save_operands(s, &needs, self, other); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, other));
         batched formula;
@@ -375,10 +363,7 @@ derivatives! {
         }
         record "BmmBackward0", [self, batch2];
         compute => out = bmm_broadcast(self, batch2, Scalar::Int(1), None, gemm_backend())?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(batch2));
-        }
+        save |s, needs| { save_operands(s, &needs, self, batch2); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, batch2));
         batched rows because "the gradients of batched operands sum broadcast batch dims back to each operand's shape, which a batch of g would be mixed into";
@@ -389,10 +374,7 @@ derivatives! {
     fn matmul_nd(&self, other: &Tensor) -> Tensor {
         record "BmmBackward0", [self, other];
         compute => out = matmul_impl(self, other, gemm_backend())?;
-        save |s, needs| {
-            s.save_opt("self", needs[1].then_some(self));
-            s.save_opt("mat2", needs[0].then_some(other));
-        }
+        save |s, needs| { save_operands(s, &needs, self, other); }
         backward |ctx, g| product_grads(ctx, g);
         forward formula(|t| product_tangent(t, self, other));
         batched rows because "the gradients of batched operands sum broadcast batch dims back to each operand's shape, which a batch of g would be mixed into";
@@ -521,6 +503,13 @@ fn product_tangent(t: &Tangents, a: &Tensor, b: &Tensor) -> Result<Vec<Option<Te
 }
 
 /// The gradients of a product `a @ b` from its saves (`self` = a when b
+/// Saves what a product's backward reads: each operand only when the
+/// other one needs a gradient (`self` for `mat2`'s, `mat2` for `self`'s).
+fn save_operands(s: &mut Saver, needs: &[bool], a: &Tensor, b: &Tensor) {
+    s.save_opt("self", needs[1].then_some(a));
+    s.save_opt("mat2", needs[0].then_some(b));
+}
+
 /// needs a gradient, `mat2` = b when a does).
 fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
     let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);

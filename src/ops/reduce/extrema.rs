@@ -3,7 +3,7 @@
 //! max(dim)/min(dim) with indices (the gradient goes to the element at the
 //! returned index), and argmax/argmin.
 
-use super::{dim_mask, mask_dims, sum_tangent, unsqueeze_reduced, Mask};
+use super::{dim_mask, mask_dims, save_input_and_result, sum_tangent, unsqueeze_reduced, Mask};
 use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
 use crate::kernels::fold;
 use crate::kernels::reduce::reshaped;
@@ -200,10 +200,7 @@ derivatives! {
             let mask = dim_mask(self.ndim(), dims)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
         } => out = extreme::<true>("amax", self, dims, &mask, keepdim)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| shared_backward(ctx, &g[0], &shape, &mask, keepdim);
         forward formula(|t| shared_tangent(t, self, &out, &fmask, keepdim));
         batched rows because
@@ -217,10 +214,7 @@ derivatives! {
             let mask = dim_mask(self.ndim(), dims)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
         } => out = extreme::<false>("amin", self, dims, &mask, keepdim)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| shared_backward(ctx, &g[0], &shape, &mask, keepdim);
         forward formula(|t| shared_tangent(t, self, &out, &fmask, keepdim));
         batched rows because
@@ -234,10 +228,7 @@ derivatives! {
             let mask = dim_mask(self.ndim(), None)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
         } => out = extreme::<true>("max", self, None, &mask, false)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| shared_backward(ctx, &g[0], &shape, &mask, false);
         forward formula(|t| shared_tangent(t, self, &out, &fmask, false));
         batched rows because
@@ -251,10 +242,7 @@ derivatives! {
             let mask = dim_mask(self.ndim(), None)?;
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
         } => out = extreme::<false>("min", self, None, &mask, false)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| shared_backward(ctx, &g[0], &shape, &mask, false);
         forward formula(|t| shared_tangent(t, self, &out, &fmask, false));
         batched rows because

@@ -25,7 +25,7 @@ pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
 
 pub use norm::MatrixOrd;
 
-use crate::autograd::{derivatives, BackwardCtx, Tangents};
+use crate::autograd::{derivatives, BackwardCtx, Saver, Tangents};
 pub(crate) use crate::kernels::fold::reduced_count;
 use crate::kernels::fold::{self, sum_or_prod};
 use crate::tensor::wrap_dim;
@@ -80,6 +80,13 @@ fn float_input(op: &str, x: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
         )));
     }
     Ok(x.to_dtype(d))
+}
+
+/// Saves `self` and then `result` (output 0), which
+/// [`saved_input_and_result`] reads back.
+fn save_input_and_result(s: &mut Saver, x: &Tensor, result: &Tensor) {
+    s.save("self", x);
+    s.save_output("result", result, 0);
 }
 
 /// The saved input (cast to the result's dtype) and result of a node that
@@ -227,10 +234,7 @@ derivatives! {
             let (fmask, shape) = (mask.clone(), self.shape().to_vec());
             let out_dt = dtype.unwrap_or_else(|| widened(self.dtype()));
         } => out = sum_or_prod(self, &mask, keepdim, out_dt, true)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| {
             let (x, out) = saved_input_and_result(ctx)?;
             Ok(vec![Some(prod_backward(&g[0], &x, &out, &shape, &mask, keepdim)?)])

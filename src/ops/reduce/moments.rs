@@ -4,7 +4,9 @@
 //! d var / dx = 2 (x - mean) / (N - correction); std's gradient is var's
 //! times `1 / (2 std)`, taken as 0 where std is 0 (as torch does).
 
-use super::{dim_mask, mask_dims, reduced_count, sum_tangent, unsqueeze_reduced, Mask};
+use super::{
+    dim_mask, mask_dims, reduced_count, save_input_and_result, sum_tangent, unsqueeze_reduced, Mask,
+};
 use crate::autograd::{derivatives, BackwardCtx, Grads, Tangents};
 use crate::kernels::fold;
 use crate::tensor::Category;
@@ -129,10 +131,7 @@ derivatives! {
             let spread = Spread::new(self, dims, correction, keepdim, false, false)?;
             let fspread = spread.clone();
         } => out = v;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| spread.backward(ctx, g);
         forward formula(|t| fspread.tangent(t, self, &out));
         batched rows because
@@ -147,10 +146,7 @@ derivatives! {
             let spread = Spread::new(self, dims, correction, keepdim, true, false)?;
             let fspread = spread.clone();
         } => out = v;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| spread.backward(ctx, g);
         forward formula(|t| fspread.tangent(t, self, &out));
         batched rows because
@@ -170,10 +166,7 @@ derivatives! {
             let spread = Spread::new(self, dims, correction, keepdim, false, true)?;
             let fspread = spread.clone();
         } => out = vm;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out.0, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out.0); }
         backward |ctx, g| spread.backward(ctx, g);
         forward formula(|t| fspread.tangent(t, self, &out.0));
         batched rows because
@@ -193,10 +186,7 @@ derivatives! {
             let spread = Spread::new(self, dims, correction, keepdim, true, true)?;
             let fspread = spread.clone();
         } => out = sm;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out.0, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out.0); }
         backward |ctx, g| spread.backward(ctx, g);
         forward formula(|t| fspread.tangent(t, self, &out.0));
         batched rows because

@@ -6,8 +6,8 @@
 //! from a one-sided Jacobi iteration in f64 (also in `kernels::norm`).
 
 use super::{
-    dim_mask, float_input, mask_dims, reduced_count, saved_input_and_result, sum_tangent,
-    unsqueeze_reduced,
+    dim_mask, float_input, mask_dims, reduced_count, save_input_and_result, saved_input_and_result,
+    sum_tangent, unsqueeze_reduced,
 };
 use crate::autograd::derivatives;
 use crate::kernels;
@@ -55,10 +55,7 @@ derivatives! {
         compute {
             let (fmask, shape) = (mask.clone(), x.shape().to_vec());
         } => out = kernels::norm::vector_norm(&x, &mask, ord, keepdim)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| {
             let (x, out) = saved_input_and_result(ctx)?;
             let gu = unsqueeze_reduced(&g[0], &shape, &mask, keepdim)?;

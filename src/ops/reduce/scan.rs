@@ -3,7 +3,8 @@
 //! so large inputs do not overflow.
 
 use super::{
-    dim_mask, float_input, saved_input_and_result, sum_tangent, unsqueeze_reduced, widened,
+    dim_mask, float_input, save_input_and_result, saved_input_and_result, sum_tangent,
+    unsqueeze_reduced, widened,
 };
 use crate::autograd::derivatives;
 use crate::kernels::{fold, scan};
@@ -41,10 +42,7 @@ derivatives! {
     pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Tensor {
         record "CumprodBackward0", [self];
         compute => out = cumulative(self, dim, dtype, true)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| {
             let (x, out) = saved_input_and_result(ctx)?;
             Ok(vec![Some(cumprod_backward(&g[0], &x, &out, dim)?)])
@@ -74,10 +72,7 @@ derivatives! {
         compute {
             let (fmask, shape) = (mask.clone(), x.shape().to_vec());
         } => out = fold::logsumexp(&x, &mask, keepdim)?;
-        save |s| {
-            s.save("self", self);
-            s.save_output("result", &out, 0);
-        }
+        save |s| { save_input_and_result(s, self, &out); }
         // d/dx log(sum(exp(x))) = exp(x - result)
         backward |ctx, g| {
             let (x, out) = saved_input_and_result(ctx)?;
