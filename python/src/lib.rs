@@ -14,6 +14,7 @@ mod errors;
 mod forward_ad;
 mod function;
 mod linalg;
+mod profiler;
 mod random;
 mod reduce;
 mod saved_hooks;
@@ -140,5 +141,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     forward_ad::register(m)?;
     function::register(m)?;
     saved_hooks::register(m)?;
+    profiler::register(m)?;
     Ok(())
 }

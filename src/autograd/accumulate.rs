@@ -85,6 +85,9 @@ impl Node for AccumulateGrad {
     fn name(&self) -> String {
         "torch::autograd::AccumulateGrad".to_string()
     }
+    fn static_name(&self) -> Option<&'static str> {
+        Some("torch::autograd::AccumulateGrad")
+    }
     fn core(&self) -> &NodeCore {
         &self.core
     }

@@ -119,6 +119,9 @@ impl Node for FnNode {
     fn name(&self) -> String {
         self.name.to_string()
     }
+    fn static_name(&self) -> Option<&'static str> {
+        Some(self.name)
+    }
     fn core(&self) -> &NodeCore {
         &self.core
     }

@@ -136,6 +136,9 @@ pub struct ThreadLocalState {
     pub batch: Option<usize>,
     /// Saved-tensor hooks, as on the calling thread.
     pub(crate) saved_hooks: super::saved::SavedHooksState,
+    /// The profiler run the calling thread records for, so that the pool
+    /// threads running its nodes record too.
+    pub profiler: crate::profiler::Scope,
 }
 
 impl ThreadLocalState {
@@ -150,6 +153,7 @@ impl ThreadLocalState {
             ),
             batch: None,
             saved_hooks: super::saved::SavedHooksState::capture(),
+            profiler: crate::profiler::current_scope(),
         }
     }
 
@@ -164,6 +168,7 @@ impl ThreadLocalState {
             ),
             batch: current_batch(),
             saved_hooks: self.saved_hooks.clone().install(),
+            _profiler: self.profiler.enter(),
         };
         set_grad_enabled(self.grad_enabled);
         BATCH.with(|c| c.set(self.batch));
@@ -180,6 +185,7 @@ pub struct StateGuard {
     anomaly: (bool, bool),
     batch: Option<usize>,
     saved_hooks: super::saved::SavedHooksState,
+    _profiler: crate::profiler::ScopeGuard,
 }
 
 impl Drop for StateGuard {

@@ -227,6 +227,9 @@ impl Node for CopySlices {
     fn name(&self) -> String {
         "CopySlices".to_string()
     }
+    fn static_name(&self) -> Option<&'static str> {
+        Some("CopySlices")
+    }
     fn core(&self) -> &NodeCore {
         &self.core
     }
@@ -272,6 +275,9 @@ struct AsStridedBackward {
 impl Node for AsStridedBackward {
     fn name(&self) -> String {
         "AsStridedBackward0".to_string()
+    }
+    fn static_name(&self) -> Option<&'static str> {
+        Some("AsStridedBackward0")
     }
     fn core(&self) -> &NodeCore {
         &self.core

@@ -22,6 +22,11 @@ pub type Grads = Vec<Option<Tensor>>;
 pub trait Node: Send + Sync + 'static {
     /// torch's name for the node.
     fn name(&self) -> String;
+    /// The name when it is fixed at compile time (the profiler records it
+    /// without allocating).
+    fn static_name(&self) -> Option<&'static str> {
+        None
+    }
     /// The shared state (edges, metadata, hooks).
     fn core(&self) -> &NodeCore;
     /// Computes the gradients of the forward inputs from `grads`, one per

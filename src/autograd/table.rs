@@ -181,9 +181,10 @@ macro_rules! derivatives {
             #[allow(redundant_semicolons)]
             $vis fn $name $sig -> $crate::Result<$ret> {
                 $($($b;)*)?
+                const ATEN: &str = $crate::profiler::aten_name(concat!("aten::", stringify!($name)));
                 #[allow(unused_mut)]
                 let mut span = $crate::profiler::op_span(
-                    concat!("aten::", stringify!($name)),
+                    ATEN,
                     || $crate::autograd::derivatives!(@shapes $($opt)? [$($inp),*]),
                 );
                 let rec = $crate::autograd::derivatives!(@new $node, $($opt)? [$($inp),*]);
@@ -254,9 +255,9 @@ macro_rules! derivatives {
             &$inp.iter().collect::<::std::vec::Vec<&$crate::Tensor>>(),
         )
     };
-    (@shapes [$($inp:expr),*]) => { vec![$($inp.shape().to_vec()),*] };
-    (@shapes opt [$($inp:expr),*]) => { vec![$($crate::profiler::shape_of($inp)),*] };
-    (@shapes each [$inp:expr]) => { $inp.iter().map(|t| t.shape().to_vec()).collect() };
+    (@shapes [$($inp:expr),*]) => { vec![$($crate::profiler::InputInfo::of($inp)),*] };
+    (@shapes opt [$($inp:expr),*]) => { vec![$($crate::profiler::InputInfo::of_opt($inp)),*] };
+    (@shapes each [$inp:expr]) => { $inp.iter().map($crate::profiler::InputInfo::of).collect() };
     (@batched $rec:ident broadcast) => { $rec.batched() };
     (@batched $rec:ident formula) => { $rec.batched() };
     (@batched $rec:ident rows) => { $rec };

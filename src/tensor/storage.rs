@@ -59,6 +59,7 @@ unsafe impl Sync for StorageInner {}
 impl Drop for StorageInner {
     fn drop(&mut self) {
         if let Owner::Owned { capacity } = self.owner {
+            crate::profiler::memory(-(self.nbytes as i64), self.ptr.as_ptr() as usize);
             buffer_cache().release(self.ptr, capacity);
         }
     }
@@ -112,6 +113,7 @@ impl Storage {
     }
 
     fn wrap_owned(ptr: NonNull<u8>, nbytes: usize, capacity: usize) -> Storage {
+        crate::profiler::memory(nbytes as i64, ptr.as_ptr() as usize);
         Storage(Arc::new(StorageInner {
             ptr,
             nbytes,

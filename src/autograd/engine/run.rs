@@ -8,6 +8,7 @@ use super::schedule::ROW_BY_ROW_NODES;
 use super::task::GraphTask;
 use super::validate::validate;
 use crate::{Error, Result, Tensor};
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -15,7 +16,13 @@ use std::sync::Arc;
 /// pre-hooks, node pre-hooks, retain_grad, the node, post-hooks) and checks
 /// what it returns.
 pub(super) fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
-    let _span = crate::profiler::node_span(|| node.name(), node.core().sequence_nr());
+    let _spans = crate::profiler::node_spans(
+        || match node.static_name() {
+            Some(name) => Cow::Borrowed(name),
+            None => Cow::Owned(node.name()),
+        },
+        node.core().sequence_nr(),
+    );
     if !crate::autograd::anomaly::is_anomaly_enabled() {
         return run_node(task, node, grads);
     }

@@ -1,0 +1,227 @@
+//! The profiler's recorder (`ferrograd::profiler`) for the Python modules
+//! `autograd.profiler`, `autograd.profiler_util` and `profiler`: start and
+//! stop a run, user ranges, the recorded events as plain tuples, and the
+//! Python frames an op was called from (`with_stack`).
+
+use crate::errors::IntoPyResult;
+use ferrograd::profiler::{self, Event, EventKind, Profiler, ProfilerConfig, Recording, Span};
+use ferrograd::DType;
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use std::sync::OnceLock;
+
+/// The running profiler, if any (one per process).
+static RUNNING: Mutex<Option<Profiler>> = Mutex::new(None);
+
+/// Starts recording the calling thread and the backward work done for it.
+#[pyfunction]
+fn _profiler_start(
+    py: Python<'_>,
+    record_shapes: bool,
+    profile_memory: bool,
+    with_stack: bool,
+) -> PyResult<()> {
+    if with_stack {
+        package_dir(py);
+        profiler::set_stack_provider(python_stack);
+    }
+    let mut running = RUNNING.lock();
+    let p = Profiler::start(ProfilerConfig {
+        record_shapes,
+        profile_memory,
+        with_stack,
+    })
+    .py()?;
+    *running = Some(p);
+    Ok(())
+}
+
+/// Stops the running profiler and returns what it recorded.
+#[pyfunction]
+fn _profiler_stop() -> PyResult<PyProfilerResult> {
+    let p = RUNNING
+        .lock()
+        .take()
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("the profiler is not running"))?;
+    Ok(PyProfilerResult {
+        recording: p.stop(),
+    })
+}
+
+/// Whether the calling thread's work is being recorded.
+#[pyfunction]
+fn _profiler_enabled() -> bool {
+    profiler::is_recording()
+}
+
+/// An open `record_function` range.
+#[pyclass(name = "_RecordFunction", module = "ferrograd._core", frozen)]
+struct PyRecordFunction {
+    span: Mutex<Option<Span>>,
+}
+
+#[pymethods]
+impl PyRecordFunction {
+    /// Closes the range (once; later calls do nothing).
+    fn end(&self) {
+        drop(self.span.lock().take());
+    }
+}
+
+/// Opens a user range on the calling thread (recorded only while the
+/// thread is profiled).
+#[pyfunction]
+fn _record_function_enter(name: &str) -> PyRecordFunction {
+    PyRecordFunction {
+        span: Mutex::new(profiler::record_function(name)),
+    }
+}
+
+/// The events of one profiler run.
+#[pyclass(name = "_ProfilerResult", module = "ferrograd._core", frozen)]
+struct PyProfilerResult {
+    recording: Recording,
+}
+
+fn kind_name(k: EventKind) -> &'static str {
+    match k {
+        EventKind::Op => "op",
+        EventKind::Backward => "backward",
+        EventKind::Evaluate => "evaluate",
+        EventKind::UserRange => "user",
+        EventKind::Memory => "memory",
+    }
+}
+
+/// torch's C type names for `Input type`.
+fn c_type_name(d: Option<DType>) -> &'static str {
+    match d {
+        None => "",
+        Some(DType::Bool) => "bool",
+        Some(DType::Int32) => "int",
+        Some(DType::Int64) => "long int",
+        Some(DType::Float32) => "float",
+        Some(DType::Float64) => "double",
+    }
+}
+
+fn row<'py>(py: Python<'py>, e: &Event, n: &profiler::Nesting) -> PyResult<Bound<'py, PyTuple>> {
+    let shapes = e.inputs.as_ref().map(|i| {
+        i.iter()
+            .map(|i| i.shape.clone())
+            .collect::<Vec<Vec<usize>>>()
+    });
+    let dtypes = e
+        .inputs
+        .as_ref()
+        .map(|i| i.iter().map(|i| c_type_name(i.dtype)).collect::<Vec<_>>());
+    let seq = e.sequence_nr.map_or(-1, |s| s as i64);
+    let items: [Bound<'py, PyAny>; 16] = [
+        e.label().as_ref().into_pyobject(py)?.into_any(),
+        kind_name(e.kind).into_pyobject(py)?.into_any(),
+        e.start_ns.into_pyobject(py)?.into_any(),
+        e.end_ns.into_pyobject(py)?.into_any(),
+        e.thread.into_pyobject(py)?.into_any(),
+        e.depth.into_pyobject(py)?.into_any(),
+        seq.into_pyobject(py)?.into_any(),
+        n.fwd_thread.unwrap_or(0).into_pyobject(py)?.into_any(),
+        shapes.into_pyobject(py)?.into_any(),
+        dtypes.into_pyobject(py)?.into_any(),
+        e.stack.clone().into_pyobject(py)?.into_any(),
+        e.bytes.into_pyobject(py)?.into_any(),
+        n.parent
+            .map_or(-1, |p| p as i64)
+            .into_pyobject(py)?
+            .into_any(),
+        n.self_ns.into_pyobject(py)?.into_any(),
+        n.memory.into_pyobject(py)?.into_any(),
+        n.self_memory.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, items)
+}
+
+#[pymethods]
+impl PyProfilerResult {
+    fn __len__(&self) -> usize {
+        self.recording.events.len()
+    }
+
+    /// The recorded threads: `(id, name)` pairs.
+    fn threads(&self) -> Vec<(u64, String)> {
+        self.recording.threads.clone()
+    }
+
+    /// One tuple per event, ordered by thread, then start (outer first):
+    /// `(name, kind, start_ns, end_ns, thread, depth, sequence_nr,
+    /// fwd_thread, input_shapes, input_dtypes, stack, bytes, parent,
+    /// self_ns, cpu_memory_usage, self_cpu_memory_usage)`.
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let events = &self.recording.events;
+        let nesting = profiler::nest(events);
+        let list = PyList::empty(py);
+        for (e, n) in events.iter().zip(&nesting) {
+            list.append(row(py, e, n)?)?;
+        }
+        Ok(list)
+    }
+}
+
+/// The directory of the `ferrograd` package, whose frames stacks leave out.
+fn package_dir(py: Python<'_>) -> Option<&'static str> {
+    static DIR: OnceLock<Option<String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let file: String = py
+            .import("ferrograd")
+            .ok()?
+            .getattr("__file__")
+            .ok()?
+            .extract()
+            .ok()?;
+        let dir = std::path::Path::new(&file).parent()?;
+        Some(format!("{}{}", dir.display(), std::path::MAIN_SEPARATOR))
+    })
+    .as_deref()
+}
+
+/// The calling Python frames, innermost first, as `file(line): function`,
+/// leaving out ferrograd's own; `None` when this thread is not running
+/// Python code (it does not hold the interpreter).
+fn python_stack() -> Option<Vec<String>> {
+    extern "C" {
+        // Part of CPython's stable ABI.
+        fn PyGILState_Check() -> std::os::raw::c_int;
+    }
+    // SAFETY: PyGILState_Check only reads the calling thread's state.
+    if unsafe { PyGILState_Check() } != 1 {
+        return None;
+    }
+    Python::attach(|py| frames(py).ok())
+}
+
+fn frames(py: Python<'_>) -> PyResult<Vec<String>> {
+    let skip = package_dir(py).unwrap_or("\u{0}");
+    let mut out = Vec::new();
+    let mut frame = py.import("sys")?.getattr("_getframe")?.call1((0,))?;
+    while !frame.is_none() {
+        let code = frame.getattr("f_code")?;
+        let file: String = code.getattr("co_filename")?.extract()?;
+        if !file.starts_with(skip) {
+            let line: i64 = frame.getattr("f_lineno")?.extract().unwrap_or(0);
+            let name: String = code.getattr("co_name")?.extract()?;
+            out.push(format!("{file}({line}): {name}"));
+        }
+        frame = frame.getattr("f_back")?;
+    }
+    Ok(out)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyProfilerResult>()?;
+    m.add_class::<PyRecordFunction>()?;
+    m.add_function(wrap_pyfunction!(_profiler_start, m)?)?;
+    m.add_function(wrap_pyfunction!(_profiler_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(_profiler_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_record_function_enter, m)?)?;
+    Ok(())
+}
