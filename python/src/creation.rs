@@ -142,6 +142,7 @@ macro_rules! shape_factories {
             $($ignored: Option<&Bound<'_, PyAny>>,)*
         ) -> PyResult<Py<PyAny>> {
             let _ = (layout, pin_memory $(, $ignored)*);
+            let _span = ferrograd::profiler::op_span(concat!("aten::", stringify!($name)), Vec::new);
             $(let $g = core_gen($gen);)?
             $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
         }
@@ -255,6 +256,10 @@ macro_rules! like_factories {
             $($gen: Gen<'_, '_>,)?
         ) -> PyResult<TensorOut> {
             let _ = (layout, memory_format);
+            let _span = ferrograd::profiler::op_span(
+                concat!("aten::", stringify!($name)),
+                || vec![ferrograd::profiler::InputInfo::of(&input.t)],
+            );
             $(let $g = core_gen($gen);)?
             $crate::creation::like(py, &input, dtype, device, requires_grad, $make)
         }

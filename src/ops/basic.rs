@@ -101,6 +101,7 @@ impl Tensor {
 
     /// Zeros with this tensor's shape and dtype.
     pub fn zeros_like(&self) -> Result<Tensor> {
+        let _span = crate::profiler::op("aten::zeros_like", &[self]);
         Tensor::try_zeros(self.shape(), self.dtype())
     }
 

@@ -380,6 +380,13 @@ pub fn op_span(name: &'static str, inputs: impl FnOnce() -> Vec<InputInfo>) -> O
     Some(Span::begin(generation, event))
 }
 
+/// The span of a call of an op that records no autograd node (a
+/// comparison, a factory), when the current thread records.
+#[inline]
+pub fn op(name: &'static str, inputs: &[&Tensor]) -> Option<Span> {
+    op_span(name, || inputs.iter().map(|t| InputInfo::of(t)).collect())
+}
+
 /// Marks an op's span with the sequence number of the node its first
 /// output got (the link to that node's backward event).
 pub fn link_output(span: &mut Option<Span>, outputs: &[&Tensor]) {

@@ -14,6 +14,7 @@ macro_rules! comparisons {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (dt, a, b) = promote2(self, other);
                     dispatch!(dt, T => map2::<T, T, bool>(&a, &b, |x, y| x $op y))
                 }
@@ -44,6 +45,7 @@ macro_rules! logical {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (a, b) = (self.to_dtype(DType::Bool), other.to_dtype(DType::Bool));
                     map2::<bool, bool, bool>(&a, &b, |$x, $y| $body)
                 }
@@ -70,6 +72,7 @@ macro_rules! bitwise {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (dt, a, b) = promote2(self, other);
                     match dt {
                         DType::Bool => map2::<bool, bool, bool>(&a, &b, |x, y| x $op y),
