@@ -1,0 +1,1066 @@
+"""The profiler's event containers (torch.autograd.profiler_util's API).
+
+A profile is an :class:`EventList` of :class:`FunctionEvent` objects, one
+per recorded span (an op call, a backward node run, a ``record_function``
+range). ``EventList.key_averages()`` groups them into
+:class:`FunctionEventAvg` rows; ``table()`` prints them as torch does;
+``export_chrome_trace()`` writes a Trace Event Format file for
+``chrome://tracing`` or Perfetto; ``export_stacks()`` writes collapsed
+stacks for flame graphs.
+
+Times are microseconds (floats) from the start of the profile. ferrograd
+runs on the CPU only, so every device time and device memory figure is 0.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import math
+import os
+import warnings
+from collections import defaultdict, namedtuple
+from collections.abc import Iterator, Sequence
+from enum import Enum
+from typing import IO, Any
+
+__all__ = [
+    "DeviceType",
+    "EventList",
+    "FormattedTimesMixin",
+    "Interval",
+    "Kernel",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "StringTable",
+    "MemRecordsAcc",
+]
+
+
+class DeviceType(Enum):
+    """The device an event ran on (torch.autograd.DeviceType's values)."""
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+
+# RecordScope values the events use (torch's at::RecordScope).
+_SCOPE_FUNCTION = 0
+_SCOPE_BACKWARD_FUNCTION = 1
+_SCOPE_USER = 7
+
+MEMORY_EVENT_NAME = "[memory]"
+OUT_OF_MEMORY_EVENT_NAME = "[OutOfMemory]"
+_EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
+
+_US_PER_S = 1_000_000.0
+_US_PER_MS = 1_000.0
+
+
+def _format_time(time_us: float) -> str:
+    """``2.924s``, ``1.700ms`` or ``949.776us``: the largest unit under which
+    the value is at least 1."""
+    if time_us >= _US_PER_S:
+        return f"{time_us / _US_PER_S:.3f}s"
+    if time_us >= _US_PER_MS:
+        return f"{time_us / _US_PER_MS:.3f}ms"
+    return f"{time_us:.3f}us"
+
+
+def _format_time_in(time_us: float, unit: str | None) -> str:
+    """A time in the unit a table was asked for (``s``, ``ms``, ``us``), or
+    in the automatic unit."""
+    if unit == "s":
+        return f"{time_us / _US_PER_S:.3f}s"
+    if unit == "ms":
+        return f"{time_us / _US_PER_MS:.3f}ms"
+    if unit == "us":
+        return f"{time_us:.3f}us"
+    return _format_time(time_us)
+
+
+def _format_time_share(time_us: float, total_us: float) -> str:
+    """``time_us`` as a percentage of ``total_us`` (``NaN`` when nothing was
+    timed at all)."""
+    if total_us == 0:
+        return "NaN"
+    return f"{time_us * 100.0 / total_us:.2f}%"
+
+
+def _format_memory(nbytes: int) -> str:
+    """``60 B``, ``1.50 KB``, ``-40 B``: binary units, two decimals above a
+    kilobyte."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
+def _time_str(attr: str) -> property:
+    return property(lambda self: _format_time(getattr(self, attr)))
+
+
+class FormattedTimesMixin:
+    """Time properties shared by :class:`FunctionEvent` and
+    :class:`FunctionEventAvg`: per-call averages and their formatted
+    strings. The class provides ``count`` and the ``*_time_total`` values."""
+
+    cpu_time_str = _time_str("cpu_time")
+    device_time_str = _time_str("device_time")
+    cpu_time_total_str = _time_str("cpu_time_total")
+    device_time_total_str = _time_str("device_time_total")
+    self_cpu_time_total_str = _time_str("self_cpu_time_total")
+    self_device_time_total_str = _time_str("self_device_time_total")
+
+    @property
+    def cpu_time(self) -> float:
+        """The average CPU time of one call (us)."""
+        count = self.count  # type: ignore[attr-defined]
+        return 0.0 if count == 0 else self.cpu_time_total / count  # type: ignore[attr-defined]
+
+    @property
+    def device_time(self) -> float:
+        """The average device time of one call (us): 0 on the CPU."""
+        count = self.count  # type: ignore[attr-defined]
+        return 0.0 if count == 0 else self.device_time_total / count  # type: ignore[attr-defined]
+
+    @property
+    def cuda_time(self) -> float:
+        warnings.warn(
+            "`cuda_time` is deprecated, please use `device_time` instead.", FutureWarning, stacklevel=2
+        )
+        return self.device_time
+
+
+class Interval:
+    """A time range in microseconds."""
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start = start
+        self.end = end
+
+    def elapsed_us(self) -> float:
+        """The length of the range (us)."""
+        return self.end - self.start
+
+    def __repr__(self) -> str:
+        return f"Interval(start={self.start}, end={self.end})"
+
+
+Kernel = namedtuple("Kernel", ["name", "device", "duration"])
+
+
+class FunctionEvent(FormattedTimesMixin):
+    """One recorded span: an op call, a backward node run or a user range.
+
+    ``time_range`` is in microseconds from the start of the profile;
+    ``thread`` is the profiler's small id of the thread that ran it (the
+    thread names are in the Chrome trace); ``cpu_parent`` / ``cpu_children``
+    are the enclosing span and the directly enclosed spans on that thread.
+    ``sequence_nr`` links a forward op with the backward node it recorded:
+    the node's events carry the same number and, in ``fwd_thread``, the id
+    of the thread that ran the forward op. ``scope`` is 1 for a backward
+    node's own event (``MulBackward0``), 7 for ``record_function`` ranges
+    and 0 otherwise. ``input_shapes`` / ``input_dtypes`` come with
+    ``record_shapes``, ``stack`` (innermost frame first) with ``with_stack``,
+    ``cpu_memory_usage`` with ``profile_memory``.
+    """
+
+    # Defaults shared by every instance; the constructor stores a field on
+    # the instance only when it differs, which keeps building one event per
+    # recorded span cheap.
+    count = 1
+    node_id = -1
+    overload_name = ""
+    concrete_inputs: list[Any] | None = None
+    kwinputs: dict[str, Any] | None = None
+    device_memory_usage = 0
+    is_async = False
+    is_remote = False
+    device_type = DeviceType.CPU
+    device_index = 0
+    is_legacy = False
+    is_python_function = False
+    activity_type: str | None = None
+    self_cpu_percent: Any = -1
+    total_cpu_percent: Any = -1
+    total_device_percent: Any = -1
+    external_id = 0
+    linked_correlation_id = 0
+    flow_id: int | None = None
+    flow_type: int | None = None
+    flow_start: bool | None = None
+    metadata_json: str | None = None
+    python_id = -1
+    python_parent_id = -1
+    python_module_id = -1
+    structured_input_shapes: list[Any] | None = None
+    structured_input_strides: list[Any] | None = None
+
+    def __init__(
+        self,
+        id: int,
+        name: str,
+        thread: int,
+        start_us: float,
+        end_us: float,
+        overload_name: str | None = None,
+        fwd_thread: int | None = None,
+        input_shapes: list[list[int]] | None = None,
+        stack: list[str] | None = None,
+        scope: int = 0,
+        use_device: str | None = None,
+        cpu_memory_usage: int = 0,
+        device_memory_usage: int = 0,
+        is_async: bool = False,
+        is_remote: bool = False,
+        sequence_nr: int = -1,
+        node_id: int = -1,
+        device_type: DeviceType = DeviceType.CPU,
+        device_index: int = 0,
+        device_resource_id: int | None = None,
+        is_legacy: bool = False,
+        flops: int | None = None,
+        trace_name: str | None = None,
+        concrete_inputs: list[Any] | None = None,
+        kwinputs: dict[str, Any] | None = None,
+        is_user_annotation: bool = False,
+        is_python_function: bool = False,
+        input_dtypes: list[str] | None = None,
+        **extra: Any,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.trace_name = trace_name
+        self.time_range = Interval(start_us, end_us)
+        self.thread = thread
+        self.fwd_thread = fwd_thread
+        self.kernels: list[Kernel] = []
+        self.cpu_children: list[FunctionEvent] = []
+        self.cpu_parent: FunctionEvent | None = None
+        self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes
+        self.stack = stack
+        self.scope = scope
+        self.use_device = use_device
+        self.cpu_memory_usage = cpu_memory_usage
+        self.sequence_nr = sequence_nr
+        self.device_resource_id = thread if device_resource_id is None else device_resource_id
+        self.flops = flops
+        self.is_user_annotation = is_user_annotation
+        if overload_name is not None:
+            self.overload_name = overload_name
+        if node_id != -1:
+            self.node_id = node_id
+        if device_memory_usage:
+            self.device_memory_usage = device_memory_usage
+        if is_async:
+            self.is_async = True
+        if is_remote:
+            self.is_remote = True
+        if device_type is not DeviceType.CPU:
+            self.device_type = device_type
+        if device_index:
+            self.device_index = device_index
+        if is_legacy:
+            self.is_legacy = True
+        if concrete_inputs is not None:
+            self.concrete_inputs = concrete_inputs
+        if kwinputs is not None:
+            self.kwinputs = kwinputs
+        if is_python_function:
+            self.is_python_function = True
+        for key, value in extra.items():
+            setattr(self, key, value)
+
+    def append_kernel(self, name: str, device: int, duration: float) -> None:
+        """Attaches a device kernel this CPU event launched."""
+        if self.device_type != DeviceType.CPU:
+            raise AssertionError("kernels attach to CPU events only")
+        self.kernels.append(Kernel(name, device, duration))
+
+    def append_cpu_child(self, child: FunctionEvent) -> None:
+        """Adds a direct child (a span this one directly encloses)."""
+        if not isinstance(child, FunctionEvent):
+            raise AssertionError(f"a CPU child must be a FunctionEvent, got {type(child).__name__}")
+        if self.device_type != DeviceType.CPU or child.device_type != DeviceType.CPU:
+            raise AssertionError("CPU children link CPU events only")
+        self.cpu_children.append(child)
+
+    def set_cpu_parent(self, parent: FunctionEvent) -> None:
+        """Sets the innermost span enclosing this one."""
+        if not isinstance(parent, FunctionEvent):
+            raise AssertionError(f"a CPU parent must be a FunctionEvent, got {type(parent).__name__}")
+        if self.device_type != DeviceType.CPU or parent.device_type != DeviceType.CPU:
+            raise AssertionError("CPU parents link CPU events only")
+        self.cpu_parent = parent
+
+    @property
+    def cpu_time_total(self) -> float:
+        """The span's length (us)."""
+        if self.device_type != DeviceType.CPU:
+            return 0
+        return self.time_range.end - self.time_range.start
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The span's length minus its direct children's (us)."""
+        if self.is_async or self.device_type != DeviceType.CPU:
+            return 0
+        children = sum(c.time_range.end - c.time_range.start for c in self.cpu_children)
+        # Rounded to the picosecond: the times are differences of
+        # nanosecond timestamps, so anything finer is float noise.
+        return round(self.time_range.end - self.time_range.start - children, 6)
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        """Bytes allocated minus freed inside the span but outside its
+        children."""
+        if self.is_async or self.device_type != DeviceType.CPU:
+            return 0
+        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    @property
+    def self_device_memory_usage(self) -> int:
+        if self.is_async or self.device_type != DeviceType.CPU:
+            return 0
+        return self.device_memory_usage - sum(c.device_memory_usage for c in self.cpu_children)
+
+    @property
+    def cuda_memory_usage(self) -> int:
+        return self.device_memory_usage
+
+    @property
+    def self_cuda_memory_usage(self) -> int:
+        warnings.warn(
+            "`self_cuda_memory_usage` is deprecated. Use `self_device_memory_usage` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.self_device_memory_usage
+
+    @property
+    def device_time_total(self) -> float:
+        """Time of the device kernels this event (and, unless legacy, its
+        children) launched: 0 unless a device was profiled."""
+        if self.is_async or not self.use_device:
+            return 0
+        if self.device_type != DeviceType.CPU:
+            return self.time_range.end - self.time_range.start
+        own = sum(k.duration for k in self.kernels)
+        if self.is_legacy:
+            return own
+        return own + sum(c.device_time_total for c in self.cpu_children)
+
+    @property
+    def self_device_time_total(self) -> float:
+        if self.is_async or not self.use_device:
+            return 0
+        if self.device_type != DeviceType.CPU:
+            return self.device_time_total
+        return self.device_time_total - sum(c.device_time_total for c in self.cpu_children)
+
+    @property
+    def cuda_time_total(self) -> float:
+        warnings.warn(
+            "`cuda_time_total` is deprecated. Use `device_time_total` instead.", FutureWarning, stacklevel=2
+        )
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        warnings.warn(
+            "`self_cuda_time_total` is deprecated. Use `self_device_time_total` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.self_device_time_total
+
+    @property
+    def key(self) -> str:
+        """What ``key_averages`` groups by: the name."""
+        return self.name
+
+    def __repr__(self) -> str:
+        return (
+            f"<FunctionEvent id={self.id} name={self.name} overload_name={self.overload_name} "
+            f"device_type={self.device_type} node_id={self.node_id} cpu_time={self.cpu_time_str} "
+            f"start_us={self.time_range.start} end_us={self.time_range.end} "
+            f"cpu_children={[c.id for c in self.cpu_children]} {self.use_device}_time={self.device_time_str} "
+            f"thread={self.thread} input_shapes={self.input_shapes} "
+            f"cpu_memory_usage={self.cpu_memory_usage} {self.use_device}_memory_usage="
+            f"{self.device_memory_usage} is_async={self.is_async} is_remote={self.is_remote} "
+            f"seq_nr={self.sequence_nr} is_legacy={self.is_legacy}>"
+        )
+
+
+class FunctionEventAvg(FormattedTimesMixin):
+    """Totals over the events of one key (see ``EventList.key_averages``):
+    ``count`` calls, summed times and memory; ``cpu_time`` is the average
+    per call. The descriptive fields (``input_shapes``, ``stack``, ``scope``,
+    ...) come from the first event added."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.count = 0
+        self.node_id = 0
+        self.is_async = False
+        self.is_remote = False
+        self.use_device: str | None = None
+        self.cpu_time_total: float = 0
+        self.device_time_total: float = 0
+        self.self_cpu_time_total: float = 0
+        self.self_device_time_total: float = 0
+        self.input_shapes: Any = None
+        self.overload_name: str | None = None
+        self.stack: list[str] | None = None
+        self.scope: int | None = None
+        self.cpu_memory_usage = 0
+        self.device_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.self_device_memory_usage = 0
+        self.cpu_children: list[FunctionEvent] | None = None
+        self.cpu_parent: FunctionEvent | None = None
+        self.device_type = DeviceType.CPU
+        self.is_legacy = False
+        self.is_user_annotation = False
+        self.flops: int | None = 0
+
+    def add(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
+        """Adds one event (or another average) of the same key."""
+        if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
+            raise AssertionError(f"cannot add a {type(other).__name__} to a FunctionEventAvg")
+        if self.key is None:
+            self.key = other.key
+            self.node_id = other.node_id
+            self.is_async = other.is_async
+            self.is_remote = other.is_remote
+            self.cpu_parent = other.cpu_parent
+            self.cpu_children = other.cpu_children
+            self.overload_name = other.overload_name
+            self.input_shapes = other.input_shapes
+            self.stack = other.stack
+            self.scope = other.scope
+            self.device_type = other.device_type
+            self.is_legacy = other.is_legacy
+            self.use_device = other.use_device
+            self.is_user_annotation = bool(other.is_user_annotation)
+        elif other.key != self.key:
+            raise AssertionError(f"cannot add an event of key {other.key!r} to the average of {self.key!r}")
+        self.cpu_time_total += other.cpu_time_total
+        self.device_time_total += other.device_time_total
+        self.self_cpu_time_total += other.self_cpu_time_total
+        self.self_device_time_total += other.self_device_time_total
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.device_memory_usage += other.device_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.self_device_memory_usage += other.self_device_memory_usage
+        self.count += other.count
+        if self.flops is None:
+            self.flops = other.flops
+        elif other.flops is not None:
+            self.flops += other.flops
+        return self
+
+    def __iadd__(self, other: FunctionEvent | FunctionEventAvg) -> FunctionEventAvg:
+        return self.add(other)
+
+    def __repr__(self) -> str:
+        device = self.use_device or "cuda"
+        return (
+            f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
+            f"cpu_time={self.cpu_time_str}  self_{device}_time={self.self_device_time_total_str} "
+            f"{device}_time={self.device_time_str} input_shapes={self.input_shapes} "
+            f"cpu_memory_usage={self.cpu_memory_usage} {device}_memory_usage={self.device_memory_usage}>"
+        )
+
+
+class StringTable(defaultdict):
+    """Display names of recorded names. ferrograd records readable names
+    (no mangled C++ symbols), so a name maps to itself."""
+
+    def __missing__(self, key: str) -> str:
+        self[key] = key
+        return key
+
+
+def _record_start_ns(record: Any) -> int:
+    first = record[0] if isinstance(record, (list, tuple)) else record
+    start = getattr(first, "start_ns", None)
+    if start is not None:
+        return int(start() if callable(start) else start)
+    return int(first)
+
+
+class MemRecordsAcc:
+    """Memory records indexed by time, to find those inside an interval.
+
+    A record is a sequence whose first item is its start time in
+    nanoseconds (an int, or an object with a ``start_ns()`` method)."""
+
+    def __init__(self, mem_records: Sequence[Any]) -> None:
+        self._mem_records = mem_records
+        order = sorted(range(len(mem_records)), key=lambda i: _record_start_ns(mem_records[i]))
+        self._indices = order
+        self._start_nses = [_record_start_ns(mem_records[i]) for i in order]
+
+    def in_interval(self, start_ns: int, end_ns: int) -> Iterator[Any]:
+        """The records that start within ``[start_ns, end_ns]``."""
+        lo = bisect.bisect_left(self._start_nses, start_ns)
+        hi = bisect.bisect_right(self._start_nses, end_ns)
+        for k in range(lo, hi):
+            yield self._mem_records[self._indices[k]]
+
+
+def _rewrite_name(name: str, with_wildcard: bool = False) -> str:
+    """The name an event is shown and grouped under: the steps of
+    ``torch.profiler.profile`` (``ProfilerStep#3``) group as
+    ``ProfilerStep*``."""
+    if with_wildcard and name.startswith("ProfilerStep#"):
+        return "ProfilerStep*"
+    return name
+
+
+def _filter_name(name: str) -> bool:
+    """Whether an event of this name is bookkeeping, not shown."""
+    return name in (MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME)
+
+
+class EventList(list):
+    """A list of :class:`FunctionEvent` (or, from ``key_averages``,
+    :class:`FunctionEventAvg`) with the profiler's summaries and exports."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        use_device = kwargs.pop("use_device", None)
+        profile_memory = kwargs.pop("profile_memory", False)
+        with_flops = kwargs.pop("with_flops", False)
+        super().__init__(*args, **kwargs)
+        self._use_device = use_device
+        self._profile_memory = profile_memory
+        self._with_flops = with_flops
+        self._tree_built = False
+        # Set when the events come from a profile: whether each event's
+        # cpu_parent/cpu_children are already linked, the recording threads'
+        # names, every memory record as (ts_us, thread, bytes) and extra
+        # top-level trace metadata (key -> JSON text).
+        self._links_known = False
+        self._thread_names: dict[int, str] = {}
+        self._memory_records: list[tuple[float, int, int]] = []
+        self._trace_metadata: dict[str, str] = {}
+
+    def __str__(self) -> str:
+        return self.table()
+
+    # --- structure -------------------------------------------------------
+
+    def _build_tree(self) -> None:
+        if not self._links_known:
+            self._populate_cpu_children()
+        self._remove_dup_nodes()
+        self._set_backward_stacktraces()
+        self._tree_built = True
+
+    def _populate_cpu_children(self) -> None:
+        """Links each synchronous CPU event to the innermost event of the
+        same thread (and node) whose interval contains it."""
+        sync = [e for e in self if not e.is_async and e.device_type == DeviceType.CPU]
+        sync.sort(key=lambda e: (e.thread, e.node_id))
+        for _, group in itertools.groupby(sync, key=lambda e: (e.thread, e.node_id)):
+            ordered = sorted(group, key=lambda e: (e.time_range.start, -e.time_range.end))
+            open_spans: list[FunctionEvent] = []
+            for event in ordered:
+                while open_spans:
+                    top = open_spans[-1]
+                    inside = event.time_range.start < top.time_range.end and (
+                        event.time_range.end <= top.time_range.end
+                    )
+                    if inside:
+                        if event.cpu_parent is not None:
+                            raise AssertionError(f"event {event.key} already has a CPU parent")
+                        top.append_cpu_child(event)
+                        event.set_cpu_parent(top)
+                        break
+                    open_spans.pop()
+                open_spans.append(event)
+
+    def _remove_dup_nodes(self) -> None:
+        """Folds an event into its parent when the parent has the same name
+        and no other child (a wrapper calling itself), as torch shows them."""
+        while True:
+            dropped: set[int] = set()
+            for event in self:
+                parent = event.cpu_parent
+                if parent is None or id(event) in dropped:
+                    continue
+                if parent.name == event.name and len(parent.cpu_children) == 1:
+                    parent.cpu_children = event.cpu_children
+                    parent.kernels = event.kernels
+                    for child in event.cpu_children:
+                        child.cpu_parent = parent
+                    dropped.add(id(event))
+            if not dropped:
+                return
+            kept = [e for e in self if id(e) not in dropped]
+            self.clear()
+            self.extend(kept)
+
+    def _set_backward_stacktraces(self) -> None:
+        """Gives every event run under a backward node the Python stack of
+        the forward op that recorded that node (matched by sequence number
+        and forward thread)."""
+        if not any(e.stack for e in self):
+            return
+        backward_of: dict[int, FunctionEvent | None] = {}
+
+        def backward_ancestor(event: FunctionEvent) -> FunctionEvent | None:
+            chain = []
+            found: FunctionEvent | None = None
+            node: FunctionEvent | None = event
+            while node is not None:
+                key = id(node)
+                if key in backward_of:
+                    found = backward_of[key]
+                    break
+                if node.scope == _SCOPE_BACKWARD_FUNCTION:
+                    found = node
+                    backward_of[key] = node
+                    break
+                chain.append(key)
+                node = node.cpu_parent
+            for key in chain:
+                backward_of[key] = found
+            return found
+
+        forward_stacks: dict[tuple[int, int | None], list[str]] = {}
+        for event in self:
+            if event.stack is not None and backward_ancestor(event) is None:
+                forward_stacks.setdefault((event.sequence_nr, event.thread), event.stack)
+        for event in self:
+            node = backward_ancestor(event)
+            if node is not None:
+                event.stack = forward_stacks.get((node.sequence_nr, node.fwd_thread), [])
+
+    # --- summaries -------------------------------------------------------
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of the events' self CPU times (us)."""
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(
+        self,
+        group_by_input_shapes: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+        *,
+        group_by_input_shape: bool | None = None,
+    ) -> EventList:
+        """One :class:`FunctionEventAvg` per event name, in order of first
+        appearance; also split by input shapes, by the innermost
+        ``group_by_stack_n`` stack frames or by overload name when asked."""
+        if group_by_input_shape is not None:
+            group_by_input_shapes = group_by_input_shape
+        if not self._tree_built:
+            self._build_tree()
+        stats: dict[tuple[Any, ...], FunctionEventAvg] = {}
+        for event in self:
+            key: tuple[Any, ...] = (
+                event.key,
+                event.node_id,
+                event.device_type,
+                event.is_legacy,
+                bool(event.is_user_annotation),
+            )
+            if group_by_overload_name:
+                key += (event.overload_name,)
+            if group_by_input_shapes:
+                key += (str(event.input_shapes),)
+            if group_by_stack_n > 0:
+                key += tuple((event.stack or [])[:group_by_stack_n])
+            avg = stats.get(key)
+            if avg is None:
+                avg = stats[key] = FunctionEventAvg()
+            avg.add(event)
+        result = EventList(
+            stats.values(),
+            use_device=self._use_device,
+            profile_memory=self._profile_memory,
+            with_flops=self._with_flops,
+        )
+        for avg in result:
+            avg.stack = (avg.stack or [])[:group_by_stack_n]
+            if not group_by_input_shapes:
+                avg.input_shapes = ""
+            if not group_by_overload_name:
+                avg.overload_name = ""
+        return result
+
+    def total_average(self) -> FunctionEventAvg:
+        """Every event summed into one :class:`FunctionEventAvg` keyed
+        ``"Total"``."""
+        total = FunctionEventAvg()
+        for event in self:
+            total.key = None
+            total.add(event)
+        total.key = "Total"
+        return total
+
+    def table(
+        self,
+        sort_by: str | None = None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header: str | None = None,
+        top_level_events_only: bool = False,
+        time_unit: str | None = None,
+    ) -> str:
+        """The events as a text table, one row per event (in list order, or
+        descending by the ``sort_by`` attribute: ``cpu_time_total``,
+        ``self_cpu_time_total``, ``cpu_time``, ``cpu_memory_usage``,
+        ``self_cpu_memory_usage``, ``count``, ...). ``row_limit=-1`` shows
+        every row; ``top_level_events_only`` skips events that have a parent;
+        ``time_unit`` (``s``, ``ms``, ``us``) fixes the unit of the times."""
+        return _build_table(
+            self,
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            profile_memory=self._profile_memory,
+            with_flops=self._with_flops,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
+
+    # --- exports ---------------------------------------------------------
+
+    def export_chrome_trace(self, path: str) -> None:
+        """Writes the events as a Chrome trace (Trace Event Format JSON), for
+        ``chrome://tracing`` or https://ui.perfetto.dev."""
+        with open(path, "w", encoding="utf-8") as f:
+            _write_chrome_trace(self, f)
+
+    def supported_export_stacks_metrics(self) -> list[str]:
+        return [
+            "self_cpu_time_total",
+            "self_cuda_time_total",
+            "self_xpu_time_total",
+            "self_privateuse1_time_total",
+        ]
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Writes one collapsed-stack line per event that has a stack:
+        ``outer;...;inner value`` (the root frame first, then the value of
+        ``metric`` as an integer), the input of flamegraph.pl and speedscope.
+        Events whose value is 0 are left out."""
+        metrics = self.supported_export_stacks_metrics()
+        if metric not in metrics:
+            raise ValueError("metric should be one of: " + str(metrics))
+        attr = metric
+        for device in ("cuda", "xpu", "privateuse1"):
+            attr = attr.replace(device, "device")
+        escape = str.maketrans(" ;\t\n", "____")
+        with open(path, "w", encoding="utf-8") as f:
+            for event in self:
+                if not event.stack:
+                    continue
+                value = int(getattr(event, attr))
+                if value > 0:
+                    frames = ";".join(frame.translate(escape) for frame in reversed(event.stack))
+                    f.write(f"{frames} {value}\n")
+
+
+# --- the table ---------------------------------------------------------------
+
+
+def _sort_attr(name: str) -> str:
+    for device in ("cuda", "xpu", "privateuse1"):
+        name = name.replace(device, "device")
+    return name
+
+
+def _build_table(
+    events: EventList,
+    *,
+    sort_by: str | None,
+    row_limit: int,
+    max_src_column_width: int | None,
+    max_name_column_width: int | None,
+    max_shapes_column_width: int | None,
+    header: str | None,
+    profile_memory: bool,
+    with_flops: bool,
+    top_level_events_only: bool,
+    time_unit: str | None,
+) -> str:
+    if len(events) == 0:
+        return ""
+    use_device = events[0].use_device
+    has_device_time = any(e.self_device_time_total > 0 for e in events)
+    has_device_mem = any(e.self_device_memory_usage > 0 for e in events)
+    if has_device_time and not use_device:
+        raise RuntimeError("use_device is None, but there is device performance data.")
+    rows: list[Any] = list(events)
+    if sort_by is not None:
+        attr = _sort_attr(sort_by)
+        rows.sort(key=lambda e: getattr(e, attr), reverse=True)
+
+    has_shapes = any(e.input_shapes is not None and len(e.input_shapes) > 0 for e in rows)
+    has_overloads = any(e.overload_name for e in rows)
+    stacks = [e.stack for e in rows if e.stack]
+    has_stack = bool(stacks)
+
+    name_width = max(len(e.key) for e in rows) + 4
+    if max_name_column_width is not None:
+        name_width = min(name_width, max_name_column_width)
+    shapes_width = max(len(str(e.input_shapes)) for e in rows) + 4
+    if max_shapes_column_width is not None:
+        shapes_width = min(shapes_width, max_shapes_column_width)
+    src_width = 0
+    if has_stack:
+        src_width = max(len(frame) for stack in stacks for frame in stack) + 4
+        if max_src_column_width is not None:
+            src_width = min(src_width, max_src_column_width)
+    number_width = 12
+
+    device = use_device.upper() if use_device else "None"
+    columns: list[tuple[str, int, str]] = [("Name", name_width, ">")]
+    if has_overloads:
+        columns.append(("Overload Name", name_width, ">"))
+    titles = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if has_device_time:
+        titles += [f"Self {device}", f"Self {device} %", f"{device} total", f"{device} time avg"]
+    if profile_memory:
+        titles += ["CPU Mem", "Self CPU Mem"]
+        if use_device and has_device_mem:
+            titles += [f"{device} Mem", f"Self {device} Mem"]
+    titles.append("# of Calls")
+    show_node_id = any(e.node_id != -1 for e in rows)
+    if show_node_id:
+        titles.append("Node ID")
+    columns += [(title, number_width, ">") for title in titles]
+    if has_shapes:
+        columns.append(("Input Shapes", shapes_width, ">"))
+    if has_stack:
+        columns.append(("Source Location", src_width, "<"))
+    flops_scale = 1.0
+    if with_flops:
+        positive = [e.flops for e in rows if e.flops and e.flops > 0]
+        if positive:
+            flops_scale, flops_title = _flops_unit(min(positive))
+            columns.append((f"Total {flops_title}", number_width, ">"))
+        else:
+            with_flops = False
+
+    row_format = "".join("{:" + align + str(width) + "}  " for _, width, align in columns)
+    separator = "".join("-" * width + "  " for _, width, _ in columns)
+    line_length = sum(width + 2 for _, width, _ in columns) - 2
+
+    total_self_cpu = sum(e.self_cpu_time_total for e in rows)
+    total_self_device = 0.0
+    for e in rows:
+        if e.device_type == DeviceType.CPU and e.is_legacy:
+            total_self_device += e.self_device_time_total
+        elif e.device_type != DeviceType.CPU and not e.is_user_annotation:
+            total_self_device += e.self_device_time_total
+
+    lines: list[str] = []
+    if header is not None:
+        lines += ["=" * line_length, header]
+    if top_level_events_only:
+        lines += ["=" * line_length, "This report only display top-level ops statistics"]
+    lines += [separator, row_format.format(*(title for title, _, _ in columns)), separator]
+
+    def trim_path(path: str) -> str:
+        if len(path) > src_width:
+            path = path[len(path) - src_width :]
+            if len(path) > 3:
+                path = "..." + path[3:]
+        return path
+
+    shown = 0
+    for e in rows:
+        if shown == row_limit:
+            break
+        if top_level_events_only and e.cpu_parent is not None:
+            continue
+        shown += 1
+        name = e.key
+        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+            name = name[: max_name_column_width - 3] + "..."
+        e.self_cpu_percent = _format_time_share(e.self_cpu_time_total, total_self_cpu)
+        e.total_cpu_percent = 0 if e.is_async else _format_time_share(e.cpu_time_total, total_self_cpu)
+        values: list[Any] = [name]
+        if has_overloads:
+            overload = e.overload_name or ""
+            if max_name_column_width is not None and len(overload) >= max_name_column_width - 3:
+                overload = overload[: max_name_column_width - 3] + "..."
+            values.append(overload)
+        values += [
+            e.self_cpu_percent,
+            _format_time_in(e.self_cpu_time_total, time_unit),
+            e.total_cpu_percent,
+            _format_time_in(e.cpu_time_total, time_unit),
+            _format_time_in(e.cpu_time, time_unit),
+        ]
+        if has_device_time:
+            e.total_device_percent = _format_time_share(e.self_device_time_total, total_self_device)
+            values += [
+                _format_time_in(e.self_device_time_total, time_unit),
+                e.total_device_percent,
+                _format_time_in(e.device_time_total, time_unit),
+                _format_time_in(e.device_time, time_unit),
+            ]
+        if profile_memory:
+            values += [_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+            if use_device and has_device_mem:
+                values += [
+                    _format_memory(e.device_memory_usage),
+                    _format_memory(e.self_device_memory_usage),
+                ]
+        values.append(e.count)
+        if show_node_id:
+            values.append(e.node_id)
+        if has_shapes:
+            values.append(str(e.input_shapes)[:shapes_width])
+        if has_stack:
+            values.append(trim_path(e.stack[0]) if e.stack else "")
+        if with_flops:
+            values.append("--" if not e.flops or e.flops <= 0 else f"{e.flops * flops_scale:8.3f}")
+        lines.append(row_format.format(*values))
+        if has_stack:
+            blank = [""] * (len(columns) - 1 - int(with_flops))
+            tail = [""] if with_flops else []
+            for frame in (e.stack or [])[1:]:
+                lines.append(row_format.format(*blank, trim_path(frame), *tail))
+            lines.append(row_format.format(*blank, "", *tail))
+    lines.append(separator)
+    lines.append(f"Self CPU time total: {_format_time_in(total_self_cpu, time_unit)}")
+    if has_device_time:
+        lines.append(f"Self {device} time total: {_format_time_in(total_self_device, time_unit)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _flops_unit(flops: float) -> tuple[float, str]:
+    """The scale and name of the unit that shows ``flops`` with 1 to 3
+    digits before the point."""
+    names = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+    power = int(max(0.0, min(math.log10(flops) / 3, float(len(names) - 1))))
+    return 10.0 ** (-3 * power), names[power]
+
+
+# --- the Chrome trace ---------------------------------------------------------
+
+
+def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
+    """Writes ``events`` as a Trace Event Format object: complete ("X")
+    events for the spans, instant ("i") events for memory records, flow
+    ("s"/"f") arrows from each forward op to the backward node it recorded,
+    and thread/process names ("M"). Compact: one event per line, no
+    indentation, only the arguments that carry information."""
+    pid = os.getpid()
+    names: dict[str, str] = {}
+
+    def quoted(name: str) -> str:
+        text = names.get(name)
+        if text is None:
+            text = names[name] = json.dumps(name)
+        return text
+
+    out: list[str] = [f'{{"ph":"M","name":"process_name","pid":{pid},"tid":0,"args":{{"name":"python"}}}}']
+    threads = dict(events._thread_names)
+    spans = [e for e in events if isinstance(e, FunctionEvent) and e.trace_name is not None]
+    for e in spans:
+        threads.setdefault(e.thread, f"thread {e.thread}")
+    for _, thread, _ in events._memory_records:
+        threads.setdefault(thread, f"thread {thread}")
+    for tid in sorted(threads):
+        out.append(
+            f'{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},'
+            f'"args":{{"name":{quoted(threads[tid])}}}}}'
+        )
+        out.append(
+            f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},"args":{{"sort_index":{tid}}}}}'
+        )
+
+    forward_by_thread: dict[tuple[int, int], FunctionEvent] = {}
+    forward_by_seq: dict[int, FunctionEvent] = {}
+    backward: list[FunctionEvent] = []
+    for e in spans:
+        start = e.time_range.start
+        cat = "user_annotation" if e.is_user_annotation else "cpu_op"
+        args = f'"External id":{e.id}'
+        if e.sequence_nr >= 0:
+            args += f',"Sequence number":{e.sequence_nr},"Fwd thread id":{e.fwd_thread or 0}'
+            if e.scope == _SCOPE_BACKWARD_FUNCTION:
+                backward.append(e)
+            elif e.scope == _SCOPE_FUNCTION and not e.name.startswith(_EVALUATE_PREFIX):
+                forward_by_thread.setdefault((e.sequence_nr, e.thread), e)
+                forward_by_seq.setdefault(e.sequence_nr, e)
+        if e.input_dtypes is not None:
+            dims = json.dumps(e.input_shapes or [], separators=(",", ":"))
+            types = json.dumps(e.input_dtypes, separators=(",", ":"))
+            args += f',"Input Dims":{dims},"Input type":{types}'
+        out.append(
+            f'{{"ph":"X","cat":"{cat}","name":{quoted(e.trace_name)},"pid":{pid},"tid":{e.thread},'
+            f'"ts":{start:.3f},"dur":{e.time_range.end - start:.3f},"args":{{{args}}}}}'
+        )
+
+    total = 0
+    for ts, thread, nbytes in sorted(events._memory_records, key=lambda r: r[0]):
+        total += nbytes
+        out.append(
+            f'{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":{pid},'
+            f'"tid":{thread},"ts":{ts:.3f},"args":{{"Bytes":{nbytes},"Total Allocated":{total}}}}}'
+        )
+
+    flow_id = 0
+    for e in backward:
+        if e.fwd_thread:
+            fwd = forward_by_thread.get((e.sequence_nr, e.fwd_thread))
+        else:
+            fwd = forward_by_seq.get(e.sequence_nr)
+        if fwd is None:
+            continue
+        flow_id += 1
+        out.append(
+            f'{{"ph":"s","id":{flow_id},"pid":{pid},"tid":{fwd.thread},'
+            f'"ts":{fwd.time_range.start:.3f},"cat":"fwdbwd","name":"fwdbwd"}}'
+        )
+        out.append(
+            f'{{"ph":"f","id":{flow_id},"pid":{pid},"tid":{e.thread},'
+            f'"ts":{e.time_range.start:.3f},"cat":"fwdbwd","name":"fwdbwd","bp":"e"}}'
+        )
+
+    f.write('{"schemaVersion":1,"displayTimeUnit":"ms"')
+    for key, value in events._trace_metadata.items():
+        f.write(f",{json.dumps(key)}:{value}")
+    f.write(',"traceEvents":[\n')
+    f.write(",\n".join(out))
+    f.write("\n]}\n")
