@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
-from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph
+from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph, profiler, profiler_util
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, NestedIOFunction, once_differentiable
 from .grad_mode import (
@@ -24,9 +24,11 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck
+from .profiler_util import DeviceType
 from .variable import Variable
 
 __all__ = [
+    "DeviceType",
     "Function",
     "NestedIOFunction",
     "Variable",
@@ -36,6 +38,8 @@ __all__ = [
     "function",
     "functional",
     "once_differentiable",
+    "profiler",
+    "profiler_util",
     "set_detect_anomaly",
     "backward",
     "enable_grad",

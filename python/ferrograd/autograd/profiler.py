@@ -1,0 +1,672 @@
+"""The autograd profiler (torch.autograd.profiler's API).
+
+``with profile() as prof:`` records every op the block runs on the calling
+thread (named as torch's aten ops), every backward node the engine runs on
+its behalf (on whichever pool thread runs it) and every
+``record_function`` range; ``prof.key_averages().table()`` summarises
+them and ``prof.export_chrome_trace(path)`` writes a timeline.
+
+Leaving the block only stops the recorder: the Python objects describing
+the events are built the first time a result is asked for, so the block's
+own cost stays close to that of the recorded ops.
+
+ferrograd runs on the CPU only: device options are accepted, warned about
+and ignored, and :class:`emit_nvtx` / :class:`emit_itt` annotate nothing
+outside ferrograd's own recorder.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+import warnings
+from collections import defaultdict
+from contextlib import ContextDecorator
+from typing import Any
+
+from .. import _core
+from .profiler_util import (
+    _SCOPE_BACKWARD_FUNCTION,
+    _SCOPE_FUNCTION,
+    _SCOPE_USER,
+    MEMORY_EVENT_NAME,
+    EventList,
+    FunctionEvent,
+    MemRecordsAcc,
+    StringTable,
+    _rewrite_name,
+)
+from .profiler_util import DeviceType as DeviceType
+
+__all__ = [
+    "profile",
+    "record_function",
+    "emit_itt",
+    "emit_nvtx",
+    "load_nvprof",
+    "EnforceUnique",
+    "parse_nvprof_trace",
+    "KinetoStepTracker",
+    "EventList",
+    "FunctionEvent",
+    "MemRecordsAcc",
+]
+
+_DEVICE_OPTIONS = ("cuda", "xpu", "mtia", "hpu")
+
+
+class profile:
+    """Context manager that records ops, backward nodes and
+    ``record_function`` ranges, and holds the results.
+
+    Args:
+        enabled: ``False`` makes the context manager a no-op (``with
+            profile(enabled=False) as p`` binds ``p`` to ``None``).
+        use_cuda, use_device: accepted for torch compatibility; ferrograd
+            has no device, so a device other than ``"cpu"`` is warned about
+            and ignored.
+        record_shapes: record each op's input shapes and dtypes.
+        with_flops: estimate the FLOPs of matrix products and elementwise
+            ``mul``/``add`` from their input shapes (implies
+            ``record_shapes``).
+        profile_memory: record tensor allocations and frees; each event's
+            ``cpu_memory_usage`` is the bytes allocated minus freed while it
+            ran.
+        with_stack: record the Python frames calling each op.
+        with_modules, use_kineto, experimental_config,
+        custom_trace_id_callback: accepted for torch compatibility.
+        use_cpu: must stay ``True`` (ferrograd records CPU work only).
+        acc_events: keep the events of earlier runs of this profile.
+
+    Only the thread that entered the profile is recorded, with the backward
+    work the engine runs for it on its pool threads; other Python threads
+    are not recorded. One profile runs at a time per process: starting a
+    second raises ``RuntimeError``.
+    """
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        *,
+        use_cuda: bool = False,
+        use_device: str | None = None,
+        record_shapes: bool = False,
+        with_flops: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_modules: bool = False,
+        use_kineto: bool = False,
+        use_cpu: bool = True,
+        experimental_config: Any = None,
+        acc_events: bool = False,
+        custom_trace_id_callback: Any = None,
+    ) -> None:
+        self.enabled = enabled
+        self._function_events: EventList | None = None
+        self._old_function_events: EventList | None = None
+        self._needs_processing = False
+        self._result: Any = None
+        self.entered = False
+        if not enabled:
+            return
+        self.use_cuda = use_cuda
+        if use_cuda:
+            warnings.warn(
+                "The attribute `use_cuda` will be deprecated soon, "
+                "please use ``use_device = 'cuda'`` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            use_device = "cuda"
+        self.use_device: str | None = _checked_device(use_device)
+        self.record_shapes = record_shapes or with_flops
+        self.with_flops = with_flops
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_modules = with_modules
+        self.use_cpu = use_cpu
+        self.acc_events = acc_events
+        self.experimental_config = experimental_config
+        self.custom_trace_id_callback = custom_trace_id_callback
+        self.trace_id = ""
+        if not use_cpu:
+            if not use_kineto:
+                raise AssertionError("Device-only events supported only with Kineto (use_kineto=True)")
+            raise AssertionError(
+                "No activities specified for the profiler (ferrograd records CPU activity only)"
+            )
+
+    def default_trace_id(self) -> str:
+        return f"{uuid.uuid4().int:032X}"
+
+    def create_trace_id(self) -> str:
+        if self.custom_trace_id_callback:
+            return self.custom_trace_id_callback()
+        return self.default_trace_id()
+
+    def __enter__(self) -> profile | None:
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise RuntimeError("Profiler context manager is not reentrant")
+        self._prepare_trace()
+        self._start_trace()
+        return self
+
+    def _prepare_trace(self) -> None:
+        self.entered = True
+        self.trace_id = self.create_trace_id()
+
+    def _start_trace(self) -> None:
+        self.entered = True
+        _core._profiler_start(self.record_shapes, self.profile_memory, self.with_stack)
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+        if not self.enabled:
+            return False
+        if self._function_events is not None and self.acc_events:
+            self._old_function_events = self._function_events
+        self._function_events = None
+        self._result = _core._profiler_stop()
+        self._needs_processing = True
+        if self.acc_events:
+            self._ensure_function_events()
+        return False
+
+    def __repr__(self) -> str:
+        if self._needs_processing:
+            self._ensure_function_events()
+        if self._function_events is None:
+            return "<unfinished torch.autograd.profile>"
+        return repr(self._function_events)
+
+    def __str__(self) -> str:
+        if self._needs_processing:
+            self._ensure_function_events()
+        if self._function_events is None:
+            return "<unfinished torch.autograd.profile>"
+        return str(self._function_events)
+
+    def _ensure_function_events(self) -> None:
+        """Builds the events of the last run (once)."""
+        if self._function_events is not None and not self._needs_processing:
+            return
+        self._needs_processing = False
+        if self._result is None:
+            events = EventList(
+                use_device=self.use_device,
+                profile_memory=self.profile_memory,
+                with_flops=self.with_flops,
+            )
+        else:
+            events = _events_from_result(
+                self._result,
+                use_device=self.use_device,
+                profile_memory=self.profile_memory,
+                with_flops=self.with_flops,
+            )
+        if self._old_function_events is not None and self.acc_events:
+            events.extend(self._old_function_events)
+            events._memory_records.extend(self._old_function_events._memory_records)
+            for tid, name in self._old_function_events._thread_names.items():
+                events._thread_names.setdefault(tid, name)
+            self._old_function_events = None
+        self._function_events = events
+
+    def _events(self) -> EventList:
+        self._ensure_function_events()
+        if self._function_events is None:
+            raise AssertionError("Expected profiling results")
+        return self._function_events
+
+    @property
+    def function_events(self) -> EventList | None:
+        """Every recorded event (an :class:`EventList`); ``None`` for a
+        disabled profile."""
+        if not self.enabled:
+            return None
+        if self._function_events is None or self._needs_processing:
+            self._ensure_function_events()
+        return self._function_events
+
+    def events(self) -> EventList | None:
+        return self.function_events
+
+    def table(
+        self,
+        sort_by: str | None = None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header: str | None = None,
+        top_level_events_only: bool = False,
+    ) -> str:
+        """The events as a table (see :meth:`EventList.table`)."""
+        return self._events().table(
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+        )
+
+    def export_chrome_trace(self, path: str, metadata: dict[str, str] | None = None) -> None:
+        """Writes the events as a Chrome trace (see
+        :meth:`EventList.export_chrome_trace`); ``metadata`` maps top-level
+        keys to JSON text."""
+        events = self._events()
+        saved = events._trace_metadata
+        events._trace_metadata = {**saved, **(metadata or {})}
+        try:
+            events.export_chrome_trace(path)
+        finally:
+            events._trace_metadata = saved
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Writes collapsed stacks (see :meth:`EventList.export_stacks`);
+        needs ``with_stack=True``."""
+        events = self._events()
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        events.export_stacks(path, metric)
+
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
+        """The events grouped by name (see :meth:`EventList.key_averages`)."""
+        return self._events().key_averages(group_by_input_shape, group_by_stack_n, group_by_overload_name)
+
+    def total_average(self) -> Any:
+        return self._events().total_average()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of every event's self CPU time (us)."""
+        return self._events().self_cpu_time_total
+
+
+def _checked_device(use_device: str | None) -> str | None:
+    """``None``: the CPU is always profiled and there is no other device."""
+    if use_device is None or use_device == "cpu":
+        return None
+    if use_device in _DEVICE_OPTIONS:
+        name = use_device.upper()
+        warnings.warn(f"{name} is not available, disabling {name} profiling", stacklevel=3)
+    else:
+        warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=3)
+    return None
+
+
+# --- from recorded rows to FunctionEvents -------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_frame_kept: dict[str, bool] = {}
+
+
+def _keep_frame(entry: str) -> bool:
+    """Whether a stack entry (``path/file.py(12): func``) is the caller's
+    code rather than ferrograd's own Python layer."""
+    kept = _frame_kept.get(entry)
+    if kept is None:
+        path = entry.rpartition("): ")[0].rpartition("(")[0] or entry
+        if not path.startswith("<"):
+            path = os.path.abspath(path)
+        kept = _frame_kept[entry] = not path.startswith(_PACKAGE_DIR)
+    return kept
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _estimate_flops(name: str, shapes: list[list[int]]) -> int:
+    """Floating point operations of matrix products (2 per multiply-add)
+    and of elementwise ``mul``/``add`` (one per element), from input shapes."""
+    try:
+        if name == "aten::mm" and len(shapes[0]) == 2 and len(shapes[1]) == 2:
+            (m, k), (_, n) = shapes[0], shapes[1]
+            return 2 * m * k * n
+        if name == "aten::addmm" and len(shapes[1]) == 2 and len(shapes[2]) == 2:
+            (m, k), (_, n) = shapes[1], shapes[2]
+            return 2 * m * k * n
+        if name == "aten::bmm" and len(shapes[0]) == 3 and len(shapes[1]) == 3:
+            (b, m, k), (_, _, n) = shapes[0], shapes[1]
+            return 2 * b * m * k * n
+        if name == "aten::baddbmm" and len(shapes[1]) == 3 and len(shapes[2]) == 3:
+            (b, m, k), (_, _, n) = shapes[1], shapes[2]
+            return 2 * b * m * k * n
+        if name in ("aten::mul", "aten::add") and shapes:
+            return _numel(shapes[0])
+    except (IndexError, ValueError):
+        return 0
+    return 0
+
+
+def _events_from_result(
+    result: Any, *, use_device: str | None, profile_memory: bool, with_flops: bool
+) -> EventList:
+    """One FunctionEvent per recorded span (and per memory record outside
+    every span), linked to their parents, ordered by start time."""
+    rows = result.rows()
+    start_fn = getattr(result, "trace_start_ns", None)
+    if start_fn is not None:
+        base = start_fn() if callable(start_fn) else start_fn
+    else:
+        base = min((row[2] for row in rows), default=0)
+    events = EventList(use_device=use_device, profile_memory=profile_memory, with_flops=with_flops)
+    events._thread_names = dict(result.threads())
+    by_row: list[FunctionEvent | None] = [None] * len(rows)
+    loose_memory: list[tuple[int, int, int]] = []
+    memory = events._memory_records
+    scopes = {"backward": _SCOPE_BACKWARD_FUNCTION, "user": _SCOPE_USER}
+    keep = _keep_frame
+    next_id = 0
+    for i, row in enumerate(rows):
+        (name, kind, start, end, thread, _depth, seq, fwd, shapes, dtypes, stack, nbytes, parent) = row[:13]
+        if kind == "memory":
+            memory.append(((start - base) / 1000.0, thread, nbytes))
+            if parent < 0:
+                loose_memory.append((start, thread, nbytes))
+            continue
+        next_id += 1
+        if stack:
+            stack = [frame for frame in stack if keep(frame)]
+        event = FunctionEvent(
+            next_id,
+            _rewrite_name(name, with_wildcard=True),
+            thread,
+            (start - base) / 1000.0,
+            (end - base) / 1000.0,
+            fwd_thread=fwd,
+            input_shapes=[] if shapes is None else shapes,
+            stack=[] if stack is None else stack,
+            scope=scopes.get(kind, _SCOPE_FUNCTION),
+            use_device=use_device,
+            cpu_memory_usage=row[14],
+            sequence_nr=seq,
+            flops=_estimate_flops(name, shapes) if with_flops and shapes else 0,
+            trace_name=name,
+            is_user_annotation=kind == "user",
+            input_dtypes=dtypes,
+        )
+        if parent >= 0:
+            up = by_row[parent]
+            if up is not None:
+                up.cpu_children.append(event)
+                event.cpu_parent = up
+        by_row[i] = event
+    ordered: list[FunctionEvent] = [e for e in by_row if e is not None]
+    for start, thread, nbytes in loose_memory:
+        next_id += 1
+        at = (start - base) / 1000.0
+        ordered.append(
+            FunctionEvent(
+                next_id,
+                MEMORY_EVENT_NAME,
+                thread,
+                at,
+                at,
+                fwd_thread=thread,
+                input_shapes=[],
+                stack=[],
+                use_device=use_device,
+                cpu_memory_usage=nbytes,
+            )
+        )
+    ordered.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
+    events.extend(ordered)
+    events._links_known = True
+    events._build_tree()
+    return events
+
+
+# --- record_function -----------------------------------------------------------
+
+
+class record_function(ContextDecorator):
+    """Labels a block of code (or, as a decorator, every call of a function)
+    in the profile: the range shows as an event named ``name`` enclosing the
+    ops it ran. Costs one check when no profiler is recording.
+
+    Example::
+
+        with profile() as prof:
+            with record_function("loss"):
+                loss = (model(x) - y).pow(2).mean()
+    """
+
+    def __init__(self, name: str, args: str | None = None) -> None:
+        self.name = name
+        self.args = args
+        self.run_callbacks_on_exit = True
+        self.record: Any = None
+
+    def _recreate_cm(self) -> record_function:
+        # A decorated function gets a fresh range per call, so recursive or
+        # concurrent calls each close their own.
+        return record_function(self.name, self.args)
+
+    def __enter__(self) -> record_function:
+        self.record = _core._record_function_enter(self.name)
+        return self
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        if not self.run_callbacks_on_exit:
+            return
+        record = self.record
+        if record is None:
+            raise AssertionError("record_function exited without being entered")
+        record.end()
+
+    def _call_end_callbacks_on_future(self, fut: Any) -> Any:
+        """For a range around an asynchronous call: closes the range (the
+        recorder's ranges belong to the thread that opened them, so it ends
+        now rather than when ``fut`` completes) and returns ``fut``."""
+        if not self.run_callbacks_on_exit:
+            raise RuntimeError("_call_end_callbacks_on_future can only be called once.")
+        self.run_callbacks_on_exit = False
+        record = self.record
+        if record is None:
+            raise AssertionError("record_function must be entered before _call_end_callbacks_on_future")
+        record.end()
+        return fut
+
+
+# --- emit_nvtx / emit_itt ------------------------------------------------------
+
+_annotation_warned: set[str] = set()
+
+
+class _ExternalAnnotations:
+    _tool = ""
+    _label = ""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+        self.entered = False
+        self.record_shapes = record_shapes
+
+    def __enter__(self) -> Any:
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise RuntimeError(f"{self._label} annotation context manager is not reentrant")
+        self.entered = True
+        if self._tool not in _annotation_warned:
+            _annotation_warned.add(self._tool)
+            warnings.warn(
+                f"ferrograd does not use {self._tool}: {type(self).__name__} emits no {self._label} "
+                "ranges; ops and record_function ranges are recorded only by ferrograd's own "
+                "profiler (torch.autograd.profiler.profile / torch.profiler.profile)",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+        self.entered = False
+        return False
+
+
+class emit_nvtx(_ExternalAnnotations):
+    """Accepted for torch compatibility: torch wraps each op in an NVTX
+    range for nvprof / Nsight; ferrograd has no NVTX library, so the block
+    runs normally and entering warns once."""
+
+    _tool = "NVTX"
+    _label = "NVTX"
+
+
+class emit_itt(_ExternalAnnotations):
+    """Accepted for torch compatibility: torch wraps each op in an ITT range
+    for Intel VTune; ferrograd has no ITT library, so the block runs
+    normally and entering warns once."""
+
+    _tool = "ITT"
+    _label = "ITT"
+
+
+# --- nvprof databases ---------------------------------------------------------
+
+
+class EnforceUnique:
+    """Raises ``RuntimeError`` when a key is seen twice."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def see(self, *key: Any) -> None:
+        """Records ``key``; raises ``RuntimeError`` if it was seen before."""
+        if key in self.seen:
+            raise RuntimeError("duplicate key: " + str(key))
+        self.seen.add(key)
+
+
+def load_nvprof(path: str) -> EventList:
+    """The ranges of an nvprof trace database as an :class:`EventList`."""
+    return EventList(parse_nvprof_trace(path))
+
+
+_CUDA_LAUNCH_KERNEL_CBID = 211
+
+
+def parse_nvprof_trace(path: str) -> list[FunctionEvent]:
+    """Reads an nvprof SQLite database: one FunctionEvent per marker range
+    (a start marker with a name and the end marker of the same id), with the
+    kernels launched inside it attached; sorted by start time. Times are
+    the database's timestamps as stored."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.row_factory = sqlite3.Row
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        names = StringTable()
+        strings: dict[int, str] = {}
+        for r in conn.execute("SELECT _id_ AS id, value FROM StringTable"):
+            strings[r["id"]] = names[r["value"]]
+
+        ranges: dict[int, FunctionEvent] = {}
+        unique = EnforceUnique()
+        marker_ranges = (
+            "SELECT opening.id AS marker_id, opening.name AS name, "
+            "opening.timestamp AS start_time, closing.timestamp AS end_time "
+            "FROM CUPTI_ACTIVITY_KIND_MARKER AS opening "
+            "JOIN CUPTI_ACTIVITY_KIND_MARKER AS closing ON opening.id = closing.id "
+            "WHERE opening.name != 0 AND closing.name = 0"
+        )
+        for r in conn.execute(marker_ranges):
+            unique.see(r["marker_id"])
+            ranges[r["marker_id"]] = FunctionEvent(
+                id=r["marker_id"],
+                node_id=0,
+                name=strings[r["name"]],
+                start_us=r["start_time"],
+                end_us=r["end_time"],
+                thread=0,
+            )
+
+        kernel_tables = [
+            t for t in ("CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL", "CUPTI_ACTIVITY_KIND_KERNEL") if t in tables
+        ]
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+            unique = EnforceUnique()
+            for table in kernel_tables:
+                launches = (
+                    "SELECT opening.id AS marker_id, runtime._id_ AS runtime_id, runtime.cbid AS cbid, "
+                    "kernel.start AS kernel_start, kernel.end AS kernel_end, kernel.name AS kernel_name "
+                    "FROM CUPTI_ACTIVITY_KIND_MARKER AS opening "
+                    "JOIN CUPTI_ACTIVITY_KIND_MARKER AS closing ON opening.id = closing.id "
+                    "JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS runtime "
+                    "ON opening.timestamp < runtime.start AND runtime.end < closing.timestamp "
+                    f"JOIN {table} AS kernel ON kernel.correlationId = runtime.correlationId "
+                    "WHERE opening.name != 0 AND closing.name = 0"
+                )
+                for r in conn.execute(launches):
+                    unique.see(r["marker_id"], r["runtime_id"])
+                    if r["cbid"] != _CUDA_LAUNCH_KERNEL_CBID:
+                        raise AssertionError(
+                            f"runtime call {r['runtime_id']} launched a kernel with callback id "
+                            f"{r['cbid']}, expected {_CUDA_LAUNCH_KERNEL_CBID} (cudaLaunchKernel)"
+                        )
+                    kernel_name = r["kernel_name"]
+                    if isinstance(kernel_name, int):
+                        kernel_name = strings.get(kernel_name, str(kernel_name))
+                    ranges[r["marker_id"]].append_kernel(kernel_name, 0, r["kernel_end"] - r["kernel_start"])
+    finally:
+        conn.close()
+    return sorted(ranges.values(), key=lambda e: e.time_range.start)
+
+
+# --- steps ---------------------------------------------------------------------
+
+
+class KinetoStepTracker:
+    """The global step count of profiler steps and optimizer steps.
+
+    Each requester (``"ProfilerStep"``, an optimizer) counts its own steps;
+    the global step is the largest count, so two requesters stepping once
+    per iteration advance it once."""
+
+    _current_step = 0
+    _step_dict: dict[str, int] = defaultdict(int)
+
+    @classmethod
+    def init_step_count(cls, requester: str) -> None:
+        """Starts counting for ``requester`` at the current global step."""
+        cls._step_dict[requester] = cls._current_step
+
+    @classmethod
+    def erase_step_count(cls, requester: str) -> bool:
+        """Stops counting for ``requester``; whether it was counted."""
+        return cls._step_dict.pop(requester, None) is not None
+
+    @classmethod
+    def increment_step(cls, requester: str) -> int:
+        """Counts one step of ``requester``; returns the global step."""
+        if requester not in cls._step_dict:
+            cls.init_step_count(requester)
+        cls._step_dict[requester] += 1
+        new_step = max(cls._step_dict.values())
+        if new_step > cls._current_step:
+            if new_step - cls._current_step > 1:
+                warnings.warn(
+                    "Profiler step count has increased more than 1 - "
+                    f"current_step = {cls._current_step} step dict =  {dict(cls._step_dict)}",
+                    stacklevel=2,
+                )
+            cls._current_step = new_step
+        return cls._current_step
+
+    @classmethod
+    def current_step(cls) -> int:
+        """The global step."""
+        return cls._current_step
