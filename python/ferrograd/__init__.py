@@ -13,6 +13,7 @@ from . import autograd as autograd
 from . import backends as backends
 from . import cuda as cuda
 from . import linalg as linalg
+from . import profiler as profiler
 from ._config import (
     are_deterministic_algorithms_enabled,
     get_default_device,
