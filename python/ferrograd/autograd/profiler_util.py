@@ -295,6 +295,50 @@ class FunctionEvent(FormattedTimesMixin):
         for key, value in extra.items():
             setattr(self, key, value)
 
+    @classmethod
+    def _recorded(
+        cls,
+        id: int,
+        name: str,
+        trace_name: str | None,
+        thread: int,
+        start_us: float,
+        end_us: float,
+        fwd_thread: int,
+        input_shapes: list[list[int]],
+        input_dtypes: list[str] | None,
+        stack: list[str],
+        scope: int,
+        use_device: str | None,
+        cpu_memory_usage: int,
+        sequence_nr: int,
+        flops: int,
+        is_user_annotation: bool,
+    ) -> FunctionEvent:
+        """An event of a profile: the constructor's work without its keyword
+        handling (one of these is built per recorded span)."""
+        e = cls.__new__(cls)
+        e.id = id
+        e.name = name
+        e.trace_name = trace_name
+        e.time_range = Interval(start_us, end_us)
+        e.thread = thread
+        e.fwd_thread = fwd_thread
+        e.kernels = []
+        e.cpu_children = []
+        e.cpu_parent = None
+        e.input_shapes = input_shapes
+        e.input_dtypes = input_dtypes
+        e.stack = stack
+        e.scope = scope
+        e.use_device = use_device
+        e.cpu_memory_usage = cpu_memory_usage
+        e.sequence_nr = sequence_nr
+        e.device_resource_id = thread
+        e.flops = flops
+        e.is_user_annotation = is_user_annotation
+        return e
+
     def append_kernel(self, name: str, device: int, duration: float) -> None:
         """Attaches a device kernel this CPU event launched."""
         if self.device_type != DeviceType.CPU:
@@ -1017,7 +1061,9 @@ def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
         cat = "user_annotation" if e.is_user_annotation else "cpu_op"
         args = f'"External id":{e.id}'
         if e.sequence_nr >= 0:
-            args += f',"Sequence number":{e.sequence_nr},"Fwd thread id":{e.fwd_thread or 0}'
+            args += f',"Sequence number":{e.sequence_nr}'
+            if e.fwd_thread:
+                args += f',"Fwd thread id":{e.fwd_thread}'
             if e.scope == _SCOPE_BACKWARD_FUNCTION:
                 backward.append(e)
             elif e.scope == _SCOPE_FUNCTION and not e.name.startswith(_EVALUATE_PREFIX):
