@@ -1053,8 +1053,7 @@ def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
             f'{{"ph":"M","name":"thread_sort_index","pid":{pid},"tid":{tid},"args":{{"sort_index":{tid}}}}}'
         )
 
-    forward_by_thread: dict[tuple[int, int], FunctionEvent] = {}
-    forward_by_seq: dict[int, FunctionEvent] = {}
+    forward: dict[tuple[int, int], FunctionEvent] = {}
     backward: list[FunctionEvent] = []
     for e in spans:
         start = e.time_range.start
@@ -1067,8 +1066,7 @@ def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
             if e.scope == _SCOPE_BACKWARD_FUNCTION:
                 backward.append(e)
             elif e.scope == _SCOPE_FUNCTION and not e.name.startswith(_EVALUATE_PREFIX):
-                forward_by_thread.setdefault((e.sequence_nr, e.thread), e)
-                forward_by_seq.setdefault(e.sequence_nr, e)
+                forward.setdefault((e.sequence_nr, e.thread), e)
         if e.input_dtypes is not None:
             dims = json.dumps(e.input_shapes or [], separators=(",", ":"))
             types = json.dumps(e.input_dtypes, separators=(",", ":"))
@@ -1088,10 +1086,9 @@ def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
 
     flow_id = 0
     for e in backward:
-        if e.fwd_thread:
-            fwd = forward_by_thread.get((e.sequence_nr, e.fwd_thread))
-        else:
-            fwd = forward_by_seq.get(e.sequence_nr)
+        # A node links to the op that recorded it: same sequence number, on
+        # the thread the node names as its forward thread.
+        fwd = forward.get((e.sequence_nr, e.fwd_thread or 0))
         if fwd is None:
             continue
         flow_id += 1
