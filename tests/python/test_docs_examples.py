@@ -17,6 +17,7 @@ GUIDES = [
     "debugging.md",
     "forward-ad.md",
     "functional.md",
+    "profiler.md",
 ]
 
 
