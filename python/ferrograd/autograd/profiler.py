@@ -24,7 +24,7 @@ import uuid
 import warnings
 from collections import defaultdict
 from contextlib import ContextDecorator
-from typing import Any
+from typing import Any, Literal
 
 from .. import _core
 from .profiler_util import (
@@ -163,7 +163,7 @@ class profile:
         self.entered = True
         _core._profiler_start(self.record_shapes, self.profile_memory, self.with_stack)
 
-    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> Literal[False]:
         if not self.enabled:
             return False
         if self._function_events is not None and self.acc_events:
@@ -255,10 +255,13 @@ class profile:
             top_level_events_only=top_level_events_only,
         )
 
-    def export_chrome_trace(self, path: str, metadata: dict[str, str] | None = None) -> None:
+    def export_chrome_trace(
+        self, path: str, metadata: dict[str, str] | None = None, use_python_export: bool = False
+    ) -> None:
         """Writes the events as a Chrome trace (see
         :meth:`EventList.export_chrome_trace`); ``metadata`` maps top-level
-        keys to JSON text."""
+        keys to JSON text. (``use_python_export`` chooses between torch's
+        two writers; ferrograd has one.)"""
         events = self._events()
         saved = events._trace_metadata
         events._trace_metadata = {**saved, **(metadata or {})}
@@ -528,7 +531,7 @@ class _ExternalAnnotations:
             )
         return self
 
-    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> Literal[False]:
         self.entered = False
         return False
 

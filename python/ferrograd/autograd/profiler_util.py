@@ -1072,7 +1072,7 @@ def _write_chrome_trace(events: EventList, f: IO[str]) -> None:
             types = json.dumps(e.input_dtypes, separators=(",", ":"))
             args += f',"Input Dims":{dims},"Input type":{types}'
         out.append(
-            f'{{"ph":"X","cat":"{cat}","name":{quoted(e.trace_name)},"pid":{pid},"tid":{e.thread},'
+            f'{{"ph":"X","cat":"{cat}","name":{quoted(e.trace_name or e.name)},"pid":{pid},"tid":{e.thread},'
             f'"ts":{start:.3f},"dur":{e.time_range.end - start:.3f},"args":{{{args}}}}}'
         )
 

@@ -140,7 +140,7 @@ def tensorboard_trace_handler(
         file_name = f"{worker_name}.{time.time_ns()}.pt.trace.json"
         if use_gzip:
             file_name += ".gz"
-        p.export_chrome_trace(os.path.join(dir_name, file_name))
+        p.export_chrome_trace(os.path.join(dir_name, file_name), use_python_export=use_python_export)
 
     return handler_fn
 
@@ -245,7 +245,7 @@ class _KinetoProfile:
             raise AssertionError("Profiler must be initialized before stopping trace")
         self.profiler.__exit__(None, None, None)
 
-    def export_chrome_trace(self, path: str) -> None:
+    def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
         """Writes the last recorded cycle as a Chrome trace (gzip-compressed
         when ``path`` ends with ``.gz``)."""
         if self.profiler is None:
