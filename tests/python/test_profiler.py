@@ -501,6 +501,7 @@ def test_disabled_profile_records_nothing():
         x * 2
     assert bound is None
     assert p.function_events is None
+    assert len(p.key_averages()) == 0 and p.table() == ""
 
 
 def test_exception_inside_the_block_stops_the_profiler():

@@ -109,6 +109,12 @@ class profile:
         self._needs_processing = False
         self._result: Any = None
         self.entered = False
+        self.use_device: str | None = None
+        self.record_shapes = record_shapes or with_flops
+        self.with_flops = with_flops
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.acc_events = acc_events
         if not enabled:
             return
         self.use_cuda = use_cuda
@@ -120,14 +126,9 @@ class profile:
                 stacklevel=2,
             )
             use_device = "cuda"
-        self.use_device: str | None = _checked_device(use_device)
-        self.record_shapes = record_shapes or with_flops
-        self.with_flops = with_flops
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
+        self.use_device = _checked_device(use_device)
         self.with_modules = with_modules
         self.use_cpu = use_cpu
-        self.acc_events = acc_events
         self.experimental_config = experimental_config
         self.custom_trace_id_callback = custom_trace_id_callback
         self.trace_id = ""
