@@ -269,7 +269,8 @@ fn event_times_are_nanoseconds_of_the_monotonic_clock() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let wall = outer.elapsed().as_nanos() as u64;
-    let events = prof.stop().events;
-    let d = events[0].duration_ns();
+    let rec = prof.stop();
+    let d = rec.events[0].duration_ns();
     assert!((20_000_000..=wall).contains(&d), "{d} ns for a 20 ms sleep");
+    assert!(rec.start_ns <= rec.events[0].start_ns);
 }

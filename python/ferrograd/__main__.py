@@ -6,6 +6,7 @@ times a handful of operations against NumPy on this machine.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -96,6 +97,22 @@ def main() -> None:
             print(f"step {step:5d}  mean squared error {loss.item():.5f}")
     err = np.abs(pred.detach().numpy() - np.sin(xs.numpy())).max()
     print(f"largest error after training: {err:.3f}")
+
+    _step("profiler: where one training step spends its time")
+    with torch.autograd.profiler.profile(record_shapes=True) as prof:
+        with torch.autograd.profiler.record_function("forward"):
+            pred = (xs @ w1 + b1).tanh() @ w2 + b2
+            loss = ((pred - ys) ** 2).mean()
+        with torch.autograd.profiler.record_function("backward"):
+            loss.backward()
+        with torch.autograd.profiler.record_function("update"), torch.no_grad():
+            for p in params:
+                p -= 0.05 * p.grad
+                p.grad = None
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+    trace = os.path.abspath("ferrograd_trace.json")
+    prof.export_chrome_trace(trace)
+    print(f"Chrome trace of the step ({len(prof.function_events)} events) written to {trace}")
 
     _step("speed against NumPy on this machine")
     s16a, s16b = torch.ones(16), torch.ones(16)

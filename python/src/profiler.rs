@@ -147,6 +147,11 @@ impl PyProfilerResult {
         self.recording.events.len()
     }
 
+    /// When the run started, in nanoseconds on the events' clock.
+    fn trace_start_ns(&self) -> u64 {
+        self.recording.start_ns
+    }
+
     /// The recorded threads: `(id, name)` pairs.
     fn threads(&self) -> Vec<(u64, String)> {
         self.recording.threads.clone()

@@ -703,6 +703,7 @@ impl PyTensor {
         self.t.is_view()
     }
     fn detach(&self) -> TensorOut {
+        let _span = ferrograd::profiler::op("aten::detach", &[&self.t]);
         TensorOut(self.t.detach())
     }
     #[getter]

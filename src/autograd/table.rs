@@ -215,6 +215,9 @@ macro_rules! derivatives {
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
                 #[allow(redundant_semicolons)]
                 $vis fn $iname $sig -> $crate::Result<()> {
+                    const ATEN_INPLACE: &str =
+                        $crate::profiler::aten_name(concat!("aten::", stringify!($iname)));
+                    let _span = $crate::profiler::inplace_op(ATEN_INPLACE, $dst, &[$($($io),*)?]);
                     if $crate::autograd::inplace(
                         stringify!($iname),
                         $dst,

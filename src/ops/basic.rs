@@ -79,6 +79,7 @@ impl Tensor {
     /// `fill_(value)`: sets every element in place.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
+        let _span = crate::profiler::inplace_op("aten::fill_", self, &[]);
         if crate::autograd::inplace("fill_", self, &[], |old| old.filled(value))? {
             return Ok(());
         }
@@ -93,6 +94,7 @@ impl Tensor {
     /// `copy_(src)`: copies `src` (broadcast to this shape, cast to this
     /// dtype) into this tensor in place.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::copy_", self, &[src]);
         if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
             return Ok(());
         }

@@ -187,6 +187,8 @@ static WITH_STACK: AtomicBool = AtomicBool::new(false);
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 static TOTAL_ALLOCATED: AtomicI64 = AtomicI64::new(0);
+/// The active run's start, in clock ticks.
+static START_TICKS: AtomicU64 = AtomicU64::new(0);
 static STACK_PROVIDER: OnceLock<StackProvider> = OnceLock::new();
 /// The active run's buffers, with their threads' ids and names (see Note
 /// [Profiler generations]).
@@ -387,6 +389,18 @@ pub fn op(name: &'static str, inputs: &[&Tensor]) -> Option<Span> {
     op_span(name, || inputs.iter().map(|t| InputInfo::of(t)).collect())
 }
 
+/// The span of an in-place op writing `dst` from `others`, when the
+/// current thread records.
+#[inline]
+pub fn inplace_op(name: &'static str, dst: &Tensor, others: &[&Tensor]) -> Option<Span> {
+    op_span(name, || {
+        std::iter::once(dst)
+            .chain(others.iter().copied())
+            .map(InputInfo::of)
+            .collect()
+    })
+}
+
 /// Marks an op's span with the sequence number of the node its first
 /// output got (the link to that node's backward event).
 pub fn link_output(span: &mut Option<Span>, outputs: &[&Tensor]) {
@@ -459,6 +473,8 @@ pub struct Recording {
     pub events: Vec<Event>,
     /// The recorded threads' ids and names, by id.
     pub threads: Vec<(u64, String)>,
+    /// When the run started, on the events' clock.
+    pub start_ns: u64,
 }
 
 /// A profiler run: records from [`Profiler::start`] until
@@ -486,6 +502,7 @@ impl Profiler {
         WITH_STACK.store(config.with_stack, Ordering::Relaxed);
         TOTAL_ALLOCATED.store(0, Ordering::Relaxed);
         clock::start();
+        START_TICKS.store(clock::ticks(), Ordering::Relaxed);
         ACTIVE.store(true, Ordering::Release);
         Ok(Profiler { stopped: false })
     }
@@ -527,7 +544,11 @@ impl Profiler {
             e.start_ns = to_ns.ns(e.start_ns);
             e.end_ns = to_ns.ns(e.end_ns);
         }
-        Recording { events, threads }
+        Recording {
+            events,
+            threads,
+            start_ns: to_ns.ns(START_TICKS.load(Ordering::Relaxed)),
+        }
     }
 }
 

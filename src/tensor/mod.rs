@@ -295,7 +295,6 @@ impl Tensor {
     /// A new handle on the same data that is not a view and has no autograd
     /// history, sharing the version counter (torch's `detach`).
     pub fn detach(&self) -> Tensor {
-        let _span = crate::profiler::op("aten::detach", &[self]);
         Tensor(Arc::new(TensorImpl {
             storage: self.0.storage.clone(),
             layout: self.0.layout.clone(),

@@ -64,6 +64,9 @@ class FakeResult:
     def threads(self):
         return list(self._threads)
 
+    def trace_start_ns(self):
+        return min((r[2] for r in self._rows), default=0)
+
     def __len__(self):
         return len(self._rows)
 

@@ -376,11 +376,7 @@ def _events_from_result(
 
 def _build_events(result: Any, use_device: str | None, profile_memory: bool, with_flops: bool) -> EventList:
     rows = result.rows()
-    start_fn = getattr(result, "trace_start_ns", None)
-    if start_fn is not None:
-        base = start_fn() if callable(start_fn) else start_fn
-    else:
-        base = min((row[2] for row in rows), default=0)
+    base = result.trace_start_ns()
     events = EventList(use_device=use_device, profile_memory=profile_memory, with_flops=with_flops)
     events._thread_names = dict(result.threads())
     by_row: list[FunctionEvent | None] = [None] * len(rows)

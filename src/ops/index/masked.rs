@@ -120,6 +120,7 @@ impl Tensor {
     /// table's in-place form because the mask is checked first.
     pub fn masked_fill_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         check_mask("masked_fill_", mask)?;
+        let _span = crate::profiler::inplace_op("aten::masked_fill_", self, &[]);
         if crate::autograd::inplace("masked_fill_", self, &[], |s| s.masked_fill(mask, value))? {
             return Ok(());
         }
@@ -133,6 +134,7 @@ impl Tensor {
     /// rather than as the table's in-place form because its messages name
     /// the op `masked_fill_`.
     pub fn masked_fill_tensor_(&self, mask: &Tensor, value: &Tensor) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::masked_fill_", self, &[value]);
         if crate::autograd::inplace("masked_fill_", self, &[value], |s| {
             s.masked_fill_tensor(mask, value)
         })? {

@@ -262,6 +262,7 @@ impl Tensor {
     /// Written out rather than as the table's in-place form of
     /// `scatter_value`, because its messages name the op `scatter_`.
     pub fn scatter_value_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::scatter_", self, &[]);
         if crate::autograd::inplace("scatter_", self, &[], |s| {
             s.scatter_value(dim, index, value)
         })? {

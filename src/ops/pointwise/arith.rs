@@ -367,6 +367,7 @@ impl Tensor {
         if alpha == Scalar::Int(1) {
             return self.add_(other);
         }
+        let _span = crate::profiler::inplace_op("aten::add_", self, &[other]);
         if inplace("add_", self, &[other], |s| s.add_scaled(other, alpha))? {
             return Ok(());
         }
@@ -388,6 +389,7 @@ impl Tensor {
 
     /// In-place form of [`Tensor::sub_scaled`].
     pub fn sub_scaled_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::sub_", self, &[other]);
         if inplace("sub_", self, &[other], |s| s.sub_scaled(other, alpha))? {
             return Ok(());
         }
@@ -405,6 +407,7 @@ impl Tensor {
 
     /// `mul_(other)`: in place (bool: logical and).
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::mul_", self, &[other]);
         if inplace("mul_", self, &[other], |s| s.mul(other))? {
             return Ok(());
         }

@@ -239,6 +239,7 @@ impl Tensor {
     /// In-place form of [`Tensor::clamp`].
     pub fn clamp_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
         let bounds: smallvec::SmallVec<[&Tensor; 2]> = min.into_iter().chain(max).collect();
+        let _span = crate::profiler::inplace_op("aten::clamp_", self, &bounds);
         if inplace("clamp_", self, &bounds, |s| s.clamp(min, max))? {
             return Ok(());
         }
@@ -270,6 +271,7 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_min`].
     pub fn clamp_min_(&self, min: &Tensor) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::clamp_min_", self, &[min]);
         if inplace("clamp_min_", self, &[min], |s| s.clamp_min(min))? {
             return Ok(());
         }
@@ -286,6 +288,7 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_max`].
     pub fn clamp_max_(&self, max: &Tensor) -> Result<()> {
+        let _span = crate::profiler::inplace_op("aten::clamp_max_", self, &[max]);
         if inplace("clamp_max_", self, &[max], |s| s.clamp_max(max))? {
             return Ok(());
         }

@@ -304,6 +304,7 @@ impl Tensor {
         if decimals == 0 {
             return self.round_();
         }
+        let _span = crate::profiler::inplace_op("aten::round_", self, &[]);
         if inplace("round_", self, &[], |s| s.round_decimals(decimals))? {
             return Ok(());
         }
