@@ -75,11 +75,11 @@ def profiler_workload(torch) -> dict[str, float]:
     out = {}
     # Interleave so that drift hits every variant alike.
     for _ in range(3):
-        for name, fn in (("plain", step), ("profiled", profiled), ("profiled+table", profiled_table)):
+        for name, fn in (("plain (ms)", step), ("profiled (ms)", profiled), ("profiled+table (ms)", profiled_table)):
             out.setdefault(name, []).append(median_time(fn, 3, repeat=7) * 1e3)
     res = {k: statistics.median(v) for k, v in out.items()}
-    res["overhead"] = res["profiled"] / res["plain"]
-    res["overhead+table"] = res["profiled+table"] / res["plain"]
+    res["overhead (x)"] = res["profiled (ms)"] / res["plain (ms)"]
+    res["overhead+table (x)"] = res["profiled+table (ms)"] / res["plain (ms)"]
     res["events"] = float(events)
     res["trace bytes/event"] = trace_bytes / max(events, 1)
     return res

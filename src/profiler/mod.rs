@@ -372,8 +372,17 @@ impl Drop for Span {
 
 /// The span of one op call, when the current thread records; `inputs`
 /// gives the inputs' shapes and dtypes (asked only with `record_shapes`).
-#[inline]
+#[inline(always)]
 pub fn op_span(name: &'static str, inputs: impl FnOnce() -> Vec<InputInfo>) -> Option<Span> {
+    if !is_active() {
+        return None;
+    }
+    op_span_active(name, inputs)
+}
+
+#[cold]
+#[inline(never)]
+fn op_span_active(name: &'static str, inputs: impl FnOnce() -> Vec<InputInfo>) -> Option<Span> {
     let generation = recording()?;
     let mut event = Event::new(Cow::Borrowed(name), EventKind::Op);
     if RECORD_SHAPES.load(Ordering::Relaxed) {
@@ -384,14 +393,14 @@ pub fn op_span(name: &'static str, inputs: impl FnOnce() -> Vec<InputInfo>) -> O
 
 /// The span of a call of an op that records no autograd node (a
 /// comparison, a factory), when the current thread records.
-#[inline]
+#[inline(always)]
 pub fn op(name: &'static str, inputs: &[&Tensor]) -> Option<Span> {
     op_span(name, || inputs.iter().map(|t| InputInfo::of(t)).collect())
 }
 
 /// The span of an in-place op writing `dst` from `others`, when the
 /// current thread records.
-#[inline]
+#[inline(always)]
 pub fn inplace_op(name: &'static str, dst: &Tensor, others: &[&Tensor]) -> Option<Span> {
     op_span(name, || {
         std::iter::once(dst)
@@ -445,9 +454,17 @@ pub fn record_function(name: impl Into<String>) -> Option<Span> {
 
 /// Records a buffer of `bytes` allocated (positive) or freed (negative)
 /// at `addr`, when the current thread records with `profile_memory`.
-#[inline]
+#[inline(always)]
 pub fn memory(bytes: i64, addr: usize) {
-    if !is_active() || !PROFILE_MEMORY.load(Ordering::Relaxed) {
+    if is_active() {
+        memory_active(bytes, addr);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn memory_active(bytes: i64, addr: usize) {
+    if !PROFILE_MEMORY.load(Ordering::Relaxed) {
         return;
     }
     let Some(generation) = recording() else {
