@@ -120,6 +120,17 @@ def _time_str(attr: str) -> property:
     return property(lambda self: _format_time(getattr(self, attr)))
 
 
+def _deprecated_alias(old: str, new: str) -> property:
+    """A read-only property ``old`` that warns (FutureWarning, as torch
+    does) and returns ``new``."""
+
+    def get(self: Any) -> Any:
+        warnings.warn(f"`{old}` is deprecated. Use `{new}` instead.", FutureWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(get)
+
+
 class FormattedTimesMixin:
     """Time properties shared by :class:`FunctionEvent` and
     :class:`FunctionEventAvg`: per-call averages and their formatted
@@ -144,12 +155,7 @@ class FormattedTimesMixin:
         count = self.count  # type: ignore[attr-defined]
         return 0.0 if count == 0 else self.device_time_total / count  # type: ignore[attr-defined]
 
-    @property
-    def cuda_time(self) -> float:
-        warnings.warn(
-            "`cuda_time` is deprecated, please use `device_time` instead.", FutureWarning, stacklevel=2
-        )
-        return self.device_time
+    cuda_time = _deprecated_alias("cuda_time", "device_time")
 
 
 class Interval:
@@ -396,14 +402,7 @@ class FunctionEvent(FormattedTimesMixin):
     def cuda_memory_usage(self) -> int:
         return self.device_memory_usage
 
-    @property
-    def self_cuda_memory_usage(self) -> int:
-        warnings.warn(
-            "`self_cuda_memory_usage` is deprecated. Use `self_device_memory_usage` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.self_device_memory_usage
+    self_cuda_memory_usage = _deprecated_alias("self_cuda_memory_usage", "self_device_memory_usage")
 
     @property
     def device_time_total(self) -> float:
@@ -426,21 +425,8 @@ class FunctionEvent(FormattedTimesMixin):
             return self.device_time_total
         return self.device_time_total - sum(c.device_time_total for c in self.cpu_children)
 
-    @property
-    def cuda_time_total(self) -> float:
-        warnings.warn(
-            "`cuda_time_total` is deprecated. Use `device_time_total` instead.", FutureWarning, stacklevel=2
-        )
-        return self.device_time_total
-
-    @property
-    def self_cuda_time_total(self) -> float:
-        warnings.warn(
-            "`self_cuda_time_total` is deprecated. Use `self_device_time_total` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return self.self_device_time_total
+    cuda_time_total = _deprecated_alias("cuda_time_total", "device_time_total")
+    self_cuda_time_total = _deprecated_alias("self_cuda_time_total", "self_device_time_total")
 
     @property
     def key(self) -> str:
