@@ -74,8 +74,9 @@ def profiler_workload(torch) -> dict[str, float]:
 
     out = {}
     # Interleave so that drift hits every variant alike.
+    variants = (("plain (ms)", step), ("profiled (ms)", profiled), ("profiled+table (ms)", profiled_table))
     for _ in range(3):
-        for name, fn in (("plain (ms)", step), ("profiled (ms)", profiled), ("profiled+table (ms)", profiled_table)):
+        for name, fn in variants:
             out.setdefault(name, []).append(median_time(fn, 3, repeat=7) * 1e3)
     res = {k: statistics.median(v) for k, v in out.items()}
     res["overhead (x)"] = res["profiled (ms)"] / res["plain (ms)"]
