@@ -143,18 +143,22 @@ fn one_run_at_a_time_and_other_threads_record_only_inside_its_scope() {
         for joined in [true, true, true, false] {
             s.spawn(move || {
                 let _guard = joined.then(|| scope.enter());
+                ferrograd::profiler::set_thread_label("worker");
                 let x = Tensor::from_slice(&[0.5f32; 4], &[4]).unwrap();
                 x.sin().unwrap();
             });
         }
     });
-    let events = prof.stop().events;
+    let rec = prof.stop();
+    let events = rec.events;
     let sins: Vec<_> = events.iter().filter(|e| e.name == "aten::sin").collect();
     assert_eq!(sins.len(), 3);
     let mut threads: Vec<u64> = sins.iter().map(|e| e.thread).collect();
     threads.sort_unstable();
     threads.dedup();
     assert_eq!(threads.len(), 3);
+    // A labelled thread is listed under its label.
+    assert!(rec.threads.iter().any(|(_, name)| name == "worker"));
 }
 
 #[test]

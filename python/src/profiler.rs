@@ -22,6 +22,7 @@ fn _profiler_start(
     profile_memory: bool,
     with_stack: bool,
 ) -> PyResult<()> {
+    label_python_thread(py);
     if with_stack {
         package_dir(py);
         profiler::set_stack_provider(python_stack);
@@ -66,6 +67,18 @@ impl PyRecordFunction {
     /// Closes the range (once; later calls do nothing).
     fn end(&self) {
         drop(self.span.lock().take());
+    }
+}
+
+/// Lists the calling Python thread under its `threading` name.
+fn label_python_thread(py: Python<'_>) {
+    let name = py
+        .import("threading")
+        .and_then(|t| t.call_method0("current_thread"))
+        .and_then(|t| t.getattr("name"))
+        .and_then(|n| n.extract::<String>());
+    if let Ok(name) = name {
+        profiler::set_thread_label(format!("{name} (python)"));
     }
 }
 

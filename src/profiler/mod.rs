@@ -202,6 +202,8 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// The run this thread records for (0: none).
     static SCOPE: Cell<u64> = const { Cell::new(0) };
+    /// The name this thread's events are listed under, when set.
+    static LABEL: RefCell<Option<String>> = const { RefCell::new(None) };
     /// This thread's buffer and the run (generation) it belongs to.
     static BUFFER: RefCell<Option<(u64, Buffer)>> = const { RefCell::new(None) };
 }
@@ -260,6 +262,13 @@ impl Drop for ScopeGuard {
     }
 }
 
+/// Names the current thread in recordings (for threads that the OS or an
+/// embedding names otherwise, such as Python's threads); without a label a
+/// thread is listed under its Rust name or as `thread N`.
+pub fn set_thread_label(label: impl Into<String>) {
+    let _ = LABEL.try_with(|l| *l.borrow_mut() = Some(label.into()));
+}
+
 /// Installs where caller frames come from (once per process; later calls
 /// are ignored).
 pub fn set_stack_provider(provider: StackProvider) {
@@ -289,10 +298,12 @@ fn push(generation: u64, event: Event) -> Option<usize> {
             let fresh = !matches!(&*b, Some((g, _)) if *g == generation);
             if fresh {
                 let buf = Arc::new(Mutex::new(Vec::with_capacity(1 << 12)));
-                let current = std::thread::current();
-                let name = current
-                    .name()
-                    .map_or_else(|| format!("thread {}", event.thread), str::to_string);
+                let name = LABEL.try_with(|l| l.borrow().clone()).ok().flatten();
+                let name = name.unwrap_or_else(|| {
+                    std::thread::current()
+                        .name()
+                        .map_or_else(|| format!("thread {}", event.thread), str::to_string)
+                });
                 let mut buffers = BUFFERS.lock();
                 // The run may have stopped since the caller looked.
                 if !is_active() || GENERATION.load(Ordering::Acquire) != generation {
