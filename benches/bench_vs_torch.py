@@ -9,6 +9,12 @@ ferrograd's column is printed.
 Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
 (numbers go to docs/performance.md). Workloads:
 
+- ``kernels``: single large-tensor kernels (``tanh`` on 4M float32,
+  ``exp``/``sigmoid``/``sin``/``log`` on 512x512, ``sum`` on 4M).
+- ``graphs``: forward+backward on large tensors (a 4M elementwise graph, 4
+  matmul layers of 512 with relu or tanh, 8 independent branches of 3
+  256x256 layers), an MLP 784-512-256-10 training step at batch 64, a
+  gradient-penalty step (double backward) and the 200-op small chain.
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -86,7 +92,121 @@ def profiler_workload(torch) -> dict[str, float]:
     return res
 
 
-WORKLOADS = {"profiler": profiler_workload}
+def _ms(fn, number: int, repeat: int = 9) -> float:
+    return median_time(fn, number, repeat) * 1e3
+
+
+def kernels_workload(torch) -> dict[str, float]:
+    """Single large-tensor kernels (ms)."""
+    torch.manual_seed(0)
+    big = torch.randn(4_000_000)
+    m = torch.rand(512, 512) + 0.5
+    out = {"tanh 4M": _ms(big.tanh, 5), "sum 4M": _ms(big.sum, 50)}
+    for name in ("exp", "sigmoid", "sin", "log"):
+        out[f"{name} 512x512"] = _ms(getattr(m, name), 50)
+    return out
+
+
+def _layers(torch, n: int, width: int, act: str):
+    torch.manual_seed(0)
+    x = torch.randn(width, width)
+    ws = [(torch.randn(width, width) * 0.05).requires_grad_() for _ in range(n)]
+
+    def step():
+        h = x
+        for w in ws:
+            h = getattr(h @ w * 0.05, act)() if act == "relu" else (h @ w).tanh()
+        h.sum().backward()
+        for w in ws:
+            w.grad = None
+
+    return step
+
+
+def graphs_workload(torch) -> dict[str, float]:
+    """Forward+backward graphs on large tensors and training steps (ms)."""
+    torch.manual_seed(0)
+    a, b, c = (torch.randn(4_000_000, requires_grad=True) for _ in range(3))
+
+    def elementwise():
+        ((a * b + c).tanh() * a).sum().backward()
+        a.grad = b.grad = c.grad = None
+
+    h0 = torch.randn(256, 256)
+    branches = [[(torch.randn(256, 256) * 0.06).requires_grad_() for _ in range(3)] for _ in range(8)]
+
+    def wide():
+        total = 0
+        for ws in branches:
+            h = h0
+            for w in ws:
+                h = (h @ w).tanh()
+            total = total + h.sum()
+        total.backward()
+        for ws in branches:
+            for w in ws:
+                w.grad = None
+
+    sizes = [784, 512, 256, 10]
+    params = []
+    for i, o in zip(sizes[:-1], sizes[1:], strict=True):
+        params += [(torch.randn(i, o) * (1 / i) ** 0.5).requires_grad_(), torch.zeros(o, requires_grad=True)]
+    xb = torch.randn(64, 784)
+    yb = torch.randint(0, 10, (64,))
+
+    def mlp_logits(x):
+        h = x
+        for k in range(0, len(params), 2):
+            h = h @ params[k] + params[k + 1]
+            if k + 2 < len(params):
+                h = h.relu()
+        return h
+
+    def mlp_step():
+        logp = mlp_logits(xb).log_softmax(dim=1)
+        loss = -logp.gather(1, yb.unsqueeze(1)).mean()
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= 0.01 * p.grad
+                p.grad = None
+
+    small = [(torch.randn(32, 32) * 0.2).requires_grad_() for _ in range(3)]
+    xs = torch.randn(64, 32)
+
+    def penalty():
+        x = xs.clone().requires_grad_()
+        h = x
+        for w in small:
+            h = (h @ w).tanh()
+        out = h.sum()
+        (g,) = torch.autograd.grad(out, x, create_graph=True)
+        loss = out + ((g.norm(dim=1) - 1) ** 2).mean()
+        loss.backward()
+        for w in small:
+            w.grad = None
+
+    leaf = torch.randn(16, requires_grad=True)
+    cc = torch.randn(16)
+
+    def chain():
+        y = leaf
+        for _ in range(CHAIN_OPS // 4):
+            y = (y * cc + cc).tanh() - cc
+        y.sum().backward()
+
+    return {
+        "((a*b+c).tanh()*a).sum() fwd+bwd 4M": _ms(elementwise, 2),
+        "4 layers (h@W*0.05).relu() 512 fwd+bwd": _ms(_layers(torch, 4, 512, "relu"), 3),
+        "4 layers (h@W).tanh() 512 fwd+bwd": _ms(_layers(torch, 4, 512, "tanh"), 3),
+        "8 branches x 3 (h@W).tanh() 256 fwd+bwd": _ms(wide, 5),
+        "MLP 784-512-256-10 step, batch 64": _ms(mlp_step, 20),
+        "gradient penalty (double backward), 32-wide MLP": _ms(penalty, 50),
+        "200-op chain, 16 elements, fwd+bwd": _ms(chain, 50),
+    }
+
+
+WORKLOADS = {"profiler": profiler_workload, "kernels": kernels_workload, "graphs": graphs_workload}
 
 
 def child(backend: str, names: list[str]) -> None:
@@ -110,7 +230,7 @@ def run_child(backend: str, names: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--only", nargs="*", default=list(WORKLOADS))
+    ap.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:

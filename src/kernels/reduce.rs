@@ -30,7 +30,7 @@ use smallvec::SmallVec;
 /// Elements per chunk of a long row (fixed: part of the summation order).
 pub(crate) const CHUNK: usize = 1 << 14;
 /// Independent accumulators per chunk (fixed: part of the summation order).
-pub(crate) const LANES: usize = 8;
+pub(crate) const LANES: usize = 32;
 /// Most adjacent outputs accumulated together in the outer-reduction path
 /// (tiles only partition outputs; each output is still accumulated in
 /// reduced-index order, so the tile width never changes results).
@@ -116,6 +116,45 @@ fn fold_slice<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
     acc
 }
 
+/// [`fold_slice`] compiled for the widest vector instructions this CPU
+/// has. Each lane adds in the same order on every path, so the result does
+/// not depend on the path taken.
+#[inline(always)]
+fn fold_contiguous<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, checked just above.
+            return unsafe { fold_slice_avx512(f, xs, k0) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { fold_slice_avx2(f, xs, k0) };
+        }
+    }
+    fold_slice(f, xs, k0)
+}
+
+/// [`fold_slice`] with AVX2 enabled.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_slice_avx2<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
+    fold_slice(f, xs, k0)
+}
+
+/// [`fold_slice`] with AVX-512F enabled.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fold_slice_avx512<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
+    fold_slice(f, xs, k0)
+}
+
 /// Folds `len` elements at `p`, `p + stride`, ...
 ///
 /// # Safety
@@ -129,7 +168,7 @@ unsafe fn fold_run<T: Element, F: Fold<T>>(
     k0: usize,
 ) -> F::Acc {
     if stride == 1 {
-        return fold_slice(f, std::slice::from_raw_parts(p, len), k0);
+        return fold_contiguous(f, std::slice::from_raw_parts(p, len), k0);
     }
     let mut lanes = [f.init(); LANES];
     let full = len - len % LANES;
@@ -338,4 +377,68 @@ fn tiles<T: Element, F: Fold<T>>(
 pub(crate) fn reshaped(t: &Tensor, shape: &[usize]) -> Tensor {
     Tensor::from_parts(t.storage().clone(), Layout::contiguous(shape), t.dtype())
         .expect("same number of elements")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A float sum folded in f64, as the float reductions accumulate.
+    struct Sum64;
+    impl Fold<f32> for Sum64 {
+        type Acc = f64;
+        fn init(&self) -> f64 {
+            0.0
+        }
+        fn step(&self, acc: f64, x: f32, _k: usize) -> f64 {
+            acc + f64::from(x)
+        }
+        fn merge(&self, a: f64, b: f64) -> f64 {
+            a + b
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_path_folds_to_the_same_bits() {
+        // Values of very different magnitudes, so that any change of the
+        // order of additions would show in the low bits.
+        let xs: Vec<f32> = (0..10_007u32)
+            .map(|i| {
+                let h = i.wrapping_mul(2_654_435_761);
+                (h % 1000) as f32
+                    * 10f32.powi((h % 13) as i32 - 6)
+                    * if h & 1 == 0 { 1.0 } else { -1.0 }
+            })
+            .collect();
+        let reference = fold_slice(&Sum64, &xs, 0);
+        let mut lanes = [0.0f64; LANES];
+        for (i, &x) in xs[..xs.len() - xs.len() % LANES].iter().enumerate() {
+            lanes[i % LANES] += f64::from(x);
+        }
+        let mut by_hand = lanes[0];
+        for &l in &lanes[1..] {
+            by_hand += l;
+        }
+        for &x in &xs[xs.len() - xs.len() % LANES..] {
+            by_hand += f64::from(x);
+        }
+        assert_eq!(reference.to_bits(), by_hand.to_bits());
+        assert_eq!(
+            fold_contiguous(&Sum64, &xs, 0).to_bits(),
+            reference.to_bits()
+        );
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is supported (checked).
+                let v = unsafe { fold_slice_avx2(&Sum64, &xs, 0) };
+                assert_eq!(v.to_bits(), reference.to_bits());
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F is supported (checked).
+                let v = unsafe { fold_slice_avx512(&Sum64, &xs, 0) };
+                assert_eq!(v.to_bits(), reference.to_bits());
+            }
+        }
+    }
 }
