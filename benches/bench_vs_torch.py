@@ -31,22 +31,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from common import machine, median_of
 
 CHAIN_OPS = 200
 CHAINS = 8
-
-
-def median_time(fn, number: int, repeat: int = 15) -> float:
-    """Median over ``repeat`` batches of the mean time of one call (s)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
 
 
 def chain_forward(x, c):
@@ -88,7 +77,7 @@ def profiler_workload(torch) -> dict[str, float]:
     variants = (("plain (ms)", step), ("profiled (ms)", profiled), ("profiled+table (ms)", profiled_table))
     for _ in range(3):
         for name, fn in variants:
-            out.setdefault(name, []).append(median_time(fn, 3, repeat=7) * 1e3)
+            out.setdefault(name, []).append(median_of(fn, 3, repeat=7) * 1e3)
     res = {k: statistics.median(v) for k, v in out.items()}
     res["overhead (x)"] = res["profiled (ms)"] / res["plain (ms)"]
     res["overhead+table (x)"] = res["profiled+table (ms)"] / res["plain (ms)"]
@@ -98,7 +87,7 @@ def profiler_workload(torch) -> dict[str, float]:
 
 
 def _ms(fn, number: int, repeat: int = 9) -> float:
-    return median_time(fn, number, repeat) * 1e3
+    return median_of(fn, number, repeat) * 1e3
 
 
 def kernels_workload(torch) -> dict[str, float]:
@@ -249,12 +238,7 @@ def main() -> None:
         order = backends if r % 2 == 0 else backends[::-1]
         for b in order:
             results[b].append(run_child(b, args.only))
-    import platform
-
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"{args.rounds} rounds, medians"
-    )
+    print(f"machine: {machine()}; {args.rounds} rounds, medians")
     for name in args.only:
         print(f"\n## {name}\n")
         head = "| metric | ferrograd |" + (" torch | ferrograd / torch |" if "torch" in results else "")
