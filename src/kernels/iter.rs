@@ -198,6 +198,35 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
     out
 }
 
+/// `out[i] = f(x[i])` into a new contiguous tensor, where `block` computes
+/// `f` over a whole contiguous run (`block(src, dst)`, the vectorised
+/// form) and `elem` one element (for strided inputs).
+pub(crate) fn map1_blocks<T: Element>(
+    x: &Tensor,
+    elem: impl Fn(T) -> T + Sync + Send,
+    block: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Tensor {
+    if x.numel() <= 1 || !x.is_contiguous() {
+        return map1(x, elem);
+    }
+    let out = Tensor::empty(x.shape(), T::DTYPE);
+    let n = out.numel();
+    let _g = lock(&[x], None);
+    // SAFETY: `x` is locked for reading and contiguous; `out` is fresh and
+    // ours alone, and each range of it is written by one worker only.
+    unsafe {
+        let src = slice::<T>(x);
+        let o = SyncPtr(slice_mut::<T>(&out).as_mut_ptr());
+        for_ranges(n, |s, e| {
+            block(
+                &src[s..e],
+                std::slice::from_raw_parts_mut(o.get().add(s), e - s),
+            );
+        });
+    }
+    out
+}
+
 /// `out = f(a, b)` with broadcasting, into a new contiguous tensor of `U`.
 pub(crate) fn map2<A: Element, B: Element, U: Element>(
     a: &Tensor,
@@ -324,6 +353,33 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                     z.for_each(|o| *o = f(*o));
                 }
             }
+        }
+    }
+    dst.bump_version();
+    Ok(())
+}
+
+/// `dst[i] = f(dst[i])` in place, with `block` computing `f` over a whole
+/// contiguous run and `elem` one element (as [`map1_blocks`]).
+pub(crate) fn apply1_blocks<T: Element>(
+    dst: &Tensor,
+    elem: impl Fn(T) -> T + Sync + Send,
+    block: impl Fn(&mut [T]) + Sync + Send,
+) -> Result<()> {
+    if !dst.is_contiguous() {
+        return apply1(dst, elem);
+    }
+    check_writable(dst)?;
+    let n = dst.numel();
+    {
+        let _g = lock(&[], Some(dst));
+        // SAFETY: `dst` is write-locked and contiguous; each range is
+        // written by one worker only.
+        unsafe {
+            let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
+            for_ranges(n, |s, e| {
+                block(std::slice::from_raw_parts_mut(o.get().add(s), e - s))
+            });
         }
     }
     dst.bump_version();

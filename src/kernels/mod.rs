@@ -24,7 +24,10 @@
 //! * `linalg`: LU-based inverses, determinants and solutions, and the trace;
 //! * `shape`: strided copies and the concatenation, flip, repeat and
 //!   triangular-mask kernels;
-//! * `sync_ptr`: the raw pointer that parallel loops share.
+//! * `sync_ptr`: the raw pointer that parallel loops share;
+//! * `isa`: run-time choice of the instruction set a loop is compiled for;
+//! * `vmath`: the vectorised float functions (exp, log, tanh...) under the
+//!   pointwise maps.
 //!
 //! The differentiable ops in `crate::ops` call these and record their
 //! formulas around them. An in-place op checks that the write is allowed
@@ -38,6 +41,7 @@ pub(crate) mod basic;
 pub(crate) mod copy;
 pub(crate) mod fold;
 pub(crate) mod index;
+pub(crate) mod isa;
 pub(crate) mod iter;
 pub(crate) mod linalg;
 pub(crate) mod matmul;
@@ -47,3 +51,4 @@ pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod shape;
 pub(crate) mod sync_ptr;
+pub(crate) mod vmath;

@@ -121,38 +121,7 @@ fn fold_slice<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
 /// not depend on the path taken.
 #[inline(always)]
 fn fold_contiguous<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F, checked just above.
-            return unsafe { fold_slice_avx512(f, xs, k0) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { fold_slice_avx2(f, xs, k0) };
-        }
-    }
-    fold_slice(f, xs, k0)
-}
-
-/// [`fold_slice`] with AVX2 enabled.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fold_slice_avx2<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
-    fold_slice(f, xs, k0)
-}
-
-/// [`fold_slice`] with AVX-512F enabled.
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn fold_slice_avx512<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
-    fold_slice(f, xs, k0)
+    super::isa::dispatch(|| fold_slice(f, xs, k0))
 }
 
 /// Folds `len` elements at `p`, `p + stride`, ...
@@ -429,14 +398,15 @@ mod tests {
         );
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: AVX2 is supported (checked).
-                let v = unsafe { fold_slice_avx2(&Sum64, &xs, 0) };
+            use crate::kernels::isa;
+            if isa::has_avx2() {
+                // SAFETY: AVX2 and FMA are supported (checked).
+                let v = unsafe { isa::on_avx2(|| fold_slice(&Sum64, &xs, 0)) };
                 assert_eq!(v.to_bits(), reference.to_bits());
             }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: AVX-512F is supported (checked).
-                let v = unsafe { fold_slice_avx512(&Sum64, &xs, 0) };
+            if isa::has_avx512() {
+                // SAFETY: AVX-512 is supported (checked).
+                let v = unsafe { isa::on_avx512(|| fold_slice(&Sum64, &xs, 0)) };
                 assert_eq!(v.to_bits(), reference.to_bits());
             }
         }

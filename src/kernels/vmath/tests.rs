@@ -1,0 +1,317 @@
+//! Accuracy of the vectorised functions.
+//!
+//! float32 results are compared with the float64 function of the same
+//! input (libm's, accurate far below a float32 ulp), measured in float32
+//! ulps of that reference; float64 results are compared with libm's float64
+//! result in float64 ulps. Inputs: edge cases (zeros, subnormals, the
+//! largest values, infinities, NaN, the ends of each function's range),
+//! every float32 in stretches of its range, and bit patterns spread over
+//! the whole range. Every run also checks that the vectorised slice path
+//! gives the same bits as the scalar body.
+//!
+//! The same checks over every float32 bit pattern run with
+//! `cargo test --release -p ferrograd vmath_exhaustive -- --ignored`.
+
+use super::*;
+
+/// Distance from `got` to `want` in ulps of `want` in the format with
+/// `mant` mantissa bits and minimum exponent `emin`; 0 when both are the
+/// same NaN/infinity, infinite when one is and the other is not.
+fn ulps(got: f64, want: f64, mant: i32, emin: i32) -> f64 {
+    if got.is_nan() || want.is_nan() {
+        return if got.is_nan() && want.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    if got == want {
+        return 0.0;
+    }
+    if got.is_infinite() || want.is_infinite() {
+        // An infinite reference the format rounds from a finite neighbour.
+        return f64::INFINITY;
+    }
+    let e = if want == 0.0 {
+        emin
+    } else {
+        want.abs().log2().floor() as i32
+    }
+    .max(emin);
+    (got - want).abs() / 2f64.powi(e) * 2f64.powi(mant)
+}
+
+/// Largest ulp error of `K` over `xs` (float32) and the worst input.
+fn worst_f32<K: Unary<f32>>(xs: &[f32], reference: fn(f64) -> f64) -> (f64, f32) {
+    let mut out = vec![0f32; xs.len()];
+    run::<f32, K>(xs, &mut out);
+    let mut worst = (0.0, 0.0);
+    for (&x, &y) in xs.iter().zip(&out) {
+        assert_eq!(
+            y.to_bits(),
+            K::eval(x).to_bits(),
+            "slice and scalar paths differ at {x:e}"
+        );
+        let want = reference(x as f64);
+        // A reference beyond float32's range rounds to infinity.
+        let want = if (want as f32).is_infinite() {
+            want as f32 as f64
+        } else {
+            want
+        };
+        let e = ulps(y as f64, want, 23, -126);
+        if e > worst.0 || e.is_nan() {
+            worst = (e, x);
+        }
+    }
+    worst
+}
+
+/// Largest ulp error of `K` over `xs` (float64) and the worst input.
+fn worst_f64<K: Unary<f64>>(xs: &[f64], reference: fn(f64) -> f64) -> (f64, f64) {
+    let mut out = vec![0f64; xs.len()];
+    run::<f64, K>(xs, &mut out);
+    let mut worst = (0.0, 0.0);
+    for (&x, &y) in xs.iter().zip(&out) {
+        assert_eq!(
+            y.to_bits(),
+            K::eval(x).to_bits(),
+            "slice and scalar paths differ at {x:e}"
+        );
+        let e = ulps(y, reference(x), 52, -1022);
+        if e > worst.0 {
+            worst = (e, x);
+        }
+    }
+    worst
+}
+
+/// Values every function is tried at.
+fn edges32() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        f32::MIN_POSITIVE,
+        f32::MIN_POSITIVE / 2.0,
+        f32::from_bits(1),
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+        f32::EPSILON,
+        1.0,
+        0.5,
+        2.0,
+        std::f32::consts::PI,
+        88.72,
+        88.7228,
+        89.5,
+        -87.0,
+        -103.0,
+        -104.0,
+        -150.0,
+        9.0,
+        10.0,
+        1e-8,
+        0.99999994,
+        1.0000001,
+    ];
+    let neg: Vec<f32> = v.iter().map(|x| -x).collect();
+    v.extend(neg);
+    v
+}
+
+fn edges64() -> Vec<f64> {
+    let mut v = vec![
+        0.0,
+        f64::MIN_POSITIVE,
+        f64::MIN_POSITIVE / 2.0,
+        f64::from_bits(1),
+        f64::MAX,
+        f64::INFINITY,
+        f64::NAN,
+        f64::EPSILON,
+        1.0,
+        0.5,
+        2.0,
+        std::f64::consts::PI,
+        709.78,
+        709.8,
+        710.5,
+        -708.0,
+        -744.0,
+        -745.2,
+        -1075.0,
+        19.0,
+        20.0,
+        1e-17,
+        1.0 - f64::EPSILON / 2.0,
+        1.0 + f64::EPSILON,
+    ];
+    let neg: Vec<f64> = v.iter().map(|x| -x).collect();
+    v.extend(neg);
+    v
+}
+
+/// The float32 inputs of a quick run: edges, every float32 in `dense`
+/// (a range of bit patterns, both signs), and every `stride`-th pattern.
+fn inputs32(dense: (f32, f32), stride: u32) -> Vec<f32> {
+    let mut v = edges32();
+    for b in dense.0.to_bits()..dense.1.to_bits() {
+        v.push(f32::from_bits(b));
+        v.push(-f32::from_bits(b));
+    }
+    v.extend((0..u32::MAX / stride).map(|k| f32::from_bits(k.wrapping_mul(stride))));
+    v
+}
+
+/// Edges plus `n` float64 bit patterns from a fixed generator, and `n`
+/// values spread over `[-span, span]`.
+fn inputs64(n: usize, span: f64) -> Vec<f64> {
+    let mut v = edges64();
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    for k in 0..n {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        v.push(f64::from_bits(s));
+        v.push(span * (2.0 * k as f64 / n as f64 - 1.0) + (s >> 40) as f64 * 1e-13);
+    }
+    v
+}
+
+/// The C library's functions where Rust's own are not libm's.
+mod libm {
+    mod c {
+        extern "C" {
+            pub(super) fn asinh(x: f64) -> f64;
+            pub(super) fn acosh(x: f64) -> f64;
+            pub(super) fn atanh(x: f64) -> f64;
+        }
+    }
+    macro_rules! wrap {
+        ($($f:ident),*) => {$(
+            pub(super) fn $f(x: f64) -> f64 {
+                // SAFETY: a C math function of one double, no other state.
+                unsafe { c::$f(x) }
+            }
+        )*};
+    }
+    wrap!(asinh, acosh, atanh);
+}
+
+/// The logistic function in float64, from `e^-|x|` so it never overflows.
+fn sigmoid64(x: f64) -> f64 {
+    let e = (-x.abs()).exp();
+    if x >= 0.0 {
+        1.0 / (1.0 + e)
+    } else {
+        e / (1.0 + e)
+    }
+}
+
+/// Every function: its kernel, float64 reference, dense float32 stretch.
+macro_rules! for_each_function {
+    ($check:ident) => {
+        $check!(Exp, f64::exp, (0.5, 2.0));
+        $check!(Exp2, f64::exp2, (0.5, 2.0));
+        $check!(Expm1, f64::exp_m1, (1e-3, 1.0));
+        $check!(Sigmoid, sigmoid64, (1e-3, 4.0));
+        $check!(Tanh, f64::tanh, (1e-3, 2.0));
+        $check!(Sinh, f64::sinh, (1e-3, 2.0));
+        $check!(Cosh, f64::cosh, (1e-3, 2.0));
+        $check!(Log, f64::ln, (0.5, 2.0));
+        $check!(Log1p, f64::ln_1p, (1e-3, 1.0));
+        $check!(Log2, f64::log2, (0.5, 2.0));
+        $check!(Log10, f64::log10, (0.5, 2.0));
+        $check!(Asinh, libm::asinh, (1e-3, 2.0));
+        $check!(Acosh, libm::acosh, (1.0, 2.0));
+        $check!(Atanh, libm::atanh, (1e-3, 1.0));
+    };
+}
+
+/// Tolerance of every function, in ulps.
+const TOL: f64 = 2.0;
+
+#[test]
+fn float32_within_two_ulp() {
+    let stride = if cfg!(debug_assertions) {
+        40_009
+    } else {
+        4_099
+    };
+    macro_rules! check {
+        ($k:ident, $r:expr, $dense:expr) => {{
+            let (lo, hi): (f32, f32) = $dense;
+            // A debug build tries a thinner slice of the dense stretch.
+            let hi = if cfg!(debug_assertions) {
+                f32::from_bits(lo.to_bits() + 100_000).min(hi)
+            } else {
+                hi
+            };
+            let (e, x) = worst_f32::<$k>(&inputs32((lo, hi), stride), $r);
+            assert!(e <= TOL, "{}: {e} ulp at {x:e}", stringify!($k));
+        }};
+    }
+    for_each_function!(check);
+}
+
+#[test]
+fn float64_within_two_ulp() {
+    let n = if cfg!(debug_assertions) {
+        20_000
+    } else {
+        1_000_000
+    };
+    macro_rules! check {
+        ($k:ident, $r:expr, $dense:expr) => {{
+            let (e, x) = worst_f64::<$k>(&inputs64(n, 30.0), $r);
+            assert!(e <= TOL, "{}: {e} ulp at {x:e}", stringify!($k));
+        }};
+    }
+    for_each_function!(check);
+}
+
+#[test]
+fn special_values_follow_ieee() {
+    assert_eq!(<Exp as Unary<f32>>::eval(f32::NEG_INFINITY), 0.0);
+    assert_eq!(<Exp as Unary<f64>>::eval(f64::INFINITY), f64::INFINITY);
+    assert!(<Log as Unary<f32>>::eval(-1.0).is_nan());
+    assert_eq!(<Log as Unary<f64>>::eval(0.0), f64::NEG_INFINITY);
+    assert_eq!(<Log1p as Unary<f32>>::eval(-1.0), f32::NEG_INFINITY);
+    assert_eq!(<Tanh as Unary<f32>>::eval(f32::NEG_INFINITY), -1.0);
+    assert_eq!(<Sigmoid as Unary<f64>>::eval(f64::NEG_INFINITY), 0.0);
+    assert_eq!(<Atanh as Unary<f64>>::eval(-1.0), f64::NEG_INFINITY);
+    // Signed zeros keep their sign where the function is odd.
+    assert!(<Tanh as Unary<f32>>::eval(-0.0).is_sign_negative());
+    assert!(<Expm1 as Unary<f64>>::eval(-0.0).is_sign_negative());
+    assert!(<Log1p as Unary<f32>>::eval(-0.0).is_sign_negative());
+    assert!(<Asinh as Unary<f64>>::eval(-0.0).is_sign_negative());
+}
+
+/// Every float32 bit pattern through every function, in release builds.
+#[test]
+#[ignore = "minutes in release, hours in debug"]
+fn vmath_exhaustive_float32() {
+    macro_rules! check {
+        ($k:ident, $r:expr, $dense:expr) => {{
+            let mut worst = (0.0, 0.0f32);
+            let mut xs = Vec::with_capacity(1 << 24);
+            for hi in 0..256u32 {
+                xs.clear();
+                xs.extend((0..1u32 << 24).map(|lo| f32::from_bits(hi << 24 | lo)));
+                let w = worst_f32::<$k>(&xs, $r);
+                if w.0 > worst.0 {
+                    worst = w;
+                }
+            }
+            println!("{:8}: {:.3} ulp at {:e}", stringify!($k), worst.0, worst.1);
+            assert!(
+                worst.0 <= TOL,
+                "{}: {} ulp at {:e}",
+                stringify!($k),
+                worst.0,
+                worst.1
+            );
+        }};
+    }
+    for_each_function!(check);
+}
