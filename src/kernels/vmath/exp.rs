@@ -219,19 +219,22 @@ fn sigmoid<T: Real>(x: T) -> T {
 /// Hyperbolic tangent.
 #[inline(always)]
 fn tanh<T: Real>(x: T) -> T {
-    // With t = e^(2|x|) - 1 and h = t / 2: tanh |x| = h / (1 + h)
-    // = h - h^2 / (1 + h) near zero (the rounded division only touches a
-    // small correction), and 1 - 2 / (t + 2) further out, where the
-    // subtracted term is small; past the clamp the result rounds to 1.
+    // With t = e^(2|x|) - 1 and d = t + 2: tanh |x| = t / d near zero and
+    // 1 - 2 / d further out, where the subtracted term is small; past the
+    // clamp the result rounds to 1. The rounding error of d is recovered
+    // exactly (d_lo, a fast two-sum) and divided out, so only the
+    // division itself rounds.
     let a = clamp(x.abs(), 0.0, if T::WIDE { 19.5 } else { 9.5 });
     let t = expm1(a + a);
-    let h = T::c(0.5) * t;
-    let near = h - h * h / (T::c(1.0) + h);
-    let r = T::pick(
-        a < T::c(0.625),
-        near,
-        T::c(1.0) - T::c(2.0) / (t + T::c(2.0)),
-    );
+    let two = T::c(2.0);
+    let d = t + two;
+    let d_lo = T::pick(t < two, (two - d) + t, (t - d) + two);
+    let rel = d_lo / d;
+    let q = t / d;
+    let w = two / d;
+    let near = q - q * rel;
+    let far = T::c(1.0) - (w - w * rel);
+    let r = T::pick(a < T::c(0.625), near, far);
     T::pick(x.nan(), x, r.with_sign_of(x))
 }
 
@@ -248,15 +251,37 @@ fn hyperbolic_big<T: Real>() -> f64 {
 /// Hyperbolic sine.
 #[inline(always)]
 fn sinh<T: Real>(x: T) -> T {
-    // sinh a = (t + t / (t + 1)) / 2 = t - (t^2 / (t + 1)) / 2 with
-    // t = e^a - 1: t plus a small correction near zero; e^a / 2 once e^-a
-    // is negligible.
+    // Up to 1: the odd series a + a^3 (1/3! + a^2/5! + ...), a plus a small
+    // correction. Above: h - 1/(4h) with h = e^a / 2 (the subtracted term
+    // is at most a sixth of the result), and h alone once e^-a is
+    // negligible.
     let a = x.abs();
-    let t = expm1(clamp(a, 0.0, hyperbolic_big::<T>()));
-    let small = t - T::c(0.5) * (t * t / (t + T::c(1.0)));
-    let r = T::pick(a > T::c(hyperbolic_big::<T>()), half_exp(a), small);
+    let a2 = a * a;
+    let cs = if T::LONG {
+        &SINH_SERIES[..]
+    } else {
+        &SINH_SERIES[SINH_SERIES.len() - 5..]
+    };
+    let series = a + a * a2 * horner(a2, cs);
+    let h = half_exp(clamp(a, 0.0, hyperbolic_big::<T>()));
+    let mid = h - T::c(0.25) / h;
+    let r = T::pick(a <= T::c(1.0), series, mid);
+    let r = T::pick(a > T::c(hyperbolic_big::<T>()), half_exp(a), r);
     T::pick(x.nan() || x == T::c(0.0), x, r.with_sign_of(x))
 }
+
+/// `1/(2k+1)!` for k = 9 down to 1: `(sinh a - a) / a^3` in powers of `a^2`.
+const SINH_SERIES: [f64; 9] = [
+    8.220_635_246_624_33e-18,
+    2.811_457_254_345_520_6e-15,
+    7.647_163_731_819_816e-13,
+    1.605_904_383_682_161_3e-10,
+    2.505_210_838_544_172e-8,
+    2.755_731_922_398_589_3e-6,
+    1.984_126_984_126_984e-4,
+    8.333_333_333_333_333e-3,
+    1.666_666_666_666_666_6e-1,
+];
 
 /// Hyperbolic cosine.
 #[inline(always)]
