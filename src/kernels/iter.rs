@@ -164,7 +164,9 @@ unsafe fn run2_inplace<T: Element, B: Element>(
 /// # Safety
 /// The caller holds `t`'s storage lock.
 unsafe fn flat<T: Element>(t: &Tensor, shape: &[usize]) -> Option<Flat<T>> {
-    if t.numel() == 1 {
+    // One element, or one element expanded (every stride 0, as the
+    // gradient of a sum is): the same value everywhere.
+    if t.numel() == 1 || (t.numel() > 0 && t.strides().iter().all(|&s| s == 0)) {
         Some(Flat::Splat(*super::access::elem_ptr::<T>(t)))
     } else if t.shape() == shape && t.is_contiguous() {
         Some(Flat::Slice(slice::<T>(t).as_ptr()))
