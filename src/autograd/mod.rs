@@ -244,6 +244,18 @@ pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
     None
 }
 
+/// Whether ops on `operands` would record nothing at all: grad mode is off
+/// and none of them carries a forward-mode tangent. Inside backward, grad
+/// mode is on exactly when `create_graph` is, so this is how a backward
+/// formula knows it builds no graph and may run a fused kernel in place of
+/// its composed, differentiable form (Note [Fused backward] in
+/// `ops/pointwise/mod.rs`). Two thread-local/atomic reads: cheap enough
+/// for every small op.
+#[inline]
+pub(crate) fn records_nothing(operands: &[&Tensor]) -> bool {
+    !is_grad_enabled() && !forward::any_tangent(operands)
+}
+
 /// Called with every node just recorded: anomaly mode attaches the
 /// forward stack.
 pub(crate) fn on_node_created(node: &Arc<dyn Node>) {

@@ -20,6 +20,8 @@
 //!   a dense layout's span that keep its strides;
 //! * `pointwise`: the unary float functions' maps and the special
 //!   functions (erf, erfc) they use;
+//! * `fused`: pointwise derivative formulas in one pass (what backward
+//!   runs when it builds no graph);
 //! * `matmul`: the strided, batched GEMM driver under every matrix product;
 //! * `linalg`: LU-based inverses, determinants and solutions, and the trace;
 //! * `shape`: strided copies and the concatenation, flip, repeat and
@@ -40,6 +42,7 @@ pub(crate) mod arith;
 pub(crate) mod basic;
 pub(crate) mod copy;
 pub(crate) mod fold;
+pub(crate) mod fused;
 pub(crate) mod index;
 pub(crate) mod isa;
 pub(crate) mod iter;

@@ -3,11 +3,13 @@
 
 use super::math::Num;
 use super::{
-    check_divisor, check_inplace, float_of, num, promoted, scalar_factor, unsupported, zero_where,
+    check_divisor, check_inplace, float_of, fusable, num, promoted, scalar_factor, unsupported,
+    zero_where,
 };
 use crate::autograd::{
     check_write, derivatives, inplace, BackwardCtx, Grads, SavedValue, Tangents,
 };
+use crate::kernels::fused::{grad3, pow_scalar_grad, Grad3};
 use crate::kernels::iter::{apply2, map2};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
@@ -141,6 +143,9 @@ derivatives! {
             // d(a/b)/db = -a / b^2, computed as -(a / b) / b for stable
             // higher derivatives (as torch).
             let d_other = match ctx.saved_opt(0)? {
+                Some(a) if fusable(&[&g[0], &a, &other]) => {
+                    Some(grad3(Grad3::DivOther, &g[0], &a, &other)?)
+                }
                 Some(a) => Some(g[0].mul(&a.div(&other)?.div(&other)?)?.neg()?),
                 None => None,
             };
@@ -334,6 +339,10 @@ derivatives! {
         // d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
         backward |ctx, g| {
             let (y, x) = (ctx.saved(0)?, ctx.saved(1)?);
+            if fusable(&[&g[0], &y, &x]) {
+                let one = |i, f| ctx.needs(i).then(|| grad3(f, &g[0], &y, &x)).transpose();
+                return Ok(vec![one(0, Grad3::Atan2Y)?, one(1, Grad3::Atan2X)?]);
+            }
             let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
             let d_y = ctx.needs(0).then(|| g[0].mul(&x)?.div(&r2)).transpose()?;
             let d_x = ctx.needs(1).then(|| g[0].mul(&y)?.div(&r2)?.neg()).transpose()?;
@@ -507,7 +516,16 @@ fn pow_grad_base(g: &Tensor, base: &Tensor, exp: &Tensor) -> Result<Tensor> {
             Scalar::Float(e) => num(e - 1.0),
             e => num(e.to_i64() - 1),
         };
+        if fusable(&[g, base]) {
+            // The scalars cast to the gradient's dtype, as the ops below
+            // cast them (Note [Fused backward]).
+            let dt = g.dtype();
+            return pow_scalar_grad(g, base, &exp.to_dtype(dt), &minus_one.to_dtype(dt));
+        }
         return g.mul(&exp.mul(&base.pow(&minus_one)?)?);
+    }
+    if fusable(&[g, base, exp]) {
+        return grad3(Grad3::PowBase, g, base, exp);
     }
     let grad = g.mul(&exp.mul(&base.pow(&exp.sub(&num(1i64))?)?)?)?;
     zero_where(&grad, &exp.eq(&num(0.0))?)

@@ -69,6 +69,27 @@ fn num(v: impl Into<crate::Scalar>) -> Tensor {
     Tensor::scalar(v)
 }
 
+// Note [Fused backward]: a pointwise backward formula is written with
+// differentiable ops (`g.mul(&one_minus_sq(y)?)` for tanh), so that with
+// `create_graph=True` the backward records its own graph and double
+// backward works. Each of those ops allocates and walks a full tensor.
+// When nothing would be recorded (grad mode off, as it is inside backward
+// exactly when `create_graph=False`, and no forward-mode tangent on the
+// operands: `autograd::records_nothing`) and the operands share a float
+// dtype, the rows marked `fused` run the same formula as one closure over
+// elements instead (`kernels::fused`), one pass and one allocation. The
+// closure repeats the composed formula's floating-point operations in the
+// same order, so both paths give the same bits (tests/fused_backward.rs
+// compares them for every fused formula).
+
+/// Whether a backward formula over `operands` may run as a fused kernel
+/// (Note [Fused backward]).
+#[inline]
+fn fusable(operands: &[&Tensor]) -> bool {
+    crate::autograd::records_nothing(operands)
+        && crate::kernels::fused::same_float(operands).is_some()
+}
+
 /// `g` where `keep` is true, zero elsewhere (torch's `where(mask, grad, 0)`).
 fn keep_where(g: &Tensor, keep: &Tensor) -> Result<Tensor> {
     g.r#where(keep, &num(0.0))

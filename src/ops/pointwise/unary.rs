@@ -2,8 +2,9 @@
 //! predicates (isnan...) and logical/bitwise not.
 
 use super::math::Num;
-use super::{assign, check_inplace, float_of, num, unsupported, zero_where};
+use super::{assign, check_inplace, float_of, fusable, num, unsupported, zero_where};
 use crate::autograd::{check_write, derivatives, inplace};
+use crate::kernels::fused::{grad2, Grad2};
 use crate::kernels::iter::{apply1, map1};
 use crate::kernels::pointwise::{float_apply, float_map, FloatFn};
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
@@ -37,10 +38,12 @@ macro_rules! jvp_value {
 /// the table `FORMULAS_FLOAT`. `$kernel` names the function's kernel
 /// ([`FloatFn`]); integer and bool inputs are computed in the default float
 /// dtype. The backward reads the saved `self` or `result` as `$v` and the
-/// output gradient as `$g`.
+/// output gradient as `$g`; `fused F` names the one-pass kernel
+/// [`Grad2::F`] that computes the same formula when no graph is being built
+/// (Note [Fused backward]).
 macro_rules! float_unary {
     ($($doc:literal $name:ident $name_:ident => $kernel:ident,
-       $node:literal $saved:ident => |$g:ident, $v:ident| $grad:expr;)*) => {
+       $node:literal $saved:ident $(, fused $fz:ident)? => |$g:ident, $v:ident| $grad:expr;)*) => {
         crate::autograd::derivatives! {
             table FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...") for Tensor;
             $(
@@ -54,6 +57,9 @@ macro_rules! float_unary {
                     save |s| { save_unary!(s, $saved, self, &out); }
                     backward |ctx, g| {
                         let ($g, $v) = (&g[0], &ctx.saved(0)?);
+                        $(if fusable(&[$g, $v]) {
+                            return Ok(vec![Some(grad2(Grad2::$fz, $g, $v)?)]);
+                        })?
                         Ok(vec![Some($grad)])
                     };
                     // The derivative is diagonal: the forward formula is the
@@ -86,65 +92,65 @@ fn one_minus_sq(x: &Tensor) -> Result<Tensor> {
 
 float_unary! {
     "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ => Sqrt,
-        "SqrtBackward0" result => |g, y| g.div(&y.mul(&num(2.0))?)?; // inf at 0, as torch
+        "SqrtBackward0" result, fused Sqrt => |g, y| g.div(&y.mul(&num(2.0))?)?; // inf at 0, as torch
     "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ => Rsqrt,
-        "RsqrtBackward0" result => |g, y| g.mul(&y.mul(y)?.mul(y)?)?.mul(&num(-0.5))?;
+        "RsqrtBackward0" result, fused Rsqrt => |g, y| g.mul(&y.mul(y)?.mul(y)?)?.mul(&num(-0.5))?;
     "`exp()`: `e^x`." exp exp_ => Exp,
         "ExpBackward0" result => |g, y| g.mul(y)?;
     "`exp2()`: `2^x`." exp2 exp2_ => Exp2,
-        "Exp2Backward0" result => |g, y| g.mul(&y.mul(&num(LN_2))?)?;
+        "Exp2Backward0" result, fused Exp2 => |g, y| g.mul(&y.mul(&num(LN_2))?)?;
     "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ => Expm1,
-        "Expm1Backward0" result => |g, y| g.mul(&y.add(&num(1.0))?)?;
+        "Expm1Backward0" result, fused Expm1 => |g, y| g.mul(&y.add(&num(1.0))?)?;
     "`log()`: natural logarithm." log log_ => Log,
         "LogBackward0" self => |g, x| g.div(x)?;
     "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ => Log1p,
-        "Log1PBackward0" self => |g, x| g.div(&x.add(&num(1.0))?)?;
+        "Log1PBackward0" self, fused Log1p => |g, x| g.div(&x.add(&num(1.0))?)?;
     "`log2()`: base-2 logarithm." log2 log2_ => Log2,
-        "Log2Backward0" self => |g, x| g.div(&x.mul(&num(LN_2))?)?;
+        "Log2Backward0" self, fused Log2 => |g, x| g.div(&x.mul(&num(LN_2))?)?;
     "`log10()`: base-10 logarithm." log10 log10_ => Log10,
-        "Log10Backward0" self => |g, x| g.div(&x.mul(&num(LN_10))?)?;
+        "Log10Backward0" self, fused Log10 => |g, x| g.div(&x.mul(&num(LN_10))?)?;
     "`sin()`." sin sin_ => Sin,
         "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
     "`cos()`." cos cos_ => Cos,
         "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
     "`tan()`." tan tan_ => Tan,
-        "TanBackward0" result => |g, y| g.mul(&y.mul(y)?.add(&num(1.0))?)?;
+        "TanBackward0" result, fused Tan => |g, y| g.mul(&y.mul(y)?.add(&num(1.0))?)?;
     "`asin()` (alias `arcsin`)." asin asin_ => Asin,
-        "AsinBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?)?;
+        "AsinBackward0" self, fused Asin => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?)?;
     "`acos()` (alias `arccos`)." acos acos_ => Acos,
-        "AcosBackward0" self => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?.neg()?)?;
+        "AcosBackward0" self, fused Acos => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?.neg()?)?;
     "`atan()` (alias `arctan`)." atan atan_ => Atan,
-        "AtanBackward0" self => |g, x| g.div(&x.mul(x)?.add(&num(1.0))?)?;
+        "AtanBackward0" self, fused Atan => |g, x| g.div(&x.mul(x)?.add(&num(1.0))?)?;
     "`sinh()`." sinh sinh_ => Sinh,
         "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
     "`cosh()`." cosh cosh_ => Cosh,
         "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
     "`tanh()`." tanh tanh_ => Tanh,
-        "TanhBackward0" result => |g, y| g.mul(&one_minus_sq(y)?)?;
+        "TanhBackward0" result, fused Tanh => |g, y| g.mul(&one_minus_sq(y)?)?;
     "`asinh()` (alias `arcsinh`)." asinh asinh_ => Asinh,
-        "AsinhBackward0" self => |g, x| g.mul(&x.mul(x)?.add(&num(1.0))?.rsqrt()?)?;
+        "AsinhBackward0" self, fused Asinh => |g, x| g.mul(&x.mul(x)?.add(&num(1.0))?.rsqrt()?)?;
     "`acosh()` (alias `arccosh`)." acosh acosh_ => Acosh,
-        "AcoshBackward0" self => |g, x| g.mul(&x.mul(x)?.sub(&num(1.0))?.rsqrt()?)?;
+        "AcoshBackward0" self, fused Acosh => |g, x| g.mul(&x.mul(x)?.sub(&num(1.0))?.rsqrt()?)?;
     "`atanh()` (alias `arctanh`)." atanh atanh_ => Atanh,
-        "AtanhBackward0" self => |g, x| g.div(&one_minus_sq(x)?)?;
+        "AtanhBackward0" self, fused Atanh => |g, x| g.div(&one_minus_sq(x)?)?;
     "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ => Sigmoid,
-        "SigmoidBackward0" result => |g, y| g.mul(&y.mul(&num(1.0).sub(y)?)?)?;
+        "SigmoidBackward0" result, fused Sigmoid => |g, y| g.mul(&y.mul(&num(1.0).sub(y)?)?)?;
     "`erf()`: the error function." erf erf_ => Erf,
         "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
     "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ => Erfc,
         "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
     "`reciprocal()`: `1 / x`." reciprocal reciprocal_ => Reciprocal,
-        "ReciprocalBackward0" result => |g, y| g.mul(&y.mul(y)?.neg()?)?;
+        "ReciprocalBackward0" result, fused Reciprocal => |g, y| g.mul(&y.mul(y)?.neg()?)?;
 }
 
 /// Defines dtype-preserving unary ops over the numeric dtypes, one row each
 /// of the table `FORMULAS_NUM`; `$bool` says what bool tensors do: `Some(f)`
 /// applies `f`, `None` raises as torch. The backward reads the output
 /// gradient `$g` and the saved `self` or `result` as `$v` (`none`: nothing
-/// saved, `$v` is unused).
+/// saved, `$v` is unused); `fused F` as in `float_unary!`.
 macro_rules! num_unary {
     ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr,
-       $node:literal $saved:ident => |$g:ident, $v:pat_param| $grad:expr;)*) => {
+       $node:literal $saved:ident $(, fused $fz:ident)? => |$g:ident, $v:pat_param| $grad:expr;)*) => {
         crate::autograd::derivatives! {
             table FORMULAS_NUM("unary numeric: neg, abs, sign, rounding, relu") for Tensor;
             $(
@@ -161,7 +167,12 @@ macro_rules! num_unary {
                         let $g = &g[0];
                         // `()` for ops that save nothing.
                         #[allow(clippy::let_unit_value)]
-                        let $v = saved_num_unary!(ctx, $saved);
+                        let saved = saved_num_unary!(ctx, $saved);
+                        $(if fusable(&[$g, saved]) {
+                            return Ok(vec![Some(grad2(Grad2::$fz, $g, saved)?)]);
+                        })?
+                        #[allow(clippy::let_unit_value)]
+                        let $v = saved;
                         Ok(vec![Some($grad)])
                     };
                     forward formula(|t| t.map1(|$g| {
@@ -241,7 +252,7 @@ num_unary! {
     "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
         "NegBackward0" none => |g, _| g.neg()?;
     "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL,
-        "AbsBackward0" self => |g, x| g.mul(&x.sign()?)?; // 0 at 0, as torch
+        "AbsBackward0" self, fused Abs => |g, x| g.mul(&x.sign()?)?; // 0 at 0, as torch
     "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
         "SignBackward0" none => |g, _| g.zeros_like()?;
     "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL,
@@ -255,7 +266,7 @@ num_unary! {
     // relu'(0) = 0: the gradient passes only where the result is positive
     // (or NaN), as torch's threshold_backward.
     "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL,
-        "ReluBackward0" result => |g, y| zero_where(g, &y.le(&num(0.0))?)?;
+        "ReluBackward0" result, fused Relu => |g, y| zero_where(g, &y.le(&num(0.0))?)?;
 }
 
 derivatives! {
