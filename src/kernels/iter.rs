@@ -129,6 +129,56 @@ unsafe fn run2<A: Element, B: Element, U: Element>(
     }
 }
 
+/// Three-operand form of [`run1`]. The condition-like first operand is
+/// always a slice here in practice; the cases with one splat among the
+/// other two (`where(mask, x, 0)`, `where(mask, 0, x)`) get loops of their
+/// own so they vectorise, the rest read through [`Flat::get`].
+///
+/// # Safety
+/// As [`run1`].
+#[inline(always)]
+unsafe fn run3<A: Element, B: Element, C: Element, U: Element>(
+    o: *mut U,
+    a: Flat<A>,
+    b: Flat<B>,
+    c: Flat<C>,
+    s: usize,
+    e: usize,
+    f: &impl Fn(A, B, C) -> U,
+) {
+    let n = e - s;
+    let out = std::slice::from_raw_parts_mut(o.add(s), n);
+    let part = |p: *const A| std::slice::from_raw_parts(p.add(s), n);
+    match (a, b, c) {
+        (Flat::Slice(pa), Flat::Slice(pb), Flat::Slice(pc)) => {
+            let (b, c) = (
+                std::slice::from_raw_parts(pb.add(s), n),
+                std::slice::from_raw_parts(pc.add(s), n),
+            );
+            for (((o, &x), &y), &z) in out.iter_mut().zip(part(pa)).zip(b).zip(c) {
+                *o = f(x, y, z);
+            }
+        }
+        (Flat::Slice(pa), Flat::Splat(y), Flat::Slice(pc)) => {
+            let c = std::slice::from_raw_parts(pc.add(s), n);
+            for ((o, &x), &z) in out.iter_mut().zip(part(pa)).zip(c) {
+                *o = f(x, y, z);
+            }
+        }
+        (Flat::Slice(pa), Flat::Slice(pb), Flat::Splat(z)) => {
+            let b = std::slice::from_raw_parts(pb.add(s), n);
+            for ((o, &x), &y) in out.iter_mut().zip(part(pa)).zip(b) {
+                *o = f(x, y, z);
+            }
+        }
+        _ => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = f(a.get(s + i), b.get(s + i), c.get(s + i));
+            }
+        }
+    }
+}
+
 /// In-place form: `dst[i] = f(dst[i], b[i])`.
 ///
 /// # Safety
@@ -281,9 +331,7 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
         ) {
             let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
             for_ranges(n, |s, e| {
-                for i in s..e {
-                    *o.get().add(i) = f(fa.get(i), fb.get(i), fc.get(i));
-                }
+                run3(o.get(), fa, fb, fc, s, e, &f);
             });
         } else {
             let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
@@ -453,4 +501,47 @@ pub(crate) fn apply3<T: Element, B: Element, C: Element>(
     }
     dst.bump_version();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn select(c: bool, a: f32, b: f32) -> f32 {
+        if c {
+            a
+        } else {
+            b
+        }
+    }
+
+    #[test]
+    fn three_operand_loops_agree_with_the_strided_path_for_every_splat_mix() {
+        // 200 x 100 is past one CHUNK, so the slice loops also run split.
+        let (r, c) = (200usize, 100usize);
+        let mask: Vec<bool> = (0..r * c).map(|i| (i * 7) % 5 < 2).collect();
+        let xs: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.25 - 3.0).collect();
+        let ys: Vec<f32> = (0..r * c).map(|i| -(i as f32) * 0.5).collect();
+        let m = Tensor::from_slice(&mask, &[r, c]).unwrap();
+        let x = Tensor::from_slice(&xs, &[r, c]).unwrap();
+        let y = Tensor::from_slice(&ys, &[r, c]).unwrap();
+        let splat = Tensor::from_slice(&[1.5f32], &[]).unwrap();
+        // The same values through a transposed layout take ndarray's Zip.
+        let strided = |t: &Tensor| t.t().unwrap().contiguous().t().unwrap();
+        let cases: [(&Tensor, &Tensor); 4] =
+            [(&x, &y), (&splat, &y), (&x, &splat), (&splat, &splat)];
+        for (a, b) in cases {
+            let fast = map3::<bool, f32, f32, f32>(&m, a, b, select).unwrap();
+            let slow = map3::<bool, f32, f32, f32>(&strided(&m), a, b, select).unwrap();
+            let want: Vec<f32> = (0..r * c)
+                .map(|i| {
+                    let av = if a.numel() == 1 { 1.5 } else { xs[i] };
+                    let bv = if b.numel() == 1 { 1.5 } else { ys[i] };
+                    select(mask[i], av, bv)
+                })
+                .collect();
+            assert_eq!(fast.to_vec::<f32>(), want);
+            assert_eq!(slow.to_vec::<f32>(), want);
+        }
+    }
 }
