@@ -191,3 +191,79 @@ fn product_errors_are_runtime_errors_naming_shapes() {
     let b = Tensor::from_slice(&[true, false, false, true], &[2, 2]).unwrap();
     assert_eq!(b.mm(&b).unwrap_err().kind(), ErrorKind::Runtime);
 }
+
+#[test]
+fn transposed_operands_are_multiplied_through_their_strides() {
+    // Every mix of plain and transposed views (the layouts a product's
+    // backward hands the kernel), large enough for the pool to split it.
+    let (m, k, n) = (160, 150, 140);
+    let a = t64(&[m, k], 3);
+    let b = t64(&[k, n], 4);
+    let want = naive(&a.to_vec::<f64>(), &b.to_vec::<f64>(), m, k, n);
+    let at = a.t().unwrap().contiguous().t().unwrap();
+    let bt = b.t().unwrap().contiguous().t().unwrap();
+    assert!(!at.is_contiguous() && !bt.is_contiguous());
+    for (l, r) in [(&a, &b), (&at, &b), (&a, &bt), (&at, &bt)] {
+        let got = l.matmul(r).unwrap();
+        assert_close(&got.to_vec::<f64>(), &want, 1e-12);
+        let got32 = l
+            .to_dtype(DType::Float32)
+            .matmul(&r.to_dtype(DType::Float32))
+            .unwrap();
+        assert_close(&got32.to_vec::<f64>(), &want, 1e-4);
+    }
+}
+
+#[test]
+fn products_inside_the_pool_give_the_bits_of_products_outside() {
+    // A backward node runs on a pool worker; its products still split over
+    // the pool there (Note [Products on the pool]) and must not change a bit.
+    let a = t64(&[200, 300], 5).to_dtype(DType::Float32);
+    let b = t64(&[300, 250], 6).to_dtype(DType::Float32);
+    let outside = a.matmul(&b).unwrap().to_vec::<f32>();
+    let inside = ferrograd::pool::install(|| a.matmul(&b.clone()).unwrap().to_vec::<f32>());
+    let serial = ferrograd::pool::serial(|| a.matmul(&b).unwrap().to_vec::<f32>());
+    assert_eq!(outside, inside);
+    assert_eq!(outside, serial);
+}
+
+#[test]
+fn chain_of_products_backward_gives_the_same_bits_on_one_and_two_threads() {
+    use ferrograd::autograd::{self, BackwardOptions};
+    let x = t64(&[192, 160], 7).to_dtype(DType::Float32);
+    let ws: Vec<Tensor> = (0..3)
+        .map(|i| {
+            let w = t64(&[160, 160], 10 + i).to_dtype(DType::Float32);
+            w.set_requires_grad(true).unwrap();
+            w
+        })
+        .collect();
+    let run = || {
+        let mut h = x.clone();
+        for w in &ws {
+            h = h
+                .matmul(w)
+                .unwrap()
+                .mul(&Tensor::scalar(0.1))
+                .unwrap()
+                .relu()
+                .unwrap();
+        }
+        let loss = h.sum(None, false, None).unwrap();
+        autograd::backward(&[loss], &[], BackwardOptions::default(), None).unwrap();
+        ws.iter()
+            .map(|w| {
+                let g = w.grad().unwrap().to_vec::<f32>();
+                w.set_grad(None).unwrap();
+                g
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = ferrograd::num_threads();
+    ferrograd::set_num_threads(2);
+    let two = run();
+    ferrograd::set_num_threads(1);
+    let one = run();
+    ferrograd::set_num_threads(before);
+    assert_eq!(one, two);
+}

@@ -321,13 +321,21 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
             }
         }
     };
+    // Note [Products on the pool]: a large product splits over the pool
+    // even when it runs on one of its workers (a backward node). Rayon hands
+    // its parts to idle workers and runs them on this thread when the others
+    // are busy, so the product of a lone chain gets every thread and the
+    // products of independent branches get one each, without the engine
+    // counting. Each output element sums its k products in the same order
+    // however the rows and columns are split, so the bits do not depend on
+    // the thread count.
     let per = m * n * k;
     let threads = crate::pool::kernel_threads();
-    let free = threads > 1 && rayon::current_thread_index().is_none();
-    if free && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
+    let split = threads > 1;
+    if split && nb > 1 && per < PARALLEL_FLOPS && nb * per >= PARALLEL_FLOPS {
         crate::pool::install(|| (0..nb).into_par_iter().for_each(|i| one(i, 1)));
     } else {
-        let t = if free && per >= PARALLEL_FLOPS {
+        let t = if split && per >= PARALLEL_FLOPS {
             threads
         } else {
             1
