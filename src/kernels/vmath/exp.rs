@@ -212,8 +212,8 @@ fn sigmoid<T: Real>(x: T) -> T {
     // With e = e^-|x| <= 1: 1 / (1 + e) for x >= 0, e / (1 + e) below,
     // which stays accurate down to the subnormals.
     let e = exp(-x.abs());
-    let d = T::c(1.0) + e;
-    T::pick(x >= T::c(0.0), T::c(1.0) / d, e / d)
+    let num = T::pick(x >= T::c(0.0), T::c(1.0), e);
+    num / (T::c(1.0) + e)
 }
 
 /// Hyperbolic tangent.
@@ -221,20 +221,23 @@ fn sigmoid<T: Real>(x: T) -> T {
 fn tanh<T: Real>(x: T) -> T {
     // With t = e^(2|x|) - 1 and d = t + 2: tanh |x| = t / d near zero and
     // 1 - 2 / d further out, where the subtracted term is small; past the
-    // clamp the result rounds to 1. The rounding error of d is recovered
-    // exactly (d_lo, a fast two-sum) and divided out, so only the
-    // division itself rounds.
+    // clamp the result rounds to 1. In float64 the rounding error of d is
+    // recovered exactly (d_lo, a fast two-sum) and divided out, so only
+    // the division itself rounds; float32 results, computed in float64,
+    // need no such care.
     let a = clamp(x.abs(), 0.0, if T::WIDE { 19.5 } else { 9.5 });
     let t = expm1(a + a);
     let two = T::c(2.0);
     let d = t + two;
-    let d_lo = T::pick(t < two, (two - d) + t, (t - d) + two);
-    let rel = d_lo / d;
-    let q = t / d;
-    let w = two / d;
-    let near = q - q * rel;
-    let far = T::c(1.0) - (w - w * rel);
-    let r = T::pick(a < T::c(0.625), near, far);
+    let near = a < T::c(0.625);
+    let q = T::pick(near, t, two) / d;
+    let q = if T::LONG {
+        let d_lo = T::pick(t < two, (two - d) + t, (t - d) + two);
+        q - q * (d_lo / d)
+    } else {
+        q
+    };
+    let r = T::pick(near, q, T::c(1.0) - q);
     T::pick(x.nan(), x, r.with_sign_of(x))
 }
 
