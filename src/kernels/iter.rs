@@ -279,6 +279,65 @@ pub(crate) fn map1_blocks<T: Element>(
     out
 }
 
+/// One operand of a binary block: a contiguous run, or the single value
+/// it broadcasts.
+#[derive(Clone, Copy)]
+pub(crate) enum Run<'a, T> {
+    Slice(&'a [T]),
+    Splat(T),
+}
+
+impl<T: Element> Flat<T> {
+    /// The run `s..e` of this operand.
+    ///
+    /// # Safety
+    /// A slice operand is valid for reads of `e` elements.
+    #[inline(always)]
+    unsafe fn run<'a>(self, s: usize, e: usize) -> Run<'a, T> {
+        match self {
+            Flat::Slice(p) => Run::Slice(std::slice::from_raw_parts(p.add(s), e - s)),
+            Flat::Splat(v) => Run::Splat(v),
+        }
+    }
+}
+
+/// `out = f(a, b)` into a new contiguous tensor, where `block` computes `f`
+/// over whole contiguous runs (`block(a, b, dst)`, the vectorised form)
+/// when each operand is contiguous with the output's shape or a single
+/// element, and `elem` one element otherwise (as [`map2`]).
+pub(crate) fn map2_blocks<T: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    elem: impl Fn(T, T) -> T + Sync + Send,
+    block: impl Fn(Run<'_, T>, Run<'_, T>, &mut [T]) + Sync + Send,
+) -> Result<Tensor> {
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let out = Tensor::try_empty(&shape, T::DTYPE)?;
+    let n = out.numel();
+    {
+        let _g = lock(&[a, b], None);
+        // SAFETY: inputs are locked for reading and `flat` only reads an
+        // operand as a run when it is contiguous with the output's shape
+        // or one value; `out` is fresh and ours alone, and each range of
+        // it is written by one worker only.
+        unsafe {
+            if let (Some(fa), Some(fb)) = (flat::<T>(a, &shape), flat::<T>(b, &shape)) {
+                let o = SyncPtr(slice_mut::<T>(&out).as_mut_ptr());
+                for_ranges(n, |s, e| {
+                    block(
+                        fa.run(s, e),
+                        fb.run(s, e),
+                        std::slice::from_raw_parts_mut(o.get().add(s), e - s),
+                    );
+                });
+                return Ok(out);
+            }
+        }
+    }
+    // Strided operands: one element at a time (the lock above is released).
+    map2(a, b, elem)
+}
+
 /// `out = f(a, b)` with broadcasting, into a new contiguous tensor of `U`.
 pub(crate) fn map2<A: Element, B: Element, U: Element>(
     a: &Tensor,

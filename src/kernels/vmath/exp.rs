@@ -33,7 +33,7 @@ const INV_FACT: [f64; 18] = [
 /// The Taylor coefficients of `e^r` (highest first) for `|r| <= 0.35`:
 /// degree 7 for float32, 13 for float64.
 #[inline(always)]
-fn exp_coefs<T: Real>() -> &'static [f64] {
+pub(super) fn exp_coefs<T: Real>() -> &'static [f64] {
     if T::LONG {
         &INV_FACT[INV_FACT.len() - 14..]
     } else {
@@ -43,7 +43,7 @@ fn exp_coefs<T: Real>() -> &'static [f64] {
 
 /// Splits a finite `x` as `n ln2 + r`: returns `(n, r)`.
 #[inline(always)]
-fn reduce_ln2<T: Real>(x: T) -> (T, T) {
+pub(super) fn reduce_ln2<T: Real>(x: T) -> (T, T) {
     let n = (x * T::c(std::f64::consts::LOG2_E)).rint();
     // LN2_HI has few enough bits that n * LN2_HI is exact for |n| < 2^11;
     // LN2_LO is the rest of ln 2 to full precision.
@@ -76,7 +76,7 @@ fn expm1_poly<T: Real>(r: T) -> T {
 
 /// Clamps `x` to `[lo, hi]` (NaN becomes `lo`; callers select NaN back).
 #[inline(always)]
-fn clamp<T: Real>(x: T, lo: f64, hi: f64) -> T {
+pub(super) fn clamp<T: Real>(x: T, lo: f64, hi: f64) -> T {
     let x = T::pick(x < T::c(lo), T::c(lo), x);
     T::pick(x > T::c(hi), T::c(hi), x)
 }
@@ -94,7 +94,7 @@ fn exp_range<T: Real>() -> (f64, f64) {
 
 /// `e^x` for any `x`.
 #[inline(always)]
-fn exp<T: Real>(x: T) -> T {
+pub(super) fn exp<T: Real>(x: T) -> T {
     let (lo, hi) = exp_range::<T>();
     let (p, n) = exp_parts(clamp(x, lo, hi));
     T::pick(x.nan(), x, ldexp(p, n))

@@ -11,7 +11,8 @@
 //!
 //! The bodies are generic over [`Real`] (float32, float64). Polynomials
 //! are truncated Taylor series (or series derived from them) with exact
-//! rational coefficients, evaluated by Horner's rule with plain multiplies
+//! rational coefficients (erfc's tail, fitted, is the exception: see
+//! `erf.rs`), evaluated by Horner's rule with plain multiplies
 //! and adds, so every instruction-set path gives the same bits. Accuracy
 //! is tested against float64 (for float32) and the platform's libm (for
 //! float64) within 2 ulp, in `tests.rs`.
@@ -19,15 +20,19 @@
 mod erf;
 mod exp;
 mod log;
+mod pow;
 mod simple;
 #[cfg(test)]
 mod tests;
+mod trig;
 
 pub use erf::{erf, erfc};
 pub(crate) use erf::{Erf, Erfc};
 pub(crate) use exp::{Cosh, Exp, Exp2, Expm1, Sigmoid, Sinh, Tanh};
 pub(crate) use log::{Acosh, Asinh, Atanh, Log, Log10, Log1p, Log2};
-pub(crate) use simple::{Acos, Asin, Atan, Cos, Reciprocal, Rsqrt, Sin, Sqrt, Tan};
+pub(crate) use pow::{pow_f32_block, PowElem};
+pub(crate) use simple::{Reciprocal, Rsqrt, Sqrt};
+pub(crate) use trig::{Acos, Asin, Atan, Cos, Sin, Tan};
 
 use super::isa;
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Shl, Shr, Sub};
@@ -94,8 +99,6 @@ pub(crate) trait Real:
     fn from_bits(b: Self::Bits) -> Self;
     fn abs(self) -> Self;
     fn sqrt(self) -> Self;
-    fn to_f64(self) -> f64;
-    fn from_f64(v: f64) -> Self;
 
     /// `a` if `c` else `b`, without a branch.
     #[inline(always)]
@@ -174,14 +177,6 @@ macro_rules! impl_real {
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
             }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
         }
     };
 }
@@ -244,14 +239,6 @@ impl Real for F64s {
     #[inline(always)]
     fn sqrt(self) -> Self {
         F64s(self.0.sqrt())
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self.0
-    }
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        F64s(v)
     }
 }
 
@@ -346,6 +333,35 @@ pub(crate) fn horner<T: Real>(x: T, cs: &[f64]) -> T {
         acc = acc * x + T::c(c);
     }
     acc
+}
+
+/// `a * b` exactly, as the rounded product and its error (Dekker's
+/// product: each factor split into halves whose products are exact).
+/// Needs `|a|`, `|b|` below about `2^-27` of the largest float so the
+/// split does not overflow, and products above the subnormals.
+#[inline(always)]
+pub(crate) fn two_prod<T: Real>(a: T, b: T) -> (T, T) {
+    let p = a * b;
+    let (ah, al) = split_half(a);
+    let (bh, bl) = split_half(b);
+    (p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl)
+}
+
+/// `a` as `h + l` with each part at most half the mantissa wide.
+#[inline(always)]
+fn split_half<T: Real>(a: T) -> (T, T) {
+    let c = T::c(((1u64 << ((T::MANT + 2) / 2)) + 1) as f64) * a;
+    let h = c - (c - a);
+    (h, a - h)
+}
+
+/// `a + b` exactly, as the rounded sum and its error (Knuth's two-sum,
+/// no condition on the magnitudes).
+#[inline(always)]
+pub(crate) fn two_sum<T: Real>(a: T, b: T) -> (T, T) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
 }
 
 /// A unary math function over one float type.

@@ -10,7 +10,7 @@ use crate::autograd::{
     check_write, derivatives, inplace, BackwardCtx, Grads, SavedValue, Tangents,
 };
 use crate::kernels::fused::{grad3, pow_scalar_grad, Grad3};
-use crate::kernels::iter::{apply2, map2};
+use crate::kernels::iter::{apply2, map2, map2_blocks, Run};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
 use crate::{dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
@@ -559,19 +559,26 @@ fn check_int_pow(dt: DType, exponent: &Tensor) -> Result<()> {
 /// A binary op with per-dtype semantics from [`Num`]: its math, what bool
 /// tensors do (`None`: raise as torch), and whether an integer zero divisor
 /// must be refused.
+/// A float32 block kernel over two operand runs.
+type F32Block = fn(Run<'_, f32>, Run<'_, f32>, &mut [f32]);
+
 trait NumOp {
     const BOOL: Option<fn(bool, bool) -> bool> = None;
     const DIVIDES: bool = false;
+    /// A vectorised float32 form over contiguous runs, giving the same
+    /// bits as `apply::<f32>`.
+    const F32_BLOCK: Option<F32Block> = None;
     fn apply<T: Num>(a: T, b: T) -> T;
 }
 
 macro_rules! num_ops {
-    ($($op:ident: $f:ident $(, divides: $div:expr)? $(, bool: $b:expr)?;)*) => {
+    ($($op:ident: $f:ident $(, divides: $div:expr)? $(, bool: $b:expr)? $(, f32_block: $v:expr)?;)*) => {
         $(
             struct $op;
             impl NumOp for $op {
                 $(const DIVIDES: bool = $div;)?
                 $(const BOOL: Option<fn(bool, bool) -> bool> = Some($b);)?
+                $(const F32_BLOCK: Option<F32Block> = Some($v);)?
                 #[inline(always)]
                 fn apply<T: Num>(a: T, b: T) -> T {
                     T::$f(a, b)
@@ -588,7 +595,7 @@ num_ops! {
     Fmod: fmod, divides: true;
     Maximum: max_nan, bool: |x, y| x | y;
     Minimum: min_nan, bool: |x, y| x & y;
-    Pow: power;
+    Pow: power, f32_block: crate::kernels::vmath::pow_f32_block;
 }
 
 impl Tensor {
@@ -596,6 +603,9 @@ impl Tensor {
         let (dt, a, b) = promote2(self, other);
         if K::DIVIDES {
             check_divisor(dt, &b)?;
+        }
+        if let (DType::Float32, Some(block)) = (dt, K::F32_BLOCK) {
+            return map2_blocks::<f32>(&a, &b, K::apply::<f32>, block);
         }
         dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, K::apply::<T>),
         else match K::BOOL {

@@ -240,7 +240,7 @@ macro_rules! num_float {
             }
             #[inline(always)]
             fn power(a: Self, b: Self) -> Self {
-                a.powf(b)
+                crate::kernels::vmath::PowElem::pow_elem(a, b)
             }
             #[inline(always)]
             fn to_floor(a: Self) -> Self {

@@ -1,0 +1,384 @@
+//! The circular functions `sin`, `cos`, `tan` and their inverses `asin`,
+//! `acos`, `atan`.
+//!
+//! `sin`, `cos`, `tan` reduce `x = k pi/2 + r` with `|r| <= pi/4` (the
+//! product `k pi/2` subtracted in three parts, `r` kept as a pair
+//! `h + l`), take `sin r` and `cos r` from their Taylor series and pick
+//! by the quadrant `k mod 4`. Arguments past what the three-part
+//! reduction keeps exact go to the platform's scalar function.
+//!
+//! The inverses share one core, `atan` of a ratio `n / d` of non-negative
+//! pairs: the ratio is flipped to at most 1, moved next to one of the
+//! points `tan(j pi/16)` by `atan t = atan t_j + atan((t - t_j) / (1 + t t_j))`
+//! so the series argument stays below 0.1, and the constant parts are
+//! added last. In float64 the ratio and the shifted argument are carried
+//! with their rounding errors (exact products by Dekker's splitting), so
+//! the result is rounded essentially once. float32 runs all of it in
+//! float64 through [`F64s`].
+
+use super::{horner, magic, two_prod, two_sum, F64s, Real, Unary};
+use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
+
+/// `pi/2` in three parts; `k` times each of the first two is exact for
+/// every `k` the fast path sees (`|k| <= 2^20` in float64, `2^28` in
+/// float32's float64 route), the third is the rest to full precision.
+#[inline(always)]
+fn half_pi_parts<T: Real>() -> (T, T, T) {
+    let (a, b, c) = if T::LONG {
+        (
+            1.570_796_326_734_125_6,
+            6.077_100_506_303_966e-11,
+            2.022_266_248_795_950_6e-21,
+        )
+    } else {
+        (
+            1.570_796_251_296_997,
+            7.549_789_415_861_596e-8,
+            5.390_302_858_158_119e-15,
+        )
+    };
+    (T::c(a), T::c(b), T::c(c))
+}
+
+/// Splits a finite `x` within the fast range as `k pi/2 + h + l`:
+/// returns `(k, h, l)` with `|h + l| <= pi/4` (a hair more at ties).
+#[inline(always)]
+fn reduce_half_pi<T: Real>(x: T) -> (T, T, T) {
+    let k = (x * T::c(FRAC_2_PI)).rint();
+    let (p1, p2, p3) = half_pi_parts::<T>();
+    // Exact: k * p1 is exact and close to x.
+    let t = x - k * p1;
+    let (h, e) = two_sum(t, -(k * p2));
+    let y = e - k * p3;
+    let r = h + y;
+    (k, r, (h - r) + y)
+}
+
+/// `k mod 4` of an integer-valued `k`: (bit 0, bit 1).
+#[inline(always)]
+fn quadrant<T: Real>(k: T) -> (bool, bool) {
+    let b = (k + magic::<T>()).to_bits();
+    ((b & T::w(1)) == T::w(1), (b & T::w(2)) == T::w(2))
+}
+
+/// `(-1)^n / (2n+1)!` for n = 8 down to 1: `sin r = r + r z S(z)`, `z = r^2`.
+const SIN_SERIES: [f64; 8] = [
+    1.0 / 355_687_428_096_000.0,
+    -1.0 / 1_307_674_368_000.0,
+    1.0 / 6_227_020_800.0,
+    -1.0 / 39_916_800.0,
+    1.0 / 362_880.0,
+    -1.0 / 5_040.0,
+    1.0 / 120.0,
+    -1.0 / 6.0,
+];
+
+/// `(-1)^n / (2n)!` for n = 8 down to 2: `cos r = 1 - z/2 + z^2 C(z)`.
+const COS_SERIES: [f64; 7] = [
+    1.0 / 20_922_789_888_000.0,
+    -1.0 / 87_178_291_200.0,
+    1.0 / 479_001_600.0,
+    -1.0 / 3_628_800.0,
+    1.0 / 40_320.0,
+    -1.0 / 720.0,
+    1.0 / 24.0,
+];
+
+/// `sin(h + l)` as an unevaluated pair: `h` and a small correction.
+/// Degree 17 in float64 (the next term is below 0.01 ulp at `pi/4`),
+/// 11 in float32.
+#[inline(always)]
+fn sin_parts<T: Real>(h: T, l: T) -> (T, T) {
+    let cs: &[f64] = if T::LONG {
+        &SIN_SERIES
+    } else {
+        &SIN_SERIES[3..]
+    };
+    let z = h * h;
+    // sin(h + l) = sin h + l cos h, with cos h ~ 1 - z/2 at l's scale.
+    (h, h * z * horner(z, cs) + l * (T::c(1.0) - T::c(0.5) * z))
+}
+
+/// `cos(h + l)` as an unevaluated pair `w + c`: `w = 1 - h^2/2` rounded
+/// and everything that rounding and the higher terms leave.
+#[inline(always)]
+fn cos_parts<T: Real>(h: T, l: T) -> (T, T) {
+    let cs: &[f64] = if T::LONG {
+        &COS_SERIES
+    } else {
+        &COS_SERIES[3..]
+    };
+    let (z, zl) = if T::LONG {
+        two_prod(h, h)
+    } else {
+        (h * h, T::c(0.0))
+    };
+    let hz = T::c(0.5) * z;
+    let w = T::c(1.0) - hz;
+    // (1 - w) - hz is exactly what rounding w lost.
+    let tail = z * z * horner(z, cs) - h * l;
+    (w, (((T::c(1.0) - w) - hz) - T::c(0.5) * zl) + tail)
+}
+
+/// `(nh + nl) / (dh + dl)` for `|nl| <= |nh|`, `|dl| <= |dh|`: in float64
+/// the pairs are first renormalised (the low parts then below an ulp of
+/// the high ones), then the quotient of the high parts gets a correction
+/// from its exact residual.
+#[inline(always)]
+fn div_pairs<T: Real>(nh: T, nl: T, dh: T, dl: T) -> T {
+    if !T::LONG {
+        return (nh + nl) / (dh + dl);
+    }
+    let (n, d) = (nh + nl, dh + dl);
+    let (nh, nl, dh, dl) = (n, (nh - n) + nl, d, (dh - d) + dl);
+    let q = nh / dh;
+    let (p, pl) = two_prod(q, dh);
+    q + ((((nh - p) - pl) + nl) - q * dl) / dh
+}
+
+#[inline(always)]
+fn sin<T: Real>(x: T) -> T {
+    let (k, h, l) = reduce_half_pi(x);
+    let (odd, neg) = quadrant(k);
+    let (sh, sl) = sin_parts(h, l);
+    let (ch, cl) = cos_parts(h, l);
+    let r = T::pick(odd, ch + cl, sh + sl);
+    // sin(-0) is -0.
+    T::pick(x == T::c(0.0), x, T::pick(neg, -r, r))
+}
+
+#[inline(always)]
+fn cos<T: Real>(x: T) -> T {
+    let (k, h, l) = reduce_half_pi(x);
+    let (odd, neg) = quadrant(k);
+    let (sh, sl) = sin_parts(h, l);
+    let (ch, cl) = cos_parts(h, l);
+    let r = T::pick(odd, sh + sl, ch + cl);
+    T::pick(odd != neg, -r, r)
+}
+
+#[inline(always)]
+fn tan<T: Real>(x: T) -> T {
+    let (k, h, l) = reduce_half_pi(x);
+    let (odd, _) = quadrant(k);
+    let (sh, sl) = sin_parts(h, l);
+    let (ch, cl) = cos_parts(h, l);
+    // tan(r + pi/2) = -cos r / sin r.
+    let r = T::pick(odd, -div_pairs(ch, cl, sh, sl), div_pairs(sh, sl, ch, cl));
+    T::pick(x == T::c(0.0), x, r)
+}
+
+/// Sine.
+pub(crate) struct Sin;
+
+/// Cosine.
+pub(crate) struct Cos;
+
+/// Tangent.
+pub(crate) struct Tan;
+
+/// Implements [`Unary`] for a reduced function: float32 through float64
+/// up to `2^28`, float64 up to `2^20 pi/2`, the platform's function past
+/// that (and for infinities, whose result is NaN either way).
+macro_rules! reduced {
+    ($($k:ident => $f:ident;)*) => {$(
+        impl Unary<f32> for $k {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                $f(F64s(x as f64)).0 as f32
+            }
+            const HAS_SLOW: bool = true;
+            #[inline(always)]
+            fn needs_slow(x: f32) -> bool {
+                x.abs() > (1u32 << 28) as f32
+            }
+            fn slow(x: f32) -> f32 {
+                x.$f()
+            }
+        }
+        impl Unary<f64> for $k {
+            #[inline(always)]
+            fn fast(x: f64) -> f64 {
+                $f(x)
+            }
+            const HAS_SLOW: bool = true;
+            #[inline(always)]
+            fn needs_slow(x: f64) -> bool {
+                x.abs() > (1u64 << 20) as f64 * FRAC_PI_2
+            }
+            fn slow(x: f64) -> f64 {
+                x.$f()
+            }
+        }
+    )*};
+}
+
+reduced! {
+    Sin => sin;
+    Cos => cos;
+    Tan => tan;
+}
+
+/// `(-1)^n / (2n+1)` for n = 7 down to 1: `atan u = u + u z A(z)`,
+/// `z = u^2`, enough below 0.01 ulp for `|u| <= 0.1` (float32 uses
+/// the last four).
+const ATAN_SERIES: [f64; 7] = [
+    -1.0 / 15.0,
+    1.0 / 13.0,
+    -1.0 / 11.0,
+    1.0 / 9.0,
+    -1.0 / 7.0,
+    1.0 / 5.0,
+    -1.0 / 3.0,
+];
+
+/// The points `t_j` (`tan(j pi/16)` rounded) with `atan t_j` in two
+/// parts, for j = 1..4, and the boundaries between them (`t_j / 2` stays
+/// below the lower one, so `t - t_j` is exact).
+const ATAN_POINTS: [(f64, f64, f64); 4] = [
+    (
+        0.198_912_367_379_658,
+        0.196_349_540_849_362_07,
+        6.846_802_412_842_648e-18,
+    ),
+    (
+        0.414_213_562_373_095_03,
+        std::f64::consts::FRAC_PI_8,
+        3.060_132_146_563_891e-18,
+    ),
+    (
+        0.668_178_637_919_298_9,
+        0.589_048_622_548_086_2,
+        -5.412_106_055_318_847e-18,
+    ),
+    (1.0, std::f64::consts::FRAC_PI_4, 3.061_616_997_868_383e-17),
+];
+const ATAN_BOUNDS: [f64; 4] = [
+    0.1,
+    0.303_346_683_607_342_4,
+    0.534_511_135_950_791_7,
+    0.820_678_790_828_660_4,
+];
+
+/// `pi/2` and `pi` as (rounded, rest).
+const HALF_PI: (f64, f64) = (FRAC_PI_2, 6.123_233_995_736_766e-17);
+const PI: (f64, f64) = (std::f64::consts::PI, 1.224_646_799_147_353_2e-16);
+
+/// `atan((n + nl) / (d + dl))` for `n, d >= 0` (not both zero) with small
+/// corrections `nl`, `dl`; `pi` minus it when `from_pi`.
+#[inline(always)]
+fn atan_ratio<T: Real>(n: T, nl: T, d: T, dl: T, from_pi: bool) -> T {
+    let zero = T::c(0.0);
+    // t = p / q <= 1; atan(n/d) = pi/2 - atan(d/n) when flipped.
+    let flip = n > d;
+    let (p, pl) = (T::pick(flip, d, n), T::pick(flip, dl, nl));
+    let (q, ql) = (T::pick(flip, n, d), T::pick(flip, nl, dl));
+    let (t, tl) = if T::LONG {
+        let t = p / q;
+        let (m, ml) = two_prod(t, q);
+        let tl = ((((p - m) - ml) + pl) - t * ql) / q;
+        // Past 2^500 the split in two_prod could overflow; t is then far
+        // below pi/2's precision anyway.
+        (t, T::pick(q > T::c(2f64.powi(500)), zero, tl))
+    } else {
+        ((p + pl) / (q + ql), zero)
+    };
+    // The point t_j next to t and atan t_j.
+    let mut tj = zero;
+    let (mut ch, mut cl) = (zero, zero);
+    for (&(pt, hi, lo), &b) in ATAN_POINTS.iter().zip(&ATAN_BOUNDS) {
+        let past = t > T::c(b);
+        tj = T::pick(past, T::c(pt), tj);
+        ch = T::pick(past, T::c(hi), ch);
+        cl = T::pick(past, T::c(lo), cl);
+    }
+    // u = (t - t_j) / (1 + t t_j), with its rounding error ul in float64.
+    let num = t - tj;
+    let (u, ul) = if T::LONG {
+        let (m, ml) = two_prod(t, tj);
+        let den = T::c(1.0) + m;
+        let denl = (((T::c(1.0) - den) + m) + ml) + tl * tj;
+        let u = num / den;
+        let (v, vl) = two_prod(u, den);
+        (u, ((((num - v) - vl) + tl) - u * denl) / den)
+    } else {
+        ((num + tl) / (T::c(1.0) + t * tj), zero)
+    };
+    let cs: &[f64] = if T::LONG {
+        &ATAN_SERIES
+    } else {
+        &ATAN_SERIES[3..]
+    };
+    let z = u * u;
+    let small = ul + u * z * horner(z, cs);
+    // The constant part k and the sign s of atan u: k + s atan u.
+    let (fh, fl) = two_sum(T::c(HALF_PI.0), -ch);
+    let kh = T::pick(flip, fh, ch);
+    let kl = T::pick(flip, fl + (T::c(HALF_PI.1) - cl), cl);
+    let (ph, pl) = two_sum(T::c(PI.0), -kh);
+    let kl = T::pick(from_pi, pl + (T::c(PI.1) - kl), kl);
+    let kh = T::pick(from_pi, ph, kh);
+    let neg = flip != from_pi;
+    let su = T::pick(neg, -u, u);
+    let ss = T::pick(neg, -small, small);
+    // |kh| >= |u| or kh = 0, so e is exactly what the sum lost.
+    let v = kh + su;
+    let e = (kh - v) + su;
+    v + (e + (kl + ss))
+}
+
+/// `sqrt(1 - a^2)` for `0 <= a <= 1` as (rounded, correction).
+#[inline(always)]
+fn cosine_of_sine<T: Real>(a: T) -> (T, T) {
+    let one = T::c(1.0);
+    if !T::LONG {
+        // float32's a: 1 - a, 1 + a and their product are exact in float64.
+        return (((one - a) * (one + a)).sqrt(), T::c(0.0));
+    }
+    let (p, pl) = two_prod(a, a);
+    let w = one - p;
+    let wl = ((one - w) - p) - pl;
+    let s = w.sqrt();
+    let (m, ml) = two_prod(s, s);
+    let sl = (((w - m) - ml) + wl) / (s + s);
+    (s, T::pick(s == T::c(0.0), T::c(0.0), sl))
+}
+
+#[inline(always)]
+fn atan<T: Real>(x: T) -> T {
+    let r = atan_ratio(x.abs(), T::c(0.0), T::c(1.0), T::c(0.0), false);
+    T::pick(x.nan(), x, r.with_sign_of(x))
+}
+
+#[inline(always)]
+fn asin<T: Real>(x: T) -> T {
+    // asin x = atan(x / sqrt(1 - x^2)), with the root carried in two parts.
+    let a = x.abs();
+    let (s, sl) = cosine_of_sine(a);
+    let r = atan_ratio(a, T::c(0.0), s, sl, false);
+    let r = T::pick(a > T::c(1.0), T::c(f64::NAN), r);
+    T::pick(x.nan(), x, r.with_sign_of(x))
+}
+
+#[inline(always)]
+fn acos<T: Real>(x: T) -> T {
+    // acos x = atan(sqrt(1 - x^2) / x), measured from pi below zero.
+    let a = x.abs();
+    let (s, sl) = cosine_of_sine(a);
+    let r = atan_ratio(s, sl, a, T::c(0.0), x < T::c(0.0));
+    let r = T::pick(a > T::c(1.0), T::c(f64::NAN), r);
+    T::pick(x.nan(), x, r)
+}
+
+/// Inverse sine.
+pub(crate) struct Asin;
+
+/// Inverse cosine.
+pub(crate) struct Acos;
+
+/// Inverse tangent.
+pub(crate) struct Atan;
+
+super::unary!(Atan => atan, f32 via f64);
+super::unary!(Asin => asin, f32 via f64);
+super::unary!(Acos => acos, f32 via f64);
