@@ -19,6 +19,7 @@
 
 use super::access::{elem_ptr, lock};
 use super::iter::{map2, map3};
+use super::vmath::PowElem;
 use crate::{dispatch_float, DType, Error, Result, Tensor};
 
 const LN_2: f64 = std::f64::consts::LN_2;
@@ -118,7 +119,7 @@ fused_fns! {
     DivOther |g, a, b| -(g * ((a / b) / b));
     /// `pow`'s gradient for the base with a tensor exponent `e`:
     /// `g * (e * x^(e - 1))`, 0 where `e == 0`.
-    PowBase |g, x, e| if e == 0.0 { 0.0 } else { g * (e * x.powf(e - 1.0)) };
+    PowBase |g, x, e| if e == 0.0 { 0.0 } else { g * (e * x.pow_elem(e - 1.0)) };
     /// `atan2(y, x)`'s gradient for `y`: `(g * x) / (y * y + x * x)`.
     Atan2Y |g, y, x| (g * x) / ((y * y) + (x * x));
     /// `atan2(y, x)`'s gradient for `x`: `-((g * y) / (y * y + x * x))`.
@@ -142,7 +143,7 @@ pub(crate) fn pow_scalar_grad(g: &Tensor, x: &Tensor, e: &Tensor, em1: &Tensor) 
             // SAFETY: `em1` is read-locked, holds one element and has dtype `T`.
             unsafe { *elem_ptr::<T>(em1) }
         };
-        map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x.powf(em1)) })
+        map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x.pow_elem(em1)) })
     }, else Err(mixed_dtypes()))
 }
 
