@@ -556,12 +556,12 @@ fn check_int_pow(dt: DType, exponent: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// A binary op with per-dtype semantics from [`Num`]: its math, what bool
-/// tensors do (`None`: raise as torch), and whether an integer zero divisor
-/// must be refused.
 /// A float32 block kernel over two operand runs.
 type F32Block = fn(Run<'_, f32>, Run<'_, f32>, &mut [f32]);
 
+/// A binary op with per-dtype semantics from [`Num`]: its math, what bool
+/// tensors do (`None`: raise as torch), whether an integer zero divisor
+/// must be refused, and an optional vectorised float32 form.
 trait NumOp {
     const BOOL: Option<fn(bool, bool) -> bool> = None;
     const DIVIDES: bool = false;
