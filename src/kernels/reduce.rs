@@ -121,7 +121,10 @@ fn fold_slice<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
 /// not depend on the path taken.
 #[inline(always)]
 fn fold_contiguous<T: Element, F: Fold<T>>(f: &F, xs: &[T], k0: usize) -> F::Acc {
-    super::isa::dispatch(|| fold_slice(f, xs, k0))
+    super::isa::dispatch(
+        #[inline(always)]
+        || fold_slice(f, xs, k0),
+    )
 }
 
 /// Folds `len` elements at `p`, `p + stride`, ...
