@@ -312,8 +312,6 @@ pub(crate) fn map2_blocks<T: Element>(
     block: impl Fn(Run<'_, T>, Run<'_, T>, &mut [T]) + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
-    let out = Tensor::try_empty(&shape, T::DTYPE)?;
-    let n = out.numel();
     {
         let _g = lock(&[a, b], None);
         // SAFETY: inputs are locked for reading and `flat` only reads an
@@ -322,6 +320,9 @@ pub(crate) fn map2_blocks<T: Element>(
         // it is written by one worker only.
         unsafe {
             if let (Some(fa), Some(fb)) = (flat::<T>(a, &shape), flat::<T>(b, &shape)) {
+                // Allocated only here: the strided path below has its own.
+                let out = Tensor::try_empty(&shape, T::DTYPE)?;
+                let n = out.numel();
                 let o = SyncPtr(slice_mut::<T>(&out).as_mut_ptr());
                 for_ranges(n, |s, e| {
                     block(
