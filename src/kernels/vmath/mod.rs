@@ -243,12 +243,21 @@ impl Real for F64s {
 }
 
 /// Implements [`Unary`] for a kernel type from a generic body `f`: for
-/// every float type, or with `f32 via f64` for float32 through [`F64s`].
+/// every float type, with `f32 via f64` for float32 through [`F64s`], or
+/// with `f64 only` when float32 has a body of its own.
 macro_rules! unary {
     ($k:ident => $f:ident) => {
         impl<T: $crate::kernels::vmath::Real> $crate::kernels::vmath::Unary<T> for $k {
             #[inline(always)]
             fn fast(x: T) -> T {
+                $f(x)
+            }
+        }
+    };
+    ($k:ident => $f:ident, f64 only) => {
+        impl $crate::kernels::vmath::Unary<f64> for $k {
+            #[inline(always)]
+            fn fast(x: f64) -> f64 {
                 $f(x)
             }
         }
