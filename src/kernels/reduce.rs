@@ -46,6 +46,18 @@ pub(crate) trait Fold<T: Element>: Sync {
     fn init(&self) -> Self::Acc;
     fn step(&self, acc: Self::Acc, x: T, k: usize) -> Self::Acc;
     fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+
+    /// Folds a contiguous run whose first element sits at position `k0`.
+    /// The default runs `step` over [`LANES`] accumulators; a fold may
+    /// override it with a faster order of its own, as long as that order
+    /// depends only on the run (never on threads or instruction sets).
+    #[inline(always)]
+    fn contiguous(&self, xs: &[T], k0: usize) -> Self::Acc
+    where
+        Self: Sized,
+    {
+        fold_contiguous(self, xs, k0)
+    }
 }
 
 /// A fresh contiguous tensor and a pointer to its elements for writers.
@@ -140,7 +152,7 @@ unsafe fn fold_run<T: Element, F: Fold<T>>(
     k0: usize,
 ) -> F::Acc {
     if stride == 1 {
-        return fold_contiguous(f, std::slice::from_raw_parts(p, len), k0);
+        return f.contiguous(std::slice::from_raw_parts(p, len), k0);
     }
     let mut lanes = [f.init(); LANES];
     let full = len - len % LANES;
