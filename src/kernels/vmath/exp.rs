@@ -190,52 +190,7 @@ impl Unary<f32> for Sigmoid {
         f32::pick(x.nan(), x, (num / (1.0 + e)) as f32)
     }
 }
-unary!(Tanh => tanh, f64 only);
-
-/// tanh's Taylor coefficients `2^2n (2^2n - 1) B_2n / (2n)!` for the
-/// powers 41 down to 3 (B_2n the Bernoulli numbers): `tanh a = a + a^3 P(a^2)`.
-/// Twenty terms leave a truncation error below 5e-9 relative for `|a| < 1`.
-const TANH_ODD: [f64; 20] = [
-    1.158_764_443_279_885_3e-8,
-    -2.859_136_662_305_254e-8,
-    7.054_636_946_400_968e-8,
-    -1.740_661_896_357_164_8e-7,
-    4.294_911_078_273_806e-7,
-    -1.059_726_832_010_465_4e-6,
-    2.614_771_151_290_754_6e-6,
-    -6.451_689_215_655_431e-6,
-    1.591_890_506_932_896_4e-5,
-    -3.927_832_388_331_683e-5,
-    9.691_537_956_929_451e-5,
-    -2.391_291_142_435_524_8e-4,
-    5.900_274_409_455_86e-4,
-    -1.455_834_387_051_318_3e-3,
-    3.592_128_036_572_481e-3,
-    -8.863_235_529_902_197e-3,
-    2.186_948_853_615_520_3e-2,
-    -5.396_825_396_825_397e-2,
-    1.333_333_333_333_333_3e-1,
-    -3.333_333_333_333_333e-1,
-];
-
-impl Unary<f32> for Tanh {
-    /// All in float32 (8 lanes on AVX2). Below 1 the odd series (a plus a
-    /// correction under a third of it). From 1 on, `1 - 2 / (e + 1)` with
-    /// `e = e^(2|x|)` at least 7.4: the subtracted term is at most 0.24 of
-    /// a result above 0.76, so the exp's error (under 1.22 ulp) and the two
-    /// roundings before the subtraction shrink to under 1 ulp of the result.
-    /// Past 9.5 the result rounds to 1.
-    #[inline(always)]
-    fn fast(x: f32) -> f32 {
-        let a = clamp(x.abs(), 0.0, 9.5);
-        let s = a * a;
-        let near = a + a * s * horner(s, &TANH_ODD);
-        let e = exp(a + a);
-        let far = 1.0 - 2.0 / (e + 1.0);
-        let r = f32::pick(a < 1.0, near, far);
-        f32::pick(x.nan(), x, r.with_sign_of(x))
-    }
-}
+unary!(Tanh => tanh, f32 via f64);
 unary!(Sinh => sinh, f32 via f64);
 unary!(Cosh => cosh, f32 via f64);
 
@@ -282,7 +237,8 @@ fn tanh<T: Real>(x: T) -> T {
     // 1 - 2 / d further out, where the subtracted term is small; past the
     // clamp the result rounds to 1. In float64 the rounding error of d is
     // recovered exactly (d_lo, a fast two-sum) and divided out, so only
-    // the division itself rounds. (float32 has a body of its own, below.)
+    // the division itself rounds; float32 results, computed in float64,
+    // need no such care.
     let a = clamp(x.abs(), 0.0, if T::WIDE { 19.5 } else { 9.5 });
     let t = expm1(a + a);
     let two = T::c(2.0);
