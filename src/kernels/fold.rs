@@ -317,10 +317,8 @@ pub(crate) fn sum_or_prod(
     let r = if dtype.is_floating_point() {
         if prod {
             dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &ProdF::<f64>::new(), |a| a))
-        } else if x.dtype() == DType::Float32 {
-            reduce_to::<f32, f64, _>(x, mask, keepdim, &SumF32, |a| a)
         } else {
-            dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), |a| a))
+            sum_f64(x, mask, keepdim, |a| a)
         }
     } else if prod {
         dispatch!(x.dtype(), T => reduce_to::<T, i64, _>(x, mask, keepdim, &ProdF::<i64>::new(), |a| a))
@@ -333,12 +331,23 @@ pub(crate) fn sum_or_prod(
 /// Mean of `x` over `mask` (summed in f64), as `dtype`.
 pub(crate) fn mean(x: &Tensor, mask: &[bool], keepdim: bool, dtype: DType) -> Result<Tensor> {
     let n = reduced_count(x.shape(), mask) as f64;
-    let r = if x.dtype() == DType::Float32 {
-        reduce_to::<f32, f64, _>(x, mask, keepdim, &SumF32, |s| s / n)?
-    } else {
-        dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), |s| s / n))?
-    };
+    let r = sum_f64(x, mask, keepdim, |s| s / n)?;
     Ok(cast(&r, dtype))
+}
+
+/// The float64 sum of `x` over `mask` (float32 through [`SumF32`]'s
+/// partials), each output passed through `finish`.
+fn sum_f64(
+    x: &Tensor,
+    mask: &[bool],
+    keepdim: bool,
+    finish: impl Fn(f64) -> f64 + Sync,
+) -> Result<Tensor> {
+    if x.dtype() == DType::Float32 {
+        reduce_to::<f32, f64, _>(x, mask, keepdim, &SumF32, finish)
+    } else {
+        dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), &finish))
+    }
 }
 
 /// Maximum (`MAX = true`) or minimum of `x` over `mask`; NaN wins.

@@ -197,16 +197,6 @@ fn sin_cos_f32<const COS: bool>(x: f32) -> f32 {
     }
 }
 
-#[inline(always)]
-fn sin_f32(x: f32) -> f32 {
-    sin_cos_f32::<false>(x)
-}
-
-#[inline(always)]
-fn cos_f32(x: f32) -> f32 {
-    sin_cos_f32::<true>(x)
-}
-
 /// float32 tangent, all in float64 (its division needs the width).
 #[inline(always)]
 fn tan_f32(x: f32) -> f32 {
@@ -226,7 +216,7 @@ pub(crate) struct Tan;
 /// up to `2^28`, float64 up to `2^20 pi/2`, the platform's function past
 /// that (and for infinities, whose result is NaN either way).
 macro_rules! reduced {
-    ($($k:ident => $f:ident, $f32:ident;)*) => {$(
+    ($($k:ident => $f:ident, $f32:path;)*) => {$(
         impl Unary<f32> for $k {
             #[inline(always)]
             fn fast(x: f32) -> f32 {
@@ -259,8 +249,8 @@ macro_rules! reduced {
 }
 
 reduced! {
-    Sin => sin, sin_f32;
-    Cos => cos, cos_f32;
+    Sin => sin, sin_cos_f32::<false>;
+    Cos => cos, sin_cos_f32::<true>;
     Tan => tan, tan_f32;
 }
 
