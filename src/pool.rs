@@ -43,11 +43,49 @@ pub fn pool() -> Arc<rayon::ThreadPool> {
 
 /// Runs `f` inside ferrograd's pool, so rayon calls in it use that pool.
 /// Already inside the pool (on a worker), runs `f` directly.
+///
+/// The pool is entered through one non-generic function: every kernel
+/// calls this for each element type it is compiled for, and rayon's entry
+/// machinery would otherwise be compiled again for each closure.
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     if rayon::current_thread_index().is_some() {
         return f();
     }
+    let mut f = Some(f);
+    let mut out = None;
+    install_dyn(&mut || out = f.take().map(|f| f()));
+    out.expect("the pool ran the closure")
+}
+
+fn install_dyn(f: &mut (dyn FnMut() + Send)) {
     pool().install(f)
+}
+
+/// Calls `body(i)` for every `i` in `0..n` on ferrograd's pool, in
+/// parallel, at least `min_len` indices per task. Like [`install`], the
+/// rayon machinery is compiled once for every caller, which passes its
+/// loop body as a trait object (one indirect call per index).
+pub fn par_for(n: usize, min_len: usize, body: &(dyn Fn(usize) + Sync)) {
+    use rayon::prelude::*;
+    install(|| {
+        (0..n)
+            .into_par_iter()
+            .with_min_len(min_len.max(1))
+            .for_each(body)
+    })
+}
+
+/// Like [`par_for`], collecting `body(i)` in index order.
+pub fn par_map<R: Send>(n: usize, body: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    let slots = crate::kernels::sync_ptr::SyncPtr(out.as_mut_ptr());
+    par_for(n, 1, &|i| {
+        // SAFETY: each index `i < n` is written by exactly one task (its
+        // slot holds `None`, which needs no drop), and `out` outlives the
+        // parallel loop.
+        unsafe { slots.at(i).write(Some(body(i))) }
+    });
+    out.into_iter().flatten().collect()
 }
 
 /// Number of threads in ferrograd's pool.

@@ -9,12 +9,11 @@
 
 use super::access::{lock, slice, slice_mut, view_mut, view_strided};
 use super::sync_ptr::SyncPtr;
-use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
 use crate::tensor::broadcast_shapes;
 pub(crate) use crate::tensor::check_no_overlap;
 use crate::{Element, Error, Result, Tensor};
-use ndarray::Zip;
-use rayon::prelude::*;
+use ndarray::{ArrayBase, Axis, IxDyn, Slice, Zip};
 
 const CHUNK: usize = 1 << 14;
 
@@ -25,13 +24,43 @@ fn parallel(n: usize) -> bool {
 /// Runs `body(start, end)` over `0..n`, in parallel chunks when large.
 pub(crate) fn for_ranges(n: usize, body: impl Fn(usize, usize) + Sync + Send) {
     if parallel(n) {
-        install(|| {
-            (0..n.div_ceil(CHUNK))
-                .into_par_iter()
-                .for_each(|c| body(c * CHUNK, ((c + 1) * CHUNK).min(n)))
+        par_for(n.div_ceil(CHUNK), 1, &|c| {
+            body(c * CHUNK, ((c + 1) * CHUNK).min(n))
         });
     } else {
         body(0, n);
+    }
+}
+
+/// The part of a strided loop one task runs: everything, or the indices
+/// `lo..hi` of one axis.
+#[derive(Clone, Copy)]
+struct Slab(Option<(usize, usize, usize)>);
+
+impl Slab {
+    /// `v` cut down to this slab.
+    fn cut<S: ndarray::RawData>(self, mut v: ArrayBase<S, IxDyn>) -> ArrayBase<S, IxDyn> {
+        if let Some((axis, lo, hi)) = self.0 {
+            v.slice_axis_inplace(Axis(axis), Slice::from(lo..hi));
+        }
+        v
+    }
+}
+
+/// Runs `body` over a strided loop of `n` elements of `shape`: whole when
+/// small, else in parallel over slabs of its longest axis (each about
+/// `CHUNK` elements). The slabs are disjoint, so each task may write its
+/// slab of a non-overlapping output.
+fn for_slabs(shape: &[usize], n: usize, body: impl Fn(Slab) + Sync + Send) {
+    match (0..shape.len()).max_by_key(|&d| shape[d]) {
+        Some(axis) if parallel(n) && shape[axis] > 1 => {
+            let len = shape[axis];
+            let per = (CHUNK * len / n).max(1);
+            par_for(len.div_ceil(per), 1, &|c| {
+                body(Slab(Some((axis, c * per, ((c + 1) * per).min(len)))))
+            });
+        }
+        _ => body(Slab(None)),
     }
 }
 
@@ -239,12 +268,12 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
             });
         } else {
             let xv = view_strided::<T>(x, x.shape(), x.strides());
-            let z = Zip::from(view_mut::<U>(&out)).and(xv);
-            if parallel(n) {
-                install(|| z.par_for_each(|o, &a| *o = f(a)));
-            } else {
-                z.for_each(|o, &a| *o = f(a));
-            }
+            for_slabs(x.shape(), n, |p| {
+                // Each slab writes its own part of `out` (`for_slabs`).
+                Zip::from(p.cut(view_mut::<U>(&out)))
+                    .and(p.cut(xv.view()))
+                    .for_each(|o, &a| *o = f(a));
+            });
         }
     }
     out
@@ -360,12 +389,12 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
         } else {
             let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
             let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
-            let z = Zip::from(view_mut::<U>(&out)).and(av).and(bv);
-            if parallel(n) {
-                install(|| z.par_for_each(|o, &x, &y| *o = f(x, y)));
-            } else {
-                z.for_each(|o, &x, &y| *o = f(x, y));
-            }
+            for_slabs(&shape, n, |p| {
+                Zip::from(p.cut(view_mut::<U>(&out)))
+                    .and(p.cut(av.view()))
+                    .and(p.cut(bv.view()))
+                    .for_each(|o, &x, &y| *o = f(x, y));
+            });
         }
     }
     Ok(out)
@@ -397,12 +426,13 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
             let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
             let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
             let cv = view_strided::<C>(c, &shape, &bstrides(c, &shape)?);
-            let z = Zip::from(view_mut::<U>(&out)).and(av).and(bv).and(cv);
-            if parallel(n) {
-                install(|| z.par_for_each(|o, &x, &y, &w| *o = f(x, y, w)));
-            } else {
-                z.for_each(|o, &x, &y, &w| *o = f(x, y, w));
-            }
+            for_slabs(&shape, n, |p| {
+                Zip::from(p.cut(view_mut::<U>(&out)))
+                    .and(p.cut(av.view()))
+                    .and(p.cut(bv.view()))
+                    .and(p.cut(cv.view()))
+                    .for_each(|o, &x, &y, &w| *o = f(x, y, w));
+            });
         }
     }
     Ok(out)
@@ -456,12 +486,9 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                     }
                 });
             } else {
-                let z = Zip::from(view_mut::<T>(dst));
-                if parallel(n) {
-                    install(|| z.par_for_each(|o| *o = f(*o)));
-                } else {
-                    z.for_each(|o| *o = f(*o));
-                }
+                for_slabs(dst.shape(), n, |p| {
+                    Zip::from(p.cut(view_mut::<T>(dst))).for_each(|o| *o = f(*o));
+                });
             }
         }
     }
@@ -519,12 +546,11 @@ pub(crate) fn apply2<T: Element, B: Element>(
                 });
             } else {
                 let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
-                let z = Zip::from(view_mut::<T>(dst)).and(bv);
-                if parallel(n) {
-                    install(|| z.par_for_each(|o, &y| *o = f(*o, y)));
-                } else {
-                    z.for_each(|o, &y| *o = f(*o, y));
-                }
+                for_slabs(&shape, n, |p| {
+                    Zip::from(p.cut(view_mut::<T>(dst)))
+                        .and(p.cut(bv.view()))
+                        .for_each(|o, &y| *o = f(*o, y));
+                });
             }
         }
     }
@@ -551,12 +577,12 @@ pub(crate) fn apply3<T: Element, B: Element, C: Element>(
         unsafe {
             let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
             let cv = view_strided::<C>(&c, &shape, &bstrides(&c, &shape)?);
-            let z = Zip::from(view_mut::<T>(dst)).and(bv).and(cv);
-            if parallel(n) {
-                install(|| z.par_for_each(|o, &y, &w| *o = f(*o, y, w)));
-            } else {
-                z.for_each(|o, &y, &w| *o = f(*o, y, w));
-            }
+            for_slabs(&shape, n, |p| {
+                Zip::from(p.cut(view_mut::<T>(dst)))
+                    .and(p.cut(bv.view()))
+                    .and(p.cut(cv.view()))
+                    .for_each(|o, &y, &w| *o = f(*o, y, w));
+            });
         }
     }
     dst.bump_version();

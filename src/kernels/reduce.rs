@@ -21,10 +21,9 @@
 
 use crate::kernels::access::{elem_ptr, lock};
 pub(crate) use crate::kernels::sync_ptr::SyncPtr;
-use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::pool::{par_for, par_map, PARALLEL_MIN_ELEMS};
 use crate::tensor::{Dims, Layout};
 use crate::{Element, Result, Tensor};
-use rayon::prelude::*;
 use smallvec::SmallVec;
 
 /// Elements per chunk of a long row (fixed: part of the summation order).
@@ -265,27 +264,17 @@ fn rows<T: Element, F: Fold<T>>(
         (0..m).for_each(|i| write(i, row(i)));
     } else if m >= 4 * crate::pool::num_threads() {
         let min_rows = (PARALLEL_MIN_ELEMS / len.max(1)).max(1);
-        install(|| {
-            (0..m)
-                .into_par_iter()
-                .with_min_len(min_rows)
-                .for_each(|i| write(i, row(i)))
-        });
+        par_for(m, min_rows, &|i| write(i, row(i)));
     } else {
         // Few long rows: split each row's chunks, then combine them in
         // order (the same order `fold_row` uses).
         for i in 0..m {
             let b = SyncPtr(base.get().wrapping_add(unravel(kept, i)));
-            let parts: Vec<F::Acc> = install(|| {
-                (0..len.div_ceil(CHUNK))
-                    .into_par_iter()
-                    .map(|c| {
-                        let k = c * CHUNK;
-                        let n = CHUNK.min(len - k);
-                        // SAFETY: as above; the chunk lies within the row.
-                        unsafe { fold_run(f, b.get().add(k * stride) as *const T, n, stride, k) }
-                    })
-                    .collect()
+            let parts: Vec<F::Acc> = par_map(len.div_ceil(CHUNK), &|c| {
+                let k = c * CHUNK;
+                let n = CHUNK.min(len - k);
+                // SAFETY: as above; the chunk lies within the row.
+                unsafe { fold_run(f, b.get().add(k * stride) as *const T, n, stride, k) }
             });
             let acc = parts.into_iter().fold(f.init(), |a, p| f.merge(a, p));
             write(i, acc);
@@ -351,7 +340,7 @@ fn tiles<T: Element, F: Fold<T>>(
         }
     };
     if par && ntasks > 1 {
-        install(|| (0..ntasks).into_par_iter().for_each(task));
+        par_for(ntasks, 1, &task);
     } else {
         (0..ntasks).for_each(task);
     }

@@ -10,10 +10,9 @@ use super::arith::Arith;
 use super::copy::{cast, dense};
 use super::fold::{is_nan, Bounds};
 use super::reduce::{output, SyncPtr};
-use crate::pool::{install, PARALLEL_MIN_ELEMS};
+use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
 use crate::tensor::Float;
 use crate::{dispatch, DType, Element, Tensor};
-use rayon::prelude::*;
 
 /// Adjacent lines scanned together when the scanned dim is not innermost.
 const BLOCK: usize = 128;
@@ -63,7 +62,7 @@ fn scan<O: Element, A: Element>(
     };
     let ntasks = outer * per;
     if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && ntasks > 1 {
-        install(|| (0..ntasks).into_par_iter().for_each(task));
+        par_for(ntasks, 1, &task);
     } else {
         (0..ntasks).for_each(task);
     }
@@ -133,12 +132,7 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
     };
     if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
         let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
-        install(|| {
-            (0..rows)
-                .into_par_iter()
-                .with_min_len(min_rows)
-                .for_each(row)
-        });
+        par_for(rows, min_rows, &row);
     } else {
         (0..rows).for_each(row);
     }

@@ -6,8 +6,15 @@
 /// Closures should capture the whole wrapper (use its methods, or copy it
 /// into a local first) rather than its raw-pointer field, which is neither
 /// `Send` nor `Sync`.
-#[derive(Clone, Copy)]
 pub(crate) struct SyncPtr<T>(pub(crate) *mut T);
+
+// A pointer copies whatever it points to (derive would ask `T: Copy`).
+impl<T> Clone for SyncPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SyncPtr<T> {}
 
 // SAFETY: every user dereferences it only at offsets that are disjoint
 // between workers (writes) or read-only (reads), while the buffer it points
