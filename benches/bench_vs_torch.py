@@ -15,6 +15,9 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
   matmul layers of 512 with relu or tanh, 8 independent branches of 3
   256x256 layers), an MLP 784-512-256-10 training step at batch 64, a
   gradient-penalty step (double backward) and the 200-op small chain.
+- ``dtypes``: the 16-bit floats against float32 on 1M-element ``add``,
+  ``tanh`` and ``sum`` and a 256x256 ``matmul`` (each 16-bit op computes
+  in float32 and rounds once).
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -98,6 +101,21 @@ def kernels_workload(torch) -> dict[str, float]:
     out = {"tanh 4M": _ms(big.tanh, 5), "sum 4M": _ms(big.sum, 50)}
     for name in ("exp", "sigmoid", "sin", "log"):
         out[f"{name} 512x512"] = _ms(getattr(m, name), 50)
+    return out
+
+
+def dtypes_workload(torch) -> dict[str, float]:
+    """float32, float16 and bfloat16 throughput on the same kernels (ms)."""
+    torch.manual_seed(0)
+    out = {}
+    for name in ("float32", "float16", "bfloat16"):
+        dt = getattr(torch, name)
+        a, b = torch.randn(1_000_000).to(dt), torch.randn(1_000_000).to(dt)
+        m = torch.randn(256, 256).to(dt)
+        out[f"add 1M {name}"] = _ms(lambda a=a, b=b: a + b, 20)
+        out[f"tanh 1M {name}"] = _ms(a.tanh, 10)
+        out[f"sum 1M {name}"] = _ms(a.sum, 20)
+        out[f"matmul 256 {name}"] = _ms(lambda m=m: m @ m, 10)
     return out
 
 
@@ -197,7 +215,12 @@ def graphs_workload(torch) -> dict[str, float]:
     }
 
 
-WORKLOADS = {"profiler": profiler_workload, "kernels": kernels_workload, "graphs": graphs_workload}
+WORKLOADS = {
+    "profiler": profiler_workload,
+    "kernels": kernels_workload,
+    "graphs": graphs_workload,
+    "dtypes": dtypes_workload,
+}
 
 
 def child(backend: str, names: list[str]) -> None:

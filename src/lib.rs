@@ -25,6 +25,8 @@ pub mod tensor;
 
 pub use binding::{BindingSlot, Kept};
 pub use error::{Error, ErrorKind, ExternalError, Result};
+/// The 16-bit float element types (`float16`, `bfloat16`), from the `half` crate.
+pub use half::{bf16, f16};
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
     broadcast_shapes, default_dtype, result_type, set_default_dtype, DType, Element, Layout,

@@ -118,3 +118,90 @@ fn scalars_and_items_round_trip() {
     assert_eq!(Tensor::scalar(true).item().unwrap(), Scalar::Bool(true));
     assert_eq!(t.to_dtype(DType::Int32).to_vec::<i32>(), vec![2, 2, 2, 2]);
 }
+
+#[test]
+fn sixteen_bit_floats_compute_in_float32_and_round_once() {
+    use ferrograd::{bf16, f16};
+    let a = Tensor::from_slice(&[f16::from_f32(1.5), f16::from_f32(-2.25)], &[2]).unwrap();
+    let b = Tensor::from_slice(&[f16::from_f32(0.1), f16::from_f32(3.0)], &[2]).unwrap();
+    let s = a.add(&b).unwrap();
+    assert_eq!(s.dtype(), DType::Float16);
+    // 1.5 + f16(0.1) and -2.25 + 3, each rounded once from float32.
+    let want: Vec<f16> = [(1.5f32, 0.1f32), (-2.25, 3.0)]
+        .iter()
+        .map(|&(x, y)| f16::from_f32(x + f16::from_f32(y).to_f32()))
+        .collect();
+    assert_eq!(s.to_vec::<f16>(), want);
+    let e = a.exp().unwrap();
+    assert_eq!(e.to_vec::<f16>()[0], f16::from_f32(1.5f32.exp()));
+    // float16 with bfloat16 promotes to float32; casts round to nearest even.
+    let h = Tensor::from_slice(&[bf16::from_f32(2.0)], &[1]).unwrap();
+    assert_eq!(a.mul(&h).unwrap().dtype(), DType::Float32);
+    assert_eq!(DType::Float16.promote(DType::BFloat16), DType::Float32);
+    assert_eq!(DType::UInt8.promote(DType::Int8), DType::Int16);
+    let c = t32(&[1.0 + 1.0 / 256.0 + 1.0 / 65536.0], &[1]).to_dtype(DType::BFloat16);
+    assert_eq!(c.to_vec::<bf16>()[0].to_f32(), 1.0 + 1.0 / 128.0);
+    // A product of 16-bit matrices, and a gradient of the leaf's dtype.
+    let m = Tensor::from_slice(
+        &[
+            f16::from_f32(1.0),
+            f16::from_f32(2.0),
+            f16::from_f32(3.0),
+            f16::from_f32(4.0),
+        ],
+        &[2, 2],
+    )
+    .unwrap();
+    m.set_requires_grad(true).unwrap();
+    let p = m.matmul(&m).unwrap();
+    assert_eq!(
+        p.to_vec::<f16>()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect::<Vec<_>>(),
+        vec![7.0, 10.0, 15.0, 22.0]
+    );
+    let loss = p.sum(None, false, None).unwrap();
+    ferrograd::autograd::backward(&[loss], &[], Default::default(), None).unwrap();
+    let g = m.grad().unwrap();
+    assert_eq!(g.dtype(), DType::Float16);
+    // d sum(M M) / dM = 1 M^T + M^T 1 (1 the all-ones matrix).
+    let ones = [[1.0f32; 2]; 2];
+    let mv = [[1.0f32, 2.0], [3.0, 4.0]];
+    let mut want = vec![];
+    for i in 0..2 {
+        for j in 0..2 {
+            let mut v = 0.0;
+            for k in 0..2 {
+                v += ones[i][k] * mv[j][k] + mv[k][i] * ones[k][j];
+            }
+            want.push(v);
+        }
+    }
+    assert_eq!(
+        g.to_vec::<f16>()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect::<Vec<_>>(),
+        want
+    );
+}
+
+#[test]
+fn narrow_integers_wrap_like_twos_complement() {
+    let a = Tensor::from_slice(&[100i8, -128, 7], &[3]).unwrap();
+    let d = a.mul(&a).unwrap();
+    assert_eq!(d.dtype(), DType::Int8);
+    assert_eq!(d.to_vec::<i8>(), vec![100i8.wrapping_mul(100), 0, 49]);
+    let u = Tensor::from_slice(&[0u8, 200], &[2]).unwrap();
+    assert_eq!(u.neg().unwrap().to_vec::<u8>(), vec![0, 56]);
+    assert_eq!(
+        u.add(&Tensor::scalar(Scalar::Int(-1)))
+            .unwrap()
+            .to_vec::<u8>(),
+        vec![255, 199]
+    );
+    let f = Tensor::from_slice(&[-1.7f32, 300.5], &[2]).unwrap();
+    assert_eq!(f.to_dtype(DType::UInt8).to_vec::<u8>(), vec![255, 44]);
+    assert_eq!(u.sum(None, false, None).unwrap().dtype(), DType::Int64);
+}

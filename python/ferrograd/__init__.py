@@ -24,10 +24,12 @@ from ._config import (
 from ._core import (
     Tensor,
     as_tensor,
+    bfloat16,
     device,
     dtype,
     empty,
     empty_like,
+    float16,
     float32,
     float64,
     from_numpy,
@@ -35,6 +37,8 @@ from ._core import (
     full_like,
     get_default_dtype,
     get_num_threads,
+    int8,
+    int16,
     int32,
     int64,
     is_anomaly_check_nan_enabled,
@@ -51,6 +55,7 @@ from ._core import (
     set_default_dtype,
     set_num_threads,
     tensor,
+    uint8,
     zeros,
     zeros_like,
 )
@@ -62,7 +67,18 @@ from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
 from ._size import Size
-from ._tensor_types import BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor
+from ._tensor_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -74,12 +90,17 @@ from .autograd.grad_mode import (
 
 float = float32  # noqa: A001
 double = float64
+half = float16
 long = int64
 int = int32  # noqa: A001
+short = int16
 
 __version__ = "0.1.0"
 
-_DTYPES = {d.__repr__().split(".")[1]: d for d in (bool, int32, int64, float32, float64)}
+_DTYPES = {
+    d.__repr__().split(".")[1]: d
+    for d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+}
 
 
 def _dtype_from_name(name: str) -> dtype:

@@ -14,7 +14,20 @@ True
 
 from __future__ import annotations
 
-from ._core import Tensor, float32, float64, int32, int64, tensor, zeros
+from ._core import (
+    Tensor,
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    tensor,
+    uint8,
+    zeros,
+)
 from ._core import bool as bool_
 from ._size import Size
 
@@ -70,5 +83,21 @@ DoubleTensor = _tensor_type("DoubleTensor", float64)
 LongTensor = _tensor_type("LongTensor", int64)
 IntTensor = _tensor_type("IntTensor", int32)
 BoolTensor = _tensor_type("BoolTensor", bool_)
+HalfTensor = _tensor_type("HalfTensor", float16)
+BFloat16Tensor = _tensor_type("BFloat16Tensor", bfloat16)
+ShortTensor = _tensor_type("ShortTensor", int16)
+CharTensor = _tensor_type("CharTensor", int8)
+ByteTensor = _tensor_type("ByteTensor", uint8)
 
-__all__ = ["BoolTensor", "DoubleTensor", "FloatTensor", "IntTensor", "LongTensor"]
+__all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
+]

@@ -3,6 +3,7 @@
 
 use crate::errors::IntoPyResult;
 use crate::tensor::PyTensor;
+use ferrograd::tensor::Category;
 use ferrograd::{default_dtype, DType, Layout, Scalar, Storage, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -324,10 +325,10 @@ pub fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> 
             .collect::<PyResult<Vec<_>>>()?;
         Ok(PyList::new(py, items)?.into_any())
     }
-    match t.dtype() {
-        DType::Bool => build(py, &t.to_vec::<bool>(), t.shape()),
-        DType::Int32 | DType::Int64 => build(py, &t.to_vec::<i64>(), t.shape()),
-        DType::Float32 | DType::Float64 => build(py, &t.to_vec::<f64>(), t.shape()),
+    match t.dtype().category() {
+        Category::Bool => build(py, &t.to_vec::<bool>(), t.shape()),
+        Category::Integer => build(py, &t.to_vec::<i64>(), t.shape()),
+        Category::Floating => build(py, &t.to_vec::<f64>(), t.shape()),
     }
 }
 
@@ -353,7 +354,7 @@ pub fn from_array_interface(obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Ten
             .and_then(|d| d.str().map(|s| s.to_string()))
             .unwrap_or(typestr.clone());
         PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, int64, int32, and bool."
+            "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         ))
     })?;
     let shape: Vec<usize> = get("shape")?.extract()?;
@@ -429,7 +430,13 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     let d = PyDict::new(py);
     let isz = t.dtype().itemsize();
     d.set_item("shape", PyTuple::new(py, t.shape())?)?;
-    d.set_item("typestr", t.dtype().numpy_typestr())?;
+    let typestr = t.dtype().numpy_typestr().ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "Got unsupported ScalarType {}",
+            t.dtype().scalar_type_name()
+        ))
+    })?;
+    d.set_item("typestr", typestr)?;
     d.set_item("data", (t.data_ptr(), false))?;
     if t.is_contiguous() {
         d.set_item("strides", py.None())?;

@@ -66,7 +66,7 @@ pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     }
     // As torch: a string is not a dtype (`dtype="float32"` is a TypeError).
     Err(PyTypeError::new_err(format!(
-        "dtype must be torch.dtype (float32, float64, int64, int32, bool), not {}",
+        "dtype must be torch.dtype (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool), not {}",
         crate::convert::type_name(obj)
     )))
 }
@@ -79,16 +79,10 @@ pub fn parse_type_name(name: &str) -> PyResult<DType> {
         .strip_prefix("torch.")
         .or(name.strip_prefix("ferrograd."))
         .unwrap_or(name);
-    [
-        DType::Bool,
-        DType::Int32,
-        DType::Int64,
-        DType::Float32,
-        DType::Float64,
-    ]
-    .into_iter()
-    .find(|d| short.strip_suffix("Tensor") == Some(d.scalar_type_name()))
-    .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("invalid type: '{name}'")))
+    DType::ALL
+        .into_iter()
+        .find(|d| short.strip_suffix("Tensor") == Some(d.scalar_type_name()))
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("invalid type: '{name}'")))
 }
 
 /// Parses an optional `dtype=` argument.

@@ -109,14 +109,7 @@ fn kind_name(k: EventKind) -> &'static str {
 
 /// torch's C type names for `Input type`.
 fn c_type_name(d: Option<DType>) -> &'static str {
-    match d {
-        None => "",
-        Some(DType::Bool) => "bool",
-        Some(DType::Int32) => "int",
-        Some(DType::Int64) => "long int",
-        Some(DType::Float32) => "float",
-        Some(DType::Float64) => "double",
-    }
+    d.map_or("", DType::c_type_name)
 }
 
 fn row<'py>(py: Python<'py>, e: &Event, n: &profiler::Nesting) -> PyResult<Bound<'py, PyTuple>> {

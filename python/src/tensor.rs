@@ -486,6 +486,9 @@ impl PyTensor {
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
             ));
         }
+        if me.t.dtype() == DType::BFloat16 {
+            return Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16"));
+        }
         let np = slf.py().import("numpy")?;
         if force && me.t.requires_grad() {
             let d = wrap(slf.py(), me.t.detach())?;
@@ -509,6 +512,13 @@ impl PyTensor {
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
             ));
         }
+        if self.t.dtype() == DType::BFloat16 {
+            // NumPy has no bfloat16: without this attribute NumPy falls
+            // back to `__array__`, which widens to float32.
+            return Err(pyo3::exceptions::PyAttributeError::new_err(
+                "bfloat16 tensors have no NumPy memory layout; np.asarray widens them to float32",
+            ));
+        }
         array_interface(py, &self.t)
     }
 
@@ -519,7 +529,13 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let np = slf.py().import("numpy")?;
-        let arr = Self::numpy(slf, false)?;
+        let arr = if slf.get().t.dtype() == DType::BFloat16 {
+            // NumPy has no bfloat16: a float32 copy (exact).
+            let wide = wrap(slf.py(), slf.get().t.detach().to_dtype(DType::Float32))?;
+            np.call_method1("asarray", (wide,))?
+        } else {
+            Self::numpy(slf, false)?
+        };
         let arr = match dtype {
             Some(d) if !d.is_none() => arr.call_method1("astype", (d,))?,
             _ => arr,
@@ -613,10 +629,20 @@ impl PyTensor {
     fn bool(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Bool)
     }
-    fn half(&self) -> PyResult<TensorOut> {
-        Err(PyTypeError::new_err(
-            "half(): float16 tensors are not supported by ferrograd yet (supported dtypes: float32, float64, int64, int32, bool)",
-        ))
+    fn half(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Float16)
+    }
+    fn bfloat16(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::BFloat16)
+    }
+    fn short(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Int16)
+    }
+    fn char(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Int8)
+    }
+    fn byte(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::UInt8)
     }
     fn type_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<Py<PyAny>> {
         cast_to(slf, other.t.dtype())

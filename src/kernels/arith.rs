@@ -46,7 +46,31 @@ macro_rules! arith_float {
         }
     };
 }
+/// The 16-bit floats compute in float32 and round once.
+macro_rules! arith_half {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                <$t>::from_f32(a.to_f32() + b.to_f32())
+            }
+            #[inline(always)]
+            fn sub(a: Self, b: Self) -> Self {
+                <$t>::from_f32(a.to_f32() - b.to_f32())
+            }
+            #[inline(always)]
+            fn mul(a: Self, b: Self) -> Self {
+                <$t>::from_f32(a.to_f32() * b.to_f32())
+            }
+        }
+    };
+}
+arith_int!(u8);
+arith_int!(i8);
+arith_int!(i16);
 arith_int!(i32);
 arith_int!(i64);
 arith_float!(f32);
 arith_float!(f64);
+arith_half!(half::f16);
+arith_half!(half::bf16);

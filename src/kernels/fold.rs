@@ -39,22 +39,24 @@ impl Bounds for bool {
     const LOWEST: Self = false;
     const HIGHEST: Self = true;
 }
-impl Bounds for i32 {
-    const LOWEST: Self = i32::MIN;
-    const HIGHEST: Self = i32::MAX;
+macro_rules! int_bounds {
+    ($($t:ty),*) => {$(
+        impl Bounds for $t {
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
 }
-impl Bounds for i64 {
-    const LOWEST: Self = i64::MIN;
-    const HIGHEST: Self = i64::MAX;
+int_bounds!(u8, i8, i16, i32, i64);
+macro_rules! float_bounds {
+    ($($t:ty),*) => {$(
+        impl Bounds for $t {
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+        }
+    )*};
 }
-impl Bounds for f32 {
-    const LOWEST: Self = f32::NEG_INFINITY;
-    const HIGHEST: Self = f32::INFINITY;
-}
-impl Bounds for f64 {
-    const LOWEST: Self = f64::NEG_INFINITY;
-    const HIGHEST: Self = f64::INFINITY;
-}
+float_bounds!(f32, f64, crate::f16, crate::bf16);
 
 /// Sum in accumulator type `A` (f64 or wrapping i64).
 struct SumF<A>(PhantomData<A>);

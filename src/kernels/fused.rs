@@ -20,7 +20,7 @@
 use super::access::{elem_ptr, lock};
 use super::iter::{map2, map3};
 use super::vmath::PowElem;
-use crate::{dispatch_float, DType, Error, Result, Tensor};
+use crate::{DType, Error, Result, Tensor};
 
 const LN_2: f64 = std::f64::consts::LN_2;
 const LN_10: f64 = std::f64::consts::LN_10;
@@ -41,6 +41,25 @@ fn mixed_dtypes() -> Error {
 /// function that runs one of them through the `iter` driver `$map`
 /// (broadcasting, slice loops for contiguous operands, parallel chunks
 /// when large).
+/// Runs `$body` with `$T` bound to `f32` or `f64` (the dtypes
+/// [`same_float`] admits; the 16-bit floats take the composed formula,
+/// whose every op rounds to them).
+macro_rules! dispatch_wide {
+    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
+        match $dtype {
+            DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
 macro_rules! fused_fns {
     ($(#[$em:meta])* enum $kind:ident; fn $run:ident via $map:ident $args:tt;
      $($(#[$m:meta])* $op:ident |$($x:ident),+| $body:expr;)*) => {
@@ -57,7 +76,7 @@ macro_rules! fused_fns {
         /// new contiguous tensor; they must share a float dtype.
         pub(crate) fn $run(f: $kind, $($arg: &Tensor),+) -> Result<Tensor> {
             let dt = same_float(&[$($arg),+]).ok_or_else(mixed_dtypes)?;
-            dispatch_float!(dt, T => match f {
+            dispatch_wide!(dt, T => match f {
                 $($kind::$op => fused_fns!(@map $map $args $xs $body),)*
             }, else Err(mixed_dtypes()))
         }
@@ -137,7 +156,7 @@ pub(crate) fn pow_scalar_grad(g: &Tensor, x: &Tensor, e: &Tensor, em1: &Tensor) 
             "fused pow gradient: the exponent must be one element",
         ));
     }
-    dispatch_float!(dt, T => {
+    dispatch_wide!(dt, T => {
         let em1: T = {
             let _g = lock(&[em1], None);
             // SAFETY: `em1` is read-locked, holds one element and has dtype `T`.

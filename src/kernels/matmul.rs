@@ -199,6 +199,9 @@ macro_rules! mat_int {
         }
     };
 }
+mat_int!(u8);
+mat_int!(i8);
+mat_int!(i16);
 mat_int!(i32);
 mat_int!(i64);
 

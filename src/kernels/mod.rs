@@ -7,6 +7,7 @@
 //!
 //! * `access`: locked, typed access to a tensor's memory;
 //! * `arith`: element add/sub/mul (wrapping for integers);
+//! * `half`: float32 kernels run over the 16-bit floats;
 //! * `iter`: the elementwise loop drivers (`map*` into a new tensor,
 //!   `apply*` in place) with broadcasting and parallel chunks;
 //! * `reduce`: the loop driver shared by every reduction;
@@ -43,6 +44,7 @@ pub(crate) mod basic;
 pub(crate) mod copy;
 pub(crate) mod fold;
 pub(crate) mod fused;
+pub(crate) mod half;
 pub(crate) mod index;
 pub(crate) mod isa;
 pub(crate) mod iter;

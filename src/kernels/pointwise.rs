@@ -9,9 +9,10 @@
 //! calls.
 
 use super::copy::cast;
+use super::half::{via_f32, via_f32_in_place, Half};
 use super::iter::{apply1_blocks, map1_blocks};
 use super::vmath::{self as vm, Unary};
-use crate::{dispatch_float, DType, Result, Tensor};
+use crate::{bf16, f16, DType, Result, Tensor};
 
 pub use super::vmath::{erf, erfc};
 
@@ -28,27 +29,78 @@ macro_rules! float_fns {
         /// not a float dtype.
         pub(crate) fn float_map(f: FloatFn, x: &Tensor, dt: DType) -> Option<Tensor> {
             let x = cast(x, dt);
-            dispatch_float!(dt, T => Some(match f {
-                $(FloatFn::$op => map1_blocks::<T>(
+            Some(match (dt, f) {
+                $((DType::Float32, FloatFn::$op) => float32_map::<vm::$k>(&x),)*
+                $((DType::Float64, FloatFn::$op) => map1_blocks::<f64>(
                     &x,
-                    <vm::$k as Unary<T>>::eval,
-                    vm::run::<T, vm::$k>,
+                    <vm::$k as Unary<f64>>::eval,
+                    vm::run::<f64, vm::$k>,
                 ),)*
-            }), else None)
+                $((DType::Float16, FloatFn::$op) => half_map::<f16>(&x, f32_kernel::<vm::$k>()),)*
+                $((DType::BFloat16, FloatFn::$op) => half_map::<bf16>(&x, f32_kernel::<vm::$k>()),)*
+                _ => return None,
+            })
         }
 
         /// `f` written over the float tensor `dst` in place; `None` when
         /// `dst` is not a float tensor.
         pub(crate) fn float_apply(f: FloatFn, dst: &Tensor) -> Option<Result<()>> {
-            dispatch_float!(dst.dtype(), T => Some(match f {
-                $(FloatFn::$op => apply1_blocks::<T>(
+            Some(match (dst.dtype(), f) {
+                $((DType::Float32, FloatFn::$op) => apply1_blocks::<f32>(
                     dst,
-                    <vm::$k as Unary<T>>::eval,
-                    vm::run_in_place::<T, vm::$k>,
+                    <vm::$k as Unary<f32>>::eval,
+                    vm::run_in_place::<f32, vm::$k>,
                 ),)*
-            }), else None)
+                $((DType::Float64, FloatFn::$op) => apply1_blocks::<f64>(
+                    dst,
+                    <vm::$k as Unary<f64>>::eval,
+                    vm::run_in_place::<f64, vm::$k>,
+                ),)*
+                $((DType::Float16, FloatFn::$op) => half_apply::<f16>(dst, f32_kernel::<vm::$k>()),)*
+                $((DType::BFloat16, FloatFn::$op) => half_apply::<bf16>(dst, f32_kernel::<vm::$k>()),)*
+                _ => return None,
+            })
         }
     };
+}
+
+fn float32_map<K: Unary<f32>>(x: &Tensor) -> Tensor {
+    map1_blocks::<f32>(x, K::eval, vm::run::<f32, K>)
+}
+
+/// A float32 function as an element function and a block kernel, called
+/// through pointers so the 16-bit paths share one copy of each kernel
+/// rather than each inlining its own.
+#[derive(Clone, Copy)]
+struct F32Kernel {
+    elem: fn(f32) -> f32,
+    block: fn(&[f32], &mut [f32]),
+}
+
+fn f32_kernel<K: Unary<f32>>() -> F32Kernel {
+    F32Kernel {
+        elem: K::eval,
+        block: vm::run::<f32, K>,
+    }
+}
+
+/// A float32 function over a 16-bit tensor: widened, computed, rounded
+/// once per element.
+fn half_map<H: Half>(x: &Tensor, k: F32Kernel) -> Tensor {
+    map1_blocks::<H>(
+        x,
+        |v| H::narrow((k.elem)(v.widen())),
+        |s, d| via_f32(s, d, k.block),
+    )
+}
+
+/// [`half_map`] in place.
+fn half_apply<H: Half>(dst: &Tensor, k: F32Kernel) -> Result<()> {
+    apply1_blocks::<H>(
+        dst,
+        |v| H::narrow((k.elem)(v.widen())),
+        |b| via_f32_in_place(b, k.block),
+    )
 }
 
 float_fns! {

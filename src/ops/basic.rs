@@ -7,6 +7,7 @@
 use crate::autograd::derivatives;
 use crate::kernels;
 use crate::kernels::access::{elem_ptr, lock, slice, view};
+use crate::tensor::Category;
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
 derivatives! {
@@ -146,13 +147,14 @@ impl Tensor {
         let _g = lock(&[self], None);
         // SAFETY: one element at the tensor's offset, read-locked.
         Ok(unsafe {
-            match self.dtype() {
-                DType::Bool => Scalar::Bool(*elem_ptr::<bool>(self)),
-                DType::Int32 => Scalar::Int(*elem_ptr::<i32>(self) as i64),
-                DType::Int64 => Scalar::Int(*elem_ptr::<i64>(self)),
-                DType::Float32 => Scalar::Float(*elem_ptr::<f32>(self) as f64),
-                DType::Float64 => Scalar::Float(*elem_ptr::<f64>(self)),
-            }
+            dispatch!(self.dtype(), T => {
+                let v = *elem_ptr::<T>(self);
+                match T::DTYPE.category() {
+                    Category::Bool => Scalar::Bool(v.to_bool()),
+                    Category::Integer => Scalar::Int(v.to_i64()),
+                    Category::Floating => Scalar::Float(v.to_f64()),
+                }
+            })
         })
     }
 

@@ -43,10 +43,20 @@ const BATCH: usize = 2048;
 /// its block of 16).
 const CHUNK: usize = 1 << 14;
 
-/// Floating element types that can be sampled directly.
+/// Floating element types that can be sampled.
 pub trait Sample: Float {
     /// The largest finite value, as f64.
     const MAX_F64: f64;
+    /// Uniform samples in `[from, to)` (torch's `uniform_` kernel).
+    fn uniform_run(g: &Generator, out: &mut [Self], from: f64, to: f64);
+    /// Normal samples (torch's `normal_` kernel): 16-element blocks when
+    /// `blocks` (a contiguous destination of at least 16), else one at a
+    /// time.
+    fn normal_run(g: &Generator, out: &mut [Self], mean: f64, std: f64, blocks: bool);
+}
+
+/// float32 and float64, whose kernels sample in their own type.
+trait Direct: Sample {
     /// Fills `out` with uniforms in `[0, 1)` from the stream.
     fn uniforms(g: &mut GenState, out: &mut [Self]);
     /// `a * b + c` with one rounding.
@@ -55,8 +65,23 @@ pub trait Sample: Float {
     fn normal_blocks(data: &mut [Self], mean: Self, std: Self);
 }
 
-impl Sample for f32 {
-    const MAX_F64: f64 = f32::MAX as f64;
+macro_rules! direct_sample {
+    ($t:ty) => {
+        impl Sample for $t {
+            const MAX_F64: f64 = <$t>::MAX as f64;
+            fn uniform_run(g: &Generator, out: &mut [$t], from: f64, to: f64) {
+                uniform_run(g, out, from as $t, to as $t)
+            }
+            fn normal_run(g: &Generator, out: &mut [$t], mean: f64, std: f64, blocks: bool) {
+                normal_run(g, out, mean, std, blocks)
+            }
+        }
+    };
+}
+direct_sample!(f32);
+direct_sample!(f64);
+
+impl Direct for f32 {
     fn uniforms(g: &mut GenState, out: &mut [f32]) {
         let mut words = [0u32; BATCH];
         for part in out.chunks_mut(BATCH) {
@@ -76,8 +101,7 @@ impl Sample for f32 {
     }
 }
 
-impl Sample for f64 {
-    const MAX_F64: f64 = f64::MAX;
+impl Direct for f64 {
     fn uniforms(g: &mut GenState, out: &mut [f64]) {
         let mut words = [0u32; BATCH];
         for part in out.chunks_mut(BATCH / 2) {
@@ -96,6 +120,60 @@ impl Sample for f64 {
         blocks_f64(data, mean, std)
     }
 }
+
+/// The 16-bit floats sample as torch's kernels for them do, in float32:
+/// a uniform is float32's (one word) scaled to `[from, to)` in float32
+/// and rounded once (a result equal to `to` becomes `from`); normal
+/// samples are float32's Box-Muller blocks rounded once, except that the
+/// blocks draw only their own uniforms (whole blocks, then 16 for the
+/// redone last block), where float32's kernel draws one per element first.
+/// Single normals (small or strided) round float64 draws, as for float32.
+macro_rules! half_sample {
+    ($t:ty) => {
+        impl Sample for $t {
+            const MAX_F64: f64 = <$t>::MAX.to_f64_const();
+            fn uniform_run(g: &Generator, out: &mut [$t], from: f64, to: f64) {
+                let mut wide = vec![0f32; out.len()];
+                f32::uniforms(&mut g.lock(), &mut wide);
+                let (a, b) = (from as f32, to as f32);
+                let (lo, hi) = (<$t>::from_f32(a), <$t>::from_f32(b));
+                for (o, u) in out.iter_mut().zip(wide) {
+                    let v = <$t>::from_f32(u.mul_add(b - a, a));
+                    *o = if v == hi { lo } else { v };
+                }
+            }
+            fn normal_run(g: &Generator, out: &mut [$t], mean: f64, std: f64, blocks: bool) {
+                let n = out.len();
+                if !(blocks && n >= 16) {
+                    return single_normals(g, out, mean, std);
+                }
+                let whole = n - n % 16;
+                let mut wide = vec![0f32; whole];
+                let mut tail = [0f32; 16];
+                {
+                    let mut s = g.lock();
+                    f32::uniforms(&mut s, &mut wide);
+                    if n % 16 != 0 {
+                        f32::uniforms(&mut s, &mut tail);
+                    }
+                }
+                let (m, sd) = (<$t>::from_f64(mean).to_f32(), <$t>::from_f64(std).to_f32());
+                blocks_f32(&mut wide, m, sd);
+                for (o, v) in out.iter_mut().zip(wide) {
+                    *o = <$t>::from_f32(v);
+                }
+                if n % 16 != 0 {
+                    blocks_f32(&mut tail, m, sd);
+                    for (o, v) in out[n - 16..].iter_mut().zip(tail) {
+                        *o = <$t>::from_f32(v);
+                    }
+                }
+            }
+        }
+    };
+}
+half_sample!(crate::f16);
+half_sample!(crate::bf16);
 
 /// The dimensions of `t` from outermost to innermost in the order torch
 /// walks a written tensor: by decreasing stride, ties in their order.
@@ -143,7 +221,7 @@ fn fresh<T: Element>(shape: &[usize], fill: impl FnOnce(&mut [T]) -> Result<()>)
 }
 
 /// Uniforms in `[from, to)` (torch's `uniform_` kernel).
-fn uniform_run<T: Sample>(g: &Generator, out: &mut [T], from: T, to: T) {
+fn uniform_run<T: Direct>(g: &Generator, out: &mut [T], from: T, to: T) {
     T::uniforms(&mut g.lock(), out);
     if from == T::zero() && to == T::one() {
         return; // u * 1 + 0 is u, and u < 1
@@ -157,14 +235,10 @@ fn uniform_run<T: Sample>(g: &Generator, out: &mut [T], from: T, to: T) {
 
 /// Normal samples (torch's `normal_` kernel): 16-element blocks when
 /// `blocks` (a contiguous destination of at least 16), else one at a time.
-fn normal_run<T: Sample>(g: &Generator, out: &mut [T], mean: f64, std: f64, blocks: bool) {
+fn normal_run<T: Direct>(g: &Generator, out: &mut [T], mean: f64, std: f64, blocks: bool) {
     let n = out.len();
     if !(blocks && n >= 16) {
-        let mut s = g.lock();
-        for o in out.iter_mut() {
-            *o = T::from_f64(s.normal_f64(mean, std));
-        }
-        return;
+        return single_normals(g, out, mean, std);
     }
     let mut tail = [T::zero(); 16];
     {
@@ -188,6 +262,15 @@ fn normal_run<T: Sample>(g: &Generator, out: &mut [T], mean: f64, std: f64, bloc
     if n % 16 != 0 {
         T::normal_blocks(&mut tail, m, sd);
         out[n - 16..].copy_from_slice(&tail);
+    }
+}
+
+/// Normal samples one float64 draw at a time, each rounded to `T` (small
+/// or strided destinations).
+fn single_normals<T: Element>(g: &Generator, out: &mut [T], mean: f64, std: f64) {
+    let mut s = g.lock();
+    for o in out.iter_mut() {
+        *o = T::from_f64(s.normal_f64(mean, std));
     }
 }
 
@@ -228,8 +311,13 @@ fn int_run<T: Element>(s: &mut GenState, out: &mut [T], r: IntRange) {
             for o in out.iter_mut() {
                 let v = match dt {
                     DType::Bool => u64::from(s.random() & 1),
+                    DType::UInt8 => u64::from(s.random()) % (1 << 8),
+                    DType::Int8 => u64::from(s.random()) % (1 << 7),
+                    DType::Int16 => u64::from(s.random()) % (1 << 15),
                     DType::Int32 => u64::from(s.random()) % (1 << 31),
                     DType::Int64 => s.random64() % (1 << 63),
+                    DType::Float16 => u64::from(s.random()) % ((1 << 11) + 1),
+                    DType::BFloat16 => u64::from(s.random()) % ((1 << 8) + 1),
                     DType::Float32 => u64::from(s.random()) % ((1 << 24) + 1),
                     DType::Float64 => s.random64() % ((1 << 53) + 1),
                 };
@@ -241,7 +329,7 @@ fn int_run<T: Element>(s: &mut GenState, out: &mut [T], r: IntRange) {
 
 fn not_floating(op: &str, dtype: DType) -> Error {
     Error::runtime(format!(
-        "\"{op}\" not implemented for '{}' (a floating dtype, float32 or float64, is required)",
+        "\"{op}\" not implemented for '{}' (a floating dtype is required)",
         dtype
     ))
 }
@@ -251,8 +339,13 @@ fn not_floating(op: &str, dtype: DType) -> Error {
 fn dtype_int_range(dtype: DType) -> (i128, i128) {
     match dtype {
         DType::Bool => (0, 1),
+        DType::UInt8 => (0, u8::MAX as i128),
+        DType::Int8 => (i8::MIN as i128, i8::MAX as i128),
+        DType::Int16 => (i16::MIN as i128, i16::MAX as i128),
         DType::Int32 => (i32::MIN as i128, i32::MAX as i128),
         DType::Int64 => (i64::MIN as i128, i64::MAX as i128),
+        DType::Float16 => (-(1 << 11), 1 << 11),
+        DType::BFloat16 => (-(1 << 8), 1 << 8),
         DType::Float32 => (-(1 << 24), 1 << 24),
         DType::Float64 => (-(1 << 53), 1 << 53),
     }
@@ -301,7 +394,7 @@ impl Tensor {
     pub fn rand(shape: &[usize], dtype: DType, g: Option<&Generator>) -> Result<Tensor> {
         let g = gen_or_default(g);
         dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
-            uniform_run(g, out, T::zero(), T::one());
+            T::uniform_run(g, out, 0.0, 1.0);
             Ok(())
         }), else Err(not_floating("check_uniform_bounds", dtype)))
     }
@@ -382,7 +475,7 @@ impl Tensor {
         check_std(std)?;
         let g = gen_or_default(g);
         dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
-            normal_run(g, out, mean, std, true);
+            T::normal_run(g, out, mean, std, true);
             Ok(())
         }), else Err(not_floating("normal_kernel_cpu", dtype)))
     }
@@ -518,9 +611,8 @@ impl Tensor {
                     "uniform_ expects to-from <= std::numeric_limits<{dt}>::max(), but found to={to} and from={from}"
                 )));
             }
-            let (a, b) = (T::from_f64(from), T::from_f64(to));
             fill_in_order::<T>(self, |out, _| {
-                uniform_run(g, out, a, b);
+                T::uniform_run(g, out, from, to);
                 Ok(())
             })
         }, else Err(not_floating("check_uniform_bounds", dt)))
@@ -532,7 +624,7 @@ impl Tensor {
         let dt = self.dtype();
         let g = gen_or_default(g);
         dispatch_float!(dt, T => fill_in_order::<T>(self, |out, contiguous| {
-            normal_run(g, out, mean, std, contiguous);
+            T::normal_run(g, out, mean, std, contiguous);
             Ok(())
         }), else Err(not_floating("normal_kernel_cpu", dt)))
     }

@@ -10,11 +10,21 @@
 use std::fmt;
 
 /// The element type of a tensor.
+///
+/// The declaration order is the order torch lists its scalar types in
+/// (`uint8, int8, int16, int32, int64, float16, float32, float64, bool,
+/// bfloat16`), regrouped by category; promotion does not rely on it (see
+/// [`DType::promote`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    UInt8,
+    Int8,
+    Int16,
     Int32,
     Int64,
+    Float16,
+    BFloat16,
     Float32,
     Float64,
 }
@@ -28,11 +38,16 @@ pub enum Category {
 }
 
 impl DType {
-    /// Every dtype ferrograd supports, in promotion order.
-    pub const ALL: [DType; 5] = [
+    /// Every dtype ferrograd supports.
+    pub const ALL: [DType; 10] = [
         DType::Bool,
+        DType::UInt8,
+        DType::Int8,
+        DType::Int16,
         DType::Int32,
         DType::Int64,
+        DType::Float16,
+        DType::BFloat16,
         DType::Float32,
         DType::Float64,
     ];
@@ -40,7 +55,8 @@ impl DType {
     /// Size of one element in bytes.
     pub fn itemsize(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::UInt8 | DType::Int8 => 1,
+            DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::Float32 => 4,
             DType::Int64 | DType::Float64 => 8,
         }
@@ -50,8 +66,13 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::UInt8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
             DType::Int32 => "int32",
             DType::Int64 => "int64",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
         }
@@ -61,19 +82,47 @@ impl DType {
     pub fn scalar_type_name(self) -> &'static str {
         match self {
             DType::Bool => "Bool",
+            DType::UInt8 => "Byte",
+            DType::Int8 => "Char",
+            DType::Int16 => "Short",
             DType::Int32 => "Int",
             DType::Int64 => "Long",
+            DType::Float16 => "Half",
+            DType::BFloat16 => "BFloat16",
             DType::Float32 => "Float",
             DType::Float64 => "Double",
         }
     }
 
-    /// Parses torch's names and aliases (`float`, `double`, `long`, `int`).
+    /// torch's C++ type name, as its product errors and the profiler's
+    /// `Input type` column print it (`float`, `long int`, `c10::Half`).
+    pub fn c_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "unsigned char",
+            DType::Int8 => "signed char",
+            DType::Int16 => "short int",
+            DType::Int32 => "int",
+            DType::Int64 => "long int",
+            DType::Float16 => "c10::Half",
+            DType::BFloat16 => "c10::BFloat16",
+            DType::Float32 => "float",
+            DType::Float64 => "double",
+        }
+    }
+
+    /// Parses torch's names and aliases (`float`, `double`, `half`, `long`,
+    /// `int`, `short`).
     pub fn from_name(name: &str) -> Option<DType> {
         Some(match name {
             "bool" => DType::Bool,
+            "uint8" => DType::UInt8,
+            "int8" => DType::Int8,
+            "int16" | "short" => DType::Int16,
             "int32" | "int" => DType::Int32,
             "int64" | "long" => DType::Int64,
+            "float16" | "half" => DType::Float16,
+            "bfloat16" => DType::BFloat16,
             "float32" | "float" => DType::Float32,
             "float64" | "double" => DType::Float64,
             _ => return None,
@@ -83,8 +132,12 @@ impl DType {
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
-            DType::Int32 | DType::Int64 => Category::Integer,
-            DType::Float32 | DType::Float64 => Category::Floating,
+            DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => {
+                Category::Integer
+            }
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => {
+                Category::Floating
+            }
         }
     }
 
@@ -97,38 +150,102 @@ impl DType {
         false
     }
 
+    /// Whether the dtype holds negative values (`bool` and `uint8` do not).
     pub fn is_signed(self) -> bool {
-        !matches!(self, DType::Bool)
+        !matches!(self, DType::Bool | DType::UInt8)
     }
 
-    /// The NumPy `__array_interface__` type string (little-endian).
-    pub fn numpy_typestr(self) -> &'static str {
-        match self {
+    /// The 16-bit floats, which store few bits and compute in float32: each
+    /// op widens its inputs, computes in float32 and rounds its result once.
+    pub fn is_reduced_float(self) -> bool {
+        matches!(self, DType::Float16 | DType::BFloat16)
+    }
+
+    /// The dtype an op computes in for this one: float32 for the 16-bit
+    /// floats, the dtype itself otherwise.
+    pub fn compute_dtype(self) -> DType {
+        if self.is_reduced_float() {
+            DType::Float32
+        } else {
+            self
+        }
+    }
+
+    /// The NumPy `__array_interface__` type string (little-endian). NumPy
+    /// has no bfloat16: it has none.
+    pub fn numpy_typestr(self) -> Option<&'static str> {
+        Some(match self {
             DType::Bool => "|b1",
+            DType::UInt8 => "|u1",
+            DType::Int8 => "|i1",
+            DType::Int16 => "<i2",
             DType::Int32 => "<i4",
             DType::Int64 => "<i8",
+            DType::Float16 => "<f2",
+            DType::BFloat16 => return None,
             DType::Float32 => "<f4",
             DType::Float64 => "<f8",
-        }
+        })
     }
 
     /// Inverse of [`DType::numpy_typestr`]; accepts native-order strings.
     pub fn from_numpy_typestr(s: &str) -> Option<DType> {
+        let s = s.strip_prefix(['<', '=', '|']).unwrap_or(s);
         Some(match s {
-            "|b1" | "<b1" | "=b1" => DType::Bool,
-            "<i4" | "=i4" => DType::Int32,
-            "<i8" | "=i8" => DType::Int64,
-            "<f4" | "=f4" => DType::Float32,
-            "<f8" | "=f8" => DType::Float64,
+            "b1" => DType::Bool,
+            "u1" => DType::UInt8,
+            "i1" => DType::Int8,
+            "i2" => DType::Int16,
+            "i4" => DType::Int32,
+            "i8" => DType::Int64,
+            "f2" => DType::Float16,
+            "f4" => DType::Float32,
+            "f8" => DType::Float64,
             _ => return None,
         })
     }
 
-    /// The larger of two dtypes by torch's promotion lattice.
+    /// Bits of an integer dtype (bool counts as 1, floats as 0).
+    fn int_bits(self) -> u32 {
+        match self {
+            DType::Bool => 1,
+            DType::UInt8 | DType::Int8 => 8,
+            DType::Int16 => 16,
+            DType::Int32 => 32,
+            DType::Int64 => 64,
+            _ => 0,
+        }
+    }
+
+    /// torch's `promote_types`: the smallest dtype that holds both.
+    ///
+    /// Across categories the higher one wins (bool < integer < floating).
+    /// Two integers give the wider; `uint8` with `int8` gives `int16`, the
+    /// narrowest type holding both ranges. Two floats give the wider;
+    /// `float16` with `bfloat16` gives `float32`, since neither holds the
+    /// other.
     pub fn promote(self, other: DType) -> DType {
-        // Within this set the declaration order is the lattice order:
-        // bool < int32 < int64 < float32 < float64.
-        self.max(other)
+        use DType::*;
+        if self == other {
+            return self;
+        }
+        let (a, b) = (self.category(), other.category());
+        if a != b {
+            return if a > b { self } else { other };
+        }
+        match a {
+            Category::Bool => Bool,
+            Category::Integer => match (self, other) {
+                (UInt8, Int8) | (Int8, UInt8) => Int16,
+                _ if self.int_bits() >= other.int_bits() => self,
+                _ => other,
+            },
+            Category::Floating => match (self, other) {
+                (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+                _ if self.itemsize() >= other.itemsize() => self,
+                _ => other,
+            },
+        }
     }
 
     /// The dtype that ops which always produce floats (sqrt, div, mean...)
@@ -150,27 +267,29 @@ impl fmt::Display for DType {
 
 static DEFAULT_DTYPE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
+/// The floating dtypes [`set_default_dtype`] accepts, by their stored code.
+const DEFAULT_CHOICES: [DType; 4] = [
+    DType::Float32,
+    DType::Float64,
+    DType::Float16,
+    DType::BFloat16,
+];
+
 /// The dtype that Python floats and float-producing creation functions use
 /// (`float32` unless changed with [`set_default_dtype`]).
 pub fn default_dtype() -> DType {
-    match DEFAULT_DTYPE.load(std::sync::atomic::Ordering::Relaxed) {
-        1 => DType::Float64,
-        _ => DType::Float32,
-    }
+    let code = DEFAULT_DTYPE.load(std::sync::atomic::Ordering::Relaxed);
+    DEFAULT_CHOICES[code as usize % DEFAULT_CHOICES.len()]
 }
 
 /// Sets the default floating dtype; only floating dtypes are allowed.
 pub fn set_default_dtype(dtype: DType) -> crate::Result<()> {
-    let code = match dtype {
-        DType::Float32 => 0,
-        DType::Float64 => 1,
-        other => {
-            return Err(crate::Error::type_error(format!(
-                "only floating-point types are supported as the default type, got {other}"
-            )))
-        }
+    let Some(code) = DEFAULT_CHOICES.iter().position(|&d| d == dtype) else {
+        return Err(crate::Error::type_error(format!(
+            "only floating-point types are supported as the default type, got {dtype}"
+        )));
     };
-    DEFAULT_DTYPE.store(code, std::sync::atomic::Ordering::Relaxed);
+    DEFAULT_DTYPE.store(code as u8, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 
@@ -307,6 +426,103 @@ impl_numeric_element!(f64, DType::Float64);
 impl_numeric_element!(i32, DType::Int32);
 impl_numeric_element!(i64, DType::Int64);
 
+/// The narrow integers: conversions from floats truncate toward zero into
+/// int64 and then wrap, as torch's do for values within int64's range
+/// (`-1.7` becomes 255 as uint8).
+macro_rules! impl_narrow_int_element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self != 0
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as i64 as $t
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                0
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                1
+            }
+        }
+    };
+}
+
+impl_narrow_int_element!(u8, DType::UInt8);
+impl_narrow_int_element!(i8, DType::Int8);
+impl_narrow_int_element!(i16, DType::Int16);
+
+/// The 16-bit floats. Every conversion into them goes through float32 and
+/// rounds to nearest-even from there, as torch converts (so a float64 or
+/// int64 value is rounded twice, first to float32).
+macro_rules! impl_half_element {
+    ($t:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.to_f64()
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.to_f32() as i64
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self.to_f32() != 0.0
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f32(v as f32)
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                <$t>::from_f32(v as f32)
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                if v {
+                    <$t>::ONE
+                } else {
+                    <$t>::ZERO
+                }
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                <$t>::ZERO
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                <$t>::ONE
+            }
+        }
+    };
+}
+
+impl_half_element!(half::f16, DType::Float16);
+impl_half_element!(half::bf16, DType::BFloat16);
+
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
     #[inline(always)]
@@ -345,6 +561,8 @@ impl Element for bool {
 pub trait Float: Element + std::ops::Neg<Output = Self> + num_like::FloatOps {}
 impl Float for f32 {}
 impl Float for f64 {}
+impl Float for half::f16 {}
+impl Float for half::bf16 {}
 
 /// Minimal float operations shared by f32 and f64, so kernels can be generic.
 pub mod num_like {
@@ -360,6 +578,8 @@ pub mod num_like {
         fn ln(self) -> Self;
         fn abs(self) -> Self;
         fn is_nan(self) -> bool;
+        fn trunc(self) -> Self;
+        fn atan2(self, x: Self) -> Self;
         fn infinity() -> Self;
         fn neg_infinity() -> Self;
         fn nan() -> Self;
@@ -387,6 +607,14 @@ pub mod num_like {
                 fn is_nan(self) -> bool {
                     <$t>::is_nan(self)
                 }
+                #[inline(always)]
+                fn trunc(self) -> Self {
+                    <$t>::trunc(self)
+                }
+                #[inline(always)]
+                fn atan2(self, x: Self) -> Self {
+                    <$t>::atan2(self, x)
+                }
                 fn infinity() -> Self {
                     <$t>::INFINITY
                 }
@@ -401,6 +629,53 @@ pub mod num_like {
     }
     impl_float_ops!(f32);
     impl_float_ops!(f64);
+
+    /// The 16-bit floats compute in float32 and round once.
+    macro_rules! impl_half_ops {
+        ($t:ty) => {
+            impl FloatOps for $t {
+                #[inline(always)]
+                fn sqrt(self) -> Self {
+                    <$t>::from_f32(self.to_f32().sqrt())
+                }
+                #[inline(always)]
+                fn exp(self) -> Self {
+                    <$t>::from_f32(self.to_f32().exp())
+                }
+                #[inline(always)]
+                fn ln(self) -> Self {
+                    <$t>::from_f32(self.to_f32().ln())
+                }
+                #[inline(always)]
+                fn abs(self) -> Self {
+                    <$t>::from_f32(self.to_f32().abs())
+                }
+                #[inline(always)]
+                fn is_nan(self) -> bool {
+                    <$t>::is_nan(self)
+                }
+                #[inline(always)]
+                fn trunc(self) -> Self {
+                    <$t>::from_f32(self.to_f32().trunc())
+                }
+                #[inline(always)]
+                fn atan2(self, x: Self) -> Self {
+                    <$t>::from_f32(self.to_f32().atan2(x.to_f32()))
+                }
+                fn infinity() -> Self {
+                    <$t>::INFINITY
+                }
+                fn neg_infinity() -> Self {
+                    <$t>::NEG_INFINITY
+                }
+                fn nan() -> Self {
+                    <$t>::NAN
+                }
+            }
+        };
+    }
+    impl_half_ops!(half::f16);
+    impl_half_ops!(half::bf16);
 }
 
 /// Runs `$body` with `$T` bound to the Rust element type of `$dtype`.
@@ -416,12 +691,32 @@ macro_rules! dispatch {
                 type $T = bool;
                 $body
             }
+            $crate::DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::Int16 => {
+                type $T = i16;
+                $body
+            }
             $crate::DType::Int32 => {
                 type $T = i32;
                 $body
             }
             $crate::DType::Int64 => {
                 type $T = i64;
+                $body
+            }
+            $crate::DType::Float16 => {
+                type $T = $crate::f16;
+                $body
+            }
+            $crate::DType::BFloat16 => {
+                type $T = $crate::bf16;
                 $body
             }
             $crate::DType::Float32 => {
@@ -441,6 +736,14 @@ macro_rules! dispatch {
 macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
         match $dtype {
+            $crate::DType::Float16 => {
+                type $T = $crate::f16;
+                $body
+            }
+            $crate::DType::BFloat16 => {
+                type $T = $crate::bf16;
+                $body
+            }
             $crate::DType::Float32 => {
                 type $T = f32;
                 $body
@@ -459,12 +762,32 @@ macro_rules! dispatch_float {
 macro_rules! dispatch_numeric {
     ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
         match $dtype {
+            $crate::DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::Int16 => {
+                type $T = i16;
+                $body
+            }
             $crate::DType::Int32 => {
                 type $T = i32;
                 $body
             }
             $crate::DType::Int64 => {
                 type $T = i64;
+                $body
+            }
+            $crate::DType::Float16 => {
+                type $T = $crate::f16;
+                $body
+            }
+            $crate::DType::BFloat16 => {
+                type $T = $crate::bf16;
                 $body
             }
             $crate::DType::Float32 => {

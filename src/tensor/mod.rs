@@ -11,6 +11,7 @@ mod scalar;
 mod storage;
 
 pub(crate) use checks::{check_inplace_dtype, check_no_overlap};
+pub(crate) use dtype::num_like::FloatOps;
 pub use dtype::{
     default_dtype, result_type, set_default_dtype, Category, DType, Element, Float,
     PromotionOperand, Tier,

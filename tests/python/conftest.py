@@ -24,6 +24,11 @@ def _np_dtype(d):
     return {
         fg.float32: np.float32,
         fg.float64: np.float64,
+        fg.float16: np.float16,
+        fg.bfloat16: np.float32,  # NumPy has no bfloat16; its values widen exactly
+        fg.uint8: np.uint8,
+        fg.int8: np.int8,
+        fg.int16: np.int16,
         fg.int32: np.int32,
         fg.int64: np.int64,
         fg.bool: np.bool_,

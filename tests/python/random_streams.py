@@ -101,6 +101,43 @@ def _cases() -> dict[str, tuple[int, bool, list[Call]]]:
             lambda L, g, dt=dt: L.multinomial(L.arange(1, 101, dtype=_dt(L, dt)), 100),
             lambda L, g, dt=dt: L.multinomial(L.tensor([1e7] + [0.4] * 999, dtype=_dt(L, dt)), 300, True),
         ])
+    # The 16-bit floats (bfloat16 compared through its exact float32 value,
+    # which NumPy can hold).
+    for dt in ("float16", "bfloat16"):
+        for n in (1, 3, 15, 16, 17, 33, 1000):
+            cases[f"randn_{dt}_{n}"] = (
+                0,
+                False,
+                [lambda L, g, n=n, dt=dt: L.randn(n, dtype=_dt(L, dt)).float()],
+            )
+        cases[f"rand_{dt}"] = (1, False, [
+            lambda L, g, dt=dt: L.rand(1000, dtype=_dt(L, dt)).float(),
+            lambda L, g, dt=dt: L.rand(5, dtype=_dt(L, dt)).float(),
+        ])
+        cases[f"normal__{dt}"] = (5, False, [
+            lambda L, g, dt=dt: L.empty(40, dtype=_dt(L, dt)).normal_(1.5, 2.5).float(),
+            lambda L, g, dt=dt: L.empty(9, dtype=_dt(L, dt)).normal_(-3.0, 0.25).float(),
+            lambda L, g, dt=dt: L.empty(6, 5, dtype=_dt(L, dt)).t().normal_(0.5, 2.0).float(),
+        ])
+        cases[f"uniform__{dt}"] = (6, False, [
+            lambda L, g, dt=dt: L.empty(33, dtype=_dt(L, dt)).uniform_(-3.7, 2.1).float(),
+            lambda L, g, dt=dt: L.empty(4, 6, dtype=_dt(L, dt)).t().uniform_(10.0, 10.5).float(),
+        ])
+        cases[f"like_{dt}"] = (9, False, [
+            lambda L, g, dt=dt: L.rand_like(L.zeros(3, 7, dtype=_dt(L, dt))).float(),
+            lambda L, g, dt=dt: L.randn_like(L.zeros(3, 7, dtype=_dt(L, dt))).float(),
+        ])
+        cases[f"random_16_{dt}"] = (13, False, [
+            lambda L, g, dt=dt: L.empty(20, dtype=_dt(L, dt)).random_().float(),
+            lambda L, g, dt=dt: L.empty(20, dtype=_dt(L, dt)).random_(5, 100).float(),
+            lambda L, g, dt=dt: L.randint(-50, 50, (9,), dtype=_dt(L, dt)).float(),
+        ])
+    for dt in ("int16", "int8", "uint8"):
+        cases[f"random_narrow_{dt}"] = (13, False, [
+            lambda L, g, dt=dt: L.empty(20, dtype=_dt(L, dt)).random_(),
+            lambda L, g, dt=dt: L.empty(20, dtype=_dt(L, dt)).random_(5, 100),
+            lambda L, g, dt=dt: L.randint(0, 100, (9,), dtype=_dt(L, dt)),
+        ])
     for dt in ("int64", "int32", "float32", "float64", "bool"):
         cases[f"random__{dt}"] = (13, False, [
             lambda L, g, dt=dt: L.empty(20, dtype=_dt(L, dt)).random_(),

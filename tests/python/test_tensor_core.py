@@ -77,8 +77,8 @@ def test_from_numpy_keeps_strides_of_views():
 def test_from_numpy_rejects_negative_strides_and_unsupported_dtypes():
     with pytest.raises(ValueError, match="negative"):
         fg.from_numpy(np.arange(4.0)[::-1])
-    with pytest.raises(TypeError, match="float16"):
-        fg.from_numpy(np.zeros(3, dtype=np.float16))
+    with pytest.raises(TypeError, match="complex64"):
+        fg.from_numpy(np.zeros(3, dtype=np.complex64))
     with pytest.raises(TypeError):
         fg.from_numpy([1, 2])
 
@@ -114,8 +114,7 @@ def test_casts():
     assert t.to(fg.float64).dtype == fg.float64
     assert t.to(fg.float32) is t
     assert t.type_as(fg.tensor([1])).dtype == fg.int64
-    with pytest.raises(TypeError, match="float16"):
-        t.half()
+    assert t.half().dtype == fg.float16 and t.half().tolist() == [1.7001953125, -2.69921875, 0.0]
 
 
 def test_device_other_than_cpu_is_runtime_error():

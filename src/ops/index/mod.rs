@@ -69,10 +69,15 @@ pub(super) fn add_fn<T: Element>() -> fn(T, T) -> T {
     }
     match T::DTYPE {
         DType::Bool => |a: T, b: T| T::from_bool(a.to_bool() | b.to_bool()),
+        DType::UInt8 => cast_add::<T, u8>,
+        DType::Int8 => cast_add::<T, i8>,
+        DType::Int16 => cast_add::<T, i16>,
         DType::Int32 => cast_add::<T, i32>,
         DType::Int64 => cast_add::<T, i64>,
         DType::Float32 => cast_add::<T, f32>,
         DType::Float64 => cast_add::<T, f64>,
+        DType::Float16 => cast_add::<T, crate::f16>,
+        DType::BFloat16 => cast_add::<T, crate::bf16>,
     }
 }
 
@@ -286,10 +291,15 @@ pub(super) fn scale_fn<T: Element>() -> fn(T, T) -> T {
     }
     match T::DTYPE {
         DType::Bool => |x: T, _a: T| x,
+        DType::UInt8 => mul::<T, u8>,
+        DType::Int8 => mul::<T, i8>,
+        DType::Int16 => mul::<T, i16>,
         DType::Int32 => mul::<T, i32>,
         DType::Int64 => mul::<T, i64>,
         DType::Float32 => mul::<T, f32>,
         DType::Float64 => mul::<T, f64>,
+        DType::Float16 => mul::<T, crate::f16>,
+        DType::BFloat16 => mul::<T, crate::bf16>,
     }
 }
 

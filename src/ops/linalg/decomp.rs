@@ -16,6 +16,12 @@ fn check_square(a: &Tensor, op: &str) -> Result<usize> {
             a.dtype().scalar_type_name()
         )));
     }
+    if a.dtype().is_reduced_float() {
+        return Err(Error::runtime(format!(
+            "{op}: Low precision dtypes not supported. Got {}",
+            a.dtype().scalar_type_name()
+        )));
+    }
     let nd = a.ndim();
     if nd < 2 {
         return Err(Error::runtime(format!(

@@ -9,7 +9,7 @@
 //! `(batch, kept-left, summed)` and `(batch, summed, kept-right)`. The final
 //! permutation puts the output subscripts in order.
 
-use super::matmul::{bmm_broadcast, gemm_backend, meta_name};
+use super::matmul::{bmm_broadcast, gemm_backend};
 use crate::autograd::{derivatives, Tangents};
 use crate::{Error, Layout, Result, Scalar, Tensor};
 
@@ -264,8 +264,8 @@ fn evaluate(
     if let Some(o) = operands.iter().find(|o| o.dtype() != dt) {
         return Err(Error::runtime(format!(
             "einsum(): operands must have the same dtype, but got {} and {}",
-            meta_name(dt),
-            meta_name(o.dtype())
+            dt.c_type_name(),
+            o.dtype().c_type_name()
         )));
     }
     // Number of dims each operand's ellipsis covers.

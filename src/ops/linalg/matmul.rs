@@ -4,6 +4,7 @@
 //! copied before the kernel), and the choice of its floating-point backend.
 
 use crate::autograd::{derivatives, BackwardCtx, Grads, Saver, Tangents};
+use crate::kernels::copy::cast;
 use crate::kernels::linalg;
 pub use crate::kernels::matmul::GemmBackend;
 use crate::kernels::matmul::{self, gemm_batched};
@@ -45,17 +46,6 @@ pub fn matmul_with_backend(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Resu
     matmul_impl(a, b, backend)
 }
 
-/// torch's C++ type names, as in "expected m1 and m2 to have the same dtype".
-pub(crate) fn meta_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::Int32 => "int",
-        DType::Int64 => "long int",
-        DType::Float32 => "float",
-        DType::Float64 => "double",
-    }
-}
-
 /// Shape as torch prints it in product errors: `2x3`.
 pub(crate) fn xshape(s: &[usize]) -> String {
     s.iter()
@@ -69,6 +59,18 @@ pub(crate) fn xshape(s: &[usize]) -> String {
 macro_rules! dispatch_mat {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
         match $dtype {
+            DType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            DType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            DType::Int16 => {
+                type $T = i16;
+                $body
+            }
             DType::Int32 => {
                 type $T = i32;
                 $body
@@ -85,6 +87,11 @@ macro_rules! dispatch_mat {
                 type $T = f64;
                 $body
             }
+            // Widened to float32 by the callers before they get here.
+            DType::Float16 | DType::BFloat16 => Err(Error::runtime(format!(
+                "\"{}\": 16-bit operands must be widened first",
+                $op
+            ))),
             DType::Bool => Err(Error::runtime(format!(
                 "\"{}\" not implemented for 'Bool'",
                 $op
@@ -99,8 +106,8 @@ fn check_same_dtype(a: &Tensor, b: &Tensor, op: &str) -> Result<()> {
     if a.dtype() != b.dtype() {
         return Err(Error::runtime(format!(
             "expected m1 and m2 to have the same dtype, but got: {} != {}",
-            meta_name(a.dtype()),
-            meta_name(b.dtype())
+            a.dtype().c_type_name(),
+            b.dtype().c_type_name()
         )));
     }
     if a.dtype() == DType::Bool {
@@ -127,6 +134,15 @@ pub(crate) fn bmm_broadcast(
     beta_c: Option<(Scalar, &Tensor)>,
     backend: GemmBackend,
 ) -> Result<Tensor> {
+    if a.dtype().is_reduced_float() {
+        // The 16-bit floats multiply in float32 and round each result once.
+        let c = beta_c.map(|(s, c0)| (s, widen(c0)));
+        let c = c.as_ref().map(|(s, c0)| (*s, c0));
+        return Ok(cast(
+            &bmm_broadcast(&widen(a), &widen(b), alpha, c, backend)?,
+            a.dtype(),
+        ));
+    }
     let (na, nbd) = (a.ndim(), b.ndim());
     let batch = broadcast_shapes(&a.shape()[..na - 2], &b.shape()[..nbd - 2])?;
     let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nbd - 1]);
@@ -212,7 +228,16 @@ fn dot_impl(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             "inconsistent tensor size, expected tensor [{n}] and src [{nb}] to have the same number of elements, but got {n} and {nb} elements respectively"
         )));
     }
+    if a.dtype().is_reduced_float() {
+        return Ok(cast(&dot_impl(&widen(a), &widen(b))?, a.dtype()));
+    }
     dispatch_mat!(a.dtype(), "dot", T => matmul::dot::<T>(a, b))
+}
+
+/// A 16-bit float operand in float32 (exact), for products that compute
+/// there.
+fn widen(t: &Tensor) -> Tensor {
+    cast(t, DType::Float32)
 }
 
 fn matmul_impl(a: &Tensor, b: &Tensor, backend: GemmBackend) -> Result<Tensor> {

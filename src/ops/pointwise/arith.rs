@@ -13,6 +13,7 @@ use crate::kernels::fused::{grad3, pow_scalar_grad, Grad3};
 use crate::kernels::iter::{apply2, map2, map2_blocks, Run};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
+use crate::tensor::FloatOps;
 use crate::{dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
 
 /// How `div` rounds its quotient.

@@ -262,10 +262,139 @@ macro_rules! num_float {
     };
 }
 
+/// uint8: no negative values, so signs, magnitudes and rounding-mode
+/// corrections are trivial; negation wraps as torch's does.
+impl Num for u8 {
+    #[inline(always)]
+    fn negate(a: Self) -> Self {
+        a.wrapping_neg()
+    }
+    #[inline(always)]
+    fn magnitude(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn sign(a: Self) -> Self {
+        (a > 0) as u8
+    }
+    #[inline(always)]
+    fn div_trunc(a: Self, b: Self) -> Self {
+        a.checked_div(b).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn floor_div(a: Self, b: Self) -> Self {
+        a.checked_div(b).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn remainder(a: Self, b: Self) -> Self {
+        a.checked_rem(b).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn fmod(a: Self, b: Self) -> Self {
+        a.checked_rem(b).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn max_nan(a: Self, b: Self) -> Self {
+        a.max(b)
+    }
+    #[inline(always)]
+    fn min_nan(a: Self, b: Self) -> Self {
+        a.min(b)
+    }
+    fn power(a: Self, b: Self) -> Self {
+        a.wrapping_pow(b as u32)
+    }
+    #[inline(always)]
+    fn to_floor(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn to_ceil(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn to_trunc(a: Self) -> Self {
+        a
+    }
+    #[inline(always)]
+    fn to_round(a: Self) -> Self {
+        a
+    }
+}
+
+/// The 16-bit floats: each function widens to float32, computes there and
+/// rounds its result once.
+macro_rules! num_half {
+    ($t:ty) => {
+        impl Num for $t {
+            #[inline(always)]
+            fn negate(a: Self) -> Self {
+                -a
+            }
+            #[inline(always)]
+            fn magnitude(a: Self) -> Self {
+                <$t>::from_f32(a.to_f32().abs())
+            }
+            #[inline(always)]
+            fn sign(a: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::sign(a.to_f32()))
+            }
+            #[inline(always)]
+            fn div_trunc(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::div_trunc(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn floor_div(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::floor_div(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn remainder(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::remainder(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn fmod(a: Self, b: Self) -> Self {
+                <$t>::from_f32(a.to_f32() % b.to_f32())
+            }
+            #[inline(always)]
+            fn max_nan(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::max_nan(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn min_nan(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::min_nan(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn power(a: Self, b: Self) -> Self {
+                <$t>::from_f32(<f32 as Num>::power(a.to_f32(), b.to_f32()))
+            }
+            #[inline(always)]
+            fn to_floor(a: Self) -> Self {
+                <$t>::from_f32(a.to_f32().floor())
+            }
+            #[inline(always)]
+            fn to_ceil(a: Self) -> Self {
+                <$t>::from_f32(a.to_f32().ceil())
+            }
+            #[inline(always)]
+            fn to_trunc(a: Self) -> Self {
+                <$t>::from_f32(a.to_f32().trunc())
+            }
+            #[inline(always)]
+            fn to_round(a: Self) -> Self {
+                <$t>::from_f32(a.to_f32().round_ties_even())
+            }
+        }
+    };
+}
+
+num_int!(i8);
+num_int!(i16);
 num_int!(i32);
 num_int!(i64);
 num_float!(f32);
 num_float!(f64);
+num_half!(half::f16);
+num_half!(half::bf16);
 
 #[cfg(test)]
 mod tests {

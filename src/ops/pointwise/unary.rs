@@ -7,6 +7,7 @@ use crate::autograd::{check_write, derivatives, inplace};
 use crate::kernels::fused::{grad2, Grad2};
 use crate::kernels::iter::{apply1, map1};
 use crate::kernels::pointwise::{float_apply, float_map, FloatFn};
+use crate::tensor::FloatOps;
 use crate::{dispatch, dispatch_float, dispatch_numeric, DType, Element, Error, Result, Tensor};
 
 /// Saves what a unary op's backward reads: its input (`self`) or its
