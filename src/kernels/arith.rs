@@ -52,15 +52,15 @@ macro_rules! arith_half {
         impl Arith for $t {
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self {
-                <$t>::from_f32(a.to_f32() + b.to_f32())
+                <$t>::from_f32_const(a.to_f32_const() + b.to_f32_const())
             }
             #[inline(always)]
             fn sub(a: Self, b: Self) -> Self {
-                <$t>::from_f32(a.to_f32() - b.to_f32())
+                <$t>::from_f32_const(a.to_f32_const() - b.to_f32_const())
             }
             #[inline(always)]
             fn mul(a: Self, b: Self) -> Self {
-                <$t>::from_f32(a.to_f32() * b.to_f32())
+                <$t>::from_f32_const(a.to_f32_const() * b.to_f32_const())
             }
         }
     };

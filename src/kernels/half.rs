@@ -26,11 +26,11 @@ macro_rules! impl_half {
         impl Half for $t {
             #[inline(always)]
             fn widen(self) -> f32 {
-                self.to_f32()
+                self.to_f32_const()
             }
             #[inline(always)]
             fn narrow(v: f32) -> Self {
-                <$t>::from_f32(v)
+                <$t>::from_f32_const(v)
             }
             #[inline(always)]
             fn widen_slice(src: &[Self], dst: &mut [f32]) {
@@ -113,7 +113,7 @@ mod tests {
             }
         });
         for (s, d) in src.iter().zip(&dst) {
-            assert_eq!(*d, f16::from_f32(s.to_f32().exp()));
+            assert_eq!(*d, f16::from_f32(s.to_f32_const().exp()));
         }
         let mut buf = src.clone();
         via_f32_in_place(&mut buf, |a, b| b.copy_from_slice(a));

@@ -136,9 +136,9 @@ macro_rules! half_sample {
                 let mut wide = vec![0f32; out.len()];
                 f32::uniforms(&mut g.lock(), &mut wide);
                 let (a, b) = (from as f32, to as f32);
-                let (lo, hi) = (<$t>::from_f32(a), <$t>::from_f32(b));
+                let (lo, hi) = (<$t>::from_f32_const(a), <$t>::from_f32_const(b));
                 for (o, u) in out.iter_mut().zip(wide) {
-                    let v = <$t>::from_f32(u.mul_add(b - a, a));
+                    let v = <$t>::from_f32_const(u.mul_add(b - a, a));
                     *o = if v == hi { lo } else { v };
                 }
             }
@@ -157,15 +157,18 @@ macro_rules! half_sample {
                         f32::uniforms(&mut s, &mut tail);
                     }
                 }
-                let (m, sd) = (<$t>::from_f64(mean).to_f32(), <$t>::from_f64(std).to_f32());
+                let (m, sd) = (
+                    <$t>::from_f64(mean).to_f32_const(),
+                    <$t>::from_f64(std).to_f32_const(),
+                );
                 blocks_f32(&mut wide, m, sd);
                 for (o, v) in out.iter_mut().zip(wide) {
-                    *o = <$t>::from_f32(v);
+                    *o = <$t>::from_f32_const(v);
                 }
                 if n % 16 != 0 {
                     blocks_f32(&mut tail, m, sd);
                     for (o, v) in out[n - 16..].iter_mut().zip(tail) {
-                        *o = <$t>::from_f32(v);
+                        *o = <$t>::from_f32_const(v);
                     }
                 }
             }

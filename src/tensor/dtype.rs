@@ -482,23 +482,23 @@ macro_rules! impl_half_element {
             const DTYPE: DType = $dt;
             #[inline(always)]
             fn to_f64(self) -> f64 {
-                self.to_f64()
+                self.to_f32_const() as f64
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
-                self.to_f32() as i64
+                self.to_f32_const() as i64
             }
             #[inline(always)]
             fn to_bool(self) -> bool {
-                self.to_f32() != 0.0
+                self.to_f32_const() != 0.0
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                <$t>::from_f32(v as f32)
+                <$t>::from_f32_const(v as f32)
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
-                <$t>::from_f32(v as f32)
+                <$t>::from_f32_const(v as f32)
             }
             #[inline(always)]
             fn from_bool(v: bool) -> Self {
@@ -636,19 +636,19 @@ pub mod num_like {
             impl FloatOps for $t {
                 #[inline(always)]
                 fn sqrt(self) -> Self {
-                    <$t>::from_f32(self.to_f32().sqrt())
+                    <$t>::from_f32_const(self.to_f32_const().sqrt())
                 }
                 #[inline(always)]
                 fn exp(self) -> Self {
-                    <$t>::from_f32(self.to_f32().exp())
+                    <$t>::from_f32_const(self.to_f32_const().exp())
                 }
                 #[inline(always)]
                 fn ln(self) -> Self {
-                    <$t>::from_f32(self.to_f32().ln())
+                    <$t>::from_f32_const(self.to_f32_const().ln())
                 }
                 #[inline(always)]
                 fn abs(self) -> Self {
-                    <$t>::from_f32(self.to_f32().abs())
+                    <$t>::from_f32_const(self.to_f32_const().abs())
                 }
                 #[inline(always)]
                 fn is_nan(self) -> bool {
@@ -656,11 +656,11 @@ pub mod num_like {
                 }
                 #[inline(always)]
                 fn trunc(self) -> Self {
-                    <$t>::from_f32(self.to_f32().trunc())
+                    <$t>::from_f32_const(self.to_f32_const().trunc())
                 }
                 #[inline(always)]
                 fn atan2(self, x: Self) -> Self {
-                    <$t>::from_f32(self.to_f32().atan2(x.to_f32()))
+                    <$t>::from_f32_const(self.to_f32_const().atan2(x.to_f32_const()))
                 }
                 fn infinity() -> Self {
                     <$t>::INFINITY

@@ -333,55 +333,55 @@ macro_rules! num_half {
             }
             #[inline(always)]
             fn magnitude(a: Self) -> Self {
-                <$t>::from_f32(a.to_f32().abs())
+                <$t>::from_f32_const(a.to_f32_const().abs())
             }
             #[inline(always)]
             fn sign(a: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::sign(a.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::sign(a.to_f32_const()))
             }
             #[inline(always)]
             fn div_trunc(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::div_trunc(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::div_trunc(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn floor_div(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::floor_div(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::floor_div(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn remainder(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::remainder(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::remainder(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn fmod(a: Self, b: Self) -> Self {
-                <$t>::from_f32(a.to_f32() % b.to_f32())
+                <$t>::from_f32_const(a.to_f32_const() % b.to_f32_const())
             }
             #[inline(always)]
             fn max_nan(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::max_nan(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::max_nan(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn min_nan(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::min_nan(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::min_nan(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn power(a: Self, b: Self) -> Self {
-                <$t>::from_f32(<f32 as Num>::power(a.to_f32(), b.to_f32()))
+                <$t>::from_f32_const(<f32 as Num>::power(a.to_f32_const(), b.to_f32_const()))
             }
             #[inline(always)]
             fn to_floor(a: Self) -> Self {
-                <$t>::from_f32(a.to_f32().floor())
+                <$t>::from_f32_const(a.to_f32_const().floor())
             }
             #[inline(always)]
             fn to_ceil(a: Self) -> Self {
-                <$t>::from_f32(a.to_f32().ceil())
+                <$t>::from_f32_const(a.to_f32_const().ceil())
             }
             #[inline(always)]
             fn to_trunc(a: Self) -> Self {
-                <$t>::from_f32(a.to_f32().trunc())
+                <$t>::from_f32_const(a.to_f32_const().trunc())
             }
             #[inline(always)]
             fn to_round(a: Self) -> Self {
-                <$t>::from_f32(a.to_f32().round_ties_even())
+                <$t>::from_f32_const(a.to_f32_const().round_ties_even())
             }
         }
     };
