@@ -7,7 +7,8 @@
 //! 16-bit run through a stack buffer, so the vectorised float32 bodies
 //! serve both formats without a second copy of any function.
 
-use crate::{bf16, f16, Element};
+use super::iter::{map2_blocks, Run};
+use crate::{bf16, f16, DType, Element, Result, Tensor};
 use half::slice::HalfFloatSliceExt;
 
 /// A 16-bit float format: conversions to and from float32.
@@ -71,6 +72,49 @@ pub(crate) fn via_f32_in_place<H: Half>(buf: &mut [H], k: impl Fn(&[f32], &mut [
         k(&a[..n], &mut b[..n]);
         H::narrow_slice(&b[..n], d);
     }
+}
+
+/// `f(a, b)` for two float16 operands (broadcast together), computed in
+/// float32 and rounded once per element: contiguous runs are widened a
+/// block at a time, so `f` vectorises; `None` for other dtypes.
+pub(crate) fn half_map2<F>(a: &Tensor, b: &Tensor, f: F) -> Option<Result<Tensor>>
+where
+    F: Fn(f32, f32) -> f32 + Copy + Sync + Send,
+{
+    // bfloat16's conversions are shifts that the element loop vectorises
+    // as it is (0.43 ms for 1M adds, against 0.93 ms through blocks).
+    match a.dtype() {
+        DType::Float16 => Some(map2_via_f32::<f16, _>(a, b, f)),
+        _ => None,
+    }
+}
+
+fn map2_via_f32<H: Half, F>(a: &Tensor, b: &Tensor, f: F) -> Result<Tensor>
+where
+    F: Fn(f32, f32) -> f32 + Copy + Sync + Send,
+{
+    map2_blocks::<H>(
+        a,
+        b,
+        move |x, y| H::narrow(f(x.widen(), y.widen())),
+        move |x, y, dst| {
+            let mut wa = [0f32; BLOCK];
+            let mut wb = [0f32; BLOCK];
+            for (i, d) in dst.chunks_mut(BLOCK).enumerate() {
+                let (s, n) = (i * BLOCK, d.len());
+                let wide = |r: Run<'_, H>, buf: &mut [f32; BLOCK]| match r {
+                    Run::Slice(v) => H::widen_slice(&v[s..s + n], &mut buf[..n]),
+                    Run::Splat(v) => buf[..n].fill(v.widen()),
+                };
+                wide(x, &mut wa);
+                wide(y, &mut wb);
+                for (p, &q) in wa[..n].iter_mut().zip(&wb[..n]) {
+                    *p = f(*p, q);
+                }
+                H::narrow_slice(&wa[..n], d);
+            }
+        },
+    )
 }
 
 #[cfg(test)]

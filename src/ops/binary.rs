@@ -2,6 +2,7 @@
 
 use crate::autograd::{derivatives, Tangents};
 pub use crate::kernels::arith::Arith;
+use crate::kernels::half::half_map2;
 use crate::kernels::iter::{apply2, map2};
 pub(crate) use crate::tensor::check_inplace_dtype as check_inplace;
 use crate::tensor::result_type;
@@ -50,8 +51,11 @@ derivatives! {
         record "AddBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
-                else map2::<bool, bool, bool>(&a, &b, |x, y| x | y))?;
+        } => out = match half_map2(&a, &b, |x, y| x + y) {
+            Some(r) => r,
+            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+                else map2::<bool, bool, bool>(&a, &b, |x, y| x | y)),
+        }?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].clone()), Some(g[0].clone())]);
         forward elementwise(|t| sum1_fresh(t, |_, t| Ok(t.clone())));
@@ -67,8 +71,11 @@ derivatives! {
         record "SubBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
-                else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")))?;
+        } => out = match half_map2(&a, &b, |x, y| x - y) {
+            Some(r) => r,
+            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+                else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."))),
+        }?;
         save nothing
         backward |ctx, g| Ok(vec![
             Some(g[0].clone()),
@@ -83,8 +90,11 @@ derivatives! {
         record "MulBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => out = crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
-                else map2::<bool, bool, bool>(&a, &b, |x, y| x & y))?;
+        } => out = match half_map2(&a, &b, |x, y| x * y) {
+            Some(r) => r,
+            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+                else map2::<bool, bool, bool>(&a, &b, |x, y| x & y)),
+        }?;
         save |s, needs| {
             s.save_opt("other", needs[0].then_some(other));
             s.save_opt("self", needs[1].then_some(self));

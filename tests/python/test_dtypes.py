@@ -209,6 +209,11 @@ def test_arithmetic_rounds_the_float32_result_once(dt):
             # +, -, *, / and sqrt of two 16-bit values are exact in float32
             # up to one rounding, so rounding that once more is exact.
             np.testing.assert_array_equal(values(got), round_to(want, dt), err_msg=name)
+    # Strided operands take the element loop, with the same values.
+    xt, yt = x.view(10, 20).t(), y.view(10, 20).t()
+    at, bt = a.reshape(10, 20).T, b.reshape(10, 20).T
+    for got, want in [(xt + yt, at + bt), (xt * yt, at * bt), (xt / yt, at / bt), (xt - 1.5, at - 1.5)]:
+        np.testing.assert_array_equal(values(got), round_to(want, dt))
     # x * 3 rounds to dt, then + 1 rounds again (two ops).
     np.testing.assert_array_equal(values(x * 3 + 1), round_to(round_to(a * 3, dt) + 1, dt))
 

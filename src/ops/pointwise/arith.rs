@@ -10,6 +10,7 @@ use crate::autograd::{
     check_write, derivatives, inplace, BackwardCtx, Grads, SavedValue, Tangents,
 };
 use crate::kernels::fused::{grad3, pow_scalar_grad, Grad3};
+use crate::kernels::half::half_map2;
 use crate::kernels::iter::{apply2, map2, map2_blocks, Run};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
@@ -133,8 +134,11 @@ derivatives! {
         compute {
             let dt = float_of(promoted(&[self, other]));
             let (a, b) = (self.to_dtype(dt), other.to_dtype(dt));
-        } => out = dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
-            else Err(unsupported("div", dt)))?;
+        } => out = match half_map2(&a, &b, |x, y| x / y) {
+            Some(r) => r,
+            None => dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
+                else Err(unsupported("div", dt))),
+        }?;
         save |s, needs| {
             s.save_opt("self", needs[1].then_some(self));
             s.save("other", other);
