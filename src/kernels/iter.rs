@@ -48,11 +48,17 @@ impl Slab {
 }
 
 /// Runs `body` over a strided loop of `n` elements of `shape`: whole when
-/// small, else in parallel over slabs of its longest axis (each about
-/// `CHUNK` elements). The slabs are disjoint, so each task may write its
+/// small, else in parallel over slabs of one axis (each about `CHUNK`
+/// elements). The slabs are disjoint, so each task may write its
 /// slab of a non-overlapping output.
 fn for_slabs(shape: &[usize], n: usize, body: impl Fn(Slab) + Sync + Send) {
-    match (0..shape.len()).max_by_key(|&d| shape[d]) {
+    // The outermost axis long enough to give every thread a few slabs
+    // (whole rows of a row-major output), else the longest one.
+    let threads = crate::pool::kernel_threads();
+    let axis = (0..shape.len())
+        .find(|&d| shape[d] >= 4 * threads)
+        .or_else(|| (0..shape.len()).max_by_key(|&d| shape[d]));
+    match axis {
         Some(axis) if parallel(n) && shape[axis] > 1 => {
             let len = shape[axis];
             let per = (CHUNK * len / n).max(1);
