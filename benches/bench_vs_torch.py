@@ -119,6 +119,32 @@ def dtypes_workload(torch) -> dict[str, float]:
     return out
 
 
+def complex_workload(torch) -> dict[str, float]:
+    """complex64 kernels and products (ms), and complex64 matmul GFLOP/s."""
+    torch.manual_seed(0)
+    a = torch.complex(torch.randn(1_000_000), torch.randn(1_000_000))
+    b = torch.complex(torch.randn(1_000_000), torch.randn(1_000_000))
+    out = {
+        "mul 1M complex64": _ms(lambda: a * b, 20),
+        "exp 1M complex64": _ms(a.exp, 5),
+        "abs 1M complex64": _ms(a.abs, 20),
+        "sum 1M complex64": _ms(a.sum, 20),
+    }
+    n = 512
+    m = torch.complex(torch.randn(n, n), torch.randn(n, n))
+    ms = _ms(lambda: m @ m, 5)
+    out[f"matmul {n} complex64"] = ms
+    # A complex multiply-add is 8 real flops.
+    out[f"matmul {n} complex64 GFLOP/s"] = 8 * n**3 / (ms * 1e-3) / 1e9
+    z = torch.complex(torch.randn(256, 256), torch.randn(256, 256)).requires_grad_()
+
+    def backward():
+        (z @ z).abs().sum().backward()
+
+    out["abs(z@z).sum() backward 256 complex64"] = _ms(backward, 5)
+    return out
+
+
 def _layers(torch, n: int, width: int, act: str):
     torch.manual_seed(0)
     x = torch.randn(width, width)
@@ -220,6 +246,7 @@ WORKLOADS = {
     "kernels": kernels_workload,
     "graphs": graphs_workload,
     "dtypes": dtypes_workload,
+    "complex": complex_workload,
 }
 
 

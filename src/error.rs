@@ -20,6 +20,9 @@ pub enum ErrorKind {
     Value,
     /// torch raises `AssertionError` (a few checks written as asserts).
     Assertion,
+    /// torch raises `NotImplementedError` (a subclass of `RuntimeError`):
+    /// an op has no kernel for a dtype.
+    NotImplemented,
 }
 
 /// Everything that can go wrong in ferrograd.
@@ -69,6 +72,9 @@ pub enum Error {
     #[error("{0}")]
     Assertion(String),
 
+    #[error("{0}")]
+    NotImplemented(String),
+
     /// An error raised by user code called from inside ferrograd (a hook,
     /// a custom function), carried through unchanged so the caller gets the
     /// original error back.
@@ -96,6 +102,7 @@ impl Error {
             Error::Type(_) => ErrorKind::Type,
             Error::Value(_) => ErrorKind::Value,
             Error::Assertion(_) => ErrorKind::Assertion,
+            Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::DTypeMismatch { .. } => ErrorKind::Runtime,
             _ => ErrorKind::Runtime,
         }
@@ -114,6 +121,20 @@ impl Error {
     /// Shorthand for a `TypeError`.
     pub fn type_error(msg: impl Into<String>) -> Self {
         Error::Type(msg.into())
+    }
+
+    /// torch's `NotImplementedError` for an op without a kernel for
+    /// `dtype`: `"op" not implemented for 'ComplexFloat'`.
+    pub fn not_implemented(op: &str, dtype: crate::DType) -> Self {
+        Error::NotImplemented(format!(
+            "\"{op}\" not implemented for '{}'",
+            dtype.scalar_type_name()
+        ))
+    }
+
+    /// A `NotImplementedError` with a message of its own.
+    pub fn not_implemented_msg(msg: impl Into<String>) -> Self {
+        Error::NotImplemented(msg.into())
     }
 
     /// Shorthand for a `ValueError`.

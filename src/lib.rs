@@ -29,6 +29,7 @@ pub use error::{Error, ErrorKind, ExternalError, Result};
 pub use half::{bf16, f16};
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
-    broadcast_shapes, default_dtype, result_type, set_default_dtype, DType, Element, Layout,
-    Scalar, Storage, Tensor,
+    broadcast_shapes, default_complex_dtype, default_dtype, result_type, set_default_dtype,
+    Complex, ComplexDouble, ComplexFloat, DType, Element, Layout, RealElement, Scalar, Storage,
+    Tensor,
 };

@@ -25,6 +25,9 @@ from ._core import (
     Tensor,
     as_tensor,
     bfloat16,
+    complex,
+    complex64,
+    complex128,
     device,
     dtype,
     empty,
@@ -49,6 +52,7 @@ from ._core import (
     numel,
     ones,
     ones_like,
+    polar,
     promote_types,
     result_type,
     set_anomaly_enabled,
@@ -56,6 +60,8 @@ from ._core import (
     set_num_threads,
     tensor,
     uint8,
+    view_as_complex,
+    view_as_real,
     zeros,
     zeros_like,
 )
@@ -91,6 +97,8 @@ from .autograd.grad_mode import (
 float = float32  # noqa: A001
 double = float64
 half = float16
+cfloat = complex64
+cdouble = complex128
 long = int64
 int = int32  # noqa: A001
 short = int16
@@ -99,7 +107,20 @@ __version__ = "0.1.0"
 
 _DTYPES = {
     d.__repr__().split(".")[1]: d
-    for d in (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+    for d in (
+        bool,
+        uint8,
+        int8,
+        int16,
+        int32,
+        int64,
+        float16,
+        bfloat16,
+        float32,
+        float64,
+        complex64,
+        complex128,
+    )
 }
 
 

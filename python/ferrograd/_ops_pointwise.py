@@ -55,7 +55,8 @@ def _binary(name, method=None):
 
 
 _UNARY = [
-    "abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+    "abs", "absolute", "acos", "angle", "conj_physical", "sgn", "acosh", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan",
     "arctanh", "asin", "asinh", "atan", "atanh", "bitwise_not", "ceil", "cos", "cosh", "erf",
     "erfc", "exp", "exp2", "expm1", "fix", "floor", "frac", "isfinite", "isinf", "isnan",
     "isneginf", "isposinf", "log", "log10", "log1p", "log2", "logical_not", "neg", "negative",
@@ -188,11 +189,32 @@ def equal(input, other):
     return _input(input, "equal").equal(other)
 
 
+def conj(input):
+    """``conj(input)``: the complex conjugate (``input`` itself if real)."""
+    return _input(input, "conj").conj()
+
+
+def real(input):
+    """``real(input)``: the real parts, a view (``input`` itself if real)."""
+    return _input(input, "real").real
+
+
+def imag(input):
+    """``imag(input)``: the imaginary parts of a complex tensor, a view."""
+    return _input(input, "imag").imag
+
+
+resolve_conj = Tensor.resolve_conj
+resolve_neg = Tensor.resolve_neg
+is_conj = Tensor.is_conj
+is_neg = Tensor.is_neg
+
 __all__ = sorted(
     [*_UNARY, *_BINARY]
     + [
         "add", "addcdiv", "addcmul", "allclose", "clamp", "clamp_", "clamp_max", "clamp_min",
-        "clip", "clip_", "div", "divide", "equal", "exp_", "isclose", "lerp", "pow", "relu_",
-        "round", "rsub", "sigmoid_", "sub", "subtract", "where",
+        "clip", "clip_", "conj", "div", "divide", "equal", "exp_", "imag", "is_conj", "is_neg",
+        "isclose", "lerp", "pow", "real", "relu_", "resolve_conj", "resolve_neg", "round",
+        "rsub", "sigmoid_", "sub", "subtract", "where",
     ]
 )  # fmt: skip

@@ -4,6 +4,8 @@
 floats printed as ``1.``, scientific notation when magnitudes span more than
 three orders (or exceed 1e8 or fall below 1e-4), summarised with ``...`` past
 1000 elements, and ``dtype=`` shown when it is not the default for its kind.
+Complex elements print as ``1.0000+2.0000j``: real and imaginary parts each
+get the float rules over all the shown parts of their kind.
 """
 
 from __future__ import annotations
@@ -53,7 +55,13 @@ class _Formatter:
                     self.sci = hi > 1e8
                 else:
                     self.sci = hi / lo > 1000.0 or hi > 1e8 or lo < 1e-4
-        self.width = max((len(self.fmt(v)) for v in values), default=1)
+        if kind == "float":
+            # As torch: only nonzero finite values set the width (nan, inf and
+            # zeros are padded to it but never widen it).
+            shown = [v for v in values if math.isfinite(v) and v != 0]
+            self.width = max((len(self.fmt(v)) for v in shown), default=1)
+        else:
+            self.width = max((len(self.fmt(v)) for v in values), default=1)
 
     def fmt(self, v):
         if self.kind == "bool":
@@ -72,6 +80,21 @@ class _Formatter:
 
     def cell(self, v):
         return self.fmt(v).rjust(self.width)
+
+
+class _ComplexFormatter:
+    """Real parts padded to a common width; imaginary parts unpadded, signed, with ``j``."""
+
+    def __init__(self, values):
+        self.real = _Formatter([z.real for z in values], "float")
+        self.imag = _Formatter([z.imag for z in values], "float")
+        self.width = self.real.width + self.imag.width + 1
+
+    def cell(self, z):
+        imag = self.imag.fmt(z.imag) + "j"
+        if imag[0] not in "+-":
+            imag = "+" + imag
+        return self.real.cell(z.real) + imag
 
 
 def _render(nested, ndim, fmt, indent):
@@ -95,6 +118,8 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     shape = tuple(t.shape)
     if dt.is_floating_point:
         kind, default_dtype = "float", ferrograd.get_default_dtype()
+    elif dt.is_complex:
+        kind, default_dtype = "complex", ferrograd.get_default_dtype().to_complex()
     elif dt == ferrograd.bool:
         kind, default_dtype = "bool", ferrograd.bool
     else:
@@ -112,7 +137,7 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         values = t.detach().tolist()
         nested = _shown(values, shape, summarize)
         flat = _flat(nested, []) if shape else [nested]
-        fmt = _Formatter(flat, kind)
+        fmt = _ComplexFormatter(flat) if kind == "complex" else _Formatter(flat, kind)
         body = _render(nested, len(shape), fmt, indent)
         if dt != default_dtype:
             suffixes.append(f"dtype={dt!r}")

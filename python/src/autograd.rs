@@ -244,6 +244,9 @@ fn saved_to_py(py: Python<'_>, v: SavedValue) -> PyResult<Py<PyAny>> {
         SavedValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         SavedValue::Ints(v) => PyTuple::new(py, v)?.into_any().unbind(),
         SavedValue::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        SavedValue::Complex(z) => pyo3::types::PyComplex::from_doubles(py, z.re, z.im)
+            .into_any()
+            .unbind(),
         SavedValue::Bool(b) => pyo3::types::PyBool::new(py, b)
             .to_owned()
             .into_any()

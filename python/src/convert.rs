@@ -4,10 +4,14 @@
 use crate::errors::IntoPyResult;
 use crate::tensor::PyTensor;
 use ferrograd::tensor::Category;
-use ferrograd::{default_dtype, DType, Layout, Scalar, Storage, Tensor};
+use ferrograd::{
+    default_complex_dtype, default_dtype, Complex, DType, Layout, Scalar, Storage, Tensor,
+};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple,
+};
 use pyo3::BoundObject;
 
 /// A Python scalar as a [`Scalar`], or `None` if `obj` is not one.
@@ -27,7 +31,15 @@ pub fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::Float(obj.extract::<f64>()?)));
     }
+    if let Ok(z) = obj.cast::<PyComplex>() {
+        return Ok(Some(Scalar::Complex(Complex::new(z.real(), z.imag()))));
+    }
     Ok(None)
+}
+
+/// A Python `complex` holding `z`.
+pub fn complex_to_py(py: Python<'_>, z: Complex<f64>) -> Bound<'_, PyAny> {
+    PyComplex::from_doubles(py, z.re, z.im).into_any()
 }
 
 /// The Python type name of `obj`, for error messages.
@@ -153,12 +165,27 @@ enum Values {
     Bool(Vec<bool>),
     Int(Vec<i64>),
     Float(Vec<f64>),
+    Complex(Vec<Complex<f64>>),
 }
 
 impl Values {
     fn push(&mut self, s: Scalar) {
-        // Widen the buffer to the scalar's kind first (bool < int < float).
+        // Widen the buffer to the scalar's kind first (bool < int < float <
+        // complex).
         match (&*self, s) {
+            (Values::Complex(_), _) => {}
+            (_, Scalar::Complex(_)) => {
+                let v: Vec<Complex<f64>> = match &*self {
+                    Values::Bool(v) => v
+                        .iter()
+                        .map(|&b| Complex::new(b as u8 as f64, 0.0))
+                        .collect(),
+                    Values::Int(v) => v.iter().map(|&i| Complex::new(i as f64, 0.0)).collect(),
+                    Values::Float(v) => v.iter().map(|&f| Complex::new(f, 0.0)).collect(),
+                    Values::Complex(v) => v.clone(),
+                };
+                *self = Values::Complex(v)
+            }
             (Values::Bool(v), Scalar::Int(_)) => {
                 *self = Values::Int(v.iter().map(|&b| b as i64).collect())
             }
@@ -174,6 +201,7 @@ impl Values {
             Values::Bool(v) => v.push(s.to_bool()),
             Values::Int(v) => v.push(s.to_i64()),
             Values::Float(v) => v.push(s.to_f64()),
+            Values::Complex(v) => v.push(s.to_complex()),
         }
     }
 }
@@ -267,8 +295,8 @@ fn collect_scalar(
 }
 
 /// `tensor(data)`: copies nested sequences / scalars / arrays / tensors.
-/// Inferred dtype: bool if all bools, int64 if all integers, else the
-/// default float dtype.
+/// Inferred dtype: bool if all bools, int64 if all integers, the default
+/// complex dtype if any complex, else the default float dtype.
 pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
         let t = t.get().t.copy();
@@ -297,6 +325,9 @@ pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<
         Values::Float(v) => Tensor::from_slice(&v, &shape)
             .py()?
             .to_dtype(dtype.unwrap_or_else(default_dtype)),
+        Values::Complex(v) => Tensor::from_slice(&v, &shape)
+            .py()?
+            .to_dtype(dtype.unwrap_or_else(default_complex_dtype)),
     };
     Ok(match dtype {
         Some(d) => t.to_dtype(d),
@@ -306,29 +337,40 @@ pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<
 
 /// Nested Python lists (or a scalar for 0-dim) of a tensor's values.
 pub fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
-    fn build<'py, T: Copy + IntoPyObject<'py> + ferrograd::Element>(
+    fn build<'py, T: Copy>(
         py: Python<'py>,
         data: &[T],
         shape: &[usize],
+        item: &dyn Fn(T) -> PyResult<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if shape.is_empty() {
-            return Ok(data[0]
-                .into_pyobject(py)
-                .map_err(Into::into)?
-                .into_any()
-                .into_bound());
+            return item(data[0]);
         }
         let n = shape[0];
         let inner: usize = shape[1..].iter().product();
         let items = (0..n)
-            .map(|i| build(py, &data[i * inner..(i + 1) * inner], &shape[1..]))
+            .map(|i| build(py, &data[i * inner..(i + 1) * inner], &shape[1..], item))
             .collect::<PyResult<Vec<_>>>()?;
         Ok(PyList::new(py, items)?.into_any())
     }
+    fn plain<'py, T: IntoPyObject<'py>>(
+        py: Python<'py>,
+    ) -> impl Fn(T) -> PyResult<Bound<'py, PyAny>> {
+        move |v| {
+            Ok(v.into_pyobject(py)
+                .map_err(Into::into)?
+                .into_any()
+                .into_bound())
+        }
+    }
+    let shape = t.shape();
     match t.dtype().category() {
-        Category::Bool => build(py, &t.to_vec::<bool>(), t.shape()),
-        Category::Integer => build(py, &t.to_vec::<i64>(), t.shape()),
-        Category::Floating => build(py, &t.to_vec::<f64>(), t.shape()),
+        Category::Bool => build(py, &t.to_vec::<bool>(), shape, &plain(py)),
+        Category::Integer => build(py, &t.to_vec::<i64>(), shape, &plain(py)),
+        Category::Floating => build(py, &t.to_vec::<f64>(), shape, &plain(py)),
+        Category::Complex => build(py, &t.to_vec::<Complex<f64>>(), shape, &|z| {
+            Ok(complex_to_py(py, z))
+        }),
     }
 }
 
@@ -354,7 +396,7 @@ pub fn from_array_interface(obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Ten
             .and_then(|d| d.str().map(|s| s.to_string()))
             .unwrap_or(typestr.clone());
         PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         ))
     })?;
     let shape: Vec<usize> = get("shape")?.extract()?;

@@ -160,13 +160,14 @@ shape_factories! {
     empty => Tensor::try_empty;
 }
 
-/// The dtype `full` infers from its fill value: bool, int64 or the default
-/// float.
+/// The dtype `full` infers from its fill value: bool, int64, the default
+/// float or the default complex dtype.
 fn fill_dtype(v: Scalar) -> DType {
     match v {
         Scalar::Bool(_) => DType::Bool,
         Scalar::Int(_) => DType::Int64,
         Scalar::Float(_) => default_dtype(),
+        Scalar::Complex(_) => ferrograd::default_complex_dtype(),
     }
 }
 

@@ -3,7 +3,7 @@
 use ferrograd::DType;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyType};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyType};
 
 /// A tensor element type (`ferrograd.float32`, ...).
 #[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash, from_py_object)]
@@ -33,6 +33,35 @@ impl PyDType {
     fn itemsize(&self) -> usize {
         self.dt.itemsize()
     }
+    /// The real dtype of a complex one's components (`complex64` gives
+    /// `float32`); a real floating dtype is its own.
+    #[pyo3(name = "to_real")]
+    fn real_dtype(&self) -> PyResult<PyDType> {
+        if self.dt.is_floating_point() || self.dt.is_complex() {
+            Ok(PyDType {
+                dt: self.dt.to_real(),
+            })
+        } else {
+            Err(PyRuntimeError::new_err(format!(
+                "to_real is only supported for floating point and complex types, got {}",
+                self.dt.scalar_type_name()
+            )))
+        }
+    }
+    /// The complex dtype with this floating dtype's components.
+    #[pyo3(name = "to_complex")]
+    fn complex_dtype(&self) -> PyResult<PyDType> {
+        if self.dt.is_floating_point() || self.dt.is_complex() {
+            Ok(PyDType {
+                dt: self.dt.to_complex(),
+            })
+        } else {
+            Err(PyRuntimeError::new_err(format!(
+                "to_complex is only supported for floating point and complex types, got {}",
+                self.dt.scalar_type_name()
+            )))
+        }
+    }
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
         let f = py.import("ferrograd")?.getattr("_dtype_from_name")?;
         Ok((f.unbind(), (self.dt.name().to_string(),)))
@@ -40,7 +69,8 @@ impl PyDType {
 }
 
 /// Parses a `dtype=` argument: a ferrograd dtype, or Python's `bool`,
-/// `int` (int64) or `float` (float64) types, as torch accepts.
+/// `int` (int64), `float` (float64) or `complex` (complex128) types, as
+/// torch accepts.
 pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = obj.cast::<PyDType>() {
         return Ok(d.get().dt);
@@ -55,6 +85,9 @@ pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
         if t.is(obj.py().get_type::<PyFloat>()) {
             return Ok(DType::Float64);
         }
+        if t.is(obj.py().get_type::<PyComplex>()) {
+            return Ok(DType::Complex128);
+        }
     }
     // A legacy tensor type (`FloatTensor`) names its dtype.
     if obj.cast::<PyType>().is_ok() {
@@ -66,7 +99,7 @@ pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     }
     // As torch: a string is not a dtype (`dtype="float32"` is a TypeError).
     Err(PyTypeError::new_err(format!(
-        "dtype must be torch.dtype (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool), not {}",
+        "dtype must be torch.dtype (float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool), not {}",
         crate::convert::type_name(obj)
     )))
 }

@@ -214,6 +214,108 @@ unary_methods! {
     relu relu_ => relu relu_;
     square square_ => square square_;
     bitwise_not bitwise_not_ => bitwise_not bitwise_not_;
+    conj_physical conj_physical_ => conj_physical conj_physical_;
+}
+
+/// The complex-number methods that have no in-place form.
+#[pymethods]
+impl PyTensor {
+    fn conj(&self, py: Python<'_>) -> PyResult<TensorOut> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.conj()).py()?.into())
+    }
+    fn sgn(&self, py: Python<'_>) -> PyResult<TensorOut> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.sgn()).py()?.into())
+    }
+    fn angle(&self, py: Python<'_>) -> PyResult<TensorOut> {
+        let t = &self.t;
+        Ok(nogil(py, t.numel(), || t.angle()).py()?.into())
+    }
+    fn resolve_conj(&self) -> TensorOut {
+        self.t.resolve_conj().into()
+    }
+    fn resolve_neg(&self) -> TensorOut {
+        self.t.clone().into()
+    }
+    fn is_conj(&self) -> bool {
+        self.t.is_conj()
+    }
+    fn is_neg(&self) -> bool {
+        false
+    }
+    #[getter]
+    fn get_real(&self) -> PyResult<TensorOut> {
+        Ok(self.t.real().py()?.into())
+    }
+    #[setter]
+    fn set_real(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = arg(value, "real")?;
+        self.t.real().py()?.copy_(&v).py()
+    }
+    #[getter]
+    fn get_imag(&self) -> PyResult<TensorOut> {
+        Ok(self.t.imag().py()?.into())
+    }
+    #[setter]
+    fn set_imag(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = arg(value, "imag")?;
+        self.t.imag().py()?.copy_(&v).py()
+    }
+}
+
+/// `view_as_real(input)`: a real view with a trailing dim of 2.
+#[pyfunction]
+pub fn view_as_real(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
+    Ok(input.t.view_as_real().py()?.into())
+}
+
+/// `view_as_complex(input)`: a complex view of a trailing dim of 2.
+#[pyfunction]
+pub fn view_as_complex(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
+    Ok(input.t.view_as_complex().py()?.into())
+}
+
+/// `complex(real, imag, *, out=None)`: a complex tensor from two real ones.
+#[pyfunction]
+pub fn complex(
+    py: Python<'_>,
+    real: &Bound<'_, PyAny>,
+    imag: &Bound<'_, PyAny>,
+) -> PyResult<TensorOut> {
+    let (a, b) = (tensor_only(real, "real", 1)?, tensor_only(imag, "imag", 2)?);
+    Ok(
+        nogil(py, a.numel().max(b.numel()), || Tensor::complex(&a, &b))
+            .py()?
+            .into(),
+    )
+}
+
+/// `polar(abs, angle, *, out=None)`: `abs * e^(i angle)`.
+#[pyfunction]
+pub fn polar(
+    py: Python<'_>,
+    abs: &Bound<'_, PyAny>,
+    angle: &Bound<'_, PyAny>,
+) -> PyResult<TensorOut> {
+    let (a, b) = (tensor_only(abs, "abs", 1)?, tensor_only(angle, "angle", 2)?);
+    Ok(
+        nogil(py, a.numel().max(b.numel()), || Tensor::polar(&a, &b))
+            .py()?
+            .into(),
+    )
+}
+
+/// A tensor argument that must be a tensor (not a number), with torch's
+/// TypeError otherwise.
+fn tensor_only(obj: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<Tensor> {
+    match obj.cast::<PyTensor>() {
+        Ok(t) => Ok(t.get().t.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "complex(): argument '{what}' (position {position}) must be Tensor, not {}",
+            crate::convert::type_name(obj)
+        ))),
+    }
 }
 
 /// Bool-valued predicates (never fail).
@@ -235,10 +337,28 @@ predicates! {
     isnan;
     isinf;
     isfinite;
+    logical_not;
+}
+
+/// Bool-valued predicates that refuse some dtypes (complex ones).
+macro_rules! fallible_predicates {
+    ($($name:ident;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
+                    let t = &self.t;
+                    Ok(nogil(py, t.numel(), || t.$name()).py()?.into())
+                }
+            )*
+        }
+    };
+}
+
+fallible_predicates! {
     isposinf;
     isneginf;
     signbit;
-    logical_not;
 }
 
 /// Binary methods `$name(other)` and `$name_(other)`.
@@ -666,5 +786,9 @@ fn _wrap_number(x: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_wrap_number, m)?)?;
+    m.add_function(wrap_pyfunction!(view_as_real, m)?)?;
+    m.add_function(wrap_pyfunction!(view_as_complex, m)?)?;
+    m.add_function(wrap_pyfunction!(complex, m)?)?;
+    m.add_function(wrap_pyfunction!(polar, m)?)?;
     Ok(())
 }

@@ -1,7 +1,10 @@
 //! Maps ferrograd errors to the Python exceptions torch raises.
 
 use ferrograd::{Error, ErrorKind};
-use pyo3::exceptions::{PyAssertionError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAssertionError, PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError,
+    PyValueError,
+};
 use pyo3::prelude::PyAnyMethods;
 use pyo3::PyErr;
 
@@ -19,6 +22,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Type => PyTypeError::new_err(msg),
         ErrorKind::Value => PyValueError::new_err(msg),
         ErrorKind::Assertion => PyAssertionError::new_err(msg),
+        ErrorKind::NotImplemented => PyNotImplementedError::new_err(msg),
     }
 }
 

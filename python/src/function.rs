@@ -429,7 +429,7 @@ fn _function_apply<'py>(
             results.push(obj.clone().unbind());
             continue;
         };
-        let differentiable = !is_non_diff(t) && t.dtype().is_floating_point();
+        let differentiable = !is_non_diff(t) && t.dtype().is_differentiable();
         let is_input = input_ids.contains(&t.id());
         let edge = node
             .as_ref()

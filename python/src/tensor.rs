@@ -464,7 +464,7 @@ impl PyTensor {
         self.t.dtype().is_floating_point()
     }
     fn is_complex(&self) -> bool {
-        false
+        self.t.dtype().is_complex()
     }
     fn is_signed(&self) -> bool {
         self.t.dtype().is_signed()
@@ -635,6 +635,12 @@ impl PyTensor {
     fn bfloat16(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::BFloat16)
     }
+    fn cfloat(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Complex64)
+    }
+    fn cdouble(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        cast_to(slf, DType::Complex128)
+    }
     fn short(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Int16)
     }
@@ -687,13 +693,17 @@ impl PyTensor {
         Ok(self.t.item().py()?.to_bool())
     }
     fn __float__(&self) -> PyResult<f64> {
-        one_value(&self.t).map(|s| s.to_f64())
+        real_value(&self.t, "double").map(|s| s.to_f64())
     }
     fn __int__(&self) -> PyResult<i64> {
-        one_value(&self.t).map(|s| s.to_i64())
+        real_value(&self.t, "int64_t").map(|s| s.to_i64())
+    }
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let z = one_value(&self.t)?.to_complex();
+        Ok(crate::convert::complex_to_py(py, z))
     }
     fn __index__(&self) -> PyResult<i64> {
-        if self.t.dtype().is_floating_point() || self.t.numel() != 1 {
+        if self.t.dtype().is_differentiable() || self.t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
@@ -777,6 +787,20 @@ fn cast_to(slf: &Bound<'_, PyTensor>, dt: DType) -> PyResult<Py<PyAny>> {
     wrap_any(py, t)
 }
 
+/// [`one_value`] for `float()`/`int()`: a complex value must have no
+/// imaginary part (torch's RuntimeError names the C type, `ctype`).
+fn real_value(t: &Tensor, ctype: &str) -> PyResult<Scalar> {
+    let v = one_value(t)?;
+    if let Scalar::Complex(z) = v {
+        if z.im != 0.0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "value cannot be converted to type {ctype} without overflow"
+            )));
+        }
+    }
+    Ok(v)
+}
+
 fn one_value(t: &Tensor) -> PyResult<Scalar> {
     if t.numel() != 1 {
         return Err(PyTypeError::new_err(format!(
@@ -793,6 +817,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
         Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        Scalar::Complex(z) => crate::convert::complex_to_py(py, z),
     })
 }
 

@@ -145,7 +145,7 @@ impl Drop for CurrentNodeGuard {
 pub(crate) fn check_nan(node: &dyn Node, outs: &Grads) -> Result<()> {
     for (i, g) in outs.iter().enumerate() {
         let Some(g) = g else { continue };
-        if !g.dtype().is_floating_point() {
+        if !g.dtype().is_differentiable() {
             continue;
         }
         let _g = super::no_grad();

@@ -232,13 +232,13 @@ fn expected_shape(primal: &[usize], batch: Option<usize>) -> Vec<usize> {
 /// respect to `primal`.
 pub fn make_dual(primal: &Tensor, tangent: &Tensor, level: Option<usize>) -> Result<Tensor> {
     let lvl = check_level(level, "create a dual Tensor")?;
-    if !primal.dtype().is_floating_point() {
+    if !primal.dtype().is_differentiable() {
         return Err(Error::value(format!(
             "Expected primal to be floating point or complex, but got: {}",
             primal.dtype()
         )));
     }
-    if !tangent.dtype().is_floating_point() {
+    if !tangent.dtype().is_differentiable() {
         return Err(Error::value(format!(
             "Expected tangent to be floating point or complex, but got: {}",
             tangent.dtype()
@@ -460,7 +460,7 @@ pub(crate) fn apply(
     let mut out_tangents = Vec::with_capacity(outputs.len());
     for (k, out) in outputs.iter().enumerate() {
         let t = match results.get(k).cloned().flatten() {
-            Some(t) if out.dtype().is_floating_point() && !state_ids.contains(&out.id()) => {
+            Some(t) if out.dtype().is_differentiable() && !state_ids.contains(&out.id()) => {
                 let t = fit(t, out, batch)?;
                 set_own(out, generation, t.clone());
                 Some(t)
@@ -541,7 +541,7 @@ pub fn set_fw_grad(t: &Tensor, tangent: &Tensor) -> Result<()> {
             tangent.shape()
         )));
     }
-    if !t.dtype().is_floating_point() {
+    if !t.dtype().is_differentiable() {
         return Err(Error::runtime(format!(
             "Trying to set a forward gradient on a tensor of dtype {}: only floating point tensors have tangents",
             t.dtype()

@@ -241,12 +241,7 @@ impl Saver<'_> {
     /// [`Recorder::scalar_input`]): backward reads it as a tensor like any
     /// saved input, `_saved_<name>` shows the number, as torch's does.
     pub fn save_scalar(&mut self, name: &'static str, t: &Tensor) {
-        let shown = match t.item() {
-            Ok(crate::Scalar::Int(i)) => SavedValue::Int(i),
-            Ok(crate::Scalar::Float(f)) => SavedValue::Float(f),
-            Ok(crate::Scalar::Bool(b)) => SavedValue::Bool(b),
-            Err(_) => SavedValue::None,
-        };
+        let shown = t.item().map_or(SavedValue::None, SavedValue::from);
         self.attrs.push((name, shown));
         self.save(name, t);
     }
@@ -547,7 +542,7 @@ impl<'a> Recorder<'a> {
         for (i, out) in outputs.iter().enumerate() {
             // An op that hands back one of its inputs unchanged records
             // nothing on it.
-            if out.dtype().is_floating_point() && !self.input_ids.contains(&out.id()) {
+            if out.dtype().is_differentiable() && !self.input_ids.contains(&out.id()) {
                 set_grad_fn(out, Some(Edge::new(node.clone(), i)));
             }
             if self.views && out.is_view() {

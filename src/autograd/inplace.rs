@@ -102,6 +102,15 @@ pub fn inplace(
             return check_write(dst).map(|_| false);
         }
         check_leaf(dst)?;
+        if let Some(base) = dst.base() {
+            if base.dtype() != dst.dtype() {
+                return Err(Error::runtime(format!(
+                    "{op}: an in-place change to a {} view of a {} tensor (its real or imaginary part, or view_as_real/view_as_complex) is not differentiable; build a new tensor instead (e.g. with complex(real, imag))",
+                    dst.dtype(),
+                    base.dtype()
+                )));
+            }
+        }
     }
     crate::tensor::check_no_overlap(dst)?;
     super::mutation::before_write(dst);
@@ -167,6 +176,46 @@ pub(crate) fn rebase_history(dst: &Tensor, edge: Option<Edge>) {
     super::on_node_created(&node);
     set_grad_fn(&base, Some(Edge::new(node, 0)));
     regenerate_view_grad_fn(dst);
+}
+
+/// [`regenerate_view_grad_fn`] for a view of another dtype: a real view
+/// of a complex base goes through the base's real pairs
+/// (`view_as_real`), then the strided view; a complex view of a real base
+/// is the strided view of its real pairs, then `view_as_complex`.
+fn regenerate_reinterpreting_view(base: &Tensor, view: &Tensor) {
+    let _g = super::grad_mode::GradModeGuard::new(true);
+    let edge = if base.dtype().is_complex() {
+        let Ok(pairs) = base.view_as_real() else {
+            return;
+        };
+        strided_edge(&pairs, view)
+    } else {
+        let pairs = view.real_pairs();
+        let Some(e) = strided_edge(base, &pairs) else {
+            set_grad_fn(view, None);
+            return;
+        };
+        set_grad_fn(&pairs, Some(e));
+        pairs.view_as_complex().ok().and_then(|c| gradient_edge(&c))
+    };
+    set_grad_fn(view, edge);
+}
+
+/// An `AsStridedBackward0` edge taking `view`'s geometry out of `base`
+/// (same dtype), onto `base`'s current history.
+fn strided_edge(base: &Tensor, view: &Tensor) -> Option<Edge> {
+    let edge = gradient_edge(base)?;
+    let node: Arc<dyn Node> = Arc::new(AsStridedBackward {
+        core: NodeCore::new(
+            vec![Some(edge)],
+            vec![Some(TensorMeta::of(base))],
+            vec![TensorMeta::of(view)],
+        ),
+        base: Geometry::of(base),
+        view: Geometry::of(view),
+        storage_elems: base.storage().nbytes() / base.dtype().itemsize(),
+    });
+    Some(Edge::new(node, 0))
 }
 
 /// Shape, strides and storage offset of a tensor.
@@ -315,6 +364,10 @@ pub(crate) fn regenerate_view_grad_fn(view: &Tensor) {
     let Some(base) = view.base().cloned() else {
         return;
     };
+    if base.dtype() != view.dtype() {
+        regenerate_reinterpreting_view(&base, view);
+        return;
+    }
     let edge = gradient_edge(&base);
     let Some(edge) = edge else {
         set_grad_fn(view, None);

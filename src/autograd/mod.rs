@@ -287,7 +287,7 @@ impl Tensor {
     /// Sets the leaf flag (only floating tensors can require grad, as in
     /// torch; only leaves can be changed).
     pub fn set_requires_grad(&self, value: bool) -> Result<()> {
-        if value && !self.dtype().is_floating_point() {
+        if value && !self.dtype().is_differentiable() {
             return Err(Error::runtime(format!(
                 "only Tensors of floating point and complex dtype can require gradients (got {})",
                 self.dtype()

@@ -128,9 +128,21 @@ pub enum SavedValue {
     Int(i64),
     Ints(Vec<i64>),
     Float(f64),
+    Complex(crate::Complex<f64>),
     Bool(bool),
     Str(String),
     None,
+}
+
+impl From<crate::Scalar> for SavedValue {
+    fn from(s: crate::Scalar) -> Self {
+        match s {
+            crate::Scalar::Int(i) => SavedValue::Int(i),
+            crate::Scalar::Float(f) => SavedValue::Float(f),
+            crate::Scalar::Complex(z) => SavedValue::Complex(z),
+            crate::Scalar::Bool(b) => SavedValue::Bool(b),
+        }
+    }
 }
 
 /// A hook on a tensor's gradient: may return a replacement.

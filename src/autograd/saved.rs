@@ -214,7 +214,7 @@ impl SavedTensor {
             data: Mutex::new(Some(stored)),
             version: t.version(),
             output: Some((output_nr, node)),
-            requires_grad: t.dtype().is_floating_point(),
+            requires_grad: t.dtype().is_differentiable(),
             origin: format!(", which is output {output_nr} of {name},"),
             released: Mutex::new(false),
         })

@@ -72,5 +72,7 @@ arith_int!(i32);
 arith_int!(i64);
 arith_float!(f32);
 arith_float!(f64);
+arith_float!(crate::ComplexFloat);
+arith_float!(crate::ComplexDouble);
 arith_half!(half::f16);
 arith_half!(half::bf16);

@@ -31,7 +31,7 @@ pub(crate) fn is_nan<T: PartialEq>(x: T) -> bool {
 
 /// The smallest and largest values of an element type (infinities for
 /// floats): identities of max and min.
-pub(crate) trait Bounds: Element {
+pub(crate) trait Bounds: crate::RealElement {
     const LOWEST: Self;
     const HIGHEST: Self;
 }
@@ -208,7 +208,7 @@ impl<T: Bounds, const MAX: bool> Fold<T> for ExtremeF<MAX> {
 struct ArgF<const MAX: bool>;
 impl<const MAX: bool> ArgF<MAX> {
     #[inline(always)]
-    fn beats<T: Element>(x: T, best: T) -> bool {
+    fn beats<T: crate::RealElement>(x: T, best: T) -> bool {
         let better = if MAX { x > best } else { x < best };
         !is_nan(best) & (is_nan(x) | better)
     }
@@ -316,7 +316,9 @@ pub(crate) fn sum_or_prod(
     dtype: DType,
     prod: bool,
 ) -> Result<Tensor> {
-    let r = if dtype.is_floating_point() {
+    let r = if dtype.is_complex() {
+        complex_fold(x, mask, keepdim, dtype, prod, 1.0)
+    } else if dtype.is_floating_point() {
         if prod {
             dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &ProdF::<f64>::new(), |a| a))
         } else {
@@ -333,8 +335,31 @@ pub(crate) fn sum_or_prod(
 /// Mean of `x` over `mask` (summed in f64), as `dtype`.
 pub(crate) fn mean(x: &Tensor, mask: &[bool], keepdim: bool, dtype: DType) -> Result<Tensor> {
     let n = reduced_count(x.shape(), mask) as f64;
-    let r = sum_f64(x, mask, keepdim, |s| s / n)?;
+    let r = if dtype.is_complex() {
+        complex_fold(x, mask, keepdim, dtype, false, 1.0 / n)
+    } else {
+        sum_f64(x, mask, keepdim, |s| s / n)
+    }?;
     Ok(cast(&r, dtype))
+}
+
+/// Sum (times `scale`) or product of `x` over `mask` for a complex
+/// `dtype`, accumulated in `Complex<f64>`; `x` is cast to `dtype` first.
+fn complex_fold(
+    x: &Tensor,
+    mask: &[bool],
+    keepdim: bool,
+    dtype: DType,
+    prod: bool,
+    scale: f64,
+) -> Result<Tensor> {
+    type C = crate::Complex<f64>;
+    let xc = cast(x, dtype);
+    crate::dispatch_complex!(dtype, T => if prod {
+        reduce_to::<T, C, _>(&xc, mask, keepdim, &ProdF::<C>::new(), |a| a)
+    } else {
+        reduce_to::<T, C, _>(&xc, mask, keepdim, &SumF::<C>::new(), |a| a * scale)
+    }, else Err(Error::not_implemented("sum", dtype)))
 }
 
 /// The float64 sum of `x` over `mask` (float32 through [`SumF32`]'s
@@ -354,7 +379,8 @@ fn sum_f64(
 
 /// Maximum (`MAX = true`) or minimum of `x` over `mask`; NaN wins.
 pub(crate) fn extreme<const MAX: bool>(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tensor> {
-    dispatch!(x.dtype(), T => reduce_to::<T, T, _>(x, mask, keepdim, &ExtremeF::<MAX>, |a| a))
+    crate::dispatch_real!(x.dtype(), T => reduce_to::<T, T, _>(x, mask, keepdim, &ExtremeF::<MAX>, |a| a),
+        else Err(Error::not_implemented(if MAX { "max_all" } else { "min_all" }, x.dtype())))
 }
 
 /// Values (an unwritten 0-dim placeholder unless `values`) and int64
@@ -369,7 +395,7 @@ pub(crate) fn arg_extreme<const MAX: bool>(
 ) -> Result<(Tensor, Tensor)> {
     let shape = out_shape(x.shape(), mask, keepdim);
     let (idx, ip) = output::<i64>(&shape);
-    let vals = dispatch!(x.dtype(), T => {
+    let vals = crate::dispatch_real!(x.dtype(), T => {
         let (vals, vp) = output::<T>(if values { &shape[..] } else { &[] });
         let vp = if values { Some(vp) } else { None };
         // SAFETY: each output index `i < numel` is written exactly once;
@@ -381,7 +407,7 @@ pub(crate) fn arg_extreme<const MAX: bool>(
             }
         })?;
         vals
-    });
+    }, else return Err(Error::not_implemented(if MAX { "max" } else { "min" }, x.dtype())));
     Ok((vals, idx))
 }
 

@@ -7,7 +7,7 @@
 
 use super::access::{elem_ptr, lock};
 use super::arith::Arith;
-use crate::{Result, Tensor};
+use crate::{Element, Result, Tensor};
 use rayon::prelude::*;
 
 /// Which library computes floating-point matrix products.
@@ -129,7 +129,7 @@ impl<T: MatElem> GemmArgs<T> {
     /// in its convention, so our alpha/beta swap places).
     ///
     /// # Safety
-    /// As [`GemmArgs::naive_rows`]; `T` is f32 or f64.
+    /// As [`GemmArgs::naive_rows`]; `T` is f32, f64 or their complex.
     unsafe fn gemm_crate(&self, threads: usize) {
         let par = if threads > 1 {
             gemm::Parallelism::Rayon(threads)
@@ -256,6 +256,44 @@ macro_rules! mat_float {
 }
 mat_float!(f32, matrixmultiply::sgemm);
 mat_float!(f64, matrixmultiply::dgemm);
+
+/// Complex products always run on the `gemm` crate's complex kernels (the
+/// other backend has none); dots accumulate in `Complex<f64>`.
+macro_rules! mat_complex {
+    ($t:ty) => {
+        impl MatElem for $t {
+            unsafe fn fast_gemm(g: &GemmArgs<Self>, _: GemmBackend, threads: usize) -> bool {
+                if threads > 1 {
+                    let g = *g;
+                    crate::pool::install(move || {
+                        let g = g;
+                        // SAFETY: forwarded from the caller.
+                        unsafe { g.gemm_crate(threads) }
+                    })
+                } else {
+                    g.gemm_crate(1)
+                }
+                true
+            }
+            unsafe fn dot_strided(
+                a: *const Self,
+                sa: isize,
+                b: *const Self,
+                sb: isize,
+                n: usize,
+            ) -> Self {
+                let mut acc = crate::Complex::<f64>::new(0.0, 0.0);
+                for i in 0..n as isize {
+                    acc += Element::to_complex(*a.offset(i * sa))
+                        * Element::to_complex(*b.offset(i * sb));
+                }
+                <Self as Element>::from_complex(acc)
+            }
+        }
+    };
+}
+mat_complex!(crate::ComplexFloat);
+mat_complex!(crate::ComplexDouble);
 
 /// `out = alpha * a @ b (+ beta * out)` for `a: batch+[m,k]`, `b:
 /// batch+[k,n]` (any strides, batch dims already broadcast to the same

@@ -10,9 +10,9 @@
 
 use super::copy::cast;
 use super::half::{via_f32, via_f32_in_place, Half};
-use super::iter::{apply1_blocks, map1_blocks};
+use super::iter::{apply1, apply1_blocks, map1, map1_blocks};
 use super::vmath::{self as vm, Unary};
-use crate::{bf16, f16, DType, Result, Tensor};
+use crate::{bf16, f16, Complex, DType, Result, Tensor};
 
 pub use super::vmath::{erf, erfc};
 
@@ -29,6 +29,9 @@ macro_rules! float_fns {
         /// not a float dtype.
         pub(crate) fn float_map(f: FloatFn, x: &Tensor, dt: DType) -> Option<Tensor> {
             let x = cast(x, dt);
+            if dt.is_complex() {
+                return complex_map(f, &x);
+            }
             Some(match (dt, f) {
                 $((DType::Float32, FloatFn::$op) => float32_map::<vm::$k>(&x),)*
                 $((DType::Float64, FloatFn::$op) => map1_blocks::<f64>(
@@ -45,6 +48,9 @@ macro_rules! float_fns {
         /// `f` written over the float tensor `dst` in place; `None` when
         /// `dst` is not a float tensor.
         pub(crate) fn float_apply(f: FloatFn, dst: &Tensor) -> Option<Result<()>> {
+            if dst.dtype().is_complex() {
+                return complex_apply(f, dst);
+            }
             Some(match (dst.dtype(), f) {
                 $((DType::Float32, FloatFn::$op) => apply1_blocks::<f32>(
                     dst,
@@ -62,6 +68,74 @@ macro_rules! float_fns {
             })
         }
     };
+}
+
+/// Defines the complex form of each [`FloatFn`] for one component type:
+/// `None` for functions torch does not define on complex numbers.
+macro_rules! complex_fns {
+    ($name:ident, $f:ty) => {
+        fn $name(f: FloatFn) -> Option<fn(Complex<$f>) -> Complex<$f>> {
+            Some(match f {
+                FloatFn::Sqrt => |z| z.sqrt(),
+                FloatFn::Rsqrt => |z| z.sqrt().inv(),
+                FloatFn::Exp => |z| z.exp(),
+                FloatFn::Exp2 => |z| z.exp2(),
+                // e^x cos y - 1 written as expm1(x) cos y - 2 sin^2(y/2),
+                // accurate near zero.
+                FloatFn::Expm1 => |z| {
+                    let h = (z.im / 2.0).sin();
+                    Complex::new(
+                        z.re.exp_m1() * z.im.cos() - 2.0 * h * h,
+                        z.re.exp() * z.im.sin(),
+                    )
+                },
+                // log|1 + z| = log1p(2x + x^2 + y^2) / 2, accurate near zero.
+                FloatFn::Log1p => |z| {
+                    Complex::new(
+                        0.5 * (2.0 * z.re + z.re * z.re + z.im * z.im).ln_1p(),
+                        z.im.atan2(1.0 + z.re),
+                    )
+                },
+                FloatFn::Log => |z| z.ln(),
+                FloatFn::Log2 => |z| z.log2(),
+                FloatFn::Log10 => |z| z.log10(),
+                FloatFn::Sin => |z| z.sin(),
+                FloatFn::Cos => |z| z.cos(),
+                FloatFn::Tan => |z| z.tan(),
+                FloatFn::Asin => |z| z.asin(),
+                FloatFn::Acos => |z| z.acos(),
+                FloatFn::Atan => |z| z.atan(),
+                FloatFn::Sinh => |z| z.sinh(),
+                FloatFn::Cosh => |z| z.cosh(),
+                FloatFn::Tanh => |z| z.tanh(),
+                FloatFn::Asinh => |z| z.asinh(),
+                FloatFn::Acosh => |z| z.acosh(),
+                FloatFn::Atanh => |z| z.atanh(),
+                FloatFn::Sigmoid => |z| ((-z).exp() + 1.0).inv(),
+                FloatFn::Reciprocal => |z| z.inv(),
+                FloatFn::Erf | FloatFn::Erfc => return None,
+            })
+        }
+    };
+}
+complex_fns!(complex_fn32, f32);
+complex_fns!(complex_fn64, f64);
+
+/// `f` over a complex tensor into a new one; `None` when `f` has no
+/// complex form.
+fn complex_map(f: FloatFn, x: &Tensor) -> Option<Tensor> {
+    Some(match x.dtype() {
+        DType::Complex64 => map1::<Complex<f32>, Complex<f32>>(x, complex_fn32(f)?),
+        _ => map1::<Complex<f64>, Complex<f64>>(x, complex_fn64(f)?),
+    })
+}
+
+/// [`complex_map`] in place.
+fn complex_apply(f: FloatFn, dst: &Tensor) -> Option<Result<()>> {
+    Some(match dst.dtype() {
+        DType::Complex64 => apply1::<Complex<f32>>(dst, complex_fn32(f)?),
+        _ => apply1::<Complex<f64>>(dst, complex_fn64(f)?),
+    })
 }
 
 fn float32_map<K: Unary<f32>>(x: &Tensor) -> Tensor {

@@ -74,7 +74,15 @@ fn scan<O: Element, A: Element>(
 pub(crate) fn cumulative(x: &Tensor, d: usize, dtype: DType, prod: bool) -> Tensor {
     let xc = cast(x, dtype);
     let xc = if xc.is_contiguous() { xc } else { dense(&xc) };
-    if dtype.is_floating_point() {
+    if dtype.is_complex() {
+        type C = crate::Complex<f64>;
+        let (zero, one) = (C::new(0.0, 0.0), C::new(1.0, 0.0));
+        crate::dispatch_complex!(dtype, O => if prod {
+            scan::<O, C>(&xc, d, <C as Arith>::mul, one)
+        } else {
+            scan::<O, C>(&xc, d, <C as Arith>::add, zero)
+        }, else unreachable!("complex dtype"))
+    } else if dtype.is_floating_point() {
         dispatch!(dtype, O => if prod {
             scan::<O, f64>(&xc, d, <f64 as Arith>::mul, 1.0)
         } else {

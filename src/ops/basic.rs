@@ -146,16 +146,7 @@ impl Tensor {
         }
         let _g = lock(&[self], None);
         // SAFETY: one element at the tensor's offset, read-locked.
-        Ok(unsafe {
-            dispatch!(self.dtype(), T => {
-                let v = *elem_ptr::<T>(self);
-                match T::DTYPE.category() {
-                    Category::Bool => Scalar::Bool(v.to_bool()),
-                    Category::Integer => Scalar::Int(v.to_i64()),
-                    Category::Floating => Scalar::Float(v.to_f64()),
-                }
-            })
-        })
+        Ok(unsafe { dispatch!(self.dtype(), T => scalar_of(*elem_ptr::<T>(self))) })
     }
 
     /// Element at a multi-index (bounds-checked), for tests and debugging.
@@ -169,12 +160,17 @@ impl Tensor {
         let _g = lock(&[self], None);
         dispatch!(self.dtype(), T => {
             // SAFETY: the index is in bounds and the storage is read-locked.
-            let v = unsafe { view::<T>(self)[ndarray::IxDyn(index)] };
-            Ok(match T::DTYPE {
-                DType::Bool => Scalar::Bool(v.to_bool()),
-                DType::Int32 | DType::Int64 => Scalar::Int(v.to_i64()),
-                _ => Scalar::Float(v.to_f64()),
-            })
+            Ok(scalar_of(unsafe { view::<T>(self)[ndarray::IxDyn(index)] }))
         })
+    }
+}
+
+/// An element as the [`Scalar`] of its category.
+fn scalar_of<T: Element>(v: T) -> Scalar {
+    match T::DTYPE.category() {
+        Category::Bool => Scalar::Bool(v.to_bool()),
+        Category::Integer => Scalar::Int(v.to_i64()),
+        Category::Floating => Scalar::Float(v.to_f64()),
+        Category::Complex => Scalar::Complex(v.to_complex()),
     }
 }

@@ -53,7 +53,7 @@ derivatives! {
             let (dt, a, b) = promote2(self, other);
         } => out = match half_map2(&a, &b, |x, y| x + y) {
             Some(r) => r,
-            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::add),
+            None => crate::dispatch_arith!(dt, T => map2::<T, T, T>(&a, &b, T::add),
                 else map2::<bool, bool, bool>(&a, &b, |x, y| x | y)),
         }?;
         save nothing
@@ -62,7 +62,7 @@ derivatives! {
         batched broadcast;
         inplace add_(self; other) |s| s.add(other); {
             let b = inplace_operand("add_", self, other)?;
-        } => crate::dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
+        } => crate::dispatch_arith!(self.dtype(), T => apply2::<T, T>(self, &b, T::add),
             else apply2::<bool, bool>(self, &b, |x, y| x | y));
     }
 
@@ -73,7 +73,7 @@ derivatives! {
             let (dt, a, b) = promote2(self, other);
         } => out = match half_map2(&a, &b, |x, y| x - y) {
             Some(r) => r,
-            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
+            None => crate::dispatch_arith!(dt, T => map2::<T, T, T>(&a, &b, T::sub),
                 else Err(Error::runtime("Subtraction, the `-` operator, with two bool tensors is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."))),
         }?;
         save nothing
@@ -92,7 +92,7 @@ derivatives! {
             let (dt, a, b) = promote2(self, other);
         } => out = match half_map2(&a, &b, |x, y| x * y) {
             Some(r) => r,
-            None => crate::dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
+            None => crate::dispatch_arith!(dt, T => map2::<T, T, T>(&a, &b, T::mul),
                 else map2::<bool, bool, bool>(&a, &b, |x, y| x & y)),
         }?;
         save |s, needs| {
@@ -100,8 +100,9 @@ derivatives! {
             s.save_opt("self", needs[1].then_some(self));
         }
         backward |ctx, g| Ok(vec![
-            ctx.saved_opt(0)?.map(|o| g[0].mul(&o)).transpose()?,
-            ctx.saved_opt(1)?.map(|s| g[0].mul(&s)).transpose()?,
+            // conj: a no-op for real operands (see ops::complex).
+            ctx.saved_opt(0)?.map(|o| g[0].mul(&o.conj()?)).transpose()?,
+            ctx.saved_opt(1)?.map(|s| g[0].mul(&s.conj()?)).transpose()?,
         ]);
         forward elementwise(|t| t.sum1(|i, t| if i == 0 { t.mul(other) } else { t.mul(self) }));
         batched broadcast;

@@ -10,6 +10,7 @@
 
 mod basic;
 mod binary;
+mod complex;
 mod creation;
 mod index;
 pub mod linalg;
@@ -34,6 +35,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         pointwise::FORMULAS_UNARY_NUM,
         pointwise::FORMULAS_UNARY_ROUND,
         pointwise::FORMULAS_TERNARY,
+        complex::FORMULAS,
         view::FORMULAS,
         view::FORMULAS_SCATTER,
         shape::FORMULAS,

@@ -34,6 +34,7 @@ use crate::pool::{install, num_threads, PARALLEL_MIN_ELEMS};
 use crate::tensor::{result_type, Float};
 use crate::{dispatch, dispatch_float, DType, Element, Error, Result, Tensor};
 use rayon::prelude::*;
+use std::f64::consts::FRAC_1_SQRT_2;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Words drawn per batch when filling a tensor.
@@ -321,13 +322,20 @@ fn int_run<T: Element>(s: &mut GenState, out: &mut [T], r: IntRange) {
                     DType::Int64 => s.random64() % (1 << 63),
                     DType::Float16 => u64::from(s.random()) % ((1 << 11) + 1),
                     DType::BFloat16 => u64::from(s.random()) % ((1 << 8) + 1),
-                    DType::Float32 => u64::from(s.random()) % ((1 << 24) + 1),
-                    DType::Float64 => s.random64() % ((1 << 53) + 1),
+                    DType::Float32 | DType::Complex64 => u64::from(s.random()) % ((1 << 24) + 1),
+                    DType::Float64 | DType::Complex128 => s.random64() % ((1 << 53) + 1),
                 };
                 *o = T::from_i64(v as i64);
             }
         }
     }
+}
+
+/// `shape` with a trailing 2: the real pairs of a complex tensor.
+fn pairs(shape: &[usize]) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s.push(2);
+    s
 }
 
 fn not_floating(op: &str, dtype: DType) -> Error {
@@ -349,12 +357,15 @@ fn dtype_int_range(dtype: DType) -> (i128, i128) {
         DType::Int64 => (i64::MIN as i128, i64::MAX as i128),
         DType::Float16 => (-(1 << 11), 1 << 11),
         DType::BFloat16 => (-(1 << 8), 1 << 8),
-        DType::Float32 => (-(1 << 24), 1 << 24),
-        DType::Float64 => (-(1 << 53), 1 << 53),
+        DType::Float32 | DType::Complex64 => (-(1 << 24), 1 << 24),
+        DType::Float64 | DType::Complex128 => (-(1 << 53), 1 << 53),
     }
 }
 
 fn check_random_range(dtype: DType, from: i128, to: i128) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(Error::not_implemented("random_from_to", dtype));
+    }
     if from >= to {
         return Err(Error::runtime(format!(
             "random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"
@@ -395,6 +406,10 @@ fn check_p(p: f64) -> Result<()> {
 impl Tensor {
     /// `rand(shape)`: uniform samples in `[0, 1)` of a floating `dtype`.
     pub fn rand(shape: &[usize], dtype: DType, g: Option<&Generator>) -> Result<Tensor> {
+        if dtype.is_complex() {
+            // Both parts uniform, drawn in memory order as real pairs.
+            return Tensor::pairs_to_complex(Tensor::rand(&pairs(shape), dtype.to_real(), g)?);
+        }
         let g = gen_or_default(g);
         dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
             T::uniform_run(g, out, 0.0, 1.0);
@@ -476,6 +491,12 @@ impl Tensor {
         g: Option<&Generator>,
     ) -> Result<Tensor> {
         check_std(std)?;
+        if dtype.is_complex() {
+            // Each part takes half the variance, as torch's complex normal.
+            let real =
+                Tensor::normal(mean, std * FRAC_1_SQRT_2, &pairs(shape), dtype.to_real(), g)?;
+            return Tensor::pairs_to_complex(real);
+        }
         let g = gen_or_default(g);
         dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
             T::normal_run(g, out, mean, std, true);
@@ -607,6 +628,9 @@ impl Tensor {
             )));
         }
         let dt = self.dtype();
+        if dt.is_complex() {
+            return self.real_pairs().uniform_(from, to, g);
+        }
         let g = gen_or_default(g);
         dispatch_float!(dt, T => {
             if (to - from).is_nan() || to - from > T::MAX_F64 {
@@ -625,6 +649,9 @@ impl Tensor {
     pub fn normal_(&self, mean: f64, std: f64, g: Option<&Generator>) -> Result<()> {
         check_std(std)?;
         let dt = self.dtype();
+        if dt.is_complex() {
+            return self.real_pairs().normal_(mean, std * FRAC_1_SQRT_2, g);
+        }
         let g = gen_or_default(g);
         dispatch_float!(dt, T => fill_in_order::<T>(self, |out, contiguous| {
             T::normal_run(g, out, mean, std, contiguous);
@@ -639,6 +666,9 @@ impl Tensor {
     /// that largest value inclusive.
     pub fn random_(&self, from: Option<i64>, to: Option<i64>, g: Option<&Generator>) -> Result<()> {
         let dt = self.dtype();
+        if dt.is_complex() {
+            return Err(Error::not_implemented("random_", dt));
+        }
         let r = match (from, to) {
             (None, None) => IntRange::Dtype,
             (Some(i64::MIN), None)

@@ -1,20 +1,28 @@
 //! Element types, their Rust representations and torch's type promotion.
 //!
-//! [`DType`] lists the dtypes ferrograd stores today; [`Element`] ties each
+//! [`DType`] lists the dtypes ferrograd stores; [`Element`] ties each
 //! to its Rust type so kernels are written once, generically, and
 //! [`crate::dispatch`] picks the instantiation at run time. Promotion follows
-//! torch: categories bool < integer < floating, and within an operation
-//! tensors with dimensions outrank zero-dim tensors, which outrank Python
-//! scalars ("wrapped numbers"), unless a lower tier is of a higher category.
+//! torch: categories bool < integer < floating < complex, and within an
+//! operation tensors with dimensions outrank zero-dim tensors, which outrank
+//! Python scalars ("wrapped numbers"), unless a lower tier is of a higher
+//! category.
 
 use std::fmt;
+
+pub use num_complex::Complex;
+
+/// torch's `complex64` (`ComplexFloat`): two float32s, real part first.
+pub type ComplexFloat = Complex<f32>;
+/// torch's `complex128` (`ComplexDouble`): two float64s, real part first.
+pub type ComplexDouble = Complex<f64>;
 
 /// The element type of a tensor.
 ///
 /// The declaration order is the order torch lists its scalar types in
-/// (`uint8, int8, int16, int32, int64, float16, float32, float64, bool,
-/// bfloat16`), regrouped by category; promotion does not rely on it (see
-/// [`DType::promote`]).
+/// (`uint8, int8, int16, int32, int64, float16, float32, float64,
+/// complex64, complex128, bool, bfloat16`), regrouped by category;
+/// promotion does not rely on it (see [`DType::promote`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
@@ -27,6 +35,8 @@ pub enum DType {
     BFloat16,
     Float32,
     Float64,
+    Complex64,
+    Complex128,
 }
 
 /// The broad kind of a dtype, ordered as torch promotes across kinds.
@@ -35,11 +45,12 @@ pub enum Category {
     Bool,
     Integer,
     Floating,
+    Complex,
 }
 
 impl DType {
     /// Every dtype ferrograd supports.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::Bool,
         DType::UInt8,
         DType::Int8,
@@ -50,6 +61,8 @@ impl DType {
         DType::BFloat16,
         DType::Float32,
         DType::Float64,
+        DType::Complex64,
+        DType::Complex128,
     ];
 
     /// Size of one element in bytes.
@@ -58,7 +71,8 @@ impl DType {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
             DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
             DType::Int32 | DType::Float32 => 4,
-            DType::Int64 | DType::Float64 => 8,
+            DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
         }
     }
 
@@ -75,6 +89,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
         }
     }
 
@@ -91,6 +107,8 @@ impl DType {
             DType::BFloat16 => "BFloat16",
             DType::Float32 => "Float",
             DType::Float64 => "Double",
+            DType::Complex64 => "ComplexFloat",
+            DType::Complex128 => "ComplexDouble",
         }
     }
 
@@ -108,11 +126,13 @@ impl DType {
             DType::BFloat16 => "c10::BFloat16",
             DType::Float32 => "float",
             DType::Float64 => "double",
+            DType::Complex64 => "c10::complex<float>",
+            DType::Complex128 => "c10::complex<double>",
         }
     }
 
     /// Parses torch's names and aliases (`float`, `double`, `half`, `long`,
-    /// `int`, `short`).
+    /// `int`, `short`, `cfloat`, `cdouble`).
     pub fn from_name(name: &str) -> Option<DType> {
         Some(match name {
             "bool" => DType::Bool,
@@ -125,6 +145,8 @@ impl DType {
             "bfloat16" => DType::BFloat16,
             "float32" | "float" => DType::Float32,
             "float64" | "double" => DType::Float64,
+            "complex64" | "cfloat" => DType::Complex64,
+            "complex128" | "cdouble" => DType::Complex128,
             _ => return None,
         })
     }
@@ -138,6 +160,7 @@ impl DType {
             DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => {
                 Category::Floating
             }
+            DType::Complex64 | DType::Complex128 => Category::Complex,
         }
     }
 
@@ -145,9 +168,38 @@ impl DType {
         self.category() == Category::Floating
     }
 
-    /// Complex dtypes are not stored yet; kept so callers can ask as in torch.
     pub fn is_complex(self) -> bool {
-        false
+        self.category() == Category::Complex
+    }
+
+    /// Floating or complex: the dtypes that can require gradients.
+    pub fn is_differentiable(self) -> bool {
+        self.category() >= Category::Floating
+    }
+
+    /// The real dtype of one component of a complex dtype (`complex64`
+    /// gives `float32`); other dtypes are returned unchanged.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            other => other,
+        }
+    }
+
+    /// The complex dtype whose components are this floating dtype, as
+    /// torch's `toComplexType`: float64 gives `complex128`, the other
+    /// floats `complex64` (torch's 16-bit complex type is not provided).
+    /// Complex dtypes are returned unchanged; integers and bool give the
+    /// default complex dtype.
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::Float64 | DType::Complex128 => DType::Complex128,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Complex64 => {
+                DType::Complex64
+            }
+            _ => default_complex_dtype(),
+        }
     }
 
     /// Whether the dtype holds negative values (`bool` and `uint8` do not).
@@ -185,6 +237,8 @@ impl DType {
             DType::BFloat16 => return None,
             DType::Float32 => "<f4",
             DType::Float64 => "<f8",
+            DType::Complex64 => "<c8",
+            DType::Complex128 => "<c16",
         })
     }
 
@@ -201,6 +255,8 @@ impl DType {
             "f2" => DType::Float16,
             "f4" => DType::Float32,
             "f8" => DType::Float64,
+            "c8" => DType::Complex64,
+            "c16" => DType::Complex128,
             _ => return None,
         })
     }
@@ -223,17 +279,18 @@ impl DType {
     /// Two integers give the wider; `uint8` with `int8` gives `int16`, the
     /// narrowest type holding both ranges. Two floats give the wider;
     /// `float16` with `bfloat16` gives `float32`, since neither holds the
-    /// other.
+    /// other. A complex dtype with a float gives the complex dtype whose
+    /// components hold both (`complex64` with `float64` is `complex128`).
     pub fn promote(self, other: DType) -> DType {
         use DType::*;
         if self == other {
             return self;
         }
         let (a, b) = (self.category(), other.category());
-        if a != b {
+        if a != b && a.max(b) != Category::Complex {
             return if a > b { self } else { other };
         }
-        match a {
+        match a.max(b) {
             Category::Bool => Bool,
             Category::Integer => match (self, other) {
                 (UInt8, Int8) | (Int8, UInt8) => Int16,
@@ -245,13 +302,16 @@ impl DType {
                 _ if self.itemsize() >= other.itemsize() => self,
                 _ => other,
             },
+            // At least one is complex: promote the components.
+            Category::Complex => self.to_real().promote(other.to_real()).to_complex(),
         }
     }
 
     /// The dtype that ops which always produce floats (sqrt, div, mean...)
-    /// compute in for this input: itself if floating, else the default.
+    /// compute in for this input: itself if floating or complex, else the
+    /// default.
     pub fn to_float(self, default: DType) -> DType {
-        if self.is_floating_point() {
+        if self.is_differentiable() {
             self
         } else {
             default
@@ -280,6 +340,16 @@ const DEFAULT_CHOICES: [DType; 4] = [
 pub fn default_dtype() -> DType {
     let code = DEFAULT_DTYPE.load(std::sync::atomic::Ordering::Relaxed);
     DEFAULT_CHOICES[code as usize % DEFAULT_CHOICES.len()]
+}
+
+/// The dtype Python complex numbers use: `complex128` when the default
+/// dtype is float64, `complex64` otherwise.
+pub fn default_complex_dtype() -> DType {
+    if default_dtype() == DType::Float64 {
+        DType::Complex128
+    } else {
+        DType::Complex64
+    }
 }
 
 /// Sets the default floating dtype; only floating dtypes are allowed.
@@ -322,9 +392,10 @@ pub fn result_type(operands: &[PromotionOperand]) -> DType {
             .iter()
             .filter(|o| o.tier == tier)
             .map(|o| match (tier, o.dtype.category()) {
-                // A Python float participates as the default dtype; a Python
-                // int as int64.
+                // A Python float participates as the default dtype, a Python
+                // complex as the default complex dtype, a Python int as int64.
                 (Tier::Wrapped, Category::Floating) => default_dtype(),
+                (Tier::Wrapped, Category::Complex) => default_complex_dtype(),
                 _ => o.dtype,
             })
             .reduce(DType::promote)
@@ -340,10 +411,20 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
     match (higher, lower) {
         (None, l) => l,
         (h, None) => h,
-        // A floating higher tier always wins; otherwise a bool higher tier,
-        // or a floating lower tier, promotes; an integer higher tier keeps
-        // its width against lower-tier integers.
-        (Some(h), Some(l)) => Some(if h.is_floating_point() {
+        // A complex higher tier always wins. A complex lower tier makes a
+        // floating higher tier complex at its own precision, and replaces
+        // any other. A floating higher tier otherwise wins; a bool higher
+        // tier, or a floating lower tier, promotes; an integer higher tier
+        // keeps its width against lower-tier integers.
+        (Some(h), Some(l)) => Some(if h.is_complex() {
+            h
+        } else if l.is_complex() {
+            if h.is_floating_point() {
+                h.to_complex()
+            } else {
+                l
+            }
+        } else if h.is_floating_point() {
             h
         } else if h == DType::Bool || l.is_floating_point() {
             h.promote(l)
@@ -355,12 +436,12 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
 
 /// A Rust type that stores the elements of one [`DType`].
 ///
-/// Conversions go through `f64`/`i64` so generic kernels can cast between
-/// any two element types with torch's semantics (float to int truncates
-/// toward zero; anything to bool is `!= 0`).
-pub trait Element:
-    Copy + Send + Sync + PartialOrd + PartialEq + fmt::Debug + Default + 'static
-{
+/// Conversions go through `f64`/`i64`/`Complex<f64>` so generic kernels can
+/// cast between any two element types with torch's semantics (float to int
+/// truncates toward zero; complex to real keeps the real part; anything to
+/// bool is `!= 0`). Elements are not ordered: complex numbers have no
+/// order, so kernels that compare ask for [`RealElement`].
+pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
     const DTYPE: DType;
     fn to_f64(self) -> f64;
     fn to_i64(self) -> i64;
@@ -370,6 +451,16 @@ pub trait Element:
     fn from_bool(v: bool) -> Self;
     fn zero() -> Self;
     fn one() -> Self;
+    /// The value as a complex number (a real one has no imaginary part).
+    #[inline(always)]
+    fn to_complex(self) -> Complex<f64> {
+        Complex::new(self.to_f64(), 0.0)
+    }
+    /// From a complex number; a real type keeps the real part.
+    #[inline(always)]
+    fn from_complex(v: Complex<f64>) -> Self {
+        Self::from_f64(v.re)
+    }
     /// Converts from any other element type with torch's cast semantics.
     #[inline(always)]
     fn cast_from<U: Element>(v: U) -> Self {
@@ -377,9 +468,77 @@ pub trait Element:
             Category::Bool => Self::from_bool(v.to_bool()),
             Category::Integer => Self::from_i64(v.to_i64()),
             Category::Floating => Self::from_f64(v.to_f64()),
+            Category::Complex => Self::from_complex(v.to_complex()),
         }
     }
 }
+
+/// The element types with an order: every one but the complex types.
+pub trait RealElement: Element + PartialOrd {}
+impl RealElement for bool {}
+impl RealElement for u8 {}
+impl RealElement for i8 {}
+impl RealElement for i16 {}
+impl RealElement for i32 {}
+impl RealElement for i64 {}
+impl RealElement for half::f16 {}
+impl RealElement for half::bf16 {}
+impl RealElement for f32 {}
+impl RealElement for f64 {}
+
+/// The complex types: a real and an imaginary float of the same width.
+/// Conversions from real values set the imaginary part to zero; to real
+/// values drop it; to bool test both parts.
+macro_rules! impl_complex_element {
+    ($f:ty, $dt:expr) => {
+        impl Element for Complex<$f> {
+            const DTYPE: DType = $dt;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self.re as f64
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self.re as i64
+            }
+            #[inline(always)]
+            fn to_bool(self) -> bool {
+                self.re != 0.0 || self.im != 0.0
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                Complex::new(v as $f, 0.0)
+            }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self {
+                Complex::new(v as $f, 0.0)
+            }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self {
+                Complex::new(v as u8 as $f, 0.0)
+            }
+            #[inline(always)]
+            fn zero() -> Self {
+                Complex::new(0.0, 0.0)
+            }
+            #[inline(always)]
+            fn one() -> Self {
+                Complex::new(1.0, 0.0)
+            }
+            #[inline(always)]
+            fn to_complex(self) -> Complex<f64> {
+                Complex::new(self.re as f64, self.im as f64)
+            }
+            #[inline(always)]
+            fn from_complex(v: Complex<f64>) -> Self {
+                Complex::new(v.re as $f, v.im as $f)
+            }
+        }
+    };
+}
+
+impl_complex_element!(f32, DType::Complex64);
+impl_complex_element!(f64, DType::Complex128);
 
 macro_rules! impl_numeric_element {
     ($t:ty, $dt:expr) => {
@@ -549,6 +708,10 @@ impl Element for bool {
     fn from_bool(v: bool) -> Self {
         v
     }
+    #[inline(always)]
+    fn from_complex(v: Complex<f64>) -> Self {
+        v.re != 0.0 || v.im != 0.0
+    }
     fn zero() -> Self {
         false
     }
@@ -558,7 +721,7 @@ impl Element for bool {
 }
 
 /// Floating element types: the ones with transcendental functions.
-pub trait Float: Element + std::ops::Neg<Output = Self> + num_like::FloatOps {}
+pub trait Float: RealElement + std::ops::Neg<Output = Self> + num_like::FloatOps {}
 impl Float for f32 {}
 impl Float for f64 {}
 impl Float for half::f16 {}
@@ -727,6 +890,67 @@ macro_rules! dispatch {
                 type $T = f64;
                 $body
             }
+            $crate::DType::Complex64 => {
+                type $T = $crate::ComplexFloat;
+                $body
+            }
+            $crate::DType::Complex128 => {
+                type $T = $crate::ComplexDouble;
+                $body
+            }
+        }
+    };
+}
+
+/// Like [`dispatch!`] but for the ordered (non-complex) dtypes, binding
+/// types that implement [`RealElement`]; complex dtypes run `$else`.
+#[macro_export]
+macro_rules! dispatch_real {
+    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::Complex64 | $crate::DType::Complex128 => $other,
+            dt => $crate::dispatch_numeric!(dt, $T => $body, else unreachable!()),
+        }
+    };
+}
+
+/// Like [`dispatch!`] but for the dtypes with arithmetic (every one but
+/// bool, complex included); bool runs `$else`.
+#[macro_export]
+macro_rules! dispatch_arith {
+    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
+        match $dtype {
+            $crate::DType::Complex64 => {
+                type $T = $crate::ComplexFloat;
+                $body
+            }
+            $crate::DType::Complex128 => {
+                type $T = $crate::ComplexDouble;
+                $body
+            }
+            dt => $crate::dispatch_numeric!(dt, $T => $body, else $other),
+        }
+    };
+}
+
+/// Like [`dispatch!`] but only for the complex dtypes; others run `$else`.
+#[macro_export]
+macro_rules! dispatch_complex {
+    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
+        match $dtype {
+            $crate::DType::Complex64 => {
+                type $T = $crate::ComplexFloat;
+                $body
+            }
+            $crate::DType::Complex128 => {
+                type $T = $crate::ComplexDouble;
+                $body
+            }
+            _ => $other,
         }
     };
 }

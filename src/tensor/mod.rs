@@ -13,8 +13,8 @@ mod storage;
 pub(crate) use checks::{check_inplace_dtype, check_no_overlap};
 pub(crate) use dtype::num_like::FloatOps;
 pub use dtype::{
-    default_dtype, result_type, set_default_dtype, Category, DType, Element, Float,
-    PromotionOperand, Tier,
+    default_complex_dtype, default_dtype, result_type, set_default_dtype, Category, Complex,
+    ComplexDouble, ComplexFloat, DType, Element, Float, PromotionOperand, RealElement, Tier,
 };
 pub use layout::{broadcast_shapes, contiguous_strides, wrap_dim, Dims, Layout};
 pub use scalar::Scalar;

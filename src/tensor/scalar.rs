@@ -1,6 +1,6 @@
 //! Scalars: the values Python numbers (and Rust literals) carry into ops.
 
-use super::DType;
+use super::{Complex, DType};
 
 /// A dynamically typed scalar value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -8,16 +8,20 @@ pub enum Scalar {
     Bool(bool),
     Int(i64),
     Float(f64),
+    Complex(Complex<f64>),
 }
 
 impl Scalar {
-    /// The dtype a tensor made from this scalar has (float64 for floats;
-    /// promotion treats a wrapped float as the default dtype).
+    /// The dtype a tensor made from this scalar has (float64 for floats,
+    /// complex128 for complex numbers; promotion treats a wrapped float as
+    /// the default dtype and a wrapped complex as the default complex
+    /// dtype).
     pub fn dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::Int64,
             Scalar::Float(_) => DType::Float64,
+            Scalar::Complex(_) => DType::Complex128,
         }
     }
     pub fn to_f64(self) -> f64 {
@@ -25,6 +29,7 @@ impl Scalar {
             Scalar::Bool(b) => b as u8 as f64,
             Scalar::Int(i) => i as f64,
             Scalar::Float(f) => f,
+            Scalar::Complex(z) => z.re,
         }
     }
     pub fn to_i64(self) -> i64 {
@@ -32,6 +37,7 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::Float(f) => f as i64,
+            Scalar::Complex(z) => z.re as i64,
         }
     }
     pub fn to_bool(self) -> bool {
@@ -39,6 +45,7 @@ impl Scalar {
             Scalar::Bool(b) => b,
             Scalar::Int(i) => i != 0,
             Scalar::Float(f) => f != 0.0,
+            Scalar::Complex(z) => z.re != 0.0 || z.im != 0.0,
         }
     }
     /// Converts to element type `T` with torch's cast rules.
@@ -47,10 +54,21 @@ impl Scalar {
             Scalar::Bool(b) => T::from_bool(b),
             Scalar::Int(i) => T::from_i64(i),
             Scalar::Float(f) => T::from_f64(f),
+            Scalar::Complex(z) => T::from_complex(z),
+        }
+    }
+    /// The value as a complex number (zero imaginary part for reals).
+    pub fn to_complex(self) -> Complex<f64> {
+        match self {
+            Scalar::Complex(z) => z,
+            other => Complex::new(other.to_f64(), 0.0),
         }
     }
     pub fn is_floating_point(self) -> bool {
         matches!(self, Scalar::Float(_))
+    }
+    pub fn is_complex(self) -> bool {
+        matches!(self, Scalar::Complex(_))
     }
 }
 
@@ -77,5 +95,15 @@ impl From<i32> for Scalar {
 impl From<bool> for Scalar {
     fn from(v: bool) -> Self {
         Scalar::Bool(v)
+    }
+}
+impl From<Complex<f64>> for Scalar {
+    fn from(v: Complex<f64>) -> Self {
+        Scalar::Complex(v)
+    }
+}
+impl From<Complex<f32>> for Scalar {
+    fn from(v: Complex<f32>) -> Self {
+        Scalar::Complex(Complex::new(v.re as f64, v.im as f64))
     }
 }

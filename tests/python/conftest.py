@@ -32,6 +32,8 @@ def _np_dtype(d):
         fg.int32: np.int32,
         fg.int64: np.int64,
         fg.bool: np.bool_,
+        fg.complex64: np.complex64,
+        fg.complex128: np.complex128,
     }[d]
 
 

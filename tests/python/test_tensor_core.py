@@ -77,8 +77,8 @@ def test_from_numpy_keeps_strides_of_views():
 def test_from_numpy_rejects_negative_strides_and_unsupported_dtypes():
     with pytest.raises(ValueError, match="negative"):
         fg.from_numpy(np.arange(4.0)[::-1])
-    with pytest.raises(TypeError, match="complex64"):
-        fg.from_numpy(np.zeros(3, dtype=np.complex64))
+    with pytest.raises(TypeError, match="numpy.(complex256|clongdouble)"):
+        fg.from_numpy(np.zeros(3, dtype=np.clongdouble))
     with pytest.raises(TypeError):
         fg.from_numpy([1, 2])
 

@@ -306,7 +306,9 @@ def _apply_forward_ad(
         ctx = capture.ctx
         non_diff = ctx.non_differentiable or ()
         differentiable = [
-            isinstance(o, _core.Tensor) and o.is_floating_point() and not any(r is nd for nd in non_diff)
+            isinstance(o, _core.Tensor)
+            and (o.is_floating_point() or o.is_complex())
+            and not any(r is nd for nd in non_diff)
             for o, r in zip(outputs, raw_outputs, strict=True)
         ]
         out_tangents = _run_jvp(cls, ctx, args, tangents, outputs, differentiable)
@@ -432,7 +434,9 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
         # hang on, so its outputs require grad and differentiating them
         # reaches the error.
         tensors = [
-            o.detach().requires_grad_(True) if isinstance(o, _core.Tensor) and o.is_floating_point() else None
+            o.detach().requires_grad_(True)
+            if isinstance(o, _core.Tensor) and (o.is_floating_point() or o.is_complex())
+            else None
             for o in seq
         ]
         wrapped = _core._delayed_error(

@@ -54,7 +54,9 @@ pub(super) fn validate(node: &dyn Node, mut outs: Grads) -> Result<Grads> {
             t = sum_to(&t, &meta.shape)?;
         }
         if t.dtype() != meta.dtype {
-            if !t.dtype().is_floating_point() {
+            // A complex gradient of a real input keeps its real part, the
+            // derivative along the real axis (torch's convention).
+            if !t.dtype().is_differentiable() {
                 return Err(Error::runtime(format!(
                     "Function {} returned an invalid gradient at index {i} - expected dtype {} but got {}",
                     node.name(),
@@ -101,7 +103,7 @@ pub(super) fn root_grad(i: usize, out: &TensorMeta, given: Option<&Tensor>) -> R
                     &out.shape[..]
                 )));
             }
-            if g.dtype().is_floating_point() != out.dtype.is_floating_point() {
+            if g.dtype().is_complex() != out.dtype.is_complex() {
                 return Err(Error::runtime(format!(
                     "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {} and output[{i}] has a dtype of {}.",
                     g.dtype(),
@@ -115,6 +117,12 @@ pub(super) fn root_grad(i: usize, out: &TensorMeta, given: Option<&Tensor>) -> R
                 return Err(Error::runtime(format!(
                     "grad can be implicitly created only for scalar outputs (got shape {:?})",
                     &out.shape[..]
+                )));
+            }
+            if out.dtype.is_complex() {
+                return Err(Error::runtime(format!(
+                    "grad can be implicitly created only for real scalar outputs but got ferrograd.{}",
+                    out.dtype
                 )));
             }
             Tensor::try_ones(&out.shape, out.dtype)

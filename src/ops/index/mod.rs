@@ -78,6 +78,8 @@ pub(super) fn add_fn<T: Element>() -> fn(T, T) -> T {
         DType::Float64 => cast_add::<T, f64>,
         DType::Float16 => cast_add::<T, crate::f16>,
         DType::BFloat16 => cast_add::<T, crate::bf16>,
+        DType::Complex64 => cast_add::<T, crate::ComplexFloat>,
+        DType::Complex128 => cast_add::<T, crate::ComplexDouble>,
     }
 }
 
@@ -300,6 +302,8 @@ pub(super) fn scale_fn<T: Element>() -> fn(T, T) -> T {
         DType::Float64 => mul::<T, f64>,
         DType::Float16 => mul::<T, crate::f16>,
         DType::BFloat16 => mul::<T, crate::bf16>,
+        DType::Complex64 => mul::<T, crate::ComplexFloat>,
+        DType::Complex128 => mul::<T, crate::ComplexDouble>,
     }
 }
 

@@ -236,8 +236,9 @@ derivatives! {
             }
         }
         backward |ctx, g| {
+            // Complex operands enter conjugated (a no-op for real ones).
             let ops: Vec<Tensor> = (0..plan.dim_labels.len())
-                .map(|j| ctx.saved(j))
+                .map(|j| ctx.saved(j)?.conj())
                 .collect::<Result<_>>()?;
             (0..ops.len())
                 .map(|i| {

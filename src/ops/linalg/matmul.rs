@@ -87,6 +87,14 @@ macro_rules! dispatch_mat {
                 type $T = f64;
                 $body
             }
+            DType::Complex64 => {
+                type $T = $crate::ComplexFloat;
+                $body
+            }
+            DType::Complex128 => {
+                type $T = $crate::ComplexDouble;
+                $body
+            }
             // Widened to float32 by the callers before they get here.
             DType::Float16 | DType::BFloat16 => Err(Error::runtime(format!(
                 "\"{}\": 16-bit operands must be widened first",
@@ -461,16 +469,17 @@ derivatives! {
             s.save_opt("mat2", needs[1].then_some(mat2));
         }
         backward |ctx, g| {
-            // beta g, alpha g mat2^T, alpha mat1^T g
-            let (alpha, beta) = (Tensor::scalar(alpha), Tensor::scalar(beta));
+            // beta g, alpha g mat2^T, alpha mat1^T g (each factor
+            // conjugated for complex values)
+            let (alpha, beta) = (Tensor::scalar(alpha).conj()?, Tensor::scalar(beta).conj()?);
             let g0 = &g[0];
             let gs = ctx.needs(0).then(|| g0.mul(&beta)).transpose()?;
             let g1 = match ctx.saved_opt(1)? {
-                Some(m2) => Some(g0.mm(&m2.t()?)?.mul(&alpha)?),
+                Some(m2) => Some(g0.mm(&m2.conj()?.t()?)?.mul(&alpha)?),
                 None => None,
             };
             let g2 = match ctx.saved_opt(0)? {
-                Some(m1) => Some(m1.t()?.mm(g0)?.mul(&alpha)?),
+                Some(m1) => Some(m1.conj()?.t()?.mm(g0)?.mul(&alpha)?),
                 None => None,
             };
             Ok(vec![gs, g1, g2])
@@ -537,7 +546,10 @@ fn save_operands(s: &mut Saver, needs: &[bool], a: &Tensor, b: &Tensor) {
 
 /// needs a gradient, `mat2` = b when a does).
 fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
-    let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+    // Complex operands enter conjugated: `g conj(b)^T` and `conj(a)^T g`
+    // (conj is a no-op for real ones).
+    let conj = |t: Option<Tensor>| t.map(|t| t.conj()).transpose();
+    let (a, b) = (conj(ctx.saved_opt(0)?)?, conj(ctx.saved_opt(1)?)?);
     let (ma, mb) = (ctx.input_meta(0), ctx.input_meta(1));
     let (Some(ma), Some(mb)) = (ma, mb) else {
         return Err(Error::runtime("matmul backward: missing input metadata"));

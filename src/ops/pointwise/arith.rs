@@ -15,7 +15,7 @@ use crate::kernels::iter::{apply2, map2, map2_blocks, Run};
 use crate::ops::binary::{inplace_operand, promote2, sum1_fresh};
 use crate::ops::Arith;
 use crate::tensor::FloatOps;
-use crate::{dispatch_float, dispatch_numeric, DType, Error, Result, Scalar, Tensor};
+use crate::{dispatch_float, dispatch_numeric, DType, Element, Error, Result, Scalar, Tensor};
 
 /// How `div` rounds its quotient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ derivatives! {
         record "AddBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => out = dispatch_numeric!(dt, T => {
+        } => out = crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             map2::<T, T, T>(&a, &b, move |x, y| T::add(x, T::mul(k, y)))
         }, else {
@@ -82,7 +82,7 @@ derivatives! {
         record "SubBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
-        } => out = dispatch_numeric!(dt, T => {
+        } => out = crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             map2::<T, T, T>(&a, &b, move |x, y| T::sub(x, T::mul(k, y)))
         }, else Err(bool_sub_error()))?;
@@ -109,11 +109,7 @@ derivatives! {
         // The recorder turned recording off: this computes the value only.
         compute => out = other.sub_scaled(self, alpha)?;
         save |s| {
-            s.attr("alpha", match alpha {
-                Scalar::Int(i) => SavedValue::Int(i),
-                Scalar::Float(f) => SavedValue::Float(f),
-                Scalar::Bool(b) => SavedValue::Bool(b),
-            });
+            s.attr("alpha", SavedValue::from(alpha));
         }
         backward |ctx, g| Ok(vec![
             ctx.needs(0).then(|| g[0].mul(&num(alpha))?.neg()).transpose()?,
@@ -137,21 +133,24 @@ derivatives! {
         } => out = match half_map2(&a, &b, |x, y| x / y) {
             Some(r) => r,
             None => dispatch_float!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
-                else Err(unsupported("div", dt))),
+                else crate::dispatch_complex!(dt, T => map2::<T, T, T>(&a, &b, |x, y| x / y),
+                    else Err(unsupported("div", dt)))),
         }?;
         save |s, needs| {
             s.save_opt("self", needs[1].then_some(self));
             s.save("other", other);
         }
         backward |ctx, g| {
-            let other = ctx.saved(1)?;
+            // Complex operands take the conjugate derivatives (conj is a
+            // no-op for real ones).
+            let other = ctx.saved(1)?.conj()?;
             // d(a/b)/db = -a / b^2, computed as -(a / b) / b for stable
             // higher derivatives (as torch).
             let d_other = match ctx.saved_opt(0)? {
                 Some(a) if fusable(&[&g[0], &a, &other]) => {
                     Some(grad3(Grad3::DivOther, &g[0], &a, &other)?)
                 }
-                Some(a) => Some(g[0].mul(&a.div(&other)?.div(&other)?)?.neg()?),
+                Some(a) => Some(g[0].mul(&a.conj()?.div(&other)?.div(&other)?)?.neg()?),
                 None => None,
             };
             let d_self = ctx.needs(0).then(|| g[0].div(&other)).transpose()?;
@@ -168,7 +167,8 @@ derivatives! {
             check_inplace("div_", self, float_of(promoted(&[self, other])))?;
             let b = other.to_dtype(self.dtype());
         } => dispatch_float!(self.dtype(), T => apply2::<T, T>(self, &b, |x, y| x / y),
-            else Err(unsupported("div_", self.dtype())));
+            else crate::dispatch_complex!(self.dtype(), T => apply2::<T, T>(self, &b, |x, y| x / y),
+                else Err(unsupported("div_", self.dtype()))));
     }
 
     /// `div(other, rounding_mode=...)`: `None` is true division; `Trunc` and
@@ -306,14 +306,16 @@ derivatives! {
             }
         }
         backward |ctx, g| {
-            let (base, exp) = (ctx.saved(0)?, ctx.saved(1)?);
+            // Complex values take the conjugate derivatives: the formulas
+            // evaluated at the conjugates (conj is a no-op for reals).
+            let (base, exp) = (ctx.saved(0)?.conj()?, ctx.saved(1)?.conj()?);
             let d_self = if ctx.needs(0) {
                 Some(pow_grad_base(&g[0], &base, &exp)?)
             } else {
                 None
             };
             let d_exp = match ctx.saved_opt(2)? {
-                Some(y) => Some(pow_grad_exp(&g[0], &base, &exp, &y)?),
+                Some(y) => Some(pow_grad_exp(&g[0], &base, &exp, &y.conj()?)?),
                 None => None,
             };
             Ok(vec![d_self, d_exp])
@@ -387,7 +389,7 @@ impl Tensor {
         }
         let b = inplace_operand("add_", self, other)?;
         let dt = self.dtype();
-        dispatch_numeric!(dt, T => {
+        crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             apply2::<T, T>(self, &b, move |x, y| T::add(x, T::mul(k, y)))
         }, else {
@@ -409,7 +411,7 @@ impl Tensor {
         }
         let b = inplace_operand("sub_", self, other)?;
         let dt = self.dtype();
-        dispatch_numeric!(dt, T => {
+        crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
             if alpha == Scalar::Int(1) {
                 apply2::<T, T>(self, &b, T::sub)
@@ -426,7 +428,7 @@ impl Tensor {
             return Ok(());
         }
         let b = inplace_operand("mul_", self, other)?;
-        dispatch_numeric!(self.dtype(), T => apply2::<T, T>(self, &b, T::mul),
+        crate::dispatch_arith!(self.dtype(), T => apply2::<T, T>(self, &b, T::mul),
             else apply2::<bool, bool>(self, &b, |x, y| x & y))
     }
 
@@ -544,6 +546,35 @@ fn pow_grad_exp(g: &Tensor, base: &Tensor, exp: &Tensor, y: &Tensor) -> Result<T
     zero_where(&g.mul(&y.mul(&base.log()?)?)?, &at_zero)
 }
 
+/// `x^y` for complex numbers: exact repeated products for small integer
+/// exponents (so `z ** 2` is `z * z`), `exp(y log x)` otherwise, with
+/// `x^0 = 1` and `0^y = 0` for `Re(y) > 0`.
+fn complex_pow<C: Element>(x: C, y: C) -> C {
+    let (x, y) = (x.to_complex(), y.to_complex());
+    let r = if y.im == 0.0 && y.re == y.re.trunc() && y.re.abs() <= 64.0 {
+        x.powi(y.re as i32)
+    } else if y == crate::Complex::new(0.0, 0.0) {
+        crate::Complex::new(1.0, 0.0)
+    } else if x == crate::Complex::new(0.0, 0.0) && y.re > 0.0 {
+        x
+    } else {
+        x.powc(y)
+    };
+    C::from_complex(r)
+}
+
+/// torch's error for a binary op complex numbers do not have.
+fn complex_binary_error(name: &str, dt: DType) -> Error {
+    let op = name.trim_end_matches('_');
+    match op {
+        "maximum" | "minimum" => {
+            Error::runtime(format!("{op} not implemented for complex tensors."))
+        }
+        "floor_divide" => unsupported("div_floor_cpu", dt),
+        _ => unsupported(&format!("{op}_cpu"), dt),
+    }
+}
+
 fn floor_divide_error() -> Error {
     Error::runtime("derivative for floor_divide is not implemented")
 }
@@ -612,6 +643,15 @@ impl Tensor {
         if let (DType::Float32, Some(block)) = (dt, K::F32_BLOCK) {
             return map2_blocks::<f32>(&a, &b, K::apply::<f32>, block);
         }
+        if dt.is_complex() {
+            return match name {
+                "pow" => {
+                    crate::dispatch_complex!(dt, C => map2::<C, C, C>(&a, &b, complex_pow::<C>),
+                    else Err(unsupported(name, dt)))
+                }
+                _ => Err(complex_binary_error(name, dt)),
+            };
+        }
         dispatch_numeric!(dt, T => map2::<T, T, T>(&a, &b, K::apply::<T>),
         else match K::BOOL {
             Some(g) => map2::<bool, bool, bool>(&a, &b, g),
@@ -625,6 +665,15 @@ impl Tensor {
         let dt = self.dtype();
         if K::DIVIDES {
             check_divisor(dt, &b)?;
+        }
+        if dt.is_complex() {
+            return match name {
+                "pow_" => {
+                    crate::dispatch_complex!(dt, C => apply2::<C, C>(self, &b, complex_pow::<C>),
+                    else Err(unsupported(name, dt)))
+                }
+                _ => Err(complex_binary_error(name, dt)),
+            };
         }
         dispatch_numeric!(dt, T => apply2::<T, T>(self, &b, K::apply::<T>),
         else match K::BOOL {

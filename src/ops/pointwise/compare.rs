@@ -7,16 +7,24 @@ use crate::ops::binary::{inplace_operand, promote2};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 
 /// Defines comparison ops: computed in the promoted dtype, bool results.
-/// The in-place forms store 0/1 in the tensor's own dtype.
+/// The in-place forms store 0/1 in the tensor's own dtype. Equality takes
+/// every dtype; the ordering comparisons refuse complex ones, as torch.
 macro_rules! comparisons {
-    ($($doc:literal $name:ident $name_:ident $op:tt;)*) => {
+    (@kernel any $name:ident $op:tt $dt:ident $a:ident $b:ident) => {
+        dispatch!($dt, T => map2::<T, T, bool>(&$a, &$b, |x, y| x $op y))
+    };
+    (@kernel ordered $name:ident $op:tt $dt:ident $a:ident $b:ident) => {
+        crate::dispatch_real!($dt, T => map2::<T, T, bool>(&$a, &$b, |x, y| x $op y),
+            else Err(Error::not_implemented(concat!(stringify!($name), "_cpu"), $dt)))
+    };
+    ($($doc:literal $name:ident $name_:ident $op:tt $kind:ident;)*) => {
         impl Tensor {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
                     let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (dt, a, b) = promote2(self, other);
-                    dispatch!(dt, T => map2::<T, T, bool>(&a, &b, |x, y| x $op y))
+                    comparisons!(@kernel $kind $name $op dt a b)
                 }
 
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
@@ -29,12 +37,12 @@ macro_rules! comparisons {
 }
 
 comparisons! {
-    "`eq(other)` (`==`): elementwise equality." eq eq_ ==;
-    "`ne(other)` (`!=`, alias `not_equal`)." ne ne_ !=;
-    "`lt(other)` (`<`, alias `less`)." lt lt_ <;
-    "`le(other)` (`<=`, alias `less_equal`)." le le_ <=;
-    "`gt(other)` (`>`, alias `greater`)." gt gt_ >;
-    "`ge(other)` (`>=`, alias `greater_equal`)." ge ge_ >=;
+    "`eq(other)` (`==`): elementwise equality." eq eq_ == any;
+    "`ne(other)` (`!=`, alias `not_equal`)." ne ne_ != any;
+    "`lt(other)` (`<`, alias `less`)." lt lt_ < ordered;
+    "`le(other)` (`<=`, alias `less_equal`)." le le_ <= ordered;
+    "`gt(other)` (`>`, alias `greater`)." gt gt_ > ordered;
+    "`ge(other)` (`>=`, alias `greater_equal`)." ge ge_ >= ordered;
 }
 
 /// Defines logical ops: operands are read as truth values (non-zero),
@@ -128,9 +136,11 @@ impl Tensor {
         if self.dtype() == DType::Bool {
             return self.eq(other);
         }
-        dispatch!(self.dtype(), T => map2::<T, T, bool>(self, other, move |x, y| {
+        crate::dispatch_complex!(self.dtype(), T => map2::<T, T, bool>(self, other, move |x, y| {
+            close_complex(x.to_complex(), y.to_complex(), rtol, atol, equal_nan)
+        }), else dispatch!(self.dtype(), T => map2::<T, T, bool>(self, other, move |x, y| {
             close(x.to_f64(), y.to_f64(), rtol, atol, equal_nan)
-        }))
+        })))
     }
 
     /// `allclose(...)`: whether [`Tensor::isclose`] holds everywhere.
@@ -148,6 +158,26 @@ impl Tensor {
 }
 
 #[inline(always)]
+/// [`close`] for complex numbers, with complex magnitudes; a number is NaN
+/// when either part is.
+fn close_complex(
+    x: crate::Complex<f64>,
+    y: crate::Complex<f64>,
+    rtol: f64,
+    atol: f64,
+    equal_nan: bool,
+) -> bool {
+    if x == y {
+        return true;
+    }
+    let (xn, yn) = (x.is_nan(), y.is_nan());
+    if xn || yn {
+        return equal_nan && xn && yn;
+    }
+    let diff = (x - y).norm();
+    diff.is_finite() && diff <= atol + rtol * y.norm()
+}
+
 fn close(x: f64, y: f64, rtol: f64, atol: f64, equal_nan: bool) -> bool {
     if x == y {
         return true;

@@ -57,10 +57,7 @@ fn promoted(ts: &[&Tensor]) -> DType {
 
 /// torch's error for an op without a kernel for `dt`.
 fn unsupported(op: &str, dt: DType) -> Error {
-    Error::runtime(format!(
-        "\"{op}\" not implemented for '{}'",
-        dt.scalar_type_name()
-    ))
+    Error::not_implemented(op, dt)
 }
 
 /// A Python-number-like scalar for backward formulas: it never promotes
@@ -144,11 +141,14 @@ fn assign(op: &str, dst: &Tensor, result: &Tensor) -> Result<()> {
 fn scalar_factor<T: Element>(what: &str, value: crate::Scalar, dt: DType) -> Result<T> {
     use crate::Scalar;
     match value {
-        Scalar::Float(_) if !dt.is_floating_point() => Err(Error::runtime(format!(
+        Scalar::Float(_) if !dt.is_differentiable() => Err(Error::runtime(format!(
             "For integral input tensors, argument {what} must not be a floating point number."
         ))),
         Scalar::Bool(_) if dt != DType::Bool => Err(Error::runtime(format!(
             "Boolean {what} only supported for Boolean results."
+        ))),
+        Scalar::Complex(_) if !dt.is_complex() => Err(Error::runtime(format!(
+            "For non-complex input tensors, argument {what} must not be complex."
         ))),
         v => Ok(v.to_elem()),
     }

@@ -141,7 +141,8 @@ derivatives! {
         }
         backward |ctx, g| {
             let scaled = |t: Option<Tensor>| -> Result<Option<Tensor>> {
-                t.map(|t| g[0].mul(&t.mul(&num(value))?)).transpose()
+                // Conjugated factors for complex values.
+                t.map(|t| g[0].mul(&t.conj()?.mul(&num(value).conj()?)?)).transpose()
             };
             Ok(vec![
                 Some(g[0].clone()),
@@ -160,7 +161,7 @@ derivatives! {
             let own = self.dtype();
             check_inplace("addcmul_", self, promoted(&[self, tensor1, tensor2]))?;
             let (a, b) = (tensor1.to_dtype(own), tensor2.to_dtype(own));
-        } => dispatch_numeric!(own, T => {
+        } => crate::dispatch_arith!(own, T => {
             let v: T = scalar_factor("value", value, own)?;
             apply3::<T, T, T>(self, &a, &b, move |x, a, b| T::add(x, T::mul(T::mul(v, a), b)))
         }, else Err(unsupported("addcmul_", own)));
@@ -302,7 +303,7 @@ impl Tensor {
             tensor1.to_dtype(dt),
             tensor2.to_dtype(dt),
         );
-        dispatch_numeric!(dt, T => {
+        crate::dispatch_arith!(dt, T => {
             let v: T = scalar_factor("value", value, dt)?;
             map3::<T, T, T, T>(&x, &a, &b, move |x, a, b| T::add(x, T::mul(T::mul(v, a), b)))
         }, else Err(unsupported("addcmul", dt)))
@@ -361,6 +362,11 @@ fn clamp_dtype(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result
     let dt = promoted(&ts);
     if dt == DType::Bool {
         return Err(unsupported("clamp", dt));
+    }
+    if dt.is_complex() {
+        return Err(Error::not_implemented_msg(
+            "clamp is not supported for complex types",
+        ));
     }
     Ok(dt)
 }

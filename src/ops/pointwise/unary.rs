@@ -57,7 +57,11 @@ macro_rules! float_unary {
                         .ok_or_else(|| unsupported(stringify!($name), dt))?;
                     save |s| { save_unary!(s, $saved, self, &out); }
                     backward |ctx, g| {
-                        let ($g, $v) = (&g[0], &ctx.saved(0)?);
+                        // A complex input takes `g * conj(f'(z))`, and
+                        // `conj(f'(z)) = f'(conj z)` for these functions
+                        // (real Taylor coefficients): conjugate the saved
+                        // value, keep the formula.
+                        let ($g, $v) = (&g[0], &ctx.saved(0)?.conj()?);
                         $(if fusable(&[$g, $v]) {
                             return Ok(vec![Some(grad2(Grad2::$fz, $g, $v)?)]);
                         })?
@@ -159,9 +163,13 @@ macro_rules! num_unary {
                 pub fn $name(&self) -> Tensor {
                     record $node, [self];
                     compute => out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
-                        else match $bool {
-                            Some(g) => map1::<bool, bool>(self, g),
-                            None => return Err(bool_error(stringify!($name))),
+                        else if self.dtype().is_complex() {
+                            complex_num_unary(stringify!($name), self)?
+                        } else {
+                            match $bool {
+                                Some(g) => map1::<bool, bool>(self, g),
+                                None => return Err(bool_error(stringify!($name))),
+                            }
                         });
                     save |s| { save_num_unary!(s, $saved, self, &out); }
                     backward |ctx, g| {
@@ -185,9 +193,13 @@ macro_rules! num_unary {
                     batched broadcast;
                     inplace $name_(self) |s| s.$name();
                         => dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
-                            else match $bool {
-                                Some(g) => apply1::<bool>(self, g),
-                                None => Err(bool_error(stringify!($name_))),
+                            else if self.dtype().is_complex() {
+                                complex_num_unary_(stringify!($name_), self)
+                            } else {
+                                match $bool {
+                                    Some(g) => apply1::<bool>(self, g),
+                                    None => Err(bool_error(stringify!($name_))),
+                                }
                             });
                 }
             )*
@@ -214,6 +226,54 @@ macro_rules! saved_num_unary {
 }
 
 const NO_BOOL: Option<fn(bool) -> bool> = None;
+
+/// The numeric unary ops on a complex tensor: `neg` negates, `abs` gives
+/// the magnitude in the real dtype, the others raise torch's errors.
+fn complex_num_unary(op: &str, x: &Tensor) -> Result<Tensor> {
+    match op {
+        "neg" => crate::dispatch_complex!(x.dtype(), C => Ok(map1::<C, C>(x, |z| -z)),
+            else Err(unsupported(op, x.dtype()))),
+        "abs" => x.complex_magnitude(),
+        _ => Err(complex_refusal(op, x.dtype())),
+    }
+}
+
+/// [`complex_num_unary`] in place (`abs_` is refused: its result is real).
+fn complex_num_unary_(op: &str, x: &Tensor) -> Result<()> {
+    match op {
+        "neg_" => crate::dispatch_complex!(x.dtype(), C => apply1::<C>(x, |z| -z),
+            else Err(unsupported(op, x.dtype()))),
+        "abs_" => Err(Error::runtime(
+            "In-place abs is not supported for complex tensors.",
+        )),
+        _ => Err(complex_refusal(op.trim_end_matches('_'), x.dtype())),
+    }
+}
+
+/// torch's error for a rounding, sign or clamping op on complex numbers.
+fn complex_refusal(op: &str, dt: DType) -> Error {
+    match op {
+        "floor" | "ceil" | "trunc" => {
+            Error::not_implemented_msg(format!("{op} is not supported for complex inputs"))
+        }
+        "round" => unsupported("round_vml_cpu", dt),
+        "sign" => Error::not_implemented_msg(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+        ),
+        "relu" => Error::not_implemented_msg("clamp is not supported for complex types"),
+        _ => unsupported(op, dt),
+    }
+}
+
+/// abs's derivative: `g * sgn(x)` backward (a real `g`), and
+/// `Re(t * conj(sgn(x)))` for a complex tangent `t` forward.
+fn abs_grad(g: &Tensor, x: &Tensor) -> Result<Tensor> {
+    if g.dtype().is_complex() {
+        g.mul(&x.sgn()?.conj()?)?.real()
+    } else {
+        g.mul(&x.sgn()?)
+    }
+}
 
 /// torch's error for a numeric unary op applied to a bool tensor.
 fn bool_error(op: &str) -> Error {
@@ -253,7 +313,7 @@ num_unary! {
     "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
         "NegBackward0" none => |g, _| g.neg()?;
     "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL,
-        "AbsBackward0" self, fused Abs => |g, x| g.mul(&x.sign()?)?; // 0 at 0, as torch
+        "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?; // 0 at 0, as torch
     "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
         "SignBackward0" none => |g, _| g.zeros_like()?;
     "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL,
@@ -354,34 +414,55 @@ impl Tensor {
     pub fn isinf(&self) -> Tensor {
         self.float_predicate(|x| x.is_infinite(), false)
     }
-    /// `isposinf()`: true where the element is +inf.
-    pub fn isposinf(&self) -> Tensor {
-        self.float_predicate(|x| x == f64::INFINITY, false)
+    /// `isposinf()`: true where the element is +inf (not for complex).
+    pub fn isposinf(&self) -> Result<Tensor> {
+        self.real_only("isposinf does not support complex inputs.")?;
+        Ok(self.float_predicate(|x| x == f64::INFINITY, false))
     }
-    /// `isneginf()`: true where the element is -inf.
-    pub fn isneginf(&self) -> Tensor {
-        self.float_predicate(|x| x == f64::NEG_INFINITY, false)
+    /// `isneginf()`: true where the element is -inf (not for complex).
+    pub fn isneginf(&self) -> Result<Tensor> {
+        self.real_only("isneginf does not support complex inputs.")?;
+        Ok(self.float_predicate(|x| x == f64::NEG_INFINITY, false))
     }
     /// `isfinite()`: true where the element is neither infinite nor NaN.
     pub fn isfinite(&self) -> Tensor {
         self.float_predicate(|x| x.is_finite(), true)
     }
-    /// `signbit()`: true where the sign bit is set (includes -0.0).
-    pub fn signbit(&self) -> Tensor {
-        dispatch!(self.dtype(), T => map1::<T, bool>(self, |x| {
+    /// `signbit()`: true where the sign bit is set (includes -0.0; not for
+    /// complex).
+    pub fn signbit(&self) -> Result<Tensor> {
+        self.real_only("signbit is not implemented for complex tensors.")?;
+        Ok(dispatch!(self.dtype(), T => map1::<T, bool>(self, |x| {
             if T::DTYPE.is_floating_point() {
                 x.to_f64().is_sign_negative()
             } else {
                 x.to_i64() < 0
             }
-        }))
+        })))
+    }
+
+    /// torch's `NotImplementedError` `msg` for a complex tensor.
+    pub(crate) fn real_only(&self, msg: &str) -> Result<()> {
+        if self.dtype().is_complex() {
+            return Err(Error::not_implemented_msg(msg));
+        }
+        Ok(())
     }
 
     /// A bool tensor of `pred` on float elements; `int_value` for the
-    /// elements of integer and bool tensors (which are always finite).
+    /// elements of integer and bool tensors (which are always finite). A
+    /// complex element tests both parts: any of them when `int_value` is
+    /// false (isnan, isinf), both when true (isfinite).
     fn float_predicate(&self, pred: fn(f64) -> bool, int_value: bool) -> Tensor {
         dispatch_float!(self.dtype(), T => map1::<T, bool>(self, move |x| pred(x.to_f64())),
-            else Tensor::full(self.shape(), int_value, DType::Bool))
+            else crate::dispatch_complex!(self.dtype(), T => map1::<T, bool>(self, move |x| {
+                let z = x.to_complex();
+                if int_value {
+                    pred(z.re) && pred(z.im)
+                } else {
+                    pred(z.re) || pred(z.im)
+                }
+            }), else Tensor::full(self.shape(), int_value, DType::Bool)))
     }
 
     /// `logical_not()`: true where the element is zero (any dtype).

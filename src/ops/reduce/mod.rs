@@ -62,7 +62,7 @@ pub(crate) fn dim_mask(ndim: usize, dims: Option<&[isize]>) -> Result<Mask> {
 /// The default result dtype of sum/prod/cumsum: integers and bool widen to
 /// int64.
 pub(crate) fn widened(d: DType) -> DType {
-    if d.is_floating_point() {
+    if d.is_differentiable() {
         d
     } else {
         DType::Int64
@@ -236,7 +236,9 @@ derivatives! {
         } => out = sum_or_prod(self, &mask, keepdim, out_dt, true)?;
         save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| {
+            // Conjugates: the complex gradient is g times conj(d prod / dx).
             let (x, out) = saved_input_and_result(ctx)?;
+            let (x, out) = (x.conj()?, out.conj()?);
             Ok(vec![Some(prod_backward(&g[0], &x, &out, &shape, &mask, keepdim)?)])
         };
         // sum_i t_i prod_{j != i} x_j: the backward's weights for g = 1.
@@ -254,14 +256,14 @@ derivatives! {
     pub fn mean(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Tensor {
         before {
             let out_dt = match dtype {
-                Some(d) if !d.is_floating_point() => {
+                Some(d) if !d.is_differentiable() => {
                     return Err(Error::runtime(format!(
                         "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: {}",
                         d.scalar_type_name()
                     )))
                 }
                 Some(d) => d,
-                None if !self.dtype().is_floating_point() => {
+                None if !self.dtype().is_differentiable() => {
                     return Err(Error::runtime(format!(
                         "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
                         (self.dtype()).scalar_type_name()

@@ -44,7 +44,9 @@ derivatives! {
         compute => out = cumulative(self, dim, dtype, true)?;
         save |s| { save_input_and_result(s, self, &out); }
         backward |ctx, g| {
+            // Conjugates: the complex gradient is g times conj(d out / dx).
             let (x, out) = saved_input_and_result(ctx)?;
+            let (x, out) = (x.conj()?, out.conj()?);
             Ok(vec![Some(cumprod_backward(&g[0], &x, &out, dim)?)])
         };
         forward formula(|t| {
