@@ -12,6 +12,14 @@ The Jacobians printed in failure messages use torch's layout: one row per
 element of the input (in row-major order), one column per element of the
 output, so entry ``(r, c)`` is ``d output[c] / d input[r]``.
 
+Complex inputs and outputs are handled as in torch. Reverse mode checks the
+imaginary and then the real part of the complex outputs as real functions;
+for a complex input ``z = x + 1j y`` the numerical entry is ``ds/dx + 1j
+ds/dy``, the gradient autograd gives ``z`` for a real output ``s``. Forward
+mode checks ``func`` as a function of the imaginary and then of the real
+part of its complex inputs. A mismatch found that way starts with "While
+considering the {imaginary|real} part of complex {outputs|inputs} only, ".
+
 Everything here is built from public tensor operations, ``autograd.grad``
 and ``forward_ad``; nothing is on a hot path.
 """
@@ -21,7 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .. import _core
@@ -91,15 +99,27 @@ def _fmt_index(idx: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(i) for i in idx) + ("," if len(idx) == 1 else "") + ")"
 
 
-def _zeros(shape: Sequence[int]) -> Tensor:
-    return _core.zeros(tuple(shape), dtype=_core.float64)
+def _zeros(shape: Sequence[int], dtype: Any = None) -> Tensor:
+    return _core.zeros(tuple(shape), dtype=_core.float64 if dtype is None else dtype)
+
+
+def _wide_dtype(t: Tensor) -> Any:
+    """The dtype Jacobians involving ``t`` are computed in: complex128 for a
+    complex ``t``, float64 otherwise."""
+    return _core.complex128 if t.is_complex() else _core.float64
+
+
+def _widen(t: Tensor) -> Tensor:
+    return t.to(_wide_dtype(t))
 
 
 def _allclose(a: Tensor, n: Tensor, rtol: float, atol: float) -> bool:
-    """torch.allclose(a, n, rtol, atol) in float64: ``|a - n| <= atol + rtol * |n|``
-    everywhere (NaN anywhere fails)."""
-    a = a.to(_core.float64)
-    n = n.to(_core.float64)
+    """torch.allclose(a, n, rtol, atol) in float64 (complex128 when either
+    side is complex): ``|a - n| <= atol + rtol * |n|`` everywhere (NaN
+    anywhere fails)."""
+    dtype = _core.complex128 if a.is_complex() or n.is_complex() else _core.float64
+    a = a.to(dtype)
+    n = n.to(dtype)
     if a.numel() == 0:
         return True
     ok = (a - n).abs() <= n.abs() * rtol + atol
@@ -109,8 +129,31 @@ def _allclose(a: Tensor, n: Tensor, rtol: float, atol: float) -> bool:
 def _max_abs(t: Tensor) -> float:
     if t.numel() == 0:
         return 0.0
+    if t.is_complex():
+        t = t.abs()
     values = t.detach().reshape(-1).tolist()
     return max(math.inf if math.isnan(v) else abs(v) for v in values)
+
+
+def _real_dtype(dtype: Any) -> Any:
+    """The dtype of each part of a complex dtype (others unchanged)."""
+    if dtype == _core.complex64:
+        return _core.float32
+    if dtype == _core.complex128:
+        return _core.float64
+    return dtype
+
+
+def _randn(shape: Sequence[int], generator: Any, dtype: Any) -> Tensor:
+    """Standard normal samples of ``dtype``; a complex sample has independent
+    real and imaginary parts of variance 1/2 each (as torch.randn)."""
+    shape = tuple(shape)
+    real = _real_dtype(dtype)
+    if real == dtype:
+        return _core.randn(shape, generator=generator, dtype=dtype)
+    re = _core.randn(shape, generator=generator, dtype=real)
+    im = _core.randn(shape, generator=generator, dtype=real)
+    return _core.complex(re, im) * math.sqrt(0.5)
 
 
 # ---------------------------------------------------------------------------
@@ -122,7 +165,7 @@ def _check_inputs(inputs: tuple[Any, ...]) -> None:
     for idx, inp in enumerate(inputs):
         if not (isinstance(inp, Tensor) and inp.requires_grad):
             continue
-        if inp.dtype != _core.float64:
+        if inp.dtype not in (_core.float64, _core.complex128):
             warnings.warn(
                 f"Input #{idx} requires gradient and is not a double precision floating point or "
                 "complex. This check will likely fail if all the inputs are not of double precision "
@@ -166,14 +209,16 @@ def _central_difference(
     eps_repr: Any,
 ) -> list[Tensor | None]:
     """``(f(x + delta) - f(x - delta)) / (2 |delta|)`` for each floating
-    output of ``func``, flattened; ``target`` is the input to perturb (the
-    whole tensor when ``where`` is None, else the element at ``where``)."""
+    output of ``func``, flattened (float64, complex128 for a complex output);
+    ``target`` is the input to perturb (the whole tensor when ``where`` is
+    None, else the element at ``where``). ``delta`` is imaginary to move the
+    imaginary part of a complex input."""
     # ``.data`` aliases the memory without the version counter, so saved
     # tensors of graphs built before stay valid (as in torch).
     data = target.data
     entry = data if where is None else data[where]
     if isinstance(delta, Tensor):
-        norm = float(delta.norm().item()) if delta.numel() else 1.0
+        norm = float(delta.abs().norm().item()) if delta.numel() else 1.0
         delta = delta.reshape(tuple(entry.shape)).to(entry.dtype)
     else:
         norm = abs(delta)
@@ -212,7 +257,7 @@ def _central_difference(
                 "Expected `func` to return outputs with the same dtype when inputs are perturbed "
                 f"{on_index}by {eps_repr}, but got: dtypes {a.dtype} and {b.dtype}."
             )
-        cols.append(((b.to(_core.float64) - a.to(_core.float64)) / (2 * norm)).reshape(-1))
+        cols.append(((_widen(b) - _widen(a)) / (2 * norm)).reshape(-1))
     return cols
 
 
@@ -221,24 +266,48 @@ def _numerical_jacobians(
 ) -> list[Tensor | None]:
     """For the input at position ``pos``: one float64 Jacobian of shape
     ``(input.numel(), output.numel())`` per floating output of ``func``
-    (``None`` for the other outputs)."""
+    (``None`` for the other outputs); complex128 for a complex output.
+
+    For a complex input (and real outputs: reverse mode splits complex
+    outputs into their parts first) the entries are complex128,
+    ``ds/dx + 1j * ds/dy`` for ``z = x + 1j * y``: the gradient autograd
+    gives ``z`` for the real output ``s``."""
     target = inputs[pos]
     rows: list[list[Tensor | None]] = []
     for where in itertools.product(*(range(s) for s in target.shape)):
-        rows.append(_central_difference(func, inputs, target, eps, tuple(where), eps))
+        row = _central_difference(func, inputs, target, eps, tuple(where), eps)
+        if target.is_complex():
+            d_imag = _central_difference(func, inputs, target, eps * 1j, tuple(where), eps * 1j)
+            row = [_conj_wirtinger(dx, dy) for dx, dy in zip(row, d_imag, strict=True)]
+        rows.append(row)
     if not rows:  # an input with no elements: the Jacobians have no rows
         outs = _as_tuple(func(*inputs))
-        return [_zeros((0, o.numel())) if _is_float_tensor(o) else None for o in outs]
+        return [
+            _zeros((0, o.numel()), _core.complex128 if target.is_complex() or o.is_complex() else None)
+            if _is_float_tensor(o)
+            else None
+            for o in outs
+        ]
     jacobians: list[Tensor | None] = []
     for k in range(len(rows[0])):
         col = rows[0][k]
         if col is None:
             jacobians.append(None)
         elif col.numel() == 0:
-            jacobians.append(_zeros((len(rows), 0)))
+            jacobians.append(_zeros((len(rows), 0), col.dtype))
         else:
             jacobians.append(_core.stack([r[k] for r in rows]))  # type: ignore[misc]
     return jacobians
+
+
+def _conj_wirtinger(dx: Tensor | None, dy: Tensor | None) -> Tensor | None:
+    """``dx + 1j * dy`` from the derivatives of a real output along the real
+    and the imaginary part of a complex input."""
+    if dx is None or dy is None:
+        return None
+    if dx.is_complex() or dy.is_complex():
+        raise AssertionError("Expected the derivatives along a complex input to be real-valued")
+    return _core.complex(dx, dy)
 
 
 # ---------------------------------------------------------------------------
@@ -255,29 +324,31 @@ def _stack_vjps(
     vjps: list[tuple[Tensor | None, ...]], diff_inputs: list[Tensor]
 ) -> tuple[list[Tensor], bool, bool]:
     """Puts ``vjps[c][k]`` (the gradient of input ``k`` for cotangent ``c``)
-    into column ``c`` of a float64 ``(input.numel(), len(vjps))`` matrix per
-    input. Also reports whether every gradient had its input's dtype and shape."""
+    into column ``c`` of a float64 (complex128 for a complex input)
+    ``(input.numel(), len(vjps))`` matrix per input. Also reports whether
+    every gradient had its input's dtype and shape."""
     types_ok = True
     sizes_ok = True
     jacobians = []
     for k, inp in enumerate(diff_inputs):
+        dtype = _wide_dtype(inp)
         cols = []
         for grads in vjps:
             g = grads[k]
             if g is None:
-                cols.append(_zeros((inp.numel(),)))
+                cols.append(_zeros((inp.numel(),), dtype))
                 continue
             if tuple(g.shape) != tuple(inp.shape):
                 sizes_ok = False
-                cols.append(_zeros((inp.numel(),)))
+                cols.append(_zeros((inp.numel(),), dtype))
                 continue
             if g.dtype != inp.dtype:
                 types_ok = False
-            cols.append(g.detach().to(_core.float64).reshape(-1))
+            cols.append(g.detach().to(dtype).reshape(-1))
         if cols:
             jacobians.append(_core.stack(cols, 1))
         else:
-            jacobians.append(_zeros((inp.numel(), 0)))
+            jacobians.append(_zeros((inp.numel(), 0), dtype))
     return jacobians, types_ok, sizes_ok
 
 
@@ -372,11 +443,33 @@ def _largest_difference(
     )
 
 
-def _mismatch_message(i: int, j: int, numerical: Any, analytical: Any, forward: bool = False) -> str:
+def _mismatch_message(
+    i: int, j: int, numerical: Any, analytical: Any, forward: bool = False, prefix: str = ""
+) -> str:
     what = "Jacobian computed with forward mode mismatch" if forward else "Jacobian mismatch"
     return (
-        f"{what} for output {i} with respect to input {j},\nnumerical:{numerical}\nanalytical:{analytical}\n"
+        f"{prefix}{what} for output {i} with respect to input {j},\n"
+        f"numerical:{numerical}\nanalytical:{analytical}\n"
     )
+
+
+# ``prefix(i, j)`` starts the message of a mismatch for output ``i`` and
+# input ``j``; it names the part of a complex output (reverse mode) or of a
+# complex input (forward mode) the failing check looked at.
+_Prefix = Callable[[int, int], str]
+
+
+def _no_prefix(i: int, j: int) -> str:
+    return ""
+
+
+def _part_prefix(part: str, element: str, complex_indices: Collection[int], by_input: bool) -> _Prefix:
+    def prefix(i: int, j: int) -> str:
+        if (j if by_input else i) not in complex_indices:
+            return ""
+        return f"While considering the {part} part of complex {element} only, "
+
+    return prefix
 
 
 def _positions_note(j: int, positions: list[int]) -> str:
@@ -394,7 +487,7 @@ def _check_no_differentiable_outputs(
     inputs: tuple[Any, ...],
     positions: list[int],
     eps: float,
-    directions: list[Tensor] | None = None,
+    directions: list[_Direction] | None = None,
 ) -> None:
     # Without differentiable outputs autograd has nothing to compare, so the
     # numerical derivatives must vanish.
@@ -402,8 +495,7 @@ def _check_no_differentiable_outputs(
         if directions is None:
             jacobians = _numerical_jacobians(func, inputs, pos, eps)
         else:
-            u = directions[k]
-            jacobians = _central_difference(func, inputs, inputs[pos], u * eps, None, u * eps)
+            jacobians = _directional_difference(func, inputs, pos, directions[k], eps)
         for jac in jacobians:
             if jac is not None and bool((jac != 0).any().item()):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
@@ -419,6 +511,7 @@ def _slow_gradcheck(
     atol: float,
     check_grad_dtypes: bool,
     nondet_tol: float,
+    prefix: _Prefix = _no_prefix,
 ) -> None:
     positions = _diff_input_positions(inputs)
     if not outputs:
@@ -442,7 +535,7 @@ def _slow_gradcheck(
                 continue
             if not _allclose(a, n, rtol, atol):
                 raise GradcheckError(
-                    _mismatch_message(i, j, n, a)
+                    _mismatch_message(i, j, n, a, prefix=prefix(i, j))
                     + _largest_difference(a, n, rtol, atol, diff_inputs[j], o)
                     + _positions_note(j, positions)
                 )
@@ -459,11 +552,52 @@ def _unit_vector(numel: int, generator: Any) -> Tensor:
     return vec
 
 
-def _adjusted_atol(atol: float, u: Tensor, v: Tensor | None) -> float:
+# The direction fast mode moves an input along: a random unit vector ``u``
+# for a real input; for a complex input a pair ``(ur, ui)`` of them, ``ur``
+# for its real part and ``ui`` for its imaginary part.
+_Direction = Tensor | tuple[Tensor, Tensor]
+
+
+def _unit_direction(inp: Tensor, generator: Any) -> _Direction:
+    if inp.is_complex():
+        return (_unit_vector(inp.numel(), generator), _unit_vector(inp.numel(), generator))
+    return _unit_vector(inp.numel(), generator)
+
+
+def _directional_difference(
+    func: Callable[..., Any], inputs: tuple[Any, ...], pos: int, u: _Direction, eps: float
+) -> list[Tensor | None]:
+    """``J u`` by one central difference per floating output along ``u``; for
+    a complex input, ``J_x ur + 1j * J_y ui`` with ``J_x``, ``J_y`` the
+    derivatives along its real and its imaginary part (outputs are real)."""
+    target = inputs[pos]
+    if not isinstance(u, tuple):
+        return _central_difference(func, inputs, target, u * eps, None, u * eps)
+    ur, ui = u
+    along_x = _central_difference(func, inputs, target, ur * eps, None, ur * eps)
+    delta_y = ui * (eps * 1j)
+    along_y = _central_difference(func, inputs, target, delta_y, None, delta_y)
+    return [_conj_wirtinger(dx, dy) for dx, dy in zip(along_x, along_y, strict=True)]
+
+
+def _reduce_along(vj: Tensor, u: _Direction) -> float | complex:
+    """``(v^T J) u`` from the gradient ``v^T J`` of an input: for a complex
+    input, ``Re(v^T J) . ur + 1j * Im(v^T J) . ui`` (the numerical side's
+    ``v^T (J_x ur + 1j J_y ui)``)."""
+    vj = vj.reshape(-1)
+    if not isinstance(u, tuple):
+        return float(vj.dot(u).item())
+    ur, ui = u
+    return complex(float(vj.real.dot(ur).item()), float(vj.imag.dot(ui).item()))
+
+
+def _adjusted_atol(atol: float, u: _Direction, v: Tensor | None) -> float:
     # Slow mode allows |a - n| <= atol + rtol |n| per entry. Comparing
     # v^T A u with v^T N u instead, the per-entry allowance atol adds up to
     # atol * sum_ij v_i u_j = atol * sum(u) * sum(v) (u and v are >= 0).
-    sum_u = float(u.sum().item())
+    # A complex input moves along ur and ui, so sum(u) = sum(ur) + sum(ui).
+    parts = u if isinstance(u, tuple) else (u,)
+    sum_u = sum(float(p.sum().item()) for p in parts)
     sum_v = 1.0 if v is None else float(v.sum().item())
     return atol * sum_u * sum_v
 
@@ -478,12 +612,13 @@ def _fast_gradcheck(
     atol: float,
     check_grad_dtypes: bool,
     nondet_tol: float,
+    prefix: _Prefix = _no_prefix,
 ) -> None:
     positions = _diff_input_positions(inputs)
     diff_inputs = [inputs[p] for p in positions]
     gen = _core.Generator()
     gen.manual_seed(_FAST_MODE_SEED)
-    all_u = [_unit_vector(t.numel(), gen) for t in diff_inputs]
+    all_u = [_unit_direction(t, gen) for t in diff_inputs]
     all_v = [_unit_vector(o.numel(), gen) for o in outputs]
 
     if not outputs:
@@ -493,21 +628,21 @@ def _fast_gradcheck(
     out_tuple = _as_tuple(func_out)
     diff_out_positions = [k for k, o in enumerate(out_tuple) if isinstance(o, Tensor) and o.requires_grad]
     # numerical[j][i] = v_i^T (J_ij u_j), J u by a central difference along u.
-    numerical: list[list[float]] = []
+    numerical: list[list[float | complex]] = []
     for pos, u in zip(positions, all_u, strict=True):
-        ju = _central_difference(func, inputs, inputs[pos], u * eps, None, u * eps)
-        row = []
+        ju = _directional_difference(func, inputs, pos, u, eps)
+        row: list[float | complex] = []
         for i, k in enumerate(diff_out_positions):
             col = ju[k]
-            row.append(0.0 if col is None else float(col.dot(all_v[i]).item()))
+            row.append(0.0 if col is None else col.dot(all_v[i].to(col.dtype)).item())
         numerical.append(row)
 
     # analytical[i][j] = (v_i^T J_ij) u_j, v^T J by one vector-Jacobian product.
-    analytical: list[list[float]] = []
+    analytical: list[list[float | complex]] = []
     for o, v in zip(outputs, all_v, strict=True):
         cot = v.reshape(tuple(o.shape)).to(o.dtype)
         vjs = _check_analytical_attributes(diff_inputs, o, [cot], nondet_tol, check_grad_dtypes)
-        analytical.append([float(vj.reshape(-1).dot(u).item()) for vj, u in zip(vjs, all_u, strict=True)])
+        analytical.append([_reduce_along(vj, u) for vj, u in zip(vjs, all_u, strict=True)])
 
     for j, u in enumerate(all_u):
         for i, v in enumerate(all_v):
@@ -517,7 +652,7 @@ def _fast_gradcheck(
             if abs(a - n) <= tol + rtol * abs(n):
                 continue
             raise GradcheckError(
-                _mismatch_message(i, j, n, a)
+                _mismatch_message(i, j, n, a, prefix=prefix(i, j))
                 + _positions_note(j, positions)
                 + _slow_mode_report(func, inputs, positions, outputs, i, j, eps, rtol, atol)
             )
@@ -611,8 +746,12 @@ def _output_tangents(
 
 
 def _flat_tangents(pairs: list[tuple[Tensor, Tensor | None]]) -> list[Tensor]:
-    """The tangents as flat float64 vectors (zeros for ``None``)."""
-    return [_zeros((o.numel(),)) if t is None else t.detach().to(_core.float64).reshape(-1) for o, t in pairs]
+    """The tangents as flat float64 (complex128 for a complex output)
+    vectors (zeros for ``None``)."""
+    return [
+        _zeros((o.numel(),), _wide_dtype(o)) if t is None else _widen(t.detach()).reshape(-1)
+        for o, t in pairs
+    ]
 
 
 def _one_hot(inp: Tensor, flat: int) -> Tensor:
@@ -629,10 +768,12 @@ def _forward_jacobians(
     float_positions: list[int],
 ) -> list[list[Tensor]]:
     """``jac[j][i]``: the Jacobian of floating output ``i`` w.r.t. input
-    ``j`` (``(input.numel(), output.numel())``, float64), built row by row:
-    row ``r`` is the output's tangent for the one-hot tangent ``e_r``."""
+    ``j`` (``(input.numel(), output.numel())``, float64 or complex128 for a
+    complex output), built row by row: row ``r`` is the output's tangent for
+    the one-hot tangent ``e_r``."""
     out_tuple = _as_tuple(func_out)
     out_numels = [out_tuple[k].numel() for k in float_positions]
+    out_dtypes = [_wide_dtype(out_tuple[k]) for k in float_positions]
     jacobians = []
     with fwAD.dual_level():
         for pos in positions:
@@ -646,7 +787,7 @@ def _forward_jacobians(
             per_output = []
             for i, numel in enumerate(out_numels):
                 if not rows or numel == 0:
-                    per_output.append(_zeros((len(rows), numel)))
+                    per_output.append(_zeros((len(rows), numel), out_dtypes[i]))
                 else:
                     per_output.append(_core.stack([row[i] for row in rows]))
             jacobians.append(per_output)
@@ -660,6 +801,7 @@ def _slow_forward_gradcheck(
     eps: float,
     rtol: float,
     atol: float,
+    prefix: _Prefix = _no_prefix,
 ) -> None:
     positions = _diff_input_positions(inputs)
     float_positions = _float_output_positions(func_out)
@@ -673,7 +815,7 @@ def _slow_forward_gradcheck(
             if n is None or _allclose(a, n, rtol, atol):
                 continue
             raise GradcheckError(
-                _mismatch_message(i, j, n, a, forward=True)
+                _mismatch_message(i, j, n, a, forward=True, prefix=prefix(i, j))
                 + _largest_difference(a, n, rtol, atol, inputs[pos], out_tuple[k])
                 + _positions_note(j, positions)
             )
@@ -686,6 +828,7 @@ def _fast_forward_gradcheck(
     eps: float,
     rtol: float,
     atol: float,
+    prefix: _Prefix = _no_prefix,
 ) -> None:
     # One random unit tangent u per input: J u from one forward-mode pass
     # against J u from one central difference along u, entry by entry.
@@ -727,7 +870,7 @@ def _fast_forward_gradcheck(
                 "forward-mode pass with\ntangent u). The full Jacobians, recomputed in slow mode:\n\n"
             )
             raise GradcheckError(
-                _mismatch_message(i, j, n, a, forward=True)
+                _mismatch_message(i, j, n, a, forward=True, prefix=prefix(i, j))
                 + _positions_note(j, positions)
                 + _full_jacobians_report(intro, full_n, full_a, rtol, atol, inputs[pos], out_tuple[k])  # type: ignore[arg-type]
             )
@@ -739,9 +882,7 @@ def _test_undefined_forward_mode(func: Callable[..., Any], inputs: tuple[Any, ..
     float_positions = _float_output_positions(func_out)
     gen = _core.Generator()
     gen.manual_seed(_FORWARD_AD_SEED)
-    tangents = {
-        p: _core.randn(tuple(inputs[p].shape), generator=gen, dtype=inputs[p].dtype) for p in positions
-    }
+    tangents = {p: _randn(inputs[p].shape, gen, inputs[p].dtype) for p in positions}
     with fwAD.dual_level():
         for j, pos in enumerate(positions):
             zero = dict(tangents)
@@ -776,7 +917,7 @@ def _test_batched_forward_grad(func: Callable[..., Any], inputs: tuple[Any, ...]
     gen.manual_seed(_FORWARD_AD_SEED + 1)
     for j, pos in enumerate(positions):
         inp = inputs[pos]
-        batch = _core.randn((_FORWARD_BATCH, *inp.shape), generator=gen, dtype=inp.dtype)
+        batch = _randn((_FORWARD_BATCH, *inp.shape), gen, inp.dtype)
         with fwAD.dual_level():
             rows = [
                 _output_tangents(func, inputs, positions, float_positions, {pos: batch[b]})
@@ -841,7 +982,7 @@ def _test_batched_grad(inputs: tuple[Any, ...], output: Tensor, output_idx: int)
 
     gen = _core.Generator()
     gen.manual_seed(_BATCHED_GRAD_SEED)
-    grad_outputs = [_core.randn(tuple(output.shape), generator=gen, dtype=output.dtype) for _ in range(2)]
+    grad_outputs = [_randn(output.shape, gen, output.dtype) for _ in range(2)]
     singles = [
         materialize(autograd_grad(output, diff_inputs, g, retain_graph=True, allow_unused=True), ())
         for g in grad_outputs
@@ -940,6 +1081,91 @@ def _test_undefined_grad(func: Callable[..., Any], inputs: tuple[Any, ...]) -> N
 
 
 # ---------------------------------------------------------------------------
+# Complex inputs and outputs (as torch): reverse mode checks the real part
+# and the imaginary part of the complex outputs as two real functions (the
+# gradients autograd gives complex inputs are those of real outputs);
+# forward mode checks ``func`` as a function of the real part and of the
+# imaginary part of the complex inputs (tangents of real inputs are real).
+# The imaginary part goes first in both.
+
+_PARTS = (("imag", "imaginary"), ("real", "real"))
+
+
+def _complex_input_positions(inputs: tuple[Any, ...]) -> list[int]:
+    return [k for k, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad and x.is_complex()]
+
+
+def _output_part(func: Callable[..., Any], attr: str) -> Callable[..., tuple[Any, ...]]:
+    """``func`` with each complex output replaced by its ``.real`` or ``.imag``."""
+
+    def part_func(*args: Any) -> tuple[Any, ...]:
+        outs = _as_tuple(func(*args))
+        return tuple(getattr(o, attr) if isinstance(o, Tensor) and o.is_complex() else o for o in outs)
+
+    return part_func
+
+
+def _input_part(
+    func: Callable[..., Any], inputs: tuple[Any, ...], attr: str
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """``func`` as a function of the ``.real`` (or ``.imag``) part of each
+    complex input that requires grad, the other part held at its value in
+    ``inputs``; and the inputs to call it with (those parts, as leaves that
+    require grad, in place of the complex inputs)."""
+    fixed = {k: inputs[k].detach() for k in _complex_input_positions(inputs)}
+
+    def part_func(*args: Any) -> Any:
+        new_args = list(args)
+        for k, z in fixed.items():
+            if attr == "real":
+                new_args[k] = _core.complex(args[k], z.imag)
+            else:
+                new_args[k] = _core.complex(z.real, args[k])
+        return func(*new_args)
+
+    part_inputs = tuple(
+        getattr(fixed[k], attr).clone().requires_grad_(True) if k in fixed else x
+        for k, x in enumerate(inputs)
+    )
+    return part_func, part_inputs
+
+
+def _backward_parts(
+    func: Callable[..., Any], func_out: Any, inputs: tuple[Any, ...]
+) -> list[tuple[Callable[..., Any], Any, _Prefix]]:
+    """The functions reverse mode checks: ``func`` itself when no output is
+    complex, else its imaginary and its real part."""
+    if not any(isinstance(o, Tensor) and o.is_complex() for o in _as_tuple(func_out)):
+        return [(func, func_out, _no_prefix)]
+    complex_outputs = [i for i, o in enumerate(_differentiable_outputs(func_out)) if o.is_complex()]
+    parts = []
+    for attr, name in _PARTS:
+        part_func = _output_part(func, attr)
+        prefix = _part_prefix(name, "outputs", complex_outputs, by_input=False)
+        parts.append((part_func, part_func(*inputs), prefix))
+    return parts
+
+
+def _forward_parts(
+    func: Callable[..., Any], func_out: Any, inputs: tuple[Any, ...]
+) -> list[tuple[Callable[..., Any], tuple[Any, ...], Any, _Prefix]]:
+    """The functions forward mode checks, with their inputs: ``func`` itself
+    when no input that requires grad is complex, else ``func`` of the
+    imaginary and of the real parts of the complex inputs."""
+    complex_positions = _complex_input_positions(inputs)
+    if not complex_positions:
+        return [(func, inputs, func_out, _no_prefix)]
+    # Inputs are numbered among those that require grad in the messages.
+    complex_inputs = [j for j, p in enumerate(_diff_input_positions(inputs)) if p in complex_positions]
+    parts = []
+    for attr, name in _PARTS:
+        part_func, part_inputs = _input_part(func, inputs, attr)
+        prefix = _part_prefix(name, "inputs", complex_inputs, by_input=True)
+        parts.append((part_func, part_inputs, part_func(*part_inputs), prefix))
+    return parts
+
+
+# ---------------------------------------------------------------------------
 # Public API.
 
 
@@ -969,6 +1195,10 @@ def gradcheck(
     one ``n``: ``|a - n| <= atol + rtol * |n|`` (``allclose``). The backward
     must also be deterministic (up to ``nondet_tol``), give zero gradients
     for zero ``grad_outputs`` and accept undefined output gradients.
+
+    Complex inputs are moved along their real and their imaginary part;
+    complex outputs are checked through their imaginary and their real part
+    (use complex128 inputs, as float64 for real ones).
 
     Args:
         func: takes the inputs and returns a Tensor or a tuple of Tensors.
@@ -1065,17 +1295,34 @@ def _gradcheck_helper(
     outputs = _differentiable_outputs(func_out)
     if check_backward_ad:
         check = _fast_gradcheck if fast_mode else _slow_gradcheck
-        check(func, func_out, tupled_inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+        for part_func, part_out, prefix in _backward_parts(func, func_out, tupled_inputs):
+            part_outputs = _differentiable_outputs(part_out)
+            check(
+                part_func,
+                part_out,
+                tupled_inputs,
+                part_outputs,
+                eps,
+                rtol,
+                atol,
+                check_grad_dtypes,
+                nondet_tol,
+                prefix,
+            )
     if check_forward_ad:
-        if not outputs:
-            if not check_backward_ad:
-                positions = _diff_input_positions(tupled_inputs)
-                _check_no_differentiable_outputs(func, tupled_inputs, positions, eps)
-        else:
-            forward_check = _fast_forward_gradcheck if fast_mode else _slow_forward_gradcheck
-            forward_check(func, func_out, tupled_inputs, eps, rtol, atol)
-            if check_undefined_grad:
-                _test_undefined_forward_mode(func, tupled_inputs, func_out)
+        forward_check = _fast_forward_gradcheck if fast_mode else _slow_forward_gradcheck
+        parts = _forward_parts(func, func_out, tupled_inputs)
+        for part_func, part_inputs, part_out, prefix in parts:
+            if not _differentiable_outputs(part_out):
+                if not check_backward_ad:
+                    positions = _diff_input_positions(part_inputs)
+                    _check_no_differentiable_outputs(part_func, part_inputs, positions, eps)
+                continue
+            forward_check(part_func, part_out, part_inputs, eps, rtol, atol, prefix)
+        if check_undefined_grad:
+            for part_func, part_inputs, part_out, _ in parts:
+                if _differentiable_outputs(part_out):
+                    _test_undefined_forward_mode(part_func, part_inputs, part_out)
         if check_batched_forward_grad:
             _test_batched_forward_grad(func, tupled_inputs, func_out)
     if not check_backward_ad:
@@ -1091,11 +1338,18 @@ def _gradcheck_helper(
 
 
 def _random_grad_output(like: Tensor, generator: Any, noncontiguous: bool) -> Tensor:
-    """Values uniform in [-1, 1), float64 unless ``like`` is floating; with
-    ``noncontiguous``, every other element of a wider tensor."""
-    dtype = like.dtype if like.is_floating_point() else _core.float64
+    """Values uniform in [-1, 1), float64 unless ``like`` is floating or
+    complex (a complex value has its real and imaginary parts uniform in
+    [-1, 1)); with ``noncontiguous``, every other element of a wider tensor."""
+    dtype = like.dtype if _is_float_tensor(like) else _core.float64
     shape = tuple(like.shape)
-    values = _core.rand(shape, generator=generator, dtype=dtype) * 2 - 1
+    if dtype.is_complex:
+        real = _real_dtype(dtype)
+        re = _core.rand(shape, generator=generator, dtype=real) * 2 - 1
+        im = _core.rand(shape, generator=generator, dtype=real) * 2 - 1
+        values = _core.complex(re, im)
+    else:
+        values = _core.rand(shape, generator=generator, dtype=dtype) * 2 - 1
     if noncontiguous and like.numel() > 1:
         wide = _core.zeros(shape[:-1] + (2 * shape[-1],), dtype=dtype)
         wide[..., ::2] = values
