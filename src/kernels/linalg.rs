@@ -238,7 +238,8 @@ pub(crate) fn solve<T: Float>(a: &Tensor, b: &Tensor, n: usize, k: usize) -> Res
 }
 
 /// The sum of the main diagonal of the matrix `t` (floats accumulate in
-/// f64; integers and bool sum to int64, wrapping).
+/// f64, complex numbers in `Complex<f64>`; integers and bool sum to int64,
+/// wrapping).
 pub(crate) fn trace(t: &Tensor) -> Result<Tensor> {
     let d = relayout(t, t.layout().diagonal(0, 0, 1)?)?;
     let n = d.shape()[0];
@@ -250,11 +251,17 @@ pub(crate) fn trace(t: &Tensor) -> Result<Tensor> {
         let p = elem_ptr::<T>(&d);
         let acc: f64 = (0..n).map(|i| unsafe { *p.add(i * s) }.to_f64()).sum();
         Tensor::from_slice(&[T::from_f64(acc)], &[])
-    }, else crate::dispatch!(t.dtype(), T => {
+    }, else if t.dtype().is_complex() {
+        crate::dispatch_complex!(t.dtype(), T => {
+            let p = elem_ptr::<T>(&d);
+            let acc: crate::Complex<f64> = (0..n).map(|i| unsafe { *p.add(i * s) }.to_complex()).sum();
+            Tensor::from_slice(&[T::from_complex(acc)], &[])
+        }, else unreachable!("complex dtype"))
+    } else { crate::dispatch!(t.dtype(), T => {
         let p = elem_ptr::<T>(&d);
         let acc = (0..n).fold(0i64, |acc, i| acc.wrapping_add(unsafe { *p.add(i * s) }.to_i64()));
         Tensor::from_slice(&[acc], &[])
-    }))
+    })})
 }
 
 #[cfg(test)]

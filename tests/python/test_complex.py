@@ -537,3 +537,58 @@ def test_in_place_change_of_a_part_view_under_grad_is_refused():
     with fg.no_grad():
         z.imag.mul_(2)
     assert z.tolist() == [1 + 4j]
+
+
+def test_trace_logsumexp_var_and_norms_match_numpy():
+    a = crandn(3, 3)
+    t = fg.tensor(a, dtype=fg.complex128)
+    np.testing.assert_allclose(to_np(t.trace()), np.trace(a), rtol=1e-14)
+    lse = np.log(np.exp(a).sum(1))
+    np.testing.assert_allclose(to_np(t.logsumexp(1)), lse, rtol=1e-13)
+    big = fg.tensor(a + 800, dtype=fg.complex128)  # exp overflows without the shift
+    np.testing.assert_allclose(to_np(big.logsumexp(0)), np.log(np.exp(a).sum(0)) + 800, rtol=1e-13)
+    var = (np.abs(a - a.mean(0)) ** 2).sum(0) / 2  # correction=1
+    np.testing.assert_allclose(to_np(t.var(0)), var, rtol=1e-13)
+    np.testing.assert_allclose(to_np(t.std(0)), np.sqrt(var), rtol=1e-13)
+    v, m = fg.var_mean(t, 0) if hasattr(fg, "var_mean") else t.var_mean(0)
+    np.testing.assert_allclose(to_np(v), var, rtol=1e-13)
+    np.testing.assert_allclose(to_np(m), a.mean(0), rtol=1e-13)
+    assert t.var().dtype == fg.float64
+    np.testing.assert_allclose(to_np(t.norm()), np.linalg.norm(a), rtol=1e-13)
+    np.testing.assert_allclose(
+        to_np(fg.linalg.vector_norm(t, 1, dim=1)), np.abs(a).sum(1), rtol=1e-13
+    )
+    b, c = crandn(3), crandn(3) + 2
+    got = fg.tensor(a[0]).addcdiv(fg.tensor(b), fg.tensor(c), value=0.5)
+    np.testing.assert_allclose(to_np(got), a[0] + 0.5 * b / c, rtol=1e-5)
+
+
+REDUCTION_LOSSES = [
+    ("logsumexp", lambda z: z.logsumexp(1).abs().sum()),
+    ("var", lambda z: z.var(0).sum() + z.std(1).sum()),
+    ("norm", lambda z: z.norm() + fg.linalg.vector_norm(z, 3, dim=0).sum()),
+    ("trace", lambda z: (z[:, :2].reshape(3, 2)[:2].trace() * (1 + 1j)).real),
+    ("addcdiv", lambda z: z[0].addcdiv(z[1], z[2] + 3, value=0.5).abs().sum()),
+]
+
+
+@pytest.mark.parametrize("name,f", REDUCTION_LOSSES, ids=[n for n, _ in REDUCTION_LOSSES])
+def test_reduction_gradients_match_central_differences(name, f):
+    a = crandn(3, 3) + 0.5
+    z = fg.tensor(a, dtype=fg.complex128, requires_grad=True)
+    f(z).backward()
+    np.testing.assert_allclose(to_np(z.grad), fd_grad(fg_loss(f), a), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "call,exc,msg",
+    [
+        (lambda z: z.argmax(), RuntimeError, r"argmax\(\): does not support complex input"),
+        (lambda z: z.max(0), RuntimeError, r"max\(\): does not support complex input"),
+        (lambda z: z.amax(), NotImplementedError, '"max_values_cpu" not implemented'),
+        (lambda z: fg.linalg.det(z.reshape(1, 1)), NotImplementedError, "complex matrices are not supported"),
+    ],
+)
+def test_more_refusals(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call(fg.tensor([1 + 2j]))

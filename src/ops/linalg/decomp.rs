@@ -10,6 +10,12 @@ use crate::{Error, Result, Tensor};
 
 /// Checks that `a` is a float batch of square matrices, for `op`.
 fn check_square(a: &Tensor, op: &str) -> Result<usize> {
+    if a.dtype().is_complex() {
+        return Err(Error::not_implemented_msg(format!(
+            "{op}: complex matrices are not supported yet (got {})",
+            a.dtype().scalar_type_name()
+        )));
+    }
     if !a.dtype().is_floating_point() {
         return Err(Error::runtime(format!(
             "{op}: Expected a floating point or complex tensor as input. Got {}",

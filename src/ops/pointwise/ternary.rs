@@ -177,8 +177,10 @@ derivatives! {
             s.save_opt("tensor2", (needs[1] || needs[2]).then_some(tensor2));
         }
         backward |ctx, g| {
-            let v = num(value);
-            let (t1, t2) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+            // Conjugated factors for complex values (no-ops for reals).
+            let v = num(value).conj()?;
+            let conj = |t: Option<Tensor>| t.map(|t| t.conj()).transpose();
+            let (t1, t2) = (conj(ctx.saved_opt(0)?)?, conj(ctx.saved_opt(1)?)?);
             let d_t1 = match &t2 {
                 Some(t2) if ctx.needs(1) => Some(g[0].mul(&v.div(t2)?)?),
                 _ => None,
@@ -209,7 +211,10 @@ derivatives! {
         } => dispatch_float!(own, T => {
             let v: T = value.to_elem();
             apply3::<T, T, T>(self, &a, &b, move |x, a, b| x + v * a / b)
-        }, else Err(unsupported("addcdiv_", own)));
+        }, else crate::dispatch_complex!(own, T => {
+            let v: T = value.to_elem();
+            apply3::<T, T, T>(self, &a, &b, move |x, a, b| x + v * a / b)
+        }, else Err(unsupported("addcdiv_", own))));
     }
 }
 
@@ -319,7 +324,10 @@ impl Tensor {
         dispatch_float!(dt, T => {
             let v: T = value.to_elem();
             map3::<T, T, T, T>(&x, &a, &b, move |x, a, b| x + v * a / b)
-        }, else Err(unsupported("addcdiv", dt)))
+        }, else crate::dispatch_complex!(dt, T => {
+            let v: T = value.to_elem();
+            map3::<T, T, T, T>(&x, &a, &b, move |x, a, b| x + v * a / b)
+        }, else Err(unsupported("addcdiv", dt))))
     }
 }
 
@@ -405,7 +413,7 @@ fn lerp<T: Num + crate::tensor::Float>(start: T, end: T, w: T) -> T {
 }
 
 fn addcdiv_dtype(x: &Tensor, a: &Tensor, b: &Tensor) -> Result<DType> {
-    if !a.dtype().is_floating_point() && !b.dtype().is_floating_point() {
+    if !a.dtype().is_differentiable() && !b.dtype().is_differentiable() {
         return Err(Error::runtime(format!(
             "Integer division with addcdiv is no longer supported (tensor1 is {}, tensor2 is {}); \
              use (input + value * tensor1 / tensor2) with floating tensors instead.",

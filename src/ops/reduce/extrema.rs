@@ -37,6 +37,15 @@ fn extreme<const MAX: bool>(
     mask: &[bool],
     keepdim: bool,
 ) -> Result<Tensor> {
+    if x.dtype().is_complex() {
+        let kernel = match op {
+            "amax" => "max_values_cpu",
+            "amin" => "min_values_cpu",
+            "max" => "max_all",
+            _ => "min_all",
+        };
+        return Err(Error::not_implemented(kernel, x.dtype()));
+    }
     check_nonempty(op, x, dims, mask)?;
     fold::extreme::<MAX>(x, mask, keepdim)
 }
@@ -49,6 +58,11 @@ fn arg_dim<const MAX: bool>(
     keepdim: bool,
     values: bool,
 ) -> Result<(Tensor, Tensor)> {
+    if x.dtype().is_complex() {
+        return Err(Error::runtime(format!(
+            "{op}(): does not support complex input"
+        )));
+    }
     let d = wrap_dim(dim, x.ndim())?;
     if x.ndim() > 0 && x.shape()[d] == 0 {
         return Err(Error::index(format!(
@@ -68,6 +82,11 @@ fn arg_only<const MAX: bool>(
     if x.dtype() == DType::Bool {
         return Err(Error::runtime(format!(
             "\"{op}_cpu\" not implemented for 'Bool'"
+        )));
+    }
+    if x.dtype().is_complex() {
+        return Err(Error::runtime(format!(
+            "{op}(): does not support complex input"
         )));
     }
     match dim {

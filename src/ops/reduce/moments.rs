@@ -30,6 +30,25 @@ fn moments(
     fold::moments(x, &dim_mask(x.ndim(), dims)?, correction, keepdim, sqrt)
 }
 
+/// var (std when `sqrt`) of a complex tensor: the mean squared distance
+/// `|z - mean|^2`, which is the variance of the real parts plus that of the
+/// imaginary parts; real-valued. Built from differentiable ops.
+fn complex_spread(
+    z: &Tensor,
+    dims: Option<&[isize]>,
+    correction: f64,
+    keepdim: bool,
+    sqrt: bool,
+) -> Result<Tensor> {
+    let re = z.real()?.var(dims, correction, keepdim)?;
+    let var = re.add(&z.imag()?.var(dims, correction, keepdim)?)?;
+    if sqrt {
+        var.sqrt()
+    } else {
+        Ok(var)
+    }
+}
+
 /// What the var/std formulas read besides the saved input and result.
 #[derive(Clone)]
 struct Spread {
@@ -125,6 +144,11 @@ derivatives! {
     /// `var(dim=None, correction=1, keepdim=False)`: variance, dividing by
     /// `max(0, N - correction)`.
     pub fn var(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Tensor {
+        before {
+            if self.dtype().is_complex() {
+                return complex_spread(self, dims, correction, keepdim, false);
+            };
+        }
         record "VarBackward0", [self];
         compute {
             let (v, _) = moments("var", self, dims, correction, keepdim, false)?;
@@ -140,6 +164,11 @@ derivatives! {
 
     /// `std(dim=None, correction=1, keepdim=False)`: square root of `var`.
     pub fn std(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Tensor {
+        before {
+            if self.dtype().is_complex() {
+                return complex_spread(self, dims, correction, keepdim, true);
+            };
+        }
         record "StdBackward0", [self];
         compute {
             let (v, _) = moments("std", self, dims, correction, keepdim, true)?;
@@ -160,6 +189,14 @@ derivatives! {
         correction: f64,
         keepdim: bool,
     ) -> (Tensor, Tensor) {
+        before {
+            if self.dtype().is_complex() {
+                return Ok((
+                    complex_spread(self, dims, correction, keepdim, false)?,
+                    self.mean(dims, keepdim, None)?,
+                ));
+            };
+        }
         record "VarMeanBackward0", [self];
         compute {
             let vm = moments("var_mean", self, dims, correction, keepdim, false)?;
@@ -180,6 +217,14 @@ derivatives! {
         correction: f64,
         keepdim: bool,
     ) -> (Tensor, Tensor) {
+        before {
+            if self.dtype().is_complex() {
+                return Ok((
+                    complex_spread(self, dims, correction, keepdim, true)?,
+                    self.mean(dims, keepdim, None)?,
+                ));
+            };
+        }
         record "StdMeanBackward0", [self];
         compute {
             let sm = moments("std_mean", self, dims, correction, keepdim, true)?;

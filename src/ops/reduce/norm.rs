@@ -40,6 +40,10 @@ derivatives! {
             if ord.is_nan() {
                 return Err(Error::runtime("linalg.vector_norm: ord must not be NaN"));
             };
+            // A complex vector's norm is the norm of its magnitudes.
+            if self.dtype().is_complex() {
+                return self.abs()?.vector_norm(ord, dims, keepdim, dtype.map(DType::to_real));
+            };
             let x = float_input("linalg.vector_norm", self, dtype)?;
             let mask = dim_mask(x.ndim(), dims)?;
             if x.numel() == 0 && (ord < 0.0 || ord == f64::INFINITY) {
@@ -89,7 +93,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        if !self.dtype().is_floating_point() && dtype.is_none() {
+        if !self.dtype().is_differentiable() && dtype.is_none() {
             return Err(Error::runtime(format!(
                 "norm(): input dtype should be either floating point or complex. Got {} instead.",
                 self.dtype().scalar_type_name()

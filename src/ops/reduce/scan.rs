@@ -63,6 +63,9 @@ derivatives! {
     /// integer inputs compute in the default float dtype.
     pub fn logsumexp(&self, dims: &[isize], keepdim: bool) -> Tensor {
         before {
+            if self.dtype().is_complex() {
+                return complex_logsumexp(self, dims, keepdim);
+            };
             let x = if self.dtype().is_floating_point() {
                 self.clone()
             } else {
@@ -240,4 +243,26 @@ fn cumprod_backward(g: &Tensor, x: &Tensor, out: &Tensor, dim: isize) -> Result<
     let at_first = reverse_cumsum(&g.mul(&y.cumprod(dim, None)?)?, dim)?;
     let at_zero = at_first.r#where(&first, &zero)?;
     at_zero.r#where(&is_zero, &r.div(&safe_x)?)
+}
+
+/// `log(sum(exp(z)))` of a complex tensor, shifted by the largest real part
+/// (detached; 0 where it is not finite) so that large inputs do not
+/// overflow. Built from differentiable ops.
+fn complex_logsumexp(z: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+    let shift = {
+        let _g = crate::autograd::no_grad();
+        let m = z.real()?.amax(Some(dims), true)?;
+        Tensor::scalar(0.0).r#where(&m.isfinite().logical_not(), &m)?
+    };
+    let s = z
+        .sub(&shift)?
+        .exp()?
+        .sum(Some(dims), true, None)?
+        .log()?
+        .add(&shift)?;
+    if keepdim {
+        Ok(s)
+    } else {
+        s.squeeze(Some(dims))
+    }
 }
