@@ -561,6 +561,9 @@ def test_trace_logsumexp_var_and_norms_match_numpy():
     b, c = crandn(3), crandn(3) + 2
     got = fg.tensor(a[0]).addcdiv(fg.tensor(b), fg.tensor(c), value=0.5)
     np.testing.assert_allclose(to_np(got), a[0] + 0.5 * b / c, rtol=1e-5)
+    w = np.array([0.2 + 0.1j, 0.9 - 0.3j, -1.5 + 2j])  # both branches of |w| < 0.5
+    got = fg.tensor(b, dtype=fg.complex128).lerp(fg.tensor(c, dtype=fg.complex128), fg.tensor(w))
+    np.testing.assert_allclose(to_np(got), b + w * (c - b), rtol=1e-14)
 
 
 REDUCTION_LOSSES = [
@@ -569,6 +572,7 @@ REDUCTION_LOSSES = [
     ("norm", lambda z: z.norm() + fg.linalg.vector_norm(z, 3, dim=0).sum()),
     ("trace", lambda z: (z[:, :2].reshape(3, 2)[:2].trace() * (1 + 1j)).real),
     ("addcdiv", lambda z: z[0].addcdiv(z[1], z[2] + 3, value=0.5).abs().sum()),
+    ("lerp", lambda z: z[0].lerp(z[1], z[2]).abs().sum() + z[1].lerp(z[0], 0.25).imag.sum()),
 ]
 
 

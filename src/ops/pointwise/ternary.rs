@@ -96,15 +96,17 @@ derivatives! {
         compute {
             let w = lerp_check(self, end, weight)?;
         } => out = dispatch_float!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp::<T>),
-            else Err(unsupported("lerp", self.dtype())))?;
+            else crate::dispatch_complex!(self.dtype(), T => map3::<T, T, T, T>(self, end, &w, lerp_complex::<T>),
+                else Err(unsupported("lerp", self.dtype()))))?;
         save |s, needs| {
             s.save_opt("self", needs[2].then_some(self));
             s.save_opt("end", needs[2].then_some(end));
             s.save_opt("weight", (needs[0] || needs[1]).then_some(weight));
         }
         backward |ctx, g| {
+            // Conjugated factors for complex values (no-ops for reals).
             let g = &g[0];
-            let (d_self, d_end) = match ctx.saved_opt(2)? {
+            let (d_self, d_end) = match ctx.saved_opt(2)?.map(|w| w.conj()).transpose()? {
                 Some(w) => (
                     ctx.needs(0).then(|| g.mul(&num(1.0).sub(&w)?)).transpose()?,
                     ctx.needs(1).then(|| g.mul(&w)).transpose()?,
@@ -112,7 +114,7 @@ derivatives! {
                 None => (None, None),
             };
             let d_weight = match (ctx.saved_opt(0)?, ctx.saved_opt(1)?) {
-                (Some(a), Some(b)) => Some(g.mul(&b.sub(&a)?)?),
+                (Some(a), Some(b)) => Some(g.mul(&b.sub(&a)?.conj()?)?),
                 _ => None,
             };
             Ok(vec![d_self, d_end, d_weight])
@@ -128,7 +130,8 @@ derivatives! {
         inplace lerp_(self; end, weight) |s| s.lerp(end, weight); {
             let w = lerp_check(self, end, weight)?;
         } => dispatch_float!(self.dtype(), T => apply3::<T, T, T>(self, end, &w, lerp::<T>),
-            else Err(unsupported("lerp_", self.dtype())));
+            else crate::dispatch_complex!(self.dtype(), T => apply3::<T, T, T>(self, end, &w, lerp_complex::<T>),
+                else Err(unsupported("lerp_", self.dtype()))));
     }
 
     /// `addcmul(tensor1, tensor2, value)`: `self + value * tensor1 * tensor2`.
@@ -382,7 +385,7 @@ fn clamp_dtype(x: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result
 /// Checks `lerp`'s dtypes; returns the weight in the input's dtype.
 fn lerp_check(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
     let dt = start.dtype();
-    if !dt.is_floating_point() {
+    if !dt.is_differentiable() {
         return Err(unsupported("lerp", dt));
     }
     if end.dtype() != dt {
@@ -398,6 +401,18 @@ fn lerp_check(start: &Tensor, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
         )));
     }
     Ok(weight.to_dtype(dt))
+}
+
+/// [`lerp`] for complex numbers (computed in `Complex<f64>`), from the
+/// nearer end as judged by `|w|`.
+fn lerp_complex<C: crate::Element>(start: C, end: C, w: C) -> C {
+    let (s, e, w) = (start.to_complex(), end.to_complex(), w.to_complex());
+    let d = e - s;
+    C::from_complex(if w.norm() < 0.5 {
+        s + w * d
+    } else {
+        e - d * (1.0 - w)
+    })
 }
 
 /// Linear interpolation, evaluated from the nearer end for accuracy.
