@@ -37,34 +37,32 @@ impl PyDType {
     /// `float32`); a real floating dtype is its own.
     #[pyo3(name = "to_real")]
     fn real_dtype(&self) -> PyResult<PyDType> {
-        if self.dt.is_floating_point() || self.dt.is_complex() {
-            Ok(PyDType {
-                dt: self.dt.to_real(),
-            })
-        } else {
-            Err(PyRuntimeError::new_err(format!(
-                "to_real is only supported for floating point and complex types, got {}",
-                self.dt.scalar_type_name()
-            )))
-        }
+        self.converted("to_real", DType::to_real)
     }
     /// The complex dtype with this floating dtype's components.
     #[pyo3(name = "to_complex")]
     fn complex_dtype(&self) -> PyResult<PyDType> {
-        if self.dt.is_floating_point() || self.dt.is_complex() {
-            Ok(PyDType {
-                dt: self.dt.to_complex(),
-            })
-        } else {
-            Err(PyRuntimeError::new_err(format!(
-                "to_complex is only supported for floating point and complex types, got {}",
-                self.dt.scalar_type_name()
-            )))
-        }
+        self.converted("to_complex", DType::to_complex)
     }
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
         let f = py.import("ferrograd")?.getattr("_dtype_from_name")?;
         Ok((f.unbind(), (self.dt.name().to_string(),)))
+    }
+}
+
+impl PyDType {
+    /// `convert(dt)` for a floating or complex dtype; torch's RuntimeError
+    /// naming `what` otherwise.
+    fn converted(&self, what: &str, convert: fn(DType) -> DType) -> PyResult<PyDType> {
+        if !self.dt.is_differentiable() {
+            return Err(PyRuntimeError::new_err(format!(
+                "{what} is only supported for floating point and complex types, got {}",
+                self.dt.scalar_type_name()
+            )));
+        }
+        Ok(PyDType {
+            dt: convert(self.dt),
+        })
     }
 }
 

@@ -160,6 +160,26 @@ impl<T: MatElem> GemmArgs<T> {
     }
 }
 
+impl<T: MatElem> GemmArgs<T> {
+    /// [`GemmArgs::gemm_crate`], inside ferrograd's pool when it uses more
+    /// than one thread.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::gemm_crate`].
+    unsafe fn gemm_on_pool(&self, threads: usize) {
+        if threads > 1 {
+            let g = *self;
+            crate::pool::install(move || {
+                let g = g;
+                // SAFETY: forwarded from the caller.
+                unsafe { g.gemm_crate(threads) }
+            })
+        } else {
+            self.gemm_crate(1)
+        }
+    }
+}
+
 /// Element types that can be multiplied as matrices.
 pub(crate) trait MatElem: Arith {
     /// Runs a product with an optimised library if this type has one;
@@ -210,15 +230,7 @@ macro_rules! mat_float {
         impl MatElem for $t {
             unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
                 match backend {
-                    GemmBackend::Gemm if threads > 1 => {
-                        let g = *g;
-                        crate::pool::install(move || {
-                            let g = g;
-                            // SAFETY: forwarded from the caller.
-                            unsafe { g.gemm_crate(threads) }
-                        })
-                    }
-                    GemmBackend::Gemm => g.gemm_crate(1),
+                    GemmBackend::Gemm => g.gemm_on_pool(threads),
                     GemmBackend::MatrixMultiply => $mm(
                         g.m,
                         g.k,
@@ -263,16 +275,7 @@ macro_rules! mat_complex {
     ($t:ty) => {
         impl MatElem for $t {
             unsafe fn fast_gemm(g: &GemmArgs<Self>, _: GemmBackend, threads: usize) -> bool {
-                if threads > 1 {
-                    let g = *g;
-                    crate::pool::install(move || {
-                        let g = g;
-                        // SAFETY: forwarded from the caller.
-                        unsafe { g.gemm_crate(threads) }
-                    })
-                } else {
-                    g.gemm_crate(1)
-                }
+                g.gemm_on_pool(threads);
                 true
             }
             unsafe fn dot_strided(
