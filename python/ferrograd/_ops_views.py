@@ -3,6 +3,7 @@
 from ._core import Tensor, broadcast_shapes, broadcast_tensors, split
 
 __all__ = [
+    "adjoint",
     "as_strided",
     "broadcast_shapes",
     "broadcast_tensors",
@@ -27,6 +28,7 @@ __all__ = [
     "unsqueeze",
 ]
 
+adjoint = Tensor.adjoint
 as_strided = Tensor.as_strided
 broadcast_to = Tensor.broadcast_to
 chunk = Tensor.chunk

@@ -3,7 +3,7 @@
 use crate::convert::{int_list, shape_args, sizes};
 use crate::errors::IntoPyResult;
 use crate::tensor::{PyTensor, TensorOut};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyTuple};
 
@@ -80,6 +80,38 @@ impl PyTensor {
     #[getter(mT)]
     fn get_mt(&self) -> PyResult<TensorOut> {
         Ok(self.t.mt().py()?.into())
+    }
+    fn adjoint(&self) -> PyResult<TensorOut> {
+        Ok(self.t.adjoint().py()?.into())
+    }
+    #[getter(mH)]
+    fn get_mh(&self) -> PyResult<TensorOut> {
+        if self.t.ndim() < 2 {
+            return Err(PyRuntimeError::new_err(format!(
+                "tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.t.ndim()
+            )));
+        }
+        self.adjoint()
+    }
+    /// `H`: the conjugate transpose of a matrix (the conjugate of a 0-D
+    /// tensor).
+    #[getter(H)]
+    fn get_h(&self) -> PyResult<TensorOut> {
+        match self.t.ndim() {
+            0 => Ok(self.t.conj().py()?.into()),
+            2 => self.adjoint(),
+            d => {
+                let hint = if d > 2 {
+                    " For batches of matrices, consider using tensor.mH"
+                } else {
+                    ""
+                };
+                Err(PyRuntimeError::new_err(format!(
+                    "tensor.H is only supported on matrices (2-D tensors). Got {d}-D tensor.{hint}"
+                )))
+            }
+        }
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {

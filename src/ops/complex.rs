@@ -99,6 +99,21 @@ fn build_complex(a: &Tensor, b: &Tensor, polar: bool) -> Result<Tensor> {
     })
 }
 
+impl Tensor {
+    /// `adjoint()` / `mH`: the conjugate transpose of the last two dims (a
+    /// transposed view of a real tensor; a new tensor for a complex one, as
+    /// `conj` is eager).
+    pub fn adjoint(&self) -> Result<Tensor> {
+        if self.ndim() < 2 {
+            return Err(Error::runtime(format!(
+                "tensor.adjoint() is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                self.ndim()
+            )));
+        }
+        self.transpose(-2, -1)?.conj()
+    }
+}
+
 /// `e^(i angle)` for a real `angle`.
 fn unit_phase(angle: &Tensor) -> Result<Tensor> {
     let one = Tensor::scalar_tensor(1.0, angle.dtype());

@@ -511,6 +511,14 @@ impl Tensor {
         let dt = result_type(&[mean.promotion_operand(), std.promotion_operand()]);
         let shape = crate::broadcast_shapes(mean.shape(), std.shape())?;
         let z = Tensor::randn(&shape, dt, g)?;
+        if dt.is_complex() && !std.dtype().is_complex() {
+            // A complex normal: each part has variance std^2 / 2, as
+            // complex `randn` draws them.
+            if std.to_vec::<f64>().iter().any(|s| s.is_nan() || *s < 0.0) {
+                return Err(Error::runtime("normal expects all elements of std >= 0.0"));
+            }
+            return z.mul(std)?.add(mean);
+        }
         let bad = AtomicBool::new(false);
         let out = dispatch_float!(dt, T => crate::kernels::iter::map3::<T, T, T, T>(
             &mean.to_dtype(dt),
@@ -533,6 +541,9 @@ impl Tensor {
     /// (a floating tensor with values in `[0, 1]`); same dtype as `self`.
     pub fn bernoulli(&self, g: Option<&Generator>) -> Result<Tensor> {
         let dt = self.dtype();
+        if dt.is_complex() {
+            return Err(Error::not_implemented("bernoulli_tensor_cpu_self_", dt));
+        }
         if !dt.is_floating_point() {
             return Err(not_floating("bernoulli_tensor_cpu_p_", dt));
         }
@@ -561,7 +572,8 @@ impl Tensor {
         let dt = self.dtype();
         if !dt.is_floating_point() {
             return Err(Error::runtime(format!(
-                "multinomial only supports floating-point dtypes for input, got: {dt}"
+                "multinomial only supports floating-point dtypes for input, got: {}",
+                dt.scalar_type_name()
             )));
         }
         if self.ndim() != 1 && self.ndim() != 2 {
@@ -700,6 +712,12 @@ impl Tensor {
     /// float64 uniform per element).
     pub fn bernoulli_(&self, p: f64, g: Option<&Generator>) -> Result<()> {
         check_p(p)?;
+        if self.dtype().is_complex() {
+            return Err(Error::not_implemented(
+                "bernoulli_scalar_cpu_",
+                self.dtype(),
+            ));
+        }
         let g = gen_or_default(g);
         dispatch!(self.dtype(), T => fill_in_order::<T>(self, |out, _| {
             let mut s = g.lock();
@@ -715,6 +733,12 @@ impl Tensor {
     /// float32 otherwise.
     pub fn bernoulli_tensor_(&self, p: &Tensor, g: Option<&Generator>) -> Result<()> {
         let pdt = p.dtype();
+        if self.dtype().is_complex() {
+            return Err(Error::not_implemented(
+                "bernoulli_tensor_cpu_self_",
+                self.dtype(),
+            ));
+        }
         if !pdt.is_floating_point() {
             return Err(not_floating("bernoulli_tensor_cpu_p_", pdt));
         }
@@ -758,7 +782,10 @@ impl Tensor {
         dispatch_float!(dt, T => fill_in_order::<T>(self, |out, _| {
             exponential_run(&mut g.lock(), out, lambd);
             Ok(())
-        }), else Err(not_floating("exponential_cpu", dt)))
+        }), else Err(Error::runtime(format!(
+            "Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified {}",
+            dt.scalar_type_name()
+        ))))
     }
 }
 

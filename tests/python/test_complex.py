@@ -590,9 +590,152 @@ def test_reduction_gradients_match_central_differences(name, f):
         (lambda z: z.argmax(), RuntimeError, r"argmax\(\): does not support complex input"),
         (lambda z: z.max(0), RuntimeError, r"max\(\): does not support complex input"),
         (lambda z: z.amax(), NotImplementedError, '"max_values_cpu" not implemented'),
-        (lambda z: fg.linalg.det(z.reshape(1, 1)), NotImplementedError, "complex matrices are not supported"),
+        (lambda z: z.softmax(0), NotImplementedError,
+         "\"softmax_lastdim_kernel_impl\" not implemented for 'ComplexFloat'"),
+        (lambda z: fg.log_softmax(z.reshape(1, 1), 0), NotImplementedError,
+         "\"log_softmax_kernel_impl\" not implemented for 'ComplexFloat'"),
+        (lambda z: fg.bernoulli(z), NotImplementedError, "\"bernoulli_tensor_cpu_self_\" not implemented"),
+        (lambda z: z.bernoulli_(0.5), NotImplementedError, "\"bernoulli_scalar_cpu_\" not implemented"),
+        (lambda z: z.bernoulli_(fg.tensor([0.5])), NotImplementedError, "\"bernoulli_tensor_cpu_self_\""),
+        (lambda z: z.exponential_(), RuntimeError,
+         "dtype must be a floating point but you specified ComplexFloat"),
+        (lambda z: fg.multinomial(z, 1), RuntimeError, "got: ComplexFloat"),
+        (lambda z: fg.linalg.matrix_norm(z.reshape(1, 1), dtype=fg.float32), RuntimeError,
+         "dtype should be complex for complex inputs, but got Float"),
+        (lambda z: fg.linalg.matrix_norm(z.real.reshape(1, 1), dtype=fg.cfloat), RuntimeError,
+         "dtype should be real for real inputs, but got ComplexFloat"),
+        (lambda z: fg.linalg.solve(z.reshape(1, 1), z.real.reshape(1, 1)), RuntimeError,
+         "found A of type ComplexFloat and B of type Float"),
+        (lambda z: z.mH, RuntimeError, "tensor.mH is only supported on matrices or batches of matrices"),
+        (lambda z: z.H, RuntimeError, r"tensor.H is only supported on matrices \(2-D tensors\). Got 1-D"),
+        (lambda z: z.reshape(1, 1, 1).H, RuntimeError, "For batches of matrices, consider using tensor.mH"),
+        (lambda z: z.adjoint(), RuntimeError, r"tensor.adjoint\(\) is only supported on matrices"),
     ],
 )
 def test_more_refusals(call, exc, msg):
     with pytest.raises(exc, match=msg):
         call(fg.tensor([1 + 2j]))
+
+
+def test_softmax_of_a_complex_input_cast_to_a_real_dtype_runs():
+    z = fg.tensor([1 + 2j, 3 - 1j])
+    e = np.exp([1.0, 3.0])
+    np.testing.assert_allclose(to_np(z.softmax(0, dtype=fg.float32)), e / e.sum(), rtol=1e-6)
+
+
+def test_normal_with_a_complex_mean_scales_complex_randn():
+    mean = fg.tensor([1 + 1j, -2j, 0.5])
+    std = fg.tensor([1.0, 2.0, 0.5])
+    fg.manual_seed(3)
+    got = fg.normal(mean, std)
+    fg.manual_seed(3)
+    z = fg.randn(3, dtype=fg.cfloat)
+    assert got.dtype == fg.complex64
+    np.testing.assert_allclose(to_np(got), to_np(z) * to_np(std) + to_np(mean), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        fg.normal(mean, -std)
+
+
+# --- linear algebra ----------------------------------------------------------
+
+
+def well_conditioned(*shape) -> np.ndarray:
+    """Complex matrices with a dominant diagonal."""
+    n = shape[-1]
+    return crandn(*shape) + 3 * np.eye(n)
+
+
+@pytest.mark.parametrize(
+    "dt,np_dt,tol", [(fg.complex64, np.complex64, 1e-5), (fg.complex128, np.complex128, 1e-12)]
+)
+def test_inv_det_solve_match_numpy(dt, np_dt, tol):
+    a = well_conditioned(2, 3, 3).astype(np_dt)
+    b = crandn(3, 2).astype(np_dt)
+    v = crandn(2, 3).astype(np_dt)
+    ta = fg.tensor(a, dtype=dt)
+    # A transposed view reads through its strides.
+    got = fg.linalg.inv(ta.mT)
+    assert got.dtype == dt
+    np.testing.assert_allclose(to_np(got), np.linalg.inv(a.transpose(0, 2, 1)), rtol=tol, atol=tol)
+    np.testing.assert_allclose(to_np(fg.linalg.det(ta)), np.linalg.det(a), rtol=tol)
+    np.testing.assert_allclose(to_np(ta.det()), np.linalg.det(a), rtol=tol)
+    # B broadcasts over A's batch; a batch of vectors stays vectors.
+    x = fg.linalg.solve(ta, fg.tensor(b, dtype=dt))
+    want = np.linalg.solve(a, np.broadcast_to(b, (2, 3, 2)))
+    np.testing.assert_allclose(to_np(x), want, rtol=tol, atol=tol)
+    x = fg.linalg.solve(ta, fg.tensor(v, dtype=dt))
+    assert x.shape == (2, 3)
+    np.testing.assert_allclose(to_np(x), np.linalg.solve(a, v[..., None])[..., 0], rtol=tol, atol=tol)
+
+
+def test_a_singular_complex_matrix_is_reported():
+    a = fg.tensor([[1 + 1j, 2 + 2j], [1j, 2j]])  # row 2 = row 1 * (1 + 1j) / 2
+    with pytest.raises(RuntimeError, match="The diagonal element 2 is zero"):
+        fg.linalg.inv(a)
+    assert abs(fg.linalg.det(a).item()) < 1e-6
+
+
+LINALG_LOSSES = [
+    ("inv", lambda z: (fg.linalg.inv(z) * (1 - 2j)).real.sum()),
+    ("det", lambda z: fg.linalg.det(z).abs() + (fg.linalg.det(z) * 1j).real),
+    ("solve_a", lambda z: fg.linalg.solve(z, SOLVE_B).abs().sum()),
+    ("solve_b", lambda z: fg.linalg.solve(SOLVE_A, z).imag.sum()),
+    ("solve_vec", lambda z: fg.linalg.solve(z, SOLVE_B[:, 0]).abs().sum()),
+    ("adjoint", lambda z: (z.mH @ z * (2 + 1j)).real.sum() + z.H.imag.sum()),
+    ("matrix_norm", lambda z: sum(fg.linalg.matrix_norm(z, o) for o in ("fro", 1, -1, float("inf")))),
+]
+SOLVE_A = fg.tensor(well_conditioned(3, 3), dtype=fg.complex128)
+SOLVE_B = fg.tensor(crandn(3, 2), dtype=fg.complex128)
+
+
+@pytest.mark.parametrize("name,f", LINALG_LOSSES, ids=[n for n, _ in LINALG_LOSSES])
+def test_linalg_gradients_match_central_differences(name, f):
+    a = well_conditioned(3, 3) if name != "solve_b" else crandn(3, 3)
+    z = fg.tensor(a, dtype=fg.complex128, requires_grad=True)
+    f(z).backward()
+    np.testing.assert_allclose(to_np(z.grad), fd_grad(fg_loss(f), a), rtol=1e-6, atol=1e-7)
+
+
+def test_linalg_tangents_are_directional_derivatives():
+    import ferrograd.autograd.forward_ad as fwAD
+
+    a, t, b = well_conditioned(3, 3), crandn(3, 3), crandn(3, 2)
+    h = 1e-6
+    funcs = {
+        "inv": lambda m: fg.linalg.inv(m),
+        "det": lambda m: fg.linalg.det(m),
+        "solve": lambda m: fg.linalg.solve(m, fg.tensor(b, dtype=fg.complex128)),
+    }
+    for name, f in funcs.items():
+        with fwAD.dual_level():
+            z = fwAD.make_dual(fg.tensor(a, dtype=fg.complex128), fg.tensor(t, dtype=fg.complex128))
+            got = to_np(fwAD.unpack_dual(f(z)).tangent)
+        plus = to_np(f(fg.tensor(a + h * t, dtype=fg.complex128)))
+        minus = to_np(f(fg.tensor(a - h * t, dtype=fg.complex128)))
+        np.testing.assert_allclose(got, (plus - minus) / (2 * h), rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+def test_adjoint_is_the_conjugate_transpose():
+    a = crandn(2, 2, 3)
+    t = fg.tensor(a, dtype=fg.complex128)
+    want = np.conj(a.transpose(0, 2, 1))
+    np.testing.assert_array_equal(to_np(t.mH), want)
+    np.testing.assert_array_equal(to_np(fg.adjoint(t)), want)
+    np.testing.assert_array_equal(to_np(t[0].H), want[0])
+    assert fg.tensor(1 + 2j).H.item() == 1 - 2j
+    # A real tensor's adjoint is its transposed view.
+    r = fg.tensor(a.real)
+    assert r.mH.data_ptr() == r.data_ptr()
+    np.testing.assert_array_equal(to_np(r.mH), a.real.transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")])
+def test_complex_matrix_norms_match_numpy(ord):
+    a = crandn(2, 3, 4)
+    got = fg.linalg.matrix_norm(fg.tensor(a, dtype=fg.complex64), ord)
+    assert got.dtype == fg.float32
+    want = np.stack([np.linalg.norm(m, ord) for m in a])
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-5)
+    got = fg.linalg.norm(fg.tensor(a[0], dtype=fg.complex128), ord, keepdim=True)
+    assert got.dtype == fg.float64 and got.shape == (1, 1)
+    np.testing.assert_allclose(to_np(got)[0, 0], np.linalg.norm(a[0], ord), rtol=1e-12)

@@ -1,6 +1,10 @@
 //! `linalg.inv`, `linalg.det` and `linalg.solve`, batched with
-//! broadcasting, on the LU kernels of `kernels::linalg` (in f64 whatever the
-//! input's float dtype).
+//! broadcasting, on the LU kernels of `kernels::linalg` (in f64, or
+//! `Complex<f64>` for complex inputs, whatever the input's precision).
+//!
+//! The three are holomorphic in their inputs, so a complex gradient is the
+//! real one with every transpose made a conjugate transpose and every saved
+//! value conjugated (torch's convention, docs/dtypes.md).
 
 use super::matmul::{lift, xshape};
 use crate::autograd::derivatives;
@@ -10,13 +14,7 @@ use crate::{Error, Result, Tensor};
 
 /// Checks that `a` is a float batch of square matrices, for `op`.
 fn check_square(a: &Tensor, op: &str) -> Result<usize> {
-    if a.dtype().is_complex() {
-        return Err(Error::not_implemented_msg(format!(
-            "{op}: complex matrices are not supported yet (got {})",
-            a.dtype().scalar_type_name()
-        )));
-    }
-    if !a.dtype().is_floating_point() {
+    if !a.dtype().is_differentiable() {
         return Err(Error::runtime(format!(
             "{op}: Expected a floating point or complex tensor as input. Got {}",
             a.dtype().scalar_type_name()
@@ -43,6 +41,16 @@ fn check_square(a: &Tensor, op: &str) -> Result<usize> {
     Ok(r)
 }
 
+/// Runs the LU kernel `linalg::$kernel` for the float or complex dtype of
+/// `$t`, computing in f64 or `Complex<f64>`.
+macro_rules! lu_kernel {
+    ($t:expr, $kernel:ident($($arg:expr),*)) => {
+        crate::dispatch_float!($t.dtype(), T => linalg::$kernel::<T, f64>($($arg),*),
+            else crate::dispatch_complex!($t.dtype(), T => linalg::$kernel::<T, crate::Complex<f64>>($($arg),*),
+                else unreachable_dtype($t)))
+    };
+}
+
 derivatives! {
     table FORMULAS("linear algebra: inv, det, solve") for Tensor;
 
@@ -53,13 +61,13 @@ derivatives! {
             let n = check_square(self, "linalg.inv")?;
         }
         record "LinalgInvExBackward0", [self];
-        compute => out = crate::dispatch_float!(self.dtype(), T => linalg::inv::<T>(self, n), else unreachable_dtype(self))?;
+        compute => out = lu_kernel!(self, inv(self, n))?;
         save |s| {
             s.save_output("inverse", &out, 0);
         }
         backward |ctx, g| {
-            // -A^{-T} g A^{-T}
-            let inv_t = ctx.saved(0)?.transpose(-2, -1)?;
+            // -A^{-H} g A^{-H}
+            let inv_t = ctx.saved(0)?.adjoint()?;
             let ga = inv_t.matmul(&g[0])?.matmul(&inv_t)?;
             Ok(vec![Some(ga.mul(&Tensor::scalar(-1.0))?)])
         };
@@ -75,19 +83,19 @@ derivatives! {
             let n = check_square(self, "linalg.det")?;
         }
         record "LinalgDetBackward0", [self];
-        compute => out = crate::dispatch_float!(self.dtype(), T => linalg::det::<T>(self, n), else unreachable_dtype(self))?;
+        compute => out = lu_kernel!(self, det(self, n))?;
         save |s| {
             s.save("A", self);
             s.save_output("result", &out, 0);
         }
         backward |ctx, g| {
-            // g det(A) A^{-T}; a singular A has no inverse to use here and
-            // raises.
+            // g conj(det(A)) A^{-H}; a singular A has no inverse to use
+            // here and raises.
             let (a, det) = (ctx.saved(0)?, ctx.saved(1)?);
             let mut shape: Vec<isize> = det.shape().iter().map(|&n| n as isize).collect();
             shape.extend([1, 1]);
-            let scale = g[0].mul(&det)?.reshape(&shape)?;
-            let inv_t = a.inverse()?.transpose(-2, -1)?;
+            let scale = g[0].mul(&det.conj()?)?.reshape(&shape)?;
+            let inv_t = a.inverse()?.adjoint()?;
             Ok(vec![Some(scale.mul(&inv_t)?)])
         };
         // det(A) trace(A^{-1} t) = det(A) sum(A^{-T} * t); a singular A
@@ -140,7 +148,7 @@ derivatives! {
             let mut sb = batch.to_vec();
             sb.extend([n, k]);
             let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
-            let x = crate::dispatch_float!(a.dtype(), T => linalg::solve::<T>(&ae, &be, n, k), else unreachable_dtype(a))?;
+            let x = lu_kernel!(a, solve(&ae, &be, n, k))?;
         } => x = if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
@@ -161,9 +169,9 @@ derivatives! {
             }
         }
         backward |ctx, g| {
-            // gB = A^{-T} g, gA = -gB X^T
+            // gB = A^{-H} g, gA = -gB X^H
             let a = ctx.saved(0)?;
-            let gb = a.transpose(-2, -1)?.linalg_solve(&g[0])?;
+            let gb = a.adjoint()?.linalg_solve(&g[0])?;
             let ga = if ctx.needs(0) {
                 let x = ctx.saved(1)?;
                 let (gb2, x2) = if vector {
@@ -171,7 +179,7 @@ derivatives! {
                 } else {
                     (gb.clone(), x)
                 };
-                let ga = gb2.matmul(&x2.transpose(-2, -1)?)?;
+                let ga = gb2.matmul(&x2.adjoint()?)?;
                 Some(ga.mul(&Tensor::scalar(-1.0))?)
             } else {
                 None

@@ -111,7 +111,16 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let a = float_input("linalg.matrix_norm", self, dtype)?;
+        let a = if self.dtype().is_complex() {
+            complex_input("linalg.matrix_norm", self, dtype)?
+        } else if let Some(d) = dtype.filter(|d| d.is_complex()) {
+            return Err(Error::runtime(format!(
+                "linalg.matrix_norm: dtype should be real for real inputs, but got {}",
+                d.scalar_type_name()
+            )));
+        } else {
+            float_input("linalg.matrix_norm", self, dtype)?
+        };
         if a.ndim() < 2 {
             return Err(Error::runtime(format!(
                 "linalg.matrix_norm: The input tensor A must have at least 2 dimensions. (got shape {:?})",
@@ -166,15 +175,36 @@ impl Tensor {
 
     /// `linalg.svdvals` restricted to what the norms need: the singular
     /// values (descending, f64) of each matrix over the last two dims.
+    ///
+    /// A complex matrix `A = X + iY` has the singular values of the real
+    /// matrix `[[X, -Y], [Y, X]]`, each of which that matrix has twice.
     pub fn singular_values(&self) -> Result<Tensor> {
-        let a = float_input("singular_values", self, None)?;
-        if a.ndim() < 2 {
+        if self.ndim() < 2 {
             return Err(Error::runtime(format!(
                 "singular_values: expected a tensor with at least 2 dims, got shape {:?}",
-                a.shape()
+                self.shape()
             )));
         }
+        if self.dtype().is_complex() {
+            let (x, y) = (self.real()?, self.imag()?);
+            let top = Tensor::cat(&[x.clone(), y.neg()?], -1)?;
+            let bottom = Tensor::cat(&[y, x], -1)?;
+            let doubled = Tensor::cat(&[top, bottom], -2)?.singular_values()?;
+            return Ok(doubled.slice(-1, 0, isize::MAX, 2)?.contiguous());
+        }
+        let a = float_input("singular_values", self, None)?;
         kernels::norm::singular_values(&a)
+    }
+}
+
+/// `x` in the complex `dtype` asked for (its own when None), for `op`.
+fn complex_input(op: &str, x: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+    match dtype {
+        Some(d) if !d.is_complex() => Err(Error::runtime(format!(
+            "{op}: dtype should be complex for complex inputs, but got {}",
+            d.scalar_type_name()
+        ))),
+        d => Ok(x.to_dtype(d.unwrap_or(x.dtype()))),
     }
 }
 
@@ -201,7 +231,7 @@ fn spectral(
     let out: Vec<f64> = (0..batch)
         .map(|b| pick(&vals[b * k..(b + 1) * k]))
         .collect();
-    let mut t = Tensor::from_slice(&out, &s.shape()[..nd - 1])?.to_dtype(a.dtype());
+    let mut t = Tensor::from_slice(&out, &s.shape()[..nd - 1])?.to_dtype(a.dtype().to_real());
     if keepdim {
         for d in [r.min(c), r.max(c)] {
             t = t.unsqueeze(d as isize)?;

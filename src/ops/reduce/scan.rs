@@ -153,6 +153,12 @@ fn softmax_impl(
     dtype: Option<DType>,
     log: bool,
 ) -> Result<Tensor> {
+    let wanted = dtype.unwrap_or(x.dtype());
+    if wanted.is_complex() {
+        let last = wrap_dim(dim, x.ndim())? + 1 >= x.ndim();
+        let kernel = format!("{op}{}_kernel_impl", if last { "_lastdim" } else { "" });
+        return Err(Error::not_implemented(&kernel, wanted));
+    }
     let x = float_input(op, x, dtype)?;
     let d = wrap_dim(dim, x.ndim())?;
     let last = x.ndim().saturating_sub(1);
