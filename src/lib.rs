@@ -18,6 +18,7 @@ mod binding;
 mod error;
 mod kernels;
 pub mod ops;
+pub mod optim;
 pub mod pool;
 pub mod profiler;
 pub mod random;
@@ -27,6 +28,7 @@ pub use binding::{BindingSlot, Kept};
 pub use error::{Error, ErrorKind, ExternalError, Result};
 /// The 16-bit float element types (`float16`, `bfloat16`), from the `half` crate.
 pub use half::{bf16, f16};
+pub use ops::conv::Window;
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
     broadcast_shapes, default_complex_dtype, default_dtype, result_type, set_default_dtype,

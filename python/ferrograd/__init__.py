@@ -13,7 +13,10 @@ from . import autograd as autograd
 from . import backends as backends
 from . import cuda as cuda
 from . import linalg as linalg
+from . import nn as nn
+from . import optim as optim
 from . import profiler as profiler
+from . import utils as utils
 from ._config import (
     are_deterministic_algorithms_enabled,
     get_default_device,
@@ -93,6 +96,7 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .serialization import load, save
 
 float = float32  # noqa: A001
 double = float64

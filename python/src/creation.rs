@@ -53,7 +53,13 @@ pub fn as_tensor(
             _ => Ok(t.clone().into_any().unbind()),
         };
     }
-    if data.hasattr("__array_interface__")? && data.hasattr("ndim")? {
+    // Only an array owns the memory its interface points at; a NumPy
+    // scalar's interface describes a temporary copy, so it is copied.
+    let is_ndarray = py
+        .import("numpy")
+        .and_then(|np| data.is_instance(&np.getattr("ndarray")?))
+        .unwrap_or(false);
+    if is_ndarray {
         if let Ok(t) = convert::from_array_interface(data, true) {
             let t = match dt {
                 Some(d) => t.to_dtype(d),

@@ -14,6 +14,8 @@ mod errors;
 mod forward_ad;
 mod function;
 mod linalg;
+mod nn;
+mod optim;
 mod profiler;
 mod random;
 mod reduce;
@@ -135,6 +137,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     views::register(m)?;
     shape_index::register(m)?;
     linalg::register(m)?;
+    nn::register(m)?;
+    optim::register(m)?;
     random::register(m)?;
     autograd::register(m)?;
     forward_ad::register(m)?;

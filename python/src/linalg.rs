@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 /// `obj` as a tensor, or torch's TypeError for `fname`'s argument `what`.
-fn tensor_only(obj: &Bound<'_, PyAny>, fname: &str, what: &str) -> PyResult<Tensor> {
+pub(crate) fn tensor_only(obj: &Bound<'_, PyAny>, fname: &str, what: &str) -> PyResult<Tensor> {
     match obj.cast::<PyTensor>() {
         Ok(t) => Ok(t.get().t.clone()),
         Err(_) => Err(PyTypeError::new_err(format!(

@@ -149,6 +149,11 @@ fn live_object<'py>(py: Python<'py>, t: &Tensor) -> Option<Bound<'py, PyTensor>>
     }
 }
 
+thread_local! {
+    /// The tensor `Tensor._make_subclass` hands to `Tensor.__new__`.
+    static PENDING_SUBCLASS: std::cell::RefCell<Option<Tensor>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Makes `obj` the registered object of its tensor, and has the tensor keep
 /// it when it is an instance of a Python subclass (`exact` is false).
 fn register(obj: &Bound<'_, PyTensor>, exact: bool) {
@@ -295,6 +300,14 @@ impl PyTensor {
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        if args.is_empty() {
+            if let Some(t) = PENDING_SUBCLASS.with(|p| p.borrow_mut().take()) {
+                return Ok(PyTensor {
+                    t,
+                    me: AtomicPtr::new(std::ptr::null_mut()),
+                });
+            }
+        }
         let dt = ferrograd::default_dtype();
         let t = if args.is_empty() {
             Tensor::zeros(&[0], dt)
@@ -311,6 +324,46 @@ impl PyTensor {
             t,
             me: AtomicPtr::new(std::ptr::null_mut()),
         })
+    }
+
+    /// `Tensor._make_subclass(cls, data, require_grad=False)`: a new
+    /// instance of the subclass `cls` that shares `data`'s memory (a
+    /// detached alias, a leaf) and is its tensor's object, kept alive by
+    /// the tensor like any subclass instance (how `nn.Parameter` is made).
+    #[staticmethod]
+    #[pyo3(signature = (cls, data, require_grad = false))]
+    fn _make_subclass(
+        cls: &Bound<'_, pyo3::types::PyType>,
+        data: &Bound<'_, PyAny>,
+        require_grad: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let py = cls.py();
+        let base = py.get_type::<PyTensor>();
+        if !cls.is_subclass(&base)? {
+            return Err(PyTypeError::new_err(format!(
+                "_make_subclass: cls must be a subclass of Tensor, not {}",
+                cls.name()?
+            )));
+        }
+        let src = data.cast::<PyTensor>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "_make_subclass: data must be a Tensor, not {}",
+                data.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let t = src.get().t.detach();
+        t.set_requires_grad(require_grad).py()?;
+        // `Tensor.__new__(cls)` takes the pending tensor (a subclass's own
+        // `__new__` is bypassed, so it may call this one).
+        PENDING_SUBCLASS.with(|p| *p.borrow_mut() = Some(t));
+        let made = base.call_method1("__new__", (cls,));
+        PENDING_SUBCLASS.with(|p| p.borrow_mut().take());
+        let obj = made?.cast_into::<PyTensor>()?;
+        register(&obj, false);
+        Ok(obj.into_any().unbind())
     }
 
     /// Registers an object made by `Tensor(...)` (or a subclass's
@@ -681,6 +734,21 @@ impl PyTensor {
         py_helper(slf.py(), &REPR, "ferrograd._tensor_str", "tensor_repr")?
             .call1((slf,))?
             .extract()
+    }
+
+    /// `format(t, spec)`: a 0-dim tensor formats as its Python number;
+    /// others accept only an empty spec and give their `str`.
+    fn __format__(slf: &Bound<'_, Self>, format_spec: &str) -> PyResult<Py<PyAny>> {
+        if slf.get().t.ndim() == 0 {
+            let item = slf.call_method0("item")?;
+            return Ok(item.call_method1("__format__", (format_spec,))?.unbind());
+        }
+        if !format_spec.is_empty() {
+            return Err(PyTypeError::new_err(
+                "unsupported format string passed to Tensor.__format__",
+            ));
+        }
+        Ok(slf.str()?.into_any().unbind())
     }
 
     fn __bool__(&self) -> PyResult<bool> {

@@ -25,9 +25,19 @@ pub(crate) struct Guards<'a> {
 /// storage that appears several times is locked once (exclusively if it is
 /// written).
 pub(crate) fn lock<'a>(reads: &[&'a Tensor], write: Option<&'a Tensor>) -> Guards<'a> {
+    match write {
+        Some(w) => lock_writes(reads, &[w]),
+        None => lock_writes(reads, &[]),
+    }
+}
+
+/// [`lock`] for kernels that write several tensors.
+pub(crate) fn lock_writes<'a>(reads: &[&'a Tensor], writes: &[&'a Tensor]) -> Guards<'a> {
     let mut all: SmallVec<[(usize, &'a Tensor, bool); 4]> = SmallVec::new();
-    if let Some(w) = write {
-        all.push((w.storage().as_ptr() as usize, w, true));
+    for w in writes {
+        if !all.iter().any(|(_, t, _)| t.storage().same(w.storage())) {
+            all.push((w.storage().as_ptr() as usize, w, true));
+        }
     }
     for r in reads {
         let key = r.storage().as_ptr() as usize;

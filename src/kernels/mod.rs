@@ -41,6 +41,7 @@
 pub(crate) mod access;
 pub(crate) mod arith;
 pub(crate) mod basic;
+pub(crate) mod conv;
 pub(crate) mod copy;
 pub(crate) mod fold;
 pub(crate) mod fused;

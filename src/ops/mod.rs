@@ -11,6 +11,7 @@
 mod basic;
 mod binary;
 mod complex;
+pub mod conv;
 mod creation;
 mod index;
 pub mod linalg;
@@ -42,6 +43,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         linalg::matmul::FORMULAS,
         linalg::decomp::FORMULAS,
         linalg::einsum::FORMULAS,
+        conv::FORMULAS,
     ];
     tables.extend_from_slice(index::FORMULA_TABLES);
     tables.extend_from_slice(reduce::FORMULA_TABLES);

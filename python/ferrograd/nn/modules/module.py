@@ -1,0 +1,1228 @@
+"""``Module``: the base class of every layer, with torch.nn.Module's
+registration, traversal, state_dict, conversion and hook behaviour."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+import weakref
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import ferrograd
+from ferrograd._core import Tensor
+from ferrograd.autograd import Function
+
+from ..parameter import Buffer, Parameter
+
+__all__ = ["Module", "RemovableHandle"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+def _typename(obj: Any) -> str:
+    """torch.typename: ``torch.FloatTensor`` for tensors, the qualified
+    class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    module = cls.__module__
+    if module in ("builtins", "__builtin__", None):
+        return cls.__qualname__
+    return f"{module}.{cls.__qualname__}"
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    """Indents every line of ``s`` but the first by ``num_spaces``."""
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    pad = " " * num_spaces
+    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the missing and unexpected keys."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    r"""A handle that removes a hook from the dicts it was registered in.
+
+    Example::
+
+        >>> h = module.register_forward_hook(fn)
+        >>> h.remove()  # or use ``with h:``
+    """
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict: Any, *, extra_dict: Any = None) -> None:
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+        extras = extra_dict if isinstance(extra_dict, (list, tuple)) else [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
+
+    def remove(self) -> None:
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+        for ref in self.extra_dict_ref:
+            d = ref()
+            if d is not None and self.id in d:
+                del d[self.id]
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        self.remove()
+
+
+class _Extras(dict):
+    # A dict that a weakref can point to (``dict`` itself cannot be).
+    pass
+
+
+class _BackwardHookFunction(Function):
+    """The identity, as one graph node: a hook on it sees exactly the
+    gradients flowing into (or out of) a module's tensors."""
+
+    @staticmethod
+    def forward(ctx: Any, *tensors: Tensor) -> tuple[Tensor, ...]:
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        # Gradients stay materialised, so a tensor input that does not
+        # require grad shows zeros in ``grad_input``, as in torch.
+        return tensors
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor | None) -> tuple[Tensor | None, ...]:
+        return grads
+
+
+class _BackwardHook:
+    """Runs a module's full backward (pre-)hooks.
+
+    The module's tensor inputs go through one identity node and its tensor
+    outputs through another. A pre-hook on the output node sees the
+    gradients of the outputs (``grad_output``) and may replace them; a hook
+    on the input node sees the gradients of the inputs (``grad_input``) once
+    backward has gone through the module, calls the user's hooks with both,
+    and may replace ``grad_input``.
+    """
+
+    def __init__(self, module: Module, user_hooks: list[Callable], user_pre_hooks: list[Callable]) -> None:
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs: tuple[Any, ...] | None = None
+        self.n_inputs = 0
+        self.input_tensors_index: list[int] | None = None
+        self.n_outputs = 0
+        self.output_tensors_index: list[int] | None = None
+
+    @staticmethod
+    def _pack_with_none(indices: list[int], values: Any, size: int) -> tuple[Any, ...]:
+        res: list[Any] = [None] * size
+        for i, v in zip(indices, values, strict=False):
+            res[i] = v
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices: list[int], values: Any) -> tuple[Any, ...]:
+        return tuple(values[i] for i in indices)
+
+    @staticmethod
+    def _wrap(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int] | None, Any]:
+        index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in index]
+        if not (ferrograd.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+            return args, None, None
+        wrapped = _BackwardHookFunction.apply(*tensors)
+        if isinstance(wrapped, Tensor):
+            wrapped = (wrapped,)
+        grad_fn = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
+        out = list(args)
+        for i, t in zip(index, wrapped, strict=False):
+            out[i] = t
+        return tuple(out), index, grad_fn
+
+    def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        self.n_inputs = len(args)
+        new_args, index, grad_fn = self._wrap(args)
+        if index is None:
+            return args
+        self.input_tensors_index = index
+
+        def hook(grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> Any:
+            if not self.user_hooks:
+                return None
+            full = self._pack_with_none(index, grad_inputs, self.n_inputs)
+            for user_hook in self.user_hooks:
+                res = user_hook(self.module, full, self.grad_outputs)
+                if res is None:
+                    continue
+                if not isinstance(res, tuple):
+                    res = (res,)
+                if len(res) != len(full):
+                    raise RuntimeError(
+                        "Backward hook returned an invalid number of grad_input, "
+                        f"got {len(res)}, but expected {len(full)}"
+                    )
+                full = res
+            self.grad_outputs = None
+            return self._unpack_none(index, full)
+
+        grad_fn.register_hook(hook)
+        return new_args
+
+    def setup_output_hook(self, result: Any) -> Any:
+        single = isinstance(result, Tensor)
+        outputs = (result,) if single else result
+        if not isinstance(outputs, tuple):
+            return result
+        self.n_outputs = len(outputs)
+        new_outputs, index, grad_fn = self._wrap(outputs)
+        if index is None:
+            return result
+        self.output_tensors_index = index
+
+        def pre_hook(grad_outputs: tuple[Any, ...]) -> Any:
+            full = self._pack_with_none(index, grad_outputs, self.n_outputs)
+            for user_pre_hook in self.user_pre_hooks:
+                res = user_pre_hook(self.module, full)
+                if res is None:
+                    continue
+                if not isinstance(res, tuple):
+                    res = (res,)
+                if len(res) != len(full):
+                    raise RuntimeError(
+                        "Backward pre hook returned an invalid number of grad_output, "
+                        f"got {len(res)}, but expected {len(full)}"
+                    )
+                full = res
+            self.grad_outputs = full
+            # With no input that requires grad, backward never reaches the
+            # input node: the hooks run here, with no grad_input.
+            if self.input_tensors_index is None:
+                grad_inputs = (None,) * self.n_inputs
+                for user_hook in self.user_hooks:
+                    res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                    if res is not None and not all(r is None for r in res):
+                        raise RuntimeError(
+                            "Backward hook for Modules where no input requires gradient "
+                            "should always return None or None for all gradients."
+                        )
+                self.grad_outputs = None
+            return self._unpack_none(index, full)
+
+        grad_fn.register_prehook(pre_hook)
+        return new_outputs[0] if single else new_outputs
+
+
+def _forward_unimplemented(self: Module, *input: Any) -> Any:
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+class Module:
+    r"""Base class for all neural network modules.
+
+    Subclasses call ``super().__init__()`` and then assign parameters,
+    buffers and submodules as attributes; they are registered in that order
+    and found by :meth:`parameters`, :meth:`state_dict`, :meth:`to` and the
+    rest.
+
+    Example::
+
+        >>> class Scale(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.w = nn.Parameter(torch.ones(2))
+        ...     def forward(self, x):
+        ...         return self.w * x
+        >>> Scale()(torch.tensor([1.0, 2.0]))
+        tensor([1., 2.], grad_fn=<MulBackward0>)
+    """
+
+    dump_patches: bool = False
+    _version: int = 1
+    training: bool
+    call_super_init: bool = False
+
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self.call_super_init is False and bool(kwargs):
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
+            )
+        if self.call_super_init is False and bool(args):
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
+        # Plain attribute writes: our own ``__setattr__`` reads these dicts.
+        setattr_ = super().__setattr__
+        setattr_("training", True)
+        setattr_("_parameters", {})
+        setattr_("_buffers", {})
+        setattr_("_non_persistent_buffers_set", set())
+        setattr_("_backward_pre_hooks", OrderedDict())
+        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)
+        setattr_("_forward_hooks", OrderedDict())
+        setattr_("_forward_hooks_with_kwargs", _Extras())
+        setattr_("_forward_hooks_always_called", _Extras())
+        setattr_("_forward_pre_hooks", OrderedDict())
+        setattr_("_forward_pre_hooks_with_kwargs", _Extras())
+        setattr_("_state_dict_hooks", OrderedDict())
+        setattr_("_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_post_hooks", OrderedDict())
+        setattr_("_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    # ------------------------------------------------------------------
+    # Registration
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        r"""Adds a buffer: state that is not a parameter, saved in
+        :meth:`state_dict` unless ``persistent=False``.
+
+        Example::
+
+            >>> m.register_buffer("running_mean", torch.zeros(3))
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        elif not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        elif "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        elif name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        elif hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        elif tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        r"""Adds a parameter (or ``None``) under ``name``.
+
+        Example::
+
+            >>> m.register_parameter("bias", nn.Parameter(torch.zeros(3)))
+        """
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        elif not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        elif "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        elif name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        elif hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
+        elif param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                f"parameters must be created explicitly. To express '{name}' "
+                "as a function of another Tensor, compute the value in "
+                "the forward() method."
+            )
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        r"""Adds a child module (or ``None``) under ``name``.
+
+        Example::
+
+            >>> seq.add_module("act", nn.Module())
+        """
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        elif not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        elif hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        elif "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        elif name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        r"""Alias for :meth:`add_module`."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        r"""The submodule at the dotted path ``target`` (``""`` is ``self``).
+
+        Example::
+
+            >>> net.get_submodule("block.0")
+        """
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        r"""Sets the submodule at the dotted path ``target``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def get_parameter(self, target: str) -> Parameter:
+        r"""The parameter at the dotted path ``target`` (``"block.0.weight"``)."""
+        module_path, _, param_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, param_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        param = getattr(mod, param_name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        r"""The buffer at the dotted path ``target``."""
+        module_path, _, buffer_name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, buffer_name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        buffer = getattr(mod, buffer_name)
+        if buffer_name not in mod._buffers:
+            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        return buffer
+
+    def get_extra_state(self) -> Any:
+        r"""Extra state to put in :meth:`state_dict`; override together with
+        :meth:`set_extra_state`."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state: Any) -> None:
+        r"""Restores what :meth:`get_extra_state` returned."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    # ------------------------------------------------------------------
+    # Attribute access
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: look in the registries.
+        d = self.__dict__
+        if "_parameters" in d and name in d["_parameters"]:
+            return d["_parameters"][name]
+        if "_buffers" in d and name in d["_buffers"]:
+            return d["_buffers"][name]
+        if "_modules" in d and name in d["_modules"]:
+            return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        def remove_from(*dicts_or_sets: Any) -> None:
+            for d in dicts_or_sets:
+                if name in d:
+                    if isinstance(d, dict):
+                        del d[name]
+                    else:
+                        d.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+        else:
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(
+                        f"cannot assign '{_typename(value)}' as child module '{name}' "
+                        "(torch.nn.Module or None expected)"
+                    )
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(
+                            f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                            "(torch.nn.Buffer, torch.Tensor or None expected)"
+                        )
+                    if isinstance(value, Buffer):
+                        persistent = value.persistent
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, persistent)
+                else:
+                    super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self) -> list[str]:
+        keys = (
+            list(dir(self.__class__))
+            + list(self.__dict__.keys())
+            + list(self._parameters.keys())
+            + list(self._modules.keys())
+            + list(self._buffers.keys())
+        )
+        # Names that are not identifiers (Sequential's "0") are left out.
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        # Modules pickled by an older layout lack some of the hook dicts.
+        defaults: dict[str, Callable[[], Any]] = {
+            "_forward_pre_hooks": OrderedDict,
+            "_forward_pre_hooks_with_kwargs": _Extras,
+            "_forward_hooks": OrderedDict,
+            "_forward_hooks_with_kwargs": _Extras,
+            "_forward_hooks_always_called": _Extras,
+            "_backward_pre_hooks": OrderedDict,
+            "_backward_hooks": OrderedDict,
+            "_state_dict_hooks": OrderedDict,
+            "_state_dict_pre_hooks": OrderedDict,
+            "_load_state_dict_pre_hooks": OrderedDict,
+            "_load_state_dict_post_hooks": OrderedDict,
+            "_non_persistent_buffers_set": set,
+        }
+        for k, make in defaults.items():
+            if k not in self.__dict__:
+                self.__dict__[k] = make()
+        self.__dict__.setdefault("_is_full_backward_hook", None)
+
+    # ------------------------------------------------------------------
+    # Traversal
+
+    def _named_members(
+        self, get_members_fn: Callable, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Any]]:
+        # Tensors are compared by identity (``==`` on tensors is elementwise).
+        memo: set[int] = set()
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        for module_prefix, module in modules:
+            for k, v in get_members_fn(module):
+                if v is None or id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (module_prefix + ("." if module_prefix else "") + k), v
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        r"""The module's parameters (and, with ``recurse``, its descendants').
+
+        Example::
+
+            >>> sum(p.numel() for p in model.parameters())
+        """
+        for _name, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        r"""``(name, parameter)`` pairs, names dotted from this module
+        (``"block.0.weight"``); a shared parameter appears once unless
+        ``remove_duplicate=False``."""
+        yield from self._named_members(
+            lambda module: module._parameters.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        r"""The module's buffers (and, with ``recurse``, its descendants')."""
+        for _name, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        r"""``(name, buffer)`` pairs, as :meth:`named_parameters`."""
+        yield from self._named_members(
+            lambda module: module._buffers.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
+
+    def children(self) -> Iterator[Module]:
+        r"""The immediate child modules."""
+        for _name, module in self.named_children():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        r"""``(name, child)`` pairs of the immediate children, each child once."""
+        memo: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def modules(self) -> Iterator[Module]:
+        r"""This module and all its descendants, depth first, each once."""
+        for _name, module in self.named_modules():
+            yield module
+
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        r"""``(name, module)`` pairs for this module (name ``prefix``) and its
+        descendants, depth first.
+
+        Example::
+
+            >>> [name for name, _ in net.named_modules()]
+            ['', 'block', 'block.0', 'block.1']
+        """
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            submodule_prefix = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
+
+    # ------------------------------------------------------------------
+    # Modes and gradients
+
+    def train(self, mode: bool = True) -> Module:
+        r"""Sets training mode (``mode=True``) or evaluation mode on this
+        module and its descendants; returns ``self``."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        r"""Evaluation mode: ``self.train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        r"""Sets ``requires_grad`` of every parameter; returns ``self``."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        r"""Resets the gradients of all parameters: to ``None`` (default), or
+        to zeros in place with ``set_to_none=False``."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    def share_memory(self) -> Module:
+        r"""Returns ``self`` (ferrograd tensors already live in process memory)."""
+        return self
+
+    # ------------------------------------------------------------------
+    # Conversion
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with ferrograd.no_grad():
+                param_applied = fn(param)
+            out_param = self._swap_in(param, param_applied)
+            if out_param is not param:
+                self._parameters[key] = out_param
+            if param.grad is not None:
+                with ferrograd.no_grad():
+                    grad_applied = fn(param.grad)
+                if out_param is param:
+                    if grad_applied is not param.grad:
+                        param.grad = self._swap_in(param.grad, grad_applied)
+                else:
+                    out_param.grad = grad_applied.requires_grad_(param.grad.requires_grad)
+
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    @staticmethod
+    def _swap_in(old: Tensor, new: Tensor) -> Tensor:
+        # torch swaps the new data into the old object (``old.data = new``);
+        # ferrograd's ``.data =`` copies and needs the same shape and dtype,
+        # so a converted dtype gets a new Parameter instead.
+        if new is old:
+            return old
+        if new.shape == old.shape and new.dtype == old.dtype:
+            old.data = new
+            return old
+        if isinstance(old, Parameter):
+            return type(old)(new, old.requires_grad)
+        return new
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        r"""Calls ``fn`` on every submodule (children first, then ``self``);
+        returns ``self``.
+
+        Example::
+
+            >>> net.apply(lambda m: print(type(m).__name__))
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        r"""Converts floating point (and complex) parameters and buffers to a
+        dtype, or moves them to a device (only the CPU exists).
+
+        ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``,
+        each also by keyword; returns ``self``.
+
+        Example::
+
+            >>> model.to(torch.float64)
+        """
+        device, dtype = _parse_to(*args, **kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
+
+        def convert(t: Tensor) -> Tensor:
+            if device is not None:
+                t = t.to(device)
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                if t.is_complex() and not dtype.is_complex:
+                    return t
+                t = t.to(dtype)
+            return t
+
+        return self._apply(convert)
+
+    def cpu(self) -> Module:
+        r"""Returns ``self`` (everything is on the CPU)."""
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type: Any) -> Module:
+        r"""Casts all parameters and buffers to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self) -> Module:
+        r"""Casts floating point parameters and buffers to ``float32``."""
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self) -> Module:
+        r"""Casts floating point parameters and buffers to ``float64``."""
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self) -> Module:
+        r"""Casts floating point parameters and buffers to ``float16``."""
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        r"""Casts floating point parameters and buffers to ``bfloat16``."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    # ------------------------------------------------------------------
+    # state_dict
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(
+        self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
+        r"""An ``OrderedDict`` of parameters and persistent buffers, keyed by
+        dotted names (``"block.0.weight"``); values are detached (they share
+        memory with the module) unless ``keep_vars=True``.
+
+        Example::
+
+            >>> list(net.state_dict())
+            ['block.0.weight', 'block.1.weight']
+        """
+        if args:
+            # torch's old positional form: (destination, prefix, keep_vars).
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead.", FutureWarning, stacklevel=2
+            )
+            destination = args[0] if len(args) > 0 else destination
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        persistent_buffers = {
+            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
+        }
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
+            if v is not None
+        }
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not isinstance(input_param, Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(input_param)}"
+                )
+                continue
+            # A one-element 1-D checkpoint value loads into a 0-dim tensor.
+            if param.dim() == 0 and input_param.dim() == 1 and input_param.shape[0] == 1:
+                input_param = input_param[0]
+            if input_param.shape != param.shape:
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {input_param.shape} "
+                    f"from checkpoint, the shape in current model is {param.shape}."
+                )
+                continue
+            try:
+                with ferrograd.no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
+            except Exception as ex:
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", '
+                    f"whose dimensions in the model are {param.size()} and "
+                    f"whose dimensions in the checkpoint are {input_param.size()}, "
+                    f"an exception occurred : {ex.args}."
+                )
+
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
+
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_state_key:
+                    input_name = key[len(prefix) :].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        r"""Copies parameters and buffers from ``state_dict`` into this module
+        and its descendants.
+
+        With ``strict=True`` (default) missing or unexpected keys raise
+        ``RuntimeError``; a shape mismatch always does. With ``assign=True``
+        the state dict's tensors become the module's (parameters keep the
+        module's ``requires_grad``) instead of being copied in.
+
+        Returns:
+            ``NamedTuple`` with ``missing_keys`` and ``unexpected_keys``.
+
+        Example::
+
+            >>> net.load_state_dict(other.state_dict())
+            <All keys matched successfully>
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list[str] = []
+        unexpected_keys: list[str] = []
+        error_msgs: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+
+        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(
+                local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
+            )
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_state = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
+                    load(child, child_state, child_prefix)
+
+        load(self, state_dict)
+
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected_keys)
+                    ),
+                )
+            if missing_keys:
+                error_msgs.insert(
+                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys))
+                )
+        if error_msgs:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    self.__class__.__name__, "\n\t".join(error_msgs)
+                )
+            )
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ------------------------------------------------------------------
+    # Hooks
+
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        r"""Registers ``hook(module, args)`` (or ``hook(module, args, kwargs)``
+        with ``with_kwargs=True``) to run before :meth:`forward`. A non-None
+        result replaces the arguments: a tuple (a single value is wrapped), or
+        ``(args, kwargs)`` with ``with_kwargs``.
+
+        Example::
+
+            >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+        """
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        r"""Registers ``hook(module, args, output)`` (or ``hook(module, args,
+        kwargs, output)`` with ``with_kwargs=True``) to run after
+        :meth:`forward`; a non-None result replaces the output. With
+        ``always_call=True`` the hook also runs when ``forward`` raises.
+
+        Example::
+
+            >>> h = m.register_forward_hook(lambda mod, args, out: out + 1)
+        """
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        r"""Registers ``hook(module, grad_output)``, called when the
+        gradients of the module's outputs are known; a non-None result (a
+        tuple as long as ``grad_output``) replaces them.
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        r"""Registers ``hook(module, grad_input, grad_output)``, called when
+        the gradients of the module's inputs are computed. ``grad_input`` and
+        ``grad_output`` are tuples with one entry per positional input and per
+        output (``None`` for non-tensors and for tensors without gradient); a
+        non-None result replaces ``grad_input``.
+
+        Example::
+
+            >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go))
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # ------------------------------------------------------------------
+    # Calling
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        forward_call = self.forward
+        if not (
+            self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
+        ):
+            return forward_call(*args, **kwargs)
+
+        result = None
+        called_always_called_hooks: set[int] = set()
+
+        def inner() -> Any:
+            nonlocal result, args, kwargs
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    args_kwargs_result = hook(self, args, kwargs)
+                    if args_kwargs_result is not None:
+                        if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
+                            args, kwargs = args_kwargs_result
+                        else:
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple "
+                                f"of (new_args, new_kwargs), but got {args_kwargs_result}."
+                            )
+                else:
+                    args_result = hook(self, args)
+                    if args_result is not None:
+                        if not isinstance(args_result, tuple):
+                            args_result = (args_result,)
+                        args = args_result
+
+            bw_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                bw_hook = _BackwardHook(
+                    self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+                )
+                args = bw_hook.setup_input_hook(args)
+
+            result = forward_call(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called_always_called_hooks.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    hook_result = hook(self, args, kwargs, result)
+                else:
+                    hook_result = hook(self, args, result)
+                if hook_result is not None:
+                    result = hook_result
+
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a "
+                        f"tuple of Tensors but received {type(result)}",
+                        stacklevel=3,
+                    )
+                result = bw_hook.setup_output_hook(result)
+            return result
+
+        try:
+            return inner()
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook_result = hook(self, args, kwargs, result)
+                        else:
+                            hook_result = hook(self, args, result)
+                        if hook_result is not None:
+                            result = hook_result
+                    except Exception as e:
+                        warnings.warn(
+                            "module forward hook with ``always_call=True`` raised an exception "
+                            f"that was silenced as another error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
+            raise
+
+    __call__: Callable[..., Any] = _call_impl
+
+    # ------------------------------------------------------------------
+    # Printing
+
+    def _get_name(self) -> str:
+        return self.__class__.__name__
+
+    def extra_repr(self) -> str:
+        r"""Extra text shown inside this module's repr (override it); one
+        line or several."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra_lines: list[str] = []
+        extra_repr = self.extra_repr()
+        if extra_repr:
+            extra_lines = extra_repr.split("\n")
+        child_lines = []
+        for key, module in self._modules.items():
+            child_lines.append("(" + key + "): " + _addindent(repr(module), 2))
+        lines = extra_lines + child_lines
+        main_str = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main_str += extra_lines[0]
+            else:
+                main_str += "\n  " + "\n  ".join(lines) + "\n"
+        return main_str + ")"
+
+
+def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """(device, dtype) from the forms ``Module.to`` accepts."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    tensor = kwargs.pop("tensor", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments: unexpected {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            tensor = a
+        elif isinstance(a, ferrograd.dtype):
+            dtype = a
+        elif isinstance(a, (str, ferrograd.device, int)) and not isinstance(a, bool):
+            device = a
+        elif isinstance(a, bool):
+            continue  # non_blocking
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: got {type(a).__name__}")
+    if tensor is not None:
+        device, dtype = tensor.device, tensor.dtype
+    if device is not None:
+        device = ferrograd.device(device)
+        if device.type != "cpu":
+            raise RuntimeError(f"ferrograd runs on the CPU only; got device {device}")
+    return device, dtype

@@ -1,0 +1,225 @@
+"""Adagrad: per-coordinate step sizes from the running sum of squared gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ferrograd as _fg
+
+from .._core import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check_lr,
+    _get_scalar_dtype,
+    _get_value,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad.
+
+    For each parameter with a gradient ``g`` (negated when ``maximize``), at step ``t``::
+
+        g = g + weight_decay * p
+        clr = lr / (1 + (t - 1) * lr_decay)
+        s = s + g * g
+        p = p - clr * g / (sqrt(s) + eps)
+
+    Args:
+        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        lr (float or Tensor): learning rate (default: 1e-2).
+        lr_decay (float): learning-rate decay (default: 0).
+        weight_decay (float): L2 penalty (default: 0).
+        initial_accumulator_value (float): starting value of the sum ``s`` (default: 0).
+        eps (float): added to the denominator (default: 1e-10).
+        maximize (bool): ascend the objective instead of descending it.
+        foreach, fused (bool, optional): accepted for compatibility.
+        differentiable (bool): run the step with autograd recording it.
+
+    State: ``step`` and ``sum``, created for every parameter when the optimizer is built.
+
+    Example::
+
+        >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ferrograd.optim.Adagrad([w], lr=0.5)
+        >>> w.grad = ferrograd.tensor([2.0, -4.0])
+        >>> opt.step()
+        >>> w
+        tensor([ 0.5000, -1.5000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        _check_lr(lr)
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        # Unlike the other optimizers, Adagrad's state exists from construction on.
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
+                init = group["initial_accumulator_value"]
+                if _fg.is_complex(p):
+                    init = complex(init, init)
+                state["sum"] = _fg.full_like(p, init)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(
+        self,
+        group: dict[str, Any],
+        params: list[Tensor],
+        grads: list[Tensor],
+        state_sums: list[Tensor],
+        state_steps: list[Tensor],
+    ) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            state_sums.append(state["sum"])
+            state_steps.append(state["step"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled and its result is returned.
+        """
+        loss = None
+        if closure is not None:
+            with _fg.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            state_sums: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            self._init_group(group, params, grads, state_sums, state_steps)
+            adagrad(
+                params,
+                grads,
+                state_sums,
+                state_steps,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                lr_decay=group["lr_decay"],
+                eps=group["eps"],
+                maximize=group["maximize"],
+                differentiable=group["differentiable"],
+            )
+        return loss
+
+
+def adagrad(
+    params: list[Tensor],
+    grads: list[Tensor],
+    state_sums: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float | Tensor,
+    weight_decay: float,
+    lr_decay: float,
+    eps: float,
+    maximize: bool,
+    differentiable: bool = False,
+) -> None:
+    """Functional Adagrad over lists of tensors; see :class:`Adagrad` for the update rule."""
+    # A Rust foreach kernel would take these same lists and replace the loop below.
+    _single_tensor_adagrad(
+        params,
+        grads,
+        state_sums,
+        state_steps,
+        lr=lr,
+        weight_decay=weight_decay,
+        lr_decay=lr_decay,
+        eps=eps,
+        maximize=maximize,
+        differentiable=differentiable,
+    )
+
+
+def _single_tensor_adagrad(
+    params: list[Tensor],
+    grads: list[Tensor],
+    state_sums: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float | Tensor,
+    weight_decay: float,
+    lr_decay: float,
+    eps: float,
+    maximize: bool,
+    differentiable: bool,
+) -> None:
+    lr = _to_scalar(lr)  # a tensor lr is decayed in its own dtype, as torch does
+    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps, strict=True):
+        step_t += 1
+        step = _get_value(step_t)
+        grad = grad if not maximize else -grad
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        clr = _get_value(lr / (1 + (step - 1) * lr_decay))
+        if _fg.is_complex(param):
+            grad = _fg.view_as_real(grad)
+            state_sum = _fg.view_as_real(state_sum)
+            param = _fg.view_as_real(param)
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-clr)

@@ -1,0 +1,353 @@
+"""Adam, with optional AMSGrad and decoupled (AdamW-style) weight decay."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ferrograd as _fg
+
+from .. import _core
+from .._core import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check_lr,
+    _get_scalar_dtype,
+    _get_value,
+    _rust_step_ok,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["Adam", "adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam: adaptive moment estimation.
+
+    For each parameter with a gradient ``g`` (negated when ``maximize``), at step ``t``::
+
+        p = p * (1 - lr * weight_decay)          if decoupled_weight_decay
+        g = g + weight_decay * p                 otherwise
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_max = max(v_max, v)                    (amsgrad; v_max replaces v below)
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    Args:
+        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        lr (float or Tensor): learning rate (default: 1e-3).
+        betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).
+        eps (float): added to the denominator for stability (default: 1e-8).
+        weight_decay (float): weight decay (default: 0).
+        amsgrad (bool): use the running maximum of the second moment (default: False).
+        maximize (bool): ascend the objective instead of descending it.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
+        foreach, fused, capturable (bool, optional): accepted for compatibility; the update runs
+            the same per-tensor loop either way.
+        differentiable (bool): run the step with autograd recording it.
+
+    State: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
+    ``max_exp_avg_sq``.
+
+    Example::
+
+        >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ferrograd.optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (
+            (isinstance(betas[0], float) and isinstance(betas[1], float))
+            or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
+        ):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, beta in enumerate(betas):
+            if isinstance(beta, Tensor):
+                if not capturable and foreach:
+                    raise ValueError(
+                        f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True"
+                    )
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(_to_scalar(b) for b in betas)  # type: ignore[assignment]
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                # Old checkpoints stored the step count as a Python number.
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(
+        self,
+        group: dict[str, Any],
+        params: list[Tensor],
+        grads: list[Tensor],
+        exp_avgs: list[Tensor],
+        exp_avg_sqs: list[Tensor],
+        max_exp_avg_sqs: list[Tensor],
+        state_steps: list[Tensor],
+    ) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
+                state["exp_avg"] = _fg.zeros_like(p)
+                state["exp_avg_sq"] = _fg.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = _fg.zeros_like(p)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if group["amsgrad"]:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+            if group["differentiable"] and state["step"].requires_grad:
+                raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+            if group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]:
+                raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            state_steps.append(state["step"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled and its result is returned.
+        """
+        loss = None
+        if closure is not None:
+            with _fg.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            exp_avgs: list[Tensor] = []
+            exp_avg_sqs: list[Tensor] = []
+            max_exp_avg_sqs: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            beta1, beta2 = group["betas"]
+            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
+            adam(
+                params,
+                grads,
+                exp_avgs,
+                exp_avg_sqs,
+                max_exp_avg_sqs,
+                state_steps,
+                amsgrad=group["amsgrad"],
+                beta1=beta1,
+                beta2=beta2,
+                lr=group["lr"],
+                weight_decay=group["weight_decay"],
+                eps=group["eps"],
+                maximize=group["maximize"],
+                differentiable=group["differentiable"],
+                decoupled_weight_decay=group["decoupled_weight_decay"],
+            )
+        return loss
+
+
+def adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    amsgrad: bool,
+    beta1: float | Tensor,
+    beta2: float | Tensor,
+    lr: float | Tensor,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    differentiable: bool = False,
+    decoupled_weight_decay: bool = False,
+) -> None:
+    """Functional Adam over lists of tensors; see :class:`Adam` for the update rule.
+
+    Real floating parameters with contiguous gradients and state are updated by
+    one call into the core (the GIL released, element by element in float64);
+    anything else (complex parameters, differentiable steps) runs a loop of
+    tensor ops.
+    """
+    state_lists = [exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
+    if _rust_step_ok(differentiable, params, grads, *state_lists):
+        for step_t in state_steps:
+            step_t += 1
+        _core._adam_step(
+            params,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs if amsgrad else [],
+            [float(s) for s in state_steps],
+            lr=float(_get_value(_to_scalar(lr))),
+            beta1=float(_get_value(_to_scalar(beta1))),
+            beta2=float(_get_value(_to_scalar(beta2))),
+            eps=float(eps),
+            weight_decay=float(weight_decay),
+            decoupled=decoupled_weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+        )
+        return
+    _single_tensor_adam(
+        params,
+        grads,
+        exp_avgs,
+        exp_avg_sqs,
+        max_exp_avg_sqs,
+        state_steps,
+        amsgrad=amsgrad,
+        beta1=beta1,
+        beta2=beta2,
+        lr=lr,
+        weight_decay=weight_decay,
+        eps=eps,
+        maximize=maximize,
+        differentiable=differentiable,
+        decoupled_weight_decay=decoupled_weight_decay,
+    )
+
+
+def _single_tensor_adam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    amsgrad: bool,
+    beta1: float | Tensor,
+    beta2: float | Tensor,
+    lr: float | Tensor,
+    weight_decay: float,
+    eps: float,
+    maximize: bool,
+    differentiable: bool,
+    decoupled_weight_decay: bool,
+) -> None:
+    # Tensor hyper-parameters are read as numbers (the step is not differentiated with respect
+    # to them). A tensor lr is combined with the bias correction in its own dtype first, as
+    # torch does, so float32 lrs round the same way.
+    lr = _to_scalar(lr)
+    beta1 = _get_value(_to_scalar(beta1))
+    beta2 = _get_value(_to_scalar(beta2))
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        step_t = state_steps[i]
+        step_t += 1
+
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(_get_value(1 - lr * weight_decay))
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+
+        max_exp_avg_sq = max_exp_avg_sqs[i] if amsgrad else None
+        if _fg.is_complex(param):
+            # Complex numbers are updated as independent (real, imag) pairs.
+            param = _fg.view_as_real(param)
+            grad = _fg.view_as_real(grad)
+            exp_avg = _fg.view_as_real(exp_avg)
+            exp_avg_sq = _fg.view_as_real(exp_avg_sq)
+            if max_exp_avg_sq is not None:
+                max_exp_avg_sq = _fg.view_as_real(max_exp_avg_sq)
+
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        if differentiable:
+            # torch's differentiable form: the bias corrections come from the step tensor (in
+            # its float32 arithmetic) and the update is folded into one addcdiv of tensors.
+            step_size_neg = (lr / (1 - beta1**step_t)).neg()
+            bias_correction2_sqrt = (1 - beta2**step_t).sqrt()
+            if max_exp_avg_sq is not None:
+                max_exp_avg_sq.copy_(_fg.maximum(max_exp_avg_sq.clone(), exp_avg_sq))
+                second = max_exp_avg_sq
+            else:
+                second = exp_avg_sq
+            denom = (second.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+            param.addcdiv_(exp_avg.clone(), denom)
+            continue
+
+        step = _get_value(step_t)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        step_size = _get_value(lr / bias_correction1)
+        if max_exp_avg_sq is not None:
+            max_exp_avg_sq.copy_(_fg.maximum(max_exp_avg_sq, exp_avg_sq))
+            denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-step_size)

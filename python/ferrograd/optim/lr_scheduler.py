@@ -1,0 +1,1119 @@
+"""Learning-rate schedulers: adjust each parameter group's ``lr`` as training proceeds.
+
+Most schedulers are *chainable*: ``get_lr`` computes the next lr from the group's current lr
+(a recursive form), so several schedulers can act on the same optimizer one after the other.
+Those that have one also provide ``_get_closed_form_lr``, used when ``step(epoch)`` is given an
+explicit epoch.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import warnings
+import weakref
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from functools import wraps
+from typing import Any, Literal, SupportsFloat
+
+from .._core import Tensor
+from .optimizer import Optimizer, _to_scalar
+
+__all__ = [
+    "ChainedScheduler",
+    "ConstantLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "MultiStepLR",
+    "MultiplicativeLR",
+    "OneCycleLR",
+    "PolynomialLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+    "StepLR",
+]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch "
+    "is different from None, the closed form is used instead of the new chainable form, where available."
+)
+
+
+def _copy(value: Any) -> Any:
+    return value.clone() if isinstance(value, Tensor) else value
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    """One value per parameter group: a scalar is repeated, a list must match the group count."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [_copy(p) for p in param]
+
+
+def _param_groups_val_list(optimizer: Optimizer, key: str) -> list[Any]:
+    """``group[key]`` of every group, copied when a tensor so callers cannot alias it."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _update_param_group_val(group: dict[str, Any], key: str, value: Any) -> None:
+    # A tensor lr is updated in place, so whoever holds it (a compiled step) sees the change.
+    if isinstance(group[key], Tensor):
+        group[key].fill_(_to_scalar(value))
+    else:
+        group[key] = value
+
+
+class LRScheduler:
+    r"""Base class of the learning-rate schedulers.
+
+    Subclasses implement :meth:`get_lr`. Building a scheduler stores each group's starting lr
+    as ``group["initial_lr"]`` (kept in ``base_lrs``) and performs the first step, which sets
+    the lr for epoch 0.
+
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates are scheduled.
+        last_epoch (int): index of the last epoch; ``-1`` (default) starts a new schedule. To
+            resume, pass the saved epoch and make sure the groups hold ``initial_lr``.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> for _ in range(4):
+        ...     opt.step()
+        ...     sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    _get_lr_called_within_step: bool = False
+    _is_initial: bool = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", _copy(group["lr"]))
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "scheduler with last_epoch >= 0."
+                    )
+        self.base_lrs: list[Any] = _param_groups_val_list(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        self._patch_optimizer_step()
+        self._initial_step()
+
+    def _patch_optimizer_step(self) -> None:
+        """Mark the optimizer when its ``step`` runs, to detect schedulers stepped too early."""
+        opt = self.optimizer
+        if hasattr(opt.step, "_wrapped_by_lr_sched"):
+            return
+        opt_ref = weakref.ref(opt)
+        func = opt.step.__func__  # type: ignore[attr-defined]
+
+        @wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            o = opt_ref()
+            o._opt_called = True  # type: ignore[union-attr]
+            return func.__get__(o, o.__class__)(*args, **kwargs)
+
+        wrapper._wrapped_by_lr_sched = True  # type: ignore[attr-defined]
+        opt.step = wrapper  # type: ignore[method-assign]
+
+    def _initial_step(self) -> None:
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything in ``__dict__`` but the optimizer."""
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self) -> list[Any]:
+        """The learning rates set by the last :meth:`step`, one per parameter group."""
+        return self._last_lr
+
+    def get_lr(self) -> list[Any]:
+        """Compute the next learning rates (called by :meth:`step`; use :meth:`get_last_lr`)."""
+        raise NotImplementedError
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance the schedule by one epoch and write the new lrs into the optimizer.
+
+        Call it after ``optimizer.step()``. Passing ``epoch`` is deprecated (as in torch): it
+        jumps to that epoch using the closed form where the scheduler has one.
+        """
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                    "initialization. Please, make sure to call `optimizer.step()` before "
+                    "`lr_scheduler.step()`.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+                    "and later, you should call them in the opposite order: `optimizer.step()` before "
+                    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the "
+                    "first value of the learning rate schedule.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _update_param_group_val(group, "lr", lr)
+        self._last_lr: list[Any] = _param_groups_val_list(self.optimizer, "lr")
+
+    def _warn_if_called_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
+class _LRScheduler(LRScheduler):
+    """Old name of :class:`LRScheduler`, kept for code that subclasses it."""
+
+
+def _lambdas_state_dict(scheduler: Any) -> dict[str, Any]:
+    # Plain functions and lambdas cannot be saved; callable objects keep their attributes.
+    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+    state["lr_lambdas"] = [
+        None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in scheduler.lr_lambdas
+    ]
+    return state
+
+
+def _lambdas_load_state_dict(scheduler: Any, state_dict: dict[str, Any]) -> None:
+    lr_lambdas = state_dict.pop("lr_lambdas")
+    scheduler.__dict__.update(state_dict)
+    state_dict["lr_lambdas"] = lr_lambdas
+    for fn, saved in zip(scheduler.lr_lambdas, lr_lambdas, strict=True):
+        if saved is not None:
+            fn.__dict__.update(saved)
+
+
+def _lambda_list(optimizer: Optimizer, lr_lambda: Any) -> list[Callable[[int], float]]:
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
+
+
+class LambdaLR(LRScheduler):
+    """Set each group's lr to ``initial_lr * lr_lambda(epoch)``.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        lr_lambda (Callable or list): a function of the epoch, or one per group.
+        last_epoch (int): index of the last epoch (default: -1).
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5**epoch)
+        >>> opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler state; lambdas are saved only when they are callable objects."""
+        return _lambdas_state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        _lambdas_load_state_dict(self, state_dict)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's lr by ``lr_lambda(epoch)`` at every step (after the first).
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+        >>> opt.step(); sched.step(); opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler state; lambdas are saved only when they are callable objects."""
+        return _lambdas_state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        _lambdas_load_state_dict(self, state_dict)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [
+            group["lr"] * fn(self.last_epoch)
+            for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)
+        ]
+
+
+class StepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every ``step_size`` epochs: ``lr = base * gamma ** (epoch // step_size)``.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.1)
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.1]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each milestone epoch (repeated milestones apply repeatedly).
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch not in self.milestones:
+            return _param_groups_val_list(self.optimizer, "lr")
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the lr by ``factor`` until epoch ``total_iters``, then restore it.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1
+    ) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        done = self.last_epoch >= self.total_iters
+        return [base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the lr by a factor moving linearly from ``start_factor`` to ``end_factor`` over ``total_iters``.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        # Ratio of consecutive factors f(t) / f(t - 1), with f linear in t.
+        delta = self.end_factor - self.start_factor
+        ratio = 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
+        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        frac = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [
+            base * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+            for base in self.base_lrs
+        ]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every epoch.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); sched.step(); opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr as ``base * (1 - min(epoch, total_iters) / total_iters) ** power``.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=1.0)
+        >>> opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.75]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        frac = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - frac) ** self.power for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    r"""Anneal the lr along a cosine from ``initial_lr`` (epoch 0) to ``eta_min`` (epoch ``T_max``).
+
+    The lr is updated recursively from the current one, as torch does, so it composes with
+    other schedulers; on its own it follows
+    ``eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2`` and, past ``T_max``,
+    climbs back up along the same cosine.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+        >>> opt.step(); sched.step()
+        >>> round(sched.get_last_lr()[0], 6)
+        0.5
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _param_groups_val_list(self.optimizer, "lr")
+        if self._step_count == 1 and self.last_epoch > 0:
+            # Resuming at a later epoch: jump there with the closed form.
+            return [
+                self.eta_min
+                + (base - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                for base in self.base_lrs
+            ]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            # Leaving the minimum: the ratio form would divide by zero there.
+            return [
+                group["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base, group in zip(self.base_lrs, groups, strict=True)
+            ]
+        ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        )
+        return [ratio * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [
+            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    r"""Cosine annealing with warm restarts (SGDR).
+
+    ``lr = eta_min + (base - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2`` where ``T_cur`` counts
+    epochs since the last restart and the period ``T_i`` starts at ``T_0`` and is multiplied by
+    ``T_mult`` at each restart. ``step(epoch)`` accepts fractional epochs.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+        >>> opt.step(); sched.step(); opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [1.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+        return [self.eta_min + (base - self.eta_min) * cosine for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance by one epoch, or jump to ``epoch`` (may be fractional, e.g. ``epoch + i / iters``)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    # Number of whole periods before ``epoch``: T_0 * (T_mult**n - 1) / (T_mult - 1) <= epoch.
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _update_param_group_val(group, "lr", lr)
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+
+def _check_no_plateau_and_same_optimizer(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> None:
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs "
+                f"to be specified when calling `step`, but got one at index {i} in the given schedulers "
+                "sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but got scheduler "
+                f"{scheduler.__class__.__name__} at index {i} has {scheduler.optimizer}, which is different "
+                f"from {optimizer.__class__.__name__}."
+            )
+
+
+def _nested_state_dict(scheduler: Any) -> dict[str, Any]:
+    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "_schedulers")}
+    state["_schedulers"] = [s.state_dict() for s in scheduler._schedulers]
+    return state
+
+
+def _nested_load_state_dict(scheduler: Any, state_dict: dict[str, Any]) -> None:
+    saved = state_dict.pop("_schedulers")
+    scheduler.__dict__.update(state_dict)
+    state_dict["_schedulers"] = saved  # leave the caller's dict as it was
+    for s, s_state in zip(scheduler._schedulers, saved, strict=True):
+        s.load_state_dict(s_state)
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at the ``milestones`` epochs.
+
+    At a milestone the next scheduler restarts from its own epoch 0.
+
+    Example::
+
+        >>> from ferrograd.optim import lr_scheduler as S
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> warm = S.LinearLR(opt, start_factor=0.5, total_iters=2)
+        >>> decay = S.ExponentialLR(opt, gamma=0.5)
+        >>> sched = S.SequentialLR(opt, [warm, decay], milestones=[2])
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int], last_epoch: int = -1
+    ) -> None:
+        name = self.__class__.__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+        _check_no_plateau_and_same_optimizer(name, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the number "
+                f"of milestone points, but got number of schedulers {len(schedulers)} and the number of "
+                f"milestones to be equal to {len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # Building the sub-schedulers stepped the lr already; undo that and start the first one.
+        for group in self.optimizer.param_groups:
+            _update_param_group_val(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Roll back the epoch counter of every (nested) sub-scheduler by one."""
+        target = self if sched is None else sched
+        if hasattr(target, "_schedulers"):
+            for s in target._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(target, "last_epoch"):
+            target.last_epoch -= 1
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step the scheduler that is active at the next epoch."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state of this scheduler and of each sub-scheduler."""
+        return _nested_state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        _nested_load_state_dict(self, state_dict)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers together at every step, so their effects multiply.
+
+    Example::
+
+        >>> from ferrograd.optim import lr_scheduler as S
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> a = S.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> b = S.ExponentialLR(opt, gamma=0.5)
+        >>> sched = S.ChainedScheduler([a, b])
+        >>> opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        name = self.__class__.__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_no_plateau_and_same_optimizer(name, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step every chained scheduler once, in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state of this scheduler and of each chained scheduler."""
+        return _nested_state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        _nested_load_state_dict(self, state_dict)
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Reduce the lr by ``factor`` when a metric has stopped improving for ``patience`` epochs.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        mode (str): ``"min"`` (the metric should decrease) or ``"max"``.
+        factor (float): ``new_lr = lr * factor``; must be < 1 (default: 0.1).
+        patience (int): epochs without improvement tolerated before reducing (default: 10).
+        threshold (float): how much better counts as an improvement (default: 1e-4).
+        threshold_mode (str): ``"rel"`` (``best * (1 - threshold)`` in min mode) or ``"abs"``
+            (``best - threshold``).
+        cooldown (int): epochs to wait after a reduction before counting bad epochs again.
+        min_lr (float or list): lower bound on the lr, for all groups or per group.
+        eps (float): reductions smaller than this are skipped (default: 1e-8).
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        >>> sched = ferrograd.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
+        >>> for loss in [3.0, 2.0, 2.0, 2.0]:
+        ...     sched.step(loss)
+        >>> sched.get_last_lr()
+        [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: Literal["min", "max"] = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: Literal["rel", "abs"] = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr: float | None = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:  # type: ignore[override]
+        """Record this epoch's metric and reduce the lr if it has plateaued."""
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs during cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch: int) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) "
+                    f"differs from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually "
+                    "due to a new param group being added to the optimizer. Please modify the `min_lrs` "
+                    "field to match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _update_param_group_val(group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting out the cooldown after a reduction."""
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+
+
+class OneCycleLR(LRScheduler):
+    r"""The 1cycle policy: warm the lr up to ``max_lr``, then anneal it far below the start.
+
+    The lr starts at ``max_lr / div_factor``, rises to ``max_lr`` over the first ``pct_start``
+    of ``total_steps``, then falls to ``initial_lr / final_div_factor``. With ``three_phase``
+    it first comes back down to the initial lr symmetrically and then anneals to the minimum.
+    With ``cycle_momentum`` the momentum (or Adam's ``beta1``) moves inversely between
+    ``max_momentum`` and ``base_momentum``. ``anneal_strategy`` is ``"cos"`` or ``"linear"``.
+    Step it after every batch.
+
+    Example::
+
+        >>> w = ferrograd.zeros(1, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> sched = ferrograd.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+        >>> round(sched.get_last_lr()[0], 6)  # max_lr / div_factor
+        0.04
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: Literal["cos", "linear"] = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+        # Each phase anneals group[start_*] to group[end_*] and ends at step ``end_step``.
+        warmup_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                self._phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                self._phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                self._phase(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                self._phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+
+        max_lrs = _format_param("max_lr", self.optimizer, max_lr)
+        if last_epoch == -1:
+            for idx, group in enumerate(self.optimizer.param_groups):
+                group["initial_lr"] = max_lrs[idx] / div_factor
+                group["max_lr"] = max_lrs[idx]
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+
+        self.cycle_momentum = cycle_momentum
+        if self.cycle_momentum:
+            if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in self.optimizer.defaults
+            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(
+                    max_momentums, base_momentums, optimizer.param_groups, strict=True
+                ):
+                    if self.use_beta1:
+                        group["betas"] = (m_momentum, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m_momentum
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _phase(end_step: float, start_lr: str, end_lr: str, start_m: str, end_m: str) -> dict[str, Any]:
+        return {
+            "end_step": end_step,
+            "start_lr": start_lr,
+            "end_lr": end_lr,
+            "start_momentum": start_m,
+            "end_momentum": end_m,
+        }
+
+    def _anneal_func(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return self._annealing_cos(start, end, pct)
+        return self._annealing_linear(start, end, pct)
+
+    @staticmethod
+    def _annealing_cos(start: float, end: float, pct: float) -> float:
+        """Cosine from ``start`` (pct 0) to ``end`` (pct 1)."""
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start: float, end: float, pct: float) -> float:
+        """Straight line from ``start`` (pct 0) to ``end`` (pct 1)."""
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[Any]:
+        self._warn_if_called_outside_step()
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is {self.total_steps}"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal_func(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                # Side effect, as in torch: the momentum moves along with the lr.
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs

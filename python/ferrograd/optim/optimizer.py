@@ -1,0 +1,564 @@
+"""The ``Optimizer`` base class: parameter groups, per-parameter state, hooks, state dicts.
+
+Each algorithm (``sgd.py``, ``adam.py``, ...) subclasses :class:`Optimizer` and keeps its update
+rule in one module-level function that takes lists of tensors (params, grads, state buffers) and
+the hyper-parameters, like torch's ``_single_tensor_*`` functions. That list-in boundary is where
+a Rust "foreach" kernel can later replace the Python loop without touching the classes.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from typing import Any, TypeAlias
+
+import ferrograd as _fg
+
+from .._core import Tensor
+
+__all__ = [
+    "Optimizer",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "required",
+]
+
+ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+StateDict: TypeAlias = dict[str, Any]
+
+
+class _RequiredParameter:
+    """Marks a default that every parameter group must give itself (torch's ``required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class _HookHandle:
+    """A handle whose ``remove()`` unregisters a hook from the ordered dict that holds it."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict[int, Any]) -> None:
+        self._hooks = hooks
+        self.id = _HookHandle._next_id
+        _HookHandle._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> _HookHandle:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.remove()
+
+
+_global_optimizer_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> _HookHandle:
+    """Register ``hook(optimizer, args, kwargs)`` to run before every optimizer's ``step``.
+
+    The hook may return ``None`` or a ``(new_args, new_kwargs)`` pair.
+
+    Example::
+
+        >>> handle = ferrograd.optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: None)
+        >>> handle.remove()
+    """
+    handle = _HookHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> _HookHandle:
+    """Register ``hook(optimizer, args, kwargs)`` to run after every optimizer's ``step``."""
+    handle = _HookHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _typename(obj: object) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"
+
+
+def _format_value(value: Any) -> Any:
+    # torch formats a 0-dim tensor through its Python number (``f"{t}"`` calls ``item()``).
+    if isinstance(value, Tensor) and value.dim() == 0:
+        return value.item()
+    return value
+
+
+# --- helpers shared by the algorithm modules ---------------------------------------------------
+
+
+def _get_value(x: Any) -> Any:
+    """A hyper-parameter or step count as a Python number (tensors are read with ``item()``)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _to_scalar(x: Any) -> Any:
+    """A one-element tensor hyper-parameter as a 0-dim tensor; anything else unchanged."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def _rust_step_ok(differentiable: bool, params: list[Tensor], *lists: list[Any]) -> bool:
+    """Whether a step can run as one call of the core's list kernels
+    (``_core._adam_step``, ``_core._sgd_step``): not differentiable, and every
+    parameter a real floating tensor whose gradient and state tensors are
+    contiguous and share its shape and dtype."""
+    if differentiable:
+        return False
+    for i, p in enumerate(params):
+        if not p.is_floating_point() or not p.is_contiguous():
+            return False
+        for lst in lists:
+            t = lst[i]
+            if t is None:
+                continue
+            if t.dtype != p.dtype or t.shape != p.shape or not t.is_contiguous() or t.requires_grad:
+                return False
+    return True
+
+
+def _get_scalar_dtype() -> Any:
+    """dtype of the ``step`` counters: float64 when that is the default dtype, else float32."""
+    return _fg.float64 if _fg.get_default_dtype() == _fg.float64 else _fg.float32
+
+
+def _check_lr(lr: Any) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _view_as_real(params: list[Tensor], *buffers: list[Tensor]) -> None:
+    """Replace complex entries of ``params`` (and the matching buffers) by their real views.
+
+    Complex parameters are updated as pairs of real numbers, elementwise, as torch does.
+    """
+    for i, p in enumerate(params):
+        if _fg.is_complex(p):
+            params[i] = _fg.view_as_real(p)
+            for buf in buffers:
+                buf[i] = _fg.view_as_real(buf[i])
+
+
+def _use_grad_for_differentiable(step: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``step`` with grad mode on only when the group asked for a differentiable step."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        with _fg.set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            return step(self, *args, **kwargs)
+
+    return wrapper
+
+
+# --- the base class ------------------------------------------------------------------------------
+
+
+class Optimizer:
+    r"""Base class for all optimizers.
+
+    Args:
+        params (iterable): tensors to optimize, ``(name, tensor)`` pairs (as from
+            ``named_parameters()``), or dicts defining parameter groups (each with a ``"params"``
+            entry and optional per-group hyper-parameters).
+        defaults (dict): default values of the optimization options, used by groups that do not
+            give their own.
+
+    ``state`` maps each parameter tensor (hashed by identity) to a dict of its buffers.
+
+    Example::
+
+        >>> w = ferrograd.zeros(3, requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=0.1)
+        >>> w.grad = ferrograd.ones(3)
+        >>> opt.step()
+        >>> w
+        tensor([-0.1000, -0.1000, -0.1000], requires_grad=True)
+    """
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+        self._patch_step_function()
+
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got {_typename(params)}"
+            )
+        self.state: defaultdict[Tensor, Any] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # Pickling keeps everything but the hooks, as torch does.
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self) -> str:
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {_format_value(group[key])}\n"
+        return text + ")"
+
+    # --- step and its hooks ----------------------------------------------------------------------
+
+    def _patch_step_function(self) -> None:
+        """Wrap the concrete class's ``step`` once so that every call runs the step hooks."""
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{self.__class__.__name__}.zero_grad"
+        # Only the most derived class's ``step`` is wrapped (once), so a subclass whose ``step``
+        # is inherited shares the wrapped function instead of wrapping it again.
+        cls = self.__class__
+        if not getattr(cls.step, "hooked", False):
+            cls.step = Optimizer._with_step_hooks(cls.step)  # type: ignore[method-assign]
+
+    @staticmethod
+    def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(step)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self = args[0]
+            name = f"Optimizer.step#{self.__class__.__name__}.step"
+            with _fg.autograd.profiler.record_function(name):
+                for pre_hook in itertools.chain(
+                    _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
+                ):
+                    result = pre_hook(self, args, kwargs)
+                    if result is not None:
+                        if isinstance(result, tuple) and len(result) == 2:
+                            args, kwargs = result
+                        else:
+                            raise RuntimeError(
+                                f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                                f"but got {result}."
+                            )
+                out = step(*args, **kwargs)
+                for post_hook in itertools.chain(
+                    self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
+                ):
+                    post_hook(self, args, kwargs)
+                return out
+
+        wrapper.hooked = True  # type: ignore[attr-defined]
+        return wrapper
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Register ``hook(optimizer, args, kwargs)`` to run before this optimizer's ``step``.
+
+        The hook may return ``None`` or a ``(new_args, new_kwargs)`` pair used for the step.
+        """
+        handle = _HookHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Register ``hook(optimizer, args, kwargs)`` to run after this optimizer's ``step``."""
+        handle = _HookHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _HookHandle:
+        """Register ``hook(optimizer)`` to run before ``state_dict()`` builds its result."""
+        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _HookHandle:
+        """Register ``hook(optimizer, state_dict)``; a returned dict replaces the result."""
+        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> _HookHandle:
+        """Register ``hook(optimizer, state_dict)``; a returned dict is loaded instead."""
+        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> _HookHandle:
+        """Register ``hook(optimizer)`` to run after ``load_state_dict``."""
+        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    @staticmethod
+    def _register(
+        hooks: OrderedDict[int, Callable[..., Any]], hook: Callable[..., Any], prepend: bool
+    ) -> _HookHandle:
+        handle = _HookHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one optimization step; subclasses implement the update rule."""
+        raise NotImplementedError
+
+    # --- groups, gradients -----------------------------------------------------------------------
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a parameter group, filling options it does not give from ``defaults``.
+
+        Example::
+
+            >>> a, b = ferrograd.zeros(2, requires_grad=True), ferrograd.zeros(2, requires_grad=True)
+            >>> opt = ferrograd.optim.SGD([a], lr=0.1)
+            >>> opt.add_param_group({"params": [b], "lr": 0.01})
+            >>> [g["lr"] for g in opt.param_groups]
+            [0.1, 0.01]
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering "
+                "of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+
+        tensors: list[Any] = []
+        names: list[Any] = []
+        for entry in param_group["params"]:
+            if isinstance(entry, tuple):
+                names.append(entry[0])
+                tensors.append(entry[1])
+            else:
+                tensors.append(entry)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
+            param_group["param_names"] = names
+
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {_typename(param)}"
+                )
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
+            param_group.setdefault(name, default)
+
+        if len(tensors) != len(set(tensors)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will "
+                "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+
+        seen: set[Tensor] = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to ``None`` (default) instead of filling it with
+                zeros. Optimizers skip parameters whose grad is ``None`` but do step (weight decay,
+                momentum) parameters whose grad is zero.
+        """
+        with _fg.autograd.profiler.record_function(self._zero_grad_profile_name):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
+                        p.grad.zero_()
+
+    # --- state dicts -----------------------------------------------------------------------------
+
+    def state_dict(self) -> StateDict:
+        """Return the optimizer state as a dict with ``"state"`` and ``"param_groups"``.
+
+        Parameters are replaced by integer indices, numbered across groups in order, so the dict
+        does not refer to the tensors being optimized. The state buffers are returned as they are
+        (not copied); ``copy.deepcopy`` the result to snapshot it.
+
+        Example::
+
+            >>> w = ferrograd.zeros(2, requires_grad=True)
+            >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
+            >>> w.grad = ferrograd.ones(2)
+            >>> opt.step()
+            >>> opt.state_dict()["state"]
+            {0: {'momentum_buffer': tensor([1., 1.])}}
+        """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+
+        index_of: dict[int, int] = {}
+        start = 0
+
+        def pack_group(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index_of.setdefault(id(p), i)
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack_group(g) for g in self.param_groups]
+        state = {(index_of[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        result: StateDict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            replaced = post_hook(self, result)
+            if replaced is not None:
+                result = replaced
+        return result
+
+    @staticmethod
+    def _cast_state_value(param: Tensor, value: Tensor, key: Any, group: dict[str, Any] | None) -> Tensor:
+        # 'step' keeps its own dtype (float32 counter) unless the group runs fused/capturable,
+        # where it must be float32 next to the param; other floating buffers follow the param.
+        if key == "step":
+            if group is not None and (group.get("fused") or group.get("capturable")):
+                return value.to(dtype=_fg.float32)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype)
+        return value
+
+    def load_state_dict(self, state_dict: StateDict) -> None:
+        """Load optimizer state produced by :meth:`state_dict`.
+
+        Groups are matched by position and must hold the same number of parameters. Floating
+        state tensors are cast to their parameter's dtype (the ``step`` counter keeps its own).
+        Per-group options (such as ``lr``) come from ``state_dict``.
+
+        Example::
+
+            >>> w = ferrograd.zeros(2, requires_grad=True)
+            >>> opt = ferrograd.optim.Adam([w], lr=0.1)
+            >>> fresh = ferrograd.optim.Adam([w])
+            >>> fresh.load_state_dict(opt.state_dict())
+            >>> fresh.param_groups[0]["lr"]
+            0.1
+        """
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            replaced = pre_hook(self, state_dict)
+            if replaced is not None:
+                state_dict = replaced
+
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups, strict=True)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+
+        id_map = dict(
+            zip(
+                itertools.chain.from_iterable(g["params"] for g in saved_groups),
+                itertools.chain.from_iterable(g["params"] for g in groups),
+                strict=True,
+            )
+        )
+        group_of_index = {i: g for g in state_dict["param_groups"] for i in g["params"]}
+
+        def cast(param: Tensor, value: Any, group: dict[str, Any] | None, key: Any = None) -> Any:
+            if isinstance(value, Tensor):
+                return Optimizer._cast_state_value(param, value, key, group)
+            if isinstance(value, dict):
+                return {k: cast(param, v, group, k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v, group) for v in value)
+            return value
+
+        state: defaultdict[Any, Any] = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                state[param] = cast(param, value, group_of_index.get(key))
+            else:
+                # State not tied to a parameter is kept as is, for compatibility.
+                state[key] = value
+
+        def update_group(group: dict[str, Any], new_group: dict[str, Any]) -> dict[str, Any]:
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups, strict=True)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)

@@ -1,0 +1,267 @@
+"""RMSprop, optionally centered and with momentum."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ferrograd as _fg
+
+from .._core import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check_lr,
+    _get_scalar_dtype,
+    _get_value,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["RMSprop", "rmsprop"]
+
+
+class RMSprop(Optimizer):
+    r"""RMSprop: divide the gradient by a running root mean square of recent gradients.
+
+    For each parameter with a gradient ``g`` (negated when ``maximize``)::
+
+        g = g + weight_decay * p
+        v = alpha * v + (1 - alpha) * g * g
+        a = alpha * a + (1 - alpha) * g            (centered)
+        d = sqrt(v - a * a) + eps  if centered  else  sqrt(v) + eps
+        b = momentum * b + g / d;  p = p - lr * b  (momentum > 0)
+        p = p - lr * g / d                         (otherwise)
+
+    Args:
+        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        lr (float or Tensor): learning rate (default: 1e-2).
+        alpha (float): smoothing constant (default: 0.99).
+        eps (float): added to the denominator (default: 1e-8).
+        weight_decay (float): L2 penalty (default: 0).
+        momentum (float): momentum factor (default: 0).
+        centered (bool): normalize by an estimate of the gradient's variance (default: False).
+        maximize (bool): ascend the objective instead of descending it.
+        capturable, foreach (bool, optional): accepted for compatibility.
+        differentiable (bool): run the step with autograd recording it.
+
+    State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+
+    Example::
+
+        >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ferrograd.optim.RMSprop([w], lr=0.01, alpha=0.75)
+        >>> w.grad = ferrograd.tensor([1.0, 1.0])
+        >>> opt.step()
+        >>> w
+        tensor([ 0.9800, -2.0200], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+
+    def _init_group(
+        self,
+        group: dict[str, Any],
+        params: list[Tensor],
+        grads: list[Tensor],
+        square_avgs: list[Tensor],
+        momentum_buffers: list[Tensor],
+        grad_avgs: list[Tensor],
+        state_steps: list[Tensor],
+    ) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
+                state["square_avg"] = _fg.zeros_like(p)
+                if group["momentum"] > 0:
+                    state["momentum_buffer"] = _fg.zeros_like(p)
+                if group["centered"]:
+                    state["grad_avg"] = _fg.zeros_like(p)
+            square_avgs.append(state["square_avg"])
+            state_steps.append(state["step"])
+            if group["momentum"] > 0:
+                momentum_buffers.append(state["momentum_buffer"])
+            if group["centered"]:
+                grad_avgs.append(state["grad_avg"])
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled and its result is returned.
+        """
+        loss = None
+        if closure is not None:
+            with _fg.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            square_avgs: list[Tensor] = []
+            grad_avgs: list[Tensor] = []
+            momentum_buffers: list[Tensor] = []
+            state_steps: list[Tensor] = []
+            self._init_group(group, params, grads, square_avgs, momentum_buffers, grad_avgs, state_steps)
+            rmsprop(
+                params,
+                grads,
+                square_avgs,
+                grad_avgs,
+                momentum_buffers,
+                state_steps,
+                lr=group["lr"],
+                alpha=group["alpha"],
+                eps=group["eps"],
+                weight_decay=group["weight_decay"],
+                momentum=group["momentum"],
+                centered=group["centered"],
+                maximize=group["maximize"],
+                differentiable=group["differentiable"],
+            )
+        return loss
+
+
+def rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float | Tensor,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+    maximize: bool,
+    differentiable: bool = False,
+) -> None:
+    """Functional RMSprop over lists of tensors; see :class:`RMSprop` for the update rule."""
+    # A Rust foreach kernel would take these same lists and replace the loop below.
+    _single_tensor_rmsprop(
+        params,
+        grads,
+        square_avgs,
+        grad_avgs,
+        momentum_buffer_list,
+        state_steps,
+        lr=lr,
+        alpha=alpha,
+        eps=eps,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        centered=centered,
+        maximize=maximize,
+        differentiable=differentiable,
+    )
+
+
+def _single_tensor_rmsprop(
+    params: list[Tensor],
+    grads: list[Tensor],
+    square_avgs: list[Tensor],
+    grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    lr: float | Tensor,
+    alpha: float,
+    eps: float,
+    weight_decay: float,
+    momentum: float,
+    centered: bool,
+    maximize: bool,
+    differentiable: bool,
+) -> None:
+    lr = _get_value(_to_scalar(lr))
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        square_avg = square_avgs[i]
+        state_steps[i] += 1
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+
+        is_complex = _fg.is_complex(param)
+        if is_complex:
+            param = _fg.view_as_real(param)
+            grad = _fg.view_as_real(grad)
+            square_avg = _fg.view_as_real(square_avg)
+
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i]
+            if is_complex:
+                grad_avg = _fg.view_as_real(grad_avg)
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        # Out of place when differentiable: ``avg`` may be saved by the graph.
+        avg = avg.add(eps) if differentiable else avg.add_(eps)
+
+        if momentum > 0:
+            buf = momentum_buffer_list[i]
+            if is_complex:
+                buf = _fg.view_as_real(buf)
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)

@@ -1,0 +1,240 @@
+"""Stochastic gradient descent, optionally with momentum (heavy-ball or Nesterov)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ferrograd as _fg
+
+from .. import _core
+from .._core import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check_lr,
+    _get_value,
+    _rust_step_ok,
+    _to_scalar,
+    _use_grad_for_differentiable,
+)
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent, with optional momentum, dampening, Nesterov and weight decay.
+
+    For each parameter with a gradient ``g`` (negated when ``maximize``)::
+
+        g = g + weight_decay * p
+        b = g                                        (first step)
+        b = momentum * b + (1 - dampening) * g       (later steps)
+        g = g + momentum * b  if nesterov  else  b   (when momentum != 0)
+        p = p - lr * g
+
+    Args:
+        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        lr (float or Tensor): learning rate (default: 1e-3).
+        momentum (float): momentum factor (default: 0).
+        dampening (float): dampening of the momentum (default: 0).
+        weight_decay (float): L2 penalty (default: 0).
+        nesterov (bool): Nesterov momentum; needs ``momentum > 0`` and zero dampening.
+        maximize (bool): ascend the objective instead of descending it.
+        foreach, fused (bool, optional): accepted for compatibility; the update runs the same
+            per-tensor loop either way.
+        differentiable (bool): run the step with autograd recording it.
+
+    State: ``momentum_buffer`` per parameter, only when ``momentum != 0``.
+
+    Example::
+
+        >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([ 0.8000, -1.6000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float | Tensor = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        _check_lr(lr)
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    def _init_group(
+        self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor], bufs: list[Tensor | None]
+    ) -> None:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            if group["momentum"] != 0:
+                bufs.append(self.state[p].get("momentum_buffer"))
+
+    @_use_grad_for_differentiable
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled and its result is returned.
+        """
+        loss = None
+        if closure is not None:
+            with _fg.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params: list[Tensor] = []
+            grads: list[Tensor] = []
+            bufs: list[Tensor | None] = []
+            self._init_group(group, params, grads, bufs)
+            sgd(
+                params,
+                grads,
+                bufs,
+                weight_decay=group["weight_decay"],
+                momentum=group["momentum"],
+                lr=group["lr"],
+                dampening=group["dampening"],
+                nesterov=group["nesterov"],
+                maximize=group["maximize"],
+                differentiable=group["differentiable"],
+            )
+            if group["momentum"] != 0:
+                # Buffers created on the first step are stored back into the state.
+                for p, buf in zip(params, bufs, strict=True):
+                    self.state[p]["momentum_buffer"] = buf
+        return loss
+
+
+def sgd(
+    params: list[Tensor],
+    d_p_list: list[Tensor],
+    momentum_buffer_list: list[Tensor | None],
+    *,
+    weight_decay: float | Tensor,
+    momentum: float,
+    lr: float | Tensor,
+    dampening: float,
+    nesterov: bool,
+    maximize: bool,
+    differentiable: bool = False,
+) -> None:
+    """Functional SGD over lists of tensors; see :class:`SGD`.
+
+    ``momentum_buffer_list`` entries that are ``None`` are replaced by new buffers in place.
+    """
+    bufs = momentum_buffer_list if momentum != 0 else [None] * len(params)
+    if _rust_step_ok(differentiable, params, d_p_list, bufs) and not isinstance(weight_decay, Tensor):
+        # One call into the core updates every parameter (see `adam`).
+        fresh = [buf is None for buf in momentum_buffer_list] if momentum != 0 else []
+        if momentum != 0:
+            for i, buf in enumerate(momentum_buffer_list):
+                if buf is None:
+                    momentum_buffer_list[i] = _fg.empty_like(params[i])
+        _core._sgd_step(
+            params,
+            d_p_list,
+            momentum_buffer_list if momentum != 0 else [],
+            fresh,
+            lr=float(_get_value(_to_scalar(lr))),
+            momentum=float(momentum),
+            dampening=float(dampening),
+            weight_decay=float(weight_decay),
+            nesterov=nesterov,
+            maximize=maximize,
+        )
+        return
+    _single_tensor_sgd(
+        params,
+        d_p_list,
+        momentum_buffer_list,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        lr=lr,
+        dampening=dampening,
+        nesterov=nesterov,
+        maximize=maximize,
+        differentiable=differentiable,
+    )
+
+
+def _single_tensor_sgd(
+    params: list[Tensor],
+    grads: list[Tensor],
+    momentum_buffer_list: list[Tensor | None],
+    *,
+    weight_decay: float | Tensor,
+    momentum: float,
+    lr: float | Tensor,
+    dampening: float,
+    nesterov: bool,
+    maximize: bool,
+    differentiable: bool,
+) -> None:
+    lr = _to_scalar(lr)
+    if not differentiable:
+        lr = _get_value(lr)
+        weight_decay = _get_value(weight_decay)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = grad.detach().clone()
+                momentum_buffer_list[i] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        if isinstance(lr, Tensor):
+            # A tensor lr that requires grad stays in the graph of a differentiable step.
+            param.addcmul_(grad, lr, value=-1)
+        else:
+            param.add_(grad, alpha=-lr)

@@ -1,0 +1,3 @@
+"""``ferrograd.utils``: data loading."""
+
+from . import data as data

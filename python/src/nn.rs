@@ -1,0 +1,95 @@
+//! The Rust kernels behind `ferrograd.nn.functional`: sliding windows
+//! (`unfold`/`fold`) and 2-D convolution. Argument forms (ints or pairs,
+//! string paddings) are resolved in Python; these take resolved pairs.
+
+use crate::errors::IntoPyResult;
+use crate::linalg::tensor_only;
+use crate::tensor::{nogil, TensorOut};
+use ferrograd::Window;
+use pyo3::prelude::*;
+
+type Pair = (usize, usize);
+
+fn window(kernel: Pair, dilation: Pair, padding: Pair, stride: Pair) -> Window {
+    Window {
+        kernel: [kernel.0, kernel.1],
+        dilation: [dilation.0, dilation.1],
+        padding: [padding.0, padding.1],
+        stride: [stride.0, stride.1],
+    }
+}
+
+/// `nn.functional.unfold` with resolved pairs.
+#[pyfunction]
+fn _im2col(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    kernel_size: Pair,
+    dilation: Pair,
+    padding: Pair,
+    stride: Pair,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "unfold", "input")?;
+    let win = window(kernel_size, dilation, padding, stride);
+    let work = x.numel() * kernel_size.0 * kernel_size.1;
+    Ok(nogil(py, work, || x.im2col(win)).py()?.into())
+}
+
+/// `nn.functional.fold` with resolved pairs.
+#[pyfunction]
+fn _col2im(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    output_size: Pair,
+    kernel_size: Pair,
+    dilation: Pair,
+    padding: Pair,
+    stride: Pair,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "fold", "input")?;
+    let win = window(kernel_size, dilation, padding, stride);
+    Ok(nogil(py, x.numel(), || {
+        x.col2im([output_size.0, output_size.1], win)
+    })
+    .py()?
+    .into())
+}
+
+/// `nn.functional.conv2d` with numeric, resolved padding.
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias, stride, padding, dilation, groups))]
+#[allow(clippy::too_many_arguments)]
+fn _conv2d(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    weight: &Bound<'_, PyAny>,
+    bias: Option<&Bound<'_, PyAny>>,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    groups: usize,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "conv2d", "input")?;
+    let w = tensor_only(weight, "conv2d", "weight")?;
+    let b = bias.map(|b| tensor_only(b, "conv2d", "bias")).transpose()?;
+    let work = x.numel().saturating_mul(w.numel());
+    Ok(nogil(py, work, || {
+        x.conv2d(
+            &w,
+            b.as_ref(),
+            [stride.0, stride.1],
+            [padding.0, padding.1],
+            [dilation.0, dilation.1],
+            groups,
+        )
+    })
+    .py()?
+    .into())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_im2col, m)?)?;
+    m.add_function(wrap_pyfunction!(_col2im, m)?)?;
+    m.add_function(wrap_pyfunction!(_conv2d, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,340 @@
+//! Optimizer steps over whole lists of parameters in one call (torch's
+//! "foreach" steps): SGD and Adam/AdamW.
+//!
+//! Each step updates parameters and their state tensors in place, element
+//! by element in f64 whatever the storage precision, and bumps their
+//! version counters as any in-place op does. The step counts, state
+//! allocation and argument checks belong to the caller (`ferrograd.optim`).
+//! Steps run under no-grad rules: writing a leaf that requires grad while
+//! grad mode is on is refused, as for any in-place op.
+
+use crate::autograd::check_write;
+use crate::kernels::access::{lock_writes, slice, slice_mut};
+use crate::{dispatch_float, Element, Error, Result, Tensor};
+use rayon::prelude::*;
+
+/// Parameters at least this big are updated in parallel chunks.
+const PARALLEL_ELEMS: usize = 1 << 15;
+const CHUNK: usize = 1 << 13;
+
+/// SGD's hyper-parameters (torch's names).
+#[derive(Debug, Clone, Copy)]
+pub struct Sgd {
+    pub lr: f64,
+    pub momentum: f64,
+    pub dampening: f64,
+    pub weight_decay: f64,
+    pub nesterov: bool,
+    pub maximize: bool,
+}
+
+/// Adam's hyper-parameters; `decoupled` gives AdamW's weight decay.
+#[derive(Debug, Clone, Copy)]
+pub struct Adam {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub decoupled: bool,
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+/// Checks that every tensor of a parameter's group matches it (shape,
+/// dtype, contiguity) so the step can walk them as flat slices.
+fn check_group(op: &str, i: usize, p: &Tensor, others: &[&Tensor]) -> Result<()> {
+    if !p.dtype().is_floating_point() {
+        return Err(Error::runtime(format!(
+            "{op}: parameter {i} has dtype {}, expected a floating point dtype",
+            p.dtype()
+        )));
+    }
+    for t in std::iter::once(&p).chain(others) {
+        if t.shape() != p.shape() || t.dtype() != p.dtype() || !t.is_contiguous() {
+            return Err(Error::runtime(format!(
+                "{op}: parameter {i} (shape {:?}, {}) and its gradient and state must be contiguous tensors of one shape and dtype; got shape {:?}, {}, contiguous={}",
+                p.shape(),
+                p.dtype(),
+                t.shape(),
+                t.dtype(),
+                t.is_contiguous()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Matching chunks of the read and the written slices.
+type Piece<'a, T> = (Vec<&'a [T]>, Vec<&'a mut [T]>);
+
+/// Runs `f` on matching chunks of the slices, in parallel when they are big.
+fn chunked<T: Send + Sync>(
+    n: usize,
+    reads: &[&[T]],
+    writes: &mut [&mut [T]],
+    f: impl Fn(&[&[T]], &mut [&mut [T]]) + Sync,
+) {
+    if n < PARALLEL_ELEMS || crate::pool::kernel_threads() < 2 {
+        f(reads, writes);
+        return;
+    }
+    // Split every slice at the same chunk boundaries.
+    let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
+    let mut pieces: Vec<Piece<T>> = starts
+        .iter()
+        .map(|&s| {
+            let e = (s + CHUNK).min(n);
+            (reads.iter().map(|r| &r[s..e]).collect(), Vec::new())
+        })
+        .collect();
+    for w in writes.iter_mut() {
+        let mut rest: &mut [T] = std::mem::take(w);
+        for piece in pieces.iter_mut() {
+            let len = piece.0.first().map_or(CHUNK.min(rest.len()), |r| r.len());
+            let (head, tail) = rest.split_at_mut(len.min(rest.len()));
+            piece.1.push(head);
+            rest = tail;
+        }
+    }
+    crate::pool::install(|| {
+        pieces
+            .par_iter_mut()
+            .for_each(|(r, w)| f(r, w.as_mut_slice()));
+    });
+}
+
+/// One SGD step. `bufs` holds a momentum buffer per parameter when
+/// `momentum != 0` (empty otherwise); `fresh[i]` says that buffer `i` is
+/// new and starts as the (decayed) gradient.
+pub fn sgd_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    bufs: &[Tensor],
+    fresh: &[bool],
+    h: Sgd,
+) -> Result<()> {
+    let with_momentum = h.momentum != 0.0;
+    if grads.len() != params.len()
+        || (with_momentum && (bufs.len() != params.len() || fresh.len() != params.len()))
+    {
+        return Err(Error::runtime(format!(
+            "sgd_step: got {} parameters, {} gradients and {} momentum buffers",
+            params.len(),
+            grads.len(),
+            bufs.len()
+        )));
+    }
+    for (i, (p, g)) in params.iter().zip(grads).enumerate() {
+        let buf = bufs.get(i).filter(|_| with_momentum);
+        let others: Vec<&Tensor> = std::iter::once(g).chain(buf).collect();
+        check_group("sgd_step", i, p, &others)?;
+        check_write(p)?;
+        let new_buf = fresh.get(i).copied().unwrap_or(false);
+        let mut writes = vec![p];
+        writes.extend(buf);
+        let guard = lock_writes(&[g], &writes);
+        dispatch_float!(p.dtype(), T => {
+            // SAFETY: all are locked, contiguous, of dtype T and one shape;
+            // `p` and the buffer are written under their write locks.
+            let gs = unsafe { slice::<T>(g) };
+            let mut ws: Vec<&mut [T]> = writes.iter().map(|t| unsafe { slice_mut::<T>(t) }).collect();
+            chunked(p.numel(), &[gs], &mut ws, |r, w| sgd_kernel(r[0], w, new_buf, h));
+        }, else unreachable!("checked floating"));
+        drop(guard);
+        for t in writes {
+            t.bump_version();
+        }
+    }
+    Ok(())
+}
+
+fn sgd_kernel<T: Element>(g: &[T], w: &mut [&mut [T]], fresh: bool, h: Sgd) {
+    let (p, rest) = w.split_first_mut().expect("the parameter");
+    let mut buf = rest.first_mut();
+    for i in 0..g.len() {
+        let x = p[i].to_f64();
+        let mut d = g[i].to_f64();
+        if h.maximize {
+            d = -d;
+        }
+        if h.weight_decay != 0.0 {
+            d += h.weight_decay * x;
+        }
+        if let Some(b) = buf.as_deref_mut() {
+            let m = if fresh {
+                d
+            } else {
+                h.momentum * b[i].to_f64() + (1.0 - h.dampening) * d
+            };
+            b[i] = T::from_f64(m);
+            d = if h.nesterov { d + h.momentum * m } else { m };
+        }
+        p[i] = T::from_f64(x - h.lr * d);
+    }
+}
+
+/// One Adam (or AdamW) step. `steps[i]` is parameter i's step count after
+/// this step (1 on the first); `max_sqs` holds the running maxima when
+/// `amsgrad` (empty otherwise).
+pub fn adam_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    exp_avgs: &[Tensor],
+    exp_avg_sqs: &[Tensor],
+    max_sqs: &[Tensor],
+    steps: &[f64],
+    h: Adam,
+) -> Result<()> {
+    let n = params.len();
+    if grads.len() != n
+        || exp_avgs.len() != n
+        || exp_avg_sqs.len() != n
+        || steps.len() != n
+        || (h.amsgrad && max_sqs.len() != n)
+    {
+        return Err(Error::runtime(format!(
+            "adam_step: got {n} parameters but {} gradients, {} exp_avgs, {} exp_avg_sqs, {} max_exp_avg_sqs and {} steps",
+            grads.len(),
+            exp_avgs.len(),
+            exp_avg_sqs.len(),
+            max_sqs.len(),
+            steps.len()
+        )));
+    }
+    for i in 0..n {
+        let p = &params[i];
+        let g = &grads[i];
+        let mut writes = vec![p, &exp_avgs[i], &exp_avg_sqs[i]];
+        if h.amsgrad {
+            writes.push(&max_sqs[i]);
+        }
+        let others: Vec<&Tensor> = std::iter::once(g)
+            .chain(writes[1..].iter().copied())
+            .collect();
+        check_group("adam_step", i, p, &others)?;
+        check_write(p)?;
+        let step = steps[i];
+        let guard = lock_writes(&[g], &writes);
+        dispatch_float!(p.dtype(), T => {
+            // SAFETY: as in `sgd_step`.
+            let gs = unsafe { slice::<T>(g) };
+            let mut ws: Vec<&mut [T]> = writes.iter().map(|t| unsafe { slice_mut::<T>(t) }).collect();
+            chunked(p.numel(), &[gs], &mut ws, |r, w| adam_kernel(r[0], w, step, h));
+        }, else unreachable!("checked floating"));
+        drop(guard);
+        for t in writes {
+            t.bump_version();
+        }
+    }
+    Ok(())
+}
+
+fn adam_kernel<T: Element>(g: &[T], w: &mut [&mut [T]], step: f64, h: Adam) {
+    let [p, m, v, rest @ ..] = w else {
+        unreachable!("parameter, exp_avg and exp_avg_sq")
+    };
+    let mut vmax = rest.first_mut();
+    let bias1 = 1.0 - h.beta1.powf(step);
+    let bias2_sqrt = (1.0 - h.beta2.powf(step)).sqrt();
+    let step_size = h.lr / bias1;
+    let shrink = if h.decoupled {
+        1.0 - h.lr * h.weight_decay
+    } else {
+        1.0
+    };
+    for i in 0..g.len() {
+        let mut x = p[i].to_f64();
+        let mut d = g[i].to_f64();
+        if h.maximize {
+            d = -d;
+        }
+        if h.weight_decay != 0.0 {
+            if h.decoupled {
+                x *= shrink;
+            } else {
+                d += h.weight_decay * x;
+            }
+        }
+        // m += (1 - b1)(g - m); v = b2 v + (1 - b2) g^2
+        let mi = m[i].to_f64();
+        let mi = mi + (1.0 - h.beta1) * (d - mi);
+        let vi = h.beta2 * v[i].to_f64() + (1.0 - h.beta2) * d * d;
+        m[i] = T::from_f64(mi);
+        v[i] = T::from_f64(vi);
+        let second = match vmax.as_deref_mut() {
+            Some(vm) => {
+                let top = vm[i].to_f64().max(vi);
+                vm[i] = T::from_f64(top);
+                top
+            }
+            None => vi,
+        };
+        let denom = second.sqrt() / bias2_sqrt + h.eps;
+        p[i] = T::from_f64(x - step_size * mi / denom);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adam_first_step_moves_each_weight_by_lr_against_its_gradient_sign() {
+        // After one step m / sqrt(v) (bias corrected) is g / |g|.
+        let p = Tensor::from_slice(&[1.0f64, -2.0, 0.5], &[3]).unwrap();
+        let g = Tensor::from_slice(&[0.3f64, -4.0, 1e-3], &[3]).unwrap();
+        let (m, v) = (p.zeros_like().unwrap(), p.zeros_like().unwrap());
+        let h = Adam {
+            lr: 0.1,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 0.0,
+            weight_decay: 0.0,
+            decoupled: false,
+            amsgrad: false,
+            maximize: false,
+        };
+        let before = p.version();
+        adam_step(
+            std::slice::from_ref(&p),
+            &[g],
+            std::slice::from_ref(&m),
+            &[v],
+            &[],
+            &[1.0],
+            h,
+        )
+        .unwrap();
+        let got = p.to_vec::<f64>();
+        for (x, want) in got.iter().zip([0.9, -1.9, 0.4]) {
+            assert!((x - want).abs() < 1e-12, "{got:?}");
+        }
+        assert!((m.to_vec::<f64>()[1] + 0.4).abs() < 1e-15);
+        assert!(p.version() > before);
+    }
+
+    #[test]
+    fn sgd_with_nesterov_momentum_follows_the_update_rule() {
+        let p = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        let g = Tensor::from_slice(&[0.5f32, -1.0], &[2]).unwrap();
+        let b = p.zeros_like().unwrap();
+        let h = Sgd {
+            lr: 0.1,
+            momentum: 0.9,
+            dampening: 0.0,
+            weight_decay: 0.0,
+            nesterov: true,
+            maximize: false,
+        };
+        let one = std::slice::from_ref;
+        sgd_step(one(&p), one(&g), one(&b), &[true], h).unwrap();
+        // buf = g; p -= lr (g + 0.9 g)
+        assert_eq!(p.to_vec::<f32>(), vec![1.0 - 0.1 * 0.95, 2.0 + 0.1 * 1.9]);
+        sgd_step(one(&p), one(&g), one(&b), &[false], h).unwrap();
+        // buf = 0.9 g + g = 1.9 g; p -= lr (g + 0.9 * 1.9 g)
+        let want = 1.0 - 0.1 * 0.95 - 0.1 * (0.5 + 0.9 * 0.95);
+        assert!((p.to_vec::<f32>()[0] - want as f32).abs() < 1e-6);
+        assert_eq!(b.to_vec::<f32>()[0], 0.95);
+    }
+}
