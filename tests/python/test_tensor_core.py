@@ -337,3 +337,41 @@ def test_movedim_of_zero_dim_tensor_is_identity_and_negative_counts_raise():
         fg.ones(3).chunk(-1)
     with pytest.raises(RuntimeError, match="length"):
         fg.ones(3).narrow(0, 0, -1)
+
+
+def test_format_of_a_zero_dim_tensor_formats_its_number():
+    assert f"{fg.tensor(0.125):.2f}" == "0.12"
+    assert f"{fg.tensor(7):>3}" == "  7"
+    assert "{}".format(fg.tensor([1.0, 2.0])) == str(fg.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        f"{fg.tensor([1.0]):.2f}"
+
+
+def test_as_tensor_of_numpy_scalars_copies_their_values():
+    # A NumPy scalar's array interface describes a temporary buffer.
+    for i in range(200):
+        v = np.float64(i + 0.5)
+        assert fg.as_tensor(v).item() == i + 0.5
+        assert fg.as_tensor(np.int32(i)).item() == i
+
+
+def test_make_subclass_aliases_the_data_and_lives_with_its_tensor():
+    import gc
+
+    class Sub(fg.Tensor):
+        pass
+
+    data = fg.tensor([1.0, 2.0])
+    s = fg.Tensor._make_subclass(Sub, data, True)
+    assert type(s) is Sub and s.is_leaf and s.requires_grad and not data.requires_grad
+    s.tag = "kept"
+    with fg.no_grad():
+        s.mul_(3)
+    assert data.tolist() == [3.0, 6.0]  # same memory
+    y = s * 2
+    del s
+    gc.collect()
+    leaf = y.grad_fn.next_functions[0][0].variable
+    assert type(leaf) is Sub and leaf.tag == "kept"
+    with pytest.raises(TypeError, match="subclass of Tensor"):
+        fg.Tensor._make_subclass(int, data)
