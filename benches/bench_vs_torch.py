@@ -18,6 +18,10 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
 - ``dtypes``: the 16-bit floats against float32 on 1M-element ``add``,
   ``tanh`` and ``sum`` and a 256x256 ``matmul`` (each 16-bit op computes
   in float32 and rounds once).
+- ``nn``: training steps written with ``nn``/``optim``: an MLP
+  784-512-256-10 with Adam at batch 64, LeNet-5 (two Conv2d+MaxPool2d, three
+  Linear) with Adam at batch 64 on 28x28, and a 2-layer
+  TransformerEncoder (d=128, 4 heads, seq 64, batch 16) forward+backward.
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -241,12 +245,55 @@ def graphs_workload(torch) -> dict[str, float]:
     }
 
 
+def nn_workload(torch) -> dict[str, float]:
+    """Training steps written with ``nn``, ``nn.functional`` and ``optim`` (ms)."""
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(0)
+
+    def step_fn(model, opt, x, y, loss_fn):
+        def step():
+            opt.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt.step()
+
+        return step
+
+    mlp = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+    mlp_step = step_fn(
+        mlp, torch.optim.Adam(mlp.parameters()), torch.randn(64, 784), torch.randint(0, 10, (64,)),
+        F.cross_entropy,
+    )
+    lenet = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10),
+    )
+    lenet_step = step_fn(
+        lenet, torch.optim.Adam(lenet.parameters()), torch.randn(64, 1, 28, 28),
+        torch.randint(0, 10, (64,)), F.cross_entropy,
+    )
+    layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, batch_first=True)
+    encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+    xt = torch.randn(16, 64, 128)
+
+    def transformer():
+        encoder(xt).square().mean().backward()
+        encoder.zero_grad()
+
+    return {
+        "MLP 784-512-256-10 step (nn + Adam), batch 64": _ms(mlp_step, 20),
+        "LeNet-5 step (Conv2d, MaxPool2d, Adam), batch 64, 28x28": _ms(lenet_step, 10),
+        "2-layer TransformerEncoder fwd+bwd, d=128, seq 64, batch 16": _ms(transformer, 5),
+    }  # fmt: skip
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
     "graphs": graphs_workload,
     "dtypes": dtypes_workload,
     "complex": complex_workload,
+    "nn": nn_workload,
 }
 
 

@@ -2,7 +2,8 @@
 //! "foreach" steps): SGD and Adam/AdamW.
 //!
 //! Each step updates parameters and their state tensors in place, element
-//! by element in f64 whatever the storage precision, and bumps their
+//! by element (in f32 for float32 and the 16-bit floats, in f64 for
+//! float64, as torch computes them), and bumps their
 //! version counters as any in-place op does. The step counts, state
 //! allocation and argument checks belong to the caller (`ferrograd.optim`).
 //! Steps run under no-grad rules: writing a leaf that requires grad while
@@ -10,7 +11,7 @@
 
 use crate::autograd::check_write;
 use crate::kernels::access::{lock_writes, slice, slice_mut};
-use crate::{dispatch_float, Element, Error, Result, Tensor};
+use crate::{Element, Error, Result, Tensor};
 use rayon::prelude::*;
 
 /// Parameters at least this big are updated in parallel chunks.
@@ -104,6 +105,130 @@ fn chunked<T: Send + Sync>(
     });
 }
 
+/// The float type a step computes in: f32 for float32 and the 16-bit
+/// floats (as torch does), f64 for float64. Loops over it vectorize.
+trait Lane:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    fn of(v: f64) -> Self;
+    fn sqrt(self) -> Self;
+    fn max(self, o: Self) -> Self;
+}
+
+impl Lane for f32 {
+    #[inline(always)]
+    fn of(v: f64) -> f32 {
+        v as f32
+    }
+    #[inline(always)]
+    fn sqrt(self) -> f32 {
+        f32::sqrt(self)
+    }
+    #[inline(always)]
+    fn max(self, o: f32) -> f32 {
+        f32::max(self, o)
+    }
+}
+
+impl Lane for f64 {
+    #[inline(always)]
+    fn of(v: f64) -> f64 {
+        v
+    }
+    #[inline(always)]
+    fn sqrt(self) -> f64 {
+        f64::sqrt(self)
+    }
+    #[inline(always)]
+    fn max(self, o: f64) -> f64 {
+        f64::max(self, o)
+    }
+}
+
+/// A stored element and the lane it computes in.
+trait Stored: Element {
+    type L: Lane;
+    fn load(self) -> Self::L;
+    fn store(v: Self::L) -> Self;
+}
+
+impl Stored for f32 {
+    type L = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn store(v: f32) -> f32 {
+        v
+    }
+}
+
+impl Stored for f64 {
+    type L = f64;
+    #[inline(always)]
+    fn load(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn store(v: f64) -> f64 {
+        v
+    }
+}
+
+impl Stored for half::f16 {
+    type L = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn store(v: f32) -> half::f16 {
+        half::f16::from_f32(v)
+    }
+}
+
+impl Stored for half::bf16 {
+    type L = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn store(v: f32) -> half::bf16 {
+        half::bf16::from_f32(v)
+    }
+}
+
+/// Runs `$body` with `$T` bound to the float element type of `$dtype`.
+macro_rules! with_stored {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            crate::DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            crate::DType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            crate::DType::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            crate::DType::BFloat16 => {
+                type $T = half::bf16;
+                $body
+            }
+            _ => unreachable!("checked floating"),
+        }
+    };
+}
+
 /// One SGD step. `bufs` holds a momentum buffer per parameter when
 /// `momentum != 0` (empty otherwise); `fresh[i]` says that buffer `i` is
 /// new and starts as the (decayed) gradient.
@@ -134,13 +259,13 @@ pub fn sgd_step(
         let mut writes = vec![p];
         writes.extend(buf);
         let guard = lock_writes(&[g], &writes);
-        dispatch_float!(p.dtype(), T => {
+        with_stored!(p.dtype(), T => {
             // SAFETY: all are locked, contiguous, of dtype T and one shape;
             // `p` and the buffer are written under their write locks.
             let gs = unsafe { slice::<T>(g) };
             let mut ws: Vec<&mut [T]> = writes.iter().map(|t| unsafe { slice_mut::<T>(t) }).collect();
             chunked(p.numel(), &[gs], &mut ws, |r, w| sgd_kernel(r[0], w, new_buf, h));
-        }, else unreachable!("checked floating"));
+        });
         drop(guard);
         for t in writes {
             t.bump_version();
@@ -149,28 +274,46 @@ pub fn sgd_step(
     Ok(())
 }
 
-fn sgd_kernel<T: Element>(g: &[T], w: &mut [&mut [T]], fresh: bool, h: Sgd) {
+fn sgd_kernel<T: Stored>(g: &[T], w: &mut [&mut [T]], fresh: bool, h: Sgd) {
+    let of = <T::L as Lane>::of;
+    // d = sign g + wd p, branch-free.
+    let (sign, wd, lr) = (
+        of(if h.maximize { -1.0 } else { 1.0 }),
+        of(h.weight_decay),
+        of(h.lr),
+    );
     let (p, rest) = w.split_first_mut().expect("the parameter");
-    let mut buf = rest.first_mut();
-    for i in 0..g.len() {
-        let x = p[i].to_f64();
-        let mut d = g[i].to_f64();
-        if h.maximize {
-            d = -d;
+    match rest.first_mut() {
+        None => {
+            for (x, &gi) in p.iter_mut().zip(g) {
+                let xv = x.load();
+                let d = sign * gi.load() + wd * xv;
+                *x = T::store(xv - lr * d);
+            }
         }
-        if h.weight_decay != 0.0 {
-            d += h.weight_decay * x;
-        }
-        if let Some(b) = buf.as_deref_mut() {
-            let m = if fresh {
-                d
+        Some(b) => {
+            let (mom, keep) = (of(h.momentum), of(1.0 - h.dampening));
+            let (fresh_scale, old_scale) = if fresh {
+                (of(1.0), of(0.0))
             } else {
-                h.momentum * b[i].to_f64() + (1.0 - h.dampening) * d
+                (keep, mom)
             };
-            b[i] = T::from_f64(m);
-            d = if h.nesterov { d + h.momentum * m } else { m };
+            let nest = of(if h.nesterov { h.momentum } else { 0.0 });
+            let (via_buf, via_grad) = if h.nesterov {
+                (nest, of(1.0))
+            } else {
+                (of(1.0), of(0.0))
+            };
+            for ((x, bi), &gi) in p.iter_mut().zip(b.iter_mut()).zip(g) {
+                let xv = x.load();
+                let d = sign * gi.load() + wd * xv;
+                // A fresh buffer starts as d; later ones are mom b + (1 - dampening) d.
+                let m = old_scale * bi.load() + fresh_scale * d;
+                *bi = T::store(m);
+                // nesterov: d + mom m; otherwise m.
+                *x = T::store(xv - lr * (via_grad * d + via_buf * m));
+            }
         }
-        p[i] = T::from_f64(x - h.lr * d);
     }
 }
 
@@ -216,12 +359,12 @@ pub fn adam_step(
         check_write(p)?;
         let step = steps[i];
         let guard = lock_writes(&[g], &writes);
-        dispatch_float!(p.dtype(), T => {
+        with_stored!(p.dtype(), T => {
             // SAFETY: as in `sgd_step`.
             let gs = unsafe { slice::<T>(g) };
             let mut ws: Vec<&mut [T]> = writes.iter().map(|t| unsafe { slice_mut::<T>(t) }).collect();
             chunked(p.numel(), &[gs], &mut ws, |r, w| adam_kernel(r[0], w, step, h));
-        }, else unreachable!("checked floating"));
+        });
         drop(guard);
         for t in writes {
             t.bump_version();
@@ -230,48 +373,54 @@ pub fn adam_step(
     Ok(())
 }
 
-fn adam_kernel<T: Element>(g: &[T], w: &mut [&mut [T]], step: f64, h: Adam) {
+fn adam_kernel<T: Stored>(g: &[T], w: &mut [&mut [T]], step: f64, h: Adam) {
+    let of = <T::L as Lane>::of;
     let [p, m, v, rest @ ..] = w else {
         unreachable!("parameter, exp_avg and exp_avg_sq")
     };
-    let mut vmax = rest.first_mut();
-    let bias1 = 1.0 - h.beta1.powf(step);
-    let bias2_sqrt = (1.0 - h.beta2.powf(step)).sqrt();
-    let step_size = h.lr / bias1;
-    let shrink = if h.decoupled {
-        1.0 - h.lr * h.weight_decay
+    let bias2_sqrt = of((1.0 - h.beta2.powf(step)).sqrt());
+    let step_size = of(h.lr / (1.0 - h.beta1.powf(step)));
+    let sign = of(if h.maximize { -1.0 } else { 1.0 });
+    // Coupled decay adds wd p to the gradient; decoupled scales p first.
+    let (wd, shrink) = if h.decoupled {
+        (of(0.0), of(1.0 - h.lr * h.weight_decay))
     } else {
-        1.0
+        (of(h.weight_decay), of(1.0))
     };
-    for i in 0..g.len() {
-        let mut x = p[i].to_f64();
-        let mut d = g[i].to_f64();
-        if h.maximize {
-            d = -d;
-        }
-        if h.weight_decay != 0.0 {
-            if h.decoupled {
-                x *= shrink;
-            } else {
-                d += h.weight_decay * x;
+    let (b1, b2) = (of(1.0 - h.beta1), of(h.beta2));
+    let (b2c, eps) = (of(1.0 - h.beta2), of(h.eps));
+    // m += (1 - b1)(d - m); v = b2 v + (1 - b2) d^2;
+    // p -= step_size m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+    let moments = |x: &mut T, mi: &mut T, vi: &mut T, gi: T| {
+        let xv = x.load() * shrink;
+        let d = sign * gi.load() + wd * xv;
+        let mv = mi.load();
+        let mv = mv + b1 * (d - mv);
+        let vv = b2 * vi.load() + b2c * d * d;
+        *mi = T::store(mv);
+        *vi = T::store(vv);
+        (xv, mv, vv)
+    };
+    match rest.first_mut() {
+        None => {
+            for (((x, mi), vi), &gi) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
+                let (xv, mv, vv) = moments(x, mi, vi, gi);
+                *x = T::store(xv - step_size * mv / (vv.sqrt() / bias2_sqrt + eps));
             }
         }
-        // m += (1 - b1)(g - m); v = b2 v + (1 - b2) g^2
-        let mi = m[i].to_f64();
-        let mi = mi + (1.0 - h.beta1) * (d - mi);
-        let vi = h.beta2 * v[i].to_f64() + (1.0 - h.beta2) * d * d;
-        m[i] = T::from_f64(mi);
-        v[i] = T::from_f64(vi);
-        let second = match vmax.as_deref_mut() {
-            Some(vm) => {
-                let top = vm[i].to_f64().max(vi);
-                vm[i] = T::from_f64(top);
-                top
+        Some(vmax) => {
+            let rows = p
+                .iter_mut()
+                .zip(m.iter_mut())
+                .zip(v.iter_mut())
+                .zip(vmax.iter_mut());
+            for ((((x, mi), vi), top), &gi) in rows.zip(g) {
+                let (xv, mv, vv) = moments(x, mi, vi, gi);
+                let t = top.load().max(vv);
+                *top = T::store(t);
+                *x = T::store(xv - step_size * mv / (t.sqrt() / bias2_sqrt + eps));
             }
-            None => vi,
-        };
-        let denom = second.sqrt() / bias2_sqrt + h.eps;
-        p[i] = T::from_f64(x - step_size * mi / denom);
+        }
     }
 }
 

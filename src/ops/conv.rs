@@ -198,9 +198,9 @@ impl Tensor {
         let [bh, bw] = win.blocks([h, w])?;
         let (og, k) = (o / groups, cg * kh * kw);
         // [N, G, K, L] columns times [G, O/G, K] weights: [N, G, O/G, L].
-        let cols = x
-            .im2col(win)?
-            .view(&[n as isize, groups as isize, k as isize, -1])?;
+        let cols =
+            x.im2col(win)?
+                .view(&[n as isize, groups as isize, k as isize, (bh * bw) as isize])?;
         let wm = weight.reshape(&[groups as isize, og as isize, k as isize])?;
         let mut y =
             wm.matmul(&cols)?

@@ -18,6 +18,10 @@ GUIDES = [
     "forward-ad.md",
     "functional.md",
     "profiler.md",
+    "nn-functional.md",
+    "nn.md",
+    "data.md",
+    "optim.md",
 ]
 
 

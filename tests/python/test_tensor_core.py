@@ -342,7 +342,7 @@ def test_movedim_of_zero_dim_tensor_is_identity_and_negative_counts_raise():
 def test_format_of_a_zero_dim_tensor_formats_its_number():
     assert f"{fg.tensor(0.125):.2f}" == "0.12"
     assert f"{fg.tensor(7):>3}" == "  7"
-    assert "{}".format(fg.tensor([1.0, 2.0])) == str(fg.tensor([1.0, 2.0]))
+    assert format(fg.tensor([1.0, 2.0])) == str(fg.tensor([1.0, 2.0]))
     with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
         f"{fg.tensor([1.0]):.2f}"
 

@@ -1,0 +1,906 @@
+"""Activation layers and :class:`MultiheadAttention`.
+
+Each activation is a thin module over its ``ferrograd.nn.functional`` form.
+``MultiheadAttention`` computes the projections, masks and per-head
+attention here from tensor ops (the functional module has no
+``multi_head_attention_forward``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import ferrograd as _fg
+from ferrograd._core import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear, _factory
+from .module import Module
+
+__all__ = [
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "MultiheadAttention",
+    "PReLU",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softmin",
+    "Softplus",
+    "Softsign",
+    "Tanh",
+    "Threshold",
+]
+
+
+def _inplace_repr(inplace: bool) -> str:
+    return "inplace=True" if inplace else ""
+
+
+class Threshold(Module):
+    r"""``y = x if x > threshold else value``.
+
+    Example::
+
+        >>> nn.Threshold(0.1, 20.0)(ferrograd.tensor([0.0, 0.5]))
+        tensor([20.0000,  0.5000])
+    """
+
+    __constants__ = ["threshold", "value", "inplace"]
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+
+
+class ReLU(Module):
+    r"""``max(0, x)`` elementwise.
+
+    Example::
+
+        >>> nn.ReLU()(ferrograd.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Hardtanh(Module):
+    r"""Clamps to ``[min_val, max_val]``.
+
+    Example::
+
+        >>> nn.Hardtanh(-2, 2)(ferrograd.tensor([-3.0, 1.0, 3.0]))
+        tensor([-2.,  1.,  2.])
+    """
+
+    __constants__ = ["min_val", "max_val", "inplace"]
+
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and rename to `min_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and rename to `max_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+
+
+class ReLU6(Hardtanh):
+    r"""``min(max(0, x), 6)``.
+
+    Example::
+
+        >>> nn.ReLU6()(ferrograd.tensor([-1.0, 7.0]))
+        tensor([0., 6.])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Sigmoid(Module):
+    r"""``1 / (1 + exp(-x))``.
+
+    Example::
+
+        >>> nn.Sigmoid()(ferrograd.tensor([0.0]))
+        tensor([0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _fg.sigmoid(input)
+
+
+class Hardsigmoid(Module):
+    r"""``relu6(x + 3) / 6``.
+
+    Example::
+
+        >>> nn.Hardsigmoid()(ferrograd.tensor([0.0, 3.0]))
+        tensor([0.5000, 1.0000])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Tanh(Module):
+    r"""Hyperbolic tangent.
+
+    Example::
+
+        >>> nn.Tanh()(ferrograd.tensor([0.0]))
+        tensor([0.])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _fg.tanh(input)
+
+
+class SiLU(Module):
+    r"""``x * sigmoid(x)`` (swish).
+
+    Example::
+
+        >>> nn.SiLU()(ferrograd.tensor([0.0]))
+        tensor([0.])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Mish(Module):
+    r"""``x * tanh(softplus(x))``.
+
+    Example::
+
+        >>> nn.Mish()(ferrograd.tensor([0.0]))
+        tensor([0.])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class Hardswish(Module):
+    r"""``x * relu6(x + 3) / 6``.
+
+    Example::
+
+        >>> nn.Hardswish()(ferrograd.tensor([3.0]))
+        tensor([3.])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
+
+
+class ELU(Module):
+    r"""``x if x > 0 else alpha * (exp(x) - 1)``.
+
+    Example::
+
+        >>> nn.ELU()(ferrograd.tensor([1.0]))
+        tensor([1.])
+    """
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class CELU(Module):
+    r"""``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Example::
+
+        >>> nn.CELU()(ferrograd.tensor([1.0]))
+        tensor([1.])
+    """
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class SELU(Module):
+    r"""``scale * elu(x, alpha)`` with the self-normalising constants.
+
+    Example::
+
+        >>> nn.SELU()(ferrograd.tensor([0.0]))
+        tensor([0.])
+    """
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class GLU(Module):
+    r"""Gated linear unit: splits ``dim`` in halves ``a, b`` and returns ``a * sigmoid(b)``.
+
+    Example::
+
+        >>> nn.GLU()(ferrograd.randn(4, 2)).shape
+        ferrograd.Size([4, 1])
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class GELU(Module):
+    r"""Gaussian error linear unit, exact (``approximate='none'``) or the tanh form.
+
+    Example::
+
+        >>> nn.GELU()(ferrograd.tensor([0.0]))
+        tensor([0.])
+    """
+
+    __constants__ = ["approximate"]
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class LeakyReLU(Module):
+    r"""``x if x >= 0 else negative_slope * x``.
+
+    Example::
+
+        >>> nn.LeakyReLU(0.1)(ferrograd.tensor([-1.0, 2.0]))
+        tensor([-0.1000,  2.0000])
+    """
+
+    __constants__ = ["inplace", "negative_slope"]
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"negative_slope={self.negative_slope}{inplace_str}"
+
+
+class LogSigmoid(Module):
+    r"""``log(sigmoid(x))``, computed stably.
+
+    Example::
+
+        >>> nn.LogSigmoid()(ferrograd.tensor([0.0]))
+        tensor([-0.6931])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softplus(Module):
+    r"""``log(1 + exp(beta * x)) / beta``, linear above ``threshold``.
+
+    Example::
+
+        >>> nn.Softplus()(ferrograd.tensor([0.0]))
+        tensor([0.6931])
+    """
+
+    __constants__ = ["beta", "threshold"]
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Softsign(Module):
+    r"""``x / (1 + |x|)``.
+
+    Example::
+
+        >>> nn.Softsign()(ferrograd.tensor([1.0]))
+        tensor([0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class PReLU(Module):
+    r"""``x if x > 0 else a * x`` with a learnt slope ``a``: one shared value, or one
+    per channel (dimension 1 of the input) when ``num_parameters`` is the channel count.
+
+    Example::
+
+        >>> m = nn.PReLU(3, init=0.5)
+        >>> m(-ferrograd.ones(1, 3)).detach()
+        tensor([[-0.5000, -0.5000, -0.5000]])
+    """
+
+    __constants__ = ["num_parameters"]
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_fg.empty(num_parameters, **_factory(device, dtype)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        weight = self.weight
+        n = weight.numel()
+        if n != 1:
+            channel_dim = 1 if input.dim() >= 2 else 0
+            channels = input.shape[channel_dim] if input.dim() > 0 else 1
+            if channels != n:
+                raise RuntimeError(
+                    "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                    f"{n} and channel size = {channels}."
+                )
+            shape = [1] * input.dim()
+            shape[channel_dim] = n
+            weight = weight.reshape(shape)
+        return _fg.where(input > 0, input, weight * input)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(Module):
+    r"""``softmax(-x)`` along ``dim``.
+
+    Example::
+
+        >>> nn.Softmin(dim=0)(ferrograd.tensor([0.0, 0.0]))
+        tensor([0.5000, 0.5000])
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(Module):
+    r"""``exp(x) / sum(exp(x))`` along ``dim``.
+
+    Example::
+
+        >>> nn.Softmax(dim=1)(ferrograd.zeros(1, 4))
+        tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    r"""``log(softmax(x))`` along ``dim``, computed stably.
+
+    Example::
+
+        >>> nn.LogSoftmax(dim=0)(ferrograd.zeros(2))
+        tensor([-0.6931, -0.6931])
+    """
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+# ---------------------------------------------------------------------------
+# Multi-head attention
+# ---------------------------------------------------------------------------
+
+
+def _canonical_mask(mask: Tensor | None, name: str, other: Tensor | None, other_name: str, dtype: Any) -> Any:
+    """A boolean mask (True = masked out) becomes an additive float mask with
+    ``-inf`` at the masked positions; a float mask is returned unchanged."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype != _fg.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(
+            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both instead.",
+            stacklevel=3,
+        )
+    if not is_float:
+        mask = _fg.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+    return mask
+
+
+def _mha_is_batched(
+    query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any, attn_mask: Any, heads: int
+) -> bool:
+    """Checks the ranks of the inputs and masks; True for ``(L, N, E)`` inputs."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D"
+                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
+                f" but found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                f" but found {attn_mask.dim()}-D tensor instead"
+            )
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D"
+                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
+                f" but found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                    f" but found {attn_mask.dim()}-D tensor instead"
+                )
+            if attn_mask.dim() == 3:
+                expected = (heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                    )
+        return False
+    raise AssertionError(
+        f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor"
+    )
+
+
+class MultiheadAttention(Module):
+    r"""Multi-head attention: ``concat(head_1, ..., head_h) W_o`` with
+    ``head_i = softmax(Q_i K_i^T / sqrt(d) + mask) V_i``.
+
+    Inputs are ``(L, N, E)`` (``(N, L, E)`` with ``batch_first=True``) or
+    unbatched ``(L, E)``. Boolean masks mark positions that may *not* be
+    attended (``True`` = ignore); float masks are added to the scores.
+    Returns ``(attn_output, attn_weights)``; the weights are averaged over the
+    heads unless ``average_attn_weights=False``, and ``None`` when
+    ``need_weights=False``.
+
+    Parameters follow torch's names: ``in_proj_weight`` ``(3E, E)`` (or
+    ``q_proj_weight``/``k_proj_weight``/``v_proj_weight`` when ``kdim`` or
+    ``vdim`` differ from ``embed_dim``), ``in_proj_bias`` ``(3E,)``, and
+    ``out_proj`` (a ``Linear``); ``bias_k``/``bias_v`` with ``add_bias_kv``.
+
+    Example::
+
+        >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
+        >>> x = ferrograd.randn(3, 5, 8)
+        >>> out, weights = mha(x, x, x)
+        >>> out.shape, weights.shape
+        (ferrograd.Size([3, 5, 8]), ferrograd.Size([3, 5, 5]))
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
+                f"and num_heads={num_heads} instead"
+            )
+        kw = _factory(device, dtype)
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        # Registration order fixes the state_dict order; the random draws happen
+        # in out_proj's constructor and then in _reset_parameters, as torch's.
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(_fg.empty((embed_dim, embed_dim), **kw))
+            self.k_proj_weight = Parameter(_fg.empty((embed_dim, self.kdim), **kw))
+            self.v_proj_weight = Parameter(_fg.empty((embed_dim, self.vdim), **kw))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(_fg.empty((3 * embed_dim, embed_dim), **kw))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(_fg.empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, device=device, dtype=dtype
+        )
+        if add_bias_kv:
+            self.bias_k = Parameter(_fg.empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(_fg.empty((1, 1, embed_dim), **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("_qkv_same_embed_dim", True)
+        super().__setstate__(state)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        is_batched = _mha_is_batched(query, key, value, key_padding_mask, attn_mask, self.num_heads)
+        if self.batch_first and is_batched:
+            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        out, weights = self._attention(
+            query,
+            key,
+            value,
+            key_padding_mask,
+            need_weights,
+            attn_mask,
+            average_attn_weights,
+            is_causal,
+            is_batched,
+        )
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
+        return out, weights
+
+    def _in_projection(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        e = self.embed_dim
+        b = self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            wq, wk, wv = w[:e], w[e : 2 * e], w[2 * e :]
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+
+    def _attention(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None,
+        need_weights: bool,
+        attn_mask: Tensor | None,
+        average_attn_weights: bool,
+        is_causal: bool,
+        is_batched: bool,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention over sequence-first ``(L, N, E)`` inputs (or unbatched ``(L, E)``)."""
+        heads, hd = self.num_heads, self.head_dim
+        if not is_batched:
+            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        tgt_len, bsz, embed_dim = query.shape
+        src_len = key.shape[0]
+        if embed_dim != self.embed_dim:
+            raise AssertionError(
+                f"was expecting embedding dimension of {self.embed_dim}, but got {embed_dim}"
+            )
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        key_padding_mask = _canonical_mask(
+            key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype
+        )
+        if is_causal and attn_mask is None:
+            raise RuntimeError(
+                "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                "method `generate_square_subsequent_mask` to create this mask."
+            )
+        # As torch's: with a mask present, is_causal is only a hint and the mask is used.
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
+
+        q, k, v = self._in_projection(query, key, value)
+        if attn_mask is not None:
+            if attn_mask.dim() == 2:
+                if tuple(attn_mask.shape) != (tgt_len, src_len):
+                    raise RuntimeError(
+                        f"The shape of the 2D attn_mask is {attn_mask.shape}, "
+                        f"but should be {(tgt_len, src_len)}."
+                    )
+                attn_mask = attn_mask.unsqueeze(0)
+            else:
+                expected = (bsz * heads, tgt_len, src_len)
+                if tuple(attn_mask.shape) != expected:
+                    raise RuntimeError(
+                        f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be {expected}."
+                    )
+        if self.bias_k is not None and self.bias_v is not None:
+            k = _fg.cat([k, self.bias_k.repeat(1, bsz, 1)])
+            v = _fg.cat([v, self.bias_v.repeat(1, bsz, 1)])
+            if attn_mask is not None:
+                attn_mask = F.pad(attn_mask, (0, 1))
+            if key_padding_mask is not None:
+                key_padding_mask = F.pad(key_padding_mask, (0, 1))
+
+        # (L, N, E) -> (N * heads, L, head_dim)
+        q = q.reshape(tgt_len, bsz * heads, hd).transpose(0, 1)
+        k = k.reshape(k.shape[0], bsz * heads, hd).transpose(0, 1)
+        v = v.reshape(v.shape[0], bsz * heads, hd).transpose(0, 1)
+        if self.add_zero_attn:
+            k = _fg.cat([k, _fg.zeros((bsz * heads, 1, hd), dtype=k.dtype)], dim=1)
+            v = _fg.cat([v, _fg.zeros((bsz * heads, 1, hd), dtype=v.dtype)], dim=1)
+            if attn_mask is not None:
+                attn_mask = F.pad(attn_mask, (0, 1))
+            if key_padding_mask is not None:
+                key_padding_mask = F.pad(key_padding_mask, (0, 1))
+        src_len = k.shape[1]
+        if key_padding_mask is not None:
+            if tuple(key_padding_mask.shape) != (bsz, src_len):
+                raise RuntimeError(
+                    f"Expected key_padded_mask.shape == {(bsz, src_len)}, "
+                    f"but got {tuple(key_padding_mask.shape)}"
+                )
+            kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, heads, -1, -1)
+            kpm = kpm.reshape(bsz * heads, 1, src_len)
+            attn_mask = kpm if attn_mask is None else attn_mask + kpm
+
+        dropout_p = self.dropout if self.training else 0.0
+        scores = (q * math.sqrt(1.0 / hd)).bmm(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = scores.softmax(dim=-1)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        out = weights.bmm(v)  # (N * heads, L, head_dim)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(tgt_len, bsz, embed_dim)
+        if not is_batched:
+            out = out.squeeze(1)
+        if not need_weights:
+            return out, None
+        weights = weights.reshape(bsz, heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            weights = weights.squeeze(0)
+        return out, weights

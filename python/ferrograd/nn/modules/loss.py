@@ -1,0 +1,545 @@
+"""Loss layers. Each stores its options and calls the functional form;
+``size_average``/``reduce`` are torch's deprecated spelling of ``reduction``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ferrograd._core import Tensor
+
+from .. import functional as F
+from .distance import PairwiseDistance
+from .module import Module
+
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CosineEmbeddingLoss",
+    "CrossEntropyLoss",
+    "GaussianNLLLoss",
+    "HingeEmbeddingLoss",
+    "HuberLoss",
+    "KLDivLoss",
+    "L1Loss",
+    "MSELoss",
+    "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "NLLLoss",
+    "PoissonNLLLoss",
+    "SmoothL1Loss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+]
+
+
+class _Loss(Module):
+    reduction: str
+
+    def __init__(
+        self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean"
+    ) -> None:
+        super().__init__()
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
+
+
+class _WeightedLoss(_Loss):
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        # A buffer, so it follows .to()/.double() and is saved in state_dict.
+        self.register_buffer("weight", weight)
+
+
+class L1Loss(_Loss):
+    r"""Mean (or sum) absolute error ``|x - y|``.
+
+    Example::
+
+        >>> nn.L1Loss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
+        tensor(1.5000)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    r"""Mean (or sum) squared error ``(x - y)^2``.
+
+    Example::
+
+        >>> nn.MSELoss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
+        tensor(2.5000)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    r"""``0.5 d^2 / beta`` for ``|d| < beta``, else ``|d| - 0.5 beta``.
+
+    Example::
+
+        >>> nn.SmoothL1Loss()(ferrograd.tensor([0.5, 3.0]), ferrograd.zeros(2))
+        tensor(1.3125)
+    """
+
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    r"""``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
+
+    Example::
+
+        >>> nn.HuberLoss(delta=2.0)(ferrograd.tensor([3.0]), ferrograd.zeros(1))
+        tensor(4.)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class NLLLoss(_WeightedLoss):
+    r"""Negative log likelihood of class indices given log-probabilities ``(N, C, ...)``.
+
+    Example::
+
+        >>> logp = ferrograd.log(ferrograd.tensor([[0.5, 0.5]]))
+        >>> nn.NLLLoss()(logp, ferrograd.tensor([1]))
+        tensor(0.6931)
+    """
+
+    __constants__ = ["ignore_index", "reduction"]
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    r"""``log_softmax`` followed by ``NLLLoss``; the target may also hold class
+    probabilities. ``label_smoothing`` mixes the target with the uniform distribution.
+
+    Example::
+
+        >>> nn.CrossEntropyLoss()(ferrograd.zeros(1, 4), ferrograd.tensor([2]))
+        tensor(1.3863)
+    """
+
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
+
+
+class BCELoss(_WeightedLoss):
+    r"""Binary cross entropy of probabilities: ``-(y log x + (1 - y) log(1 - x))``,
+    with the logs clamped at -100 as torch does.
+
+    Example::
+
+        >>> nn.BCELoss()(ferrograd.tensor([0.5]), ferrograd.tensor([1.0]))
+        tensor(0.6931)
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    r"""``sigmoid`` followed by ``BCELoss``, computed stably; ``pos_weight`` scales
+    the positive term per class.
+
+    Example::
+
+        >>> nn.BCEWithLogitsLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
+        tensor(0.6931)
+    """
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
+
+
+class KLDivLoss(_Loss):
+    r"""``y (log y - x)`` for log-probabilities ``x`` (and ``y`` given in log space
+    when ``log_target``). Use ``reduction='batchmean'`` for the mathematical KL.
+
+    Example::
+
+        >>> p = ferrograd.tensor([[0.5, 0.5]])
+        >>> nn.KLDivLoss(reduction="batchmean")(p.log(), p)
+        tensor(0.)
+    """
+
+    __constants__ = ["reduction"]
+
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        log_target: bool = False,
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    r"""Poisson negative log likelihood: ``exp(x) - y x`` for log-rates (or
+    ``x - y log(x + eps)``), plus Stirling's term when ``full``.
+
+    Example::
+
+        >>> nn.PoissonNLLLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
+        tensor(1.)
+    """
+
+    __constants__ = ["log_input", "full", "eps", "reduction"]
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    r"""Gaussian negative log likelihood ``0.5 (log var + (x - y)^2 / var)``.
+
+    Example::
+
+        >>> nn.GaussianNLLLoss()(ferrograd.zeros(2), ferrograd.zeros(2), ferrograd.ones(2))
+        tensor(0.)
+    """
+
+    __constants__ = ["full", "eps", "reduction"]
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    r"""``x`` where ``y = 1`` and ``max(0, margin - x)`` where ``y = -1``.
+
+    Example::
+
+        >>> nn.HingeEmbeddingLoss()(ferrograd.tensor([0.3, 0.3]), ferrograd.tensor([1.0, -1.0]))
+        tensor(0.5000)
+    """
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    r"""Two-class logistic loss ``log(1 + exp(-y x))``.
+
+    Example::
+
+        >>> nn.SoftMarginLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
+        tensor(0.6931)
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    r"""One-versus-all logistic loss over ``C`` classes, averaged over the classes.
+
+    Example::
+
+        >>> nn.MultiLabelSoftMarginLoss()(ferrograd.zeros(1, 2), ferrograd.tensor([[1.0, 0.0]]))
+        tensor(0.6931)
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    r"""``1 - cos(x1, x2)`` where ``y = 1`` and ``max(0, cos(x1, x2) - margin)`` where ``y = -1``.
+
+    Example::
+
+        >>> x = ferrograd.tensor([[1.0, 0.0]])
+        >>> nn.CosineEmbeddingLoss()(x, x, ferrograd.tensor([1.0]))
+        tensor(0.)
+    """
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    r"""``max(0, -y (x1 - x2) + margin)``.
+
+    Example::
+
+        >>> nn.MarginRankingLoss()(ferrograd.tensor([1.0]), ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
+        tensor(1.)
+    """
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    r"""Multi-class hinge loss ``sum_{i != y} max(0, margin - x_y + x_i)^p / C``.
+
+    Example::
+
+        >>> nn.MultiMarginLoss()(ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]]), ferrograd.tensor([3]))
+        tensor(0.3250)
+    """
+
+    __constants__ = ["p", "margin", "reduction"]
+
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p != 1 and p != 2:
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    r"""``max(d(a, p) - d(a, n) + margin, 0)`` with the ``p``-norm distance.
+
+    Example::
+
+        >>> a = ferrograd.zeros(1, 2)
+        >>> nn.TripletMarginLoss()(a, a, a).item() > 0
+        True
+    """
+
+    __constants__ = ["margin", "p", "eps", "swap", "reduction"]
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    r"""Triplet loss with a user distance function (``PairwiseDistance()`` by default).
+
+    Example::
+
+        >>> a = ferrograd.zeros(1, 2)
+        >>> nn.TripletMarginWithDistanceLoss()(a, a, a).item() > 0
+        True
+    """
+
+    __constants__ = ["margin", "swap", "reduction"]
+
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.distance_function: Any = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
