@@ -87,7 +87,24 @@ fn _conv2d(
     .into())
 }
 
+/// The argmax indices of max pooling (see `Tensor::max_pool2d_indices`).
+#[pyfunction]
+fn _max_pool2d_indices(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    kernel_size: Pair,
+    dilation: Pair,
+    padding: Pair,
+    stride: Pair,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "max_pool2d", "input")?;
+    let win = window(kernel_size, dilation, padding, stride);
+    let work = x.numel() * kernel_size.0 * kernel_size.1;
+    Ok(nogil(py, work, || x.max_pool2d_indices(win)).py()?.into())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_max_pool2d_indices, m)?)?;
     m.add_function(wrap_pyfunction!(_im2col, m)?)?;
     m.add_function(wrap_pyfunction!(_col2im, m)?)?;
     m.add_function(wrap_pyfunction!(_conv2d, m)?)?;

@@ -68,62 +68,83 @@ impl Window {
         Ok([h as usize, w as usize])
     }
 
-    /// For kernel offset `k` along `axis`, the input coordinate of each of
-    /// `n` window positions (None where it falls in the padding).
-    fn sources(&self, axis: usize, k: usize, n: usize, len: usize) -> Vec<Option<usize>> {
-        (0..n)
-            .map(|o| {
-                let at = (o * self.stride[axis] + k * self.dilation[axis]) as isize
-                    - self.padding[axis] as isize;
-                (at >= 0 && (at as usize) < len).then_some(at as usize)
-            })
-            .collect()
+    /// For kernel offset `k` along `axis` of an input of length `len`, the
+    /// window positions `lo..hi` (of `n`) that read inside the input, and the
+    /// input coordinate position `lo` reads (position `o` reads `start + (o
+    /// - lo) * stride`).
+    fn span(&self, axis: usize, k: usize, n: usize, len: usize) -> (usize, usize, usize) {
+        let (s, p) = (self.stride[axis] as isize, self.padding[axis] as isize);
+        let off = (k * self.dilation[axis]) as isize - p;
+        // o * s + off in [0, len): o >= ceil(-off / s), o <= (len - 1 - off) / s.
+        let lo = if off >= 0 {
+            0
+        } else {
+            ((-off + s - 1) / s) as usize
+        };
+        let last = len as isize - 1 - off;
+        let hi = if last < 0 {
+            0
+        } else {
+            ((last / s) as usize + 1).min(n)
+        };
+        let lo = lo.min(hi);
+        (lo, hi, (lo as isize * s + off).max(0) as usize)
     }
 }
 
-/// `x` (contiguous, `[planes, h, w]` with `planes = n * c`) to columns
-/// `[n, c * kh * kw, bh * bw]`, zero where a window covers padding.
+/// `x` (contiguous, `[planes, h, w]` with `planes = n * c`) to columns:
+/// a `[n, c * kh * kw, bh * bw]` tensor, zero where a window covers
+/// padding. Its memory is laid out `[c * kh * kw, n, bh * bw]` (the
+/// returned tensor is a permuted view of that), so that the columns of all
+/// images form one `[c * kh * kw, n * bh * bw]` matrix and a convolution is
+/// one matrix product.
 pub(crate) fn im2col(x: &Tensor, n: usize, c: usize, win: &Window) -> Result<Tensor> {
     let nd = x.ndim();
     let size = [x.shape()[nd - 2], x.shape()[nd - 1]];
     let [bh, bw] = win.blocks(size)?;
     let [kh, kw] = win.kernel;
-    let out = Tensor::try_empty(&[n, c * kh * kw, bh * bw], x.dtype())?;
+    let k_rows = c * kh * kw;
+    let mem = Tensor::try_empty(&[k_rows, n, bh * bw], x.dtype())?;
+    let out = mem.permute(&[1, 0, 2])?;
     let row_len = bh * bw;
-    if out.numel() == 0 {
+    if mem.numel() == 0 {
         return Ok(out);
     }
-    let rows_y: Vec<Vec<Option<usize>>> = (0..kh).map(|i| win.sources(0, i, bh, size[0])).collect();
-    let cols_x: Vec<Vec<Option<usize>>> = (0..kw).map(|j| win.sources(1, j, bw, size[1])).collect();
-    let guard = lock(&[x], Some(&out));
+    let spans_y: Vec<_> = (0..kh).map(|i| win.span(0, i, bh, size[0])).collect();
+    let spans_x: Vec<_> = (0..kw).map(|j| win.span(1, j, bw, size[1])).collect();
+    let (sy, sx) = (win.stride[0], win.stride[1]);
+    let guard = lock(&[x], Some(&mem));
     crate::dispatch_float!(x.dtype(), T => {
-        // SAFETY: `x` is read-locked and contiguous, `out` is fresh and
+        // SAFETY: `x` is read-locked and contiguous, `mem` is fresh and
         // contiguous; both of dtype T.
-        let (src, dst) = unsafe { (slice::<T>(x), slice_mut::<T>(&out)) };
+        let (src, dst) = unsafe { (slice::<T>(x), slice_mut::<T>(&mem)) };
         let plane = size[0] * size[1];
-        // Output row r of image b is channel r / (kh kw) at kernel offset
-        // (r / kw % kh, r % kw).
+        // Memory row r is kernel row k = r / n (channel k / (kh kw) at
+        // offset (k / kw % kh, k % kw)) of image r % n.
         let fill = |(r, row): (usize, &mut [T])| {
-            let (img, k) = (r / (c * kh * kw), r % (c * kh * kw));
+            let (k, img) = (r / n, r % n);
             let (ch, i, j) = (k / (kh * kw), k / kw % kh, k % kw);
             let p = &src[(img * c + ch) * plane..][..plane];
-            for (oy, y) in rows_y[i].iter().enumerate() {
-                let dst_row = &mut row[oy * bw..(oy + 1) * bw];
-                match y {
-                    None => dst_row.fill(T::zero()),
-                    Some(y) => {
-                        let line = &p[y * size[1]..(y + 1) * size[1]];
-                        for (d, x) in dst_row.iter_mut().zip(&cols_x[j]) {
-                            *d = match x {
-                                Some(x) => line[*x],
-                                None => T::zero(),
-                            };
-                        }
+            let (ylo, yhi, y0) = spans_y[i];
+            let (xlo, xhi, x0) = spans_x[j];
+            for (oy, dst_row) in row.chunks_mut(bw).enumerate() {
+                if oy < ylo || oy >= yhi {
+                    dst_row.fill(T::zero());
+                    continue;
+                }
+                let line = &p[(y0 + (oy - ylo) * sy) * size[1]..][..size[1]];
+                dst_row[..xlo].fill(T::zero());
+                dst_row[xhi..].fill(T::zero());
+                if sx == 1 {
+                    dst_row[xlo..xhi].copy_from_slice(&line[x0..x0 + (xhi - xlo)]);
+                } else {
+                    for (d, v) in dst_row[xlo..xhi].iter_mut().zip(line[x0..].iter().step_by(sx)) {
+                        *d = *v;
                     }
                 }
             }
         };
-        if out.numel() >= PARALLEL_ELEMS && crate::pool::kernel_threads() > 1 {
+        if mem.numel() >= PARALLEL_ELEMS && crate::pool::kernel_threads() > 1 {
             crate::pool::install(|| dst.par_chunks_mut(row_len).enumerate().for_each(fill));
         } else {
             dst.chunks_mut(row_len).enumerate().for_each(fill);
@@ -134,9 +155,10 @@ pub(crate) fn im2col(x: &Tensor, n: usize, c: usize, win: &Window) -> Result<Ten
     Ok(out)
 }
 
-/// Columns `cols` (contiguous, `[n, c * kh * kw, bh * bw]`) summed back
-/// into images `[n, c, h, w]` of `size`: every column entry adds into the
-/// input pixel it was copied from (entries over padding are dropped).
+/// Columns `cols` (`[n, c * kh * kw, bh * bw]`, any strides for the first
+/// two dims) summed back into images `[n, c, h, w]` of `size`: every
+/// column entry adds into the input pixel it was copied from (entries over
+/// padding are dropped).
 pub(crate) fn col2im(
     cols: &Tensor,
     n: usize,
@@ -150,30 +172,46 @@ pub(crate) fn col2im(
     if out.numel() == 0 {
         return Ok(out);
     }
+    let row_len = bh * bw;
+    let cols = if cols.strides()[2] == 1 || row_len == 1 {
+        cols.clone()
+    } else {
+        cols.contiguous()
+    };
+    let (sn, sk) = (cols.strides()[0], cols.strides()[1]);
+    // The highest element a row reads, plus one.
+    let span = (n - 1) * sn + (c * kh * kw - 1) * sk + row_len;
     let plane = size[0] * size[1];
-    let rows_y: Vec<Vec<Option<usize>>> = (0..kh).map(|i| win.sources(0, i, bh, size[0])).collect();
-    let cols_x: Vec<Vec<Option<usize>>> = (0..kw).map(|j| win.sources(1, j, bw, size[1])).collect();
-    let guard = lock(&[cols], Some(&out));
+    let spans_y: Vec<_> = (0..kh).map(|i| win.span(0, i, bh, size[0])).collect();
+    let spans_x: Vec<_> = (0..kw).map(|j| win.span(1, j, bw, size[1])).collect();
+    let (sy, sx) = (win.stride[0], win.stride[1]);
+    let guard = lock(&[&cols], Some(&out));
     crate::dispatch_float!(cols.dtype(), T => {
-        // SAFETY: `cols` is read-locked and contiguous, `out` is fresh and
-        // contiguous; both of dtype T.
-        let (src, dst) = unsafe { (slice::<T>(cols), slice_mut::<T>(&out)) };
-        let row_len = bh * bw;
+        // SAFETY: `cols` is read-locked, of dtype T, and every element of
+        // its layout lies below `span` from its first; `out` is fresh and
+        // contiguous.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(super::access::elem_ptr::<T>(&cols), span),
+                slice_mut::<T>(&out),
+            )
+        };
         // Plane q (image q / c, channel q % c) gathers its kh kw rows.
         let gather = |(q, p): (usize, &mut [T])| {
-            for i in 0..kh {
-                for j in 0..kw {
-                    let row = &src[(q * kh * kw + i * kw + j) * row_len..][..row_len];
-                    for (oy, y) in rows_y[i].iter().enumerate() {
-                        let Some(y) = y else { continue };
-                        let line = &mut p[y * size[1]..(y + 1) * size[1]];
-                        for (v, x) in row[oy * bw..(oy + 1) * bw].iter().zip(&cols_x[j]) {
-                            if let Some(x) = x {
-                                // (Float has Add but not AddAssign.)
-                                #[allow(clippy::assign_op_pattern)]
-                                {
-                                    line[*x] = line[*x] + *v;
-                                }
+            let (img, ch) = (q / c, q % c);
+            for (i, &(ylo, yhi, y0)) in spans_y.iter().enumerate() {
+                for (j, &(xlo, xhi, x0)) in spans_x.iter().enumerate() {
+                    let k = (ch * kh + i) * kw + j;
+                    let row = &src[img * sn + k * sk..][..row_len];
+                    for oy in ylo..yhi {
+                        let y = y0 + (oy - ylo) * sy;
+                        let line = &mut p[y * size[1]..][..size[1]];
+                        let vals = &row[oy * bw + xlo..oy * bw + xhi];
+                        for (d, v) in line[x0..].iter_mut().step_by(sx).zip(vals) {
+                            // (Float has Add but not AddAssign.)
+                            #[allow(clippy::assign_op_pattern)]
+                            {
+                                *d = *d + *v;
                             }
                         }
                     }
@@ -187,6 +225,73 @@ pub(crate) fn col2im(
         }
         Ok(())
     }, else Err(Error::not_implemented("col2im_out_cpu", cols.dtype())))?;
+    drop(guard);
+    Ok(out)
+}
+
+/// For each window of each plane of `x` (contiguous, `[planes, h, w]`),
+/// the flat index (`y * w + x`) of its maximum: the first NaN if there is
+/// one, else the first of the largest values; positions over the padding
+/// never win. An int64 tensor `[planes, bh, bw]`.
+pub(crate) fn max_pool_indices(x: &Tensor, win: &Window) -> Result<Tensor> {
+    let nd = x.ndim();
+    let size = [x.shape()[nd - 2], x.shape()[nd - 1]];
+    let planes = x.numel() / (size[0] * size[1]).max(1);
+    let [bh, bw] = win.blocks(size)?;
+    let [kh, kw] = win.kernel;
+    let out = Tensor::try_empty(&[planes, bh, bw], crate::DType::Int64)?;
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    let plane = size[0] * size[1];
+    let guard = lock(&[x], Some(&out));
+    crate::dispatch_float!(x.dtype(), T => {
+        // SAFETY: `x` is read-locked and contiguous of dtype T; `out` is
+        // fresh, contiguous int64.
+        let (src, dst) = unsafe { (slice::<T>(x), slice_mut::<i64>(&out)) };
+        let at = |axis: usize, o: usize, k: usize| {
+            (o * win.stride[axis] + k * win.dilation[axis]) as isize - win.padding[axis] as isize
+        };
+        let pick = |(q, idx): (usize, &mut [i64])| {
+            let p = &src[q * plane..][..plane];
+            for oy in 0..bh {
+                for ox in 0..bw {
+                    let mut best: Option<(usize, T)> = None;
+                    'window: for i in 0..kh {
+                        let y = at(0, oy, i);
+                        if y < 0 || y as usize >= size[0] {
+                            continue;
+                        }
+                        for j in 0..kw {
+                            let xx = at(1, ox, j);
+                            if xx < 0 || xx as usize >= size[1] {
+                                continue;
+                            }
+                            let f = y as usize * size[1] + xx as usize;
+                            let v = p[f];
+                            #[allow(clippy::eq_op)]
+                            let nan = v != v;
+                            match best {
+                                _ if nan => {
+                                    best = Some((f, v));
+                                    break 'window;
+                                }
+                                Some((_, b)) if v <= b => {}
+                                _ => best = Some((f, v)),
+                            }
+                        }
+                    }
+                    idx[oy * bw + ox] = best.map_or(-1, |(f, _)| f as i64);
+                }
+            }
+        };
+        if out.numel() * kh * kw >= PARALLEL_ELEMS && crate::pool::kernel_threads() > 1 {
+            crate::pool::install(|| dst.par_chunks_mut(bh * bw).enumerate().for_each(pick));
+        } else {
+            dst.chunks_mut(bh * bw).enumerate().for_each(pick);
+        }
+        Ok(())
+    }, else Err(Error::not_implemented("max_pool2d", x.dtype())))?;
     drop(guard);
     Ok(out)
 }
@@ -249,6 +354,26 @@ mod tests {
             .map(|(a, b)| a * b)
             .sum();
         assert_eq!(lhs, rhs);
+    }
+
+    #[test]
+    fn max_pool_picks_the_first_largest_or_nan_and_never_padding() {
+        // 3x3 plane, 2x2 windows, stride 2, padding 1: windows cover
+        // rows/cols {-1, 0}, {1, 2}. Values: all -5 except a tie of 7s at
+        // flat 4 and 5 and a NaN at flat 8.
+        let mut v = vec![-5.0f64; 9];
+        v[4] = 7.0;
+        v[5] = 7.0;
+        v[8] = f64::NAN;
+        let x = Tensor::from_slice(&v, &[1, 3, 3]).unwrap();
+        let idx = max_pool_indices(&x, &win(2, 1, 1, 2)).unwrap();
+        assert_eq!(idx.shape(), &[1, 2, 2]);
+        // Window (0,0) sees only flat 0; (0,1) sees 1, 2; (1,0) sees 3, 6;
+        // (1,1) sees 4, 5, 7, 8: the NaN wins.
+        assert_eq!(idx.to_vec::<i64>(), vec![0, 1, 3, 8]);
+        let x = Tensor::from_slice(&[1.0f32, 7.0, 7.0, 2.0], &[1, 2, 2]).unwrap();
+        let idx = max_pool_indices(&x, &win(2, 1, 0, 1)).unwrap();
+        assert_eq!(idx.to_vec::<i64>(), vec![1]);
     }
 
     #[test]

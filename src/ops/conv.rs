@@ -196,15 +196,26 @@ impl Tensor {
             )));
         }
         let [bh, bw] = win.blocks([h, w])?;
-        let (og, k) = (o / groups, cg * kh * kw);
-        // [N, G, K, L] columns times [G, O/G, K] weights: [N, G, O/G, L].
-        let cols =
-            x.im2col(win)?
-                .view(&[n as isize, groups as isize, k as isize, (bh * bw) as isize])?;
-        let wm = weight.reshape(&[groups as isize, og as isize, k as isize])?;
-        let mut y =
-            wm.matmul(&cols)?
-                .reshape(&[n as isize, o as isize, bh as isize, bw as isize])?;
+        let (og, k, l) = (o / groups, cg * kh * kw, bh * bw);
+        // The columns of all images as one [G, K, N L] matrix (im2col lays
+        // its memory out so), times the [G, O/G, K] weights: one product
+        // per group, [G, O/G, N L], read back as [N, O, bh, bw].
+        let (g, n_, k_, og_, l_) = (
+            groups as isize,
+            n as isize,
+            k as isize,
+            og as isize,
+            l as isize,
+        );
+        let cols = x
+            .im2col(win)?
+            .permute(&[1, 0, 2])?
+            .reshape(&[g, k_, n_ * l_])?;
+        let wm = weight.reshape(&[g, og_, k_])?;
+        let mut y = wm
+            .matmul(&cols)?
+            .reshape(&[o as isize, n_, bh as isize, bw as isize])?
+            .permute(&[1, 0, 2, 3])?;
         if let Some(b) = bias {
             y = y.add(&b.view(&[o as isize, 1, 1])?)?;
         }
@@ -212,6 +223,29 @@ impl Tensor {
             y = y.squeeze(Some(&[0]))?;
         }
         Ok(y)
+    }
+}
+
+impl Tensor {
+    /// For max pooling over `win`: the flat index (`y * w + x`) into each
+    /// `[H, W]` plane of `self` (`[N, C, H, W]` or `[C, H, W]`) of each
+    /// window's maximum (the first NaN, else the first largest value;
+    /// padding never wins), as int64 `[N, C, bh, bw]` (or `[C, bh, bw]`).
+    /// Not differentiable: the pooled values are `self` gathered at these
+    /// indices.
+    pub fn max_pool2d_indices(&self, win: Window) -> Result<Tensor> {
+        let nd = self.ndim();
+        if nd != 3 && nd != 4 {
+            return Err(Error::runtime(format!(
+                "max_pool2d: Expected 3D or 4D tensor, but got input of size {:?}",
+                self.shape()
+            )));
+        }
+        let x = self.contiguous();
+        let idx = kernels::conv::max_pool_indices(&x, &win)?;
+        let mut shape: Vec<isize> = self.shape()[..nd - 2].iter().map(|&v| v as isize).collect();
+        shape.extend(idx.shape()[1..].iter().map(|&v| v as isize));
+        idx.reshape(&shape)
     }
 }
 

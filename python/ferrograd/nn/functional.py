@@ -1962,7 +1962,28 @@ def _max_poolnd(
     x, unbatched = _pool_input(input, nd)
     kernel, stride_t, padding_t, dilation_t = _pool_args(kernel_size, stride, padding, dilation, nd)
     out_sizes, pairs = _pool_geometry(x, kernel, stride_t, padding_t, dilation_t, ceil_mode)
-    xp = _pad_spatial(x, pairs, value=float("-inf"))
+    padded = any(lo or hi for lo, hi in pairs)
+    xp = _pad_spatial(x, pairs, value=float("-inf")) if padded else x
+    if nd in (1, 2) and x.is_floating_point() and x.numel() > 0:
+        # The core finds each window's argmax; the values are gathered from
+        # the input, so the gradient goes to that one element (as torch's).
+        lift = (lambda t: (1, *t)) if nd == 1 else tuple
+        img = xp.unsqueeze(2) if nd == 1 else xp
+        idx = _core._max_pool2d_indices(img, lift(kernel), lift(dilation_t), (0, 0), lift(stride_t))
+        n, c = x.shape[0], x.shape[1]
+        flat_idx = idx.reshape(n, c, -1)
+        values = xp.reshape(n, c, -1).gather(2, flat_idx).reshape(n, c, *out_sizes)
+        if unbatched:
+            values = values.squeeze(0)
+        if not return_indices:
+            return values
+        if padded:
+            wp = img.shape[-1]
+            rows = idx.div(wp, rounding_mode="floor") - (pairs[0][0] if nd == 2 else 0)
+            cols = idx.remainder(wp) - pairs[-1][0]
+            idx = rows * x.shape[-1] + cols if nd == 2 else cols
+        idx = idx.reshape(n, c, *out_sizes)
+        return values, (idx.squeeze(0) if unbatched else idx)
     # max with a dim sends the gradient to one element per window, as torch's
     # max_pool backward does (amax would split it between ties).
     values, arg = _pool_windows(xp, kernel, stride_t, dilation_t, out_sizes).max(2)
