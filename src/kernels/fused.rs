@@ -162,7 +162,16 @@ pub(crate) fn pow_scalar_grad(g: &Tensor, x: &Tensor, e: &Tensor, em1: &Tensor) 
             // SAFETY: `em1` is read-locked, holds one element and has dtype `T`.
             unsafe { *elem_ptr::<T>(em1) }
         };
-        map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x.pow_elem(em1)) })
+        // x^1 and x^0 exactly, and without a pow per element (the
+        // gradients of squares and linear terms).
+        let (one, zero) = (<T as crate::Element>::from_f64(1.0), <T as crate::Element>::from_f64(0.0));
+        if em1 == one {
+            map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x) })
+        } else if em1 == zero {
+            map3(g, x, e, move |g: T, _x: T, e: T| -> T { g * e })
+        } else {
+            map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x.pow_elem(em1)) })
+        }
     }, else Err(mixed_dtypes()))
 }
 

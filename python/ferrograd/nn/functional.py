@@ -570,6 +570,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if bias is not None and input.dim() == 2 and weight.dim() == 2:
         return _fg.addmm(bias, input, weight.t())
+    if input.dim() > 2 and weight.dim() == 2:
+        # Leading dims folded into the rows: one product instead of a batch
+        # of small ones (torch reports shape errors on the folded shapes too).
+        rows = input.reshape(-1, input.shape[-1])
+        flat = rows.mm(weight.t()) if bias is None else _fg.addmm(bias, rows, weight.t())
+        return flat.reshape(*input.shape[:-1], weight.shape[0])
     out = input.matmul(weight.t() if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 

@@ -46,6 +46,14 @@ pub(crate) fn pow_f32_block(a: Run<'_, f32>, b: Run<'_, f32>, out: &mut [f32]) {
                     *o = pow_f32(x, y);
                 }
             }
+            // The common exponents as the exact operations torch also
+            // uses for them (`x * x` is the correctly rounded square).
+            (Run::Slice(xs), Run::Splat(2.0)) => {
+                for (o, &x) in out.iter_mut().zip(xs) {
+                    *o = x * x;
+                }
+            }
+            (Run::Slice(xs), Run::Splat(1.0)) => out.copy_from_slice(xs),
             (Run::Slice(xs), Run::Splat(y)) => {
                 for (o, &x) in out.iter_mut().zip(xs) {
                     *o = pow_f32(x, y);
