@@ -120,12 +120,20 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
         let m = xs
             .iter()
             .fold(T::LOWEST, |a, &v| if (v > a) | is_nan(v) { v } else { a });
-        let mut s = 0.0f64;
         for (o, &v) in os.iter_mut().zip(xs) {
-            let e = (v - m).exp();
-            *o = e;
-            s += e.to_f64();
+            *o = v - m;
         }
+        exp_in_place(os);
+        // Four partial sums, so the additions need not wait on each other.
+        let mut acc = [0.0f64; 4];
+        let mut quads = os.chunks_exact(4);
+        for q in &mut quads {
+            for (a, &e) in acc.iter_mut().zip(q) {
+                *a += e.to_f64();
+            }
+        }
+        let tail: f64 = quads.remainder().iter().map(|e| e.to_f64()).sum();
+        let s = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
         if log {
             let ls = T::from_f64(s.ln());
             for (o, &v) in os.iter_mut().zip(xs) {
@@ -145,6 +153,32 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
         (0..rows).for_each(row);
     }
     out
+}
+
+/// `e^v` for every element of `buf`, through the vectorised exponential
+/// for float32 and float64 (the same function `Tensor::exp` uses) and
+/// element by element for the 16-bit floats.
+fn exp_in_place<T: Float>(buf: &mut [T]) {
+    use crate::kernels::vmath::{run_in_place, Exp};
+    match T::DTYPE {
+        DType::Float32 => {
+            // SAFETY: T is f32 (its dtype says so), so the slice is one of f32.
+            let b =
+                unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut f32, buf.len()) };
+            run_in_place::<f32, Exp>(b);
+        }
+        DType::Float64 => {
+            // SAFETY: T is f64, as above.
+            let b =
+                unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut f64, buf.len()) };
+            run_in_place::<f64, Exp>(b);
+        }
+        _ => {
+            for v in buf.iter_mut() {
+                *v = v.exp();
+            }
+        }
+    }
 }
 
 #[cfg(test)]
