@@ -151,6 +151,74 @@ impl Fold<f32> for SumF32 {
     }
 }
 
+/// Sum of complex64 elements in `Complex<f64>`, the contiguous runs read
+/// as interleaved float32 parts and summed like [`SumF32`]: with an even
+/// lane count, even lanes hold real parts and odd lanes imaginary parts.
+pub(crate) struct SumC32;
+
+const _: () = assert!(LANES % 2 == 0, "SumC32 needs an even lane count");
+
+/// [`sum_f32_slice`]'s lanes over interleaved (re, im) float32 pairs,
+/// merged by parity into a real and an imaginary sum.
+#[inline(always)]
+fn sum_c32_slice(xs: &[f32]) -> crate::Complex<f64> {
+    let mut wide = [0f64; LANES];
+    let mut blocks = xs.chunks_exact(LANES * F32_STEPS);
+    for b in &mut blocks {
+        let mut part = [0f32; LANES];
+        for row in b.chunks_exact(LANES) {
+            for j in 0..LANES {
+                part[j] += row[j];
+            }
+        }
+        for j in 0..LANES {
+            wide[j] += f64::from(part[j]);
+        }
+    }
+    let mut rows = blocks.remainder().chunks_exact(LANES);
+    for row in &mut rows {
+        for j in 0..LANES {
+            wide[j] += f64::from(row[j]);
+        }
+    }
+    let (mut re, mut im) = (wide[0], wide[1]);
+    for pair in wide[2..].chunks_exact(2) {
+        re += pair[0];
+        im += pair[1];
+    }
+    for pair in rows.remainder().chunks_exact(2) {
+        re += f64::from(pair[0]);
+        im += f64::from(pair[1]);
+    }
+    crate::Complex::new(re, im)
+}
+
+impl Fold<crate::ComplexFloat> for SumC32 {
+    type Acc = crate::Complex<f64>;
+    #[inline(always)]
+    fn init(&self) -> Self::Acc {
+        crate::Complex::new(0.0, 0.0)
+    }
+    #[inline(always)]
+    fn step(&self, acc: Self::Acc, x: crate::ComplexFloat, _: usize) -> Self::Acc {
+        acc + crate::Complex::new(f64::from(x.re), f64::from(x.im))
+    }
+    #[inline(always)]
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        a + b
+    }
+    #[inline(always)]
+    fn contiguous(&self, xs: &[crate::ComplexFloat], _k0: usize) -> Self::Acc {
+        // SAFETY: `Complex<f32>` is `repr(C)` { re, im }, so n of them are
+        // 2n float32 values in the same memory.
+        let parts = unsafe { std::slice::from_raw_parts(xs.as_ptr() as *const f32, 2 * xs.len()) };
+        super::isa::dispatch(
+            #[inline(always)]
+            || sum_c32_slice(parts),
+        )
+    }
+}
+
 /// Product in accumulator type `A`.
 struct ProdF<A>(PhantomData<A>);
 impl<A> ProdF<A> {
@@ -355,6 +423,9 @@ fn complex_fold(
 ) -> Result<Tensor> {
     type C = crate::Complex<f64>;
     let xc = cast(x, dtype);
+    if !prod && dtype == DType::Complex64 {
+        return reduce_to::<crate::ComplexFloat, C, _>(&xc, mask, keepdim, &SumC32, |a| a * scale);
+    }
     crate::dispatch_complex!(dtype, T => if prod {
         reduce_to::<T, C, _>(&xc, mask, keepdim, &ProdF::<C>::new(), |a| a)
     } else {
@@ -475,6 +546,27 @@ pub(crate) fn logsumexp(x: &Tensor, mask: &[bool], keepdim: bool) -> Result<Tens
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn complex64_sums_split_interleaved_lanes_into_parts() {
+        use crate::ComplexFloat as C;
+        // Rows of 1001 (full blocks, rows of lanes and a tail); every
+        // partial is exact, so the sums are too: re = 0.5 * sum k, im =
+        // -sum k, plus the row number times 1001 in each part.
+        let v: Vec<C> = (0..3 * 1001)
+            .map(|i| {
+                let (r, k) = ((i / 1001) as f32, (i % 1001) as f32);
+                C::new(0.5 * k + r, -k + r)
+            })
+            .collect();
+        let t = Tensor::from_slice(&v, &[3, 1001]).unwrap();
+        let rows = sum_or_prod(&t, &[false, true], false, DType::Complex64, false).unwrap();
+        let want = |r: f32| C::new(250250.0 + 1001.0 * r, -500500.0 + 1001.0 * r);
+        assert_eq!(rows.to_vec::<C>(), vec![want(0.0), want(1.0), want(2.0)]);
+        // Down the columns the elements are strided: the per-element path.
+        let cols = sum_or_prod(&t, &[true, false], false, DType::Complex64, false).unwrap();
+        assert_eq!(cols.to_vec::<C>()[7], C::new(3.0 * 3.5 + 3.0, -21.0 + 3.0));
+    }
 
     fn t<T: Element>(v: &[T], shape: &[usize]) -> Tensor {
         Tensor::from_slice(v, shape).unwrap()
