@@ -13,6 +13,7 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     _check_lr,
+    _closure_loss,
     _get_scalar_dtype,
     _get_value,
     _rust_step_ok,
@@ -179,10 +180,7 @@ class Adam(Optimizer):
             closure (Callable, optional): re-evaluates the model and returns the loss; it runs
                 with gradients enabled and its result is returned.
         """
-        loss = None
-        if closure is not None:
-            with _fg.enable_grad():
-                loss = closure()
+        loss = _closure_loss(closure)
         for group in self.param_groups:
             params: list[Tensor] = []
             grads: list[Tensor] = []

@@ -105,6 +105,15 @@ def _format_value(value: Any) -> Any:
 # --- helpers shared by the algorithm modules ---------------------------------------------------
 
 
+def _closure_loss(closure: Any) -> Any:
+    """What every ``step(closure)`` starts with: the closure's loss, computed
+    with gradients enabled (None without a closure)."""
+    if closure is None:
+        return None
+    with _fg.enable_grad():
+        return closure()
+
+
 def _get_value(x: Any) -> Any:
     """A hyper-parameter or step count as a Python number (tensors are read with ``item()``)."""
     return x.item() if isinstance(x, Tensor) else x
