@@ -6,7 +6,7 @@
 //! typed ndarray views with [`view`]/[`view_mut`] while the guards live.
 
 use crate::{Element, Tensor};
-use ndarray::{ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
+use ndarray::{ArrayViewD, IxDyn, ShapeBuilder};
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 use smallvec::SmallVec;
 
@@ -91,19 +91,6 @@ pub(crate) unsafe fn view_strided<'a, T: Element>(
     ArrayViewD::from_shape_ptr(
         IxDyn(shape).strides(IxDyn(strides)),
         elem_ptr::<T>(t) as *const T,
-    )
-}
-
-/// A typed mutable view of `t`.
-///
-/// # Safety
-/// The caller holds the write lock of `t`'s storage (or `t` is fresh and
-/// unshared), `T::DTYPE == t.dtype()`, and `t`'s layout does not overlap
-/// itself.
-pub(crate) unsafe fn view_mut<T: Element>(t: &Tensor) -> ArrayViewMutD<'_, T> {
-    ArrayViewMutD::from_shape_ptr(
-        IxDyn(t.shape()).strides(IxDyn(t.strides())),
-        elem_ptr::<T>(t),
     )
 }
 

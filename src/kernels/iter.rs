@@ -3,17 +3,17 @@
 //! `map1`/`map2`/`map3` apply a closure over broadcast inputs into a new
 //! contiguous tensor; `apply1`/`apply2`/`apply3` write into an existing
 //! tensor in place. They pick a slice loop when every operand is contiguous
-//! (or a single broadcast element), ndarray's `Zip` otherwise, and split the
-//! work over ferrograd's pool when it is large. Callers pass inputs already
+//! (or a single broadcast element), a strided loop nest ([`super::nest`])
+//! otherwise, and split the work over ferrograd's pool when it is large. Callers pass inputs already
 //! cast to the closure's element types.
 
-use super::access::{lock, slice, slice_mut, view_mut, view_strided};
+use super::access::{elem_ptr, lock, slice, slice_mut};
+use super::nest::Nest;
 use super::sync_ptr::SyncPtr;
 use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
 use crate::tensor::broadcast_shapes;
 pub(crate) use crate::tensor::check_no_overlap;
 use crate::{Element, Error, Result, Tensor};
-use ndarray::{ArrayBase, Axis, IxDyn, Slice, Zip};
 
 const CHUNK: usize = 1 << 14;
 
@@ -29,44 +29,6 @@ pub(crate) fn for_ranges(n: usize, body: impl Fn(usize, usize) + Sync + Send) {
         });
     } else {
         body(0, n);
-    }
-}
-
-/// The part of a strided loop one task runs: everything, or the indices
-/// `lo..hi` of one axis.
-#[derive(Clone, Copy)]
-struct Slab(Option<(usize, usize, usize)>);
-
-impl Slab {
-    /// `v` cut down to this slab.
-    fn cut<S: ndarray::RawData>(self, mut v: ArrayBase<S, IxDyn>) -> ArrayBase<S, IxDyn> {
-        if let Some((axis, lo, hi)) = self.0 {
-            v.slice_axis_inplace(Axis(axis), Slice::from(lo..hi));
-        }
-        v
-    }
-}
-
-/// Runs `body` over a strided loop of `n` elements of `shape`: whole when
-/// small, else in parallel over slabs of one axis (each about `CHUNK`
-/// elements). The slabs are disjoint, so each task may write its
-/// slab of a non-overlapping output.
-fn for_slabs(shape: &[usize], n: usize, body: impl Fn(Slab) + Sync + Send) {
-    // The outermost axis long enough to give every thread a few slabs
-    // (whole rows of a row-major output), else the longest one.
-    let threads = crate::pool::kernel_threads();
-    let axis = (0..shape.len())
-        .find(|&d| shape[d] >= 4 * threads)
-        .or_else(|| (0..shape.len()).max_by_key(|&d| shape[d]));
-    match axis {
-        Some(axis) if parallel(n) && shape[axis] > 1 => {
-            let len = shape[axis];
-            let per = (CHUNK * len / n).max(1);
-            par_for(len.div_ceil(per), 1, &|c| {
-                body(Slab(Some((axis, c * per, ((c + 1) * per).min(len)))))
-            });
-        }
-        _ => body(Slab(None)),
     }
 }
 
@@ -260,6 +222,29 @@ unsafe fn flat<T: Element>(t: &Tensor, shape: &[usize]) -> Option<Flat<T>> {
     }
 }
 
+/// Row-major strides of `shape`.
+fn dense_strides(shape: &[usize]) -> crate::tensor::Dims {
+    let mut st: crate::tensor::Dims = smallvec::smallvec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        st[d] = st[d + 1] * shape[d + 1];
+    }
+    st
+}
+
+/// An operand of a strided run at `p` with inner stride `st`, as a slice
+/// loop reads it (a run or one broadcast value), if it can.
+///
+/// # Safety
+/// `p` is readable (and, for stride 1, the whole run is).
+#[inline(always)]
+unsafe fn at<T: Element>(p: *const T, st: usize) -> Option<Flat<T>> {
+    match st {
+        0 => Some(Flat::Splat(*p)),
+        1 => Some(Flat::Slice(p)),
+        _ => None,
+    }
+}
+
 /// `out[i] = f(x[i])` into a new contiguous tensor of `U`.
 pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
     let out = Tensor::empty(x.shape(), U::DTYPE);
@@ -273,12 +258,24 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
                 run1(o.get(), a, s, e, &f);
             });
         } else {
-            let xv = view_strided::<T>(x, x.shape(), x.strides());
-            for_slabs(x.shape(), n, |p| {
-                // Each slab writes its own part of `out` (`for_slabs`).
-                Zip::from(p.cut(view_mut::<U>(&out)))
-                    .and(p.cut(xv.view()))
-                    .for_each(|o, &a| *o = f(a));
+            let cs = dense_strides(x.shape());
+            let nest = Nest::new(x.shape(), [&cs, x.strides()]);
+            let [_, sx] = nest.inner_strides();
+            let (o, px) = (SyncPtr(elem_ptr::<U>(&out)), SyncPtr(elem_ptr::<T>(x)));
+            // The nest's offsets stay inside each operand's layout, and each
+            // range of `out` is written by one worker only.
+            for_ranges(n, |s, e| {
+                nest.runs(s, e, |off, len| {
+                    let (o, p) = (o.get().add(off[0]), px.get().add(off[1]) as *const T);
+                    match at(p, sx) {
+                        Some(a) => run1(o, a, 0, len, &f),
+                        None => {
+                            for i in 0..len {
+                                *o.add(i) = f(*p.add(i * sx));
+                            }
+                        }
+                    }
+                })
             });
         }
     }
@@ -293,8 +290,11 @@ pub(crate) fn map1_blocks<T: Element>(
     elem: impl Fn(T) -> T + Sync + Send,
     block: impl Fn(&[T], &mut [T]) + Sync + Send,
 ) -> Tensor {
-    if x.numel() <= 1 || !x.is_contiguous() {
+    if x.numel() <= 1 {
         return map1(x, elem);
+    }
+    if !x.is_contiguous() {
+        return map1_runs(x, elem, block);
     }
     let out = Tensor::empty(x.shape(), T::DTYPE);
     let n = out.numel();
@@ -311,6 +311,40 @@ pub(crate) fn map1_blocks<T: Element>(
             );
         });
     }
+    out
+}
+
+/// [`map1_blocks`] over a strided `x`: `block` on each run the nest finds
+/// contiguous, `elem` on the others.
+fn map1_runs<T: Element>(
+    x: &Tensor,
+    elem: impl Fn(T) -> T + Sync + Send,
+    block: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Tensor {
+    let out = Tensor::empty(x.shape(), T::DTYPE);
+    let cs = dense_strides(x.shape());
+    let nest = Nest::new(x.shape(), [&cs, x.strides()]);
+    let [_, sx] = nest.inner_strides();
+    let _g = lock(&[x], None);
+    let (o, px) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(x)));
+    // SAFETY: `x` is locked for reading; the nest's offsets stay inside
+    // each operand's layout, and each range of the fresh `out` is written
+    // by one worker only.
+    for_ranges(out.numel(), |s, e| {
+        nest.runs(s, e, |off, len| unsafe {
+            let (o, p) = (o.get().add(off[0]), px.get().add(off[1]) as *const T);
+            if sx == 1 {
+                block(
+                    std::slice::from_raw_parts(p, len),
+                    std::slice::from_raw_parts_mut(o, len),
+                );
+            } else {
+                for i in 0..len {
+                    *o.add(i) = elem(*p.add(i * sx));
+                }
+            }
+        })
+    });
     out
 }
 
@@ -370,8 +404,37 @@ pub(crate) fn map2_blocks<T: Element>(
             }
         }
     }
-    // Strided operands: one element at a time (the lock above is released).
-    map2(a, b, elem)
+    // Strided operands: `block` on the runs that are contiguous or one
+    // value, `elem` on the others.
+    let out = Tensor::try_empty(&shape, T::DTYPE)?;
+    let cs = dense_strides(&shape);
+    let (sa, sb) = (bstrides(a, &shape)?, bstrides(b, &shape)?);
+    let nest = Nest::new(&shape, [&cs, &sa, &sb]);
+    let [_, ia, ib] = nest.inner_strides();
+    let _g = lock(&[a, b], None);
+    let o = SyncPtr(elem_ptr::<T>(&out));
+    let (pa, pb) = (SyncPtr(elem_ptr::<T>(a)), SyncPtr(elem_ptr::<T>(b)));
+    // SAFETY: as in `map2`.
+    for_ranges(out.numel(), |s, e| {
+        nest.runs(s, e, |off, len| unsafe {
+            let o = o.get().add(off[0]);
+            let x = pa.get().add(off[1]) as *const T;
+            let y = pb.get().add(off[2]) as *const T;
+            match (at(x, ia), at(y, ib)) {
+                (Some(fa), Some(fb)) => block(
+                    fa.run(0, len),
+                    fb.run(0, len),
+                    std::slice::from_raw_parts_mut(o, len),
+                ),
+                _ => {
+                    for i in 0..len {
+                        *o.add(i) = elem(*x.add(i * ia), *y.add(i * ib));
+                    }
+                }
+            }
+        })
+    });
+    Ok(out)
 }
 
 /// `out = f(a, b)` with broadcasting, into a new contiguous tensor of `U`.
@@ -393,13 +456,27 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
                 run2(o.get(), fa, fb, s, e, &f);
             });
         } else {
-            let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
-            let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
-            for_slabs(&shape, n, |p| {
-                Zip::from(p.cut(view_mut::<U>(&out)))
-                    .and(p.cut(av.view()))
-                    .and(p.cut(bv.view()))
-                    .for_each(|o, &x, &y| *o = f(x, y));
+            let cs = dense_strides(&shape);
+            let (sa, sb) = (bstrides(a, &shape)?, bstrides(b, &shape)?);
+            let nest = Nest::new(&shape, [&cs, &sa, &sb]);
+            let [_, ia, ib] = nest.inner_strides();
+            let o = SyncPtr(elem_ptr::<U>(&out));
+            let (pa, pb) = (SyncPtr(elem_ptr::<A>(a)), SyncPtr(elem_ptr::<B>(b)));
+            // As in `map1`.
+            for_ranges(n, |s, e| {
+                nest.runs(s, e, |off, len| {
+                    let o = o.get().add(off[0]);
+                    let x = pa.get().add(off[1]) as *const A;
+                    let y = pb.get().add(off[2]) as *const B;
+                    match (at(x, ia), at(y, ib)) {
+                        (Some(fa), Some(fb)) => run2(o, fa, fb, 0, len, &f),
+                        _ => {
+                            for i in 0..len {
+                                *o.add(i) = f(*x.add(i * ia), *y.add(i * ib));
+                            }
+                        }
+                    }
+                })
             });
         }
     }
@@ -429,15 +506,36 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
                 run3(o.get(), fa, fb, fc, s, e, &f);
             });
         } else {
-            let av = view_strided::<A>(a, &shape, &bstrides(a, &shape)?);
-            let bv = view_strided::<B>(b, &shape, &bstrides(b, &shape)?);
-            let cv = view_strided::<C>(c, &shape, &bstrides(c, &shape)?);
-            for_slabs(&shape, n, |p| {
-                Zip::from(p.cut(view_mut::<U>(&out)))
-                    .and(p.cut(av.view()))
-                    .and(p.cut(bv.view()))
-                    .and(p.cut(cv.view()))
-                    .for_each(|o, &x, &y, &w| *o = f(x, y, w));
+            let cs = dense_strides(&shape);
+            let (sa, sb, sc) = (
+                bstrides(a, &shape)?,
+                bstrides(b, &shape)?,
+                bstrides(c, &shape)?,
+            );
+            let nest = Nest::new(&shape, [&cs, &sa, &sb, &sc]);
+            let [_, ia, ib, ic] = nest.inner_strides();
+            let o = SyncPtr(elem_ptr::<U>(&out));
+            let (pa, pb, pc) = (
+                SyncPtr(elem_ptr::<A>(a)),
+                SyncPtr(elem_ptr::<B>(b)),
+                SyncPtr(elem_ptr::<C>(c)),
+            );
+            // As in `map1`.
+            for_ranges(n, |s, e| {
+                nest.runs(s, e, |off, len| {
+                    let o = o.get().add(off[0]);
+                    let x = pa.get().add(off[1]) as *const A;
+                    let y = pb.get().add(off[2]) as *const B;
+                    let z = pc.get().add(off[3]) as *const C;
+                    match (at(x, ia), at(y, ib), at(z, ic)) {
+                        (Some(fa), Some(fb), Some(fc)) => run3(o, fa, fb, fc, 0, len, &f),
+                        _ => {
+                            for i in 0..len {
+                                *o.add(i) = f(*x.add(i * ia), *y.add(i * ib), *z.add(i * ic));
+                            }
+                        }
+                    }
+                })
             });
         }
     }
@@ -492,8 +590,18 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                     }
                 });
             } else {
-                for_slabs(dst.shape(), n, |p| {
-                    Zip::from(p.cut(view_mut::<T>(dst))).for_each(|o| *o = f(*o));
+                let nest = Nest::new(dst.shape(), [dst.strides()]);
+                let [sd] = nest.inner_strides();
+                let o = SyncPtr(elem_ptr::<T>(dst));
+                // The nest's offsets stay inside `dst`'s layout, which does
+                // not overlap itself; each range is written by one worker.
+                for_ranges(n, |s, e| {
+                    nest.runs(s, e, |off, len| {
+                        let d = o.get().add(off[0]);
+                        for i in 0..len {
+                            *d.add(i * sd) = f(*d.add(i * sd));
+                        }
+                    })
                 });
             }
         }
@@ -509,10 +617,30 @@ pub(crate) fn apply1_blocks<T: Element>(
     elem: impl Fn(T) -> T + Sync + Send,
     block: impl Fn(&mut [T]) + Sync + Send,
 ) -> Result<()> {
-    if !dst.is_contiguous() {
-        return apply1(dst, elem);
-    }
     check_writable(dst)?;
+    if !dst.is_contiguous() {
+        let nest = Nest::new(dst.shape(), [dst.strides()]);
+        let [sd] = nest.inner_strides();
+        {
+            let _g = lock(&[], Some(dst));
+            let o = SyncPtr(elem_ptr::<T>(dst));
+            // SAFETY: as in `apply1`.
+            for_ranges(dst.numel(), |s, e| {
+                nest.runs(s, e, |off, len| unsafe {
+                    let d = o.get().add(off[0]);
+                    if sd == 1 {
+                        block(std::slice::from_raw_parts_mut(d, len));
+                    } else {
+                        for i in 0..len {
+                            *d.add(i * sd) = elem(*d.add(i * sd));
+                        }
+                    }
+                })
+            });
+        }
+        dst.bump_version();
+        return Ok(());
+    }
     let n = dst.numel();
     {
         let _g = lock(&[], Some(dst));
@@ -551,11 +679,24 @@ pub(crate) fn apply2<T: Element, B: Element>(
                     run2_inplace(o.get(), fb, s, e, &f);
                 });
             } else {
-                let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
-                for_slabs(&shape, n, |p| {
-                    Zip::from(p.cut(view_mut::<T>(dst)))
-                        .and(p.cut(bv.view()))
-                        .for_each(|o, &y| *o = f(*o, y));
+                let sb = bstrides(&b, &shape)?;
+                let nest = Nest::new(&shape, [dst.strides(), &sb]);
+                let [sd, ib] = nest.inner_strides();
+                let (o, pb) = (SyncPtr(elem_ptr::<T>(dst)), SyncPtr(elem_ptr::<B>(&b)));
+                // As in `apply1`.
+                for_ranges(n, |s, e| {
+                    nest.runs(s, e, |off, len| {
+                        let d = o.get().add(off[0]);
+                        let y = pb.get().add(off[1]) as *const B;
+                        match (sd, at(y, ib)) {
+                            (1, Some(fb)) => run2_inplace(d, fb, 0, len, &f),
+                            _ => {
+                                for i in 0..len {
+                                    *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib));
+                                }
+                            }
+                        }
+                    })
                 });
             }
         }
@@ -581,13 +722,21 @@ pub(crate) fn apply3<T: Element, B: Element, C: Element>(
         let _g = lock(&[&b, &c], Some(dst));
         // SAFETY: as in `apply2`.
         unsafe {
-            let bv = view_strided::<B>(&b, &shape, &bstrides(&b, &shape)?);
-            let cv = view_strided::<C>(&c, &shape, &bstrides(&c, &shape)?);
-            for_slabs(&shape, n, |p| {
-                Zip::from(p.cut(view_mut::<T>(dst)))
-                    .and(p.cut(bv.view()))
-                    .and(p.cut(cv.view()))
-                    .for_each(|o, &y, &w| *o = f(*o, y, w));
+            let (sb, sc) = (bstrides(&b, &shape)?, bstrides(&c, &shape)?);
+            let nest = Nest::new(&shape, [dst.strides(), &sb, &sc]);
+            let [sd, ib, ic] = nest.inner_strides();
+            let o = SyncPtr(elem_ptr::<T>(dst));
+            let (pb, pc) = (SyncPtr(elem_ptr::<B>(&b)), SyncPtr(elem_ptr::<C>(&c)));
+            // As in `apply1`.
+            for_ranges(n, |s, e| {
+                nest.runs(s, e, |off, len| {
+                    let d = o.get().add(off[0]);
+                    let y = pb.get().add(off[1]) as *const B;
+                    let z = pc.get().add(off[2]) as *const C;
+                    for i in 0..len {
+                        *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib), *z.add(i * ic));
+                    }
+                })
             });
         }
     }

@@ -8,6 +8,7 @@
 //! * `access`: locked, typed access to a tensor's memory;
 //! * `arith`: element add/sub/mul (wrapping for integers);
 //! * `half`: float32 kernels run over the 16-bit floats;
+//! * `nest`: strided loop nests (coalesced dims walked in runs);
 //! * `iter`: the elementwise loop drivers (`map*` into a new tensor,
 //!   `apply*` in place) with broadcasting and parallel chunks;
 //! * `reduce`: the loop driver shared by every reduction;
@@ -51,6 +52,7 @@ pub(crate) mod isa;
 pub(crate) mod iter;
 pub(crate) mod linalg;
 pub(crate) mod matmul;
+pub(crate) mod nest;
 pub(crate) mod norm;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;

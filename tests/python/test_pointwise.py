@@ -815,3 +815,49 @@ def test_incompatible_shapes_raise_naming_both_sizes(shape, pos, bump):
             op()
         msg = str(err.value)
         assert str(shape[pos]) in msg and str(other[pos]) in msg
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strided_operands_past_the_parallel_size_match_numpy(rng, threads):
+    # Permuted, broadcast and sliced operands large enough to split over the
+    # pool: the loop nest merges dims and hands out runs that may start and
+    # end mid-row.
+    old = fg.get_num_threads()
+    fg.set_num_threads(threads)
+    try:
+        x = rng.standard_normal((64, 6, 28, 28)).astype(np.float32)
+        b = rng.standard_normal((6, 1, 1)).astype(np.float32)
+        t = fg.tensor(x)
+        np.testing.assert_array_equal(to_np(t + fg.tensor(b)), x + b)
+        perm = t.permute(1, 0, 3, 2)
+        np.testing.assert_array_equal(to_np(perm.contiguous()), x.transpose(1, 0, 3, 2))
+        np.testing.assert_allclose(to_np(perm.exp()), np.exp(x.transpose(1, 0, 3, 2)), rtol=1e-6)
+        sl = t[:, 1:5, ::2, 3:]
+        back = perm.permute(1, 0, 3, 2)[:, 1:5, ::2, 3:]
+        np.testing.assert_array_equal(to_np(sl * back), (x * x)[:, 1:5, ::2, 3:])
+        # In place into a transposed destination.
+        d = fg.tensor(x.copy()).transpose(0, 3)
+        want = np.swapaxes(x, 0, 3) + b
+        d.add_(fg.tensor(b))
+        np.testing.assert_array_equal(to_np(d), want)
+        d.mul_(2.0)
+        np.testing.assert_array_equal(to_np(d), 2 * want)
+    finally:
+        fg.set_num_threads(old)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sums_over_outer_and_inner_dims_match_numpy_for_any_thread_count(rng, threads):
+    # Summing [N, C, H, W] over N, H, W folds contiguous runs of H * W.
+    x = rng.standard_normal((64, 6, 28, 28))
+    old = fg.get_num_threads()
+    fg.set_num_threads(threads)
+    try:
+        got = fg.tensor(x).sum((0, 2, 3))
+        got32 = fg.tensor(x.astype(np.float32)).sum((0, 2, 3))
+    finally:
+        fg.set_num_threads(old)
+    np.testing.assert_allclose(to_np(got), x.sum((0, 2, 3)), rtol=1e-12)
+    np.testing.assert_allclose(to_np(got32), x.sum((0, 2, 3)), rtol=1e-5)
+    ref = fg.tensor(x.astype(np.float32)).sum((0, 2, 3))
+    assert to_np(got32).tobytes() == to_np(ref).tobytes()
