@@ -11,6 +11,9 @@
 //! * when the innermost kept dim is contiguous and the reduced run is not
 //!   (e.g. summing a row-major matrix over dim 0), tiles of adjacent outputs
 //!   are accumulated together, one reduced index at a time;
+//! * when the reduced dims end in a contiguous run (summing `[N, C, H, W]`
+//!   over `N, H, W`), each run is folded as a row and the runs are merged
+//!   in order;
 //! * anything else is first copied into a contiguous (kept..., reduced...)
 //!   order.
 //!
@@ -229,6 +232,7 @@ pub(crate) fn reduce<T: Element, F: Fold<T>>(
         [] => rows(x, &kept, 1, 0, m, f, &write),
         &[(kn, ks)] if ks == 1 || !inner_unit => rows(x, &kept, kn, ks, m, f, &write),
         _ if inner_unit => tiles(x, &kept, &red, m, k, f, &write),
+        [.., (_, 1)] => nested_rows(x, &kept, &red, m, f, &write),
         _ => {
             // Copy into (kept..., reduced...) order, then every row is a slice.
             let nd = x.ndim();
@@ -278,6 +282,54 @@ fn rows<T: Element, F: Fold<T>>(
             });
             let acc = parts.into_iter().fold(f.init(), |a, p| f.merge(a, p));
             write(i, acc);
+        }
+    }
+}
+
+/// One output per row whose reduced dims end in a contiguous run (summing
+/// `[N, C, H, W]` over `N, H, W`): the runs are folded as rows, in groups
+/// of about [`CHUNK`] elements, and merged in order within and across the
+/// groups. The grouping depends only on the run length.
+fn nested_rows<T: Element, F: Fold<T>>(
+    x: &Tensor,
+    kept: &[(usize, usize)],
+    red: &[(usize, usize)],
+    m: usize,
+    f: &F,
+    write: &(impl Fn(usize, F::Acc) + Sync),
+) {
+    let (len, _) = red[red.len() - 1];
+    let outer = &red[..red.len() - 1];
+    let runs: usize = outer.iter().map(|d| d.0).product();
+    let per = (CHUNK / len).max(1);
+    let groups = runs.div_ceil(per);
+    let _g = lock(&[x], None);
+    let base = SyncPtr(elem_ptr::<T>(x));
+    let group = |i: usize, g: usize| {
+        let row0 = unravel(kept, i);
+        (g * per..((g + 1) * per).min(runs)).fold(f.init(), |acc, j| {
+            // SAFETY: the run's addresses are within `x`'s layout, whose
+            // storage is read-locked for the whole call.
+            let r = unsafe {
+                let p = base.get().add(row0 + unravel(outer, j)) as *const T;
+                fold_row(f, p, len, 1)
+            };
+            f.merge(acc, r)
+        })
+    };
+    if !parallel(m * runs * len) {
+        for i in 0..m {
+            write(
+                i,
+                (0..groups).fold(f.init(), |acc, g| f.merge(acc, group(i, g))),
+            );
+        }
+    } else {
+        // Every (output, group) pair is a task; each output then merges
+        // its groups in order.
+        let parts: Vec<F::Acc> = par_map(m * groups, &|t| group(t / groups, t % groups));
+        for (i, row) in parts.chunks(groups).enumerate() {
+            write(i, row.iter().fold(f.init(), |acc, &p| f.merge(acc, p)));
         }
     }
 }
