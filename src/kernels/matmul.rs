@@ -42,6 +42,10 @@ impl GemmBackend {
 const SMALL_FLOPS: usize = 16 * 16 * 16;
 /// From this many multiply-adds on, one product is split over the pool.
 const PARALLEL_FLOPS: usize = 128 * 128 * 128;
+/// Products with an inner dim at least this long and at most
+/// [`SPLIT_K_MAX_OUT`] outputs split the inner dim (see [`GemmArgs::split_k`]).
+const SPLIT_K_MIN: usize = 2048;
+const SPLIT_K_MAX_OUT: usize = 64 * 256;
 
 /// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
 #[derive(Clone, Copy)]
@@ -161,6 +165,69 @@ impl<T: MatElem> GemmArgs<T> {
 }
 
 impl<T: MatElem> GemmArgs<T> {
+    /// The inner dim split into parts (a power of two, at most 8, from `k`
+    /// alone), whose products run on the pool into buffers of their own
+    /// and are added in order. A long inner dim with a small output (the
+    /// weight gradient of a convolution, `[16, 6400] @ [6400, 150]`) leaves
+    /// the libraries nothing to split; the parts do not depend on the
+    /// thread count, so neither do the bits.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn split_k(&self, backend: GemmBackend) {
+        let parts = (self.k / (SPLIT_K_MIN / 2)).clamp(1, 8);
+        let parts = 1usize << parts.ilog2();
+        let kp = self.k.div_ceil(parts);
+        let (m, n) = (self.m, self.n);
+        let partial = |p: usize| {
+            let k0 = p * kp;
+            let mut buf = vec![T::zero(); m * n];
+            // SAFETY: the part reads a slice of the inner dim of the
+            // caller's operands and writes its own buffer.
+            unsafe { self.inner_part(k0, kp.min(self.k - k0), &mut buf, backend) };
+            buf
+        };
+        let bufs: Vec<Vec<T>> = if crate::pool::kernel_threads() > 1 {
+            crate::pool::par_map(parts, &partial)
+        } else {
+            (0..parts).map(partial).collect()
+        };
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = bufs[0][i * n + j];
+                for b in &bufs[1..] {
+                    acc = T::add(acc, b[i * n + j]);
+                }
+                let dst = self.c.offset(i as isize * self.crs + j as isize * self.ccs);
+                *dst = match self.beta {
+                    Some(beta) => T::add(acc, T::mul(beta, *dst)),
+                    None => acc,
+                };
+            }
+        }
+    }
+
+    /// `alpha * a[:, k0..k0 + len] @ b[k0..k0 + len, :]` into `buf` (row-major
+    /// `m x n`), on this thread.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for the reads; `k0 + len <= k`.
+    unsafe fn inner_part(&self, k0: usize, len: usize, buf: &mut [T], backend: GemmBackend) {
+        let g = GemmArgs {
+            k: len,
+            a: self.a.wrapping_offset(k0 as isize * self.acs),
+            b: self.b.wrapping_offset(k0 as isize * self.brs),
+            c: buf.as_mut_ptr(),
+            crs: self.n as isize,
+            ccs: 1,
+            beta: None,
+            ..*self
+        };
+        if !T::fast_gemm(&g, backend, 1) {
+            g.naive(1);
+        }
+    }
+
     /// [`GemmArgs::gemm_crate`], inside ferrograd's pool when it uses more
     /// than one thread.
     ///
@@ -360,6 +427,8 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
                         };
                     }
                 }
+            } else if k >= SPLIT_K_MIN && m * n <= SPLIT_K_MAX_OUT && m * n * k >= PARALLEL_FLOPS {
+                g.split_k(backend);
             } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
                 g.naive(threads);
             }
@@ -523,6 +592,32 @@ mod tests {
         for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
             let out = Tensor::empty(&[m, n], crate::DType::Float64);
             assert_eq!(product(&a, &b, &out, 1.0, None, backend), want);
+        }
+    }
+
+    #[test]
+    fn a_long_inner_dim_split_in_parts_gives_the_exact_product() {
+        // 16 x 4096 x 32 has a small output and a long inner dim, so the
+        // inner dim is split. Small integers keep every partial sum exact,
+        // so the parts' order cannot change the result; a transposed `b`
+        // and `beta` take the strided and accumulating paths.
+        let (m, k, n) = (16, 4096, 32);
+        assert!(k >= SPLIT_K_MIN && m * n <= SPLIT_K_MAX_OUT && m * n * k >= PARALLEL_FLOPS);
+        let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let bv: Vec<f64> = (0..n * k).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+        let cv: Vec<f64> = (0..m * n).map(|i| (i % 7) as f64).collect();
+        let want: Vec<f64> = (0..m * n)
+            .map(|ij| {
+                let (i, j) = (ij / n, ij % n);
+                let dot: f64 = (0..k).map(|p| av[i * k + p] * bv[j * k + p]).sum();
+                2.0 * dot + 0.5 * cv[ij]
+            })
+            .collect();
+        let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+        let b = Tensor::from_slice(&bv, &[n, k]).unwrap().t().unwrap();
+        for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+            let out = Tensor::from_slice(&cv, &[m, n]).unwrap();
+            assert_eq!(product(&a, &b, &out, 2.0, Some(0.5), backend), want);
         }
     }
 
