@@ -193,7 +193,7 @@ impl Tensor {
             let _g = lock(&[&v], Some(self));
             let delta = plan.view.offset() as isize - self.offset() as isize;
             dispatch!(self.dtype(), T => {
-                let add = add_fn::<T>();
+                let add = <T as IndexAdd>::index_add;
                 let (d, s) = (elem_ptr::<T>(self), elem_ptr::<T>(&v));
                 for (b, &off) in g.offsets.iter().enumerate() {
                     // SAFETY: offsets were bounds-checked against the view

@@ -239,7 +239,7 @@ impl Tensor {
         {
             let _g = lock(&[&src], Some(self));
             dispatch!(self.dtype(), T => {
-                let addf = add_fn::<T>();
+                let addf = <T as IndexAdd>::index_add;
                 let p = elem_ptr::<T>(self);
                 // SAFETY: `src` is contiguous and read-locked.
                 let vals = unsafe { crate::kernels::access::slice::<T>(&src) };

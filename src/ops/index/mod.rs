@@ -59,29 +59,42 @@ pub(crate) fn sum_to_indexed(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     sum_to(&g, shape)
 }
 
-/// A kernel's addition (logical or for bool).
-pub(super) fn add_fn<T: Element>() -> fn(T, T) -> T {
-    fn num<U: Arith>(a: U, b: U) -> U {
-        U::add(a, b)
-    }
-    fn cast_add<T: Element, U: Arith>(a: T, b: T) -> T {
-        T::cast_from(num::<U>(U::cast_from(a), U::cast_from(b)))
-    }
-    match T::DTYPE {
-        DType::Bool => |a: T, b: T| T::from_bool(a.to_bool() | b.to_bool()),
-        DType::UInt8 => cast_add::<T, u8>,
-        DType::Int8 => cast_add::<T, i8>,
-        DType::Int16 => cast_add::<T, i16>,
-        DType::Int32 => cast_add::<T, i32>,
-        DType::Int64 => cast_add::<T, i64>,
-        DType::Float32 => cast_add::<T, f32>,
-        DType::Float64 => cast_add::<T, f64>,
-        DType::Float16 => cast_add::<T, crate::f16>,
-        DType::BFloat16 => cast_add::<T, crate::bf16>,
-        DType::Complex64 => cast_add::<T, crate::ComplexFloat>,
-        DType::Complex128 => cast_add::<T, crate::ComplexDouble>,
+/// A kernel's addition (logical or for bool), statically dispatched so
+/// the index loops inline it.
+pub(super) trait IndexAdd: Copy {
+    fn index_add(a: Self, b: Self) -> Self;
+}
+
+impl IndexAdd for bool {
+    #[inline(always)]
+    fn index_add(a: bool, b: bool) -> bool {
+        a | b
     }
 }
+
+macro_rules! index_add_arith {
+    ($($t:ty),*) => {$(
+        impl IndexAdd for $t {
+            #[inline(always)]
+            fn index_add(a: Self, b: Self) -> Self {
+                <$t as Arith>::add(a, b)
+            }
+        }
+    )*};
+}
+index_add_arith!(
+    u8,
+    i8,
+    i16,
+    i32,
+    i64,
+    f32,
+    f64,
+    crate::f16,
+    crate::bf16,
+    crate::ComplexFloat,
+    crate::ComplexDouble
+);
 
 /// Splits `0..n` items of `weight` elements each so that parallel chunks
 /// carry enough work.

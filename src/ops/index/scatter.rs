@@ -36,8 +36,11 @@ derivatives! {
         save nothing
         // d self = zeros with g added at `index` (repeats accumulate).
         backward |ctx, g| {
+            // In place into the fresh zeros: no copy of them (still
+            // differentiable in `g` when a graph is built).
             let z = Tensor::try_zeros(&shape, g[0].dtype())?;
-            Ok(vec![Some(z.scatter_add(dim, &idx, &g[0])?)])
+            z.scatter_add_(dim, &idx, &g[0])?;
+            Ok(vec![Some(z)])
         };
         forward batched_if(self.ndim() > 0, |t| {
             t.map1(|x| x.gather(t.dim(dim), &batch_index(t, index)?))
@@ -228,7 +231,7 @@ impl Tensor {
             let reads: Vec<&Tensor> = src_t.iter().collect();
             let _g = lock(&reads, Some(&dst));
             dispatch!(self.dtype(), T => {
-                let addf = add_fn::<T>();
+                let addf = <T as IndexAdd>::index_add;
                 let p = elem_ptr::<T>(&dst);
                 let put = |i: isize, j: isize, x: T| {
                     // SAFETY: `j` plus a checked index along `d` lies in

@@ -90,7 +90,7 @@ impl Tensor {
                         let (_, sstr) = drop_dim(s.layout(), d);
                         let sd = s.strides()[d] as isize;
                         let sp = elem_ptr::<T>(s);
-                        let addf = add_fn::<T>();
+                        let addf = <T as IndexAdd>::index_add;
                         let alpha: T = value.to_elem();
                         let scale = scale_fn::<T>();
                         for (i, &r) in rows.iter().enumerate() {
