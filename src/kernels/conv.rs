@@ -207,10 +207,14 @@ pub(crate) fn col2im(
                         let y = y0 + (oy - ylo) * sy;
                         let line = &mut p[y * size[1]..][..size[1]];
                         let vals = &row[oy * bw + xlo..oy * bw + xhi];
-                        for (d, v) in line[x0..].iter_mut().step_by(sx).zip(vals) {
-                            // (Float has Add but not AddAssign.)
-                            #[allow(clippy::assign_op_pattern)]
-                            {
+                        // (Float has Add but not AddAssign.)
+                        #[allow(clippy::assign_op_pattern)]
+                        if sx == 1 {
+                            for (d, v) in line[x0..x0 + vals.len()].iter_mut().zip(vals) {
+                                *d = *d + *v;
+                            }
+                        } else {
+                            for (d, v) in line[x0..].iter_mut().step_by(sx).zip(vals) {
                                 *d = *d + *v;
                             }
                         }
