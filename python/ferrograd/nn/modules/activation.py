@@ -775,7 +775,11 @@ class MultiheadAttention(Module):
     ) -> tuple[Tensor, Tensor | None]:
         is_batched = _mha_is_batched(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         if self.batch_first and is_batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            if query is key and key is value:
+                # Self-attention stays recognisable to the packed projection.
+                query = key = value = query.transpose(1, 0)
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         out, weights = self._attention(
             query,
             key,
@@ -797,6 +801,10 @@ class MultiheadAttention(Module):
         bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
         if self._qkv_same_embed_dim:
             w = self.in_proj_weight
+            if query is key and key is value:
+                # Self-attention: one product with the packed weight, then views.
+                q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
+                return q, k, v
             wq, wk, wv = w[:e], w[e : 2 * e], w[2 * e :]
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
