@@ -632,3 +632,33 @@ def test_large_inputs_take_the_parallel_paths_and_match_numpy(rng):
     y[mask] = -1.0
     t[fg.tensor(mask)] = -1.0
     check(t, y)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_last_dim_gather_and_scatter_past_the_parallel_size_match_numpy(threads):
+    # Contiguous operands along the last dim take a row-parallel loop; the
+    # index repeats positions, so scatter_add must sum every duplicate and
+    # scatter must keep the last write of each row.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 6, 784))
+    idx = rng.integers(0, 784, (64, 6, 196))
+    src = rng.standard_normal((64, 6, 196))
+    old = fg.get_num_threads()
+    fg.set_num_threads(threads)
+    try:
+        got = fg.tensor(x).gather(2, fg.tensor(idx))
+        added = fg.zeros(64, 6, 784, dtype=fg.float64).scatter_add_(2, fg.tensor(idx), fg.tensor(src))
+        put = fg.zeros(64, 6, 784, dtype=fg.float64).scatter_(2, fg.tensor(idx), fg.tensor(src))
+    finally:
+        fg.set_num_threads(old)
+    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(x, idx, 2))
+    want = np.zeros((64, 6, 784))
+    rows = np.arange(64 * 6).repeat(196)
+    np.add.at(want.reshape(-1, 784), (rows, idx.reshape(-1)), src.reshape(-1))
+    np.testing.assert_allclose(added.numpy(), want, rtol=1e-12, atol=1e-12)
+    last = np.zeros((64 * 6, 784))
+    for r, (ir, sr) in enumerate(zip(idx.reshape(-1, 196), src.reshape(-1, 196), strict=True)):
+        last[r, ir] = sr  # NumPy's fancy assignment keeps the last duplicate
+    np.testing.assert_array_equal(put.numpy().reshape(-1, 784), last)
+    with pytest.raises(RuntimeError, match="index 784 is out of bounds for dimension 2 with size 784"):
+        fg.tensor(x).gather(2, fg.tensor(np.full((64, 6, 196), 784)))

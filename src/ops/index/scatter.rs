@@ -131,6 +131,40 @@ derivatives! {
     }
 }
 
+/// Checks `0 <= v < size` for every index (one branch-free pass; the
+/// first offender is named when there is one).
+fn check_all_in_range(idx: &[i64], d: usize, size: usize) -> Result<()> {
+    let bad = idx
+        .iter()
+        .fold(false, |bad, &v| bad | (v < 0) | (v >= size as i64));
+    if bad {
+        for &v in idx {
+            check_range(v, d, size, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// For a gather or scatter along the last dim with contiguous operands and
+/// an index spanning all of `this`'s leading dims (and `src` of the
+/// index's shape): the number of rows, the row length of `this` and of the
+/// index. Rows are independent, so they run in parallel.
+fn last_dim_rows(
+    this: &Tensor,
+    d: usize,
+    idx: &Tensor,
+    src: Option<&Tensor>,
+) -> Option<(usize, usize, usize)> {
+    let nd = this.ndim();
+    let fits = d + 1 == nd
+        && this.is_contiguous()
+        && idx.is_contiguous()
+        && idx.shape()[..d] == this.shape()[..d]
+        && src.is_none_or(|s| s.is_contiguous() && s.shape() == idx.shape());
+    let w = idx.shape()[d];
+    (fits && w > 0).then(|| (idx.numel() / w, this.shape()[d], w))
+}
+
 impl Tensor {
     pub(super) fn index_select_kernel(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         let idx = check_int_index("index_select", index)?;
@@ -156,11 +190,27 @@ impl Tensor {
         check_gather_shapes("gather", &src, d, &idx_t, None)?;
         let idx = idx_t.to_vec::<i64>();
         let size = src.shape()[d];
-        for &v in &idx {
-            check_range(v, d, size, true)?;
-        }
+        check_all_in_range(&idx, d, size)?;
         let out = Tensor::empty(index.shape(), self.dtype());
         if out.numel() == 0 {
+            return Ok(out);
+        }
+        if let Some((rows, size_d, w)) = last_dim_rows(&src, d, &idx_t, None) {
+            let guard = lock(&[&src], Some(&out));
+            dispatch!(self.dtype(), T => {
+                let (o, s) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(&src)));
+                for_ranges_weighted(rows, w, |r0, r1| {
+                    let (o, s) = (o, s);
+                    for r in r0..r1 {
+                        for (j, &v) in idx[r * w..(r + 1) * w].iter().enumerate() {
+                            // SAFETY: row `r` of the contiguous output and
+                            // source; `v` was checked to be below `size_d`.
+                            unsafe { *o.0.add(r * w + j) = *s.0.add(r * size_d + v as usize) };
+                        }
+                    }
+                });
+            });
+            drop(guard);
             return Ok(out);
         }
         let mut ss = signed(src.strides());
@@ -218,10 +268,32 @@ impl Tensor {
         check_gather_shapes(op, &dst, d, &idx_t, src_t.as_ref())?;
         let idx = idx_t.to_vec::<i64>();
         let size = dst.shape()[d];
-        for &v in &idx {
-            check_range(v, d, size, true)?;
-        }
-        if !idx.is_empty() {
+        check_all_in_range(&idx, d, size)?;
+        let rows = last_dim_rows(&dst, d, &idx_t, src_t.as_ref());
+        if let (Some((rows, size_d, w)), Some(s)) = (rows, &src_t) {
+            let _g = lock(&[s], Some(&dst));
+            dispatch!(self.dtype(), T => {
+                let (o, sp) = (SyncPtr(elem_ptr::<T>(&dst)), SyncPtr(elem_ptr::<T>(s)));
+                let addf = <T as IndexAdd>::index_add;
+                // Each task writes whole rows of `dst` of its own, in index
+                // order within a row (as the strided walk below).
+                for_ranges_weighted(rows, w, |r0, r1| {
+                    let (o, sp) = (o, sp);
+                    for r in r0..r1 {
+                        for (j, &v) in idx[r * w..(r + 1) * w].iter().enumerate() {
+                            // SAFETY: row `r` of the contiguous `dst` (write-
+                            // locked) and `src`; `v` was checked to be below
+                            // `size_d`.
+                            unsafe {
+                                let q = o.0.add(r * size_d + v as usize);
+                                let x = *sp.0.add(r * w + j);
+                                *q = if add { addf(*q, x) } else { x };
+                            }
+                        }
+                    }
+                });
+            });
+        } else if !idx.is_empty() {
             let mut ds = signed(dst.strides());
             let dd = ds[d];
             ds[d] = 0;
