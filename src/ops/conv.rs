@@ -106,7 +106,13 @@ derivatives! {
         }
         record "Col2ImBackward0", [self];
         compute {
-            let cols = self.contiguous();
+            // The kernel reads any strides of a batch's first two dims (the
+            // input gradient of conv2d arrives as a permuted product).
+            let cols = if nd == 3 {
+                self.clone()
+            } else {
+                kernels::copy::relayout(self, self.layout().unsqueeze(0)?)?
+            };
             let img = kernels::conv::col2im(&cols, n, rows / k, size, &win)?;
         } => out = if nd == 3 { img } else { img.squeeze(Some(&[0]))?.contiguous() };
         save nothing
