@@ -368,25 +368,34 @@ fn tiles<T: Element, F: Fold<T>>(
         let mut accs = vec![f.init(); tw];
         let mut idx: SmallVec<[usize; 6]> = SmallVec::from_elem(0, red.len());
         let mut off = 0usize;
-        for kk in 0..k {
-            // SAFETY: `row0 + off + j` for `j < tw` is the address of an
-            // element of `x`'s layout; the storage is read-locked.
-            let xs =
-                unsafe { std::slice::from_raw_parts(base.get().add(row0 + off) as *const T, tw) };
-            for (a, &v) in accs.iter_mut().zip(xs) {
-                *a = f.step(*a, v, kk);
-            }
-            // Advance the reduced-dims odometer.
-            for d in (0..red.len()).rev() {
-                idx[d] += 1;
-                off += red[d].1;
-                if idx[d] < red[d].0 {
-                    break;
+        // Compiled for the widest vector instructions this CPU has; each
+        // output still adds in reduced-index order on every path.
+        super::isa::dispatch(
+            #[inline(always)]
+            || {
+                for kk in 0..k {
+                    // SAFETY: `row0 + off + j` for `j < tw` is the address
+                    // of an element of `x`'s layout; the storage is
+                    // read-locked.
+                    let xs = unsafe {
+                        std::slice::from_raw_parts(base.get().add(row0 + off) as *const T, tw)
+                    };
+                    for (a, &v) in accs.iter_mut().zip(xs) {
+                        *a = f.step(*a, v, kk);
+                    }
+                    // Advance the reduced-dims odometer.
+                    for d in (0..red.len()).rev() {
+                        idx[d] += 1;
+                        off += red[d].1;
+                        if idx[d] < red[d].0 {
+                            break;
+                        }
+                        off -= red[d].1 * red[d].0;
+                        idx[d] = 0;
+                    }
                 }
-                off -= red[d].1 * red[d].0;
-                idx[d] = 0;
-            }
-        }
+            },
+        );
         for (j, a) in accs.into_iter().enumerate() {
             write(o * w + j0 + j, a);
         }

@@ -117,12 +117,26 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
                 std::slice::from_raw_parts_mut(op.get().add(r * n), n),
             )
         };
-        let m = xs
-            .iter()
-            .fold(T::LOWEST, |a, &v| if (v > a) | is_nan(v) { v } else { a });
-        for (o, &v) in os.iter_mut().zip(xs) {
-            *o = v - m;
-        }
+        let pick = |a: T, v: T| if (v > a) | is_nan(v) { v } else { a };
+        // Eight running maxima (exact whatever the order), then the rest.
+        let m = super::isa::dispatch(
+            #[inline(always)]
+            || {
+                let mut lanes = [T::LOWEST; 8];
+                let mut eights = xs.chunks_exact(8);
+                for c in &mut eights {
+                    for (l, &v) in lanes.iter_mut().zip(c) {
+                        *l = pick(*l, v);
+                    }
+                }
+                let m = lanes.iter().fold(T::LOWEST, |a, &v| pick(a, v));
+                let m = eights.remainder().iter().fold(m, |a, &v| pick(a, v));
+                for (o, &v) in os.iter_mut().zip(xs) {
+                    *o = v - m;
+                }
+                m
+            },
+        );
         exp_in_place(os);
         // Four partial sums, so the additions need not wait on each other.
         let mut acc = [0.0f64; 4];
@@ -141,9 +155,14 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
             }
         } else {
             let st = T::from_f64(s);
-            for o in os.iter_mut() {
-                *o = *o / st;
-            }
+            super::isa::dispatch(
+                #[inline(always)]
+                || {
+                    for o in os.iter_mut() {
+                        *o = *o / st;
+                    }
+                },
+            );
         }
     };
     if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
