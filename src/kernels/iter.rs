@@ -294,7 +294,7 @@ pub(crate) fn map1_blocks<T: Element>(
         return map1(x, elem);
     }
     if !x.is_contiguous() {
-        return map1_runs(x, elem, block);
+        return map1_runs(x, block);
     }
     let out = Tensor::empty(x.shape(), T::DTYPE);
     let n = out.numel();
@@ -314,13 +314,9 @@ pub(crate) fn map1_blocks<T: Element>(
     out
 }
 
-/// [`map1_blocks`] over a strided `x`: `block` on each run the nest finds
-/// contiguous, `elem` on the others.
-fn map1_runs<T: Element>(
-    x: &Tensor,
-    elem: impl Fn(T) -> T + Sync + Send,
-    block: impl Fn(&[T], &mut [T]) + Sync + Send,
-) -> Tensor {
+/// [`map1_blocks`] over a strided `x`: `block` on each run, read in place
+/// when the nest finds it contiguous and gathered in pieces otherwise.
+fn map1_runs<T: Element>(x: &Tensor, block: impl Fn(&[T], &mut [T]) + Sync + Send) -> Tensor {
     let out = Tensor::empty(x.shape(), T::DTYPE);
     let cs = dense_strides(x.shape());
     let nest = Nest::new(x.shape(), [&cs, x.strides()]);
@@ -331,6 +327,13 @@ fn map1_runs<T: Element>(
     // each operand's layout, and each range of the fresh `out` is written
     // by one worker only.
     for_ranges(out.numel(), |s, e| {
+        // Strided runs are gathered into this buffer in pieces, so `block`
+        // (the vectorised form) still computes them.
+        let mut buf = if sx == 1 {
+            Vec::new()
+        } else {
+            vec![T::default(); GATHER]
+        };
         nest.runs(s, e, |off, len| unsafe {
             let (o, p) = (o.get().add(off[0]), px.get().add(off[1]) as *const T);
             if sx == 1 {
@@ -339,14 +342,23 @@ fn map1_runs<T: Element>(
                     std::slice::from_raw_parts_mut(o, len),
                 );
             } else {
-                for i in 0..len {
-                    *o.add(i) = elem(*p.add(i * sx));
+                let mut i = 0;
+                while i < len {
+                    let n = GATHER.min(len - i);
+                    for (j, v) in buf[..n].iter_mut().enumerate() {
+                        *v = *p.add((i + j) * sx);
+                    }
+                    block(&buf[..n], std::slice::from_raw_parts_mut(o.add(i), n));
+                    i += n;
                 }
             }
         })
     });
     out
 }
+
+/// Elements of a strided run gathered at a time for a block function.
+const GATHER: usize = 256;
 
 /// One operand of a binary block: a contiguous run, or the single value
 /// it broadcasts.
