@@ -95,10 +95,11 @@ pub(crate) struct SumF32;
 /// Float32 additions per lane before a partial sum joins float64.
 pub(crate) const F32_STEPS: usize = 8;
 
-/// The lanes of [`SumF32`] over `xs` (compiled per instruction set by the
-/// caller), merged left to right, then the tail in order.
+/// The float64 lanes of [`SumF32`] over `xs`: lane `j` adds elements
+/// `j, j + LANES, ...` in float32 runs of [`F32_STEPS`] that join it in
+/// float64. Returns the lanes and the tail shorter than a row of lanes.
 #[inline(always)]
-fn sum_f32_slice(xs: &[f32]) -> f64 {
+fn f32_lanes(xs: &[f32]) -> ([f64; LANES], &[f32]) {
     let mut wide = [0f64; LANES];
     let mut blocks = xs.chunks_exact(LANES * F32_STEPS);
     for b in &mut blocks {
@@ -118,11 +119,19 @@ fn sum_f32_slice(xs: &[f32]) -> f64 {
             wide[j] += f64::from(row[j]);
         }
     }
+    (wide, rows.remainder())
+}
+
+/// The lanes of [`SumF32`] over `xs` (compiled per instruction set by the
+/// caller), merged left to right, then the tail in order.
+#[inline(always)]
+fn sum_f32_slice(xs: &[f32]) -> f64 {
+    let (wide, tail) = f32_lanes(xs);
     let mut acc = wide[0];
     for &w in &wide[1..] {
         acc += w;
     }
-    for &x in rows.remainder() {
+    for &x in tail {
         acc += f64::from(x);
     }
     acc
@@ -162,31 +171,13 @@ const _: () = assert!(LANES % 2 == 0, "SumC32 needs an even lane count");
 /// merged by parity into a real and an imaginary sum.
 #[inline(always)]
 fn sum_c32_slice(xs: &[f32]) -> crate::Complex<f64> {
-    let mut wide = [0f64; LANES];
-    let mut blocks = xs.chunks_exact(LANES * F32_STEPS);
-    for b in &mut blocks {
-        let mut part = [0f32; LANES];
-        for row in b.chunks_exact(LANES) {
-            for j in 0..LANES {
-                part[j] += row[j];
-            }
-        }
-        for j in 0..LANES {
-            wide[j] += f64::from(part[j]);
-        }
-    }
-    let mut rows = blocks.remainder().chunks_exact(LANES);
-    for row in &mut rows {
-        for j in 0..LANES {
-            wide[j] += f64::from(row[j]);
-        }
-    }
+    let (wide, tail) = f32_lanes(xs);
     let (mut re, mut im) = (wide[0], wide[1]);
     for pair in wide[2..].chunks_exact(2) {
         re += pair[0];
         im += pair[1];
     }
-    for pair in rows.remainder().chunks_exact(2) {
+    for pair in tail.chunks_exact(2) {
         re += f64::from(pair[0]);
         im += f64::from(pair[1]);
     }

@@ -264,18 +264,16 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
             let (o, px) = (SyncPtr(elem_ptr::<U>(&out)), SyncPtr(elem_ptr::<T>(x)));
             // The nest's offsets stay inside each operand's layout, and each
             // range of `out` is written by one worker only.
-            for_ranges(n, |s, e| {
-                nest.runs(s, e, |off, len| {
-                    let (o, p) = (o.get().add(off[0]), px.get().add(off[1]) as *const T);
-                    match at(p, sx) {
-                        Some(a) => run1(o, a, 0, len, &f),
-                        None => {
-                            for i in 0..len {
-                                *o.add(i) = f(*p.add(i * sx));
-                            }
+            nest.par_runs(n, |off, len| {
+                let (o, p) = (o.get().add(off[0]), px.get().add(off[1]) as *const T);
+                match at(p, sx) {
+                    Some(a) => run1(o, a, 0, len, &f),
+                    None => {
+                        for i in 0..len {
+                            *o.add(i) = f(*p.add(i * sx));
                         }
                     }
-                })
+                }
             });
         }
     }
@@ -284,7 +282,8 @@ pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync
 
 /// `out[i] = f(x[i])` into a new contiguous tensor, where `block` computes
 /// `f` over a whole contiguous run (`block(src, dst)`, the vectorised
-/// form) and `elem` one element (for strided inputs).
+/// form; strided runs are gathered for it) and `elem` one element (for a
+/// single-element input).
 pub(crate) fn map1_blocks<T: Element>(
     x: &Tensor,
     elem: impl Fn(T) -> T + Sync + Send,
@@ -427,24 +426,22 @@ pub(crate) fn map2_blocks<T: Element>(
     let o = SyncPtr(elem_ptr::<T>(&out));
     let (pa, pb) = (SyncPtr(elem_ptr::<T>(a)), SyncPtr(elem_ptr::<T>(b)));
     // SAFETY: as in `map2`.
-    for_ranges(out.numel(), |s, e| {
-        nest.runs(s, e, |off, len| unsafe {
-            let o = o.get().add(off[0]);
-            let x = pa.get().add(off[1]) as *const T;
-            let y = pb.get().add(off[2]) as *const T;
-            match (at(x, ia), at(y, ib)) {
-                (Some(fa), Some(fb)) => block(
-                    fa.run(0, len),
-                    fb.run(0, len),
-                    std::slice::from_raw_parts_mut(o, len),
-                ),
-                _ => {
-                    for i in 0..len {
-                        *o.add(i) = elem(*x.add(i * ia), *y.add(i * ib));
-                    }
+    nest.par_runs(out.numel(), |off, len| unsafe {
+        let o = o.get().add(off[0]);
+        let x = pa.get().add(off[1]) as *const T;
+        let y = pb.get().add(off[2]) as *const T;
+        match (at(x, ia), at(y, ib)) {
+            (Some(fa), Some(fb)) => block(
+                fa.run(0, len),
+                fb.run(0, len),
+                std::slice::from_raw_parts_mut(o, len),
+            ),
+            _ => {
+                for i in 0..len {
+                    *o.add(i) = elem(*x.add(i * ia), *y.add(i * ib));
                 }
             }
-        })
+        }
     });
     Ok(out)
 }
@@ -475,20 +472,18 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
             let o = SyncPtr(elem_ptr::<U>(&out));
             let (pa, pb) = (SyncPtr(elem_ptr::<A>(a)), SyncPtr(elem_ptr::<B>(b)));
             // As in `map1`.
-            for_ranges(n, |s, e| {
-                nest.runs(s, e, |off, len| {
-                    let o = o.get().add(off[0]);
-                    let x = pa.get().add(off[1]) as *const A;
-                    let y = pb.get().add(off[2]) as *const B;
-                    match (at(x, ia), at(y, ib)) {
-                        (Some(fa), Some(fb)) => run2(o, fa, fb, 0, len, &f),
-                        _ => {
-                            for i in 0..len {
-                                *o.add(i) = f(*x.add(i * ia), *y.add(i * ib));
-                            }
+            nest.par_runs(n, |off, len| {
+                let o = o.get().add(off[0]);
+                let x = pa.get().add(off[1]) as *const A;
+                let y = pb.get().add(off[2]) as *const B;
+                match (at(x, ia), at(y, ib)) {
+                    (Some(fa), Some(fb)) => run2(o, fa, fb, 0, len, &f),
+                    _ => {
+                        for i in 0..len {
+                            *o.add(i) = f(*x.add(i * ia), *y.add(i * ib));
                         }
                     }
-                })
+                }
             });
         }
     }
@@ -533,21 +528,19 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
                 SyncPtr(elem_ptr::<C>(c)),
             );
             // As in `map1`.
-            for_ranges(n, |s, e| {
-                nest.runs(s, e, |off, len| {
-                    let o = o.get().add(off[0]);
-                    let x = pa.get().add(off[1]) as *const A;
-                    let y = pb.get().add(off[2]) as *const B;
-                    let z = pc.get().add(off[3]) as *const C;
-                    match (at(x, ia), at(y, ib), at(z, ic)) {
-                        (Some(fa), Some(fb), Some(fc)) => run3(o, fa, fb, fc, 0, len, &f),
-                        _ => {
-                            for i in 0..len {
-                                *o.add(i) = f(*x.add(i * ia), *y.add(i * ib), *z.add(i * ic));
-                            }
+            nest.par_runs(n, |off, len| {
+                let o = o.get().add(off[0]);
+                let x = pa.get().add(off[1]) as *const A;
+                let y = pb.get().add(off[2]) as *const B;
+                let z = pc.get().add(off[3]) as *const C;
+                match (at(x, ia), at(y, ib), at(z, ic)) {
+                    (Some(fa), Some(fb), Some(fc)) => run3(o, fa, fb, fc, 0, len, &f),
+                    _ => {
+                        for i in 0..len {
+                            *o.add(i) = f(*x.add(i * ia), *y.add(i * ib), *z.add(i * ic));
                         }
                     }
-                })
+                }
             });
         }
     }
@@ -607,13 +600,11 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                 let o = SyncPtr(elem_ptr::<T>(dst));
                 // The nest's offsets stay inside `dst`'s layout, which does
                 // not overlap itself; each range is written by one worker.
-                for_ranges(n, |s, e| {
-                    nest.runs(s, e, |off, len| {
-                        let d = o.get().add(off[0]);
-                        for i in 0..len {
-                            *d.add(i * sd) = f(*d.add(i * sd));
-                        }
-                    })
+                nest.par_runs(n, |off, len| {
+                    let d = o.get().add(off[0]);
+                    for i in 0..len {
+                        *d.add(i * sd) = f(*d.add(i * sd));
+                    }
                 });
             }
         }
@@ -637,17 +628,15 @@ pub(crate) fn apply1_blocks<T: Element>(
             let _g = lock(&[], Some(dst));
             let o = SyncPtr(elem_ptr::<T>(dst));
             // SAFETY: as in `apply1`.
-            for_ranges(dst.numel(), |s, e| {
-                nest.runs(s, e, |off, len| unsafe {
-                    let d = o.get().add(off[0]);
-                    if sd == 1 {
-                        block(std::slice::from_raw_parts_mut(d, len));
-                    } else {
-                        for i in 0..len {
-                            *d.add(i * sd) = elem(*d.add(i * sd));
-                        }
+            nest.par_runs(dst.numel(), |off, len| unsafe {
+                let d = o.get().add(off[0]);
+                if sd == 1 {
+                    block(std::slice::from_raw_parts_mut(d, len));
+                } else {
+                    for i in 0..len {
+                        *d.add(i * sd) = elem(*d.add(i * sd));
                     }
-                })
+                }
             });
         }
         dst.bump_version();
@@ -696,19 +685,17 @@ pub(crate) fn apply2<T: Element, B: Element>(
                 let [sd, ib] = nest.inner_strides();
                 let (o, pb) = (SyncPtr(elem_ptr::<T>(dst)), SyncPtr(elem_ptr::<B>(&b)));
                 // As in `apply1`.
-                for_ranges(n, |s, e| {
-                    nest.runs(s, e, |off, len| {
-                        let d = o.get().add(off[0]);
-                        let y = pb.get().add(off[1]) as *const B;
-                        match (sd, at(y, ib)) {
-                            (1, Some(fb)) => run2_inplace(d, fb, 0, len, &f),
-                            _ => {
-                                for i in 0..len {
-                                    *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib));
-                                }
+                nest.par_runs(n, |off, len| {
+                    let d = o.get().add(off[0]);
+                    let y = pb.get().add(off[1]) as *const B;
+                    match (sd, at(y, ib)) {
+                        (1, Some(fb)) => run2_inplace(d, fb, 0, len, &f),
+                        _ => {
+                            for i in 0..len {
+                                *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib));
                             }
                         }
-                    })
+                    }
                 });
             }
         }
@@ -740,15 +727,13 @@ pub(crate) fn apply3<T: Element, B: Element, C: Element>(
             let o = SyncPtr(elem_ptr::<T>(dst));
             let (pb, pc) = (SyncPtr(elem_ptr::<B>(&b)), SyncPtr(elem_ptr::<C>(&c)));
             // As in `apply1`.
-            for_ranges(n, |s, e| {
-                nest.runs(s, e, |off, len| {
-                    let d = o.get().add(off[0]);
-                    let y = pb.get().add(off[1]) as *const B;
-                    let z = pc.get().add(off[2]) as *const C;
-                    for i in 0..len {
-                        *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib), *z.add(i * ic));
-                    }
-                })
+            nest.par_runs(n, |off, len| {
+                let d = o.get().add(off[0]);
+                let y = pb.get().add(off[1]) as *const B;
+                let z = pc.get().add(off[2]) as *const C;
+                for i in 0..len {
+                    *d.add(i * sd) = f(*d.add(i * sd), *y.add(i * ib), *z.add(i * ic));
+                }
             });
         }
     }

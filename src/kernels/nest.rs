@@ -103,6 +103,15 @@ fn step<const N: usize>(off: &mut [usize; N], st: &[usize; N], n: usize) {
     }
 }
 
+impl<const N: usize> Nest<N> {
+    /// [`Nest::runs`] over all `n` elements, split over the pool in fixed
+    /// ranges when large (each range's runs are disjoint).
+    #[inline]
+    pub(crate) fn par_runs(&self, n: usize, body: impl Fn([usize; N], usize) + Sync + Send) {
+        super::iter::for_ranges(n, |s, e| self.runs(s, e, &body));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
