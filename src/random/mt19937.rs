@@ -73,12 +73,17 @@ impl Mt19937 {
     /// so each loop vectorises.
     fn regenerate(&mut self) {
         let s = &mut self.state;
-        for k in 0..N - M {
-            s[k] = twist(s[k], s[k + 1], s[k + M]);
-        }
-        for k in N - M..N - 1 {
-            s[k] = twist(s[k], s[k + 1], s[k + M - N]);
-        }
+        crate::kernels::isa::dispatch(
+            #[inline(always)]
+            || {
+                for k in 0..N - M {
+                    s[k] = twist(s[k], s[k + 1], s[k + M]);
+                }
+                for k in N - M..N - 1 {
+                    s[k] = twist(s[k], s[k + 1], s[k + M - N]);
+                }
+            },
+        );
         s[N - 1] = twist(s[N - 1], s[0], s[M - 1]);
         self.left = N as u32;
         self.next = 0;
@@ -114,9 +119,15 @@ impl Mt19937 {
             let k = ready.min(out.len());
             let start = self.next as usize;
             let (head, rest) = out.split_at_mut(k);
-            for (o, &w) in head.iter_mut().zip(&self.state[start..start + k]) {
-                *o = temper(w);
-            }
+            let words = &self.state[start..start + k];
+            crate::kernels::isa::dispatch(
+                #[inline(always)]
+                || {
+                    for (o, &w) in head.iter_mut().zip(words) {
+                        *o = temper(w);
+                    }
+                },
+            );
             self.next += k as u32;
             self.left -= k as u32;
             out = rest;

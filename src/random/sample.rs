@@ -213,6 +213,31 @@ fn fill_in_order<T: Element>(
     }
 }
 
+/// `out[i] = (u_i < p)` for the next `out.len()` float64 uniforms `u_i`
+/// (two words each, high first): the words of `uniform_f64`, drawn in
+/// batches. `u = m / 2^53` with `m` the low 53 bits, so `u < p` is the
+/// exact integer test `m < ceil(p * 2^53)`.
+fn bernoulli_run<T: Element>(g: &mut GenState, out: &mut [T], p: f64) {
+    const MASK: u64 = (1 << 53) - 1;
+    // `p * 2^53` is exact (a power-of-two scaling of p <= 1), so its
+    // ceiling is the first integer not below it.
+    let bound = (p * (1u64 << 53) as f64).ceil() as i64;
+    let mut words = [0u32; BATCH];
+    for part in out.chunks_mut(BATCH / 2) {
+        let w = &mut words[..2 * part.len()];
+        g.fill(w);
+        crate::kernels::isa::dispatch(
+            #[inline(always)]
+            || {
+                for (o, x) in part.iter_mut().zip(w.chunks_exact(2)) {
+                    let m = ((u64::from(x[0]) << 32) | u64::from(x[1])) & MASK;
+                    *o = T::from_bool((m as i64) < bound);
+                }
+            },
+        );
+    }
+}
+
 /// A new contiguous tensor filled by `fill`.
 fn fresh<T: Element>(shape: &[usize], fill: impl FnOnce(&mut [T]) -> Result<()>) -> Result<Tensor> {
     let out = Tensor::try_empty(shape, T::DTYPE)?;
@@ -720,10 +745,7 @@ impl Tensor {
         }
         let g = gen_or_default(g);
         dispatch!(self.dtype(), T => fill_in_order::<T>(self, |out, _| {
-            let mut s = g.lock();
-            for o in out.iter_mut() {
-                *o = T::from_bool(s.uniform_f64() < p);
-            }
+            bernoulli_run(&mut g.lock(), out, p);
             Ok(())
         }))
     }

@@ -90,6 +90,11 @@ def _cases() -> dict[str, tuple[int, bool, list[Call]]]:
                 L.tensor([0.2, 0.4, 0.6, 0.8], dtype=_dt(L, dt))
             ),
         ])
+        # Past the word batches and several regenerations of the state.
+        cases[f"bernoulli_{dt}_big"] = (13, False, [
+            lambda L, g, dt=dt: L.empty(BIG, dtype=_dt(L, dt)).bernoulli_(0.37),
+            lambda L, g, dt=dt: L.empty(3, 1001, dtype=_dt(L, dt)).t().bernoulli_(0.9),
+        ])
         cases[f"multinomial_{dt}"] = (12, False, [
             lambda L, g, dt=dt: L.multinomial(
                 L.tensor([[0.1, 0.5, 0.0, 2.0], [1, 1, 1, 1]], dtype=_dt(L, dt)), 20, True
