@@ -29,6 +29,7 @@ pub use error::{Error, ErrorKind, ExternalError, Result};
 /// The 16-bit float element types (`float16`, `bfloat16`), from the `half` crate.
 pub use half::{bf16, f16};
 pub use ops::conv::Window;
+pub use ops::Reduction;
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
     broadcast_shapes, default_complex_dtype, default_dtype, result_type, set_default_dtype,

@@ -5,7 +5,7 @@
 use crate::errors::IntoPyResult;
 use crate::linalg::tensor_only;
 use crate::tensor::{nogil, TensorOut};
-use ferrograd::Window;
+use ferrograd::{Reduction, Window};
 use pyo3::prelude::*;
 
 type Pair = (usize, usize);
@@ -103,7 +103,68 @@ fn _max_pool2d_indices(
     Ok(nogil(py, work, || x.max_pool2d_indices(win)).py()?.into())
 }
 
+/// `nn.functional.layer_norm` (arguments checked in Rust).
+#[pyfunction]
+#[pyo3(signature = (input, normalized_shape, weight, bias, eps))]
+fn _layer_norm(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    normalized_shape: Vec<usize>,
+    weight: Option<&Bound<'_, PyAny>>,
+    bias: Option<&Bound<'_, PyAny>>,
+    eps: f64,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "layer_norm", "input")?;
+    let w = weight
+        .map(|w| tensor_only(w, "layer_norm", "weight"))
+        .transpose()?;
+    let b = bias
+        .map(|b| tensor_only(b, "layer_norm", "bias"))
+        .transpose()?;
+    Ok(nogil(py, x.numel(), || {
+        x.layer_norm(&normalized_shape, w.as_ref(), b.as_ref(), eps)
+    })
+    .py()?
+    .into())
+}
+
+/// `nn.functional.nll_loss` with an int64 target and a checked reduction
+/// name (`'none'`, `'mean'` or `'sum'`).
+#[pyfunction]
+#[pyo3(signature = (input, target, weight, reduction, ignore_index))]
+fn _nll_loss(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+    weight: Option<&Bound<'_, PyAny>>,
+    reduction: &str,
+    ignore_index: i64,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, "nll_loss", "input")?;
+    let t = tensor_only(target, "nll_loss", "target")?;
+    let w = weight
+        .map(|w| tensor_only(w, "nll_loss", "weight"))
+        .transpose()?;
+    let reduction = match reduction {
+        "none" => Reduction::None,
+        "mean" => Reduction::Mean,
+        "sum" => Reduction::Sum,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{other} is not a valid value for reduction"
+            )))
+        }
+    };
+    Ok(nogil(py, x.numel(), || {
+        x.nll_loss(&t, w.as_ref(), reduction, ignore_index)
+    })
+    .py()?
+    .into())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_nll_loss, m)?)?;
     m.add_function(wrap_pyfunction!(_max_pool2d_indices, m)?)?;
     m.add_function(wrap_pyfunction!(_im2col, m)?)?;
     m.add_function(wrap_pyfunction!(_col2im, m)?)?;

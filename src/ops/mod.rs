@@ -15,6 +15,7 @@ pub mod conv;
 mod creation;
 mod index;
 pub mod linalg;
+mod nn;
 mod pointwise;
 pub mod reduce;
 mod shape;
@@ -44,10 +45,12 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         linalg::decomp::FORMULAS,
         linalg::einsum::FORMULAS,
         conv::FORMULAS,
+        nn::FORMULAS,
     ];
     tables.extend_from_slice(index::FORMULA_TABLES);
     tables.extend_from_slice(reduce::FORMULA_TABLES);
     tables.push(crate::autograd::HELPER_FORMULAS);
     tables
 }
+pub use nn::Reduction;
 pub use pointwise::{erf, erfc, Num, RoundingMode};

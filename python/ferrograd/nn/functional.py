@@ -979,49 +979,6 @@ def huber_loss(
     return _reduce(_weighted(loss, weight), reduction)
 
 
-def _nll_gather(
-    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
-) -> tuple[Tensor, Tensor]:
-    """Per-element ``-w[t] * x[t]`` and the matching weights (0 where ignored).
-
-    ``input`` has the class dimension at 1 (or 0 for an unbatched input).
-    """
-    if input.dim() == 1:
-        input, target = input.unsqueeze(0), target.unsqueeze(0)
-    num_classes = input.shape[1]
-    if weight is not None and (weight.dim() != 1 or weight.numel() != num_classes):
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {num_classes} classes or no classes "
-            f"but got weight tensor of shape: {list(weight.shape)}"
-        )
-    keep = target != ignore_index
-    safe = target.masked_fill(~keep, 0)
-    if safe.numel() > 0:
-        lo, hi = int(safe.min()), int(safe.max())
-        if lo < 0 or hi >= num_classes:
-            bad = lo if lo < 0 else hi
-            raise IndexError(f"Target {bad} is out of bounds.")
-    picked = input.gather(1, safe.unsqueeze(1)).squeeze(1)
-    if weight is None:
-        w = keep.to(input.dtype)
-    else:
-        w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) * keep.to(weight.dtype)
-    return -picked * w, w
-
-
-# torch's ScalarType names, used in its dtype error messages.
-_SCALAR_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "bool": "Bool",
-}
-
-
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -1044,37 +1001,9 @@ def nll_loss(
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() == 1:
-        if target.dim() != 0:
-            raise RuntimeError(
-                f"0D or 1D target tensor expected, multi-target not supported (got {target.dim()}D)"
-            )
-    else:
-        if input.shape[0] != (target.shape[0] if target.dim() > 0 else -1):
-            raise ValueError(
-                f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                f"({target.shape[0] if target.dim() > 0 else 0})."
-            )
-        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-            raise RuntimeError(
-                f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}"
-            )
     if target.dtype == _fg.uint8:
         target = target.long()
-    if target.dtype != _fg.int64:
-        short = str(target.dtype).rsplit(".", 1)[-1]
-        name = _SCALAR_NAMES.get(short, short)
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
-    losses, w = _nll_gather(input, target, weight, ignore_index)
-    if input.dim() == 1:
-        losses, w = losses.squeeze(0), w.squeeze(0)
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    return losses.sum() / w.sum()
+    return _core._nll_loss(input, target, weight, reduction, int(ignore_index))
 
 
 def cross_entropy(
@@ -1358,23 +1287,7 @@ def layer_norm(
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k :]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}"
-        )
-    dims = tuple(range(input.dim() - k, input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = centered.square().mean(dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _core._layer_norm(input, [int(s) for s in normalized_shape], weight, bias, float(eps))
 
 
 def rms_norm(
