@@ -2,11 +2,12 @@
 //! and reciprocal standard deviation, then the affine map) and the
 //! first-order backward, each one pass over a row.
 //!
-//! Sums run in `f64` (four partial sums, so the additions need not wait on
-//! each other); the per-element work runs in the element type. Rows are
+//! Row sums run in eight lanes of the element type over runs of 512
+//! elements, joined in `f64`; the per-element work runs in the element
+//! type (float32 for 16-bit inputs, which the op converts). Rows are
 //! independent in the forward and in the input gradient; the weight and
 //! bias gradients are column sums over rows, taken in fixed blocks of
-//! rows whose partial sums are added in block order, so the bits do not
+//! rows whose partial sums are added in f64 in block order, so the bits do not
 //! depend on the number of threads.
 
 use super::access::{elem_ptr, lock};
@@ -18,18 +19,52 @@ use crate::Tensor;
 /// Elements per block of rows in the weight and bias gradient sums.
 const BLOCK_ELEMS: usize = 8192;
 
-/// `Σ f(i)` over `0..n` in `f64`, in four interleaved partial sums.
+/// Independent running sums in a row sum (one AVX2 register of f32).
+const LANES: usize = 8;
+/// Rows of lanes summed in the element type before joining the f64 total.
+const STEPS: usize = 64;
+
+/// `Σ a[i] b[i]` (`Σ a[i]` without `b`): lane `j` adds elements `j, j +
+/// LANES, ...` in the element type over runs of `LANES * STEPS` elements,
+/// which join the lanes' f64 totals; the lanes are then added in order,
+/// then the tail.
 #[inline(always)]
-fn sum4(n: usize, f: impl Fn(usize) -> f64) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let quads = n / 4;
-    for q in 0..quads {
-        for (l, a) in acc.iter_mut().enumerate() {
-            *a += f(4 * q + l);
+fn dot<T: Float>(a: &[T], b: Option<&[T]>) -> f64 {
+    let mut wide = [0f64; LANES];
+    let whole = a.len() / LANES * LANES;
+    let mut start = 0;
+    while start < whole {
+        let stop = (start + LANES * STEPS).min(whole);
+        let mut part = [T::zero(); LANES];
+        let ra = a[start..stop].chunks_exact(LANES);
+        match b {
+            Some(b) => {
+                for (ra, rb) in ra.zip(b[start..stop].chunks_exact(LANES)) {
+                    for j in 0..LANES {
+                        part[j] = part[j] + ra[j] * rb[j];
+                    }
+                }
+            }
+            None => {
+                for ra in ra {
+                    for j in 0..LANES {
+                        part[j] = part[j] + ra[j];
+                    }
+                }
+            }
         }
+        for j in 0..LANES {
+            wide[j] += part[j].to_f64();
+        }
+        start = stop;
     }
-    let tail: f64 = (4 * quads..n).map(f).sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    let lanes = wide.iter().fold(0.0, |acc, &w| acc + w);
+    (whole..a.len()).fold(lanes, |acc, i| {
+        acc + match b {
+            Some(b) => (a[i] * b[i]).to_f64(),
+            None => a[i].to_f64(),
+        }
+    })
 }
 
 /// Row `r` of `n` elements of a contiguous buffer.
@@ -82,13 +117,13 @@ pub(crate) fn forward<T: Float>(
         super::isa::dispatch(
             #[inline(always)]
             || {
-                let m = sum4(n, |i| xs[i].to_f64()) / n as f64;
-                let var = sum4(n, |i| {
-                    let d = xs[i].to_f64() - m;
-                    d * d
-                }) / n as f64;
-                let rs = 1.0 / (var + eps).sqrt();
-                let (mt, rt) = (T::from_f64(m), T::from_f64(rs));
+                let mt = T::from_f64(dot(xs, None) / n as f64);
+                // The centred row goes through the output buffer.
+                for (o, &v) in os.iter_mut().zip(xs) {
+                    *o = v - mt;
+                }
+                let var = dot(os, Some(os)) / n as f64;
+                let rt = T::from_f64(1.0 / (var + eps).sqrt());
                 // SAFETY: stat `r` of the fresh `rows`-element outputs.
                 unsafe {
                     *mp.get().add(r) = mt;
@@ -96,23 +131,23 @@ pub(crate) fn forward<T: Float>(
                 }
                 match (w, b) {
                     (Some(w), Some(b)) => {
-                        for i in 0..n {
-                            os[i] = (xs[i] - mt) * rt * w[i] + b[i];
+                        for ((o, &w), &b) in os.iter_mut().zip(w).zip(b) {
+                            *o = *o * rt * w + b;
                         }
                     }
                     (Some(w), None) => {
-                        for i in 0..n {
-                            os[i] = (xs[i] - mt) * rt * w[i];
+                        for (o, &w) in os.iter_mut().zip(w) {
+                            *o = *o * rt * w;
                         }
                     }
                     (None, Some(b)) => {
-                        for i in 0..n {
-                            os[i] = (xs[i] - mt) * rt + b[i];
+                        for (o, &b) in os.iter_mut().zip(b) {
+                            *o = *o * rt + b;
                         }
                     }
                     (None, None) => {
-                        for i in 0..n {
-                            os[i] = (xs[i] - mt) * rt;
+                        for o in os.iter_mut() {
+                            *o = *o * rt;
                         }
                     }
                 }
@@ -161,13 +196,14 @@ pub(crate) fn backward<T: Float>(
     let (mp, rp) = (SyncPtr(elem_ptr::<T>(mean)), SyncPtr(elem_ptr::<T>(rstd)));
     let w = params::<T>(weight, n);
     let dxp = dx.as_ref().map(|(_, p)| SyncPtr(p.get()));
-    let want_wb = need[1] || need[2];
     // Rows per block of the column sums; a block is also the unit of work.
     let per = (BLOCK_ELEMS / n.max(1)).max(1);
     let blocks = rows.div_ceil(per);
-    let block = |bi: usize| -> (Vec<f64>, Vec<f64>) {
-        let mut dw = vec![0.0f64; if need[1] { n } else { 0 }];
-        let mut db = vec![0.0f64; if need[2] { n } else { 0 }];
+    let block = |bi: usize| -> (Vec<T>, Vec<T>) {
+        let mut dw = vec![T::zero(); if need[1] { n } else { 0 }];
+        let mut db = vec![T::zero(); if need[2] { n } else { 0 }];
+        let mut xh = vec![T::zero(); n];
+        let mut gw = vec![T::zero(); if w.is_some() { n } else { 0 }];
         for r in bi * per..((bi + 1) * per).min(rows) {
             // SAFETY: row `r` lies inside the read-locked inputs; stat `r`
             // inside the saved statistics; only this block writes input
@@ -183,34 +219,43 @@ pub(crate) fn backward<T: Float>(
             super::isa::dispatch(
                 #[inline(always)]
                 || {
-                    if want_wb {
-                        for i in 0..dw.len() {
-                            dw[i] += (gs[i] * ((xs[i] - mt) * rt)).to_f64();
+                    for (h, &v) in xh.iter_mut().zip(xs) {
+                        *h = (v - mt) * rt;
+                    }
+                    if need[1] {
+                        for ((d, &g), &h) in dw.iter_mut().zip(gs).zip(&xh) {
+                            *d = *d + g * h;
                         }
-                        for i in 0..db.len() {
-                            db[i] += gs[i].to_f64();
+                    }
+                    if need[2] {
+                        for (d, &g) in db.iter_mut().zip(gs) {
+                            *d = *d + g;
                         }
                     }
                     let Some(dxp) = &dxp else { return };
-                    let gw = |i: usize| match w {
-                        Some(w) => gs[i] * w[i],
-                        None => gs[i],
+                    let gwv: &[T] = match w {
+                        Some(w) => {
+                            for ((o, &g), &w) in gw.iter_mut().zip(gs).zip(w) {
+                                *o = g * w;
+                            }
+                            &gw
+                        }
+                        None => gs,
                     };
-                    let a = sum4(n, |i| gw(i).to_f64()) / n as f64;
-                    let b = sum4(n, |i| (gw(i) * ((xs[i] - mt) * rt)).to_f64()) / n as f64;
-                    let (at, bt) = (T::from_f64(a), T::from_f64(b));
+                    let at = T::from_f64(dot(gwv, None) / n as f64);
+                    let bt = T::from_f64(dot(gwv, Some(&xh)) / n as f64);
                     // SAFETY: gradient row `r` of the fresh output, written
                     // only here.
                     let out = unsafe { std::slice::from_raw_parts_mut(dxp.get().add(r * n), n) };
-                    for i in 0..n {
-                        out[i] = rt * (gw(i) - at - (xs[i] - mt) * rt * bt);
+                    for ((o, &gv), &h) in out.iter_mut().zip(gwv).zip(&xh) {
+                        *o = rt * (gv - at - h * bt);
                     }
                 },
             );
         }
         (dw, db)
     };
-    let parts: Vec<(Vec<f64>, Vec<f64>)> =
+    let parts: Vec<(Vec<T>, Vec<T>)> =
         if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && blocks > 1 {
             par_map(blocks, &block)
         } else {
@@ -221,7 +266,7 @@ pub(crate) fn backward<T: Float>(
         for p in &parts {
             let part = if which == 0 { &p.0 } else { &p.1 };
             for (a, v) in acc.iter_mut().zip(part) {
-                *a += v;
+                *a += v.to_f64();
             }
         }
         Tensor::from_vec(acc.into_iter().map(T::from_f64).collect::<Vec<T>>())
