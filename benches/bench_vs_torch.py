@@ -21,7 +21,10 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
 - ``nn``: training steps written with ``nn``/``optim``: an MLP
   784-512-256-10 with Adam at batch 64, LeNet-5 (two Conv2d+MaxPool2d, three
   Linear) with Adam at batch 64 on 28x28, and a 2-layer
-  TransformerEncoder (d=128, 4 heads, seq 64, batch 16) forward+backward.
+  TransformerEncoder (d=128, 4 heads, seq 64, batch 16) forward+backward;
+  and their fused pieces alone: layer_norm forward+backward on
+  [16,64,128], cross_entropy forward+backward on [1024,100] logits, and
+  dropout (p=0.1, torch's Mersenne Twister stream) on [16,64,512].
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -280,10 +283,20 @@ def nn_workload(torch) -> dict[str, float]:
         encoder(xt).square().mean().backward()
         encoder.zero_grad()
 
+    # The fused pieces of those steps on their own.
+    xl = torch.randn(16, 64, 128, requires_grad=True)
+    wl, bl = torch.ones(128, requires_grad=True), torch.zeros(128, requires_grad=True)
+    gl = torch.randn(16, 64, 128)
+    logits, target = torch.randn(1024, 100, requires_grad=True), torch.randint(0, 100, (1024,))
+    hidden = torch.randn(16, 64, 512)
+
     return {
         "MLP 784-512-256-10 step (nn + Adam), batch 64": _ms(mlp_step, 20),
         "LeNet-5 step (Conv2d, MaxPool2d, Adam), batch 64, 28x28": _ms(lenet_step, 10),
         "2-layer TransformerEncoder fwd+bwd, d=128, seq 64, batch 16": _ms(transformer, 5),
+        "layer_norm fwd+bwd [16,64,128]": _ms(lambda: F.layer_norm(xl, (128,), wl, bl).backward(gl), 20),
+        "cross_entropy fwd+bwd [1024,100]": _ms(lambda: F.cross_entropy(logits, target).backward(), 20),
+        "dropout(p=0.1) [16,64,512]": _ms(lambda: F.dropout(hidden, 0.1), 20),
     }  # fmt: skip
 
 

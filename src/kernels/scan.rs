@@ -174,6 +174,78 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
     out
 }
 
+/// The gradient of softmax (or log_softmax) along contiguous rows of `n`
+/// elements, from the output `y` and its gradient `g` (both contiguous,
+/// of dtype T): `y (g - Σ g y)` for softmax, `g - e^y Σ g` for
+/// log_softmax, with the row sum in f64 (four partial sums).
+pub(crate) fn softmax_backward_rows<T: Float>(
+    g: &Tensor,
+    y: &Tensor,
+    n: usize,
+    log: bool,
+) -> Tensor {
+    let (out, op) = output::<T>(y.shape());
+    let total = y.numel();
+    if total == 0 || n == 0 {
+        return out;
+    }
+    let rows = total / n;
+    let _g = lock(&[g, y], None);
+    let (gp, yp) = (SyncPtr(elem_ptr::<T>(g)), SyncPtr(elem_ptr::<T>(y)));
+    let row = |r: usize| {
+        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
+        // contiguous inputs and of the fresh output, whose row only this
+        // call writes.
+        let (gs, ys, os) = unsafe {
+            (
+                std::slice::from_raw_parts(gp.get().add(r * n) as *const T, n),
+                std::slice::from_raw_parts(yp.get().add(r * n) as *const T, n),
+                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
+            )
+        };
+        if log {
+            // e^y goes through the output buffer.
+            os.copy_from_slice(ys);
+            exp_in_place(os);
+        }
+        super::isa::dispatch(
+            #[inline(always)]
+            || {
+                let mut acc = [0.0f64; 4];
+                let mut quads = gs.chunks_exact(4);
+                let mut yq = ys.chunks_exact(4);
+                for (q, yv) in (&mut quads).zip(&mut yq) {
+                    for j in 0..4 {
+                        acc[j] += if log { q[j] } else { q[j] * yv[j] }.to_f64();
+                    }
+                }
+                let tail: f64 = quads
+                    .remainder()
+                    .iter()
+                    .zip(yq.remainder())
+                    .map(|(&a, &b)| if log { a } else { a * b }.to_f64())
+                    .sum();
+                let s = T::from_f64((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail);
+                if log {
+                    for (o, &gv) in os.iter_mut().zip(gs) {
+                        *o = gv - *o * s;
+                    }
+                } else {
+                    for ((o, &gv), &yv) in os.iter_mut().zip(gs).zip(ys) {
+                        *o = yv * (gv - s);
+                    }
+                }
+            },
+        );
+    };
+    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
+        par_for(rows, (PARALLEL_MIN_ELEMS / n).max(1), &row);
+    } else {
+        (0..rows).for_each(row);
+    }
+    out
+}
+
 /// `e^v` for every element of `buf`, through the vectorised exponential
 /// for float32 and float64 (the same function `Tensor::exp` uses) and
 /// element by element for the 16-bit floats.

@@ -283,3 +283,25 @@ def test_nll_loss_errors_match_torch():
         F.nll_loss(fg.zeros(2, 3, 5), fg.zeros(2, 4, dtype=fg.int64))
     with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
         F.nll_loss(x, fg.tensor([0, 1, 1], dtype=fg.int32))
+
+
+# ---------------------------------------------------------------------------
+# softmax / log_softmax backward rows
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,dim", [((5, 7), -1), ((300, 200), 1), ((4, 6, 3), 1), ((9,), 0)])
+@pytest.mark.parametrize("dtype", [fg.float32, fg.float64])
+def test_softmax_gradients_match_formulas(log, shape, dim, dtype, rng):
+    x = rng.normal(size=shape) * 2
+    g = rng.normal(size=shape)
+    xt = t(x, dtype, True)
+    out = (F.log_softmax if log else F.softmax)(xt, dim)
+    out.backward(t(g, dtype))
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    p = e / e.sum(axis=dim, keepdims=True)
+    # d log_softmax: g - p Σg; d softmax: p (g - Σ g p).
+    want = g - p * g.sum(axis=dim, keepdims=True) if log else p * (g - (g * p).sum(axis=dim, keepdims=True))
+    tol = 1e-5 if dtype == fg.float32 else 1e-12
+    assert_close(xt.grad.double(), want, rtol=tol, atol=tol)

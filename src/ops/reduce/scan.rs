@@ -6,7 +6,7 @@ use super::{
     dim_mask, float_input, save_input_and_result, saved_input_and_result, sum_tangent,
     unsqueeze_reduced, widened,
 };
-use crate::autograd::derivatives;
+use crate::autograd::{derivatives, is_grad_enabled};
 use crate::kernels::{fold, scan};
 use crate::tensor::wrap_dim;
 use crate::{default_dtype, dispatch_float, DType, Error, Result, Tensor};
@@ -105,6 +105,9 @@ derivatives! {
         // y * (g - sum(g * y)), summed along `dim` as counted in `g`.
         backward |ctx, g| {
             let (y, d) = (ctx.saved(0)?, ctx.dim(dim));
+            if let Some(fused) = fused_backward(&g[0], &y, d, false) {
+                return Ok(vec![Some(fused)]);
+            }
             let dot = g[0].mul(&y)?.sum(Some(&[d]), true, None)?;
             Ok(vec![Some(y.mul(&g[0].sub(&dot)?)?)])
         };
@@ -130,6 +133,9 @@ derivatives! {
         // g - exp(y) * sum(g), summed along `dim` as counted in `g`.
         backward |ctx, g| {
             let (y, d) = (ctx.saved(0)?, ctx.dim(dim));
+            if let Some(fused) = fused_backward(&g[0], &y, d, true) {
+                return Ok(vec![Some(fused)]);
+            }
             let total = g[0].sum(Some(&[d]), true, None)?;
             Ok(vec![Some(g[0].sub(&y.exp()?.mul(&total)?)?)])
         };
@@ -177,6 +183,22 @@ fn softmax_impl(
     } else {
         Ok(out.movedim(&[-1], &[d as isize])?.contiguous())
     }
+}
+
+/// The softmax (`log`: log_softmax) gradient from one row kernel, when
+/// the composed formula may be replaced: no graph is being recorded, `g`
+/// and `y` have the same float dtype and shape (no batch of gradients),
+/// and `d` (as counted in `g`) is the last dim. `None` otherwise.
+fn fused_backward(g: &Tensor, y: &Tensor, d: isize, log: bool) -> Option<Tensor> {
+    let nd = y.ndim();
+    let last = d == -1 || (nd > 0 && d == nd as isize - 1);
+    if is_grad_enabled() || g.dtype() != y.dtype() || g.shape() != y.shape() || nd == 0 || !last {
+        return None;
+    }
+    let (g, y) = (g.contiguous(), y.contiguous());
+    let n = y.shape()[nd - 1];
+    dispatch_float!(y.dtype(), T => Some(scan::softmax_backward_rows::<T>(&g, &y, n, log)),
+        else None)
 }
 
 /// `dim` counted from the end (so it names the same dim of a tangent with
