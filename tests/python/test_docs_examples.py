@@ -22,6 +22,7 @@ GUIDES = [
     "nn.md",
     "data.md",
     "optim.md",
+    "func.md",
 ]
 
 

@@ -1,0 +1,149 @@
+"""``functional_call`` (run a module with given parameters and buffers)
+and ``stack_module_state`` (the parameters of several same-shaped modules,
+stacked for ensembling)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _core
+
+__all__ = ["functional_call", "stack_module_state"]
+
+Tensor = _core.Tensor
+_MISSING = object()
+
+
+def _owner(module: Any, key: str) -> tuple[Any, str]:
+    """The submodule holding dotted name ``key`` and the last component."""
+    *path, leaf = key.split(".")
+    for part in path:
+        module = getattr(module, part)
+    return module, leaf
+
+
+def _registry_of(module: Any, name: str) -> dict[str, Any] | None:
+    for reg in ("_parameters", "_buffers"):
+        d = module.__dict__.get(reg)
+        if d is not None and name in d:
+            return d
+    return None
+
+
+def _state_names(module: Any) -> dict[str, Any]:
+    """Every parameter and buffer name (tied names included) to its tensor."""
+    names: dict[str, Any] = {}
+    for prefix, mod in module.named_modules(remove_duplicate=False):
+        for reg in ("_parameters", "_buffers"):
+            for name, t in mod.__dict__.get(reg, {}).items():
+                if t is not None:
+                    names[f"{prefix}.{name}" if prefix else name] = t
+    return names
+
+
+def _merge(parameter_and_buffer_dicts: Any) -> dict[str, Any]:
+    if isinstance(parameter_and_buffer_dicts, dict):
+        return dict(parameter_and_buffer_dicts)
+    if not isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        raise ValueError(
+            "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+            f"{type(parameter_and_buffer_dicts)}"
+        )
+    merged: dict[str, Any] = {}
+    for d in parameter_and_buffer_dicts:
+        repeated = [k for k in d if k in merged]
+        if repeated:
+            raise ValueError(
+                f"{repeated} appeared in multiple dictionaries; behavior of functional call is ambiguous"
+            )
+        merged.update(d)
+    return merged
+
+
+def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None,
+                    kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
+                    strict: bool = False) -> Any:
+    """``module(*args, **kwargs)`` with the parameters and buffers named in
+    ``parameter_and_buffer_dicts`` (dotted names, as ``state_dict`` gives
+    them) replaced by the given tensors for the duration of the call; the
+    module is restored afterwards, also when the call raises. With
+    ``tie_weights``, a name that shares its tensor with a given one (tied
+    weights) uses the given tensor too. ``strict`` requires exactly the
+    module's names."""
+    given = _merge(parameter_and_buffer_dicts)
+    current = _state_names(module)
+    values = dict(given)
+    if tie_weights:
+        by_id: dict[int, list[str]] = {}
+        for name, t in current.items():
+            by_id.setdefault(id(t), []).append(name)
+        for name in list(given):
+            if name not in current:
+                continue
+            for alias in by_id[id(current[name])]:
+                if alias in given and given[alias] is not given[name]:
+                    raise ValueError(
+                        f"functional_call got multiple values for keys {sorted([name, alias])}, "
+                        "which are tied. Consider using tie_weights=False"
+                    )
+                values.setdefault(alias, given[name])
+    if strict:
+        missing = [k for k in current if k not in values]
+        unexpected = [k for k in given if k not in current]
+        if missing or unexpected:
+            lines = []
+            if unexpected:
+                lines.append("\tUnexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected) + ".")
+            if missing:
+                lines.append("\tMissing key(s): " + ", ".join(f"'{k}'" for k in missing) + ".")
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}:\n" + "\n".join(lines)
+            )
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    restore: list[tuple[Any, str, Any, Any]] = []
+    try:
+        for key, value in values.items():
+            owner, name = _owner(module, key)
+            reg = _registry_of(owner, name)
+            if reg is not None:
+                restore.append((reg, name, reg[name], None))
+                reg[name] = value
+            else:
+                restore.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING), None))
+                owner.__dict__[name] = value
+        return module(*args, **(kwargs or {}))
+    finally:
+        for reg, name, old, _ in reversed(restore):
+            if old is _MISSING:
+                del reg[name]
+            else:
+                reg[name] = old
+
+
+def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """``(params, buffers)``: each parameter and buffer of ``models`` (which
+    must share their structure) stacked along a new leading dim. Stacked
+    parameters are new leaves that require grad when the originals do."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    first = type(models[0])
+    if not all(type(m) is first for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    per_model = [dict(m.named_parameters()) for m in models]
+    params = {}
+    for name in per_model[0]:
+        ts = [p[name] for p in per_model]
+        needs = {t.requires_grad for t in ts}
+        if len(needs) != 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        params[name] = _core.stack([t.detach() for t in ts]).requires_grad_(needs.pop())
+    per_model_b = [dict(m.named_buffers()) for m in models]
+    buffers = {name: _core.stack([b[name].detach() for b in per_model_b]) for name in per_model_b[0]}
+    return params, buffers

@@ -1,0 +1,647 @@
+"""The composable transforms of ``ferrograd.func``: grad, grad_and_value,
+vjp, jvp, linearize, jacrev, jacfwd and hessian.
+
+Levels: every transform differentiates with respect to tensors it makes
+itself ("lifted" arguments): a view of the argument that requires grad.
+The lifted tensor is new, so a tensor the function captured by closure is
+never mistaken for it, and, being a view, it keeps the argument's own
+graph and forward-mode tangent: an enclosing transform (or ordinary
+autograd outside) still differentiates through the result. A transform
+records a graph for its own derivative only when something outside it can
+see that graph (the function's graph reaches a tensor that requires grad
+other than the lifted ones, or a forward-mode level is open); otherwise
+its results are plain tensors, as torch.func's are.
+
+Forward mode: ``jvp`` and ``jacfwd`` open a dual level (``jacfwd`` a
+batched one whose tangents are the standard basis of the inputs, so one
+call of the function gives every column). Only one dual level can be open
+at a time; a forward transform nested inside another one computes the
+same numbers by reverse mode instead (the double-backward trick for
+``jvp``, a batched backward for ``jacfwd``), which an open level can
+differentiate in turn (forward-over-reverse). Every nesting order is
+therefore supported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .. import _core
+from ..autograd import forward_ad
+from ..autograd import grad as _autograd_grad
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
+
+Tensor = _core.Tensor
+
+
+# ---------------------------------------------------------------------------
+# Arguments, lifting and levels
+# ---------------------------------------------------------------------------
+
+
+def _check_argnums(argnums: Any, num_args: int) -> tuple[int, ...]:
+    """``argnums`` as a tuple of non-negative positions (torch's errors)."""
+    items = argnums if isinstance(argnums, tuple) else (argnums,)
+    if isinstance(argnums, tuple) and not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in items):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    out = []
+    for a in items:
+        if not -num_args <= a < num_args:
+            raise RuntimeError(f"Got argnum={a}, but only {num_args} positional inputs")
+        out.append(a % num_args)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"argnums must be unique, got {argnums}")
+    return tuple(out)
+
+
+class _Level:
+    """One running transform: grad mode outside it, and the fresh leaves
+    made by it and by the transforms that ran inside it (which nothing
+    outside differentiates with respect to), kept alive so their ids stay
+    theirs."""
+
+    __slots__ = ("outer_grad", "leaves")
+
+    def __init__(self, outer_grad: bool) -> None:
+        self.outer_grad = outer_grad
+        self.leaves: dict[int, Tensor] = {}
+
+
+_local = threading.local()
+
+
+def _stack() -> list[_Level]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+@contextlib.contextmanager
+def _level() -> Any:
+    """Runs a transform's body: a new level, with grad mode on."""
+    stack = _stack()
+    level = _Level(is_grad_enabled())
+    stack.append(level)
+    try:
+        with enable_grad():
+            yield level
+    finally:
+        stack.pop()
+        if stack:
+            stack[-1].leaves.update(level.leaves)
+
+
+def _lift(t: Any) -> Tensor:
+    """A new tensor, equal to ``t``, that the running level differentiates
+    with respect to; it keeps ``t``'s graph and tangent (see the module
+    doc)."""
+    if not isinstance(t, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
+    if t.requires_grad:
+        return t.view_as(t)
+    leaf = t.view_as(t).requires_grad_()
+    _stack()[-1].leaves[id(leaf)] = leaf
+    return leaf
+
+
+def _lift_args(args: tuple[Any, ...],
+               argnums: tuple[int, ...]) -> tuple[tuple[Any, ...], list[Tensor], TreeSpec]:
+    """``args`` with the pytrees at ``argnums`` lifted; also the lifted
+    leaves (in order) and the spec of the differentiated part (one pytree
+    for an int ``argnums``, a tuple of them otherwise, as the caller
+    builds it)."""
+    new_args = list(args)
+    lifted: list[Tensor] = []
+    for a in argnums:
+        leaves, spec = tree_flatten(args[a])
+        new_leaves = [_lift(x) for x in leaves]
+        lifted.extend(new_leaves)
+        new_args[a] = tree_unflatten(new_leaves, spec)
+    return tuple(new_args), lifted, spec
+
+
+def _diff_spec(args: tuple[Any, ...], argnums: Any) -> TreeSpec:
+    """The spec of the differentiated arguments as returned to the user: the
+    one pytree for an int ``argnums``, a tuple of pytrees otherwise."""
+    if isinstance(argnums, tuple):
+        return tree_flatten(tuple(args[a % len(args)] for a in argnums))[1]
+    return tree_flatten(args[argnums % len(args)])[1]
+
+
+def _outer_sees(outputs: list[Any]) -> bool:
+    """Whether the running level's derivative must be recorded as a graph:
+    grad mode was on outside it and the outputs' graph reaches a tensor
+    that requires grad and is not a fresh leaf of this level or of one that
+    ran inside it (an argument that required grad, a captured parameter, an
+    enclosing level's input), or a dual level is open (its tangents flow
+    through the derivative)."""
+    if _core._current_dual_level() >= 0:
+        return True
+    return _reaches_outside(outputs)
+
+
+def _reaches_outside(outputs: list[Any]) -> bool:
+    level = _stack()[-1]
+    if not level.outer_grad:
+        return False
+    own = level.leaves
+    # Node objects are kept alive in `seen`, so their ids are not reused.
+    stack: list[Any] = []
+    seen: dict[int, Any] = {}
+    for o in outputs:
+        if not isinstance(o, Tensor) or not o.requires_grad:
+            continue
+        if o.grad_fn is None:
+            if id(o) not in own:
+                return True
+            continue
+        stack.append(o.grad_fn)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        try:
+            var = node.variable
+        except AttributeError:
+            var = None
+        if var is not None:
+            if id(var) not in own:
+                return True
+            continue
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                stack.append(nxt)
+    return False
+
+
+def _release(t: Any, keep: bool) -> Any:
+    """A result handed out of this level: as is when an outer level sees
+    the graph, else detached."""
+    if keep or not isinstance(t, Tensor):
+        return t
+    return t.detach()
+
+
+def _release_tree(tree: Any, keep: bool) -> Any:
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_release(t, keep) for t in leaves], spec)
+
+
+def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tensor] | None,
+           create_graph: bool, is_grads_batched: bool = False) -> list[Tensor]:
+    """``autograd.grad`` with zeros for inputs the outputs do not reach
+    (batched zeros in a batched call) and nothing to do for outputs that
+    need no grad."""
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    kept = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o.requires_grad]
+    res: tuple[Any, ...] = (None,) * len(inputs)
+    if kept:
+        res = _autograd_grad(
+            [o for o, _ in kept], inputs, [g for _, g in kept], retain_graph=True,
+            create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched,
+        )
+    out = []
+    for g, x in zip(res, inputs, strict=True):
+        if g is None:
+            if is_grads_batched:
+                rows = grad_outputs[0].shape[0] if grad_outputs and grad_outputs[0] is not None else 1
+                g = _core.zeros((rows, *x.shape), dtype=x.dtype)
+            else:
+                g = _core.zeros_like(x)
+        out.append(g)
+    return out
+
+
+def _tensor_outputs(out: Any, api: str) -> tuple[list[Tensor], TreeSpec]:
+    leaves, spec = tree_flatten(out)
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(
+                f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(leaf)}"
+            )
+    return leaves, spec
+
+
+def _split_aux(out: Any, api: str) -> tuple[Any, Any]:
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(
+            f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# grad, grad_and_value, vjp
+# ---------------------------------------------------------------------------
+
+
+def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
+    """``func``'s gradient and value: the returned function gives
+    ``(gradient, value)`` (``(gradient, (value, aux))`` with ``has_aux``),
+    the gradient shaped like the arguments at ``argnums``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        api = "grad_and_value(f)(*args)"
+        nums = _check_argnums(argnums, len(args))
+        with _level():
+            new_args, lifted, _ = _lift_args(args, nums)
+            out = func(*new_args, **kwargs)
+            aux = None
+            if has_aux:
+                out, aux = _split_aux(out, api)
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                    f"{out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+                )
+            keep = _outer_sees([out])
+            grads = _grads([out], lifted, None, create_graph=keep)
+        grads = [_release(g, keep) for g in grads]
+        result = tree_unflatten(grads, _diff_spec(args, argnums))
+        value = _release(out, keep)
+        if has_aux:
+            return result, (value, _release_tree(aux, keep))
+        return result, value
+
+    return wrapper
+
+
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar-valued ``func`` with respect to the
+    arguments at ``argnums`` (``(gradient, aux)`` with ``has_aux``)."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = inner(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``):
+    ``vjp_fn(cotangents)`` gives the vector-Jacobian product with respect to
+    every primal, a tuple shaped like ``primals``; it may be called many
+    times."""
+    api = "vjp(f, *primals)"
+    with _level():
+        leaves, primal_spec = tree_flatten(primals)
+        lifted = [_lift(x) for x in leaves]
+        out = func(*tree_unflatten(lifted, primal_spec))
+        aux = None
+        if has_aux:
+            out, aux = _split_aux(out, api)
+        outs, out_spec = _tensor_outputs(out, api)
+        keep = _outer_sees(outs)
+
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True,
+               create_graph: bool | None = None) -> tuple[Any, ...]:
+        cots, cot_spec = tree_flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {cot_spec}, primal output: {out_spec}"
+            )
+        for i, (c, o) in enumerate(zip(cots, outs, strict=True)):
+            if not isinstance(c, Tensor):
+                raise RuntimeError(f"vjp_fn: expected cotangents to be tensors, got {type(c)}")
+            if c.shape != o.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {c.shape} and "
+                    f"output[{i}] has a shape of {o.shape}."
+                )
+        cg = keep or bool(create_graph)
+        with enable_grad():
+            grads = _grads(outs, lifted, cots, create_graph=cg)
+        return tree_unflatten([_release(g, cg) for g in grads], primal_spec)
+
+    value = _release_tree(out, keep)
+    if has_aux:
+        return value, vjp_fn, _release_tree(aux, keep)
+    return value, vjp_fn
+
+
+# ---------------------------------------------------------------------------
+# jvp and linearize
+# ---------------------------------------------------------------------------
+
+
+def _check_jvp_args(primals: Any, tangents: Any, api: str) -> tuple[list[Tensor], list[Tensor], TreeSpec]:
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(
+            f"{api}: Expected primals and tangents to have the same python structure. For example, "
+            "if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+            f"{p_spec} and tangents with structure {t_spec}"
+        )
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves, strict=True)):
+        for what, x in (("primals", p), ("tangents", t)):
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{api}: Expected {what} to be a tuple of Tensors, got {type(x)}")
+        if p.shape != t.shape:
+            raise RuntimeError(
+                f"{api}: tangent:{i} with shape {t.shape} in flattened pytree doesn't match the "
+                f"shape {p.shape} of the corresponding primal."
+            )
+    return p_leaves, t_leaves, p_spec
+
+
+def _double_backward_jvp(func: Callable[..., Any], lifted: list[Tensor], spec: TreeSpec,
+                         has_aux: bool, api: str) -> tuple[Any, list[Tensor], TreeSpec, Any, Any]:
+    """Runs ``func`` once and returns ``(out, out_leaves, out_spec, aux,
+    product)`` where ``product(tangents, create_graph)`` is ``J v`` by the
+    double-backward trick: ``u -> J^T u`` is linear, so its vector-Jacobian
+    product with ``v`` is ``J v``."""
+    out = func(*tree_unflatten(lifted, spec))
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, api)
+    outs, out_spec = _tensor_outputs(out, api)
+    # The value of u never reaches the result; zeros keep inf/nan out.
+    us = [_core.zeros_like(o).requires_grad_() for o in outs]
+    g = _grads(outs, lifted, us, create_graph=True)
+
+    def product(tangents: list[Tensor], create_graph: bool) -> list[Tensor]:
+        return _grads(g, us, tangents, create_graph=create_graph)
+
+    return out, outs, out_spec, aux, product
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """``(func(*primals), J v)`` (and ``aux``) for tangents ``v`` shaped like
+    ``primals``: forward mode in a dual level, or the double-backward trick
+    when a level is already open."""
+    api = "jvp(f, primals, tangents)"
+    if strict:
+        raise RuntimeError(f"{api}: strict=True is not supported.")
+    p_leaves, t_leaves, p_spec = _check_jvp_args(primals, tangents, api)
+    if _core._current_dual_level() >= 0:
+        with _level():
+            lifted = [_lift(p) for p in p_leaves]
+            out, outs, out_spec, aux, product = _double_backward_jvp(func, lifted, p_spec, has_aux, api)
+            keep = _outer_sees(outs)
+            res = product(t_leaves, keep)
+        return _jvp_result(out, res, out_spec, aux, keep, has_aux)
+    with _level():
+        with forward_ad.dual_level():
+            duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
+            out = func(*tree_unflatten(duals, p_spec))
+            aux = None
+            if has_aux:
+                out, aux = _split_aux(out, api)
+            outs, out_spec = _tensor_outputs(out, api)
+            primal_outs, tangent_outs = [], []
+            for o in outs:
+                primal, tangent = forward_ad.unpack_dual(o)
+                primal_outs.append(primal)
+                tangent_outs.append(_core.zeros_like(o) if tangent is None else tangent)
+            if has_aux:
+                a_leaves, a_spec = tree_flatten(aux)
+                aux = tree_unflatten([forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a
+                                      for a in a_leaves], a_spec)
+        keep = _reaches_outside(primal_outs + tangent_outs)
+    return _jvp_result(tree_unflatten(primal_outs, out_spec), tangent_outs, out_spec, aux, keep, has_aux)
+
+
+def _jvp_result(out: Any, res: list[Tensor], out_spec: TreeSpec, aux: Any, keep: bool,
+                has_aux: bool) -> tuple[Any, ...]:
+    value = _release_tree(out, keep)
+    result = tree_unflatten([_release(r, keep) for r in res], out_spec)
+    if has_aux:
+        return value, result, _release_tree(aux, keep)
+    return value, result
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the
+    Jacobian-vector product at ``primals``. ``func`` runs once; each call of
+    ``jvp_fn`` is one backward pass through the recorded gradient."""
+    api = "linearize"
+    with _level():
+        leaves, spec = tree_flatten(primals)
+        lifted = [_lift(p) for p in leaves]
+        out, outs, out_spec, _, product = _double_backward_jvp(func, lifted, spec, False, api)
+        keep = _outer_sees(outs)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_leaves, t_spec = tree_flatten(tangents)
+        if t_spec != spec:
+            raise RuntimeError(
+                f"{api}: Expected the tangents to have the same python structure as the primals, "
+                f"got tangents with structure {t_spec} and primals with structure {spec}"
+            )
+        for i, (t, p) in enumerate(zip(t_leaves, leaves, strict=True)):
+            if not isinstance(t, Tensor) or t.shape != p.shape:
+                shape = t.shape if isinstance(t, Tensor) else type(t)
+                raise RuntimeError(
+                    f"tangent:{i} with shape {shape} in flattened pytree doesn't match the shape "
+                    f"{p.shape} of the corresponding primal."
+                )
+        with enable_grad():
+            res = product(t_leaves, keep)
+        return tree_unflatten([_release(r, keep) for r in res], out_spec)
+
+    return _release_tree(out, keep), jvp_fn
+
+
+# ---------------------------------------------------------------------------
+# jacrev, jacfwd, hessian
+# ---------------------------------------------------------------------------
+
+
+def _basis(refs: list[Tensor], rows: range, total: int) -> list[Tensor]:
+    """Rows ``rows`` of the ``total x total`` identity, split by columns
+    among ``refs`` and shaped ``(len(rows), *ref.shape)`` in each one's
+    dtype."""
+    eye = _core.eye(total)[rows.start:rows.stop]
+    out, start = [], 0
+    for r in refs:
+        n = r.numel()
+        out.append(eye[:, start:start + n].to(r.dtype).reshape((len(rows), *r.shape)))
+        start += n
+    return out
+
+
+def _chunks(total: int, chunk_size: int | None) -> list[range]:
+    step = total if chunk_size is None else chunk_size
+    return [range(s, min(s + step, total)) for s in range(0, total, max(step, 1))] or [range(0, 0)]
+
+
+def _assemble(rows_by_input: list[Tensor], outs: list[Tensor], ins: list[Tensor],
+              out_major: bool) -> list[list[Tensor]]:
+    """``J[i][j]`` of shape ``outs[i].shape + ins[j].shape`` from, for every
+    input ``j`` (``out_major``: rows indexed by output elements, from
+    reverse mode) or output ``i`` (columns indexed by input elements, from
+    forward mode), the stacked rows."""
+    jac = [[None] * len(ins) for _ in outs]
+    if out_major:
+        for j, (x, g) in enumerate(zip(ins, rows_by_input, strict=True)):
+            start = 0
+            for i, o in enumerate(outs):
+                n = o.numel()
+                jac[i][j] = g[start:start + n].reshape((*o.shape, *x.shape))
+                start += n
+    else:
+        for i, (o, t) in enumerate(zip(outs, rows_by_input, strict=True)):
+            start = 0
+            for j, x in enumerate(ins):
+                n = x.numel()
+                block = t[start:start + n].reshape((n, o.numel())).t()
+                jac[i][j] = block.reshape((*o.shape, *x.shape))
+                start += n
+    return jac
+
+
+def _jac_tree(jac: list[list[Tensor]], out_spec: TreeSpec, args: tuple[Any, ...], argnums: Any,
+              keep: bool) -> Any:
+    """The Jacobian nested as torch.func nests it: the output's structure,
+    and at each output leaf the structure of the differentiated
+    arguments."""
+    in_spec = _diff_spec(args, argnums)
+    per_out = [tree_unflatten([_release(b, keep) for b in row], in_spec) for row in jac]
+    return tree_unflatten(per_out, out_spec)
+
+
+def _reverse_jacobian(outs: list[Tensor], lifted: list[Tensor], chunk_size: int | None,
+                      keep: bool) -> list[list[Tensor]]:
+    total = sum(o.numel() for o in outs)
+    parts: list[list[Tensor]] = []
+    for rows in _chunks(total, chunk_size):
+        basis = _basis(outs, rows, total)
+        parts.append(_grads(outs, lifted, basis, create_graph=keep, is_grads_batched=True))
+    by_input = [parts[0][j] if len(parts) == 1 else _core.cat([p[j] for p in parts])
+                for j in range(len(lifted))]
+    return _assemble(by_input, outs, lifted, out_major=True)
+
+
+def _check_chunk_size(chunk_size: int | None, api: str) -> None:
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"{api}: `chunk_size` should be greater than 0.")
+
+
+def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``func`` with respect to the arguments at
+    ``argnums`` by reverse mode: every row from one batched backward pass
+    (``chunk_size`` rows per pass if given). ``J[out][arg]`` has shape
+    ``out.shape + arg.shape``."""
+    _check_chunk_size(chunk_size, "jacrev")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        api = "vjp(f, *primals)"
+        nums = _check_argnums(argnums, len(args))
+        with _level():
+            new_args, lifted, _ = _lift_args(args, nums)
+            out = func(*new_args, **kwargs)
+            aux = None
+            if has_aux:
+                out, aux = _split_aux(out, "jacrev(f, ...)(*args)")
+            outs, out_spec = _tensor_outputs(out, api)
+            keep = _outer_sees(outs)
+            jac = _reverse_jacobian(outs, lifted, chunk_size, keep)
+        result = _jac_tree(jac, out_spec, args, argnums, keep)
+        if has_aux:
+            return result, _release_tree(aux, keep)
+        return result
+
+    return wrapper
+
+
+def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable[..., Any]:
+    """The Jacobian of ``func`` with respect to the arguments at
+    ``argnums`` by forward mode: one call of ``func`` in a batched dual
+    level whose tangents are the standard basis of the arguments' elements.
+    Inside another forward transform (one dual level at a time) it is
+    computed by reverse mode, with the same values."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        api = "jvp(f, primals, tangents)"
+        nums = _check_argnums(argnums, len(args))
+        if _core._current_dual_level() >= 0:
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+        new_args = list(args)
+        leaves: list[Tensor] = []
+        specs = []
+        for a in nums:
+            ls, spec = tree_flatten(args[a])
+            for x in ls:
+                if not isinstance(x, Tensor):
+                    raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+            leaves.extend(ls)
+            specs.append((a, spec, len(ls)))
+        total = sum(x.numel() for x in leaves)
+        basis = _basis(leaves, range(0, total), total)
+        with _level():
+            _core._enter_dual_level(total)
+            try:
+                duals = [forward_ad.make_dual(x, b) for x, b in zip(leaves, basis, strict=True)]
+                pos = 0
+                for a, spec, n in specs:
+                    new_args[a] = tree_unflatten(duals[pos:pos + n], spec)
+                    pos += n
+                out = func(*new_args, **kwargs)
+                aux = None
+                if has_aux:
+                    out, aux = _split_aux(out, "jacfwd(f, ...)(*args)")
+                outs, out_spec = _tensor_outputs(out, api)
+                primals, tangents = [], []
+                for o in outs:
+                    primal, tangent = forward_ad.unpack_dual(o)
+                    primals.append(primal)
+                    if tangent is None:
+                        tangent = _core.zeros((total, *o.shape), dtype=o.dtype)
+                    tangents.append(tangent)
+                if has_aux:
+                    a_leaves, a_spec = tree_flatten(aux)
+                    aux = tree_unflatten([forward_ad.unpack_dual(x).primal if isinstance(x, Tensor) else x
+                                          for x in a_leaves], a_spec)
+            finally:
+                _core._exit_dual_level()
+            keep = _reaches_outside(tangents)
+        jac = _assemble(tangents, primals, leaves, out_major=False)
+        result = _jac_tree(jac, out_spec, args, argnums, keep)
+        if has_aux:
+            return result, _release_tree(aux, keep)
+        return result
+
+    return wrapper
+
+
+def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+    """The Hessian of a scalar ``func`` with respect to the arguments at
+    ``argnums``: ``jacfwd(jacrev(func, argnums), argnums)``
+    (forward-over-reverse)."""
+    return jacfwd(jacrev(func, argnums), argnums)
