@@ -7,7 +7,7 @@
 //! is written with differentiable ops instead, so every order of
 //! derivative works; the fused backward kernel runs otherwise.
 
-use crate::autograd::{derivatives, is_grad_enabled, SavedValue, Tangents};
+use crate::autograd::{derivatives, is_grad_enabled, records_nothing, SavedValue, Tangents};
 use crate::kernels::{layer_norm, loss};
 use crate::{dispatch_float, DType, Error, Result, Tensor};
 
@@ -113,7 +113,9 @@ fn layer_norm_backward(
     let cdt = stats[0].dtype();
     let (xc, wc) = (x.to_dtype(cdt), weight.map(|w| w.to_dtype(cdt)));
     let gc = g.to_dtype(cdt);
-    let grads = if !is_grad_enabled() && !batched {
+    let mut operands = vec![g, x, stats[0], stats[1]];
+    operands.extend(weight);
+    let grads = if records_nothing(&operands) && !batched {
         let n = x.shape()[x.ndim() - k..].iter().product();
         let (gc, xc, wc) = (gc.contiguous(), xc.contiguous(), wc.map(|w| w.contiguous()));
         let gr = dispatch_float!(cdt, T => layer_norm::backward::<T>(
@@ -314,7 +316,7 @@ fn nll_backward(
         _ => g.clone(),
     };
     let per_row = reduction == Reduction::None;
-    let grad = if is_grad_enabled() {
+    let grad = if !records_nothing(&[g]) {
         // Differentiable in `g`: the weighted coefficients scattered into
         // zeros (the loss is linear in its input, so nothing depends on it).
         let keep = target.ne(&Tensor::scalar(ignore_index))?;

@@ -6,7 +6,7 @@ use super::{
     dim_mask, float_input, save_input_and_result, saved_input_and_result, sum_tangent,
     unsqueeze_reduced, widened,
 };
-use crate::autograd::{derivatives, is_grad_enabled};
+use crate::autograd::{derivatives, records_nothing};
 use crate::kernels::{fold, scan};
 use crate::tensor::wrap_dim;
 use crate::{default_dtype, dispatch_float, DType, Error, Result, Tensor};
@@ -186,13 +186,19 @@ fn softmax_impl(
 }
 
 /// The softmax (`log`: log_softmax) gradient from one row kernel, when
-/// the composed formula may be replaced: no graph is being recorded, `g`
+/// the composed formula may be replaced: nothing is being recorded (no
+/// graph, no forward-mode tangents on `g` or `y`), `g`
 /// and `y` have the same float dtype and shape (no batch of gradients),
 /// and `d` (as counted in `g`) is the last dim. `None` otherwise.
 fn fused_backward(g: &Tensor, y: &Tensor, d: isize, log: bool) -> Option<Tensor> {
     let nd = y.ndim();
     let last = d == -1 || (nd > 0 && d == nd as isize - 1);
-    if is_grad_enabled() || g.dtype() != y.dtype() || g.shape() != y.shape() || nd == 0 || !last {
+    if !records_nothing(&[g, y])
+        || g.dtype() != y.dtype()
+        || g.shape() != y.shape()
+        || nd == 0
+        || !last
+    {
         return None;
     }
     let (g, y) = (g.contiguous(), y.contiguous());
