@@ -25,6 +25,10 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
   and their fused pieces alone: layer_norm forward+backward on
   [16,64,128], cross_entropy forward+backward on [1024,100] logits, and
   dropout (p=0.1, torch's Mersenne Twister stream) on [16,64,512].
+- ``func``: the ``torch.func`` transforms on ``tanh(W @ x)`` with
+  ``x`` in R^128 (``jacrev``, ``jacfwd``, ``vjp``, ``jvp``), ``grad`` and
+  ``hessian`` of its squared norm, and per-model gradients of a small MLP
+  through ``functional_call``.
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -300,6 +304,36 @@ def nn_workload(torch) -> dict[str, float]:
     }  # fmt: skip
 
 
+def func_workload(torch) -> dict[str, float]:
+    """``torch.func`` transforms (ms)."""
+    fn = torch.func
+    torch.manual_seed(0)
+    W, x = torch.randn(128, 128) / 12, torch.randn(128)
+
+    def f(x):
+        return (W @ x).tanh()
+
+    def g(x):
+        return ((W @ x).tanh() ** 2).sum()
+
+    mlp = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+    params = {k: v.detach() for k, v in mlp.named_parameters()}
+    xb, yb = torch.randn(16, 32), torch.randn(16, 1)
+
+    def loss(p):
+        return ((fn.functional_call(mlp, p, (xb,)) - yb) ** 2).mean()
+
+    return {
+        "jacrev tanh(W x), x in R^128": _ms(lambda: fn.jacrev(f)(x), 50),
+        "jacfwd tanh(W x), x in R^128": _ms(lambda: fn.jacfwd(f)(x), 50),
+        "vjp tanh(W x) (forward + one product)": _ms(lambda: fn.vjp(f, x)[1](x), 200),
+        "jvp tanh(W x)": _ms(lambda: fn.jvp(f, (x,), (x,)), 200),
+        "grad |tanh(W x)|^2": _ms(lambda: fn.grad(g)(x), 200),
+        "hessian |tanh(W x)|^2 (128x128)": _ms(lambda: fn.hessian(g)(x), 10),
+        "grad of MLP loss via functional_call": _ms(lambda: fn.grad(loss)(params), 100),
+    }
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
@@ -307,6 +341,7 @@ WORKLOADS = {
     "dtypes": dtypes_workload,
     "complex": complex_workload,
     "nn": nn_workload,
+    "func": func_workload,
 }
 
 

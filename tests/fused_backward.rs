@@ -38,7 +38,7 @@ fn values(n: usize, seed: u64) -> Vec<f64> {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            if (state >> 3) % 5 == 0 {
+            if (state >> 3).is_multiple_of(5) {
                 SPECIALS[(state >> 8) as usize % SPECIALS.len()]
             } else {
                 let u = (state >> 11) as f64 / (1u64 << 53) as f64;

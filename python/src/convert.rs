@@ -425,7 +425,7 @@ pub fn from_array_interface(obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Ten
                         "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) Strides: {bytes:?}"
                     )));
                 }
-                if b as usize % itemsize != 0 {
+                if !(b as usize).is_multiple_of(itemsize) {
                     return Err(PyValueError::new_err(format!(
                         "given numpy array strides not a multiple of the element byte size ({itemsize}). Copy the numpy array to reallocate the memory. Strides: {bytes:?}"
                     )));

@@ -12,6 +12,7 @@ use super::access::{lock, slice, slice_mut};
 use crate::Element;
 use crate::{Error, Result, Tensor};
 use rayon::prelude::*;
+use std::hint::select_unpredictable;
 
 /// Outputs with at least this many elements are computed in parallel.
 const PARALLEL_ELEMS: usize = 1 << 15;
@@ -253,39 +254,68 @@ pub(crate) fn max_pool_indices(x: &Tensor, win: &Window) -> Result<Tensor> {
         // SAFETY: `x` is read-locked and contiguous of dtype T; `out` is
         // fresh, contiguous int64.
         let (src, dst) = unsafe { (slice::<T>(x), slice_mut::<i64>(&out)) };
-        let at = |axis: usize, o: usize, k: usize| {
-            (o * win.stride[axis] + k * win.dilation[axis]) as isize - win.padding[axis] as isize
+        // Per axis and window position: the kernel offsets that read inside
+        // the image and the coordinate offset 0 would read.
+        let reach = |axis: usize, n_out: usize| -> Vec<(usize, usize, isize)> {
+            let (s, d, p) = (win.stride[axis], win.dilation[axis], win.padding[axis]);
+            let (k, len) = (win.kernel[axis], size[axis] as isize);
+            (0..n_out)
+                .map(|o| {
+                    let base = (o * s) as isize - p as isize;
+                    let inside = |t: &usize| (0..len).contains(&(base + (t * d) as isize));
+                    let lo = (0..k).find(inside).unwrap_or(k);
+                    let hi = (lo..k).rfind(inside).map_or(lo, |t| t + 1);
+                    (lo, hi, base)
+                })
+                .collect()
         };
+        let (rows, cols) = (reach(0, bh), reach(1, bw));
+        let (dy, dx) = (win.dilation[0] as isize, win.dilation[1] as isize);
+        // Each kernel element's offset from the window's first, in row-major
+        // order.
+        let offsets: Vec<usize> = (0..kh * kw)
+            .map(|k| (k / kw) * win.dilation[0] * size[1] + (k % kw) * win.dilation[1])
+            .collect();
+        // Each window starts from its first element inside the image and
+        // takes a later one that is larger, or that is a NaN while the best
+        // so far is not: the first NaN, else the first of the largest. The
+        // updates are selects, as compares of data are unpredictable
+        // branches.
         let pick = |(q, idx): (usize, &mut [i64])| {
             let p = &src[q * plane..][..plane];
-            for oy in 0..bh {
-                for ox in 0..bw {
-                    let mut best: Option<(usize, T)> = None;
-                    'window: for i in 0..kh {
-                        let y = at(0, oy, i);
-                        if y < 0 || y as usize >= size[0] {
-                            continue;
-                        }
-                        for j in 0..kw {
-                            let xx = at(1, ox, j);
-                            if xx < 0 || xx as usize >= size[1] {
-                                continue;
-                            }
-                            let f = y as usize * size[1] + xx as usize;
-                            let v = p[f];
-                            #[allow(clippy::eq_op)]
-                            let nan = v != v;
-                            match best {
-                                _ if nan => {
-                                    best = Some((f, v));
-                                    break 'window;
-                                }
-                                Some((_, b)) if v <= b => {}
-                                _ => best = Some((f, v)),
+            for (oy, &(ilo, ihi, ybase)) in rows.iter().enumerate() {
+                let out_row = &mut idx[oy * bw..][..bw];
+                for (slot, &(jlo, jhi, xbase)) in out_row.iter_mut().zip(cols.iter()) {
+                    if ilo == ihi || jlo == jhi {
+                        *slot = -1;
+                        continue;
+                    }
+                    let at = |i: usize, j: usize| {
+                        (ybase + i as isize * dy) as usize * size[1] + (xbase + j as isize * dx) as usize
+                    };
+                    let mut bf = at(ilo, jlo);
+                    let mut bv = p[bf];
+                    let mut visit = |f: usize| {
+                        let v = p[f];
+                        #[allow(clippy::eq_op)]
+                        let take = (v > bv) | ((v != v) & (bv == bv));
+                        // A select of the index only (a select of the float
+                        // value compiles to a branch), and the value read back.
+                        bf = select_unpredictable(take, f, bf);
+                        bv = p[bf];
+                    };
+                    if ihi - ilo == kh && jhi - jlo == kw {
+                        // Inside the image: fixed offsets from the corner.
+                        let corner = at(0, 0);
+                        offsets[1..].iter().for_each(|&o| visit(corner + o));
+                    } else {
+                        for i in ilo..ihi {
+                            for j in jlo..jhi {
+                                visit(at(i, j));
                             }
                         }
                     }
-                    idx[oy * bw + ox] = best.map_or(-1, |(f, _)| f as i64);
+                    *slot = bf as i64;
                 }
             }
         };

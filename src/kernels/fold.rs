@@ -165,7 +165,7 @@ impl Fold<f32> for SumF32 {
 /// lane count, even lanes hold real parts and odd lanes imaginary parts.
 pub(crate) struct SumC32;
 
-const _: () = assert!(LANES % 2 == 0, "SumC32 needs an even lane count");
+const _: () = assert!(LANES.is_multiple_of(2), "SumC32 needs an even lane count");
 
 /// [`sum_f32_slice`]'s lanes over interleaved (re, im) float32 pairs,
 /// merged by parity into a real and an imaginary sum.

@@ -247,7 +247,7 @@ derivatives! {
                     "Tensor must have a stride divisible by 2 for all but last dimension",
                 ));
             };
-            if self.offset() % 2 != 0 {
+            if !self.offset().is_multiple_of(2) {
                 return Err(Error::runtime("Tensor must have a storage_offset divisible by 2"));
             };
         }

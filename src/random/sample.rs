@@ -273,7 +273,7 @@ fn normal_run<T: Direct>(g: &Generator, out: &mut [T], mean: f64, std: f64, bloc
     {
         let mut s = g.lock();
         T::uniforms(&mut s, out);
-        if n % 16 != 0 {
+        if !n.is_multiple_of(16) {
             T::uniforms(&mut s, &mut tail);
         }
     }
@@ -288,7 +288,7 @@ fn normal_run<T: Direct>(g: &Generator, out: &mut [T], mean: f64, std: f64, bloc
     } else {
         T::normal_blocks(&mut out[..whole], m, sd);
     }
-    if n % 16 != 0 {
+    if !n.is_multiple_of(16) {
         T::normal_blocks(&mut tail, m, sd);
         out[n - 16..].copy_from_slice(&tail);
     }

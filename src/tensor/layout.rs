@@ -329,7 +329,7 @@ impl Layout {
         let mut shape: Dims = sizes.iter().map(|&s| s.max(0) as usize).collect();
         match infer {
             Some(i) => {
-                if known == 0 || numel % known != 0 {
+                if known == 0 || !numel.is_multiple_of(known) {
                     return Err(Error::InvalidViewShape {
                         shape: sizes.to_vec(),
                         numel,
