@@ -328,8 +328,8 @@ def func_workload(torch) -> dict[str, float]:
         "jacfwd tanh(W x), x in R^128": _ms(lambda: fn.jacfwd(f)(x), 50),
         "vjp tanh(W x) (forward + one product)": _ms(lambda: fn.vjp(f, x)[1](x), 200),
         "jvp tanh(W x)": _ms(lambda: fn.jvp(f, (x,), (x,)), 200),
-        "grad |tanh(W x)|^2": _ms(lambda: fn.grad(g)(x), 200),
-        "hessian |tanh(W x)|^2 (128x128)": _ms(lambda: fn.hessian(g)(x), 10),
+        "grad of sum(tanh(W x)^2)": _ms(lambda: fn.grad(g)(x), 200),
+        "hessian of sum(tanh(W x)^2) (128x128)": _ms(lambda: fn.hessian(g)(x), 10),
         "grad of MLP loss via functional_call": _ms(lambda: fn.grad(loss)(params), 100),
     }
 
