@@ -107,71 +107,103 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
     let rows = total / n;
     let _g = lock(&[x], None);
     let xp = SyncPtr(elem_ptr::<T>(x));
-    let row = |r: usize| {
-        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
-        // contiguous input and of the fresh output, whose row only this call
-        // writes.
-        let (xs, os) = unsafe {
+    let per_block = block_rows(n);
+    let block = |b: usize| {
+        let (r0, r1) = (b * per_block, ((b + 1) * per_block).min(rows));
+        // SAFETY: rows `r0..r1` span elements `r0*n .. r1*n` of the
+        // read-locked contiguous input and of the fresh output, whose rows
+        // only this call writes.
+        let (xb, ob) = unsafe {
             (
-                std::slice::from_raw_parts(xp.get().add(r * n) as *const T, n),
-                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
+                std::slice::from_raw_parts(xp.get().add(r0 * n) as *const T, (r1 - r0) * n),
+                std::slice::from_raw_parts_mut(op.get().add(r0 * n), (r1 - r0) * n),
             )
         };
         let pick = |a: T, v: T| if (v > a) | is_nan(v) { v } else { a };
-        // Eight running maxima (exact whatever the order), then the rest.
-        let m = super::isa::dispatch(
-            #[inline(always)]
-            || {
-                let mut lanes = [T::LOWEST; 8];
-                let mut eights = xs.chunks_exact(8);
-                for c in &mut eights {
-                    for (l, &v) in lanes.iter_mut().zip(c) {
-                        *l = pick(*l, v);
-                    }
-                }
-                let m = lanes.iter().fold(T::LOWEST, |a, &v| pick(a, v));
-                let m = eights.remainder().iter().fold(m, |a, &v| pick(a, v));
+        // Each row's maximum (eight running maxima, exact whatever the
+        // order, then the rest) and `x - max` into the output.
+        let maxima: Vec<T> = xb
+            .chunks_exact(n)
+            .zip(ob.chunks_exact_mut(n))
+            .map(|(xs, os)| {
+                super::isa::dispatch(
+                    #[inline(always)]
+                    || {
+                        let mut lanes = [T::LOWEST; 8];
+                        let mut eights = xs.chunks_exact(8);
+                        for c in &mut eights {
+                            for (l, &v) in lanes.iter_mut().zip(c) {
+                                *l = pick(*l, v);
+                            }
+                        }
+                        let m = lanes.iter().fold(T::LOWEST, |a, &v| pick(a, v));
+                        let m = eights.remainder().iter().fold(m, |a, &v| pick(a, v));
+                        for (o, &v) in os.iter_mut().zip(xs) {
+                            *o = v - m;
+                        }
+                        m
+                    },
+                )
+            })
+            .collect();
+        // One exponential over the whole block: short rows would each pay
+        // a call and a scalar tail.
+        exp_in_place(ob);
+        for ((xs, os), &m) in xb.chunks_exact(n).zip(ob.chunks_exact_mut(n)).zip(&maxima) {
+            let s = row_sum_f64(os, |e| e.to_f64());
+            if log {
+                let ls = T::from_f64(s.ln());
                 for (o, &v) in os.iter_mut().zip(xs) {
-                    *o = v - m;
+                    *o = (v - m) - ls;
                 }
-                m
-            },
-        );
-        exp_in_place(os);
-        // Four partial sums, so the additions need not wait on each other.
-        let mut acc = [0.0f64; 4];
-        let mut quads = os.chunks_exact(4);
-        for q in &mut quads {
-            for (a, &e) in acc.iter_mut().zip(q) {
-                *a += e.to_f64();
+            } else {
+                let st = T::from_f64(s);
+                super::isa::dispatch(
+                    #[inline(always)]
+                    || {
+                        for o in os.iter_mut() {
+                            *o = *o / st;
+                        }
+                    },
+                );
             }
-        }
-        let tail: f64 = quads.remainder().iter().map(|e| e.to_f64()).sum();
-        let s = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
-        if log {
-            let ls = T::from_f64(s.ln());
-            for (o, &v) in os.iter_mut().zip(xs) {
-                *o = (v - m) - ls;
-            }
-        } else {
-            let st = T::from_f64(s);
-            super::isa::dispatch(
-                #[inline(always)]
-                || {
-                    for o in os.iter_mut() {
-                        *o = *o / st;
-                    }
-                },
-            );
         }
     };
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
-        let min_rows = (PARALLEL_MIN_ELEMS / n).max(1);
-        par_for(rows, min_rows, &row);
-    } else {
-        (0..rows).for_each(row);
-    }
+    run_blocks(rows, n, per_block, &block);
     out
+}
+
+/// Rows per block of the row kernels: about 4096 elements (the block's
+/// exponential is one vectorised call), at least one row.
+fn block_rows(n: usize) -> usize {
+    (4096 / n.max(1)).max(1)
+}
+
+/// Runs `block` over the blocks of `per_block` rows (of `n` elements)
+/// that cover `rows`, in parallel when the tensor is large enough; blocks
+/// write disjoint rows, so the bits do not depend on the thread count.
+fn run_blocks(rows: usize, n: usize, per_block: usize, block: &(dyn Fn(usize) + Sync)) {
+    let blocks = rows.div_ceil(per_block);
+    if rows * n >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && blocks > 1 {
+        par_for(blocks, (PARALLEL_MIN_ELEMS / (per_block * n)).max(1), block);
+    } else {
+        (0..blocks).for_each(block);
+    }
+}
+
+/// `Σ f(v)` over `vals` in f64, in four partial sums so the additions need
+/// not wait on each other, then the tail.
+#[inline(always)]
+fn row_sum_f64<T: Copy>(vals: &[T], f: impl Fn(T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let mut quads = vals.chunks_exact(4);
+    for q in &mut quads {
+        for (a, &e) in acc.iter_mut().zip(q) {
+            *a += f(e);
+        }
+    }
+    let tail: f64 = quads.remainder().iter().map(|&e| f(e)).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// The gradient of softmax (or log_softmax) along contiguous rows of `n`
@@ -192,57 +224,63 @@ pub(crate) fn softmax_backward_rows<T: Float>(
     let rows = total / n;
     let _g = lock(&[g, y], None);
     let (gp, yp) = (SyncPtr(elem_ptr::<T>(g)), SyncPtr(elem_ptr::<T>(y)));
-    let row = |r: usize| {
-        // SAFETY: row `r` spans elements `r*n .. (r+1)*n` of the read-locked
-        // contiguous inputs and of the fresh output, whose row only this
-        // call writes.
-        let (gs, ys, os) = unsafe {
+    let per_block = block_rows(n);
+    let block = |b: usize| {
+        let (r0, r1) = (b * per_block, ((b + 1) * per_block).min(rows));
+        let len = (r1 - r0) * n;
+        // SAFETY: rows `r0..r1` span elements `r0*n .. r1*n` of the
+        // read-locked contiguous inputs and of the fresh output, whose rows
+        // only this call writes.
+        let (gb, yb, ob) = unsafe {
             (
-                std::slice::from_raw_parts(gp.get().add(r * n) as *const T, n),
-                std::slice::from_raw_parts(yp.get().add(r * n) as *const T, n),
-                std::slice::from_raw_parts_mut(op.get().add(r * n), n),
+                std::slice::from_raw_parts(gp.get().add(r0 * n) as *const T, len),
+                std::slice::from_raw_parts(yp.get().add(r0 * n) as *const T, len),
+                std::slice::from_raw_parts_mut(op.get().add(r0 * n), len),
             )
         };
         if log {
-            // e^y goes through the output buffer.
-            os.copy_from_slice(ys);
-            exp_in_place(os);
+            // e^y goes through the output buffer, one call for the block.
+            ob.copy_from_slice(yb);
+            exp_in_place(ob);
         }
-        super::isa::dispatch(
-            #[inline(always)]
-            || {
-                let mut acc = [0.0f64; 4];
-                let mut quads = gs.chunks_exact(4);
-                let mut yq = ys.chunks_exact(4);
-                for (q, yv) in (&mut quads).zip(&mut yq) {
-                    for j in 0..4 {
-                        acc[j] += if log { q[j] } else { q[j] * yv[j] }.to_f64();
+        let rows_of = gb
+            .chunks_exact(n)
+            .zip(yb.chunks_exact(n))
+            .zip(ob.chunks_exact_mut(n));
+        for ((gs, ys), os) in rows_of {
+            super::isa::dispatch(
+                #[inline(always)]
+                || {
+                    if log {
+                        let s = T::from_f64(row_sum_f64(gs, |v| v.to_f64()));
+                        for (o, &gv) in os.iter_mut().zip(gs) {
+                            *o = gv - *o * s;
+                        }
+                    } else {
+                        let mut acc = [0.0f64; 4];
+                        let mut quads = gs.chunks_exact(4);
+                        let mut yq = ys.chunks_exact(4);
+                        for (q, yv) in (&mut quads).zip(&mut yq) {
+                            for j in 0..4 {
+                                acc[j] += (q[j] * yv[j]).to_f64();
+                            }
+                        }
+                        let tail: f64 = quads
+                            .remainder()
+                            .iter()
+                            .zip(yq.remainder())
+                            .map(|(&a, &b)| (a * b).to_f64())
+                            .sum();
+                        let s = T::from_f64((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail);
+                        for ((o, &gv), &yv) in os.iter_mut().zip(gs).zip(ys) {
+                            *o = yv * (gv - s);
+                        }
                     }
-                }
-                let tail: f64 = quads
-                    .remainder()
-                    .iter()
-                    .zip(yq.remainder())
-                    .map(|(&a, &b)| if log { a } else { a * b }.to_f64())
-                    .sum();
-                let s = T::from_f64((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail);
-                if log {
-                    for (o, &gv) in os.iter_mut().zip(gs) {
-                        *o = gv - *o * s;
-                    }
-                } else {
-                    for ((o, &gv), &yv) in os.iter_mut().zip(gs).zip(ys) {
-                        *o = yv * (gv - s);
-                    }
-                }
-            },
-        );
+                },
+            );
+        }
     };
-    if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && rows > 1 {
-        par_for(rows, (PARALLEL_MIN_ELEMS / n).max(1), &row);
-    } else {
-        (0..rows).for_each(row);
-    }
+    run_blocks(rows, n, per_block, &block);
     out
 }
 
