@@ -481,3 +481,33 @@ def test_errors_are_torchs():
         vjp_fn(x[:2])
     with pytest.raises(RuntimeError, match="Expected pytree structure of cotangents"):
         vjp_fn((x,))
+
+
+class _Cube(fg.autograd.Function):
+    """x^3 with hand-written backward (3x^2 g) and jvp (3x^2 t), written
+    with differentiable ops so higher derivatives exist."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * t
+
+
+def test_custom_function_under_transforms():
+    a = rand(4)
+    close(func.grad(lambda x: _Cube.apply(x).sum())(T(a)), 3 * a**2)
+    close(func.jacrev(_Cube.apply)(T(a)), np.diag(3 * a**2))
+    close(func.jacfwd(_Cube.apply)(T(a)), np.diag(3 * a**2))
+    close(func.hessian(lambda x: _Cube.apply(x).sum())(T(a)), np.diag(6 * a))
+    close(func.jvp(_Cube.apply, (T(a),), (T(np.ones(4)),))[1], 3 * a**2)
