@@ -150,7 +150,7 @@ pub(crate) fn softmax_rows<T: Float + Bounds>(x: &Tensor, n: usize, log: bool) -
         // a call and a scalar tail.
         exp_in_place(ob);
         for ((xs, os), &m) in xb.chunks_exact(n).zip(ob.chunks_exact_mut(n)).zip(&maxima) {
-            let s = row_sum_f64(os, |e| e.to_f64());
+            let s = row_sum_f64(os, os, |e, _| e.to_f64());
             if log {
                 let ls = T::from_f64(s.ln());
                 for (o, &v) in os.iter_mut().zip(xs) {
@@ -191,18 +191,22 @@ fn run_blocks(rows: usize, n: usize, per_block: usize, block: &(dyn Fn(usize) + 
     }
 }
 
-/// `Σ f(v)` over `vals` in f64, in four partial sums so the additions need
-/// not wait on each other, then the tail.
+/// `Σ f(a[i], b[i])` over two rows in f64, in four partial sums so the
+/// additions need not wait on each other, then the tail.
 #[inline(always)]
-fn row_sum_f64<T: Copy>(vals: &[T], f: impl Fn(T) -> f64) -> f64 {
+fn row_sum_f64<T: Copy>(a: &[T], b: &[T], f: impl Fn(T, T) -> f64) -> f64 {
     let mut acc = [0.0f64; 4];
-    let mut quads = vals.chunks_exact(4);
-    for q in &mut quads {
-        for (a, &e) in acc.iter_mut().zip(q) {
-            *a += f(e);
+    let (mut qa, mut qb) = (a.chunks_exact(4), b.chunks_exact(4));
+    for (x, y) in (&mut qa).zip(&mut qb) {
+        for j in 0..4 {
+            acc[j] += f(x[j], y[j]);
         }
     }
-    let tail: f64 = quads.remainder().iter().map(|&e| f(e)).sum();
+    let tail = qa
+        .remainder()
+        .iter()
+        .zip(qb.remainder())
+        .fold(0.0f64, |s, (&x, &y)| s + f(x, y));
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
@@ -252,26 +256,12 @@ pub(crate) fn softmax_backward_rows<T: Float>(
                 #[inline(always)]
                 || {
                     if log {
-                        let s = T::from_f64(row_sum_f64(gs, |v| v.to_f64()));
+                        let s = T::from_f64(row_sum_f64(gs, gs, |v, _| v.to_f64()));
                         for (o, &gv) in os.iter_mut().zip(gs) {
                             *o = gv - *o * s;
                         }
                     } else {
-                        let mut acc = [0.0f64; 4];
-                        let mut quads = gs.chunks_exact(4);
-                        let mut yq = ys.chunks_exact(4);
-                        for (q, yv) in (&mut quads).zip(&mut yq) {
-                            for j in 0..4 {
-                                acc[j] += (q[j] * yv[j]).to_f64();
-                            }
-                        }
-                        let tail: f64 = quads
-                            .remainder()
-                            .iter()
-                            .zip(yq.remainder())
-                            .map(|(&a, &b)| (a * b).to_f64())
-                            .sum();
-                        let s = T::from_f64((acc[0] + acc[1]) + (acc[2] + acc[3]) + tail);
+                        let s = T::from_f64(row_sum_f64(gs, ys, |a, b| (a * b).to_f64()));
                         for ((o, &gv), &yv) in os.iter_mut().zip(gs).zip(ys) {
                             *o = yv * (gv - s);
                         }

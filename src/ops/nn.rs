@@ -113,9 +113,11 @@ fn layer_norm_backward(
     let cdt = stats[0].dtype();
     let (xc, wc) = (x.to_dtype(cdt), weight.map(|w| w.to_dtype(cdt)));
     let gc = g.to_dtype(cdt);
-    let mut operands = vec![g, x, stats[0], stats[1]];
-    operands.extend(weight);
-    let grads = if records_nothing(&operands) && !batched {
+    let quiet = match weight {
+        Some(w) => records_nothing(&[g, x, stats[0], stats[1], w]),
+        None => records_nothing(&[g, x, stats[0], stats[1]]),
+    };
+    let grads = if quiet && !batched {
         let n = x.shape()[x.ndim() - k..].iter().product();
         let (gc, xc, wc) = (gc.contiguous(), xc.contiguous(), wc.map(|w| w.contiguous()));
         let gr = dispatch_float!(cdt, T => layer_norm::backward::<T>(

@@ -18,6 +18,7 @@ import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
 from ferrograd import func
+from test_custom_function import _Cube
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -482,26 +483,6 @@ def test_errors_are_torchs():
     with pytest.raises(RuntimeError, match="Expected pytree structure of cotangents"):
         vjp_fn((x,))
 
-
-class _Cube(fg.autograd.Function):
-    """x^3 with hand-written backward (3x^2 g) and jvp (3x^2 t), written
-    with differentiable ops so higher derivatives exist."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        ctx.save_for_forward(x)
-        return x * x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3 * x * x * g
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return 3 * x * x * t
 
 
 def test_custom_function_under_transforms():

@@ -383,30 +383,51 @@ def _forward_mode_jacobian(func: Callable[..., Any], inputs: tuple[Tensor, ...])
             tangents.append(tangent)
     finally:
         _core._exit_dual_level()
-    jac = []
-    for out, tangent in zip(outs, tangents, strict=True):
-        row, start = [], 0
-        for inp, n in zip(inputs, numels, strict=True):
-            block = tangent[start:start + n].reshape((n, out.nelement())).t()
-            row.append(block.reshape((*out.shape, *inp.shape)).detach())
-            start += n
-        jac.append(tuple(row))
-    return outputs_tuple, tuple(jac)
+    jac = _jacobian_blocks(tangents, outs, inputs, out_major=False)
+    return outputs_tuple, tuple(tuple(b.detach() for b in row) for row in jac)
 
 
-def _standard_basis(outputs: tuple[Tensor, ...], total: int) -> list[Tensor]:
-    """The rows of the ``total x total`` identity, split by columns among
-    ``outputs`` and shaped ``(total, *output.shape)`` in each one's dtype:
-    row ``r`` is the grad_output that selects output element ``r`` of the
-    outputs concatenated."""
+def _standard_basis(outputs: Any, total: int, rows: range | None = None) -> list[Tensor]:
+    """Rows ``rows`` (all by default) of the ``total x total`` identity,
+    split by columns among ``outputs`` and shaped ``(len(rows),
+    *output.shape)`` in each one's dtype: row ``r`` is the grad_output
+    that selects output element ``r`` of the outputs concatenated."""
     eye = _core.eye(total)
+    if rows is not None:
+        eye = eye[rows.start:rows.stop]
+    count = total if rows is None else len(rows)
     basis, start = [], 0
     for out in outputs:
         n = out.nelement()
         block = eye[:, start:start + n].to(out.dtype)
-        basis.append(block.reshape((total, *out.shape)))
+        basis.append(block.reshape((count, *out.shape)))
         start += n
     return basis
+
+
+def _jacobian_blocks(stacked: Any, outputs: Any, inputs: Any, out_major: bool) -> list[list[Tensor]]:
+    """``J[i][j]`` of shape ``outputs[i].shape + inputs[j].shape`` from
+    stacked rows: with ``out_major`` (reverse mode) ``stacked[j]`` holds,
+    for input ``j``, one row per element of the outputs concatenated;
+    otherwise (forward mode) ``stacked[i]`` holds, for output ``i``, one
+    row per element of the inputs concatenated."""
+    jac: list[list[Any]] = [[None] * len(inputs) for _ in outputs]
+    if out_major:
+        for j, (x, g) in enumerate(zip(inputs, stacked, strict=True)):
+            start = 0
+            for i, o in enumerate(outputs):
+                n = o.nelement()
+                jac[i][j] = g[start:start + n].reshape((*o.shape, *x.shape))
+                start += n
+    else:
+        for i, (o, t) in enumerate(zip(outputs, stacked, strict=True)):
+            start = 0
+            for j, x in enumerate(inputs):
+                n = x.nelement()
+                block = t[start:start + n].reshape((n, o.nelement())).t()
+                jac[i][j] = block.reshape((*o.shape, *x.shape))
+                start += n
+    return jac
 
 
 def _check_strict_jacobian(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...],
@@ -453,16 +474,9 @@ def _batched_jacobian(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...],
             retain_graph=True,
             is_grads_batched=True,
         )
-    per_input = []
-    for inp, g in zip(inputs, grads, strict=True):
-        if g is None:
-            g = _core.zeros((total, *inp.shape), dtype=inp.dtype)
-        blocks, start = [], 0
-        for out, n in zip(outputs, numels, strict=True):
-            blocks.append(g[start:start + n].reshape((*out.shape, *inp.shape)))
-            start += n
-        per_input.append(blocks)
-    return tuple(tuple(per_input[j][i] for j in range(len(inputs))) for i in range(len(outputs)))
+    stacked = [_core.zeros((total, *inp.shape), dtype=inp.dtype) if g is None else g
+               for inp, g in zip(inputs, grads, strict=True)]
+    return tuple(tuple(row) for row in _jacobian_blocks(stacked, outputs, inputs, out_major=True))
 
 
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,

@@ -104,20 +104,20 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    restore: list[tuple[Any, str, Any, Any]] = []
+    restore: list[tuple[dict[str, Any], str, Any]] = []
     try:
         for key, value in values.items():
             owner, name = _owner(module, key)
             reg = _registry_of(owner, name)
             if reg is not None:
-                restore.append((reg, name, reg[name], None))
+                restore.append((reg, name, reg[name]))
                 reg[name] = value
             else:
-                restore.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING), None))
+                restore.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING)))
                 owner.__dict__[name] = value
         return module(*args, **(kwargs or {}))
     finally:
-        for reg, name, old, _ in reversed(restore):
+        for reg, name, old in reversed(restore):
             if old is _MISSING:
                 del reg[name]
             else:

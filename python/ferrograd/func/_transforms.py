@@ -32,9 +32,10 @@ from typing import Any
 
 from .. import _core
 from ..autograd import forward_ad
-from ..autograd import grad as _autograd_grad
+from ..autograd.functional import _grad as _functional_grad
+from ..autograd.functional import _jacobian_blocks, _standard_basis
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten
+from ..utils._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
@@ -114,20 +115,42 @@ def _lift(t: Any) -> Tensor:
     return leaf
 
 
-def _lift_args(args: tuple[Any, ...],
-               argnums: tuple[int, ...]) -> tuple[tuple[Any, ...], list[Tensor], TreeSpec]:
-    """``args`` with the pytrees at ``argnums`` lifted; also the lifted
-    leaves (in order) and the spec of the differentiated part (one pytree
-    for an int ``argnums``, a tuple of them otherwise, as the caller
-    builds it)."""
+def _leaves_at(args: tuple[Any, ...], nums: Any) -> list[Any]:
+    """The leaves of the pytrees at positions ``nums``, in order."""
+    return [x for a in nums for x in tree_flatten(args[a])[0]]
+
+
+def _call_with(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], nums: Any,
+               make: Callable[[Any], Tensor], has_aux: bool, aux_api: str) -> tuple[Any, Any, list[Tensor]]:
+    """Calls ``func`` with every leaf of the pytrees at positions ``nums``
+    replaced by ``make(leaf)`` (in flattening order), and splits off
+    ``aux``: returns ``(out, aux, made)``."""
     new_args = list(args)
-    lifted: list[Tensor] = []
-    for a in argnums:
+    made: list[Tensor] = []
+    for a in nums:
         leaves, spec = tree_flatten(args[a])
-        new_leaves = [_lift(x) for x in leaves]
-        lifted.extend(new_leaves)
-        new_args[a] = tree_unflatten(new_leaves, spec)
-    return tuple(new_args), lifted, spec
+        new = [make(x) for x in leaves]
+        made.extend(new)
+        new_args[a] = tree_unflatten(new, spec)
+    out = func(*new_args, **kwargs)
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, aux_api)
+    return out, aux, made
+
+
+def _unpack_outputs(outs: list[Tensor], aux: Any,
+                    zeros: Callable[[Tensor], Tensor]) -> tuple[list[Tensor], list[Tensor], Any]:
+    """In an open dual level: the primals and tangents of ``outs`` (a
+    missing tangent is ``zeros(output)``) and ``aux`` with its tensors'
+    primals."""
+    primals, tangents = [], []
+    for o in outs:
+        primal, tangent = forward_ad.unpack_dual(o)
+        primals.append(primal)
+        tangents.append(zeros(o) if tangent is None else tangent)
+    aux = tree_map(lambda x: forward_ad.unpack_dual(x).primal if isinstance(x, Tensor) else x, aux)
+    return primals, tangents, aux
 
 
 def _diff_spec(args: tuple[Any, ...], argnums: Any) -> TreeSpec:
@@ -200,28 +223,19 @@ def _release_tree(tree: Any, keep: bool) -> Any:
 
 def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tensor] | None,
            create_graph: bool, is_grads_batched: bool = False) -> list[Tensor]:
-    """``autograd.grad`` with zeros for inputs the outputs do not reach
-    (batched zeros in a batched call) and nothing to do for outputs that
-    need no grad."""
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    kept = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o.requires_grad]
-    res: tuple[Any, ...] = (None,) * len(inputs)
-    if kept:
-        res = _autograd_grad(
-            [o for o, _ in kept], inputs, [g for _, g in kept], retain_graph=True,
-            create_graph=create_graph, allow_unused=True, is_grads_batched=is_grads_batched,
-        )
-    out = []
-    for g, x in zip(res, inputs, strict=True):
-        if g is None:
-            if is_grads_batched:
-                rows = grad_outputs[0].shape[0] if grad_outputs and grad_outputs[0] is not None else 1
-                g = _core.zeros((rows, *x.shape), dtype=x.dtype)
-            else:
-                g = _core.zeros_like(x)
-        out.append(g)
-    return out
+    """``autograd.functional``'s ``autograd.grad`` (outputs that need no
+    grad skipped, unused inputs allowed), keeping the graph for later
+    calls, with zeros for inputs the outputs do not reach (batched zeros
+    in a batched call)."""
+    res = _functional_grad(tuple(outputs), tuple(inputs),
+                           None if grad_outputs is None else tuple(grad_outputs),
+                           create_graph=create_graph, retain_graph=True,
+                           is_grads_batched=is_grads_batched)
+    rows = grad_outputs[0].shape[0] if is_grads_batched and grad_outputs else 1
+    return [g if g is not None
+            else _core.zeros((rows, *x.shape), dtype=x.dtype) if is_grads_batched
+            else _core.zeros_like(x)
+            for g, x in zip(res, inputs, strict=True)]
 
 
 def _tensor_outputs(out: Any, api: str) -> tuple[list[Tensor], TreeSpec]:
@@ -258,11 +272,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         api = "grad_and_value(f)(*args)"
         nums = _check_argnums(argnums, len(args))
         with _level():
-            new_args, lifted, _ = _lift_args(args, nums)
-            out = func(*new_args, **kwargs)
-            aux = None
-            if has_aux:
-                out, aux = _split_aux(out, api)
+            out, aux, lifted = _call_with(func, args, kwargs, nums, _lift, has_aux, api)
             if not isinstance(out, Tensor):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
@@ -304,13 +314,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     every primal, a tuple shaped like ``primals``; it may be called many
     times."""
     api = "vjp(f, *primals)"
+    primal_spec = tree_flatten(primals)[1]
     with _level():
-        leaves, primal_spec = tree_flatten(primals)
-        lifted = [_lift(x) for x in leaves]
-        out = func(*tree_unflatten(lifted, primal_spec))
-        aux = None
-        if has_aux:
-            out, aux = _split_aux(out, api)
+        out, aux, lifted = _call_with(func, primals, {}, range(len(primals)), _lift, has_aux, api)
         outs, out_spec = _tensor_outputs(out, api)
         keep = _outer_sees(outs)
 
@@ -371,16 +377,13 @@ def _check_jvp_args(primals: Any, tangents: Any, api: str) -> tuple[list[Tensor]
     return p_leaves, t_leaves, p_spec
 
 
-def _double_backward_jvp(func: Callable[..., Any], lifted: list[Tensor], spec: TreeSpec,
-                         has_aux: bool, api: str) -> tuple[Any, list[Tensor], TreeSpec, Any, Any]:
-    """Runs ``func`` once and returns ``(out, out_leaves, out_spec, aux,
-    product)`` where ``product(tangents, create_graph)`` is ``J v`` by the
-    double-backward trick: ``u -> J^T u`` is linear, so its vector-Jacobian
-    product with ``v`` is ``J v``."""
-    out = func(*tree_unflatten(lifted, spec))
-    aux = None
-    if has_aux:
-        out, aux = _split_aux(out, api)
+def _double_backward_jvp(func: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
+                         api: str) -> tuple[Any, list[Tensor], TreeSpec, Any, Any]:
+    """Runs ``func`` once on the lifted ``primals`` and returns ``(out,
+    out_leaves, out_spec, aux, product)`` where ``product(tangents,
+    create_graph)`` is ``J v`` by the double-backward trick: ``u -> J^T u``
+    is linear, so its vector-Jacobian product with ``v`` is ``J v``."""
+    out, aux, lifted = _call_with(func, primals, {}, range(len(primals)), _lift, has_aux, api)
     outs, out_spec = _tensor_outputs(out, api)
     # The value of u never reaches the result; zeros keep inf/nan out.
     us = [_core.zeros_like(o).requires_grad_() for o in outs]
@@ -400,31 +403,20 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     api = "jvp(f, primals, tangents)"
     if strict:
         raise RuntimeError(f"{api}: strict=True is not supported.")
-    p_leaves, t_leaves, p_spec = _check_jvp_args(primals, tangents, api)
+    _, t_leaves, _ = _check_jvp_args(primals, tangents, api)
     if _core._current_dual_level() >= 0:
         with _level():
-            lifted = [_lift(p) for p in p_leaves]
-            out, outs, out_spec, aux, product = _double_backward_jvp(func, lifted, p_spec, has_aux, api)
+            out, outs, out_spec, aux, product = _double_backward_jvp(func, primals, has_aux, api)
             keep = _outer_sees(outs)
             res = product(t_leaves, keep)
         return _jvp_result(out, res, out_spec, aux, keep, has_aux)
     with _level():
         with forward_ad.dual_level():
-            duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
-            out = func(*tree_unflatten(duals, p_spec))
-            aux = None
-            if has_aux:
-                out, aux = _split_aux(out, api)
+            tangent_it = iter(t_leaves)
+            out, aux, _ = _call_with(func, primals, {}, range(len(primals)),
+                                     lambda p: forward_ad.make_dual(p, next(tangent_it)), has_aux, api)
             outs, out_spec = _tensor_outputs(out, api)
-            primal_outs, tangent_outs = [], []
-            for o in outs:
-                primal, tangent = forward_ad.unpack_dual(o)
-                primal_outs.append(primal)
-                tangent_outs.append(_core.zeros_like(o) if tangent is None else tangent)
-            if has_aux:
-                a_leaves, a_spec = tree_flatten(aux)
-                aux = tree_unflatten([forward_ad.unpack_dual(a).primal if isinstance(a, Tensor) else a
-                                      for a in a_leaves], a_spec)
+            primal_outs, tangent_outs, aux = _unpack_outputs(outs, aux, _core.zeros_like)
         keep = _reaches_outside(primal_outs + tangent_outs)
     return _jvp_result(tree_unflatten(primal_outs, out_spec), tangent_outs, out_spec, aux, keep, has_aux)
 
@@ -443,10 +435,9 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
     Jacobian-vector product at ``primals``. ``func`` runs once; each call of
     ``jvp_fn`` is one backward pass through the recorded gradient."""
     api = "linearize"
+    leaves, spec = tree_flatten(primals)
     with _level():
-        leaves, spec = tree_flatten(primals)
-        lifted = [_lift(p) for p in leaves]
-        out, outs, out_spec, _, product = _double_backward_jvp(func, lifted, spec, False, api)
+        out, outs, out_spec, _, product = _double_backward_jvp(func, primals, False, api)
         keep = _outer_sees(outs)
 
     def jvp_fn(*tangents: Any) -> Any:
@@ -475,47 +466,9 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
 # ---------------------------------------------------------------------------
 
 
-def _basis(refs: list[Tensor], rows: range, total: int) -> list[Tensor]:
-    """Rows ``rows`` of the ``total x total`` identity, split by columns
-    among ``refs`` and shaped ``(len(rows), *ref.shape)`` in each one's
-    dtype."""
-    eye = _core.eye(total)[rows.start:rows.stop]
-    out, start = [], 0
-    for r in refs:
-        n = r.numel()
-        out.append(eye[:, start:start + n].to(r.dtype).reshape((len(rows), *r.shape)))
-        start += n
-    return out
-
-
 def _chunks(total: int, chunk_size: int | None) -> list[range]:
     step = total if chunk_size is None else chunk_size
     return [range(s, min(s + step, total)) for s in range(0, total, max(step, 1))] or [range(0, 0)]
-
-
-def _assemble(rows_by_input: list[Tensor], outs: list[Tensor], ins: list[Tensor],
-              out_major: bool) -> list[list[Tensor]]:
-    """``J[i][j]`` of shape ``outs[i].shape + ins[j].shape`` from, for every
-    input ``j`` (``out_major``: rows indexed by output elements, from
-    reverse mode) or output ``i`` (columns indexed by input elements, from
-    forward mode), the stacked rows."""
-    jac = [[None] * len(ins) for _ in outs]
-    if out_major:
-        for j, (x, g) in enumerate(zip(ins, rows_by_input, strict=True)):
-            start = 0
-            for i, o in enumerate(outs):
-                n = o.numel()
-                jac[i][j] = g[start:start + n].reshape((*o.shape, *x.shape))
-                start += n
-    else:
-        for i, (o, t) in enumerate(zip(outs, rows_by_input, strict=True)):
-            start = 0
-            for j, x in enumerate(ins):
-                n = x.numel()
-                block = t[start:start + n].reshape((n, o.numel())).t()
-                jac[i][j] = block.reshape((*o.shape, *x.shape))
-                start += n
-    return jac
 
 
 def _jac_tree(jac: list[list[Tensor]], out_spec: TreeSpec, args: tuple[Any, ...], argnums: Any,
@@ -533,11 +486,11 @@ def _reverse_jacobian(outs: list[Tensor], lifted: list[Tensor], chunk_size: int 
     total = sum(o.numel() for o in outs)
     parts: list[list[Tensor]] = []
     for rows in _chunks(total, chunk_size):
-        basis = _basis(outs, rows, total)
+        basis = _standard_basis(outs, total, rows)
         parts.append(_grads(outs, lifted, basis, create_graph=keep, is_grads_batched=True))
     by_input = [parts[0][j] if len(parts) == 1 else _core.cat([p[j] for p in parts])
                 for j in range(len(lifted))]
-    return _assemble(by_input, outs, lifted, out_major=True)
+    return _jacobian_blocks(by_input, outs, lifted, out_major=True)
 
 
 def _check_chunk_size(chunk_size: int | None, api: str) -> None:
@@ -558,11 +511,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
         api = "vjp(f, *primals)"
         nums = _check_argnums(argnums, len(args))
         with _level():
-            new_args, lifted, _ = _lift_args(args, nums)
-            out = func(*new_args, **kwargs)
-            aux = None
-            if has_aux:
-                out, aux = _split_aux(out, "jacrev(f, ...)(*args)")
+            out, aux, lifted = _call_with(func, args, kwargs, nums, _lift, has_aux, "jacrev(f, ...)(*args)")
             outs, out_spec = _tensor_outputs(out, api)
             keep = _outer_sees(outs)
             jac = _reverse_jacobian(outs, lifted, chunk_size, keep)
@@ -592,46 +541,25 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
         nums = _check_argnums(argnums, len(args))
         if _core._current_dual_level() >= 0:
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
-        new_args = list(args)
-        leaves: list[Tensor] = []
-        specs = []
-        for a in nums:
-            ls, spec = tree_flatten(args[a])
-            for x in ls:
-                if not isinstance(x, Tensor):
-                    raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-            leaves.extend(ls)
-            specs.append((a, spec, len(ls)))
+        leaves = _leaves_at(args, nums)
+        for x in leaves:
+            if not isinstance(x, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         total = sum(x.numel() for x in leaves)
-        basis = _basis(leaves, range(0, total), total)
+        basis = iter(_standard_basis(leaves, total))
         with _level():
             _core._enter_dual_level(total)
             try:
-                duals = [forward_ad.make_dual(x, b) for x, b in zip(leaves, basis, strict=True)]
-                pos = 0
-                for a, spec, n in specs:
-                    new_args[a] = tree_unflatten(duals[pos:pos + n], spec)
-                    pos += n
-                out = func(*new_args, **kwargs)
-                aux = None
-                if has_aux:
-                    out, aux = _split_aux(out, "jacfwd(f, ...)(*args)")
+                out, aux, _ = _call_with(func, args, kwargs, nums,
+                                         lambda x: forward_ad.make_dual(x, next(basis)), has_aux,
+                                         "jacfwd(f, ...)(*args)")
                 outs, out_spec = _tensor_outputs(out, api)
-                primals, tangents = [], []
-                for o in outs:
-                    primal, tangent = forward_ad.unpack_dual(o)
-                    primals.append(primal)
-                    if tangent is None:
-                        tangent = _core.zeros((total, *o.shape), dtype=o.dtype)
-                    tangents.append(tangent)
-                if has_aux:
-                    a_leaves, a_spec = tree_flatten(aux)
-                    aux = tree_unflatten([forward_ad.unpack_dual(x).primal if isinstance(x, Tensor) else x
-                                          for x in a_leaves], a_spec)
+                primals, tangents, aux = _unpack_outputs(
+                    outs, aux, lambda o: _core.zeros((total, *o.shape), dtype=o.dtype))
             finally:
                 _core._exit_dual_level()
             keep = _reaches_outside(tangents)
-        jac = _assemble(tangents, primals, leaves, out_major=False)
+        jac = _jacobian_blocks(tangents, primals, leaves, out_major=False)
         result = _jac_tree(jac, out_spec, args, argnums, keep)
         if has_aux:
             return result, _release_tree(aux, keep)
