@@ -97,6 +97,7 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .func._vmap import vmap
 from .serialization import load, save
 
 float = float32  # noqa: A001

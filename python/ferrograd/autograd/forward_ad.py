@@ -54,6 +54,13 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """
     _check_tensor(tensor, "make_dual(): tensor")
     _check_tensor(tangent, "make_dual(): tangent")
+    from ..func import _batched
+
+    if _batched.is_batched(tensor) or _batched.is_batched(tangent):
+        # Inside vmap: the dual of the physical tensors, batched at every
+        # running level.
+        return _batched.rewrap_full(
+            make_dual(_batched.full_physical(tensor), _batched.full_physical(tangent), level=level))
     if level is None and _core._current_dual_level() < 0:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
@@ -87,6 +94,12 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     tangent as stored (``None`` when there is none, or no level is open).
     """
     _check_tensor(tensor, "unpack_dual(): tensor")
+    from ..func import _batched
+
+    if _batched.is_batched(tensor):
+        primal, tangent = _core._unpack_dual(tensor._p, level)
+        return UnpackedDualTensor(_batched.wrap(primal, tensor._lv),
+                                  None if tangent is None else _batched.wrap(tangent, tensor._lv))
     primal, tangent = _core._unpack_dual(tensor, level)
     return UnpackedDualTensor(primal, tangent)
 

@@ -11,9 +11,12 @@ docs/func.md.
 """
 
 from ._functional_call import functional_call, stack_module_state
+from ._batched import reset_vmap_fallbacks, set_vmap_fallback_warning_enabled, vmap_fallbacks
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._vmap import vmap
 
 __all__ = [
     "functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-    "linearize", "stack_module_state", "vjp",
+    "linearize", "reset_vmap_fallbacks", "set_vmap_fallback_warning_enabled", "stack_module_state",
+    "vjp", "vmap", "vmap_fallbacks",
 ]

@@ -36,6 +36,8 @@ from ..autograd.functional import _grad as _functional_grad
 from ..autograd.functional import _jacobian_blocks, _standard_basis
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..utils._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
+from . import _batched
+from ._batched import BatchedTensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
@@ -108,11 +110,31 @@ def _lift(t: Any) -> Tensor:
     doc)."""
     if not isinstance(t, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
+    if _batched.active_levels():
+        # Inside vmap: differentiate the physical tensor, batched at every
+        # running level (an unbatched argument is expanded, so each row
+        # gets its own gradient).
+        full = _batched.to_full(t)
+        return BatchedTensor(_lift_plain(full._p), full._lv)
+    return _lift_plain(t)
+
+
+def _lift_plain(t: Tensor) -> Tensor:
     if t.requires_grad:
         return t.view_as(t)
     leaf = t.view_as(t).requires_grad_()
     _stack()[-1].leaves[id(leaf)] = leaf
     return leaf
+
+
+def _physical(t: Any) -> Any:
+    return t._p if type(t) is BatchedTensor else t
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    if type(t) is BatchedTensor:
+        return BatchedTensor(_core.zeros_like(t._p), t._lv)
+    return _core.zeros_like(t)
 
 
 def _leaves_at(args: tuple[Any, ...], nums: Any) -> list[Any]:
@@ -178,6 +200,7 @@ def _reaches_outside(outputs: list[Any]) -> bool:
     if not level.outer_grad:
         return False
     own = level.leaves
+    outputs = [_physical(o) for o in outputs]
     # Node objects are kept alive in `seen`, so their ids are not reused.
     stack: list[Any] = []
     seen: dict[int, Any] = {}
@@ -227,6 +250,8 @@ def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tenso
     grad skipped, unused inputs allowed), keeping the graph for later
     calls, with zeros for inputs the outputs do not reach (batched zeros
     in a batched call)."""
+    if _batched.active_levels():
+        return _batched_grads(outputs, inputs, grad_outputs, create_graph, is_grads_batched)
     res = _functional_grad(tuple(outputs), tuple(inputs),
                            None if grad_outputs is None else tuple(grad_outputs),
                            create_graph=create_graph, retain_graph=True,
@@ -236,6 +261,31 @@ def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tenso
             else _core.zeros((rows, *x.shape), dtype=x.dtype) if is_grads_batched
             else _core.zeros_like(x)
             for g, x in zip(res, inputs, strict=True)]
+
+
+def _batched_grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tensor] | None,
+                   create_graph: bool, is_grads_batched: bool) -> list[Tensor]:
+    """``_grads`` inside vmap: on the physical tensors, batched at every
+    running level; the rows are independent, so one backward pass gives
+    every row's gradient (a batched gradient's own dim goes first)."""
+    nb = len(_batched.active_levels())
+    outs = [_batched.full_physical(o) for o in outputs]
+    ins = [_batched.full_physical(x) for x in inputs]
+    if grad_outputs is None:
+        gos = [_core.ones_like(o) for o in outs]
+    elif is_grads_batched:
+        gos = [_batched.full_physical(g).movedim(nb, 0) for g in grad_outputs]
+    else:
+        gos = [_batched.full_physical(g) for g in grad_outputs]
+    res = _functional_grad(tuple(outs), tuple(ins), tuple(gos), create_graph=create_graph,
+                           retain_graph=True, is_grads_batched=is_grads_batched)
+    rows = gos[0].shape[0] if is_grads_batched and gos else 1
+    out = []
+    for g, x in zip(res, ins, strict=True):
+        if g is None:
+            g = _core.zeros((rows, *x.shape), dtype=x.dtype) if is_grads_batched else _core.zeros_like(x)
+        out.append(_batched.rewrap_full(g.movedim(0, nb) if is_grads_batched else g))
+    return out
 
 
 def _tensor_outputs(out: Any, api: str) -> tuple[list[Tensor], TreeSpec]:
@@ -386,7 +436,7 @@ def _double_backward_jvp(func: Callable[..., Any], primals: tuple[Any, ...], has
     out, aux, lifted = _call_with(func, primals, {}, range(len(primals)), _lift, has_aux, api)
     outs, out_spec = _tensor_outputs(out, api)
     # The value of u never reaches the result; zeros keep inf/nan out.
-    us = [_core.zeros_like(o).requires_grad_() for o in outs]
+    us = [_zeros_like(o).requires_grad_() for o in outs]
     g = _grads(outs, lifted, us, create_graph=True)
 
     def product(tangents: list[Tensor], create_graph: bool) -> list[Tensor]:
@@ -416,7 +466,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             out, aux, _ = _call_with(func, primals, {}, range(len(primals)),
                                      lambda p: forward_ad.make_dual(p, next(tangent_it)), has_aux, api)
             outs, out_spec = _tensor_outputs(out, api)
-            primal_outs, tangent_outs, aux = _unpack_outputs(outs, aux, _core.zeros_like)
+            primal_outs, tangent_outs, aux = _unpack_outputs(outs, aux, _zeros_like)
         keep = _reaches_outside(primal_outs + tangent_outs)
     return _jvp_result(tree_unflatten(primal_outs, out_spec), tangent_outs, out_spec, aux, keep, has_aux)
 
@@ -539,7 +589,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         api = "jvp(f, primals, tangents)"
         nums = _check_argnums(argnums, len(args))
-        if _core._current_dual_level() >= 0:
+        if _core._current_dual_level() >= 0 or _batched.active_levels():
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         leaves = _leaves_at(args, nums)
         for x in leaves:

@@ -1,0 +1,749 @@
+"""``vmap``: the function transform, the batched tensor's methods, and the
+routing of module functions to the batching rules while a vmap runs."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .. import _core
+from .._ops_pointwise import _BINARY, _UNARY
+from ..utils._pytree import tree_flatten, tree_unflatten
+from . import _batched as B
+from . import _rules as R
+from ._batched import BatchedTensor, logical_dim, logical_shape, wrap
+
+__all__ = ["vmap"]
+
+Tensor = _core.Tensor
+
+# ---------------------------------------------------------------------------
+# The rule tables
+# ---------------------------------------------------------------------------
+
+_POINTWISE = set(_UNARY) | set(_BINARY) | {
+    "add", "sub", "subtract", "mul", "div", "divide", "true_divide", "pow", "clamp", "clip",
+    "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "where", "masked_fill", "type_as", "to",
+    "float", "double", "half", "bfloat16", "bool", "int", "long", "byte", "char", "short", "cfloat",
+    "cdouble", "contiguous", "clone", "detach", "conj", "resolve_conj", "resolve_neg", "isclose",
+    "round", "cpu", "type", "tril", "triu", "det", "inverse", "rsub", "polar", "complex",
+    "view_as_real", "view_as_complex", "result_type", "xlogy", "hypot", "nan_to_num", "logit",
+    "copysign", "heaviside", "float_power", "ldexp", "logaddexp", "fmax", "fmin",
+}
+_REDUCE_ALL = {"sum", "mean", "prod", "std", "var", "amax", "amin", "aminmax", "all", "any", "argmax",
+               "argmin", "count_nonzero", "nansum", "nanmean", "norm", "std_mean", "var_mean",
+               "repeat_interleave", "vector_norm"}
+_DIM_OPS = {"softmax", "log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "gather",
+            "scatter", "scatter_add", "scatter_reduce", "narrow", "select", "unbind", "split", "chunk",
+            "unflatten", "topk", "sort", "argsort", "kthvalue", "mode", "transpose", "swapaxes",
+            "swapdims", "movedim", "moveaxis", "diagonal", "flip", "renorm", "diff", "logsumexp",
+            "matrix_norm", "fliplr", "flipud", "roll"}
+_VECTOR_INDEX = {"index_select", "index_add", "index_copy", "index_fill"}
+_EXTRA_RANK = {"unsqueeze", "diag_embed"}
+_DATA_DEPENDENT = {"item": "item", "tolist": "item", "__bool__": "flow", "__float__": "item",
+                   "__int__": "item", "__index__": "item", "__complex__": "item", "numpy": "item",
+                   "__array__": "item", "equal": "flow", "allclose": "flow", "data_ptr": "item",
+                   "nonzero": "dynamic", "argwhere": "dynamic", "masked_select": "dynamic",
+                   "unique": "dynamic"}
+_RANDOM_METHODS = {"uniform_": True, "normal_": True, "bernoulli_": True, "exponential_": True,
+                   "random_": True, "bernoulli": False, "multinomial": False}
+_RANDOM_FUNCS = {"rand", "randn", "randint", "normal", "randperm", "bernoulli", "multinomial"}
+_RANDOM_LIKE = {"rand_like", "randn_like", "randint_like"}
+_LIKE = {"zeros_like", "ones_like", "empty_like", "full_like"}
+_FOLD = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1, "conv_transpose2d": 2,
+         "conv_transpose3d": 3, "max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3, "avg_pool1d": 1,
+         "avg_pool2d": 2, "avg_pool3d": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
+         "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
+         "adaptive_max_pool3d": 3, "lp_pool1d": 1, "lp_pool2d": 2, "pixel_shuffle": 2,
+         "pixel_unshuffle": 2, "channel_shuffle": 2, "unfold": 2, "fold": 1, "interpolate": -1,
+         "local_response_norm": -1, "group_norm": -1, "instance_norm": -1}
+_TRAILING = {"layer_norm", "rms_norm", "embedding", "one_hot"}
+_DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d",
+            "rrelu"}
+
+
+def _method(name: str) -> Any:
+    return getattr(Tensor, name, None)
+
+
+def _max_min(name: str) -> R.Rule:
+    whole = R.dim_op("a" + name, getattr(Tensor, "a" + name), reduce_all=True)
+    by_dim = R.dim_op(name, getattr(Tensor, name))
+    pair = R.pointwise(getattr(Tensor, "maximum" if name == "max" else "minimum"))
+
+    def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        rest = list(args[1:]) + list(kwargs.values())
+        if rest and isinstance(rest[0], Tensor) and "dim" not in kwargs:
+            return pair((args[0], rest[0]), {})
+        if not rest:
+            return whole((args[0],), {})
+        return by_dim(args, kwargs)
+
+    return rule
+
+
+def _median(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 1 and not kwargs:
+        x = args[0]
+        flat = x.reshape(-1) if logical_dim(x) else x.reshape(1)
+        return R.dim_op("median", Tensor.median)((flat, 0), {}).values
+    return R.dim_op("median", Tensor.median)(args, kwargs)
+
+
+def _diag(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    offset = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+    if logical_dim(x) == 1:
+        return x.diag_embed(offset)
+    if logical_dim(x) == 2:
+        return x.diagonal(offset)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{logical_dim(x)}D")
+
+
+def _trace(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    if logical_dim(x) != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(logical_dim(x)))
+    return x.diagonal(0, -2, -1).sum(-1)
+
+
+def _take(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, index = args[0], args[1] if len(args) > 1 else kwargs["index"]
+    if type(index) is BatchedTensor:
+        return B.per_row("take", Tensor.take, args, kwargs)
+    return x.reshape(-1)[index]
+
+
+def _roll(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    shifts = args[1] if len(args) > 1 else kwargs["shifts"]
+    dims = args[2] if len(args) > 2 else kwargs.get("dims")
+    if dims is None:
+        return x.reshape(-1).roll(shifts, 0).reshape(logical_shape(x))
+    return R.dim_op("roll", Tensor.roll)((x, shifts, dims), {})
+
+
+def _iter(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x = args[0]
+    if logical_dim(x) == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(x.unbind(0))
+
+
+def _len(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    shape = logical_shape(args[0])
+    if not shape:
+        raise TypeError("len() of a 0-d tensor")
+    return shape[0]
+
+
+def _backward(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    raise RuntimeError(
+        "vmap: backward() on a batched tensor is not supported; compute gradients inside vmap with "
+        "ferrograd.func.grad or ferrograd.func.vjp instead"
+    )
+
+
+def _register_hook(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    self, hook = args[0], args[1] if len(args) > 1 else kwargs["hook"]
+    lv = self._lv
+
+    def physical_hook(g: Tensor) -> Any:
+        r = hook(wrap(g, lv))
+        return r._p if type(r) is BatchedTensor else r
+
+    return self._p.register_hook(physical_hook)
+
+
+def _forward(name: str) -> R.Rule:
+    """Methods answered by the physical tensor itself (no shapes involved)."""
+
+    def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self = args[0]
+        r = getattr(self._p, name)(*args[1:], **kwargs)
+        return self if r is self._p else r
+
+    return rule
+
+
+def _build_method_rules() -> dict[str, R.Rule]:
+    rules: dict[str, R.Rule] = {}
+    for name in _POINTWISE:
+        fn = _method(name)
+        if fn is None:
+            continue
+        rules[name] = R.pointwise(fn)
+        ip = _method(name + "_")
+        if ip is not None:
+            rules[name + "_"] = R.pointwise_inplace(ip)
+    for name in ("copy_", "fill_", "zero_", "masked_fill_", "clamp_", "clip_", "lerp_"):
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R.pointwise_inplace(fn)
+    for name in _REDUCE_ALL:
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R.dim_op(name, fn, reduce_all=True,
+                                   vector_index=name == "repeat_interleave")
+    for name in _DIM_OPS:
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R.dim_op(name, fn)
+        ip = _method(name + "_")
+        if ip is not None:
+            rules[name + "_"] = R.dim_op(name + "_", ip, inplace=True)
+    for name in _VECTOR_INDEX:
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R.dim_op(name, fn, vector_index=True)
+        ip = _method(name + "_")
+        if ip is not None:
+            rules[name + "_"] = R.dim_op(name + "_", ip, vector_index=True, inplace=True)
+    for name in _EXTRA_RANK:
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R.dim_op(name, fn, extra_rank=1)
+    for name in ("view", "reshape", "expand", "repeat", "tile", "broadcast_to"):
+        rules[name] = R._shape_rule(name)
+    for name in ("view_as", "reshape_as", "expand_as"):
+        rules[name] = R._as_rule(name)
+    rules.update({
+        "permute": R._permute, "t": R._t, "squeeze": R._squeeze, "flatten": R._flatten,
+        "ravel": lambda a, k: a[0].reshape(-1), "matmul": R._matmul,
+        "mm": R._check_ranks("mm", (2, 2)), "bmm": R._check_ranks("bmm", (3, 3)),
+        "mv": R._check_ranks("mv", (2, 1)), "dot": R._check_ranks("dot", (1, 1)), "outer": R._outer,
+        "ger": R._outer, "addmm": R._addmm, "max": _max_min("max"), "min": _max_min("min"),
+        "median": _median, "diag": _diag, "trace": _trace, "take": _take, "roll": _roll,
+        "__getitem__": R._getitem, "__setitem__": R._setitem, "__iter__": _iter, "__len__": _len,
+        "backward": _backward, "register_hook": _register_hook,
+        "size": R._meta(R._size), "stride": R._meta(R._stride),
+        "dim": R._meta(logical_dim), "ndimension": R._meta(logical_dim),
+        "numel": R._meta(lambda x: _numel(logical_shape(x))),
+        "nelement": R._meta(lambda x: _numel(logical_shape(x))),
+        "adjoint": lambda a, k: R._transpose_last(a, k, conj=True),
+    })
+    for name in ("is_complex", "is_floating_point", "is_signed", "element_size", "is_contiguous",
+                 "is_conj", "is_neg", "is_inference", "retain_grad", "requires_grad_", "is_cpu",
+                 "is_cuda", "get_device", "storage_offset"):
+        if _method(name) is not None:
+            rules[name] = _forward(name)
+    for name, what in _DATA_DEPENDENT.items():
+        rules[name] = R._data_dependent(what)
+    for name, inplace in _RANDOM_METHODS.items():
+        fn = _method(name)
+        if fn is not None:
+            rules[name] = R._random_method(fn, name, inplace)
+    # Operators.
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "matmul"):
+        fwd = _method(f"__{op}__")
+        if fwd is None:
+            continue
+        rules[f"__{op}__"] = R._matmul if op == "matmul" else R.pointwise(fwd)
+        ref = _method(f"__r{op}__")
+        if ref is not None:
+            if op == "matmul":
+                rules["__rmatmul__"] = lambda a, k: R._matmul((a[1], a[0]), {})
+            else:
+                rules[f"__r{op}__"] = R.reflected(fwd, ref)
+        ip = _method(f"__i{op}__")
+        if ip is not None:
+            rules[f"__i{op}__"] = R.pointwise_inplace(ip)
+    for op in ("eq", "ne", "lt", "le", "gt", "ge", "neg", "abs", "invert", "pos"):
+        fn = _method(f"__{op}__")
+        if fn is not None:
+            rules[f"__{op}__"] = R.pointwise(fn)
+    return rules
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+_PROPERTIES = {
+    "shape": lambda x: R._size(x),
+    "ndim": logical_dim,
+    "dtype": lambda x: x._p.dtype,
+    "device": lambda x: x._p.device,
+    "layout": lambda x: x._p.layout,
+    "is_leaf": lambda x: x._p.is_leaf,
+    "grad_fn": lambda x: x._p.grad_fn,
+    "grad": lambda x: wrap(x._p.grad, x._lv) if x._p.grad is not None else None,
+    "data": lambda x: wrap(x._p.data, x._lv),
+    "T": lambda x: R._T((x,), {}),
+    "mT": lambda x: R._transpose_last((x,), {}),
+    "mH": lambda x: R._transpose_last((x,), {}, conj=True),
+    "H": lambda x: R._transpose_last((x,), {}, conj=True),
+    "real": lambda x: wrap(x._p.real, x._lv),
+    "imag": lambda x: wrap(x._p.imag, x._lv),
+    "is_cuda": lambda x: False,
+    "is_cpu": lambda x: True,
+    "_version": lambda x: x._p._version,
+    "output_nr": lambda x: x._p.output_nr,
+    "itemsize": lambda x: x._p.itemsize,
+    "nbytes": lambda x: _numel(logical_shape(x)) * x._p.itemsize,
+    "retains_grad": lambda x: x._p.retains_grad,
+}
+
+
+def _install_methods() -> None:
+    rules = _build_method_rules()
+    R.METHOD_RULES.update(rules)
+
+    def make(name: str, rule: R.Rule | None, fn: Any) -> Callable[..., Any]:
+        inplace = name.endswith("_") and not name.endswith("__")
+        if rule is None:
+            def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+                return B.per_row(name, fn, (self, *args), kwargs, inplace)
+        else:
+            def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+                return rule((self, *args), kwargs)
+        method.__name__ = method.__qualname__ = name
+        return method
+
+    skip = {"__class__", "__new__", "__init__", "__dict__", "__doc__", "__module__", "__getattribute__",
+            "__setattr__", "__delattr__", "__repr__", "__str__", "__hash__", "__init_subclass__",
+            "__subclasshook__", "__reduce__", "__reduce_ex__", "__getstate__", "__sizeof__", "__dir__",
+            "__format__", "__weakref__", "__array_priority__", "__array_interface__", "__deepcopy__"}
+    for name in dir(Tensor):
+        if name in skip or name in _PROPERTIES:
+            continue
+        attr = inspect_attr(name)
+        if attr is None:
+            continue
+        setattr(BatchedTensor, name, make(name, rules.get(name), attr))
+    for name, rule in rules.items():
+        if not hasattr(BatchedTensor, name) or getattr(BatchedTensor, name) is getattr(object, name, None):
+            setattr(BatchedTensor, name, make(name, rule, None))
+    for name, get in _PROPERTIES.items():
+        setattr(BatchedTensor, name, property(get))
+
+    def set_requires_grad(self: Any, value: bool) -> None:
+        self._p.requires_grad = value
+
+    BatchedTensor.requires_grad = property(lambda x: x._p.requires_grad, set_requires_grad)
+    BatchedTensor.__hash__ = object.__hash__  # type: ignore[assignment]
+
+    def no_copy(self: Any, *a: Any) -> Any:
+        raise RuntimeError("vmap: a batched tensor cannot be copied or pickled inside vmap")
+
+    BatchedTensor.__deepcopy__ = no_copy  # type: ignore[attr-defined]
+    BatchedTensor.__reduce_ex__ = no_copy  # type: ignore[assignment]
+
+
+def inspect_attr(name: str) -> Any:
+    """The callable Tensor attribute ``name`` (None for data attributes)."""
+    try:
+        attr = getattr(Tensor, name)
+    except AttributeError:
+        return None
+    if isinstance(attr, (types.BuiltinFunctionType, types.MethodDescriptorType, types.FunctionType,
+                         types.WrapperDescriptorType, types.MethodWrapperType)) or callable(attr):
+        if isinstance(attr, property) or type(attr).__name__ == "getset_descriptor":
+            return None
+        return attr
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Module functions
+# ---------------------------------------------------------------------------
+
+_NO_DISPATCH = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_default_dtype",
+                "get_default_dtype", "set_num_threads", "get_num_threads", "is_grad_enabled",
+                "set_grad_enabled", "is_inference_mode_enabled", "set_default_device", "get_default_device",
+                "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+                "is_deterministic_algorithms_warn_only_enabled", "set_anomaly_enabled", "is_anomaly_enabled",
+                "is_anomaly_check_nan_enabled", "load", "save", "vmap", "promote_types", "broadcast_shapes",
+                "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "eye",
+                "linspace", "logspace", "compile", "no_grad", "enable_grad", "inference_mode"}
+
+
+def _module_rule(prefix: str, name: str, fn: Any) -> tuple[R.Rule | None, bool]:
+    """The rule for module function ``prefix + name`` and whether it is a
+    random op (routed even without batched arguments)."""
+    if prefix == "nn.functional.":
+        if name == "linear":
+            return R._linear, False
+        if name in _FOLD:
+            return R.fold_batch(fn, prefix + name, _FOLD[name]), False
+        if name in _TRAILING:
+            return R._trailing(fn, prefix + name), False
+        if name == "pad":
+            return _pad(fn), False
+        if name == "nll_loss":
+            return R._nll_loss(fn), False
+        if name in _DROPOUT:
+            return R._dropout(fn, name), False
+        return None, False
+    if name in _RANDOM_FUNCS:
+        call = R.random_factory(fn, name)
+        return call, True
+    if name in _RANDOM_LIKE:
+        return R._random_like(fn, name), True
+    if name in _LIKE:
+        return R._like(fn), False
+    if name == "where":
+        return _where(fn), False
+    if name in ("cat", "concat", "concatenate"):
+        return R._cat(_core.cat, stack=False), False
+    if name == "stack":
+        return R._cat(_core.stack, stack=True), False
+    if name == "einsum":
+        return R._einsum, False
+    if name == "broadcast_tensors":
+        return _broadcast_tensors, False
+    if name in ("numel",):
+        return R._meta(lambda x: _numel(logical_shape(x))), False
+    if name == "is_tensor":
+        return R._meta(lambda x: True), False
+    if name in ("std_mean", "var_mean", "vector_norm"):
+        return R.dim_op(name, fn, reduce_all=True), False
+    if name in ("matrix_norm",):
+        return R.dim_op(name, fn), False
+    if name in ("inv", "det") and prefix == "linalg.":
+        return R.pointwise(fn), False
+    rule = R.METHOD_RULES.get(name)
+    if rule is not None and name not in _RANDOM_METHODS:
+        def method_rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if not args and "input" in kwargs:
+                kwargs = dict(kwargs)
+                args = (kwargs.pop("input"),)
+            return rule(args, kwargs)
+
+        return method_rule, False
+    return None, False
+
+
+def _where(fn: Any) -> R.Rule:
+    pw = R.pointwise(fn)
+
+    def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len(args) + len(kwargs) == 1:
+            return R._data_dependent("dynamic")(args, kwargs)
+        return pw(args, kwargs)
+
+    return rule
+
+
+def _pad(fn: Any) -> R.Rule:
+    trailing = R._trailing(fn, "nn.functional.pad")
+
+    def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+        if mode == "constant":
+            return trailing(args, kwargs)
+        pad = args[1] if len(args) > 1 else kwargs["pad"]
+        return R.fold_batch(fn, "nn.functional.pad", len(pad) // 2)(args, kwargs)
+
+    return rule
+
+
+def _broadcast_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    shapes = [logical_shape(t) for t in args]
+    out = _core.broadcast_shapes(*shapes)
+    return tuple(t.expand(*out) for t in args)
+
+
+class _Routing:
+    """Module functions swapped for dispatchers while any vmap runs."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.table: list[tuple[dict[str, Any], str, Any, Any]] | None = None
+        self.by_id: dict[int, Any] | None = None
+
+    def build(self) -> list[tuple[dict[str, Any], str, Any, Any]]:
+        import ferrograd as fg
+
+        from .. import linalg
+        from ..nn import functional as F
+
+        table = []
+        for mod, prefix in ((fg, ""), (F, "nn.functional."), (linalg, "linalg.")):
+            d = vars(mod)
+            for name, fn in list(d.items()):
+                if (name.startswith("_") or not callable(fn) or isinstance(fn, (type, types.ModuleType))
+                        or name in _NO_DISPATCH):
+                    continue
+                rule, random = _module_rule(prefix, name, fn)
+                table.append((d, name, fn, _dispatcher(prefix + name, fn, rule, random)))
+        return table
+
+    def dispatcher_for(self, fn: Any) -> Any:
+        """The dispatcher of module function ``fn`` (``vmap(torch.sin)``
+        holds the function itself, not the module attribute)."""
+        with self.lock:
+            if self.table is None:
+                self.table = self.build()
+            if self.by_id is None:
+                self.by_id = {id(f): disp for _, _, f, disp in self.table}
+        return self.by_id.get(id(fn), fn)
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.table is None:
+                self.table = self.build()
+            if self.active == 0:
+                for d, name, _, disp in self.table:
+                    d[name] = disp
+            self.active += 1
+
+    def exit(self) -> None:
+        with self.lock:
+            self.active -= 1
+            if self.active == 0 and self.table is not None:
+                for d, name, fn, _ in self.table:
+                    d[name] = fn
+
+
+_routing = _Routing()
+
+
+def _dispatcher(qual: str, fn: Any, rule: R.Rule | None, random: bool) -> Callable[..., Any]:
+    python = isinstance(fn, types.FunctionType)
+
+    @functools.wraps(fn)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        if not B.any_batched(args, kwargs):
+            if random and B.active_levels():
+                assert rule is not None
+                return rule(args, kwargs)
+            return fn(*args, **kwargs)
+        out = kwargs.pop("out", None) if "out" in kwargs else None
+        if rule is not None:
+            result = rule(args, kwargs)
+        elif python:
+            try:
+                result = fn(*args, **kwargs)
+            except TypeError:
+                result = B.per_row(qual, fn, args, kwargs, qual.endswith("_"))
+        else:
+            result = B.per_row(qual, fn, args, kwargs, qual.endswith("_"))
+        if out is not None:
+            out.copy_(result)
+            return out
+        return result
+
+    return dispatch
+
+
+# ---------------------------------------------------------------------------
+# vmap
+# ---------------------------------------------------------------------------
+
+
+def _name(func: Any) -> str:
+    return getattr(func, "__name__", None) or repr(func)
+
+
+def _prefix_leaves(prefix: Any, tree: Any) -> list[Any] | None:
+    """``prefix`` (an int/None, or a structure matching ``tree``'s top) as
+    one value per leaf of ``tree``; None if the structures differ."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and type(prefix) is type(tree) and len(prefix) == len(tree):
+        out: list[Any] = []
+        for p, t in zip(prefix, tree, strict=True):
+            sub = _prefix_leaves(p, t)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    if isinstance(prefix, dict) and isinstance(tree, dict) and set(prefix) == set(tree):
+        out = []
+        for k in _dict_order(tree):
+            sub = _prefix_leaves(prefix[k], tree[k])
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def _dict_order(d: dict[Any, Any]) -> list[Any]:
+    """Keys in the order the pytree flattens a dict (insertion order)."""
+    return list(d)
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:
+    """Vectorizing map: ``vmap(func)(*inputs)`` runs ``func`` on every
+    slice of ``inputs`` along ``in_dims`` at once and stacks the results
+    along ``out_dims``.
+
+    Args:
+        func: a function of tensors (or nested tuples/lists/dicts of them).
+        in_dims: the mapped dim of each input: an int for all, or a tuple
+            with one entry per positional input (an int, ``None`` for an
+            unmapped input, or a nested structure matching the input).
+        out_dims: where the mapped dim goes in each output (int, or a
+            structure matching the outputs; ``None`` for an unbatched output).
+        randomness: ``'error'`` (random ops raise), ``'different'`` (each
+            row draws its own numbers) or ``'same'`` (every row draws the
+            same numbers).
+        chunk_size: map at most this many rows at a time (``None``: all).
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
+        )
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        fn = _routing.dispatcher_for(func) if callable(func) else func
+        return _vmap_call(fn, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+
+    return wrapped
+
+
+def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness: str,
+               chunk_size: int | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    name = _name(func)
+    if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+            f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}."
+        )
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are trying "
+            "to vmap over a function with no inputs. The latter is unsupported."
+        )
+    flat, spec = tree_flatten(args)
+    dims = _prefix_leaves(in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args), args)
+    if dims is None:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+            f"structure of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs has "
+            f"structure {spec}."
+        )
+    sizes = []
+    for leaf, d in zip(flat, dims, strict=True):
+        if d is None:
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the "
+                f"input is of type {type(leaf)}. We cannot vmap over non-Tensor arguments, please use "
+                "None as the respective in_dim"
+            )
+        n = leaf.dim()
+        if not -n <= d < n:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, but "
+                f"that input is a Tensor of dimensionality {n} so expected in_dim to satisfy "
+                f"-{n} <= in_dim < {n}."
+            )
+        sizes.append(leaf.size(d))
+    if not sizes:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got all in_dims=None, so there is no "
+            "input to map over. At least one input must have a mapped dimension."
+        )
+    if len(set(sizes)) != 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
+    batch = sizes[0]
+    if chunk_size is None or chunk_size >= batch:
+        return _run(func, name, flat, dims, spec, kwargs, batch, randomness, out_dims)
+    import ferrograd as fg
+
+    parts = []
+    for start in range(0, batch, chunk_size):
+        size = min(chunk_size, batch - start)
+        leaves = [leaf if d is None else leaf.narrow(d, start, size) for leaf, d in zip(flat, dims, strict=True)]
+        parts.append(_run(func, name, leaves, dims, spec, kwargs, size, randomness, out_dims))
+    outs0, out_spec = tree_flatten(parts[0])
+    ods = _out_dims(out_dims, parts[0], name)
+    columns = [tree_flatten(p)[0] for p in parts]
+    joined = []
+    for i, od in enumerate(ods):
+        if od is None:
+            joined.append(outs0[i])
+        else:
+            joined.append(fg.cat([c[i] for c in columns], od))
+    return tree_unflatten(joined, out_spec)
+
+
+def _out_dims(out_dims: Any, out: Any, name: str) -> list[Any]:
+    ods = _prefix_leaves(out_dims, out) if isinstance(out_dims, (int, type(None), tuple, list)) else None
+    if ods is None and isinstance(out_dims, tuple) and len(out_dims) == 1 and not isinstance(out, tuple):
+        ods = _prefix_leaves(out_dims[0], out)
+    if ods is None:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+            f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs has "
+            f"structure {tree_flatten(out)[1]}."
+        )
+    return ods
+
+
+def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], spec: Any,
+         kwargs: dict[str, Any], batch: int, randomness: str, out_dims: Any) -> Any:
+    level = B._VmapLevel(next(B._ids), batch, randomness)
+    stack = B._vstack()
+    stack.append(level)
+    _routing.enter()
+    try:
+        leaves = [leaf if d is None else _add_level(leaf, d, level.id) for leaf, d in zip(flat, dims, strict=True)]
+        out = func(*tree_unflatten(leaves, spec), **kwargs)
+    finally:
+        stack.pop()
+        _routing.exit()
+    outs, out_spec = tree_flatten(out)
+    ods = _out_dims(out_dims, out, name)
+    result = []
+    for o, od in zip(outs, ods, strict=True):
+        if od is None:
+            if type(o) is BatchedTensor and level.id in o._lv:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            result.append(o)
+            continue
+        if not isinstance(o, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you mean "
+                "to set out_dims= to None for output?"
+            )
+        result.append(_remove_level(o, level, od))
+    return tree_unflatten(result, out_spec)
+
+
+def _add_level(leaf: Any, d: int, lid: int) -> BatchedTensor:
+    if type(leaf) is BatchedTensor:
+        nb = len(leaf._lv)
+        n = leaf._p.dim() - nb
+        return BatchedTensor(leaf._p.movedim(nb + d % n, nb), leaf._lv + (lid,))
+    return BatchedTensor(leaf.movedim(d, 0), (lid,))
+
+
+def _remove_level(o: Any, level: B._VmapLevel, od: int) -> Any:
+    if type(o) is BatchedTensor:
+        p, lv = o._p, o._lv
+    else:
+        p, lv = o, ()
+    if lv and lv[-1] == level.id:
+        nb = len(lv)
+        lr = p.dim() - nb
+        pos = R._shift(od, lr + 1, 0)
+        return wrap(p.movedim(nb - 1, nb - 1 + pos), lv[:-1])
+    nb = len(lv)
+    lr = p.dim() - nb
+    pos = R._shift(od, lr + 1, 0)
+    q = p.unsqueeze(nb + pos)
+    shape = list(q.shape)
+    shape[nb + pos] = level.size
+    return wrap(q.expand(*shape), lv)
+
+
+_install_methods()
