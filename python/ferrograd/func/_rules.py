@@ -63,7 +63,8 @@ def pointwise(fn: Callable[..., Any]) -> Rule:
         levels, _ = collect(args, kwargs)
         rank = _tensors_rank(args, kwargs)
         pa = [physical(a, levels, None, rank) if type(a) is BatchedTensor else a for a in args]
-        pk = {k: physical(v, levels, None, rank) if type(v) is BatchedTensor else v for k, v in kwargs.items()}
+        pk = {k: physical(v, levels, None, rank) if type(v) is BatchedTensor else v
+              for k, v in kwargs.items()}
         return wrap_result(fn(*pa, **pk), levels)
 
     return rule
@@ -80,7 +81,8 @@ def pointwise_inplace(fn: Callable[..., Any]) -> Rule:
             B.raise_inplace(self, levels, sizes)
         rank = logical_dim(self)
         pa = [physical(a, levels, None, rank) if type(a) is BatchedTensor else a for a in args[1:]]
-        pk = {k: physical(v, levels, None, rank) if type(v) is BatchedTensor else v for k, v in kwargs.items()}
+        pk = {k: physical(v, levels, None, rank) if type(v) is BatchedTensor else v
+              for k, v in kwargs.items()}
         fn(self._p, *pa, **pk)
         return self
 
@@ -140,6 +142,9 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
             ba = sig.bind(*args, **kwargs)
         except TypeError:
             return B.per_row(name, fn, args, kwargs, inplace)
+        ba.apply_defaults()
+        for k in [k for k, v in ba.arguments.items() if v is Ellipsis]:
+            del ba.arguments[k]  # "the op's own default", which counts from the end
         levels, sizes = collect(args, kwargs)
         nb = len(levels)
         params = list(ba.arguments)
@@ -176,12 +181,6 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
                         keepdim = bool(vv)
             elif isinstance(v, Tensor) and not (vector_index and k == "index"):
                 ba.arguments[k] = physical(v, levels, sizes)
-        if reduce_all and not flat_all and not any(k in _DIM_NAMES for k in params[1:]):
-            # The dim parameter was left at its default of None.
-            dname = next((p for p in sig.parameters if p in _DIM_NAMES), None)
-            if dname is not None and sig.parameters[dname].default is None:
-                flat_all = True
-                ba.arguments[dname] = nb
         p = self._p if type(self) is BatchedTensor and self._lv == levels else physical(self, levels, sizes)
         if flat_all:
             p = p.reshape(*p.shape[:nb], -1)
@@ -198,6 +197,14 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         return wrap_result(out, levels)
 
     return rule
+
+
+def _flip(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    self, *rest = args
+    dims = _sizes_arg(tuple(rest)) if rest else list(_sizes_arg((kwargs["dims"],)))
+    p, lv, nb = _self_phys(self)
+    lr = p.dim() - nb
+    return wrap(p.flip([_shift(d, lr, nb) for d in dims]), lv)
 
 
 def _map_tensors(out: Any, f: Callable[[Tensor], Tensor]) -> Any:
@@ -218,8 +225,7 @@ def _self_phys(x: Any) -> tuple[Tensor, tuple[int, ...], int]:
 
 
 def _sizes_arg(sizes: tuple[Any, ...]) -> list[Any]:
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) or len(sizes) == 1 and hasattr(sizes[0], "__iter__") \
-            and not isinstance(sizes[0], Tensor):
+    if len(sizes) == 1 and hasattr(sizes[0], "__iter__") and not isinstance(sizes[0], Tensor):
         return list(sizes[0])
     return list(sizes)
 
@@ -229,14 +235,15 @@ def _shape_rule(method: str) -> Rule:
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self, *rest = args
-        shape = _sizes_arg(tuple(rest) if rest else tuple(kwargs.get("size", kwargs.get("shape", kwargs.get("dims", ())))))
+        given = kwargs.get("size", kwargs.get("shape", kwargs.get("dims", ())))
+        shape = _sizes_arg(tuple(rest) if rest else tuple(given))
         p, lv, nb = _self_phys(self)
         bshape = list(p.shape[:nb])
         if method == "expand" or method == "broadcast_to":
             lr = p.dim() - nb
             if len(shape) > lr:
                 p = p[(slice(None),) * nb + (None,) * (len(shape) - lr)]
-            return wrap(getattr(p, "expand")(*bshape, *shape), lv)
+            return wrap(p.expand(*bshape, *shape), lv)
         if method in ("repeat", "tile"):
             lr = p.dim() - nb
             reps = list(shape)
@@ -244,7 +251,8 @@ def _shape_rule(method: str) -> Rule:
                 reps = [1] * (lr - len(reps)) + reps
             if len(reps) < lr:
                 raise RuntimeError(
-                    "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+                    "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                    "of tensor"
                 )
             if len(reps) > lr:
                 p = p[(slice(None),) * nb + (None,) * (len(reps) - lr)]
@@ -414,12 +422,7 @@ def _getitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if type(self) is BatchedTensor and _basic_index(t):
         nb = len(self._lv)
         return wrap(self._p[(slice(None),) * nb + t], self._lv)
-    return B.per_row("__getitem__", Tensor.__getitem__, (self, idx if type(idx) is not tuple else _Idx(t)), {})
-
-
-class _Idx(tuple):
-    """An index tuple that ``per_row`` looks into (tuples of tensors are
-    sliced per row) and that is handed to ``__getitem__`` as a tuple."""
+    return B.per_row("__getitem__", Tensor.__getitem__, (self, idx), {})
 
 
 def _setitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -436,7 +439,7 @@ def _setitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         target_idx = (slice(None),) * nb + t
         self._p[target_idx] = value
         return None
-    B.per_row("__setitem__", Tensor.__setitem__, (self, _Idx(t), value), {}, inplace=True)
+    B.per_row("__setitem__", Tensor.__setitem__, (self, idx, value), {}, inplace=True)
     return None
 
 
@@ -482,9 +485,9 @@ def _check_ranks(name: str, want: tuple[int, int]) -> Rule:
         ra, rb = logical_dim(a), logical_dim(b)
         if (ra, rb) != want:
             if name == "mm":
-                raise RuntimeError(f"self must be a matrix" if ra != 2 else "mat2 must be a matrix")
+                raise RuntimeError("self must be a matrix" if ra != 2 else "mat2 must be a matrix")
             if name == "bmm":
-                raise RuntimeError(f"batch1 must be a 3D tensor" if ra != 3 else "batch2 must be a 3D tensor")
+                raise RuntimeError("batch1 must be a 3D tensor" if ra != 3 else "batch2 must be a 3D tensor")
             if name == "dot":
                 raise RuntimeError(
                     f"1D tensors expected, but got {ra}D and {rb}D tensors"
@@ -536,7 +539,8 @@ def _einsum(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     terms = lhs.split(",")
     if not arrow:
         letters = [c for c in lhs if c.isalpha()]
-        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        once = sorted(c for c in set(letters) if letters.count(c) == 1)
+        rhs = ("..." if "..." in lhs else "") + "".join(once)
     used = set(eq)
     free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
     letter = dict(zip(levels, free, strict=False))
@@ -568,7 +572,8 @@ def _cat(fn: Callable[..., Any], stack: bool) -> Rule:
         if not stack:
             lr = max(ranks)
             # torch.cat skips 1-D empty tensors.
-            tensors = [t for t, r in zip(tensors, ranks, strict=True) if not (r == 1 and logical_shape(t)[0] == 0)]
+            tensors = [t for t, r in zip(tensors, ranks, strict=True)
+                       if not (r == 1 and logical_shape(t)[0] == 0)]
         phys = [physical(t, levels, sizes) for t in tensors]
         n = lr + 1 if stack else lr
         return wrap(fn(phys, _shift(dim, n, len(levels))), levels)
@@ -615,7 +620,8 @@ def random_factory(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
             sizes.update(sz2)
             rank = _tensors_rank(args, kwargs)
             pa = [physical(a, levels, sizes, rank) if isinstance(a, Tensor) else a for a in args]
-            pk = {k: physical(v, levels, sizes, rank) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+            pk = {k: physical(v, levels, sizes, rank) if isinstance(v, Tensor) else v
+                  for k, v in kwargs.items()}
             if name in ("multinomial", "randperm"):
                 return _same_rows(name, fn, args, kwargs, reset=False)
             return wrap(fn(*pa, **pk), levels)

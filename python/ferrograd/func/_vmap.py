@@ -39,7 +39,7 @@ _REDUCE_ALL = {"sum", "mean", "prod", "std", "var", "amax", "amin", "aminmax", "
 _DIM_OPS = {"softmax", "log_softmax", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "gather",
             "scatter", "scatter_add", "scatter_reduce", "narrow", "select", "unbind", "split", "chunk",
             "unflatten", "topk", "sort", "argsort", "kthvalue", "mode", "transpose", "swapaxes",
-            "swapdims", "movedim", "moveaxis", "diagonal", "flip", "renorm", "diff", "logsumexp",
+            "swapdims", "movedim", "moveaxis", "diagonal", "renorm", "diff", "logsumexp",
             "matrix_norm", "fliplr", "flipud", "roll"}
 _VECTOR_INDEX = {"index_select", "index_add", "index_copy", "index_fill"}
 _EXTRA_RANK = {"unsqueeze", "diag_embed"}
@@ -211,12 +211,12 @@ def _build_method_rules() -> dict[str, R.Rule]:
     for name in ("view_as", "reshape_as", "expand_as"):
         rules[name] = R._as_rule(name)
     rules.update({
-        "permute": R._permute, "t": R._t, "squeeze": R._squeeze, "flatten": R._flatten,
+        "permute": R._permute, "flip": R._flip, "t": R._t, "squeeze": R._squeeze, "flatten": R._flatten,
         "ravel": lambda a, k: a[0].reshape(-1), "matmul": R._matmul,
         "mm": R._check_ranks("mm", (2, 2)), "bmm": R._check_ranks("bmm", (3, 3)),
         "mv": R._check_ranks("mv", (2, 1)), "dot": R._check_ranks("dot", (1, 1)), "outer": R._outer,
         "ger": R._outer, "addmm": R._addmm, "max": _max_min("max"), "min": _max_min("min"),
-        "median": _median, "diag": _diag, "trace": _trace, "take": _take, "roll": _roll,
+        "diag": _diag, "trace": _trace, "take": _take, "roll": _roll,
         "__getitem__": R._getitem, "__setitem__": R._setitem, "__iter__": _iter, "__len__": _len,
         "backward": _backward, "register_hook": _register_hook,
         "size": R._meta(R._size), "stride": R._meta(R._stride),
@@ -225,6 +225,8 @@ def _build_method_rules() -> dict[str, R.Rule]:
         "nelement": R._meta(lambda x: _numel(logical_shape(x))),
         "adjoint": lambda a, k: R._transpose_last(a, k, conj=True),
     })
+    if _method("median") is not None:
+        rules["median"] = _median
     for name in ("is_complex", "is_floating_point", "is_signed", "element_size", "is_contiguous",
                  "is_conj", "is_neg", "is_inference", "retain_grad", "requires_grad_", "is_cpu",
                  "is_cuda", "get_device", "storage_offset"):
@@ -450,16 +452,42 @@ def _broadcast_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tuple(t.expand(*out) for t in args)
 
 
+_TENSOR_ARG_METHODS = sorted(
+    {n for n in _BINARY} | {n + "_" for n in _BINARY} | {
+        "add", "sub", "mul", "div", "divide", "subtract", "multiply", "true_divide", "pow", "clamp", "clip",
+        "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "where", "masked_fill", "type_as",
+        "expand_as", "view_as", "reshape_as", "isclose", "matmul", "mm", "bmm", "mv", "dot", "outer",
+        "ger", "addmm", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",
+        "index_fill", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "lerp_", "addcmul_",
+        "addcdiv_", "masked_fill_", "scatter_", "scatter_add_", "index_add_", "index_copy_",
+        "__getitem__", "__setitem__",
+    })
+
+
+class _TensorAttrsType:
+    """Item access on the Tensor class's attributes (so that one table
+    swaps module functions and Tensor methods alike)."""
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(Tensor, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(Tensor, name, value)
+
+
+_TensorAttrs = _TensorAttrsType()
+
+
 class _Routing:
     """Module functions swapped for dispatchers while any vmap runs."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.active = 0
-        self.table: list[tuple[dict[str, Any], str, Any, Any]] | None = None
+        self.table: list[tuple[Any, str, Any, Any]] | None = None
         self.by_id: dict[int, Any] | None = None
 
-    def build(self) -> list[tuple[dict[str, Any], str, Any, Any]]:
+    def build(self) -> list[tuple[Any, str, Any, Any]]:
         import ferrograd as fg
 
         from .. import linalg
@@ -474,6 +502,12 @@ class _Routing:
                     continue
                 rule, random = _module_rule(prefix, name, fn)
                 table.append((d, name, fn, _dispatcher(prefix + name, fn, rule, random)))
+        # Methods of unbatched tensors that take tensor arguments
+        # (``w.mm(x)``, ``table[idx]``) with a batched argument.
+        for name in _TENSOR_ARG_METHODS:
+            fn = _method(name)
+            if fn is not None:
+                table.append((_TensorAttrs, name, fn, _dispatcher(name, fn, R.METHOD_RULES.get(name), False)))
         return table
 
     def dispatcher_for(self, fn: Any) -> Any:
@@ -662,7 +696,8 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
     parts = []
     for start in range(0, batch, chunk_size):
         size = min(chunk_size, batch - start)
-        leaves = [leaf if d is None else leaf.narrow(d, start, size) for leaf, d in zip(flat, dims, strict=True)]
+        leaves = [leaf if d is None else leaf.narrow(d, start, size)
+                  for leaf, d in zip(flat, dims, strict=True)]
         parts.append(_run(func, name, leaves, dims, spec, kwargs, size, randomness, out_dims))
     outs0, out_spec = tree_flatten(parts[0])
     ods = _out_dims(out_dims, parts[0], name)
@@ -696,7 +731,8 @@ def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], 
     stack.append(level)
     _routing.enter()
     try:
-        leaves = [leaf if d is None else _add_level(leaf, d, level.id) for leaf, d in zip(flat, dims, strict=True)]
+        leaves = [leaf if d is None else _add_level(leaf, d, level.id)
+                  for leaf, d in zip(flat, dims, strict=True)]
         out = func(*tree_unflatten(leaves, spec), **kwargs)
     finally:
         stack.pop()
@@ -707,7 +743,8 @@ def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], 
     for o, od in zip(outs, ods, strict=True):
         if od is None:
             if type(o) is BatchedTensor and level.id in o._lv:
-                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
             result.append(o)
             continue
         if not isinstance(o, Tensor):

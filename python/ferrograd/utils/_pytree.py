@@ -104,7 +104,8 @@ def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
             return None
         children = [build(c) for c in s.children_specs]
         if s.context is not None and s.type is s.context:
-            return s.type(*children)
+            # A namedtuple; struct sequences (return types) take one sequence.
+            return s.type._make(children) if hasattr(s.type, "_make") else s.type(children)
         if issubclass(s.type, dict):
             out = s.type()
             for k, v in zip(s.context, children, strict=True):
