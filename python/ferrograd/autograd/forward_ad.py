@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .. import _core
+from .. import _batched, _core
 from .grad_mode import _DecoratorContextManager
 
 __all__ = [
@@ -54,8 +54,6 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """
     _check_tensor(tensor, "make_dual(): tensor")
     _check_tensor(tangent, "make_dual(): tangent")
-    from ..func import _batched
-
     if _batched.is_batched(tensor) or _batched.is_batched(tangent):
         # Inside vmap: the dual of the physical tensors, batched at every
         # running level.
@@ -94,8 +92,6 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     tangent as stored (``None`` when there is none, or no level is open).
     """
     _check_tensor(tensor, "unpack_dual(): tensor")
-    from ..func import _batched
-
     if _batched.is_batched(tensor):
         primal, tangent = _core._unpack_dual(tensor._p, level)
         return UnpackedDualTensor(_batched.wrap(primal, tensor._lv),

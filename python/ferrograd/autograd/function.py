@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import _core
+from .._batched import active_levels as _batched_levels
+from .._batched import any_batched as _batched_any
 from .grad_mode import is_grad_enabled, no_grad
 
 __all__ = [
@@ -237,7 +239,13 @@ class Function(_SingleLevelFunction):
 
     @staticmethod
     def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
-        """The batching rule under vmap."""
+        """The batching rule under vmap: override it to give the Function
+        its own. Called with ``info`` (``info.batch_size``,
+        ``info.randomness``), ``in_dims`` (per argument, the dim of the
+        vmapped level's batch, or ``None``) and the arguments with that
+        dim in place; returns ``(outputs, out_dims)``. Without an override
+        (and without ``generate_vmap_rule = True``) the Function cannot
+        run under vmap."""
         raise NotImplementedError(
             "To use autograd.Function with vmap, you must either override the vmap staticmethod "
             "or set generate_vmap_rule=True."
@@ -248,6 +256,10 @@ class Function(_SingleLevelFunction):
         """Applies the Function: runs ``forward`` and records its node.
         Inside a dual level, when an argument has a tangent, ``jvp`` then
         gives the outputs theirs (see :func:`_apply_forward_ad`)."""
+        if _batched_levels() and _batched_any(args, kwargs):
+            from ._function_vmap import apply_batched
+
+            return apply_batched(cls, args, kwargs)
         setup_context = cls.setup_context is not _SingleLevelFunction.setup_context
         if setup_context:
             args = _bind_default_args(cls.forward, args, kwargs)

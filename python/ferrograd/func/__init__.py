@@ -10,7 +10,7 @@ transform composes with every other in any order and nesting
 docs/func.md.
 """
 
-from ._batched import reset_vmap_fallbacks, set_vmap_fallback_warning_enabled, vmap_fallbacks
+from .._batched import reset_vmap_fallbacks, set_vmap_fallback_warning_enabled, vmap_fallbacks
 from ._functional_call import functional_call, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._vmap import vmap

@@ -25,9 +25,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .. import _batched as B
 from .. import _core
-from . import _batched as B
-from ._batched import BatchedTensor, collect, logical_dim, logical_shape, physical, wrap, wrap_result
+from .._batched import BatchedTensor, collect, logical_dim, logical_shape, physical, wrap, wrap_result
 
 Tensor = _core.Tensor
 Rule = Callable[[tuple[Any, ...], dict[str, Any]], Any]

@@ -30,14 +30,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import _core
+from .. import _batched, _core
+from .._batched import BatchedTensor
 from ..autograd import forward_ad
 from ..autograd.functional import _grad as _functional_grad
 from ..autograd.functional import _jacobian_blocks, _standard_basis
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..utils._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
-from . import _batched
-from ._batched import BatchedTensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 

@@ -9,12 +9,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from .. import _batched as B
 from .. import _core
+from .._batched import BatchedTensor, logical_dim, logical_shape, wrap
 from .._ops_pointwise import _BINARY, _UNARY
 from ..utils._pytree import tree_flatten, tree_unflatten
-from . import _batched as B
 from . import _rules as R
-from ._batched import BatchedTensor, logical_dim, logical_shape, wrap
 
 __all__ = ["vmap"]
 

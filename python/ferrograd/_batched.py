@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .. import _core
+from . import _core
 
 Tensor = _core.Tensor
 
