@@ -323,6 +323,23 @@ def func_workload(torch) -> dict[str, float]:
     def loss(p):
         return ((fn.functional_call(mlp, p, (xb,)) - yb) ** 2).mean()
 
+    W64, x64 = torch.randn(64, 64) / 8, torch.randn(64)
+
+    def g64(x):
+        return ((W64 @ x).tanh() ** 2).sum()
+
+    # Per-sample gradients: vmap(grad(loss)) over a batch of 64 examples.
+    net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    net_params = {k: v.detach() for k, v in net.named_parameters()}
+    xs, ys = torch.randn(64, 784), torch.randint(0, 10, (64,))
+
+    def sample_loss(p, x, y):
+        out = fn.functional_call(net, p, (x.unsqueeze(0),))
+        return torch.nn.functional.cross_entropy(out, y.unsqueeze(0))
+
+    per_sample = fn.vmap(fn.grad(sample_loss), in_dims=(None, 0, 0))
+    x_batch = torch.randn(64, 128)
+
     return {
         "jacrev tanh(W x), x in R^128": _ms(lambda: fn.jacrev(f)(x), 50),
         "jacfwd tanh(W x), x in R^128": _ms(lambda: fn.jacfwd(f)(x), 50),
@@ -331,6 +348,10 @@ def func_workload(torch) -> dict[str, float]:
         "grad of sum(tanh(W x)^2)": _ms(lambda: fn.grad(g)(x), 200),
         "hessian of sum(tanh(W x)^2) (128x128)": _ms(lambda: fn.hessian(g)(x), 10),
         "grad of MLP loss via functional_call": _ms(lambda: fn.grad(loss)(params), 100),
+        "hessian of sum(tanh(W x)^2), x in R^64": _ms(lambda: fn.hessian(g64)(x64), 20),
+        "per-sample grads, MLP 784-128-10, batch 64 (vmap(grad))":
+            _ms(lambda: per_sample(net_params, xs, ys), 10),
+        "vmap of tanh(W x) over a batch of 64": _ms(lambda: fn.vmap(f)(x_batch), 100),
     }
 
 

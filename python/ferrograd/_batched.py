@@ -134,15 +134,31 @@ def _walk(args: Any, kwargs: Any) -> Any:
 
 
 def any_batched(args: Any, kwargs: Any) -> bool:
-    return next(_walk(args, kwargs), None) is not None
+    for a in args:
+        t = type(a)
+        if t is BatchedTensor:
+            return True
+        if (t is list or t is tuple) and any(type(b) is BatchedTensor for b in a):
+            return True
+    if kwargs:
+        return any_batched(tuple(kwargs.values()), None)
+    return False
 
 
 def collect(args: Any, kwargs: Any) -> tuple[tuple[int, ...], dict[int, int]]:
     """The union of the arguments' levels (sorted) and each level's size."""
     sizes: dict[int, int] = {}
+    first: tuple[int, ...] | None = None
+    same = True
     for b in _walk(args, kwargs):
+        if first is None:
+            first = b._lv
+        elif b._lv != first:
+            same = False
         for i, lv in enumerate(b._lv):
             sizes[lv] = b._p.shape[i]
+    if same and first is not None:
+        return first, sizes
     return tuple(sorted(sizes)), sizes
 
 

@@ -40,6 +40,8 @@ impl GemmBackend {
 
 /// Below this many multiply-adds a product runs as a plain loop.
 const SMALL_FLOPS: usize = 16 * 16 * 16;
+/// Outputs of outer products from this size on bypass the caches.
+const STREAMING_BYTES: usize = 8 << 20;
 /// From this many multiply-adds on, one product is split over the pool.
 const PARALLEL_FLOPS: usize = 128 * 128 * 128;
 /// Products with an inner dim at least this long and at most
@@ -90,6 +92,36 @@ impl<T: MatElem> GemmArgs<T> {
     /// Every index of the described matrices is readable (a, b) or
     /// writable (c), and no other thread writes rows `r0..r1` of `c`.
     unsafe fn naive_rows(&self, r0: usize, r1: usize) {
+        if self.bcs == 1 && self.ccs == 1 && self.n > 1 {
+            // Rows of `b` and `c` contiguous: accumulate a whole row of `c`
+            // at once (the inner loop runs along `j`, unit stride). Each
+            // element still sums its `k` products in order `p = 0..k`
+            // before `alpha` and `beta` apply, so the bits are the same as
+            // the loop below.
+            let mut acc = vec![T::zero(); self.n];
+            for i in r0..r1 {
+                let arow = self.a.offset(i as isize * self.ars);
+                acc.fill(T::zero());
+                for p in 0..self.k {
+                    let x = *arow.offset(p as isize * self.acs);
+                    let brow =
+                        std::slice::from_raw_parts(self.b.offset(p as isize * self.brs), self.n);
+                    for (s, &y) in acc.iter_mut().zip(brow) {
+                        *s = T::add(*s, T::mul(x, y));
+                    }
+                }
+                let crow =
+                    std::slice::from_raw_parts_mut(self.c.offset(i as isize * self.crs), self.n);
+                for (dst, &s) in crow.iter_mut().zip(&acc) {
+                    let v = T::mul(self.alpha, s);
+                    *dst = match self.beta {
+                        Some(beta) => T::add(v, T::mul(beta, *dst)),
+                        None => v,
+                    };
+                }
+            }
+            return;
+        }
         for i in r0..r1 {
             let arow = self.a.offset(i as isize * self.ars);
             for j in 0..self.n {
@@ -262,6 +294,16 @@ pub(crate) trait MatElem: Arith {
     /// # Safety
     /// Every index `< n` of both strided vectors is readable.
     unsafe fn dot_strided(a: *const Self, sa: isize, b: *const Self, sb: isize, n: usize) -> Self;
+
+    /// An outer product (`k == 1`, no `beta`) written to memory with
+    /// non-temporal stores, for outputs too large for the caches; returns
+    /// false (doing nothing) when this type or CPU has none.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::naive_rows`] for all rows.
+    unsafe fn outer_streaming(_g: &GemmArgs<Self>) -> bool {
+        false
+    }
 }
 
 macro_rules! mat_int {
@@ -293,7 +335,7 @@ mat_int!(i32);
 mat_int!(i64);
 
 macro_rules! mat_float {
-    ($t:ty, $mm:path) => {
+    ($t:ty, $mm:path, $stream:ident, $vec:ident) => {
         impl MatElem for $t {
             unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
                 match backend {
@@ -330,11 +372,45 @@ macro_rules! mat_float {
                 }
                 acc as $t
             }
+            #[cfg(target_arch = "x86_64")]
+            unsafe fn outer_streaming(g: &GemmArgs<Self>) -> bool {
+                use std::arch::x86_64::*;
+                if g.k != 1 || g.beta.is_some() || g.bcs != 1 || g.ccs != 1 {
+                    return false;
+                }
+                // Elements per 16-byte store, and how to make and store one.
+                const LANES: usize = 16 / std::mem::size_of::<$t>();
+                for r in 0..g.m {
+                    let x = *g.a.offset(r as isize * g.ars);
+                    let row = g.c.offset(r as isize * g.crs);
+                    // Each element is `alpha * (0 + x * y)`, the naive loop's
+                    // operations in its order.
+                    let at = |j: usize| g.alpha * (0.0 + x * *g.b.add(j));
+                    let head = (row.align_offset(16)).min(g.n);
+                    for j in 0..head {
+                        *row.add(j) = at(j);
+                    }
+                    let mut j = head;
+                    while j + LANES <= g.n {
+                        let mut v = [0 as $t; LANES];
+                        for (l, e) in v.iter_mut().enumerate() {
+                            *e = at(j + l);
+                        }
+                        $stream(row.add(j), std::mem::transmute::<[$t; LANES], $vec>(v));
+                        j += LANES;
+                    }
+                    for jj in j..g.n {
+                        *row.add(jj) = at(jj);
+                    }
+                }
+                _mm_sfence();
+                true
+            }
         }
     };
 }
-mat_float!(f32, matrixmultiply::sgemm);
-mat_float!(f64, matrixmultiply::dgemm);
+mat_float!(f32, matrixmultiply::sgemm, _mm_stream_ps, __m128);
+mat_float!(f64, matrixmultiply::dgemm, _mm_stream_pd, __m128d);
 
 /// Complex products always run on the `gemm` crate's complex kernels (the
 /// other backend has none); dots accumulate in `Complex<f64>`.
@@ -410,6 +486,44 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
         .into_iter()
         .zip(batch_offsets(batch, b.strides()))
         .collect();
+    if let Some(rows) = stacked_rows(&offs, m, base.ars) {
+        // One right operand for the whole batch (an expanded matrix, as
+        // vmap makes of an unbatched weight) and left operands that are
+        // consecutive row blocks: a single product with nb*m rows, so the
+        // right operand is packed once instead of once per batch entry.
+        let g = GemmArgs {
+            m: nb * m,
+            ars: rows,
+            ..base
+        };
+        let threads = crate::pool::kernel_threads();
+        let t = if threads > 1 && nb * m * n * k >= PARALLEL_FLOPS {
+            threads
+        } else {
+            1
+        };
+        // SAFETY: the folded matrix covers exactly the batch's rows of `a`
+        // (read-locked above) and all of the contiguous `out`.
+        unsafe {
+            if k == 0 || nb * m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, t) {
+                if k == 0 {
+                    for i in 0..nb * m * n {
+                        let dst = g.c.add(i);
+                        *dst = match beta {
+                            Some(bt) => T::mul(bt, *dst),
+                            None => T::zero(),
+                        };
+                    }
+                } else {
+                    g.naive(t);
+                }
+            }
+        }
+        return;
+    }
+    // Outer products whose output is far larger than the caches are written
+    // with non-temporal stores: no read of the lines being overwritten.
+    let streaming = k == 1 && nb * m * n * std::mem::size_of::<T>() >= STREAMING_BYTES;
     let one = |i: usize, threads: usize| {
         let (oa, ob) = offs[i];
         let g = base.shifted(oa, ob, i * m * n);
@@ -427,6 +541,8 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
                         };
                     }
                 }
+            } else if streaming && T::outer_streaming(&g) {
+                // Written around the caches.
             } else if k >= SPLIT_K_MIN && m * n <= SPLIT_K_MAX_OUT && m * n * k >= PARALLEL_FLOPS {
                 g.split_k(backend);
             } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
@@ -457,6 +573,30 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
             one(i, t);
         }
     }
+}
+
+/// The row stride of the single matrix that batch entries form when every
+/// right operand is the same matrix (offset 0) and the left operands'
+/// `m` rows follow each other at one stride (`ars` within an entry): the
+/// batch is then one product with all their rows. `None` otherwise.
+fn stacked_rows(offs: &[(usize, usize)], m: usize, ars: isize) -> Option<isize> {
+    if offs.len() < 2 || offs.iter().any(|&(_, ob)| ob != 0) {
+        return None;
+    }
+    let step = offs[1].0 as isize - offs[0].0 as isize;
+    let rows = if m == 1 { step } else { ars };
+    if m > 1 && step != m as isize * ars {
+        return None;
+    }
+    let start = offs[0].0 as isize;
+    if offs
+        .iter()
+        .enumerate()
+        .any(|(i, &(oa, _))| oa as isize != start + i as isize * step)
+    {
+        return None;
+    }
+    Some(rows)
 }
 
 /// The element offset (relative to the tensor's own offset) of each entry
@@ -515,6 +655,112 @@ mod tests {
         // SAFETY: `out` is fresh, contiguous and of dtype T like a and b.
         unsafe { gemm_batched::<T>(a, b, out, alpha, beta, backend) };
         out.to_vec::<T>()
+    }
+
+    /// Entry `i` of a batched product computed alone.
+    fn entry(a: &Tensor, b: &Tensor, i: usize) -> Vec<f64> {
+        let (ai, bi) = (
+            a.select(0, i as isize).unwrap(),
+            b.select(0, i as isize).unwrap(),
+        );
+        let out = Tensor::empty(&[ai.shape()[0], bi.shape()[1]], crate::DType::Float64);
+        product(&ai, &bi, &out, 1.0f64, None, GemmBackend::Gemm)
+    }
+
+    #[test]
+    fn a_batch_sharing_one_right_operand_is_one_product_with_the_same_values() {
+        // b expanded over the batch (stride 0), a's rows consecutive: the
+        // folded product must equal every entry computed alone, for row
+        // counts 1 and 3 and small and large (gemm crate) sizes.
+        for &(nb, m, k, n) in &[(5, 1, 4, 6), (4, 3, 7, 5), (8, 1, 70, 90), (3, 20, 40, 50)] {
+            let a = Tensor::from_slice(
+                &(0..nb * m * k)
+                    .map(|v| (v % 13) as f64 - 6.0)
+                    .collect::<Vec<_>>(),
+                &[nb, m, k],
+            )
+            .unwrap();
+            let b0 = Tensor::from_slice(
+                &(0..k * n)
+                    .map(|v| (v % 7) as f64 * 0.5 - 1.0)
+                    .collect::<Vec<_>>(),
+                &[1, k, n],
+            )
+            .unwrap();
+            let b = b0.broadcast_to(&[nb, k, n]).unwrap();
+            let offs: Vec<(usize, usize)> = batch_offsets(&[nb], a.strides())
+                .into_iter()
+                .zip(batch_offsets(&[nb], b.strides()))
+                .collect();
+            assert!(stacked_rows(&offs, m, a.strides()[1] as isize).is_some());
+            let out = Tensor::empty(&[nb, m, n], crate::DType::Float64);
+            let got = product(&a, &b, &out, 1.0f64, None, GemmBackend::Gemm);
+            let want: Vec<f64> = (0..nb).flat_map(|i| entry(&a, &b, i)).collect();
+            assert_eq!(got, want);
+        }
+        // A transposed left operand's entries are not consecutive rows.
+        let a = Tensor::zeros(&[3, 2, 4], crate::DType::Float64)
+            .transpose(0, 1)
+            .unwrap();
+        let offs: Vec<(usize, usize)> = batch_offsets(&[2], a.strides())
+            .into_iter()
+            .map(|o| (o, 0))
+            .collect();
+        assert!(stacked_rows(&offs, 3, a.strides()[1] as isize).is_none());
+    }
+
+    #[test]
+    fn small_products_with_unit_stride_rows_match_the_strided_loop_bitwise() {
+        let (m, k, n) = (4, 7, 9);
+        let a = Tensor::from_slice(
+            &(0..m * k)
+                .map(|v| ((v * 37) % 11) as f64 / 3.0 - 1.7)
+                .collect::<Vec<_>>(),
+            &[m, k],
+        )
+        .unwrap();
+        let vals: Vec<f64> = (0..k * n)
+            .map(|v| ((v * 53) % 17) as f64 / 7.0 - 1.1)
+            .collect();
+        let b = Tensor::from_slice(&vals, &[k, n]).unwrap();
+        // The same matrix stored column-major: unit stride down columns.
+        let bt = Tensor::from_slice(
+            &(0..k * n)
+                .map(|v| vals[(v % k) * n + v / k])
+                .collect::<Vec<_>>(),
+            &[n, k],
+        )
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+        assert_eq!(bt.strides()[1], k);
+        for beta in [None, Some(0.5)] {
+            let o1 = Tensor::full(&[m, n], crate::Scalar::Float(2.0), crate::DType::Float64);
+            let o2 = Tensor::full(&[m, n], crate::Scalar::Float(2.0), crate::DType::Float64);
+            let fast = product(&a, &b, &o1, 1.5f64, beta, GemmBackend::Gemm);
+            let strided = product(&a, &bt, &o2, 1.5f64, beta, GemmBackend::Gemm);
+            assert_eq!(fast, strided);
+        }
+    }
+
+    #[test]
+    fn large_outer_products_written_around_the_caches_are_exact() {
+        // 2 x (1024 x 1) @ (1 x 1027) in f32 is over the streaming size;
+        // an odd row length leaves unaligned heads and tails.
+        let (nb, m, n) = (2, 1024, 1027);
+        let a: Vec<f32> = (0..nb * m).map(|v| (v % 29) as f32 * 0.25 - 3.0).collect();
+        let b: Vec<f32> = (0..nb * n).map(|v| (v % 31) as f32 * 0.5 - 7.0).collect();
+        let ta = Tensor::from_slice(&a, &[nb, m, 1]).unwrap();
+        let tb = Tensor::from_slice(&b, &[nb, 1, n]).unwrap();
+        let out = Tensor::empty(&[nb, m, n], crate::DType::Float32);
+        let got = product(&ta, &tb, &out, 1.0f32, None, GemmBackend::Gemm);
+        for i in 0..nb {
+            for r in 0..m {
+                for j in 0..n {
+                    assert_eq!(got[(i * m + r) * n + j], a[i * m + r] * b[i * n + j]);
+                }
+            }
+        }
     }
 
     #[test]

@@ -124,6 +124,48 @@ def _shift(d: Any, n: int, nb: int) -> Any:
     return d % m + nb
 
 
+class _Binder:
+    """Binds ``(self, *args, **kwargs)`` to a function's named parameters
+    (defaults filled in, ``Ellipsis`` defaults left to the function), for
+    signatures whose parameters after the first can all be passed by name."""
+
+    __slots__ = ("names", "known", "required", "defaults")
+
+    def __init__(self, sig: inspect.Signature) -> None:
+        params = list(sig.parameters.values())[1:]
+        kinds = inspect.Parameter
+        self.names = [p.name for p in params if p.kind is kinds.POSITIONAL_OR_KEYWORD]
+        self.known = {p.name for p in params}
+        self.required = [p.name for p in params if p.default is p.empty]
+        self.defaults = {p.name: p.default for p in params
+                         if p.default is not p.empty and p.default is not Ellipsis}
+
+    @staticmethod
+    def of(fn: Any) -> _Binder | None:
+        sig = _sig(fn)
+        if sig is None or not sig.parameters:
+            return None
+        kinds = inspect.Parameter
+        rest = list(sig.parameters.values())[1:]
+        if any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD, kinds.POSITIONAL_ONLY) for p in rest):
+            return None
+        return _Binder(sig)
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        if len(args) - 1 > len(self.names):
+            return None
+        out = dict(self.defaults)
+        out.update(zip(self.names, args[1:], strict=False))
+        for k, v in kwargs.items():
+            if k not in self.known:
+                return None
+            out[k] = v
+        for k in self.required:
+            if k not in out:
+                return None
+        return out
+
+
 def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra_rank: int = 0,
            vector_index: bool = False, inplace: bool = False) -> Rule:
     """An op whose ``dim``-like arguments index logical dims of ``args[0]``.
@@ -133,24 +175,16 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
     many more dims (unsqueeze). ``vector_index``: a 1-D ``index`` argument
     that cannot be batched (index_select...); other tensors are expanded
     to every level."""
-    sig = _sig(fn)
+    binder = _Binder.of(fn)
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if sig is None:
+        arguments = None if binder is None else binder.bind(args, kwargs)
+        if arguments is None:
             return B.per_row(name, fn, args, kwargs, inplace)
-        try:
-            ba = sig.bind(*args, **kwargs)
-        except TypeError:
-            return B.per_row(name, fn, args, kwargs, inplace)
-        ba.apply_defaults()
-        for k in [k for k, v in ba.arguments.items() if v is Ellipsis]:
-            del ba.arguments[k]  # "the op's own default", which counts from the end
         levels, sizes = collect(args, kwargs)
         nb = len(levels)
-        params = list(ba.arguments)
-        self_name = params[0]
-        self = ba.arguments[self_name]
-        if vector_index and type(ba.arguments.get("index")) is BatchedTensor:
+        self = args[0]
+        if vector_index and type(arguments.get("index")) is BatchedTensor:
             return B.per_row(name, fn, args, kwargs, inplace)
         if inplace and (type(self) is not BatchedTensor or self._lv != levels):
             B.raise_inplace(self, levels, sizes)
@@ -159,14 +193,13 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         scalar = lr == 0 and not extra_rank
         flat_all = False
         keepdim = False
-        for k in params[1:]:
-            v = ba.arguments[k]
+        for k, v in arguments.items():
             if k in _DIM_NAMES:
                 if v is None and reduce_all:
                     flat_all = True
-                    ba.arguments[k] = nb
+                    arguments[k] = nb
                 else:
-                    ba.arguments[k] = _shift(v, n, nb)
+                    arguments[k] = _shift(v, n, nb)
             elif k == "keepdim":
                 keepdim = bool(v)
             elif k == "kwargs" and isinstance(v, dict):
@@ -180,14 +213,13 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
                     elif kk == "keepdim":
                         keepdim = bool(vv)
             elif isinstance(v, Tensor) and not (vector_index and k == "index"):
-                ba.arguments[k] = physical(v, levels, sizes)
+                arguments[k] = physical(v, levels, sizes)
         p = self._p if type(self) is BatchedTensor and self._lv == levels else physical(self, levels, sizes)
         if flat_all:
             p = p.reshape(*p.shape[:nb], -1)
         elif scalar:
             p = p.unsqueeze(-1)
-        ba.arguments[self_name] = p
-        out = fn(*ba.args, **ba.kwargs)
+        out = fn(p, **arguments)
         if inplace:
             return self
         if flat_all and keepdim:

@@ -452,16 +452,17 @@ def _broadcast_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tuple(t.expand(*out) for t in args)
 
 
-_TENSOR_ARG_METHODS = sorted(
-    {n for n in _BINARY} | {n + "_" for n in _BINARY} | {
-        "add", "sub", "mul", "div", "divide", "subtract", "multiply", "true_divide", "pow", "clamp", "clip",
-        "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv", "where", "masked_fill", "type_as",
-        "expand_as", "view_as", "reshape_as", "isclose", "matmul", "mm", "bmm", "mv", "dot", "outer",
-        "ger", "addmm", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_copy",
-        "index_fill", "copy_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "lerp_", "addcmul_",
-        "addcdiv_", "masked_fill_", "scatter_", "scatter_add_", "index_add_", "index_copy_",
-        "__getitem__", "__setitem__",
-    })
+# Methods of unbatched tensors most often called with a batched argument
+# (a captured weight or table: ``w.mm(x)``, ``table[idx]``). Each costs
+# two attribute sets per outermost vmap call, so the list stays short;
+# operators need no entry (a binding returns NotImplemented and Python
+# calls the batched operand's reflected operator).
+_TENSOR_ARG_METHODS = [
+    "__getitem__", "__setitem__", "add", "sub", "mul", "div", "pow", "matmul", "mm", "bmm", "mv", "dot",
+    "outer", "addmm", "where", "masked_fill", "maximum", "minimum", "clamp", "lerp", "addcmul",
+    "expand_as", "view_as", "reshape_as", "type_as", "gather", "index_select", "copy_", "add_", "sub_",
+    "mul_", "div_", "masked_fill_",
+]
 
 
 class _TensorAttrsType:
@@ -486,6 +487,7 @@ class _Routing:
         self.active = 0
         self.table: list[tuple[Any, str, Any, Any]] | None = None
         self.by_id: dict[int, Any] | None = None
+        self.maps: list[tuple[Any, dict[str, Any], dict[str, Any]]] | None = None
 
     def build(self) -> list[tuple[Any, str, Any, Any]]:
         import ferrograd as fg
@@ -520,21 +522,41 @@ class _Routing:
                 self.by_id = {id(f): disp for _, _, f, disp in self.table}
         return self.by_id.get(id(fn), fn)
 
+    def _maps(self) -> list[tuple[Any, dict[str, Any], dict[str, Any]]]:
+        """Per container: its dispatchers and its original functions."""
+        if self.maps is None:
+            assert self.table is not None
+            by: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
+            for d, name, fn, disp in self.table:
+                entry = by.setdefault(id(d), (d, {}, {}))
+                entry[1][name] = disp
+                entry[2][name] = fn
+            self.maps = list(by.values())
+        return self.maps
+
+    @staticmethod
+    def _install(container: Any, values: dict[str, Any]) -> None:
+        if isinstance(container, dict):
+            container.update(values)
+        else:
+            for name, v in values.items():
+                container[name] = v
+
     def enter(self) -> None:
         with self.lock:
             if self.table is None:
                 self.table = self.build()
             if self.active == 0:
-                for d, name, _, disp in self.table:
-                    d[name] = disp
+                for container, disp, _ in self._maps():
+                    self._install(container, disp)
             self.active += 1
 
     def exit(self) -> None:
         with self.lock:
             self.active -= 1
             if self.active == 0 and self.table is not None:
-                for d, name, fn, _ in self.table:
-                    d[name] = fn
+                for container, _, orig in self._maps():
+                    self._install(container, orig)
 
 
 _routing = _Routing()
