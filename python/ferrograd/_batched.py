@@ -209,6 +209,9 @@ def to_full(x: Any) -> Any:
         return x
     if type(x) is BatchedTensor and x._lv == levels:
         return x
+    if type(x) is not BatchedTensor:
+        # An unbatched tensor: one expand puts every level in front.
+        return BatchedTensor(x.expand(*[sizes[lv] for lv in levels], *x.shape), levels)
     return BatchedTensor(physical(x, levels, sizes), levels)
 
 

@@ -92,6 +92,32 @@ impl<T: MatElem> GemmArgs<T> {
     /// Every index of the described matrices is readable (a, b) or
     /// writable (c), and no other thread writes rows `r0..r1` of `c`.
     unsafe fn naive_rows(&self, r0: usize, r1: usize) {
+        if self.k == 1 && self.ccs == 1 && self.n > 1 {
+            // An outer product: each element is one product, written along
+            // unit-stride rows of `c` (the row of `b` gathered if strided).
+            let gathered: Vec<T>;
+            let brow: &[T] = if self.bcs == 1 {
+                std::slice::from_raw_parts(self.b, self.n)
+            } else {
+                gathered = (0..self.n)
+                    .map(|j| *self.b.offset(j as isize * self.bcs))
+                    .collect();
+                &gathered
+            };
+            for i in r0..r1 {
+                let x = *self.a.offset(i as isize * self.ars);
+                let crow =
+                    std::slice::from_raw_parts_mut(self.c.offset(i as isize * self.crs), self.n);
+                for (dst, &y) in crow.iter_mut().zip(brow) {
+                    let v = T::mul(self.alpha, T::add(T::zero(), T::mul(x, y)));
+                    *dst = match self.beta {
+                        Some(beta) => T::add(v, T::mul(beta, *dst)),
+                        None => v,
+                    };
+                }
+            }
+            return;
+        }
         if self.bcs == 1 && self.ccs == 1 && self.n > 1 {
             // Rows of `b` and `c` contiguous: accumulate a whole row of `c`
             // at once (the inner loop runs along `j`, unit stride). Each
@@ -375,9 +401,17 @@ macro_rules! mat_float {
             #[cfg(target_arch = "x86_64")]
             unsafe fn outer_streaming(g: &GemmArgs<Self>) -> bool {
                 use std::arch::x86_64::*;
-                if g.k != 1 || g.beta.is_some() || g.bcs != 1 || g.ccs != 1 {
+                if g.k != 1 || g.beta.is_some() || g.ccs != 1 {
                     return false;
                 }
+                // The one row of `b`, gathered when it is strided.
+                let gathered: Vec<$t>;
+                let b = if g.bcs == 1 {
+                    g.b
+                } else {
+                    gathered = (0..g.n).map(|j| *g.b.offset(j as isize * g.bcs)).collect();
+                    gathered.as_ptr()
+                };
                 // Elements per 16-byte store, and how to make and store one.
                 const LANES: usize = 16 / std::mem::size_of::<$t>();
                 for r in 0..g.m {
@@ -385,7 +419,7 @@ macro_rules! mat_float {
                     let row = g.c.offset(r as isize * g.crs);
                     // Each element is `alpha * (0 + x * y)`, the naive loop's
                     // operations in its order.
-                    let at = |j: usize| g.alpha * (0.0 + x * *g.b.add(j));
+                    let at = |j: usize| g.alpha * (0.0 + x * *b.add(j));
                     let head = (row.align_offset(16)).min(g.n);
                     for j in 0..head {
                         *row.add(j) = at(j);
@@ -543,6 +577,10 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
                 }
             } else if streaming && T::outer_streaming(&g) {
                 // Written around the caches.
+            } else if k == 1 && g.ccs == 1 {
+                // An outer product is a store per element; the plain loop
+                // does it at memory speed for any stride of `b`.
+                g.naive(threads);
             } else if k >= SPLIT_K_MIN && m * n <= SPLIT_K_MAX_OUT && m * n * k >= PARALLEL_FLOPS {
                 g.split_k(backend);
             } else if m * n * k < SMALL_FLOPS || !T::fast_gemm(&g, backend, threads) {
@@ -752,12 +790,21 @@ mod tests {
         let b: Vec<f32> = (0..nb * n).map(|v| (v % 31) as f32 * 0.5 - 7.0).collect();
         let ta = Tensor::from_slice(&a, &[nb, m, 1]).unwrap();
         let tb = Tensor::from_slice(&b, &[nb, 1, n]).unwrap();
-        let out = Tensor::empty(&[nb, m, n], crate::DType::Float32);
-        let got = product(&ta, &tb, &out, 1.0f32, None, GemmBackend::Gemm);
-        for i in 0..nb {
-            for r in 0..m {
-                for j in 0..n {
-                    assert_eq!(got[(i * m + r) * n + j], a[i * m + r] * b[i * n + j]);
+        // The same right operands with a column stride of 2.
+        let wide: Vec<f32> = b.iter().flat_map(|&v| [v, 99.0]).collect();
+        let tw = Tensor::from_slice(&wide, &[nb, 1, n, 2])
+            .unwrap()
+            .select(3, 0)
+            .unwrap();
+        assert_eq!(tw.strides()[2], 2);
+        for right in [&tb, &tw] {
+            let out = Tensor::empty(&[nb, m, n], crate::DType::Float32);
+            let got = product(&ta, right, &out, 1.0f32, None, GemmBackend::Gemm);
+            for i in 0..nb {
+                for r in 0..m {
+                    for j in 0..n {
+                        assert_eq!(got[(i * m + r) * n + j], a[i * m + r] * b[i * n + j]);
+                    }
                 }
             }
         }

@@ -373,11 +373,15 @@ def test_fallback_is_counted_and_correct():
         torch.func.set_vmap_fallback_warning_enabled(False)
 
 
-def test_routing_is_undone_after_vmap():
-    original = torch.sum
+def test_routing_is_undone_by_the_first_call_outside_vmap():
+    x = rnd(2, 2)
+    torch.add(x, 1)
+    original, original_add = torch.sum, torch.Tensor.add
     seen = []
-    vmap(lambda a: seen.append(torch.sum is original) or a)(rnd(2, 2))
-    assert seen == [False] and torch.sum is original
+    vmap(lambda a: seen.append(torch.sum is original) or a)(x)
+    assert seen == [False]
+    np.testing.assert_allclose(torch.sum(x).numpy(), x.numpy().sum())   # routed call restores
+    assert torch.sum is original and torch.Tensor.add is original_add
 
 
 # ---------------------------------------------------------------------------

@@ -60,6 +60,18 @@ def pointwise(fn: Callable[..., Any]) -> Rule:
     """Broadcasting elementwise ``fn``: operands aligned, one call."""
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not kwargs:
+            # Common cases first: one batched operand (with numbers), or two
+            # batched at the same levels with the same rank.
+            a0 = args[0]
+            if len(args) == 1 and type(a0) is BatchedTensor:
+                return wrap_result(fn(a0._p), a0._lv)
+            if len(args) == 2 and type(a0) is BatchedTensor:
+                a1 = args[1]
+                if not isinstance(a1, Tensor):
+                    return wrap_result(fn(a0._p, a1), a0._lv)
+                if type(a1) is BatchedTensor and a1._lv == a0._lv and a1._p.dim() == a0._p.dim():
+                    return wrap_result(fn(a0._p, a1._p), a0._lv)
         levels, _ = collect(args, kwargs)
         rank = _tensors_rank(args, kwargs)
         pa = [physical(a, levels, None, rank) if type(a) is BatchedTensor else a for a in args]
@@ -482,6 +494,10 @@ def _setitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 def _matmul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     a, b = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    if (type(a) is BatchedTensor and type(b) is BatchedTensor and a._lv == b._lv
+            and a._p.dim() == b._p.dim() and a._p.dim() - len(a._lv) >= 2):
+        # Same levels, same rank, matrices or more: a plain batched product.
+        return BatchedTensor(a._p.matmul(b._p), a._lv)
     levels, _ = collect((a, b), {})
     nb = len(levels)
     ra, rb = logical_dim(a), logical_dim(b)
@@ -556,7 +572,10 @@ def _linear(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     a = dict(zip(names, args, strict=False))
     a.update(kwargs)
     x, w, bias = a["input"], a["weight"], a.get("bias")
-    wt = w.transpose(-2, -1) if logical_dim(w) == 2 else w
+    if logical_dim(w) == 2:
+        wt = BatchedTensor(w._p.transpose(-2, -1), w._lv) if type(w) is BatchedTensor else w.t()
+    else:
+        wt = w
     out = _matmul((x, wt), {})
     return out if bias is None else out + bias
 
@@ -791,13 +810,13 @@ def _trailing(fn: Callable[..., Any], name: str, batched_ok: tuple[str, ...] = (
 
 
 def _nll_loss(fn: Callable[..., Any]) -> Rule:
-    sig = _sig(fn)
+    binder = _Binder.of(fn)
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        assert sig is not None
-        ba = sig.bind(*args, **kwargs)
-        ba.apply_defaults()
-        a = ba.arguments
+        a = None if binder is None else binder.bind(args, kwargs)
+        if a is None:
+            return B.per_row("nll_loss", fn, args, kwargs)
+        a["input"] = args[0] if args else kwargs["input"]
         if type(a["weight"]) is BatchedTensor or a["size_average"] is not None or a["reduce"] is not None:
             return B.per_row("nll_loss", fn, args, kwargs)
         inp, tgt = a["input"], a["target"]

@@ -216,10 +216,7 @@ def _reaches_outside(outputs: list[Any]) -> bool:
         if id(node) in seen:
             continue
         seen[id(node)] = node
-        try:
-            var = node.variable
-        except AttributeError:
-            var = None
+        var = getattr(node, "variable", None)
         if var is not None:
             if id(var) not in own:
                 return True

@@ -488,6 +488,7 @@ class _Routing:
         self.table: list[tuple[Any, str, Any, Any]] | None = None
         self.by_id: dict[int, Any] | None = None
         self.maps: list[tuple[Any, dict[str, Any], dict[str, Any]]] | None = None
+        self.installed = False
 
     def build(self) -> list[tuple[Any, str, Any, Any]]:
         import ferrograd as fg
@@ -546,17 +547,27 @@ class _Routing:
         with self.lock:
             if self.table is None:
                 self.table = self.build()
-            if self.active == 0:
+            if self.active == 0 and not self.installed:
                 for container, disp, _ in self._maps():
                     self._install(container, disp)
+                self.installed = True
             self.active += 1
 
     def exit(self) -> None:
+        # The dispatchers stay installed when the last vmap ends: the next
+        # vmap (often the next call of the same vmapped function) finds
+        # them in place, and the first routed call outside vmap restores
+        # the originals (``restore``).
         with self.lock:
             self.active -= 1
-            if self.active == 0 and self.table is not None:
+
+    def restore(self) -> None:
+        """Puts the original functions back if no vmap runs."""
+        with self.lock:
+            if self.active == 0 and self.installed:
                 for container, _, orig in self._maps():
                     self._install(container, orig)
+                self.installed = False
 
 
 _routing = _Routing()
@@ -568,7 +579,9 @@ def _dispatcher(qual: str, fn: Any, rule: R.Rule | None, random: bool) -> Callab
     @functools.wraps(fn)
     def dispatch(*args: Any, **kwargs: Any) -> Any:
         if not B.any_batched(args, kwargs):
-            if random and B.active_levels():
+            if _routing.active == 0:
+                _routing.restore()
+            elif random and B.active_levels():
                 assert rule is not None
                 return rule(args, kwargs)
             return fn(*args, **kwargs)
