@@ -69,22 +69,27 @@ def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
     """``(leaves, spec)``: the leaves in depth-first order and the spec that
     ``tree_unflatten`` rebuilds ``tree`` from."""
     leaves: list[Any] = []
-
-    def visit(node: Any) -> TreeSpec:
-        if node is None:
-            return TreeSpec(type(None), None, [])
-        if _is_namedtuple(node):
-            return TreeSpec(type(node), type(node), [visit(c) for c in node])
-        if isinstance(node, (tuple, list)):
-            return TreeSpec(type(node), None, [visit(c) for c in node])
-        if isinstance(node, dict):
-            keys = list(node)
-            return TreeSpec(type(node), keys, [visit(node[k]) for k in keys])
-        leaves.append(node)
-        return _LEAF
-
-    spec = visit(tree)
+    spec = _visit(tree, leaves)
     return leaves, spec
+
+
+# The recursions are module-level functions, not closures: a closure that
+# calls itself is a reference cycle (function -> cell -> function) holding
+# the leaves, which would then live until the garbage collector runs.
+
+
+def _visit(node: Any, leaves: list[Any]) -> TreeSpec:
+    if node is None:
+        return TreeSpec(type(None), None, [])
+    if _is_namedtuple(node):
+        return TreeSpec(type(node), type(node), [_visit(c, leaves) for c in node])
+    if isinstance(node, (tuple, list)):
+        return TreeSpec(type(node), None, [_visit(c, leaves) for c in node])
+    if isinstance(node, dict):
+        keys = list(node)
+        return TreeSpec(type(node), keys, [_visit(node[k], leaves) for k in keys])
+    leaves.append(node)
+    return _LEAF
 
 
 def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
@@ -95,25 +100,24 @@ def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
             f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec "
             f"refers to a pytree that holds {spec.num_leaves} items ({spec})."
         )
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s: TreeSpec) -> Any:
-        if s.is_leaf():
-            return next(it)
-        if s.type is type(None):
-            return None
-        children = [build(c) for c in s.children_specs]
-        if s.context is not None and s.type is s.context:
-            # A namedtuple; struct sequences (return types) take one sequence.
-            return s.type._make(children) if hasattr(s.type, "_make") else s.type(children)
-        if issubclass(s.type, dict):
-            out = s.type()
-            for k, v in zip(s.context, children, strict=True):
-                out[k] = v
-            return out
-        return s.type(children)
 
-    return build(spec)
+def _build(s: TreeSpec, it: Any) -> Any:
+    if s.is_leaf():
+        return next(it)
+    if s.type is type(None):
+        return None
+    children = [_build(c, it) for c in s.children_specs]
+    if s.context is not None and s.type is s.context:
+        # A namedtuple; struct sequences (return types) take one sequence.
+        return s.type._make(children) if hasattr(s.type, "_make") else s.type(children)
+    if issubclass(s.type, dict):
+        out = s.type()
+        for k, v in zip(s.context, children, strict=True):
+            out[k] = v
+        return out
+    return s.type(children)
 
 
 def tree_leaves(tree: Any) -> list[Any]:
