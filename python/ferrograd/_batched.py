@@ -27,6 +27,8 @@ from typing import Any
 from . import _core
 
 Tensor = _core.Tensor
+# Taken before any vmap routes the Tensor class's methods.
+_index = Tensor.__getitem__
 
 
 class _VmapLevel:
@@ -190,7 +192,7 @@ def physical(x: Any, levels: tuple[int, ...], sizes: dict[int, int] | None = Non
         else:
             idx.append(None)
     idx.extend([None] * pad)
-    q = p[tuple(idx)]
+    q = _index(p, tuple(idx))
     if sizes is None:
         return q
     return q.expand(*[sizes[lv] for lv in levels], *([-1] * (q.dim() - len(levels))))

@@ -30,6 +30,10 @@ from .. import _core
 from .._batched import BatchedTensor, collect, logical_dim, logical_shape, physical, wrap, wrap_result
 
 Tensor = _core.Tensor
+# The methods rules call on physical tensors, taken before any vmap routes
+# the Tensor class's own (so they run without a dispatcher in between).
+_matmul_plain = Tensor.matmul
+_index = Tensor.__getitem__
 Rule = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 
 METHOD_RULES: dict[str, Rule] = {}
@@ -286,7 +290,7 @@ def _shape_rule(method: str) -> Rule:
         if method == "expand" or method == "broadcast_to":
             lr = p.dim() - nb
             if len(shape) > lr:
-                p = p[(slice(None),) * nb + (None,) * (len(shape) - lr)]
+                p = _index(p, (slice(None),) * nb + (None,) * (len(shape) - lr))
             return wrap(p.expand(*bshape, *shape), lv)
         if method in ("repeat", "tile"):
             lr = p.dim() - nb
@@ -299,7 +303,7 @@ def _shape_rule(method: str) -> Rule:
                     "of tensor"
                 )
             if len(reps) > lr:
-                p = p[(slice(None),) * nb + (None,) * (len(reps) - lr)]
+                p = _index(p, (slice(None),) * nb + (None,) * (len(reps) - lr))
             return wrap(p.repeat(*([1] * nb), *reps), lv)
         return wrap(getattr(p, method)(*bshape, *shape), lv)
 
@@ -465,7 +469,7 @@ def _getitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     t = _index_tuple(idx)
     if type(self) is BatchedTensor and _basic_index(t):
         nb = len(self._lv)
-        return wrap(self._p[(slice(None),) * nb + t], self._lv)
+        return wrap(_index(self._p, (slice(None),) * nb + t), self._lv)
     return B.per_row("__getitem__", Tensor.__getitem__, (self, idx), {})
 
 
@@ -477,7 +481,7 @@ def _setitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     t = _index_tuple(idx)
     nb = len(levels)
     if _basic_index(t):
-        target = self._p[(slice(None),) * nb + t]
+        target = _index(self._p, (slice(None),) * nb + t)
         if type(value) is BatchedTensor:
             value = physical(value, levels, None, target.dim() - nb)
         target_idx = (slice(None),) * nb + t
@@ -497,7 +501,7 @@ def _matmul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if (type(a) is BatchedTensor and type(b) is BatchedTensor and a._lv == b._lv
             and a._p.dim() == b._p.dim() and a._p.dim() - len(a._lv) >= 2):
         # Same levels, same rank, matrices or more: a plain batched product.
-        return BatchedTensor(a._p.matmul(b._p), a._lv)
+        return BatchedTensor(_matmul_plain(a._p, b._p), a._lv)
     levels, _ = collect((a, b), {})
     nb = len(levels)
     ra, rb = logical_dim(a), logical_dim(b)
@@ -507,7 +511,7 @@ def _matmul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         )
     if type(b) is not BatchedTensor and rb == 2:
         # Unbatched matrix on the right: the batch folds into the rows.
-        return wrap(physical(a, levels).matmul(b), levels)
+        return wrap(_matmul_plain(physical(a, levels), b), levels)
     pa = physical(a, levels, None, 0) if type(a) is BatchedTensor else a[(None,) * nb]
     pb = physical(b, levels, None, 0) if type(b) is BatchedTensor else b[(None,) * nb]
     if ra == 1:
@@ -519,7 +523,7 @@ def _matmul(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         pa = pa[(slice(None),) * nb + (None,) * (r - pa.dim() + nb)]
     if pb.dim() - nb < r:
         pb = pb[(slice(None),) * nb + (None,) * (r - pb.dim() + nb)]
-    out = pa.matmul(pb)
+    out = _matmul_plain(pa, pb)
     if ra == 1:
         out = out.squeeze(-2)
     if rb == 1:

@@ -41,6 +41,7 @@ from ..utils._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 Tensor = _core.Tensor
+_view_as = Tensor.view_as  # taken before any vmap routes Tensor methods
 
 
 # ---------------------------------------------------------------------------
@@ -120,8 +121,8 @@ def _lift(t: Any) -> Tensor:
 
 def _lift_plain(t: Tensor) -> Tensor:
     if t.requires_grad:
-        return t.view_as(t)
-    leaf = t.view_as(t).requires_grad_()
+        return _view_as(t, t)
+    leaf = _view_as(t, t).requires_grad_()
     _stack()[-1].leaves[id(leaf)] = leaf
     return leaf
 
