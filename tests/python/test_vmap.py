@@ -566,3 +566,80 @@ def test_function_without_rule_errors_like_torch():
     with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
         vmap(OldStyle.apply)(x)
     np.testing.assert_allclose(NoRule.apply(x).numpy(), (2 * x).numpy())   # fine outside vmap
+
+
+# ---------------------------------------------------------------------------
+# Sweeps over the Tensor methods
+# ---------------------------------------------------------------------------
+
+_NOT_MAPPABLE = {
+    # Data-dependent, random, in-place on the argument, or not tensor ops.
+    "backward", "item", "tolist", "numpy", "requires_grad_", "retain_grad", "detach_", "cpu",
+    "data_ptr", "element_size", "storage_offset", "stride", "size", "dim", "ndimension", "numel",
+    "nelement", "is_contiguous", "is_complex", "is_floating_point", "is_signed", "is_inference",
+    "is_conj", "is_neg", "nonzero", "argwhere", "bernoulli", "bernoulli_", "uniform_", "normal_",
+    "exponential_", "random_", "multinomial", "type", "register_hook",
+    "register_post_accumulate_grad_hook", "equal", "masked_select", "get_device", "allclose",
+}
+
+
+def _methods(required):
+    """Tensor methods whose only required parameters (after self) are
+    ``required``."""
+    import inspect
+
+    out = []
+    for name in sorted(dir(torch.Tensor)):
+        if name.startswith("_") or name in _NOT_MAPPABLE:
+            continue
+        try:
+            sig = inspect.signature(getattr(torch.Tensor, name))
+        except (TypeError, ValueError):
+            continue
+        params = list(sig.parameters.values())[1:]
+        needed = [p.name for p in params
+                  if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if needed == list(required):
+            out.append(name)
+    return out
+
+
+def _as_float64(fn):
+    def run(a):
+        r = fn(a)
+        if isinstance(r, tuple):
+            return tuple(t.to(torch.float64) if t.dtype == torch.bfloat16 else t for t in r)
+        return r.to(torch.float64) if r.dtype == torch.bfloat16 else r
+    return run
+
+
+def _loop_works(fn, x, dims=0):
+    try:
+        loop(fn, (x,), (dims,))
+    except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", _methods(()))
+def test_every_method_without_arguments_equals_a_loop(name):
+    x = rnd(BATCH, 4, 4).abs() + 0.1
+    fn = _as_float64(lambda a: getattr(a.clone() if name.endswith("_") else a, name)())
+    if not _loop_works(fn, x):
+        pytest.skip(f"{name}() does not run on these slices without vmap either")
+    check(fn, x)
+    check(fn, x.permute(1, 0, 2), in_dims=1)
+
+
+@pytest.mark.parametrize("name", _methods(("dim",)) + [n for n in _methods(()) if n in (
+    "sum", "mean", "prod", "std", "var", "amax", "amin", "argmax", "argmin", "all", "any", "norm",
+    "count_nonzero", "logsumexp", "max", "min", "squeeze", "unbind", "flatten")])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_every_method_with_a_dim_equals_a_loop(name, dim):
+    x = rnd(BATCH, 4, 5).abs() + 0.1
+    fn = _as_float64(lambda a: getattr(a.clone() if name.endswith("_") else a, name)(dim=dim)
+                     if name != "flatten" else a.flatten(dim))
+    if not _loop_works(fn, x):
+        pytest.skip(f"{name}(dim={dim}) does not run on these slices without vmap either")
+    check(fn, x)
+    check(fn, x.permute(2, 0, 1), in_dims=1)

@@ -249,10 +249,23 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
 
 def _flip(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     self, *rest = args
-    dims = _sizes_arg(tuple(rest)) if rest else list(_sizes_arg((kwargs["dims"],)))
+    given = kwargs.get("dims")
+    dims = _sizes_arg(tuple(rest)) if rest else [] if given is None else list(_sizes_arg((given,)))
     p, lv, nb = _self_phys(self)
     lr = p.dim() - nb
     return wrap(p.flip([_shift(d, lr, nb) for d in dims]), lv)
+
+
+def _flip_lr(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if logical_dim(args[0]) < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _flip((args[0], 1), {})
+
+
+def _flip_ud(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if logical_dim(args[0]) < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _flip((args[0], 0), {})
 
 
 def _map_tensors(out: Any, f: Callable[[Tensor], Tensor]) -> Any:

@@ -40,7 +40,7 @@ _DIM_OPS = {"softmax", "log_softmax", "cumsum", "cumprod", "cummax", "cummin", "
             "scatter", "scatter_add", "scatter_reduce", "narrow", "select", "unbind", "split", "chunk",
             "unflatten", "topk", "sort", "argsort", "kthvalue", "mode", "transpose", "swapaxes",
             "swapdims", "movedim", "moveaxis", "diagonal", "renorm", "diff", "logsumexp",
-            "matrix_norm", "fliplr", "flipud", "roll"}
+            "matrix_norm", "roll"}
 _VECTOR_INDEX = {"index_select", "index_add", "index_copy", "index_fill"}
 _EXTRA_RANK = {"unsqueeze", "diag_embed"}
 _DATA_DEPENDENT = {"item": "item", "tolist": "item", "__bool__": "flow", "__float__": "item",
@@ -211,7 +211,8 @@ def _build_method_rules() -> dict[str, R.Rule]:
     for name in ("view_as", "reshape_as", "expand_as"):
         rules[name] = R._as_rule(name)
     rules.update({
-        "permute": R._permute, "flip": R._flip, "t": R._t, "squeeze": R._squeeze, "flatten": R._flatten,
+        "permute": R._permute, "flip": R._flip, "fliplr": R._flip_lr, "flipud": R._flip_ud,
+        "t": R._t, "squeeze": R._squeeze, "flatten": R._flatten,
         "ravel": lambda a, k: a[0].reshape(-1), "matmul": R._matmul,
         "mm": R._check_ranks("mm", (2, 2)), "bmm": R._check_ranks("bmm", (3, 3)),
         "mv": R._check_ranks("mv", (2, 1)), "dot": R._check_ranks("dot", (1, 1)), "outer": R._outer,
