@@ -170,7 +170,19 @@ def test_indexing():
     check(lambda a: a[:, idx], x)
     check(lambda a: a[idx, 1:], x)            # advanced then slice: batch stays in front
     check(lambda a: a[idx, :, None][..., 0, 0], x)
-    check(lambda a, i: a[i], x, torch.tensor([[0, 1], [2, 3], [1, 1]]))  # batched index
+    bi = torch.tensor([[0, 1], [2, 3], [1, 1]])
+    check(lambda a, i: a[i], x, bi)                               # batched index
+    check(lambda a, i: a[i, 1:], x, bi)
+    check(lambda a, i, j: a[i, j], x, bi, torch.tensor([[0, 4], [2, 3], [3, 0]]))
+    check(lambda a, i, j: a[i, j], x, bi, torch.tensor([1, 2]), in_dims=(0, 0, None))
+    check(lambda i: x[0][i], bi)                                  # unbatched table
+    check(lambda a, i: a[i], x, torch.tensor([0, 3, 2]))          # one row index each
+    check(lambda a, i: a.index_select(1, i), x, bi)
+    check(lambda a, i: a.index_select(0, i), x, bi)
+    mask = torch.tensor([True, False, True, True, False])
+    check(lambda a: a[:, mask], x)                                # the same mask for every row
+    with pytest.raises(RuntimeError, match="dynamic shape"):
+        vmap(lambda a: a[a > 0])(x)
     check(lambda a, i: a.gather(1, i), x, torch.randint(0, 5, (BATCH, 4, 2)))
     check(lambda a, i: a.gather(1, i), x, torch.randint(0, 5, (4, 2)), in_dims=(0, None))
     check(lambda a: a.index_select(1, idx), x)

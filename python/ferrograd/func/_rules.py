@@ -201,6 +201,11 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         nb = len(levels)
         self = args[0]
         if vector_index and type(arguments.get("index")) is BatchedTensor:
+            if name == "index_select" and logical_dim(arguments["index"]) == 1:
+                # x.index_select(d, i) is x with dim d moved first, indexed by i.
+                x = args[0]
+                d = _shift(arguments["dim"], logical_dim(x), 0)
+                return x.movedim(d, 0)[arguments["index"]].movedim(0, d)
             return B.per_row(name, fn, args, kwargs, inplace)
         if inplace and (type(self) is not BatchedTensor or self._lv != levels):
             B.raise_inplace(self, levels, sizes)
@@ -483,7 +488,43 @@ def _getitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if type(self) is BatchedTensor and _basic_index(t):
         nb = len(self._lv)
         return wrap(_index(self._p, (slice(None),) * nb + t), self._lv)
+    lead = _leading_tensor_indices(t)
+    if lead:
+        return _gather_rows(self, t, lead)
+    if any(type(x) is BatchedTensor and (x.dtype == _core.bool or x.dtype == _core.uint8) for x in t):
+        # A mask per row selects a different number of elements per row.
+        return _data_dependent("dynamic")(args, kwargs)
     return B.per_row("__getitem__", Tensor.__getitem__, (self, idx), {})
+
+
+def _leading_tensor_indices(t: tuple[Any, ...]) -> int:
+    """How many integer tensor indices open the index tuple ``t`` (and
+    none follow later), or 0."""
+    n = 0
+    while n < len(t) and isinstance(t[n], Tensor) and not t[n].is_floating_point() \
+            and t[n].dtype != _core.bool and not t[n].is_complex():
+        n += 1
+    if n == 0 or any(isinstance(x, (Tensor, list)) for x in t[n:]):
+        return 0
+    return n
+
+
+def _gather_rows(self: Any, t: tuple[Any, ...], lead: int) -> Any:
+    """``self[t]`` when ``t`` opens with (batched) integer tensor indices:
+    one advanced-indexing call on the physical tensor, with an ``arange``
+    per level picking each row's own slice."""
+    levels, sizes = collect((self,) + t[:lead], {})
+    nb = len(levels)
+    p = physical(self, levels, sizes)
+    idx = [physical(x, levels, sizes) if type(x) is BatchedTensor else x for x in t[:lead]]
+    rank = max(x.dim() - (nb if type(y) is BatchedTensor else 0) for x, y in zip(idx, t[:lead], strict=True))
+    rows = []
+    for i, lv in enumerate(levels):
+        shape = [1] * nb + [1] * rank
+        shape[i] = sizes[lv]
+        rows.append(_core.arange(sizes[lv]).reshape(shape))
+    # Unbatched indices broadcast from the right against the row indices.
+    return wrap(_index(p, tuple(rows) + tuple(idx) + t[lead:]), levels)
 
 
 def _setitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
