@@ -65,8 +65,8 @@ class BatchedTensor:
     __slots__ = ("_p", "_lv", "__weakref__", "__dict__")
 
     def __init__(self, physical: Tensor, levels: tuple[int, ...]) -> None:
-        object.__setattr__(self, "_p", physical)
-        object.__setattr__(self, "_lv", levels)
+        self._p = physical
+        self._lv = levels
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105  (isinstance(x, Tensor) holds)

@@ -197,9 +197,12 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         arguments = None if binder is None else binder.bind(args, kwargs)
         if arguments is None:
             return B.per_row(name, fn, args, kwargs, inplace)
-        levels, sizes = collect(args, kwargs)
-        nb = len(levels)
         self = args[0]
+        if type(self) is BatchedTensor and not any(isinstance(v, Tensor) for v in arguments.values()):
+            levels, sizes = self._lv, {}
+        else:
+            levels, sizes = collect(args, kwargs)
+        nb = len(levels)
         if vector_index and type(arguments.get("index")) is BatchedTensor:
             if name == "index_select" and logical_dim(arguments["index"]) == 1:
                 # x.index_select(d, i) is x with dim d moved first, indexed by i.
