@@ -655,3 +655,38 @@ def test_every_method_with_a_dim_equals_a_loop(name, dim):
         pytest.skip(f"{name}(dim={dim}) does not run on these slices without vmap either")
     check(fn, x)
     check(fn, x.permute(2, 0, 1), in_dims=1)
+
+
+def test_vmap_and_plain_code_on_several_threads():
+    import threading
+
+    x = rnd(8, 5)
+    w = rnd(5)
+    want_v = (x * w).sum(1).sin()
+    want_g = torch.stack([grad(lambda r: (r * w).sum().sin())(row) for row in x])
+    errors = []
+
+    def vmapped():
+        try:
+            for _ in range(30):
+                got = vmap(lambda r: torch.sin(torch.sum(r * w)))(x)
+                np.testing.assert_allclose(got.numpy(), want_v.numpy(), atol=1e-12)
+                got = vmap(grad(lambda r: torch.sum(r * w).sin()))(x)
+                np.testing.assert_allclose(got.numpy(), want_g.numpy(), atol=1e-12)
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    def plain():
+        try:
+            for _ in range(200):
+                got = torch.sin(torch.sum(x * w, 1))
+                np.testing.assert_allclose(got.numpy(), want_v.numpy(), atol=1e-12)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (vmapped, plain, vmapped, plain)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
