@@ -179,6 +179,9 @@ def test_indexing():
     check(lambda a, i: a[i], x, torch.tensor([0, 3, 2]))          # one row index each
     check(lambda a, i: a.index_select(1, i), x, bi)
     check(lambda a, i: a.index_select(0, i), x, bi)
+    check(lambda a, i: a[:, i], x, torch.tensor([[0, 1], [2, 3], [4, 4]]))
+    check(lambda a, i: a[:, i, None], x, torch.tensor([[0, 1], [2, 3], [4, 4]]))
+    check(lambda i: x[0][:, i], torch.tensor([[0, 1], [2, 3], [4, 4]]))
     mask = torch.tensor([True, False, True, True, False])
     check(lambda a: a[:, mask], x)                                # the same mask for every row
     with pytest.raises(RuntimeError, match="dynamic shape"):

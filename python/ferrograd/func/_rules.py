@@ -494,6 +494,20 @@ def _getitem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     lead = _leading_tensor_indices(t)
     if lead:
         return _gather_rows(self, t, lead)
+    k = 0
+    while k < len(t) and isinstance(t[k], slice) and t[k] == slice(None):
+        k += 1
+    lead = _leading_tensor_indices(t[k:]) if k else 0
+    if lead and k + lead <= logical_dim(self):
+        # x[:, ..., i, j, ...]: bring the indexed dims first, index, and put
+        # the index's dims back where torch puts them (one adjacent block).
+        n = logical_dim(self)
+        order = list(range(k, k + lead)) + list(range(k)) + list(range(k + lead, n))
+        out = _gather_rows(self.permute(*order), t[k:k + lead] + (slice(None),) * k + t[k + lead:], lead)
+        ri = max(logical_dim(x) for x in t[k:k + lead])
+        m = logical_dim(out)
+        back = list(range(ri, ri + k)) + list(range(ri)) + list(range(ri + k, m))
+        return out.permute(*back)
     if any(type(x) is BatchedTensor and (x.dtype == _core.bool or x.dtype == _core.uint8) for x in t):
         # A mask per row selects a different number of elements per row.
         return _data_dependent("dynamic")(args, kwargs)
