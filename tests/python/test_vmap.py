@@ -235,6 +235,7 @@ def test_matmul_family_against_loop():
     check(torch.outer, rnd(BATCH, 4), rnd(3), in_dims=(0, None))
     check(lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2.0), rnd(3), rnd(BATCH, 2, 4), rnd(4, 3),
           in_dims=(None, 0, None))
+    check(torch.addmm, rnd(3), rnd(BATCH, 2, 4), rnd(4, 3), in_dims=(None, 0, None))
     check(lambda a, b: torch.einsum("ij,jk->ik", a, b), rnd(BATCH, 2, 4), rnd(4, 3), in_dims=(0, None))
     check(lambda a, b: torch.einsum("ij,ij", a, b), rnd(BATCH, 2, 4), rnd(BATCH, 2, 4))
     check(lambda a, b: torch.einsum("...i,i->...", a, b), rnd(BATCH, 2, 4), rnd(4), in_dims=(0, None))

@@ -633,7 +633,8 @@ def _addmm(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     ba.apply_defaults()
     a = ba.arguments
     prod = _matmul((a["mat1"], a["mat2"]), {})
-    beta, alpha = a.get("beta", 1), a.get("alpha", 1)
+    beta = 1 if a.get("beta") is None else a["beta"]
+    alpha = 1 if a.get("alpha") is None else a["alpha"]
     inp = a["self"]
     if alpha != 1:
         prod = prod * alpha
