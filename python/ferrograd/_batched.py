@@ -89,16 +89,23 @@ def wrap(p: Any, levels: tuple[int, ...]) -> Any:
     return BatchedTensor(p, levels)
 
 
+def map_tensors(out: Any, f: Callable[[Tensor], Any]) -> Any:
+    """``out`` (a tensor, or tuples/lists of them and other values) with
+    ``f`` applied to each tensor, containers rebuilt as they were."""
+    if isinstance(out, Tensor):
+        return f(out)
+    if isinstance(out, tuple):
+        return _rebuild(out, [map_tensors(x, f) for x in out])
+    if isinstance(out, list):
+        return [map_tensors(x, f) for x in out]
+    return out
+
+
 def wrap_result(r: Any, levels: tuple[int, ...]) -> Any:
     """Wraps the tensors of an op's result (a tensor, or a tuple of them)."""
-    if isinstance(r, Tensor):
-        return wrap(r, levels)
-    if isinstance(r, tuple):
-        items = [wrap_result(x, levels) for x in r]
-        return _rebuild(r, items)
-    if isinstance(r, list):
-        return [wrap_result(x, levels) for x in r]
-    return r
+    if type(r) is Tensor:
+        return BatchedTensor(r, levels) if levels else r
+    return map_tensors(r, lambda t: wrap(t, levels))
 
 
 def _rebuild(like: Any, items: list[Any]) -> Any:
@@ -183,6 +190,9 @@ def physical(x: Any, levels: tuple[int, ...], sizes: dict[int, int] | None = Non
     pad = 0 if rank is None else max(rank - lr, 0)
     if have == levels and not pad:
         return p
+    if not have and not pad and sizes is not None:
+        # Unbatched: one expand puts every level in front.
+        return p.expand(*[sizes[lv] for lv in levels], *p.shape)
     idx: list[Any] = []
     j = 0
     for lv in levels:
@@ -211,9 +221,6 @@ def to_full(x: Any) -> Any:
         return x
     if type(x) is BatchedTensor and x._lv == levels:
         return x
-    if type(x) is not BatchedTensor:
-        # An unbatched tensor: one expand puts every level in front.
-        return BatchedTensor(x.expand(*[sizes[lv] for lv in levels], *x.shape), levels)
     return BatchedTensor(physical(x, levels, sizes), levels)
 
 

@@ -172,11 +172,8 @@ def _physical_function(cls: Any) -> Any:
     class Physical(Function):
         @staticmethod
         def forward(spec: _Spec, *args: Any) -> Any:
-            _routing.enter()
-            try:
+            with _routing:
                 out = cls.forward(*wrap_all(spec, args))
-            finally:
-                _routing.exit()
             spec.single = not isinstance(out, tuple)
             outs = unwrap_all(spec, (out,) if spec.single else out)
             return outs[0] if spec.single else tuple(outs)
@@ -187,22 +184,16 @@ def _physical_function(cls: Any) -> Any:
             proxy = _CtxProxy(ctx, spec)
             ctx._vmap_ctx = proxy
             outs = wrap_all(spec, (output,) if spec.single else output)
-            _routing.enter()
-            try:
+            with _routing:
                 result = outs[0] if spec.single else tuple(outs)
                 cls.setup_context(proxy, tuple(wrap_all(spec, inputs[1:])), result)
-            finally:
-                _routing.exit()
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
             proxy = ctx._vmap_ctx
             spec = proxy._spec
-            _routing.enter()
-            try:
+            with _routing:
                 res = cls.backward(proxy, *wrap_all(spec, grads))
-            finally:
-                _routing.exit()
             res = res if isinstance(res, tuple) else (res,)
             return (None, *unwrap_all(spec, res))
 
@@ -210,11 +201,8 @@ def _physical_function(cls: Any) -> Any:
         def jvp(ctx: Any, *tangents: Any) -> Any:
             proxy = ctx._vmap_ctx
             spec = proxy._spec
-            _routing.enter()
-            try:
+            with _routing:
                 res = cls.jvp(proxy, *wrap_all(spec, tangents[1:]))
-            finally:
-                _routing.exit()
             outs = unwrap_all(spec, res if isinstance(res, tuple) else (res,))
             return outs[0] if spec.single else tuple(outs)
 

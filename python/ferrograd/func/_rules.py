@@ -226,16 +226,6 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
                     arguments[k] = _shift(v, n, nb)
             elif k == "keepdim":
                 keepdim = bool(v)
-            elif k == "kwargs" and isinstance(v, dict):
-                for kk, vv in v.items():
-                    if kk in _DIM_NAMES:
-                        if vv is None and reduce_all:
-                            flat_all = True
-                            v[kk] = nb
-                        else:
-                            v[kk] = _shift(vv, n, nb)
-                    elif kk == "keepdim":
-                        keepdim = bool(vv)
             elif isinstance(v, Tensor) and not (vector_index and k == "index"):
                 arguments[k] = physical(v, levels, sizes)
         p = self._p if type(self) is BatchedTensor and self._lv == levels else physical(self, levels, sizes)
@@ -247,9 +237,9 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         if inplace:
             return self
         if flat_all and keepdim:
-            out = _map_tensors(out, lambda t: t.reshape(*t.shape[:nb], *([1] * lr)))
+            out = B.map_tensors(out, lambda t: t.reshape(*t.shape[:nb], *([1] * lr)))
         elif scalar:
-            out = _map_tensors(out, lambda t: t.squeeze(-1) if t.dim() == nb + 1 else t)
+            out = B.map_tensors(out, lambda t: t.squeeze(-1) if t.dim() == nb + 1 else t)
         return wrap_result(out, levels)
 
     return rule
@@ -274,17 +264,6 @@ def _flip_ud(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if logical_dim(args[0]) < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return _flip((args[0], 0), {})
-
-
-def _map_tensors(out: Any, f: Callable[[Tensor], Tensor]) -> Any:
-    if isinstance(out, Tensor):
-        return f(out)
-    if isinstance(out, tuple):
-        items = [_map_tensors(x, f) for x in out]
-        return B._rebuild(out, items)
-    if isinstance(out, list):
-        return [_map_tensors(x, f) for x in out]
-    return out
 
 
 def _self_phys(x: Any) -> tuple[Tensor, tuple[int, ...], int]:
@@ -396,18 +375,19 @@ def _squeeze(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return wrap(p.squeeze(_shift(dim, lr, nb)), lv)
 
 
+_FLATTEN = _Binder(inspect.signature(Tensor.flatten))
+
+
 def _flatten(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    sig = _sig(Tensor.flatten)
-    assert sig is not None
-    ba = sig.bind(*args, **kwargs)
-    ba.apply_defaults()
-    p, lv, nb = _self_phys(ba.arguments["self"])
+    a = _FLATTEN.bind(args, kwargs)
+    if a is None:
+        return B.per_row("flatten", Tensor.flatten, args, kwargs)
+    p, lv, nb = _self_phys(args[0])
     lr = p.dim() - nb
     if lr == 0:
         return wrap(p.reshape(*p.shape[:nb], 1), lv)
-    end = ba.arguments["end_dim"]
-    end = -1 if end is Ellipsis else end
-    return wrap(p.flatten(_shift(ba.arguments["start_dim"], lr, nb), _shift(end, lr, nb)), lv)
+    end = a.get("end_dim", -1)
+    return wrap(p.flatten(_shift(a["start_dim"], lr, nb), _shift(end, lr, nb)), lv)
 
 
 def _meta(fn: Callable[[Any], Any]) -> Rule:
@@ -626,16 +606,17 @@ def _outer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return a.unsqueeze(-1) * b.unsqueeze(-2)
 
 
+_ADDMM = _Binder(inspect.signature(Tensor.addmm))
+
+
 def _addmm(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    sig = _sig(Tensor.addmm)
-    assert sig is not None
-    ba = sig.bind(*args, **kwargs)
-    ba.apply_defaults()
-    a = ba.arguments
+    a = _ADDMM.bind(args, kwargs)
+    if a is None:
+        return B.per_row("addmm", Tensor.addmm, args, kwargs)
     prod = _matmul((a["mat1"], a["mat2"]), {})
     beta = 1 if a.get("beta") is None else a["beta"]
     alpha = 1 if a.get("alpha") is None else a["alpha"]
-    inp = a["self"]
+    inp = args[0]
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
@@ -741,6 +722,8 @@ def random_factory(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         if B.any_batched(args, kwargs):
             if mode == "same":
                 return _same_rows(name, fn, args, kwargs)
+            if name in ("multinomial", "randperm"):
+                return _same_rows(name, fn, args, kwargs, reset=False)
             levels, sizes = B.random_levels()
             lv2, sz2 = collect(args, kwargs)
             levels = tuple(sorted(set(levels) | set(lv2)))
@@ -749,8 +732,6 @@ def random_factory(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
             pa = [physical(a, levels, sizes, rank) if isinstance(a, Tensor) else a for a in args]
             pk = {k: physical(v, levels, sizes, rank) if isinstance(v, Tensor) else v
                   for k, v in kwargs.items()}
-            if name in ("multinomial", "randperm"):
-                return _same_rows(name, fn, args, kwargs, reset=False)
             return wrap(fn(*pa, **pk), levels)
         if mode == "same" or mode == "":
             return fn(*args, **kwargs)
@@ -862,7 +843,7 @@ def fold_batch(fn: Callable[..., Any], name: str, spatial: int) -> Rule:
                 return t.reshape(*bshape, *t.shape[1:])
             return t.reshape(*bshape, n, *t.shape[1:])
 
-        return wrap_result(_map_tensors(out, unfold), lv)
+        return wrap_result(B.map_tensors(out, unfold), lv)
 
     return rule
 
@@ -927,27 +908,25 @@ def _nll_loss(fn: Callable[..., Any]) -> Rule:
 
 
 def _dropout(fn: Callable[..., Any], name: str) -> Rule:
-    sig = _sig(fn)
+    binder = _Binder.of(fn)
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        assert sig is not None
-        ba = sig.bind(*args, **kwargs)
-        ba.apply_defaults()
-        if not ba.arguments.get("training", True) or ba.arguments.get("p", 0.5) == 0.0:
-            return ba.arguments["input"]
+        a = None if binder is None else binder.bind(args, kwargs)
+        if a is None:
+            return B.per_row(name, fn, args, kwargs)
+        x = args[0]
+        if not a.get("training", True) or a.get("p", 0.5) == 0.0:
+            return x
         mode = B.check_random(name)
-        x = ba.arguments["input"]
         if mode == "same":
             return _same_rows(name, fn, args, kwargs)
+        if name != "dropout" and name != "alpha_dropout":
+            return B.per_row(name, fn, args, kwargs)
         levels, sizes = B.random_levels()
         if type(x) is BatchedTensor:
             levels = tuple(sorted(set(levels) | set(x._lv)))
             sizes.update({lv: x._p.shape[i] for i, lv in enumerate(x._lv)})
-        ba.arguments["input"] = physical(x, levels, sizes)
-        nb = len(levels)
-        if name != "dropout" and name != "alpha_dropout":
-            return B.per_row(name, fn, args, kwargs)
-        ba.arguments["inplace"] = False
-        return wrap(fn(*ba.args, **ba.kwargs), levels) if nb else fn(*ba.args, **ba.kwargs)
+        a["inplace"] = False
+        return wrap(fn(physical(x, levels, sizes), **a), levels)
 
     return rule

@@ -562,6 +562,13 @@ class _Routing:
         with self.lock:
             self.active -= 1
 
+    def __enter__(self) -> _Routing:
+        self.enter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.exit()
+
     def restore(self) -> None:
         """Puts the original functions back if no vmap runs."""
         with self.lock:
@@ -765,14 +772,13 @@ def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], 
     level = B._VmapLevel(next(B._ids), batch, randomness)
     stack = B._vstack()
     stack.append(level)
-    _routing.enter()
     try:
-        leaves = [leaf if d is None else _add_level(leaf, d, level.id)
-                  for leaf, d in zip(flat, dims, strict=True)]
-        out = func(*tree_unflatten(leaves, spec), **kwargs)
+        with _routing:
+            leaves = [leaf if d is None else _add_level(leaf, d, level.id)
+                      for leaf, d in zip(flat, dims, strict=True)]
+            out = func(*tree_unflatten(leaves, spec), **kwargs)
     finally:
         stack.pop()
-        _routing.exit()
     outs, out_spec = tree_flatten(out)
     ods = _out_dims(out_dims, out, name)
     result = []
