@@ -319,3 +319,25 @@ fn one_saved_tensor_registers_its_own_hooks() {
         "{freed}"
     );
 }
+
+#[test]
+fn reached_leaves_are_the_leaves_a_backward_would_accumulate_into() {
+    let x = leaf(&[1.0, 2.0], &[2]);
+    let y = leaf(&[3.0, 4.0], &[2]);
+    let unused = leaf(&[5.0, 6.0], &[2]);
+    let c = Tensor::from_slice(&[1.0, 1.0], &[2]).unwrap();
+    // x reached twice (through both factors and the sum), y once, the
+    // constant and the unused leaf never.
+    let z = x.mul(&y).unwrap().add(&x).unwrap().mul(&c).unwrap();
+    let got = autograd::reached_leaves(&[z.clone(), x.clone()]);
+    let ids: Vec<usize> = got.iter().map(|t| t.id()).collect();
+    assert_eq!(ids.len(), 2, "each leaf once");
+    assert!(ids.contains(&x.id()) && ids.contains(&y.id()));
+    assert!(!ids.contains(&unused.id()));
+    // A leaf output is its own leaf; outputs without grad reach nothing.
+    assert_eq!(
+        autograd::reached_leaves(std::slice::from_ref(&y))[0].id(),
+        y.id()
+    );
+    assert!(autograd::reached_leaves(&[c, z.detach()]).is_empty());
+}

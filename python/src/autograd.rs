@@ -587,6 +587,16 @@ fn _grad(
     Ok(r.py()?.into_iter().map(|g| g.map(TensorOut)).collect())
 }
 
+/// The leaves that gradients of `outputs` would accumulate into (each once).
+#[pyfunction]
+fn _reached_leaves(outputs: Vec<PyRef<'_, PyTensor>>) -> Vec<TensorOut> {
+    let ts: Vec<Tensor> = outputs.iter().map(|t| t.t.clone()).collect();
+    autograd::reached_leaves(&ts)
+        .into_iter()
+        .map(TensorOut)
+        .collect()
+}
+
 #[pyfunction]
 fn is_grad_enabled() -> bool {
     autograd::is_grad_enabled()
@@ -817,6 +827,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyHookHandle>()?;
     m.add_function(wrap_pyfunction!(_run_backward, m)?)?;
     m.add_function(wrap_pyfunction!(_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(_reached_leaves, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_inference_mode_enabled, m)?)?;

@@ -215,6 +215,48 @@ pub fn grad_fn_edge(t: &Tensor) -> Option<Edge> {
     m.grad_fn.lock().clone()
 }
 
+/// The leaves that gradients of `outputs` would flow into: the tensors of
+/// the `AccumulateGrad` nodes met walking back from the outputs' `grad_fn`s,
+/// and the outputs that are themselves leaves requiring grad. Each leaf once,
+/// in the order the walk meets it (depth first). Outputs that do not
+/// require grad contribute nothing.
+pub fn reached_leaves(outputs: &[Tensor]) -> Vec<Tensor> {
+    let mut found: Vec<Tensor> = Vec::new();
+    let mut ids: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut stack: Vec<Arc<dyn Node>> = Vec::new();
+    for o in outputs.iter().filter(|o| o.requires_grad()) {
+        match grad_fn_edge(o) {
+            Some(e) => stack.push(e.node),
+            None => {
+                if ids.insert(o.id()) {
+                    found.push(o.clone());
+                }
+            }
+        }
+    }
+    let mut seen: std::collections::HashSet<*const ()> = std::collections::HashSet::new();
+    while let Some(node) = stack.pop() {
+        if !seen.insert(Arc::as_ptr(&node) as *const ()) {
+            continue;
+        }
+        if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
+            let v = acc.variable();
+            if ids.insert(v.id()) {
+                found.push(v.clone());
+            }
+            continue;
+        }
+        stack.extend(
+            node.core()
+                .next_edges()
+                .iter()
+                .flatten()
+                .map(|e| e.node.clone()),
+        );
+    }
+    found
+}
+
 /// Whether the tensor has no `grad_fn` (after refreshing a stale view).
 pub fn is_leaf(t: &Tensor) -> bool {
     grad_fn_edge(t).is_none()

@@ -48,6 +48,9 @@ const PARALLEL_FLOPS: usize = 128 * 128 * 128;
 /// [`SPLIT_K_MAX_OUT`] outputs split the inner dim (see [`GemmArgs::split_k`]).
 const SPLIT_K_MIN: usize = 2048;
 const SPLIT_K_MAX_OUT: usize = 64 * 256;
+/// Parallel products whose shorter output side is below this run as two
+/// halves of their longer side (see [`GemmArgs::halves`]).
+const HALVES_MAX_SIDE: usize = 512;
 
 /// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
 #[derive(Clone, Copy)]
@@ -286,12 +289,69 @@ impl<T: MatElem> GemmArgs<T> {
         }
     }
 
+    /// The product as two products over the halves of its longer output
+    /// side (split at a multiple of 16), for products large enough to run
+    /// in parallel whose shorter side is small. The `gemm` crate threads a
+    /// product over one side chosen from the layouts, and leaves a thread
+    /// idle when that side is short (`x @ w.T` with 64 rows and 128 output
+    /// features ran no faster on two threads than on one); the halves keep
+    /// both busy. The split depends on the shape only, never on the thread
+    /// count, so neither do the bits (one thread runs the halves in turn).
+    fn halves(&self) -> Option<(GemmArgs<T>, GemmArgs<T>)> {
+        let (m, n) = (self.m, self.n);
+        if m * n * self.k < PARALLEL_FLOPS || m.min(n) >= HALVES_MAX_SIDE || m.max(n) < 32 {
+            return None;
+        }
+        let long = m.max(n);
+        let h = (long / 2).div_ceil(16) * 16;
+        Some(if n >= m {
+            (
+                GemmArgs { n: h, ..*self },
+                GemmArgs {
+                    n: n - h,
+                    b: self.b.wrapping_offset(h as isize * self.bcs),
+                    c: self.c.wrapping_offset(h as isize * self.ccs),
+                    ..*self
+                },
+            )
+        } else {
+            (
+                GemmArgs { m: h, ..*self },
+                GemmArgs {
+                    m: m - h,
+                    a: self.a.wrapping_offset(h as isize * self.ars),
+                    c: self.c.wrapping_offset(h as isize * self.crs),
+                    ..*self
+                },
+            )
+        })
+    }
+
     /// [`GemmArgs::gemm_crate`], inside ferrograd's pool when it uses more
-    /// than one thread.
+    /// than one thread; products that [`GemmArgs::halves`] splits run as
+    /// two halves side by side.
     ///
     /// # Safety
     /// As [`GemmArgs::gemm_crate`].
     unsafe fn gemm_on_pool(&self, threads: usize) {
+        if let Some((x, y)) = self.halves() {
+            if threads > 1 {
+                let tx = threads / 2;
+                crate::pool::install(move || {
+                    let (x, y) = (x, y);
+                    // SAFETY: the halves write disjoint parts of `c` and
+                    // read inside the caller's operands.
+                    rayon::join(
+                        || unsafe { x.gemm_crate(tx) },
+                        || unsafe { y.gemm_crate(threads - tx) },
+                    );
+                });
+            } else {
+                x.gemm_crate(1);
+                y.gemm_crate(1);
+            }
+            return;
+        }
         if threads > 1 {
             let g = *self;
             crate::pool::install(move || {
@@ -885,6 +945,65 @@ mod tests {
         for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
             let out = Tensor::empty(&[m, n], crate::DType::Float64);
             assert_eq!(product(&a, &b, &out, 1.0, None, backend), want);
+        }
+    }
+
+    #[test]
+    fn products_run_as_halves_are_exact_and_do_not_depend_on_the_threads() {
+        // Short-sided products past PARALLEL_FLOPS split their longer side
+        // (columns for 64 x 784 x 128, rows for 600 x 40 x 100), through a
+        // transposed right operand and with beta. Small integers keep the
+        // sums exact; fractional values must give the same bits on one
+        // thread as on the pool.
+        for &(m, k, n) in &[(64, 784, 128), (600, 100, 40)] {
+            let g = GemmArgs::<f64> {
+                m,
+                n,
+                k,
+                a: std::ptr::null(),
+                ars: 0,
+                acs: 0,
+                b: std::ptr::null(),
+                brs: 0,
+                bcs: 0,
+                c: std::ptr::null_mut(),
+                crs: 0,
+                ccs: 0,
+                alpha: 1.0,
+                beta: None,
+            };
+            assert!(g.halves().is_some());
+            let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+            let bv: Vec<f64> = (0..n * k).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+            let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+            // b[p, j] = bv[j * k + p]: a transposed [n, k] matrix.
+            let b = Tensor::from_slice(&bv, &[n, k]).unwrap().t().unwrap();
+            let want: Vec<f64> = (0..m * n)
+                .map(|ij| {
+                    let (i, j) = (ij / n, ij % n);
+                    let s: f64 = (0..k).map(|p| av[i * k + p] * bv[j * k + p]).sum();
+                    2.0 * s + 0.5 * (ij % 3) as f64
+                })
+                .collect();
+            let init: Vec<f64> = (0..m * n).map(|ij| (ij % 3) as f64).collect();
+            let out = Tensor::from_slice(&init, &[m, n]).unwrap();
+            assert_eq!(
+                product(&a, &b, &out, 2.0, Some(0.5), GemmBackend::Gemm),
+                want
+            );
+            let frac = |v: &[f64], s: f64| v.iter().map(|x| x * s).collect::<Vec<_>>();
+            let af = Tensor::from_slice(&frac(&av, 0.37), &[m, k]).unwrap();
+            let bf = Tensor::from_slice(&frac(&bv, 1.13), &[n, k])
+                .unwrap()
+                .t()
+                .unwrap();
+            let pooled = Tensor::empty(&[m, n], crate::DType::Float64);
+            let pooled = product(&af, &bf, &pooled, 1.0f64, None, GemmBackend::Gemm);
+            let alone = crate::pool::serial(|| {
+                let out = Tensor::empty(&[m, n], crate::DType::Float64);
+                product(&af, &bf, &out, 1.0f64, None, GemmBackend::Gemm)
+            });
+            assert_eq!(pooled, alone);
         }
     }
 

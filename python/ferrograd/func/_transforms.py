@@ -200,32 +200,8 @@ def _reaches_outside(outputs: list[Any]) -> bool:
     if not level.outer_grad:
         return False
     own = level.leaves
-    outputs = [_physical(o) for o in outputs]
-    # Node objects are kept alive in `seen`, so their ids are not reused.
-    stack: list[Any] = []
-    seen: dict[int, Any] = {}
-    for o in outputs:
-        if not isinstance(o, Tensor) or not o.requires_grad:
-            continue
-        if o.grad_fn is None:
-            if id(o) not in own:
-                return True
-            continue
-        stack.append(o.grad_fn)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen[id(node)] = node
-        var = getattr(node, "variable", None)
-        if var is not None:
-            if id(var) not in own:
-                return True
-            continue
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                stack.append(nxt)
-    return False
+    ts = [o for o in map(_physical, outputs) if isinstance(o, Tensor) and o.requires_grad]
+    return any(id(leaf) not in own for leaf in _core._reached_leaves(ts))
 
 
 def _release(t: Any, keep: bool) -> Any:
