@@ -31,15 +31,28 @@ def _registry_of(module: Any, name: str) -> dict[str, Any] | None:
     return None
 
 
-def _state_names(module: Any) -> dict[str, Any]:
-    """Every parameter and buffer name (tied names included) to its tensor."""
-    names: dict[str, Any] = {}
-    for prefix, mod in module.named_modules(remove_duplicate=False):
-        for reg in ("_parameters", "_buffers"):
-            for name, t in mod.__dict__.get(reg, {}).items():
+def _state_slots(module: Any) -> dict[str, tuple[dict[str, Any], str, Any]]:
+    """Every parameter and buffer name (tied and shared names included, as
+    ``named_modules(remove_duplicate=False)`` reaches them) to the registry
+    dict holding it, its name there and its tensor."""
+    slots: dict[str, tuple[dict[str, Any], str, Any]] = {}
+    _collect_slots(module, "", slots)
+    return slots
+
+
+def _collect_slots(mod: Any, prefix: str, slots: dict[str, tuple[dict[str, Any], str, Any]]) -> None:
+    d = mod.__dict__
+    for reg in ("_parameters", "_buffers"):
+        r = d.get(reg)
+        if r:
+            for name, t in r.items():
                 if t is not None:
-                    names[f"{prefix}.{name}" if prefix else name] = t
-    return names
+                    slots[prefix + name] = (r, name, t)
+    children = d.get("_modules")
+    if children:
+        for name, child in children.items():
+            if child is not None:
+                _collect_slots(child, f"{prefix}{name}.", slots)
 
 
 def _merge(parameter_and_buffer_dicts: Any) -> dict[str, Any]:
@@ -72,16 +85,19 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
     weights) uses the given tensor too. ``strict`` requires exactly the
     module's names."""
     given = _merge(parameter_and_buffer_dicts)
-    current = _state_names(module)
+    slots = _state_slots(module)
     values = dict(given)
     if tie_weights:
         by_id: dict[int, list[str]] = {}
-        for name, t in current.items():
-            by_id.setdefault(id(t), []).append(name)
-        for name in list(given):
-            if name not in current:
+        for name, slot in slots.items():
+            by_id.setdefault(id(slot[2]), []).append(name)
+        for name in given:
+            if name not in slots:
                 continue
-            for alias in by_id[id(current[name])]:
+            aliases = by_id[id(slots[name][2])]
+            if len(aliases) == 1:
+                continue
+            for alias in aliases:
                 if alias in given and given[alias] is not given[name]:
                     raise ValueError(
                         f"functional_call got multiple values for keys {sorted([name, alias])}, "
@@ -89,8 +105,8 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
                     )
                 values.setdefault(alias, given[name])
     if strict:
-        missing = [k for k in current if k not in values]
-        unexpected = [k for k in given if k not in current]
+        missing = [k for k in slots if k not in values]
+        unexpected = [k for k in given if k not in slots]
         if missing or unexpected:
             lines = []
             if unexpected:
@@ -107,6 +123,12 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
     restore: list[tuple[dict[str, Any], str, Any]] = []
     try:
         for key, value in values.items():
+            slot = slots.get(key)
+            if slot is not None:
+                reg, name = slot[0], slot[1]
+                restore.append((reg, name, reg[name]))
+                reg[name] = value
+                continue
             owner, name = _owner(module, key)
             reg = _registry_of(owner, name)
             if reg is not None:

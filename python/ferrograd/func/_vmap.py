@@ -620,33 +620,31 @@ def _name(func: Any) -> str:
     return getattr(func, "__name__", None) or repr(func)
 
 
-def _prefix_leaves(prefix: Any, tree: Any) -> list[Any] | None:
-    """``prefix`` (an int/None, or a structure matching ``tree``'s top) as
-    one value per leaf of ``tree``; None if the structures differ."""
+def _prefix_leaves(prefix: Any, spec: Any) -> list[Any] | None:
+    """``prefix`` (an int/None, or a structure matching the top of the
+    pytree whose spec is ``spec``) as one value per leaf; None if the
+    structures differ."""
     if prefix is None or isinstance(prefix, int):
-        return [prefix] * len(tree_flatten(tree)[0])
-    if isinstance(prefix, (tuple, list)) and type(prefix) is type(tree) and len(prefix) == len(tree):
+        return [prefix] * spec.num_leaves
+    kids = spec.children_specs
+    if isinstance(prefix, (tuple, list)) and type(prefix) is spec.type and len(prefix) == len(kids):
         out: list[Any] = []
-        for p, t in zip(prefix, tree, strict=True):
-            sub = _prefix_leaves(p, t)
+        for p, s in zip(prefix, kids, strict=True):
+            sub = _prefix_leaves(p, s)
             if sub is None:
                 return None
             out.extend(sub)
         return out
-    if isinstance(prefix, dict) and isinstance(tree, dict) and set(prefix) == set(tree):
+    if isinstance(prefix, dict) and isinstance(spec.type, type) and issubclass(spec.type, dict) \
+            and set(prefix) == set(spec.context):
         out = []
-        for k in _dict_order(tree):
-            sub = _prefix_leaves(prefix[k], tree[k])
+        for k, s in zip(spec.context, kids, strict=True):
+            sub = _prefix_leaves(prefix[k], s)
             if sub is None:
                 return None
             out.extend(sub)
         return out
     return None
-
-
-def _dict_order(d: dict[Any, Any]) -> list[Any]:
-    """Keys in the order the pytree flattens a dict (insertion order)."""
-    return list(d)
 
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
@@ -696,7 +694,7 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
             "to vmap over a function with no inputs. The latter is unsupported."
         )
     flat, spec = tree_flatten(args)
-    dims = _prefix_leaves(in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args), args)
+    dims = _prefix_leaves(in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args), spec)
     if dims is None:
         raise ValueError(
             f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
@@ -743,7 +741,7 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
                   for leaf, d in zip(flat, dims, strict=True)]
         parts.append(_run(func, name, leaves, dims, spec, kwargs, size, randomness, out_dims))
     outs0, out_spec = tree_flatten(parts[0])
-    ods = _out_dims(out_dims, parts[0], name)
+    ods = _out_dims(out_dims, parts[0], name, out_spec)
     columns = [tree_flatten(p)[0] for p in parts]
     joined = []
     for i, od in enumerate(ods):
@@ -754,15 +752,17 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
     return tree_unflatten(joined, out_spec)
 
 
-def _out_dims(out_dims: Any, out: Any, name: str) -> list[Any]:
-    ods = _prefix_leaves(out_dims, out) if isinstance(out_dims, (int, type(None), tuple, list)) else None
+def _out_dims(out_dims: Any, out: Any, name: str, spec: Any = None) -> list[Any]:
+    if spec is None:
+        spec = tree_flatten(out)[1]
+    ods = _prefix_leaves(out_dims, spec) if isinstance(out_dims, (int, type(None), tuple, list)) else None
     if ods is None and isinstance(out_dims, tuple) and len(out_dims) == 1 and not isinstance(out, tuple):
-        ods = _prefix_leaves(out_dims[0], out)
+        ods = _prefix_leaves(out_dims[0], spec)
     if ods is None:
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
             f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs has "
-            f"structure {tree_flatten(out)[1]}."
+            f"structure {spec}."
         )
     return ods
 
@@ -780,7 +780,7 @@ def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], 
     finally:
         stack.pop()
     outs, out_spec = tree_flatten(out)
-    ods = _out_dims(out_dims, out, name)
+    ods = _out_dims(out_dims, out, name, out_spec)
     result = []
     for o, od in zip(outs, ods, strict=True):
         if od is None:

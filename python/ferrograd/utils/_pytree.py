@@ -29,7 +29,7 @@ class TreeSpec:
         self.type = type
         self.context = context
         self.children_specs = children_specs
-        self.num_leaves = sum(c.num_leaves for c in children_specs)
+        self.num_leaves = sum([c.num_leaves for c in children_specs])
 
     def is_leaf(self) -> bool:
         return False
@@ -79,17 +79,35 @@ def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
 
 
 def _visit(node: Any, leaves: list[Any]) -> TreeSpec:
+    kind = type(node)
+    if kind is list or kind is tuple:
+        return TreeSpec(kind, None, _children(node, leaves))
+    if kind is dict:
+        keys = list(node)
+        return TreeSpec(kind, keys, _children([node[k] for k in keys], leaves))
     if node is None:
         return TreeSpec(type(None), None, [])
     if _is_namedtuple(node):
-        return TreeSpec(type(node), type(node), [_visit(c, leaves) for c in node])
+        return TreeSpec(kind, kind, _children(node, leaves))
     if isinstance(node, (tuple, list)):
-        return TreeSpec(type(node), None, [_visit(c, leaves) for c in node])
+        return TreeSpec(kind, None, _children(node, leaves))
     if isinstance(node, dict):
         keys = list(node)
-        return TreeSpec(type(node), keys, [_visit(node[k], leaves) for k in keys])
+        return TreeSpec(kind, keys, _children([node[k] for k in keys], leaves))
     leaves.append(node)
     return _LEAF
+
+
+def _children(items: Any, leaves: list[Any]) -> list[TreeSpec]:
+    """The specs of a container's children (leaves appended in place)."""
+    specs = []
+    for c in items:
+        if c is None or isinstance(c, (tuple, list, dict)):
+            specs.append(_visit(c, leaves))
+        else:
+            leaves.append(c)
+            specs.append(_LEAF)
+    return specs
 
 
 def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
