@@ -209,9 +209,17 @@ def physical(x: Any, levels: tuple[int, ...], sizes: dict[int, int] | None = Non
 
 
 def full_levels() -> tuple[tuple[int, ...], dict[int, int]]:
-    """Every running level and its size."""
+    """Every running level and its size (the same objects until the
+    running levels change; callers do not mutate them)."""
     st = _vstack()
-    return tuple(lv.id for lv in st), {lv.id: lv.size for lv in st}
+    if not st:
+        return (), {}
+    cached = getattr(_local, "full", None)
+    if cached is not None and cached[0] is st[-1] and cached[1] == len(st):
+        return cached[2], cached[3]
+    levels, sizes = tuple(lv.id for lv in st), {lv.id: lv.size for lv in st}
+    _local.full = (st[-1], len(st), levels, sizes)
+    return levels, sizes
 
 
 def to_full(x: Any) -> Any:

@@ -76,6 +76,16 @@ def pointwise(fn: Callable[..., Any]) -> Rule:
                     return wrap_result(fn(a0._p, a1), a0._lv)
                 if type(a1) is BatchedTensor and a1._lv == a0._lv and a1._p.dim() == a0._p.dim():
                     return wrap_result(fn(a0._p, a1._p), a0._lv)
+                if type(a1) is not BatchedTensor and 0 < a0._p.dim() - len(a0._lv) >= a1.dim():
+                    # An unbatched operand of no higher rank lines up with
+                    # the trailing (logical) dims as it is; a logical scalar
+                    # is left to the general path, where type promotion sees
+                    # both as dim-0.
+                    return wrap_result(fn(a0._p, a1), a0._lv)
+            if len(args) == 2 and type(args[1]) is BatchedTensor and type(a0) is not BatchedTensor:
+                a1 = args[1]
+                if isinstance(a0, Tensor) and 0 < a1._p.dim() - len(a1._lv) >= a0.dim():
+                    return wrap_result(fn(a0, a1._p), a1._lv)
         levels, _ = collect(args, kwargs)
         rank = _tensors_rank(args, kwargs)
         pa = [physical(a, levels, None, rank) if type(a) is BatchedTensor else a for a in args]
@@ -192,8 +202,19 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
     that cannot be batched (index_select...); other tensors are expanded
     to every level."""
     binder = _Binder.of(fn)
+    # The common call ``x.op(d)`` (one int dim, the first parameter) skips
+    # the binding.
+    first_is_dim = (binder is not None and bool(binder.names) and binder.names[0] in _DIM_NAMES
+                    and not vector_index and not inplace)
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if first_is_dim and not kwargs and len(args) == 2 and type(args[1]) is int:
+            self = args[0]
+            if type(self) is BatchedTensor:
+                nb = len(self._lv)
+                lr = self._p.dim() - nb
+                if lr or extra_rank:
+                    return wrap_result(fn(self._p, _shift(args[1], lr + extra_rank, nb)), self._lv)
         arguments = None if binder is None else binder.bind(args, kwargs)
         if arguments is None:
             return B.per_row(name, fn, args, kwargs, inplace)

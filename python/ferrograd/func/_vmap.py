@@ -672,10 +672,13 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
+    resolved: list[Any] = []
+
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        fn = _routing.dispatcher_for(func) if callable(func) else func
-        return _vmap_call(fn, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        if not resolved:
+            resolved.append(_routing.dispatcher_for(func) if callable(func) else func)
+        return _vmap_call(resolved[0], in_dims, out_dims, randomness, chunk_size, args, kwargs)
 
     return wrapped
 
@@ -693,8 +696,15 @@ def _vmap_call(func: Callable[..., Any], in_dims: Any, out_dims: Any, randomness
             f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are trying "
             "to vmap over a function with no inputs. The latter is unsupported."
         )
-    flat, spec = tree_flatten(args)
-    dims = _prefix_leaves(in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args), spec)
+    if all(isinstance(a, Tensor) for a in args) and (
+            type(in_dims) is int or (len(in_dims) == len(args)
+                                     and all(d is None or type(d) is int for d in in_dims))):
+        # Tensors only: the leaves are the arguments (spec None: no pytree).
+        flat, spec = list(args), None
+        dims = [in_dims] * len(args) if type(in_dims) is int else list(in_dims)
+    else:
+        flat, spec = tree_flatten(args)
+        dims = _prefix_leaves(in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args), spec)
     if dims is None:
         raise ValueError(
             f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
@@ -776,9 +786,12 @@ def _run(func: Callable[..., Any], name: str, flat: list[Any], dims: list[Any], 
         with _routing:
             leaves = [leaf if d is None else _add_level(leaf, d, level.id)
                       for leaf, d in zip(flat, dims, strict=True)]
-            out = func(*tree_unflatten(leaves, spec), **kwargs)
+            out = func(*(leaves if spec is None else tree_unflatten(leaves, spec)), **kwargs)
     finally:
         stack.pop()
+    if type(out_dims) is int and isinstance(out, Tensor):
+        # One tensor out, one int dim: no pytree.
+        return _remove_level(out, level, out_dims)
     outs, out_spec = tree_flatten(out)
     ods = _out_dims(out_dims, out, name, out_spec)
     result = []
