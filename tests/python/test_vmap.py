@@ -78,6 +78,27 @@ def test_binary_broadcasting(name):
     check(lambda u, v: getattr(u, name)(v), b, a.transpose(0, 1), in_dims=(0, 1))
 
 
+@pytest.mark.parametrize("name", ["add", "mul", "sub", "maximum", "lt", "result_type"])
+def test_batched_logical_scalars_promote_as_zero_dim(name):
+    # A batched row that is a scalar ranks below dimensioned operands in
+    # type promotion, as each row's 0-dim tensor does in the loop.
+    fn = getattr(torch, name)
+    s64, v32 = rnd(BATCH), rnd(BATCH, 3, dtype=torch.float32)
+    i64, i32 = torch.arange(BATCH), torch.arange(3 * BATCH, dtype=torch.int32).reshape(BATCH, 3)
+    for a, b in ((s64, v32), (v32, s64), (i64, i32), (s64, i32), (s64, v32[0])):
+        dims = (0, 0) if b.dim() == 2 else (0, None)
+        if name == "result_type":
+            def is32(u, v):
+                return torch.zeros(()) + (torch.result_type(u, v) == torch.float32)
+
+            _same(vmap(is32, in_dims=dims)(a, b), loop(is32, (a, b), dims), 0)
+            continue
+        check(fn, a, b, in_dims=dims, atol=1e-6)
+        check(fn, b, a, in_dims=dims[::-1], atol=1e-6)
+    # Two batched scalars (and a dimensioned pair) keep ordinary promotion.
+    check(fn if name != "result_type" else torch.add, s64, rnd(BATCH, dtype=torch.float32), atol=1e-6)
+
+
 @pytest.mark.parametrize("op", ["+", "-", "*", "/", "**", "<", ">=", "==", "@"])
 def test_operators_both_sides(op):
     a = rnd(BATCH, 4).abs() + 0.1

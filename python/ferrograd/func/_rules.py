@@ -60,8 +60,32 @@ def _tensors_rank(args: Any, kwargs: Any) -> int:
 # ---------------------------------------------------------------------------
 
 
-def pointwise(fn: Callable[..., Any]) -> Rule:
-    """Broadcasting elementwise ``fn``: operands aligned, one call."""
+def _logical_scalar_cast(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Two tensor operands, one a batched logical scalar and the other not a
+    scalar: the scalar cast to the dtype the logical operation computes in.
+    Type promotion ranks a 0-dim tensor below dimensioned ones, but the
+    scalar's physical tensor has the batch dims, so it would otherwise take
+    part as a dimensioned tensor (float64 scalar + float32 vector is
+    float32)."""
+    x, y = args
+    lx, ly = logical_dim(x), logical_dim(y)
+    if (lx == 0) == (ly == 0):
+        return args
+    scal, other = (x, y) if lx == 0 else (y, x)
+    if type(scal) is not BatchedTensor:
+        return args
+    sp = scal._p
+    op = other._p if type(other) is BatchedTensor else other
+    dt = _core.result_type(_core.empty((), dtype=sp.dtype), op)
+    if dt == sp.dtype:
+        return args
+    cast = BatchedTensor(sp.to(dt), scal._lv)
+    return (cast, y) if lx == 0 else (x, cast)
+
+
+def pointwise(fn: Callable[..., Any], promotes: bool = True) -> Rule:
+    """Broadcasting elementwise ``fn``: operands aligned, one call.
+    ``promotes``: the two operands' dtypes combine by type promotion."""
 
     def rule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not kwargs:
@@ -74,8 +98,22 @@ def pointwise(fn: Callable[..., Any]) -> Rule:
                 a1 = args[1]
                 if not isinstance(a1, Tensor):
                     return wrap_result(fn(a0._p, a1), a0._lv)
-                if type(a1) is BatchedTensor and a1._lv == a0._lv and a1._p.dim() == a0._p.dim():
-                    return wrap_result(fn(a0._p, a1._p), a0._lv)
+                if type(a1) is BatchedTensor and a1._lv == a0._lv:
+                    p0, p1 = a0._p, a1._p
+                    d0, d1 = p0.dim(), p1.dim()
+                    if d0 == d1:
+                        return wrap_result(fn(p0, p1), a0._lv)
+                    nb = len(a0._lv)
+                    if min(d0, d1) > nb:
+                        # Same levels, different ranks (no logical scalar,
+                        # whose type promotion differs): the lower-ranked
+                        # operand gets its missing logical dims (size 1)
+                        # right after the batch dims.
+                        for _ in range(d1 - d0):
+                            p0 = p0.unsqueeze(nb)
+                        for _ in range(d0 - d1):
+                            p1 = p1.unsqueeze(nb)
+                        return wrap_result(fn(p0, p1), a0._lv)
                 if type(a1) is not BatchedTensor and 0 < a0._p.dim() - len(a0._lv) >= a1.dim():
                     # An unbatched operand of no higher rank lines up with
                     # the trailing (logical) dims as it is; a logical scalar
@@ -86,6 +124,8 @@ def pointwise(fn: Callable[..., Any]) -> Rule:
                 a1 = args[1]
                 if isinstance(a0, Tensor) and 0 < a1._p.dim() - len(a1._lv) >= a0.dim():
                     return wrap_result(fn(a0, a1._p), a1._lv)
+        if promotes and len(args) == 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+            args = _logical_scalar_cast(args)
         levels, _ = collect(args, kwargs)
         rank = _tensors_rank(args, kwargs)
         pa = [physical(a, levels, None, rank) if type(a) is BatchedTensor else a for a in args]
@@ -646,10 +686,13 @@ def _addmm(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 
 def _linear(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    names = ("input", "weight", "bias")
-    a = dict(zip(names, args, strict=False))
-    a.update(kwargs)
-    x, w, bias = a["input"], a["weight"], a.get("bias")
+    if not kwargs and len(args) >= 2:
+        x, w, bias = args[0], args[1], args[2] if len(args) > 2 else None
+    else:
+        names = ("input", "weight", "bias")
+        a = dict(zip(names, args, strict=False))
+        a.update(kwargs)
+        x, w, bias = a["input"], a["weight"], a.get("bias")
     if logical_dim(w) == 2:
         wt = BatchedTensor(w._p.transpose(-2, -1), w._lv) if type(w) is BatchedTensor else w.t()
     else:

@@ -33,6 +33,8 @@ _POINTWISE = set(_UNARY) | set(_BINARY) | {
     "view_as_real", "view_as_complex", "result_type", "xlogy", "hypot", "nan_to_num", "logit",
     "copysign", "heaviside", "float_power", "ldexp", "logaddexp", "fmax", "fmin",
 }
+# Pointwise ops whose tensor operands do not combine by type promotion.
+_NO_PROMOTION = {"type_as", "to", "masked_fill", "type", "complex", "polar", "view_as_complex"}
 _REDUCE_ALL = {"sum", "mean", "prod", "std", "var", "amax", "amin", "aminmax", "all", "any", "argmax",
                "argmin", "count_nonzero", "nansum", "nanmean", "norm", "std_mean", "var_mean",
                "repeat_interleave", "vector_norm"}
@@ -175,7 +177,7 @@ def _build_method_rules() -> dict[str, R.Rule]:
         fn = _method(name)
         if fn is None:
             continue
-        rules[name] = R.pointwise(fn)
+        rules[name] = R.pointwise(fn, promotes=name not in _NO_PROMOTION)
         ip = _method(name + "_")
         if ip is not None:
             rules[name + "_"] = R.pointwise_inplace(ip)
