@@ -252,8 +252,12 @@ def _batched_grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: li
         gos = [_batched.full_physical(g).movedim(nb, 0) for g in grad_outputs]
     else:
         gos = [_batched.full_physical(g) for g in grad_outputs]
-    res = _functional_grad(tuple(outs), tuple(ins), tuple(gos), create_graph=create_graph,
-                           retain_graph=True, is_grads_batched=is_grads_batched)
+    if grad_outputs is None and all(o.requires_grad for o in outs):
+        # Seeds made here match their outputs: straight to the engine.
+        res = _core._grad(outs, ins, gos, True, create_graph, True, False, False)
+    else:
+        res = _functional_grad(tuple(outs), tuple(ins), tuple(gos), create_graph=create_graph,
+                               retain_graph=True, is_grads_batched=is_grads_batched)
     rows = gos[0].shape[0] if is_grads_batched and gos else 1
     out = []
     for g, x in zip(res, ins, strict=True):
