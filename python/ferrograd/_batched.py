@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _core
+from .utils._pytree import sequence_of
 
 Tensor = _core.Tensor
 # Taken before any vmap routes the Tensor class's methods.
@@ -95,7 +96,7 @@ def map_tensors(out: Any, f: Callable[[Tensor], Any]) -> Any:
     if isinstance(out, Tensor):
         return f(out)
     if isinstance(out, tuple):
-        return _rebuild(out, [map_tensors(x, f) for x in out])
+        return sequence_of(type(out), [map_tensors(x, f) for x in out])
     if isinstance(out, list):
         return [map_tensors(x, f) for x in out]
     return out
@@ -106,16 +107,6 @@ def wrap_result(r: Any, levels: tuple[int, ...]) -> Any:
     if type(r) is Tensor:
         return BatchedTensor(r, levels) if levels else r
     return map_tensors(r, lambda t: wrap(t, levels))
-
-
-def _rebuild(like: Any, items: list[Any]) -> Any:
-    """A tuple/list of ``items`` of the same kind as ``like`` (namedtuples
-    and return-type struct sequences included)."""
-    if type(like) in (tuple, list):
-        return type(like)(items)
-    if hasattr(like, "_make"):
-        return type(like)._make(items)
-    return type(like)(items)
 
 
 def logical_dim(x: Any) -> int:
@@ -338,7 +329,7 @@ def _stack_rows(outs: list[Any], bshape: list[int], levels: tuple[int, ...], nam
         return wrap(s.reshape(*bshape, *s.shape[1:]), levels)
     if isinstance(first, (tuple, list)):
         parts = [_stack_rows([o[i] for o in outs], bshape, levels, name) for i in range(len(first))]
-        return _rebuild(first, parts)
+        return sequence_of(type(first), parts)
     if first is None or all(o == first for o in outs[1:]):
         return first
     raise RuntimeError(

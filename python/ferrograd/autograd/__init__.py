@@ -58,6 +58,8 @@ __all__ = [
 
 
 def _as_tuple(x: Any, what: str) -> tuple[Any, ...]:
+    if type(x) is tuple:
+        return x
     if x is None:
         return ()
     if isinstance(x, _core.Tensor) or isinstance(x, graph.GradientEdge):

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _core
+from .. import autograd as _autograd  # the package (its grad is defined after this module loads)
 from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -177,14 +178,12 @@ def _grad(outputs: tuple[Any, ...], inputs: tuple[Tensor, ...], grad_outputs: An
     """``autograd.grad`` that skips outputs which are None or need no grad
     (returning None for every input when nothing is left) and never
     complains about unused inputs."""
-    from . import grad
-
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     kept = [(o, g) for o, g in zip(outputs, grad_outputs, strict=True) if o is not None and o.requires_grad]
     if not kept:
         return (None,) * len(inputs)
-    return grad(
+    return _autograd.grad(
         tuple(o for o, _ in kept),
         inputs,
         tuple(g for _, g in kept),

@@ -209,8 +209,6 @@ def _release(t: Any, keep: bool) -> Any:
     the graph, else detached."""
     if keep or not isinstance(t, Tensor):
         return t
-    if type(t) is BatchedTensor:
-        return BatchedTensor(t._p.detach(), t._lv)
     return t.detach()
 
 

@@ -4,6 +4,7 @@ routing of module functions to the batching rules while a vmap runs."""
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import types
 from collections.abc import Callable
@@ -224,8 +225,8 @@ def _build_method_rules() -> dict[str, R.Rule]:
         "backward": _backward, "register_hook": _register_hook,
         "size": R._meta(R._size), "stride": R._meta(R._stride),
         "dim": R._meta(logical_dim), "ndimension": R._meta(logical_dim),
-        "numel": R._meta(lambda x: _numel(logical_shape(x))),
-        "nelement": R._meta(lambda x: _numel(logical_shape(x))),
+        "numel": R._meta(lambda x: math.prod(logical_shape(x))),
+        "nelement": R._meta(lambda x: math.prod(logical_shape(x))),
         "adjoint": lambda a, k: R._transpose_last(a, k, conj=True),
     })
     if _method("median") is not None:
@@ -263,13 +264,6 @@ def _build_method_rules() -> dict[str, R.Rule]:
     return rules
 
 
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 _PROPERTIES = {
     "shape": lambda x: R._size(x),
     "ndim": logical_dim,
@@ -291,7 +285,7 @@ _PROPERTIES = {
     "_version": lambda x: x._p._version,
     "output_nr": lambda x: x._p.output_nr,
     "itemsize": lambda x: x._p.itemsize,
-    "nbytes": lambda x: _numel(logical_shape(x)) * x._p.itemsize,
+    "nbytes": lambda x: math.prod(logical_shape(x)) * x._p.itemsize,
     "retains_grad": lambda x: x._p.retains_grad,
 }
 
@@ -404,7 +398,7 @@ def _module_rule(prefix: str, name: str, fn: Any) -> tuple[R.Rule | None, bool]:
     if name == "broadcast_tensors":
         return _broadcast_tensors, False
     if name in ("numel",):
-        return R._meta(lambda x: _numel(logical_shape(x))), False
+        return R._meta(lambda x: math.prod(logical_shape(x))), False
     if name == "is_tensor":
         return R._meta(lambda x: True), False
     if name in ("std_mean", "var_mean", "vector_norm"):

@@ -80,20 +80,14 @@ def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
 
 def _visit(node: Any, leaves: list[Any]) -> TreeSpec:
     kind = type(node)
-    if kind is list or kind is tuple:
-        return TreeSpec(kind, None, _children(node, leaves))
-    if kind is dict:
+    if isinstance(node, (tuple, list)):
+        named = kind is not tuple and kind is not list and _is_namedtuple(node)
+        return TreeSpec(kind, kind if named else None, _children(node, leaves))
+    if isinstance(node, dict):
         keys = list(node)
         return TreeSpec(kind, keys, _children([node[k] for k in keys], leaves))
     if node is None:
         return TreeSpec(type(None), None, [])
-    if _is_namedtuple(node):
-        return TreeSpec(kind, kind, _children(node, leaves))
-    if isinstance(node, (tuple, list)):
-        return TreeSpec(kind, None, _children(node, leaves))
-    if isinstance(node, dict):
-        keys = list(node)
-        return TreeSpec(kind, keys, _children([node[k] for k in keys], leaves))
     leaves.append(node)
     return _LEAF
 
@@ -127,15 +121,19 @@ def _build(s: TreeSpec, it: Any) -> Any:
     if s.type is type(None):
         return None
     children = [_build(c, it) for c in s.children_specs]
-    if s.context is not None and s.type is s.context:
-        # A namedtuple; struct sequences (return types) take one sequence.
-        return s.type._make(children) if hasattr(s.type, "_make") else s.type(children)
     if issubclass(s.type, dict):
         out = s.type()
         for k, v in zip(s.context, children, strict=True):
             out[k] = v
         return out
-    return s.type(children)
+    return sequence_of(s.type, children)
+
+
+def sequence_of(kind: type, items: list[Any]) -> Any:
+    """A tuple or list of type ``kind`` holding ``items``: namedtuples are
+    made field by field, struct sequences (return types) and plain
+    tuples/lists from one sequence."""
+    return kind._make(items) if hasattr(kind, "_make") else kind(items)
 
 
 def tree_leaves(tree: Any) -> list[Any]:
