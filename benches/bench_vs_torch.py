@@ -340,6 +340,18 @@ def func_workload(torch) -> dict[str, float]:
     per_sample = fn.vmap(fn.grad(sample_loss), in_dims=(None, 0, 0))
     x_batch = torch.randn(64, 128)
 
+    # Per-operation cost under vmap: 14 small ops on 8 rows of 16.
+    w16, rows = torch.randn(16, 16), torch.randn(8, 16)
+
+    def chain(r):
+        y = r.sin() * 2 + r
+        y = y.exp().sum(0, keepdim=True) - y
+        y = (w16 @ y).tanh().softmax(0)
+        y = y.reshape(4, 4).transpose(0, 1).sum(1)
+        return y.mean() + y.max()
+
+    vchain = fn.vmap(chain)
+
     return {
         "jacrev tanh(W x), x in R^128": _ms(lambda: fn.jacrev(f)(x), 50),
         "jacfwd tanh(W x), x in R^128": _ms(lambda: fn.jacfwd(f)(x), 50),
@@ -352,6 +364,7 @@ def func_workload(torch) -> dict[str, float]:
         "per-sample grads, MLP 784-128-10, batch 64 (vmap(grad))":
             _ms(lambda: per_sample(net_params, xs, ys), 10),
         "vmap of tanh(W x) over a batch of 64": _ms(lambda: fn.vmap(f)(x_batch), 100),
+        "vmap of a chain of 14 small ops, 8 rows of 16": _ms(lambda: vchain(rows), 200),
     }
 
 

@@ -133,3 +133,9 @@ _DTYPES = {
 def _dtype_from_name(name: str) -> dtype:
     """Unpickles a dtype by its name."""
     return _DTYPES[name]
+
+
+from ._routed import route_module as _route_module  # noqa: E402
+
+_route_module(globals(), "ferrograd", "")
+del _route_module

@@ -13,8 +13,8 @@ A batched tensor reports itself as a ``Tensor`` (``isinstance`` and
 ``__class__``) but is not one to the Rust bindings: handing one to a
 binding that has no batching rule raises ``TypeError`` instead of
 computing on the physical shape. Module functions (``ferrograd.*``,
-``nn.functional.*``, ``linalg.*``) are routed to the rules while any
-vmap runs (see ``_dispatch``), so no call outside vmap pays for it.
+``nn.functional.*``, ``linalg.*``) route themselves to the rules while
+any vmap runs (``_routed``), so no call outside vmap pays for it.
 """
 
 from __future__ import annotations

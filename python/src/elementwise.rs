@@ -6,6 +6,7 @@
 
 use crate::convert::{number_arg as number, operand};
 use crate::errors::IntoPyResult;
+use crate::routed::batched_method;
 use crate::tensor::{arg, nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::ops::RoundingMode;
 use ferrograd::{Scalar, Tensor};
@@ -367,20 +368,25 @@ macro_rules! binary_methods {
         #[pymethods]
         impl PyTensor {
             $(
-                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-                    let b = arg(other, "other")?;
-                    let a = &self.t;
-                    Ok(nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?.into())
+                fn $name(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    let py = slf.py();
+                    let b = match arg(other, "other") {
+                        Ok(b) => b,
+                        Err(e) => return batched_method(py, stringify!($name), (slf, other), e),
+                    };
+                    let a = &slf.get().t;
+                    new_obj(py, nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?)
                 }
 
-                fn $name_<'py>(
-                    slf: &Bound<'py, Self>,
-                    other: &Bound<'_, PyAny>,
-                ) -> PyResult<Bound<'py, Self>> {
-                    let b = arg(other, "other")?;
+                fn $name_(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    let py = slf.py();
+                    let b = match arg(other, "other") {
+                        Ok(b) => b,
+                        Err(e) => return batched_method(py, stringify!($name_), (slf, other), e),
+                    };
                     let a = &slf.get().t;
-                    nogil(slf.py(), a.numel(), || a.$f_(&b)).py()?;
-                    Ok(slf.clone())
+                    nogil(py, a.numel(), || a.$f_(&b)).py()?;
+                    Ok(slf.clone().into_any().unbind())
                 }
             )*
         }

@@ -19,6 +19,7 @@ mod optim;
 mod profiler;
 mod random;
 mod reduce;
+mod routed;
 mod saved_hooks;
 mod shape_index;
 mod tensor;
@@ -145,5 +146,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     function::register(m)?;
     saved_hooks::register(m)?;
     profiler::register(m)?;
+    routed::register(m)?;
     Ok(())
 }

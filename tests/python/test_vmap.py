@@ -410,15 +410,44 @@ def test_fallback_is_counted_and_correct():
         torch.func.set_vmap_fallback_warning_enabled(False)
 
 
-def test_routing_is_undone_by_the_first_call_outside_vmap():
+def test_modules_are_not_changed_and_swapped_methods_are_restored():
     x = rnd(2, 2)
-    torch.add(x, 1)
+    x.add(1)   # restores the methods an earlier vmap swapped
     original, original_add = torch.sum, torch.Tensor.add
     seen = []
     vmap(lambda a: seen.append(torch.sum is original) or a)(x)
-    assert seen == [False]
-    np.testing.assert_allclose(torch.sum(x).numpy(), x.numpy().sum())   # routed call restores
-    assert torch.sum is original and torch.Tensor.add is original_add
+    assert seen == [True]
+    np.testing.assert_allclose(torch.sum(x).numpy(), x.numpy().sum())
+    np.testing.assert_allclose(x.add(1).numpy(), x.numpy() + 1)   # a swapped method restores
+    assert torch.Tensor.add is original_add
+
+
+def test_names_bound_before_vmap_are_batched():
+    # Bound at call time of the test, before vmap runs, as a module's
+    # ``from ferrograd import ...`` would be.
+    from ferrograd import cat, matmul, sin, softmax, stack
+    from ferrograd import sum as tsum
+    from ferrograd.linalg import vector_norm
+    from ferrograd.nn.functional import gelu, linear
+
+    w = rnd(4, 4)
+    x = rnd(BATCH, 4)
+    check(lambda r: cat([sin(r), softmax(r, 0)]), x)
+    check(lambda r: stack([matmul(w, r), linear(r, w)]).sum(0), x)
+    check(lambda r: tsum(gelu(r)) + vector_norm(r), x)
+    check(lambda r: tsum(r, 0, keepdim=True), x)
+
+
+def test_methods_of_unbatched_tensors_take_batched_arguments():
+    w = rnd(4)
+    x = rnd(BATCH, 4)
+    for name in ("atan2", "fmod", "remainder", "eq", "lt", "ge", "logical_and", "true_divide", "mul"):
+        check(lambda r, n=name: getattr(w, n)(r), x)
+    check(lambda r: (w > 0).bitwise_xor(r > 0), x)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        vmap(lambda r: w.clone().atan2_(r))(x)
+    with pytest.raises(TypeError, match="other must be a Tensor or a number"):
+        w.atan2("a")
 
 
 # ---------------------------------------------------------------------------

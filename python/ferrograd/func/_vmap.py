@@ -14,6 +14,7 @@ from .. import _batched as B
 from .. import _core
 from .._batched import BatchedTensor, logical_dim, logical_shape, wrap
 from .._ops_pointwise import _BINARY, _UNARY
+from .._routed import BY_IMPLEMENTATION
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import _rules as R
 
@@ -290,6 +291,21 @@ _PROPERTIES = {
 }
 
 
+# The Tensor methods as the bindings define them, taken before any vmap
+# swaps some of them for dispatchers.
+_RAW_METHODS: dict[str, Any] = {}
+
+
+def _batched_method(name: str, args: tuple[Any, ...]) -> Any:
+    """Method ``name`` of an unbatched tensor called with batched arguments
+    (``w.atan2(x)`` inside vmap): the binding, unable to convert them, calls
+    this instead."""
+    rule = R.METHOD_RULES.get(name)
+    if rule is not None:
+        return rule(args, {})
+    return B.per_row(name, _RAW_METHODS[name], args, {}, name.endswith("_") and not name.endswith("__"))
+
+
 def _install_methods() -> None:
     rules = _build_method_rules()
     R.METHOD_RULES.update(rules)
@@ -315,6 +331,7 @@ def _install_methods() -> None:
         attr = inspect_attr(name)
         if attr is None:
             continue
+        _RAW_METHODS[name] = attr
         setattr(BatchedTensor, name, make(name, rules.get(name), attr))
     for name, rule in rules.items():
         if not hasattr(BatchedTensor, name) or getattr(BatchedTensor, name) is getattr(object, name, None):
@@ -333,6 +350,7 @@ def _install_methods() -> None:
 
     BatchedTensor.__deepcopy__ = no_copy  # type: ignore[attr-defined]
     BatchedTensor.__reduce_ex__ = no_copy  # type: ignore[assignment]
+    _core._set_batched_dispatch(BatchedTensor, _batched_method)
 
 
 def inspect_attr(name: str) -> Any:
@@ -352,16 +370,6 @@ def inspect_attr(name: str) -> Any:
 # ---------------------------------------------------------------------------
 # Module functions
 # ---------------------------------------------------------------------------
-
-_NO_DISPATCH = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_default_dtype",
-                "get_default_dtype", "set_num_threads", "get_num_threads", "is_grad_enabled",
-                "set_grad_enabled", "is_inference_mode_enabled", "set_default_device", "get_default_device",
-                "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-                "is_deterministic_algorithms_warn_only_enabled", "set_anomaly_enabled", "is_anomaly_enabled",
-                "is_anomaly_check_nan_enabled", "load", "save", "vmap", "promote_types", "broadcast_shapes",
-                "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "eye",
-                "linspace", "logspace", "compile", "no_grad", "enable_grad", "inference_mode"}
-
 
 def _module_rule(prefix: str, name: str, fn: Any) -> tuple[R.Rule | None, bool]:
     """The rule for module function ``prefix + name`` and whether it is a
@@ -462,101 +470,46 @@ _TENSOR_ARG_METHODS = [
 ]
 
 
-class _TensorAttrsType:
-    """Item access on the Tensor class's attributes (so that one table
-    swaps module functions and Tensor methods alike)."""
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(Tensor, name)
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        setattr(Tensor, name, value)
-
-
-_TensorAttrs = _TensorAttrsType()
-
-
 class _Routing:
-    """Module functions swapped for dispatchers while any vmap runs."""
+    """The running-vmap count, and the methods of unbatched tensors that
+    take tensor arguments (``_TENSOR_ARG_METHODS``), swapped for
+    dispatchers while any vmap runs. (Module functions route themselves:
+    see ``_routed``.)"""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.active = 0
-        self.table: list[tuple[Any, str, Any, Any]] | None = None
-        self.by_id: dict[int, Any] | None = None
-        self.maps: list[tuple[Any, dict[str, Any], dict[str, Any]]] | None = None
+        self.table: dict[str, tuple[Any, Any]] | None = None
         self.installed = False
 
-    def build(self) -> list[tuple[Any, str, Any, Any]]:
-        import ferrograd as fg
-
-        from .. import linalg
-        from ..nn import functional as F
-
-        table = []
-        for mod, prefix in ((fg, ""), (F, "nn.functional."), (linalg, "linalg.")):
-            d = vars(mod)
-            for name, fn in list(d.items()):
-                if (name.startswith("_") or not callable(fn) or isinstance(fn, (type, types.ModuleType))
-                        or name in _NO_DISPATCH):
-                    continue
-                rule, random = _module_rule(prefix, name, fn)
-                table.append((d, name, fn, _dispatcher(prefix + name, fn, rule, random)))
-        # Methods of unbatched tensors that take tensor arguments
-        # (``w.mm(x)``, ``table[idx]``) with a batched argument.
+    @staticmethod
+    def build() -> dict[str, tuple[Any, Any]]:
+        table = {}
         for name in _TENSOR_ARG_METHODS:
             fn = _method(name)
             if fn is not None:
-                table.append((_TensorAttrs, name, fn, _dispatcher(name, fn, R.METHOD_RULES.get(name), False)))
+                table[name] = (fn, _dispatcher(name, fn, R.METHOD_RULES.get(name), False))
         return table
-
-    def dispatcher_for(self, fn: Any) -> Any:
-        """The dispatcher of module function ``fn`` (``vmap(torch.sin)``
-        holds the function itself, not the module attribute)."""
-        with self.lock:
-            if self.table is None:
-                self.table = self.build()
-            if self.by_id is None:
-                self.by_id = {id(f): disp for _, _, f, disp in self.table}
-        return self.by_id.get(id(fn), fn)
-
-    def _maps(self) -> list[tuple[Any, dict[str, Any], dict[str, Any]]]:
-        """Per container: its dispatchers and its original functions."""
-        if self.maps is None:
-            assert self.table is not None
-            by: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
-            for d, name, fn, disp in self.table:
-                entry = by.setdefault(id(d), (d, {}, {}))
-                entry[1][name] = disp
-                entry[2][name] = fn
-            self.maps = list(by.values())
-        return self.maps
-
-    @staticmethod
-    def _install(container: Any, values: dict[str, Any]) -> None:
-        if isinstance(container, dict):
-            container.update(values)
-        else:
-            for name, v in values.items():
-                container[name] = v
 
     def enter(self) -> None:
         with self.lock:
             if self.table is None:
                 self.table = self.build()
-            if self.active == 0 and not self.installed:
-                for container, disp, _ in self._maps():
-                    self._install(container, disp)
+            if not self.installed:
+                for name, (_, disp) in self.table.items():
+                    setattr(Tensor, name, disp)
                 self.installed = True
             self.active += 1
+            _core._vmap_active(1)
 
     def exit(self) -> None:
-        # The dispatchers stay installed when the last vmap ends: the next
-        # vmap (often the next call of the same vmapped function) finds
-        # them in place, and the first routed call outside vmap restores
+        # The method dispatchers stay installed when the last vmap ends: the
+        # next vmap (often the next call of the same vmapped function) finds
+        # them in place, and the first of them called outside vmap restores
         # the originals (``restore``).
         with self.lock:
             self.active -= 1
+            _core._vmap_active(-1)
 
     def __enter__(self) -> _Routing:
         self.enter()
@@ -566,15 +519,26 @@ class _Routing:
         self.exit()
 
     def restore(self) -> None:
-        """Puts the original functions back if no vmap runs."""
+        """Puts the original methods back if no vmap runs."""
         with self.lock:
             if self.active == 0 and self.installed:
-                for container, _, orig in self._maps():
-                    self._install(container, orig)
+                assert self.table is not None
+                for name, (fn, _) in self.table.items():
+                    setattr(Tensor, name, fn)
                 self.installed = False
 
 
 _routing = _Routing()
+
+_PREFIXES = ("nn.functional.", "linalg.")
+
+
+def dispatcher(qual: str, fn: Any) -> Callable[..., Any]:
+    """The vmap dispatcher of module function ``qual`` (``'cat'``,
+    ``'nn.functional.relu'``, ``'linalg.det'``) implemented by ``fn``."""
+    prefix = next((p for p in _PREFIXES if qual.startswith(p)), "")
+    rule, random = _module_rule(prefix, qual[len(prefix):], fn)
+    return _dispatcher(qual, fn, rule, random)
 
 
 def _dispatcher(qual: str, fn: Any, rule: R.Rule | None, random: bool) -> Callable[..., Any]:
@@ -668,13 +632,13 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
-    resolved: list[Any] = []
+    # A module function's implementation reached another way
+    # (``vmap(ferrograd.Tensor.sum)``) runs as the module function.
+    target = BY_IMPLEMENTATION.get(id(func), func)
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if not resolved:
-            resolved.append(_routing.dispatcher_for(func) if callable(func) else func)
-        return _vmap_call(resolved[0], in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        return _vmap_call(target, in_dims, out_dims, randomness, chunk_size, args, kwargs)
 
     return wrapped
 

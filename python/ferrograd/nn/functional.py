@@ -2851,3 +2851,9 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """3-D adaptive max pooling."""
     return _adaptive_max_poolnd(input, output_size, return_indices, 3)
+
+
+from ferrograd._routed import route_module as _route_module  # noqa: E402
+
+_route_module(globals(), __name__, "nn.functional.")
+del _route_module

@@ -1,0 +1,58 @@
+"""Module functions that ``vmap`` takes over while it runs.
+
+Each public function of ``ferrograd``, ``ferrograd.nn.functional`` and
+``ferrograd.linalg`` is a ``_core.routed_function``: outside ``vmap`` it
+calls the implementation directly; while a ``vmap`` runs it calls the
+batching dispatcher (``func._vmap.dispatcher``), made on first use. The
+choice is made per call in Rust, so names bound before ``vmap`` (``from
+ferrograd import cat``) batch like module attributes, and no module is
+modified while ``vmap`` runs.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+from . import _core
+
+# Functions that never see batched tensors and are not random ops: left as
+# they are (state, configuration, creation from data, serialization).
+NO_DISPATCH = frozenset({
+    "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_default_dtype",
+    "get_default_dtype", "set_num_threads", "get_num_threads", "is_grad_enabled", "set_grad_enabled",
+    "is_inference_mode_enabled", "set_default_device", "get_default_device", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "load", "save", "vmap",
+    "promote_types", "broadcast_shapes", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty",
+    "full", "arange", "eye", "linspace", "logspace", "compile", "no_grad", "enable_grad", "inference_mode",
+})  # fmt: skip
+
+# The routed function of each implementation (by id), for ``vmap`` of an
+# implementation reached another way (``vmap(ferrograd.Tensor.sum)``).
+BY_IMPLEMENTATION: dict[int, Any] = {}
+
+
+def _factory(qual: str, fn: Callable[..., Any]) -> Callable[[], Any]:
+    def make() -> Any:
+        from .func._vmap import dispatcher
+
+        return dispatcher(qual, fn)
+
+    return make
+
+
+def route_module(namespace: dict[str, Any], module: str, prefix: str) -> None:
+    """Replaces the public functions in ``namespace`` (a module's globals,
+    module name ``module``, rule prefix ``prefix``) by routed functions."""
+    for name, fn in list(namespace.items()):
+        if (name.startswith("_") or name in NO_DISPATCH or not callable(fn)
+                or isinstance(fn, (type, types.ModuleType)) or type(fn) is _core.routed_function):
+            continue
+        routed = _core.routed_function(fn, _factory(prefix + name, fn))
+        routed.__name__ = routed.__qualname__ = name
+        routed.__module__ = module
+        routed.__doc__ = getattr(fn, "__doc__", None)
+        namespace[name] = routed
+        BY_IMPLEMENTATION.setdefault(id(fn), routed)
