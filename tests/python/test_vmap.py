@@ -444,6 +444,22 @@ def test_methods_of_unbatched_tensors_take_batched_arguments():
     for name in ("atan2", "fmod", "remainder", "eq", "lt", "ge", "logical_and", "true_divide", "mul"):
         check(lambda r, n=name: getattr(w, n)(r), x)
     check(lambda r: (w > 0).bitwise_xor(r > 0), x)
+    for name in ("divide", "subtract", "clamp_min", "clamp_max", "isclose", "addcdiv"):
+        check(lambda r, n=name: getattr(w, n)(r, r) if n == "addcdiv" else getattr(w, n)(r), x)
+    check(lambda r: w.clip(r, None), x)
+    W = rnd(4, 4)
+    one = torch.tensor([1])
+    check(lambda r: W.index_add(0, one, r.unsqueeze(0), alpha=2), x)
+    check(lambda r: W.index_copy(0, one, r.unsqueeze(0)), x)
+    check(lambda r: W.scatter_add(0, torch.zeros(1, 4, dtype=torch.int64), r.unsqueeze(0)), x)
+    check(lambda r: r.unsqueeze(1).expand(4, 4).index_add(1, one, r.unsqueeze(1)), x)
+    # A cast to another tensor's dtype keeps self's shape.
+    f32 = rnd(BATCH, 4, dtype=torch.float32)
+    got = vmap(lambda r: w.type_as(r))(f32)
+    assert got.dtype == torch.float32 and tuple(got.shape) == (BATCH, 4)
+    np.testing.assert_allclose(got.numpy(), np.broadcast_to(w.numpy().astype(np.float32), (BATCH, 4)))
+    got = vmap(lambda r: w.to(r))(f32)
+    assert got.dtype == torch.float32 and tuple(got.shape) == (BATCH, 4)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         vmap(lambda r: w.clone().atan2_(r))(x)
     with pytest.raises(TypeError, match="other must be a Tensor or a number"):

@@ -279,7 +279,7 @@ def dim_op(name: str, fn: Callable[..., Any], *, reduce_all: bool = False, extra
         flat_all = False
         keepdim = False
         for k, v in arguments.items():
-            if k in _DIM_NAMES:
+            if k in _DIM_NAMES and not isinstance(v, Tensor):  # index_add(source=...)
                 if v is None and reduce_all:
                     flat_all = True
                     arguments[k] = nb
