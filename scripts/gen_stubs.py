@@ -56,7 +56,8 @@ RETURNS = {
     "get_num_threads": "int", "set_num_threads": "None", "set_default_dtype": "None",
     "manual_seed": "Any", "initial_seed": "int", "seed": "int", "broadcast_tensors": "tuple[Tensor, ...]",
     "broadcast_shapes": "Any", "_empty_cache": "int", "_set_cache_limit": "None",
-    "_vmap_active": "int", "_set_batched_dispatch": "None",
+    "_vmap_active": "int", "_set_batched_dispatch": "None", "__dlpack__": "Any", "_to_dlpack": "Any",
+    "__dlpack_device__": "tuple[int, int]",
     "_rebuild_tensor": "Tensor", "is_tensor": "bool", "is_floating_point": "bool",
     "is_complex": "bool", "is_signed": "bool", "is_contiguous": "bool", "_is_view": "bool",
     # autograd

@@ -39,6 +39,7 @@ from ._core import (
     float16,
     float32,
     float64,
+    from_dlpack,
     from_numpy,
     full,
     full_like,

@@ -25,8 +25,9 @@ NO_DISPATCH = frozenset({
     "is_inference_mode_enabled", "set_default_device", "get_default_device", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
     "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "load", "save", "vmap",
-    "promote_types", "broadcast_shapes", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty",
-    "full", "arange", "eye", "linspace", "logspace", "compile", "no_grad", "enable_grad", "inference_mode",
+    "promote_types", "broadcast_shapes", "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones",
+    "empty", "full", "arange", "eye", "linspace", "logspace", "compile", "no_grad", "enable_grad",
+    "inference_mode",
 })  # fmt: skip
 
 # The routed function of each implementation (by id), for ``vmap`` of an

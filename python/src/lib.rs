@@ -13,6 +13,7 @@ mod elementwise;
 mod errors;
 mod forward_ad;
 mod function;
+mod interop;
 mod linalg;
 mod nn;
 mod optim;
@@ -147,5 +148,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     saved_hooks::register(m)?;
     profiler::register(m)?;
     routed::register(m)?;
+    interop::register(m)?;
     Ok(())
 }

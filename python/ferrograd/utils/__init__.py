@@ -1,3 +1,4 @@
-"""``ferrograd.utils``: data loading."""
+"""``ferrograd.utils``: data loading and DLPack interchange."""
 
 from . import data as data
+from . import dlpack as dlpack
