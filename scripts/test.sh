@@ -15,7 +15,7 @@ echo "== tools venv and test venv"
 venv_py="$work/venv/bin/python"
 "$venv_py" -m pip install -q --upgrade pip
 "$venv_py" -m pip install -q "maturin>=1.7,<2" "numpy>=1.24" "pytest>=8" "hypothesis>=6" \
-    "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10"
+    "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "mpi4py>=4" "mpich>=4"
 
 echo "== lint"
 cargo fmt --all --check

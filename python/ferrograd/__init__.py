@@ -12,6 +12,7 @@ from . import accelerator as accelerator
 from . import autograd as autograd
 from . import backends as backends
 from . import cuda as cuda
+from . import distributed as distributed
 from . import func as func
 from . import linalg as linalg
 from . import nn as nn

@@ -1,0 +1,285 @@
+"""One rank of the multi-process tests (tests/python/test_distributed.py
+starts it with ``mpiexec -n N python dist_worker.py <scenario>``).
+
+Every rank can compute every rank's inputs (they depend on the rank and the
+dtype only), so each checks its results against NumPy on its own and exits
+non-zero (through the uncaught assertion) on a mismatch."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import timedelta
+
+import ferrograd as torch
+import ferrograd.distributed as dist
+import numpy as np
+from mpi4py import MPI
+
+DTYPES = {
+    "bool": (torch.bool, np.bool_), "uint8": (torch.uint8, np.uint8), "int8": (torch.int8, np.int8),
+    "int16": (torch.int16, np.int16), "int32": (torch.int32, np.int32), "int64": (torch.int64, np.int64),
+    "float16": (torch.float16, np.float16), "bfloat16": (torch.bfloat16, np.float32),
+    "float32": (torch.float32, np.float32), "float64": (torch.float64, np.float64),
+    "complex64": (torch.complex64, np.complex64), "complex128": (torch.complex128, np.complex128),
+}  # fmt: skip
+
+
+def say(line: str) -> None:
+    """One write per line, so lines of different ranks do not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def data(rank: int, name: str, shape=(3, 5)) -> np.ndarray:
+    """Rank ``rank``'s input in dtype ``name``: small values, exact in every dtype."""
+    g = np.random.default_rng(1000 * rank + len(name))
+    npdt = DTYPES[name][1]
+    if name == "bool":
+        return g.random(shape) < 0.5
+    if name in ("uint8", "int8"):
+        return g.integers(1, 4, shape).astype(npdt)
+    v = g.integers(-3, 4, shape).astype(np.float64)
+    if name.startswith("complex"):
+        v = v + 1j * g.integers(-3, 4, shape)
+    if name == "uint8":
+        v = np.abs(v)
+    return v.astype(npdt)
+
+
+def tensor(a: np.ndarray, name: str):
+    return torch.tensor(a, dtype=DTYPES[name][0])
+
+
+def as_np(t) -> np.ndarray:
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.numpy()
+
+
+def close(got, want, name: str, what: str) -> None:
+    got = as_np(got)
+    if name in ("float16", "bfloat16"):
+        ok = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-2, atol=1e-2)
+    elif name.startswith(("float", "complex")):
+        ok = np.allclose(got, want, rtol=1e-6, atol=1e-6)
+    else:
+        ok = np.array_equal(got, want.astype(got.dtype))
+    assert ok, f"rank {dist.get_rank()}: {what} [{name}]: got\n{got}\nwant\n{want}"
+
+
+def reduce_np(arrays: list[np.ndarray], op: dist.ReduceOp, name: str) -> np.ndarray:
+    stack = np.stack(arrays)
+    if name == "bool":
+        return stack.any(0) if op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX) else stack.all(0)
+    if op is dist.ReduceOp.SUM:
+        return stack.sum(0)
+    if op is dist.ReduceOp.AVG:
+        return stack.sum(0) / len(arrays)
+    if op is dist.ReduceOp.PRODUCT:
+        return stack.prod(0)
+    if op is dist.ReduceOp.MAX:
+        return stack.max(0)
+    return stack.min(0)
+
+
+def ops_for(name: str) -> list[dist.ReduceOp]:
+    ops = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT]
+    if not name.startswith("complex"):
+        ops += [dist.ReduceOp.MAX, dist.ReduceOp.MIN]
+    if name.startswith(("float", "complex", "bfloat")):
+        ops.append(dist.ReduceOp.AVG)
+    return ops
+
+
+def collectives() -> None:
+    dist.init_process_group("mpi")
+    r, n = dist.get_rank(), dist.get_world_size()
+    for name in DTYPES:
+        inputs = [data(k, name) for k in range(n)]
+        for op in ops_for(name):
+            t = tensor(inputs[r], name)
+            dist.all_reduce(t, op)
+            close(t, reduce_np(inputs, op, name), name, f"all_reduce {op.name}")
+            t = tensor(inputs[r], name)
+            dist.reduce(t, dst=n - 1, op=op)
+            close(t, reduce_np(inputs, op, name) if r == n - 1 else inputs[r], name, f"reduce {op.name}")
+        t = tensor(inputs[r], name)
+        dist.broadcast(t, src=1)
+        close(t, inputs[1], name, "broadcast")
+        outs = [torch.zeros(3, 5, dtype=DTYPES[name][0]) for _ in range(n)]
+        dist.all_gather(outs, tensor(inputs[r], name))
+        for k in range(n):
+            close(outs[k], inputs[k], name, "all_gather")
+        out = torch.zeros(3 * n, 5, dtype=DTYPES[name][0])
+        dist.all_gather_into_tensor(out, tensor(inputs[r], name))
+        close(out, np.concatenate(inputs), name, "all_gather_into_tensor")
+        big = [data(k, name, (n * 2, 5)) for k in range(n)]
+        out = torch.zeros(2, 5, dtype=DTYPES[name][0])
+        dist.reduce_scatter_tensor(out, tensor(big[r], name))
+        close(out, reduce_np(big, dist.ReduceOp.SUM, name)[2 * r:2 * r + 2], name, "reduce_scatter_tensor")
+        gl = [torch.zeros(3, 5, dtype=DTYPES[name][0]) for _ in range(n)] if r == 0 else None
+        dist.gather(tensor(inputs[r], name), gl, dst=0)
+        if r == 0:
+            for k in range(n):
+                close(gl[k], inputs[k], name, "gather")
+        t = torch.zeros(3, 5, dtype=DTYPES[name][0])
+        dist.scatter(t, [tensor(inputs[k], name) for k in range(n)] if r == 0 else None, src=0)
+        close(t, inputs[r], name, "scatter")
+    # Point to point, a ring; then any-source receive.
+    t = torch.full((4,), float(r))
+    dist.send(t, dst=(r + 1) % n) if r % 2 == 0 else None
+    got = torch.zeros(4)
+    sender = dist.recv(got, src=(r - 1) % n)
+    dist.send(t, dst=(r + 1) % n) if r % 2 == 1 else None
+    assert sender == (r - 1) % n and got.tolist() == [float((r - 1) % n)] * 4
+    if r == 0:
+        seen = set()
+        for _ in range(n - 1):
+            buf = torch.zeros(1)
+            seen.add(dist.recv(buf))
+            assert buf.item() == 10.0
+        assert seen == set(range(1, n))
+    else:
+        dist.send(torch.tensor([10.0]), dst=0)
+    # Asynchronous handles: several in flight, waited in any order.
+    works = [dist.all_reduce(torch.full((100_000,), float(k + r)), async_op=True) for k in range(3)]
+    for w in reversed(works):
+        assert w.wait() is True and w.is_completed() and w.is_success()
+    t = torch.full((1000,), float(r + 1))
+    w = dist.all_reduce(t, dist.ReduceOp.AVG, async_op=True)
+    w.wait()
+    assert t[0].item() == (n + 1) / 2
+    # Subgroups: even ranks.
+    evens = list(range(0, n, 2))
+    g = dist.new_group(evens)
+    if r in evens:
+        t = torch.tensor([float(r)])
+        dist.all_reduce(t, group=g)
+        assert t.item() == sum(evens) and dist.get_world_size(g) == len(evens)
+        assert dist.get_rank(g) == evens.index(r)
+    else:
+        assert g is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(g) == -1
+        assert dist.all_reduce(torch.ones(1), group=g) is None
+    # Objects, through ferrograd.save / load(weights_only=True).
+    objs = [{"step": 3, "w": torch.arange(3.0)}, "text"] if r == 1 else [None, None]
+    dist.broadcast_object_list(objs, src=1)
+    assert objs[0]["step"] == 3 and objs[0]["w"].tolist() == [0.0, 1.0, 2.0] and objs[1] == "text"
+    gathered = [None] * n
+    dist.all_gather_object(gathered, {"rank": r, "t": torch.full((r + 1,), r)})
+    assert [o["rank"] for o in gathered] == list(range(n))
+    assert [o["t"].tolist() for o in gathered] == [[k] * (k + 1) for k in range(n)]
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def zero_copy() -> None:
+    """The buffer MPI reads and writes is the tensor's own memory."""
+    from ferrograd.distributed._group import _state
+
+    dist.init_process_group("mpi")
+
+    world = _state.world
+    real = world._comm
+    seen: list[int] = []
+
+    class Spy:
+        def __getattr__(self, name):
+            attr = getattr(real, name)
+            if not name.startswith("I"):
+                return attr
+
+            def call(*args, **kwargs):
+                for a in args:
+                    if isinstance(a, torch.Tensor):
+                        seen.append(MPI.buffer(a).address)
+                return attr(*args, **kwargs)
+
+            return call
+
+    world._comm = Spy()
+    t = torch.ones(1 << 20)
+    dist.all_reduce(t)
+    assert seen == [t.data_ptr()], (seen, t.data_ptr())
+    assert t[0].item() == dist.get_world_size()
+    out = torch.zeros(2 * dist.get_world_size())
+    x = torch.ones(2)
+    seen.clear()
+    dist.all_gather_into_tensor(out, x)
+    assert seen == [x.data_ptr(), out.data_ptr()]
+    world._comm = real
+    dist.destroy_process_group()
+
+
+def fail(mode: str, timeout: float) -> None:
+    dist.init_process_group("mpi", timeout=timedelta(seconds=timeout))
+    r = dist.get_rank()
+    if r == 1:
+        if mode == "raise":
+            time.sleep(0.2)
+            raise ValueError("rank one fails on purpose")
+        time.sleep(60)  # never joins
+    start = time.perf_counter()
+    try:
+        dist.all_reduce(torch.ones(8))
+    except dist.DistBackendError as e:
+        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        raise
+    say(f"rank {r} finished the all_reduce")
+
+
+def errors() -> None:
+    dist.init_process_group("mpi")
+    n = dist.get_world_size()
+    for bad, exc, text in [
+        (lambda: dist.all_reduce(torch.ones(4, 2).t()), RuntimeError, "contiguous"),
+        (lambda: dist.all_reduce([1.0]), TypeError, "of type Tensor"),
+        (lambda: dist.all_reduce(torch.ones(2, dtype=torch.int32), dist.ReduceOp.AVG), ValueError, "AVG"),
+        (lambda: dist.all_reduce(torch.ones(2, dtype=torch.complex64), dist.ReduceOp.MAX), ValueError,
+         "complex"),
+        (lambda: dist.all_gather([torch.ones(2)], torch.ones(2)), ValueError, "tensor_list"),
+        (lambda: dist.all_gather_into_tensor(torch.ones(3), torch.ones(2)), ValueError, f"{n} x 2"),
+        (lambda: dist.broadcast(torch.ones(2), src=n), ValueError, "not part of"),
+        (lambda: dist.init_process_group("mpi"), ValueError, "twice"),
+        (lambda: dist.send(torch.ones(1), dst=0, tag=-1), ValueError, "tag"),
+    ]:
+        try:
+            bad()
+        except exc as e:
+            assert text in str(e), (text, str(e))
+        else:
+            raise AssertionError(f"no {exc.__name__} ({text})")
+    dist.destroy_process_group()
+    try:
+        dist.get_rank()
+    except ValueError as e:
+        assert "has not been initialized" in str(e)
+    else:
+        raise AssertionError("get_rank after destroy")
+    try:
+        dist.init_process_group("mpi", world_size=n + 1)
+    except ValueError as e:
+        assert f"world_size={n + 1}" in str(e)
+    else:
+        raise AssertionError("world_size mismatch")
+    try:
+        dist.init_process_group("nccl")
+    except RuntimeError as e:
+        assert "nccl" in str(e)
+    else:
+        raise AssertionError("nccl accepted")
+
+
+if __name__ == "__main__":
+    scenario = sys.argv[1]
+    if scenario == "collectives":
+        collectives()
+    elif scenario == "zero_copy":
+        zero_copy()
+    elif scenario == "fail":
+        fail(sys.argv[2], float(sys.argv[3]))
+    elif scenario == "errors":
+        errors()
+    else:
+        raise SystemExit(f"unknown scenario {scenario}")
+    say(f"rank ok {scenario}")
