@@ -270,6 +270,122 @@ def errors() -> None:
         raise AssertionError("nccl accepted")
 
 
+def _mlp(dtype):
+    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3)).to(dtype)
+
+
+def _batch(n_ranks: int, rows: int, dtype, seed: int = 0):
+    g = np.random.default_rng(seed)
+    x = torch.tensor(g.standard_normal((rows * n_ranks, 6)), dtype=dtype)
+    y = torch.tensor(g.standard_normal((rows * n_ranks, 3)), dtype=dtype)
+    return x, y
+
+
+def ddp() -> None:
+    """DDP gradients equal the single-process gradients of the full batch;
+    training follows the same loss curve; no_sync accumulates; unused
+    parameters; buffers; mismatched models."""
+    from ferrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("mpi")
+    r, n = dist.get_rank(), dist.get_world_size()
+    rows = 4
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-6)):
+        for view in (False, True):
+            torch.manual_seed(100 + r)          # replicas start different: DDP broadcasts rank 0's
+            model, ref = _mlp(dtype), _mlp(dtype)
+            wrapped = DDP(model, bucket_cap_mb=0.0005, gradient_as_bucket_view=view)
+            assert len(wrapped._buckets) > 1
+            ref.load_state_dict(model.state_dict())
+            x, y = _batch(n, rows, dtype)
+            mine = slice(rows * r, rows * (r + 1))
+            ((wrapped(x[mine]) - y[mine]) ** 2).mean().backward()
+            ((ref(x) - y) ** 2).mean().backward()
+            for (name, p), q in zip(model.named_parameters(), ref.parameters(), strict=True):
+                err = ((p.grad - q.grad).abs().max() / q.grad.abs().max()).item()
+                assert err < tol, (dtype, view, name, err)
+            # no_sync: two micro-batches, reduced once.
+            model.zero_grad()
+            ref.zero_grad()
+            x2, y2 = _batch(n, rows, dtype, seed=1)
+            with wrapped.no_sync():
+                ((wrapped(x[mine]) - y[mine]) ** 2).mean().backward()
+            ((wrapped(x2[mine]) - y2[mine]) ** 2).mean().backward()
+            (((ref(x) - y) ** 2).mean() + ((ref(x2) - y2) ** 2).mean()).backward()
+            for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+                err = ((p.grad - q.grad).abs().max() / q.grad.abs().max()).item()
+                assert err < tol, ("no_sync", dtype, view, err)
+
+    # Training: 2+ ranks on shards follow the full-batch run step for step.
+    torch.manual_seed(7)
+    model, ref = _mlp(torch.float64), _mlp(torch.float64)
+    ref.load_state_dict(model.state_dict())
+    wrapped = DDP(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_ref = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    x, y = _batch(n, rows, torch.float64, seed=3)
+    mine = slice(rows * r, rows * (r + 1))
+    for _ in range(5):
+        opt.zero_grad()
+        local = ((wrapped(x[mine]) - y[mine]) ** 2).mean()
+        local.backward()
+        opt.step()
+        opt_ref.zero_grad()
+        full = ((ref(x) - y) ** 2).mean()
+        full.backward()
+        opt_ref.step()
+        total = local.detach().clone()
+        dist.all_reduce(total, dist.ReduceOp.AVG)
+        assert abs(total.item() - full.item()) < 1e-12, (total.item(), full.item())
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        assert (p - q).abs().max().item() < 1e-12
+
+    # Unused parameters.
+    class TwoHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Linear(4, 4)
+            self.head = torch.nn.Linear(4, 1)
+            self.unused = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    torch.manual_seed(0)
+    heads = DDP(TwoHeads(), find_unused_parameters=True)
+    heads(torch.ones(2, 4)).sum().backward()
+    assert heads.module.unused.weight.grad is not None and heads.module.unused.weight.grad.abs().sum() == 0
+    assert heads.module.body.weight.grad.abs().sum() > 0
+    strict = DDP(TwoHeads())
+    strict(torch.ones(2, 4)).sum().backward()
+    try:
+        strict(torch.ones(2, 4))
+    except RuntimeError as e:
+        assert "Expected to have finished reduction" in str(e) and "unused.weight" in str(e)
+    else:
+        raise AssertionError("unused parameters were not reported")
+
+    # Buffers follow rank 0 at each forward.
+    torch.manual_seed(0)
+    bn = DDP(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3)))
+    bn(torch.full((4, 3), float(r)) + torch.arange(12.0).reshape(4, 3))
+    stats = [None] * n
+    dist.all_gather_object(stats, bn.module[1].running_mean.tolist())
+    bn(torch.ones(4, 3))   # broadcasts rank 0's statistics before running
+    after = [None] * n
+    dist.all_gather_object(after, bn.module[1].running_mean.tolist())
+    assert stats[0] != stats[1] and all(a == after[0] for a in after)
+
+    # A replica with other shapes is refused on every rank.
+    try:
+        DDP(torch.nn.Linear(3, 3 + (r == 1)))
+    except RuntimeError as e:
+        assert "DDP expects same model across all ranks" in str(e) and "rank 1" in str(e), str(e)
+    else:
+        raise AssertionError("mismatched replicas accepted")
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     scenario = sys.argv[1]
     if scenario == "collectives":
@@ -280,6 +396,8 @@ if __name__ == "__main__":
         fail(sys.argv[2], float(sys.argv[3]))
     elif scenario == "errors":
         errors()
+    elif scenario == "ddp":
+        ddp()
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     say(f"rank ok {scenario}")

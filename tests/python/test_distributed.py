@@ -5,6 +5,7 @@ on every rank and exits non-zero on a mismatch."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -41,6 +42,11 @@ def test_collectives_use_the_tensor_memory():
     ok(launch(2, "zero_copy"), 2, "zero_copy")
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_ddp_gradients_training_no_sync_unused_parameters_and_buffers(n):
+    ok(launch(n, "ddp"), n, "ddp")
+
+
 def test_bad_arguments_raise_torch_errors():
     ok(launch(2, "errors"), 2, "errors")
 
@@ -74,9 +80,14 @@ def test_launcher_runs_a_script_on_n_processes(tmp_path):
         "t = torch.ones(3) * (dist.get_rank() + 1)\n"
         "dist.all_reduce(t)\n"
         "sys.stdout.write(f'rank {dist.get_rank()} of {dist.get_world_size()} sum {t.tolist()}\\n')\n"
+        "sys.stdout.write(f'threads {torch.get_num_threads()}\\n')\n"
     )
+    env = {k: v for k, v in os.environ.items() if k not in ("FERROGRAD_NUM_THREADS", "RAYON_NUM_THREADS")}
     p = subprocess.run([sys.executable, "-m", "ferrograd.distributed.run", "-n", "3", str(script)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     lines = sorted(line for line in p.stdout.splitlines() if line.startswith("rank"))
     assert lines == [f"rank {r} of 3 sum [6.0, 6.0, 6.0]" for r in range(3)]
+    # The launcher shares the cores out among the ranks.
+    threads = {line for line in p.stdout.splitlines() if line.startswith("threads")}
+    assert threads == {f"threads {max(1, (os.cpu_count() or 1) // 3)}"}, p.stdout

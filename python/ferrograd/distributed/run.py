@@ -56,9 +56,19 @@ def command(ns: argparse.Namespace) -> list[str]:
     return [launcher, *ns.mpiexec_args.split(), "-n", str(ns.nproc), sys.executable, "-u", *target, *ns.args]
 
 
+def environment(nproc: int) -> dict[str, str]:
+    """The ranks' environment: unless a thread count is set already, the
+    cores are shared out (``FERROGRAD_NUM_THREADS`` = cores // N, at least
+    1), so N ranks on one machine do not each start a thread per core."""
+    env = dict(os.environ)
+    if nproc > 1 and not any(k in env for k in ("FERROGRAD_NUM_THREADS", "RAYON_NUM_THREADS")):
+        env["FERROGRAD_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // nproc))
+    return env
+
+
 def main(argv: list[str] | None = None) -> int:
     ns = parse(sys.argv[1:] if argv is None else argv)
-    return subprocess.call(command(ns))
+    return subprocess.call(command(ns), env=environment(ns.nproc))
 
 
 if __name__ == "__main__":

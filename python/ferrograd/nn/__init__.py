@@ -3,6 +3,7 @@ initialisations, with torch.nn's names and behaviour."""
 
 from . import functional as functional
 from . import init as init
+from . import parallel as parallel
 from . import utils as utils
 from .modules import *  # noqa: F403
 from .parameter import Buffer as Buffer
