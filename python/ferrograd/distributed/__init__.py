@@ -104,7 +104,7 @@ def _world() -> ProcessGroup:
     return _state.world
 
 
-def _group(g: Any) -> ProcessGroup | None:
+def _resolve(g: Any) -> ProcessGroup | None:
     """The process group of argument ``g`` (None for the world); None on a
     rank outside it."""
     if g is None or g is GroupMember.WORLD:
@@ -195,23 +195,23 @@ def destroy_process_group(group: Any = None) -> None:
 
 def get_rank(group: Any = None) -> int:
     """This process's rank in ``group`` (-1 outside it)."""
-    g = _group(group)
+    g = _resolve(group)
     return -1 if g is None else g.rank()
 
 
 def get_world_size(group: Any = None) -> int:
     """The number of processes in ``group`` (-1 outside it)."""
-    g = _group(group)
+    g = _resolve(group)
     return -1 if g is None else g.size()
 
 
 def get_backend(group: Any = None) -> str:
-    _group(group)
+    _resolve(group)
     return Backend.MPI
 
 
 def get_process_group_ranks(group: Any) -> list[int]:
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         raise ValueError("get_process_group_ranks: this rank is not part of the group")
     return list(g._global)
@@ -279,7 +279,22 @@ class _Buffer:
             self.tensor.copy_(self.mem)
 
 
+_OP_CACHE: dict[tuple[ReduceOp, Any], Any] = {}
+
+
 def _mpi_op(op: ReduceOp, dtype: Any, what: str) -> Any:
+    """The MPI operation for ``op`` on ``dtype`` (remembered per pair), or
+    torch's error for a combination that has none."""
+    try:
+        return _OP_CACHE[op, dtype]
+    except (KeyError, TypeError):
+        pass
+    mop = _find_mpi_op(op, dtype, what)
+    _OP_CACHE[op, dtype] = mop
+    return mop
+
+
+def _find_mpi_op(op: ReduceOp, dtype: Any, what: str) -> Any:
     MPI = _mpi()
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{what}: op must be a ReduceOp, got {op!r}")
@@ -301,7 +316,7 @@ def _mpi_op(op: ReduceOp, dtype: Any, what: str) -> Any:
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
     """Combines ``tensor`` across the group's ranks, in place on each."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -321,7 +336,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, a
 def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_op: bool = False,
               group_src: int | None = None) -> Any:
     """Copies ``tensor`` from rank ``src`` (a global rank) to every rank."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -342,7 +357,7 @@ def _root(g: ProcessGroup, src: int | None, group_src: int | None, what: str) ->
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False) -> Any:
     """Fills ``tensor_list[i]`` with rank i's ``tensor``."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -369,7 +384,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
                            async_op: bool = False) -> Any:
     """Rank i's ``input_tensor`` becomes the i-th block of ``output_tensor``
     (concatenated along dim 0, or stacked: ``[world, *input.shape]``)."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(output_tensor, "output_tensor")
@@ -395,7 +410,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
                           async_op: bool = False) -> Any:
     """Combines ``input`` across ranks and leaves block i (of ``world``
     equal blocks along dim 0) on rank i."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(output, "output")
@@ -422,7 +437,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: Any = None,
            async_op: bool = False, group_dst: int | None = None) -> Any:
     """Combines ``tensor`` across ranks into rank ``dst``'s tensor."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -449,7 +464,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None, group: Any = None,
            async_op: bool = False, group_dst: int | None = None) -> Any:
     """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list``."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -477,7 +492,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
             group: Any = None, async_op: bool = False, group_src: int | None = None) -> Any:
     """Rank i receives ``scatter_list[i]`` of rank ``src`` into ``tensor``."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -497,7 +512,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Any:
     """Waits until every rank of the group has reached the barrier."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     return g._run("barrier", g._comm.Ibarrier, None, async_op)
@@ -512,7 +527,7 @@ def _tag(tag: int) -> int:
 def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
           group_dst: int | None = None) -> Work | None:
     """Starts sending ``tensor`` to rank ``dst``; returns its Work."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -533,7 +548,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
           group_src: int | None = None) -> Work | None:
     """Starts receiving into ``tensor`` from rank ``src`` (any rank when
     None); returns its Work."""
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return None
     _check(tensor, "tensor")
@@ -586,7 +601,7 @@ def broadcast_object_list(object_list: list[Any], src: int | None = None, group:
     """Replaces ``object_list``'s items on every rank by rank ``src``'s."""
     import numpy as np
 
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return
     root = _root(g, 0 if src is None and group_src is None else src, group_src, "broadcast_object_list")
@@ -608,7 +623,7 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
     """Fills ``object_list[i]`` with rank i's ``obj``."""
     import numpy as np
 
-    g = _group(group)
+    g = _resolve(group)
     if g is None:
         return
     n = g.size()

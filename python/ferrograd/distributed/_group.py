@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import os
 import sys
 import threading
 import time
@@ -25,9 +26,6 @@ from typing import Any
 
 _FAIL_TAG = 7301
 _ACK_TAG = 7302
-# How long a synchronous wait spins on its request before it also sleeps
-# between polls (small messages finish within the spin).
-_SPIN_SECONDS = 2e-3
 
 
 class DistError(RuntimeError):
@@ -47,7 +45,12 @@ for _cls in (DistError, DistBackendError, DistNetworkError):
     _cls.__module__ = "ferrograd.distributed"
 
 
+_MPI: list[Any] = []
+
+
 def _mpi() -> Any:
+    if _MPI:
+        return _MPI[0]
     try:
         from mpi4py import MPI
     except ImportError as e:  # pragma: no cover - depends on the install
@@ -142,7 +145,10 @@ class Work:
         timeout) and returns True; raises ``DistBackendError`` if another
         rank failed or the time ran out."""
         limit = self._group._timeout if timeout is None else timeout.total_seconds()
-        _wait(self._name, self._group, limit, self._done.is_set if _state.threaded else self._poll)
+        if _state.threaded:
+            _wait(self._name, self._group, limit, self._done.is_set, self._done)
+        else:
+            _wait(self._name, self._group, limit, self._poll)
         self._complete()
         if self._error is not None:
             raise self._error
@@ -161,26 +167,28 @@ class Work:
         return f"Work({self._name}, completed={self._done.is_set()})"
 
 
-def _wait(name: str, group: ProcessGroup, limit: float, done: Callable[[], bool]) -> None:
-    """Polls ``done`` until it holds, checking the failure channel, for at
-    most ``limit`` seconds."""
+def _wait(name: str, group: ProcessGroup, limit: float, done: Callable[[], bool],
+          event: threading.Event | None = None) -> None:
+    """Waits until ``done`` holds, checking the failure channel, for at
+    most ``limit`` seconds. Without ``event`` it polls ``done`` (an MPI
+    test, which is what moves the operation forward) without pause, as a
+    blocking MPI call would; with one (an operation the progress thread
+    drives) it sleeps on the event."""
     start = time.perf_counter()
-    spin_until = start + _SPIN_SECONDS
     checks = 0
-    pause = 2e-5
     while not done():
-        checks += 1
-        now = time.perf_counter()
-        if checks % 64 == 0 or now > spin_until:
-            _check_failure()
-            if now - start > limit:
-                why = (f"{name} on {group!r} timed out after {limit:g} s (rank {group.rank()} of "
-                       f"{group.size()}): some rank did not take part in it")
-                _state.broken = why
-                raise DistBackendError(why)
-        if now > spin_until:
-            time.sleep(pause)
-            pause = min(pause * 2, 1e-3)
+        if event is not None:
+            event.wait(1e-3)
+        else:
+            checks += 1
+            if checks & 255:
+                continue
+        _check_failure()
+        if time.perf_counter() - start > limit:
+            why = (f"{name} on {group!r} timed out after {limit:g} s (rank {group.rank()} of "
+                   f"{group.size()}): some rank did not take part in it")
+            _state.broken = why
+            raise DistBackendError(why)
 
 
 def _progress_loop() -> None:
@@ -247,7 +255,8 @@ def init_world(timeout: timedelta) -> ProcessGroup:
     st.failure = None
     st.failed_rank = None
     st.broken = None
-    st.threaded = MPI.Query_thread() == MPI.THREAD_MULTIPLE
+    st.threaded = (MPI.Query_thread() == MPI.THREAD_MULTIPLE
+                   and os.environ.get("FERROGRAD_DIST_PROGRESS", "thread") == "thread")
     if st.threaded and st.thread is None:
         st.thread = threading.Thread(target=_progress_loop, name="ferrograd-dist-progress", daemon=True)
         st.thread.start()
@@ -303,7 +312,7 @@ def _at_exit() -> None:
     st = _state
     if st.world is None:
         return
-    if st.broken is None and not st.pending:
+    if (st.broken is None or st.world.size() == 1) and not st.pending:
         return
     sys.stdout.flush()
     sys.stderr.flush()

@@ -247,6 +247,11 @@ class DistributedDataParallel(Module):
             bucket.ready += 1
             self._start_ready_buckets()
             last = self._next == len(self._buckets)
+            if not last:
+                # Without a progress thread, each hook moves the started
+                # reductions on (MPI progresses inside its calls).
+                for b in self._buckets[:self._next]:
+                    b.work.is_completed()
         if last:
             self._finish()
 
