@@ -93,7 +93,8 @@ def overlap(rounds: int, bucket_mb: float) -> dict[str, float]:
         for b in buckets:
             dist.all_reduce(b, dist.ReduceOp.AVG)
 
-    cases = {"alone": alone, "after": after, "ddp": with_ddp, "ddp_copy": with_ddp_copy, "reduce": reduce_only}
+    cases = {"alone": alone, "after": after, "ddp": with_ddp, "ddp_copy": with_ddp_copy,
+             "reduce": reduce_only}
     out: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(rounds):
         for k, fn in cases.items():
@@ -132,7 +133,8 @@ def main() -> None:
           f"{ov['ddp_copy'] * 1e3:.2f} |")
     print(f"| all-reduce (AVG) of every bucket alone | {ov['reduce'] * 1e3:.2f} |")
     per_bucket = ov["reduce"] / ov["buckets"]
-    print(f"\nper-bucket all-reduce: {per_bucket * 1e3:.2f} ms for {ov['bytes'] / ov['buckets'] / 2**20:.1f} MiB")
+    mib = ov["bytes"] / ov["buckets"] / 2**20
+    print(f"\nper-bucket all-reduce: {per_bucket * 1e3:.2f} ms for {mib:.1f} MiB")
 
 
 if __name__ == "__main__":
