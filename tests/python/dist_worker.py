@@ -249,6 +249,35 @@ def errors() -> None:
             assert text in str(e), (text, str(e))
         else:
             raise AssertionError(f"no {exc.__name__} ({text})")
+    # Mismatched collectives raise on every rank before any data moves,
+    # and the group stays usable.
+    r = dist.get_rank()
+    for bad, text in [
+        (lambda: dist.all_reduce(torch.ones(4 if r == 0 else 8)), "4 elements"),
+        (lambda: dist.all_reduce(torch.ones(4, dtype=torch.float32 if r == 0 else torch.float64)), "float64"),
+        (lambda: dist.all_reduce(torch.ones(4), dist.ReduceOp.SUM if r == 0 else dist.ReduceOp.MAX),
+         "op/root"),
+        (lambda: dist.broadcast(torch.ones(3), src=r % 2), "broadcast"),
+        (lambda: dist.barrier() if r == 0 else dist.all_reduce(torch.ones(1)), "barrier"),
+    ]:
+        try:
+            bad()
+        except ValueError as e:
+            assert "mismatched collectives" in str(e) and text in str(e), str(e)
+        else:
+            raise AssertionError(f"mismatch not detected ({text})")
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    assert t.tolist() == [float(n)] * 3
+    if r == 0:
+        dist.send(torch.ones(2), dst=1)
+    elif r == 1:
+        try:
+            dist.recv(torch.zeros(5), src=0)
+        except ValueError as e:
+            assert "received 8 bytes into a tensor of 20 bytes" in str(e), str(e)
+        else:
+            raise AssertionError("short message accepted")
     dist.destroy_process_group()
     try:
         dist.get_rank()

@@ -10,6 +10,7 @@ buffer protocol: no copies). See docs/distributed.md.
 
 from __future__ import annotations
 
+import array
 import enum
 import importlib.util
 import io
@@ -19,6 +20,7 @@ from typing import Any
 
 from .. import _core
 from ._group import (
+    DTYPE_CODES,
     DistBackendError,
     DistError,
     DistNetworkError,
@@ -245,6 +247,12 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, 
 # ---------------------------------------------------------------------------
 
 _INT_OPS = {ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR}
+_OP_CODES = {op: i for i, op in enumerate(ReduceOp, start=1)}
+
+
+def _sig(t: Tensor, extra: int = 0) -> tuple[int, int, int]:
+    """What the ranks must agree on for a collective on ``t``."""
+    return (t.numel(), DTYPE_CODES.get(str(t.dtype), 0), extra)
 
 
 def _check(t: Any, what: str) -> Tensor:
@@ -330,7 +338,8 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, a
             buf.mem.div_(n)
         buf.write_back()
 
-    return g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op)
+    return g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op,
+                  check=_sig(tensor, _OP_CODES[op]))
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_op: bool = False,
@@ -342,7 +351,8 @@ def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_o
     _check(tensor, "tensor")
     root = _root(g, src, group_src, "broadcast")
     buf = _Buffer(tensor, fill=g.rank() == root)
-    return g._run("broadcast", lambda: g._comm.Ibcast(buf.mem, root=root), buf.write_back, async_op)
+    return g._run("broadcast", lambda: g._comm.Ibcast(buf.mem, root=root), buf.write_back, async_op,
+                  check=_sig(tensor, root))
 
 
 def _root(g: ProcessGroup, src: int | None, group_src: int | None, what: str) -> int:
@@ -377,7 +387,8 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
         for i, out in enumerate(tensor_list):
             out.detach().copy_(recv[i])
 
-    return g._run("all_gather", lambda: g._comm.Iallgather(send.mem, recv), finish, async_op)
+    return g._run("all_gather", lambda: g._comm.Iallgather(send.mem, recv), finish, async_op,
+                  check=_sig(tensor))
 
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: Any = None,
@@ -398,7 +409,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
         )
     send, recv = _Buffer(input_tensor), _Buffer(output_tensor, fill=False)
     return g._run("all_gather_into_tensor", lambda: g._comm.Iallgather(send.mem, recv.mem), recv.write_back,
-                  async_op)
+                  async_op, check=_sig(input_tensor, output_tensor.numel()))
 
 
 def _same_dtype(a: Tensor, b: Tensor, what: str) -> None:
@@ -431,7 +442,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
         recv.write_back()
 
     return g._run("reduce_scatter_tensor", lambda: g._comm.Ireduce_scatter_block(send.mem, recv.mem, op=mop),
-                  finish, async_op)
+                  finish, async_op, check=_sig(output, _OP_CODES[op]))
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: Any = None,
@@ -458,7 +469,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
                 buf.mem.div_(g.size())
             buf.write_back()
 
-    return g._run("reduce", start, finish, async_op)
+    return g._run("reduce", start, finish, async_op, check=_sig(tensor, 1000 * _OP_CODES[op] + root))
 
 
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None, group: Any = None,
@@ -486,7 +497,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
                 out.detach().copy_(recv[i])
 
     return g._run("gather", lambda: g._comm.Igather(send.mem, recv if me else None, root=root), finish,
-                  async_op)
+                  async_op, check=_sig(tensor, root))
 
 
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
@@ -507,7 +518,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     elif scatter_list:
         raise ValueError("scatter: scatter_list is only given on the source rank")
     return g._run("scatter", lambda: g._comm.Iscatter(send if me else None, recv.mem, root=root),
-                  recv.write_back, async_op)
+                  recv.write_back, async_op, check=_sig(tensor, root))
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Any:
@@ -515,7 +526,7 @@ def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -
     g = _resolve(group)
     if g is None:
         return None
-    return g._run("barrier", g._comm.Ibarrier, None, async_op)
+    return g._run("barrier", g._comm.Ibarrier, None, async_op, check=(0, 0, 0))
 
 
 def _tag(tag: int) -> int:
@@ -558,6 +569,11 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
     status = MPI.Status()
 
     def finish() -> int:
+        got = status.Get_count(MPI.BYTE)
+        want = buf.mem.numel() * buf.mem.element_size()
+        if got != want:
+            raise ValueError(f"recv: received {got} bytes into a tensor of {want} bytes "
+                             f"({tensor.dtype}, shape {list(tensor.shape)}): the sender's tensor differs")
         buf.write_back()
         return g._global[status.Get_source()] if peer == MPI.ANY_SOURCE else g._global[peer]
 
@@ -580,36 +596,32 @@ def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0
 # ---------------------------------------------------------------------------
 
 
-def _dumps(obj: Any) -> Any:
-    import numpy as np
-
+def _dumps(obj: Any) -> bytearray:
     from ..serialization import save
 
     f = io.BytesIO()
     save(obj, f)
-    return np.frombuffer(f.getvalue(), dtype=np.uint8)
+    return bytearray(f.getbuffer())
 
 
 def _loads(data: Any) -> Any:
     from ..serialization import load
 
-    return load(io.BytesIO(data.tobytes()), weights_only=True)
+    return load(io.BytesIO(bytes(data)), weights_only=True)
 
 
 def broadcast_object_list(object_list: list[Any], src: int | None = None, group: Any = None,
                           device: Any = None, group_src: int | None = None) -> None:
     """Replaces ``object_list``'s items on every rank by rank ``src``'s."""
-    import numpy as np
-
     g = _resolve(group)
     if g is None:
         return
     root = _root(g, 0 if src is None and group_src is None else src, group_src, "broadcast_object_list")
     me = g.rank() == root
-    payload = _dumps(list(object_list)) if me else None
-    size = np.array([0 if payload is None else payload.size], dtype=np.int64)
+    payload = _dumps(list(object_list)) if me else bytearray()
+    size = array.array("q", [len(payload)])
     g._run("broadcast_object_list", lambda: g._comm.Ibcast(size, root=root), None, False)
-    data = payload if me else np.empty(int(size[0]), dtype=np.uint8)
+    data = payload if me else bytearray(size[0])
     g._run("broadcast_object_list", lambda: g._comm.Ibcast(data, root=root), None, False)
     if not me:
         received = _loads(data)
@@ -621,8 +633,6 @@ def broadcast_object_list(object_list: list[Any], src: int | None = None, group:
 
 def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
     """Fills ``object_list[i]`` with rank i's ``obj``."""
-    import numpy as np
-
     g = _resolve(group)
     if g is None:
         return
@@ -630,13 +640,13 @@ def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> No
     if len(object_list) != n:
         raise ValueError(f"all_gather_object: object_list has {len(object_list)} items for {n} ranks")
     payload = _dumps(obj)
-    sizes = np.zeros(n, dtype=np.int64)
-    mine = np.array([payload.size], dtype=np.int64)
+    sizes = array.array("q", bytes(8 * n))
+    mine = array.array("q", [len(payload)])
     g._run("all_gather_object", lambda: g._comm.Iallgather(mine, sizes), None, False)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    data = np.empty(int(sizes.sum()), dtype=np.uint8)
+    offsets = [sum(sizes[:i]) for i in range(n)]
+    data = bytearray(sum(sizes))
     MPI = _mpi()
     g._run("all_gather_object",
-           lambda: g._comm.Iallgatherv(payload, [data, (sizes, offsets), MPI.BYTE]), None, False)
+           lambda: g._comm.Iallgatherv(payload, [data, (list(sizes), offsets), MPI.BYTE]), None, False)
     for i in range(n):
         object_list[i] = _loads(data[offsets[i]:offsets[i] + sizes[i]])

@@ -14,6 +14,7 @@ the operation instead of a process stuck forever.
 
 from __future__ import annotations
 
+import array
 import atexit
 import collections
 import os
@@ -176,7 +177,7 @@ def _wait(name: str, group: ProcessGroup, limit: float, done: Callable[[], bool]
     drives) it sleeps on the event."""
     start = time.perf_counter()
     checks = 0
-    while not done():
+    while not _done(name, done):
         if event is not None:
             event.wait(1e-3)
         else:
@@ -189,6 +190,13 @@ def _wait(name: str, group: ProcessGroup, limit: float, done: Callable[[], bool]
                    f"{group.size()}): some rank did not take part in it")
             _state.broken = why
             raise DistBackendError(why)
+
+
+def _done(name: str, done: Callable[[], bool]) -> bool:
+    try:
+        return done()
+    except _mpi().Exception as e:
+        raise DistBackendError(f"{name}: MPI error: {e}") from e
 
 
 def _progress_loop() -> None:
@@ -227,10 +235,15 @@ class ProcessGroup:
         return f"ProcessGroup({self._name}, size={self.size()})"
 
     def _run(self, name: str, start: Callable[[], Any], finish: Callable[[], Any] | None,
-             async_op: bool, status: Any = None) -> Any:
+             async_op: bool, status: Any = None, check: tuple[int, ...] | None = None) -> Any:
         """Starts a nonblocking operation; waits for it (synchronous) or
-        returns its Work (``status`` receives the request's MPI status)."""
+        returns its Work (``status`` receives the request's MPI status).
+        With ``check`` (what every rank must agree on: sizes, dtype, op,
+        root), the ranks first compare it, and a mismatch raises on every
+        rank before any data moves."""
         _check_failure()
+        if check is not None and _CHECK:
+            self._agree(name, check)
         request = start()
         if async_op:
             work = Work(self, name, request, finish, status)
@@ -241,6 +254,40 @@ class ProcessGroup:
             return work
         _wait(name, self, self._timeout, lambda: request.Test(status))
         return finish() if finish is not None else None
+
+
+    def _agree(self, name: str, check: tuple[int, ...]) -> None:
+        """Gathers every rank's (operation, *check) and raises ValueError on
+        all of them if they differ (the group stays usable)."""
+        mine = array.array("q", (_KINDS.setdefault(name, len(_KINDS) + 1), *check))
+        k = len(mine)
+        everyone = array.array("q", bytes(8 * k * self.size()))
+        request = self._comm.Iallgather(mine, everyone)
+        _wait(name, self, self._timeout, request.Test)
+        rows = [tuple(everyone[i * k:(i + 1) * k]) for i in range(self.size())]
+        if all(r == rows[0] for r in rows):
+            return
+        names = {v: n for n, v in _KINDS.items()}
+        described = "; ".join(f"rank {self._global[i]}: {names.get(r[0], '?')} {_describe(r[1:])}"
+                              for i, r in enumerate(rows))
+        raise ValueError(f"{name}: the ranks of {self!r} called mismatched collectives ({described})")
+
+
+# Operation names as numbers, for the agreement check (the same on every
+# rank: the table is filled in call order, which agrees when the calls do).
+_KINDS: dict[str, int] = {n: i for i, n in enumerate(
+    ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "reduce",
+     "gather", "scatter", "barrier"), start=1)}
+_CHECK = os.environ.get("FERROGRAD_DIST_CHECK", "1") != "0"
+DTYPE_CODES: dict[str, int] = {f"ferrograd.{n}": i for i, n in enumerate(
+    ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+     "complex64", "complex128"), start=1)}
+
+
+def _describe(check: tuple[int, ...]) -> str:
+    numel, dtype, extra = (tuple(check) + (0, 0, 0))[:3]
+    names = {v: n for n, v in DTYPE_CODES.items()}
+    return f"{numel} elements of {names.get(dtype, '-')} (op/root {extra})"
 
 
 def init_world(timeout: timedelta) -> ProcessGroup:
