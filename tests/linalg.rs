@@ -267,3 +267,42 @@ fn chain_of_products_backward_gives_the_same_bits_on_one_and_two_threads() {
     ferrograd::set_num_threads(before);
     assert_eq!(one, two);
 }
+
+/// The weight of a linear layer enters its product transposed
+/// (`x @ w.t()`); its gradient must come out in `w`'s own row-major layout
+/// (so storing or accumulating it is a plain pass), with `g^T x`'s values,
+/// through `mm` and through `addmm` (bias, alpha 1 and 2, beta 1).
+#[test]
+fn a_transposed_right_operand_gets_its_gradient_in_its_own_layout() {
+    use ferrograd::autograd::{self, BackwardOptions};
+    let (m, k, n) = (6, 7, 5);
+    let x = t64(&[m, k], 11);
+    let coef = t64(&[m, n], 12);
+    // d/dw of sum(coef * (x @ w^T)) = coef^T @ x, scaled by alpha.
+    let ct: Vec<f64> = coef.t().unwrap().contiguous().to_vec::<f64>();
+    let want = naive(&ct, &x.to_vec::<f64>(), n, m, k);
+    for case in 0..3 {
+        let w = t64(&[n, k], 13);
+        w.set_requires_grad(true).unwrap();
+        let bias = t64(&[n], 14);
+        let wt = w.t().unwrap();
+        let (y, alpha) = match case {
+            0 => (x.mm(&wt).unwrap(), 1.0),
+            1 => (
+                bias.addmm(&x, &wt, Scalar::Int(1), Scalar::Int(1)).unwrap(),
+                1.0,
+            ),
+            _ => (
+                bias.addmm(&x, &wt, Scalar::Int(1), Scalar::Float(2.0))
+                    .unwrap(),
+                2.0,
+            ),
+        };
+        let loss = y.mul(&coef).unwrap().sum(None, false, None).unwrap();
+        autograd::backward(&[loss], &[], BackwardOptions::default(), None).unwrap();
+        let g = w.grad().unwrap();
+        assert!(g.is_contiguous(), "case {case}: strides {:?}", g.strides());
+        let scaled: Vec<f64> = want.iter().map(|v| v * alpha).collect();
+        assert_close(&g.to_vec::<f64>(), &scaled, 1e-12);
+    }
+}

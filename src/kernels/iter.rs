@@ -15,9 +15,9 @@ use crate::tensor::broadcast_shapes;
 pub(crate) use crate::tensor::check_no_overlap;
 use crate::{Element, Error, Result, Tensor};
 
-const CHUNK: usize = 1 << 14;
+pub(crate) const CHUNK: usize = 1 << 14;
 
-fn parallel(n: usize) -> bool {
+pub(crate) fn parallel(n: usize) -> bool {
     n >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1
 }
 

@@ -12,6 +12,14 @@
 //!
 //! A range of the output's row-major indices can start and end anywhere,
 //! so work splits over the pool in fixed-size ranges whatever the shape.
+//!
+//! One layout gets a different order: an operand that is transposed
+//! against the output (its stride is large along the output's innermost
+//! dim and small along the next one, as `a += b.t()`) would be read one
+//! cache line per element across whole rows. [`Nest::par_runs`] then walks
+//! the two inner dims in square tiles, so each tile's lines of that operand
+//! stay in the L1 cache while they are used (runs are tile-wide pieces of
+//! the output's rows; the tiles split over the pool).
 
 use smallvec::SmallVec;
 
@@ -19,7 +27,14 @@ use smallvec::SmallVec;
 pub(crate) struct Nest<const N: usize> {
     /// Dims outer to inner: size and the element stride of each operand.
     dims: SmallVec<[(usize, [usize; N]); 6]>,
+    /// Whether [`Nest::par_runs`] walks the two inner dims in tiles.
+    tiled: bool,
 }
+
+/// The edge of a tile (elements), when an operand is transposed against
+/// the output: 32 x 32 keeps a tile of both in the L1 cache (a 16-byte
+/// element type's tile of one operand is 16 KiB).
+const TILE: usize = 32;
 
 impl<const N: usize> Nest<N> {
     /// The nest over `shape`, each operand walked with its own strides
@@ -41,7 +56,8 @@ impl<const N: usize> Nest<N> {
         if dims.is_empty() {
             dims.push((1, [0; N]));
         }
-        Nest { dims }
+        let tiled = transposed_operand(&dims);
+        Nest { dims, tiled }
     }
 
     /// Each operand's stride along the innermost dim.
@@ -95,6 +111,19 @@ impl<const N: usize> Nest<N> {
     }
 }
 
+/// Whether some operand runs across the output's inner dim with a large
+/// stride while being contiguous-ish along the next dim, over dims big
+/// enough for tiles to pay.
+fn transposed_operand<const N: usize>(dims: &[(usize, [usize; N])]) -> bool {
+    let nd = dims.len();
+    if nd < 2 {
+        return false;
+    }
+    let (nr, sr) = dims[nd - 2];
+    let (nc, sc) = dims[nd - 1];
+    nr >= TILE && nc >= TILE && (0..N).any(|k| sc[k] >= TILE && sr[k] < sc[k])
+}
+
 /// Moves every operand's offset `n` steps along a dim of strides `st`.
 #[inline(always)]
 fn step<const N: usize>(off: &mut [usize; N], st: &[usize; N], n: usize) {
@@ -108,7 +137,51 @@ impl<const N: usize> Nest<N> {
     /// ranges when large (each range's runs are disjoint).
     #[inline]
     pub(crate) fn par_runs(&self, n: usize, body: impl Fn([usize; N], usize) + Sync + Send) {
-        super::iter::for_ranges(n, |s, e| self.runs(s, e, &body));
+        if self.tiled {
+            self.tiled_runs(n, &body);
+        } else {
+            super::iter::for_ranges(n, |s, e| self.runs(s, e, &body));
+        }
+    }
+
+    /// The runs of every element, tile by tile over the two inner dims
+    /// (each tile's runs on one worker).
+    fn tiled_runs(&self, n: usize, body: &(impl Fn([usize; N], usize) + Sync + Send)) {
+        let nd = self.dims.len();
+        let (nr, sr) = self.dims[nd - 2];
+        let (nc, sc) = self.dims[nd - 1];
+        let (tr, tc) = (nr.div_ceil(TILE), nc.div_ceil(TILE));
+        let outer: usize = self.dims[..nd - 2].iter().map(|d| d.0).product();
+        let units = outer * tr * tc;
+        let unit = |u: usize| {
+            let (o, t) = (u / (tr * tc), u % (tr * tc));
+            let (r0, c0) = ((t / tc) * TILE, (t % tc) * TILE);
+            // The outer dims' offsets of outer index `o`.
+            let mut off = [0usize; N];
+            let mut rem = o;
+            for d in (0..nd - 2).rev() {
+                let (m, st) = self.dims[d];
+                step(&mut off, &st, rem % m);
+                rem /= m;
+            }
+            step(&mut off, &sc, c0);
+            step(&mut off, &sr, r0);
+            let len = TILE.min(nc - c0);
+            for _ in r0..(r0 + TILE).min(nr) {
+                body(off, len);
+                step(&mut off, &sr, 1);
+            }
+        };
+        let per = (super::iter::CHUNK / (TILE * TILE)).max(1);
+        if super::iter::parallel(n) {
+            crate::pool::par_for(units.div_ceil(per), 1, &|c| {
+                for u in c * per..((c + 1) * per).min(units) {
+                    unit(u);
+                }
+            });
+        } else {
+            (0..units).for_each(unit);
+        }
     }
 }
 
@@ -173,6 +246,50 @@ mod tests {
             let (i, j) = (d % 3, d / 3);
             assert_eq!(s, i * 4 + j);
         }
+    }
+
+    /// Every (offset of operand 0, offset of operand 1) `par_runs` visits,
+    /// sorted (tiles come in no fixed order across workers).
+    fn par_visits(n: &Nest<2>, count: usize) -> Vec<(usize, usize)> {
+        let st = n.inner_strides();
+        let out = std::sync::Mutex::new(Vec::new());
+        n.par_runs(count, |off, len| {
+            let mut o = out.lock().unwrap();
+            for i in 0..len {
+                o.push((off[0] + i * st[0], off[1] + i * st[1]));
+            }
+        });
+        let mut v = out.into_inner().unwrap();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_transposed_operand_is_walked_in_tiles_visiting_every_element_once() {
+        // [3, 70, 45] contiguous output; the second operand is the same
+        // shape with its two inner dims transposed (partial tiles on both).
+        let (b, r, c) = (3usize, 70usize, 45usize);
+        let n = Nest::<2>::new(&[b, r, c], [&[r * c, c, 1], &[r * c, 1, r]]);
+        assert!(n.tiled);
+        let want: Vec<(usize, usize)> = (0..b * r * c)
+            .map(|i| {
+                let (k, rest) = (i / (r * c), i % (r * c));
+                (i, k * r * c + (rest % c) * r + rest / c)
+            })
+            .collect();
+        assert_eq!(par_visits(&n, b * r * c), want);
+        // Large enough to split over the pool: still each element once.
+        let (r, c) = (300usize, 200usize);
+        let n = Nest::<2>::new(&[r, c], [&[c, 1], &[1, r]]);
+        let got = par_visits(&n, r * c);
+        assert_eq!(got.len(), r * c);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, &(d, s))| d == i && s == (i % c) * r + i / c));
+        // Small or already aligned layouts keep the row-major walk.
+        assert!(!Nest::<2>::new(&[8, 8], [&[8, 1], &[1, 8]]).tiled);
+        assert!(!Nest::<2>::new(&[64, 64], [&[64, 1], &[64, 1]]).tiled);
     }
 
     #[test]

@@ -357,10 +357,19 @@ derivatives! {
 
     /// `mm(mat2)`: product of two matrices.
     pub fn mm(&self, mat2: &Tensor) -> Tensor {
+        before {
+            let mat2_cols = column_major(mat2);
+        }
         record "MmBackward0", [self, mat2];
         compute => out = mm_impl(self, mat2, gemm_backend())?;
         save |s, needs| { save_operands(s, &needs, self, mat2); }
-        backward |ctx, g| product_grads(ctx, g);
+        backward |ctx, g| {
+            if mat2_cols && ctx.batch().is_none() {
+                mm_grads_for_column_major(ctx, g)
+            } else {
+                product_grads(ctx, g)
+            }
+        };
         forward formula(|t| product_tangent(t, self, mat2));
         batched formula;
     }
@@ -455,6 +464,7 @@ derivatives! {
                 .expand(&[shape[0] as isize, shape[1] as isize])?;
             // torch ignores `self` entirely (NaN included) when beta is 0.
             let beta_zero = beta.to_f64() == 0.0;
+            let mat2_cols = column_major(mat2);
         }
         record "AddmmBackward0", [self, mat1, mat2];
         compute => out = bmm_broadcast(
@@ -471,15 +481,22 @@ derivatives! {
         backward |ctx, g| {
             // beta g, alpha g mat2^T, alpha mat1^T g (each factor
             // conjugated for complex values)
-            let (alpha, beta) = (Tensor::scalar(alpha).conj()?, Tensor::scalar(beta).conj()?);
+            // (a factor of 1 is skipped: it would be a pass over the result)
+            let scale = |t: Tensor, k: Scalar| -> Result<Tensor> {
+                if k.to_f64() == 1.0 && !k.is_complex() {
+                    Ok(t)
+                } else {
+                    t.mul(&Tensor::scalar(k).conj()?)
+                }
+            };
             let g0 = &g[0];
-            let gs = ctx.needs(0).then(|| g0.mul(&beta)).transpose()?;
+            let gs = ctx.needs(0).then(|| scale(g0.clone(), beta)).transpose()?;
             let g1 = match ctx.saved_opt(1)? {
-                Some(m2) => Some(g0.mm(&m2.conj()?.t()?)?.mul(&alpha)?),
+                Some(m2) => Some(scale(g0.mm(&m2.conj()?.t()?)?, alpha)?),
                 None => None,
             };
             let g2 = match ctx.saved_opt(0)? {
-                Some(m1) => Some(m1.conj()?.t()?.mm(g0)?.mul(&alpha)?),
+                Some(m1) => Some(scale(mat2_grad(&m1, g0, mat2_cols)?, alpha)?),
                 None => None,
             };
             Ok(vec![gs, g1, g2])
@@ -536,7 +553,6 @@ fn product_tangent(t: &Tangents, a: &Tensor, b: &Tensor) -> Result<Vec<Option<Te
     })
 }
 
-/// The gradients of a product `a @ b` from its saves (`self` = a when b
 /// Saves what a product's backward reads: each operand only when the
 /// other one needs a gradient (`self` for `mat2`'s, `mat2` for `self`'s).
 fn save_operands(s: &mut Saver, needs: &[bool], a: &Tensor, b: &Tensor) {
@@ -544,6 +560,7 @@ fn save_operands(s: &mut Saver, needs: &[bool], a: &Tensor, b: &Tensor) {
     s.save_opt("mat2", needs[0].then_some(b));
 }
 
+/// The gradients of a product `a @ b` from its saves (`self` = a when b
 /// needs a gradient, `mat2` = b when a does).
 fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
     // Complex operands enter conjugated: `g conj(b)^T` and `conj(a)^T g`
@@ -565,6 +582,37 @@ fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
     } else {
         product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?
     };
+    Ok(vec![ga, gb])
+}
+
+/// Whether matrix `m` is stored column-major (a transposed row-major
+/// matrix, as the `weight.t()` of a linear layer): its gradient is then
+/// computed in that layout too, so that the transpose's backward hands
+/// the weight a row-major gradient. Otherwise it arrives transposed, and
+/// storing it as `.grad` or adding it to one is a strided pass over the
+/// whole weight (torch makes the same choice).
+fn column_major(m: &Tensor) -> bool {
+    let (sh, st) = (m.shape(), m.strides());
+    m.ndim() == 2 && sh[0] > 1 && sh[1] > 1 && st[0] == 1 && st[1] == sh[0]
+}
+
+/// `conj(a)^T g`, the gradient of the right operand of `a @ b`, computed
+/// as `(g^T conj(a))^T` when `b` is column-major (the same product, its
+/// result laid out as `b` is).
+fn mat2_grad(a: &Tensor, g: &Tensor, b_column_major: bool) -> Result<Tensor> {
+    let a = a.conj()?;
+    if b_column_major {
+        g.t()?.mm(&a)?.t()
+    } else {
+        a.t()?.mm(g)
+    }
+}
+
+/// [`product_grads`] for `mm` with a column-major right operand.
+fn mm_grads_for_column_major(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
+    let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
+    let ga = b.map(|b| g[0].mm(&b.conj()?.t()?)).transpose()?;
+    let gb = a.map(|a| mat2_grad(&a, &g[0], true)).transpose()?;
     Ok(vec![ga, gb])
 }
 
