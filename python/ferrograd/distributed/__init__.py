@@ -324,6 +324,13 @@ def _find_mpi_op(op: ReduceOp, dtype: Any, what: str) -> Any:
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
     """Combines ``tensor`` across the group's ranks, in place on each."""
+    return _all_reduce(tensor, op, group, async_op, True)
+
+
+def _all_reduce(tensor: Tensor, op: ReduceOp, group: Any, async_op: bool, check: bool) -> Any:
+    """``all_reduce``; ``check=False`` skips the ranks' agreement check
+    (for callers that guarantee it, as DDP's buckets, whose sizes were
+    compared when the model was wrapped)."""
     g = _resolve(group)
     if g is None:
         return None
@@ -339,7 +346,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, a
         buf.write_back()
 
     return g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op,
-                  check=_sig(tensor, _OP_CODES[op]))
+                  check=_sig(tensor, _OP_CODES[op]) if check else None)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_op: bool = False,

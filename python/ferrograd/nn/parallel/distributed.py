@@ -264,7 +264,9 @@ class DistributedDataParallel(Module):
             bucket = self._buckets[self._next]
             if bucket.ready < bucket.expected:
                 break
-            bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
+            # The buckets' sizes and order agree on every rank (the model
+            # was compared at construction): no per-call agreement check.
+            bucket.work = dist._all_reduce(bucket.buffer, dist.ReduceOp.SUM, self.process_group, True, False)
             self._next += 1
 
     def _finish(self) -> None:
