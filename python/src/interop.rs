@@ -287,29 +287,31 @@ fn dl_tensor(t: &Tensor, shape: &mut [i64], strides: &mut [i64]) -> DLTensor {
 }
 
 unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
-    // SAFETY: `m` is the `Exported` box `export_legacy` leaked.
+    // SAFETY: `m` is the `Exported` box `export` leaked.
     unsafe { drop(Box::from_raw(m as *mut Exported<DLManagedTensor>)) }
 }
 
 unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
-    // SAFETY: `m` is the `Exported` box `export_versioned` leaked.
+    // SAFETY: `m` is the `Exported` box `export` leaked.
     unsafe { drop(Box::from_raw(m as *mut Exported<DLManagedTensorVersioned>)) }
 }
 
-/// Frees an exported tensor nobody consumed (the capsule still has its
-/// original name).
-unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
-    // SAFETY: called by CPython with the GIL when the capsule dies; a
-    // valid name means the pointer is still ours.
-    unsafe {
-        if ffi::PyCapsule_IsValid(capsule, LEGACY.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(capsule, LEGACY.as_ptr()) as *mut DLManagedTensor;
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-        } else if ffi::PyCapsule_IsValid(capsule, VERSIONED.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(capsule, VERSIONED.as_ptr())
-                as *mut DLManagedTensorVersioned;
+/// The two managed-tensor structs (legacy and DLPack 1.x): their capsule
+/// name and how to call their deleter.
+trait Managed {
+    const NAME: &'static CStr;
+    /// Calls the struct's deleter, if it has one.
+    ///
+    /// # Safety
+    /// `m` must point at a live struct of this kind, not yet deleted.
+    unsafe fn delete(m: *mut Self);
+}
+
+impl Managed for DLManagedTensor {
+    const NAME: &'static CStr = LEGACY;
+    unsafe fn delete(m: *mut Self) {
+        // SAFETY: as the trait requires.
+        unsafe {
             if let Some(d) = (*m).deleter {
                 d(m);
             }
@@ -317,14 +319,42 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     }
 }
 
-fn capsule(py: Python<'_>, pointer: *mut c_void, name: &'static CStr) -> PyResult<Py<PyAny>> {
-    // SAFETY: the name is 'static; the destructor handles both names.
+impl Managed for DLManagedTensorVersioned {
+    const NAME: &'static CStr = VERSIONED;
+    unsafe fn delete(m: *mut Self) {
+        // SAFETY: as the trait requires.
+        unsafe {
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        }
+    }
+}
+
+/// Deletes the capsule's struct if nobody consumed it (its name is still
+/// `M::NAME`); returns whether the capsule was of kind `M`.
+///
+/// # Safety
+/// `capsule` must be a live object and the GIL held.
+unsafe fn delete_unconsumed<M: Managed>(capsule: *mut ffi::PyObject) -> bool {
+    // SAFETY: the name check comes before the pointer is used.
     unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyCapsule_New(pointer, name.as_ptr(), Some(capsule_destructor)),
-        )
-        .map(Bound::unbind)
+        if ffi::PyCapsule_IsValid(capsule, M::NAME.as_ptr()) != 1 {
+            return false;
+        }
+        M::delete(ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) as *mut M);
+        true
+    }
+}
+
+/// Frees an exported tensor nobody consumed (the capsule still has its
+/// original name).
+unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
+    // SAFETY: called by CPython with the GIL when the capsule dies.
+    unsafe {
+        if !delete_unconsumed::<DLManagedTensor>(capsule) {
+            delete_unconsumed::<DLManagedTensorVersioned>(capsule);
+        }
     }
 }
 
@@ -335,73 +365,73 @@ fn shape_strides(t: &Tensor) -> (Vec<i64>, Vec<i64>) {
     )
 }
 
-fn export_legacy(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+/// Exports `t`: leaks an [`Exported`] holding `managed` and the memory,
+/// lets `fill` point the managed struct at its tensor description and at
+/// itself (the context its deleter frees), and wraps it in a capsule.
+fn export<M: Managed>(
+    py: Python<'_>,
+    t: &Tensor,
+    managed: M,
+    fill: impl FnOnce(&mut M, DLTensor, *mut c_void),
+) -> PyResult<Py<PyAny>> {
     let (shape, strides) = shape_strides(t);
-    let mut b = Box::new(Exported {
-        managed: DLManagedTensor {
-            dl_tensor: DLTensor {
-                data: ptr::null_mut(),
-                device: DLDevice {
-                    device_type: DL_CPU,
-                    device_id: 0,
-                },
-                ndim: 0,
-                dtype: dl_dtype(t.dtype()),
-                shape: ptr::null_mut(),
-                strides: ptr::null_mut(),
-                byte_offset: 0,
-            },
-            manager_ctx: ptr::null_mut(),
-            deleter: Some(delete_legacy),
-        },
+    let raw = Box::into_raw(Box::new(Exported {
+        managed,
         _storage: t.storage().clone(),
         shape,
         strides,
-    });
-    let inner = &mut *b;
-    inner.managed.dl_tensor = dl_tensor(t, &mut inner.shape, &mut inner.strides);
-    let raw = Box::into_raw(b);
-    // SAFETY: `raw` is a live box; the context points at itself.
-    unsafe { (*raw).managed.manager_ctx = raw as *mut c_void };
-    capsule(py, raw as *mut c_void, LEGACY).inspect_err(|_| {
-        // SAFETY: the capsule was not made, so the box is still ours.
-        unsafe { drop(Box::from_raw(raw)) }
+    }));
+    // SAFETY: `raw` is a live box, ours until the capsule takes it; the
+    // shape and strides it points to live in the same box.
+    unsafe {
+        let e = &mut *raw;
+        let dl = dl_tensor(t, &mut e.shape, &mut e.strides);
+        fill(&mut e.managed, dl, raw as *mut c_void);
+    }
+    // SAFETY: the name is 'static; the destructor handles both kinds.
+    let cap = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyCapsule_New(
+                raw as *mut c_void,
+                M::NAME.as_ptr(),
+                Some(capsule_destructor),
+            ),
+        )
+    };
+    match cap {
+        Ok(c) => Ok(c.unbind()),
+        Err(e) => {
+            // SAFETY: the capsule was not made, so the box is still ours.
+            unsafe { drop(Box::from_raw(raw)) };
+            Err(e)
+        }
+    }
+}
+
+fn export_legacy(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    let managed = DLManagedTensor {
+        dl_tensor: dl_tensor(t, &mut [], &mut []),
+        manager_ctx: ptr::null_mut(),
+        deleter: Some(delete_legacy),
+    };
+    export(py, t, managed, |m, dl, ctx| {
+        m.dl_tensor = dl;
+        m.manager_ctx = ctx;
     })
 }
 
 fn export_versioned(py: Python<'_>, t: &Tensor, copied: bool) -> PyResult<Py<PyAny>> {
-    let (shape, strides) = shape_strides(t);
-    let mut b = Box::new(Exported {
-        managed: DLManagedTensorVersioned {
-            version: DLPackVersion { major: 1, minor: 1 },
-            manager_ctx: ptr::null_mut(),
-            deleter: Some(delete_versioned),
-            flags: if copied { DL_FLAG_COPIED } else { 0 },
-            dl_tensor: DLTensor {
-                data: ptr::null_mut(),
-                device: DLDevice {
-                    device_type: DL_CPU,
-                    device_id: 0,
-                },
-                ndim: 0,
-                dtype: dl_dtype(t.dtype()),
-                shape: ptr::null_mut(),
-                strides: ptr::null_mut(),
-                byte_offset: 0,
-            },
-        },
-        _storage: t.storage().clone(),
-        shape,
-        strides,
-    });
-    let inner = &mut *b;
-    inner.managed.dl_tensor = dl_tensor(t, &mut inner.shape, &mut inner.strides);
-    let raw = Box::into_raw(b);
-    // SAFETY: as in `export_legacy`.
-    unsafe { (*raw).managed.manager_ctx = raw as *mut c_void };
-    capsule(py, raw as *mut c_void, VERSIONED).inspect_err(|_| {
-        // SAFETY: the capsule was not made, so the box is still ours.
-        unsafe { drop(Box::from_raw(raw)) }
+    let managed = DLManagedTensorVersioned {
+        version: DLPackVersion { major: 1, minor: 1 },
+        manager_ctx: ptr::null_mut(),
+        deleter: Some(delete_versioned),
+        flags: if copied { DL_FLAG_COPIED } else { 0 },
+        dl_tensor: dl_tensor(t, &mut [], &mut []),
+    };
+    export(py, t, managed, |m, dl, ctx| {
+        m.dl_tensor = dl;
+        m.manager_ctx = ctx;
     })
 }
 
@@ -425,15 +455,9 @@ impl Drop for DlOwner {
         // is called once, here.
         unsafe {
             if self.versioned {
-                let m = self.managed as *mut DLManagedTensorVersioned;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
+                DLManagedTensorVersioned::delete(self.managed as *mut DLManagedTensorVersioned);
             } else {
-                let m = self.managed as *mut DLManagedTensor;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
+                DLManagedTensor::delete(self.managed as *mut DLManagedTensor);
             }
         }
     }
