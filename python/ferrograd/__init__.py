@@ -111,7 +111,7 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 
-__version__ = "0.1.0"
+__version__: str = _core.__version__  # Cargo.toml's version
 
 _DTYPES = {
     d.__repr__().split(".")[1]: d

@@ -114,6 +114,8 @@ fn _set_cache_limit(bytes: usize) {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The package version, single-sourced from Cargo.toml.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<PyTensor>()?;
     m.add_class::<PyDType>()?;
     m.add_class::<PyDevice>()?;
