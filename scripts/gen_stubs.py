@@ -46,7 +46,8 @@ RETURNS = {
     "__repr__": "str", "__len__": "int", "__bool__": "bool", "__float__": "float",
     "__int__": "int", "__index__": "int", "__hash__": "int", "__iter__": "Iterator[Tensor]",
     "__array__": "Any", "__array_interface__": "dict[str, Any]", "__reduce__": "Any",
-    "__deepcopy__": "Tensor", "__setitem__": "None", "__iadd__": "Tensor",
+    "__deepcopy__": "Tensor", "__setitem__": "None", "__iadd__": "Tensor", "__setattr__": "None",
+    "__delattr__": "None", "__init__": "None", "__format__": "str",
     "dim": "int", "ndimension": "int", "numel": "int", "nelement": "int", "element_size": "int",
     "storage_offset": "int", "data_ptr": "int", "item": "float | int | bool", "tolist": "Any",
     "numpy": "Any", "size": "Any", "stride": "Any", "type": "Any", "equal": "bool",
@@ -165,7 +166,9 @@ def class_stub(cls, name: str) -> list[str]:
                 lines.append("        ...")
                 continue
             ret = qualify(RETURNS.get(attr, "Tensor" if name == "Tensor" else "Any"))
-            lines.append(f"    def {attr}({params(obj, True)}) -> {ret}: ...")
+            # In-place `**=` takes no modulo, unlike `__pow__` (as in torch).
+            ignore = "  # type: ignore[misc]" if attr == "__ipow__" else ""
+            lines.append(f"    def {attr}({params(obj, True)}) -> {ret}: ...{ignore}")
         elif isinstance(obj, (int, str)):
             lines.append(f"    {attr}: builtins.{type(obj).__name__}")
     return lines
