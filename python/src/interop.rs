@@ -297,37 +297,46 @@ unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
 }
 
 /// The two managed-tensor structs (legacy and DLPack 1.x): their capsule
-/// name and how to call their deleter.
-trait Managed {
+/// name, their deleter, and where their tensor and context go.
+trait Managed: Sized {
     const NAME: &'static CStr;
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)>;
+    /// Points the struct at its tensor description and its context.
+    fn point(&mut self, dl: DLTensor, ctx: *mut c_void);
+
     /// Calls the struct's deleter, if it has one.
     ///
     /// # Safety
     /// `m` must point at a live struct of this kind, not yet deleted.
-    unsafe fn delete(m: *mut Self);
-}
-
-impl Managed for DLManagedTensor {
-    const NAME: &'static CStr = LEGACY;
     unsafe fn delete(m: *mut Self) {
-        // SAFETY: as the trait requires.
+        // SAFETY: as the function requires.
         unsafe {
-            if let Some(d) = (*m).deleter {
+            if let Some(d) = (*m).deleter() {
                 d(m);
             }
         }
     }
 }
 
+impl Managed for DLManagedTensor {
+    const NAME: &'static CStr = LEGACY;
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+    fn point(&mut self, dl: DLTensor, ctx: *mut c_void) {
+        self.dl_tensor = dl;
+        self.manager_ctx = ctx;
+    }
+}
+
 impl Managed for DLManagedTensorVersioned {
     const NAME: &'static CStr = VERSIONED;
-    unsafe fn delete(m: *mut Self) {
-        // SAFETY: as the trait requires.
-        unsafe {
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-        }
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+        self.deleter
+    }
+    fn point(&mut self, dl: DLTensor, ctx: *mut c_void) {
+        self.dl_tensor = dl;
+        self.manager_ctx = ctx;
     }
 }
 
@@ -366,14 +375,9 @@ fn shape_strides(t: &Tensor) -> (Vec<i64>, Vec<i64>) {
 }
 
 /// Exports `t`: leaks an [`Exported`] holding `managed` and the memory,
-/// lets `fill` point the managed struct at its tensor description and at
-/// itself (the context its deleter frees), and wraps it in a capsule.
-fn export<M: Managed>(
-    py: Python<'_>,
-    t: &Tensor,
-    managed: M,
-    fill: impl FnOnce(&mut M, DLTensor, *mut c_void),
-) -> PyResult<Py<PyAny>> {
+/// points the managed struct at its tensor description and at itself (the
+/// context its deleter frees), and wraps it in a capsule.
+fn export<M: Managed>(py: Python<'_>, t: &Tensor, managed: M) -> PyResult<Py<PyAny>> {
     let (shape, strides) = shape_strides(t);
     let raw = Box::into_raw(Box::new(Exported {
         managed,
@@ -386,7 +390,7 @@ fn export<M: Managed>(
     unsafe {
         let e = &mut *raw;
         let dl = dl_tensor(t, &mut e.shape, &mut e.strides);
-        fill(&mut e.managed, dl, raw as *mut c_void);
+        e.managed.point(dl, raw as *mut c_void);
     }
     // SAFETY: the name is 'static; the destructor handles both kinds.
     let cap = unsafe {
@@ -415,10 +419,7 @@ fn export_legacy(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
         manager_ctx: ptr::null_mut(),
         deleter: Some(delete_legacy),
     };
-    export(py, t, managed, |m, dl, ctx| {
-        m.dl_tensor = dl;
-        m.manager_ctx = ctx;
-    })
+    export(py, t, managed)
 }
 
 fn export_versioned(py: Python<'_>, t: &Tensor, copied: bool) -> PyResult<Py<PyAny>> {
@@ -429,10 +430,7 @@ fn export_versioned(py: Python<'_>, t: &Tensor, copied: bool) -> PyResult<Py<PyA
         flags: if copied { DL_FLAG_COPIED } else { 0 },
         dl_tensor: dl_tensor(t, &mut [], &mut []),
     };
-    export(py, t, managed, |m, dl, ctx| {
-        m.dl_tensor = dl;
-        m.manager_ctx = ctx;
-    })
+    export(py, t, managed)
 }
 
 /// A DLPack tensor from another library, kept alive until the storage

@@ -362,11 +362,16 @@ def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_o
                   check=_sig(tensor, root))
 
 
-def _root(g: ProcessGroup, src: int | None, group_src: int | None, what: str) -> int:
+def _root(g: ProcessGroup, src: int | None, group_src: int | None, what: str,
+          default: int | None = None) -> int:
+    """The group rank of a root given as a global rank (``src``) or a group
+    rank (``group_src``); ``default`` (a global rank) when neither is."""
     if group_src is not None:
         if not 0 <= group_src < g.size():
             raise ValueError(f"{what}: group rank {group_src} is outside {g!r}")
         return group_src
+    if src is None:
+        src = default
     if src is None:
         raise ValueError(f"{what}: give the root as src (a global rank) or group_src")
     return _group_rank(g, int(src), what)
@@ -486,7 +491,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     if g is None:
         return None
     _check(tensor, "tensor")
-    root = _root(g, 0 if dst is None and group_dst is None else dst, group_dst, "gather")
+    root = _root(g, dst, group_dst, "gather", default=0)
     n = g.size()
     send = _Buffer(tensor)
     me = g.rank() == root
@@ -514,7 +519,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     if g is None:
         return None
     _check(tensor, "tensor")
-    root = _root(g, 0 if src is None and group_src is None else src, group_src, "scatter")
+    root = _root(g, src, group_src, "scatter", default=0)
     n = g.size()
     me = g.rank() == root
     recv = _Buffer(tensor, fill=False)
@@ -623,7 +628,7 @@ def broadcast_object_list(object_list: list[Any], src: int | None = None, group:
     g = _resolve(group)
     if g is None:
         return
-    root = _root(g, 0 if src is None and group_src is None else src, group_src, "broadcast_object_list")
+    root = _root(g, src, group_src, "broadcast_object_list", default=0)
     me = g.rank() == root
     payload = _dumps(list(object_list)) if me else bytearray()
     size = array.array("q", [len(payload)])

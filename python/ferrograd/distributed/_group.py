@@ -323,7 +323,6 @@ def _report_failure(exc: BaseException) -> None:
     world = st.world
     if world is None or st.fail_comm is None or world.size() == 1 or isinstance(exc, DistBackendError):
         return
-    MPI = _mpi()
     me = world.rank()
     report = {"rank": me, "error": f"{type(exc).__name__}: {exc}"}
     peers = [r for r in range(world.size()) if r != me]
@@ -339,7 +338,6 @@ def _report_failure(exc: BaseException) -> None:
         time.sleep(1e-3)
     for s in sends:
         s.Test()
-    del MPI
 
 
 def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: Any) -> None:

@@ -484,10 +484,10 @@ def _broadcast_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 # NotImplemented and Python calls the batched operand's reflected
 # operator).
 _TENSOR_ARG_METHODS = [
-    "__getitem__", "__setitem__", "add", "sub", "mul", "div", "pow", "matmul", "mm", "bmm", "mv", "dot",
+    "__getitem__", "__setitem__", "add", "sub", "div", "pow", "matmul", "mm", "bmm", "mv", "dot",
     "outer", "addmm", "where", "masked_fill", "maximum", "minimum", "clamp", "lerp", "addcmul",
     "expand_as", "view_as", "reshape_as", "type_as", "gather", "index_select", "copy_", "add_", "sub_",
-    "mul_", "div_", "masked_fill_", "divide", "subtract", "clamp_min", "clamp_max", "clip", "isclose",
+    "div_", "masked_fill_", "divide", "subtract", "clamp_min", "clamp_max", "clip", "isclose",
     "addcdiv", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "take",
     "put", "index_put", "allclose", "equal", "to",
 ]

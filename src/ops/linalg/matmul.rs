@@ -363,13 +363,7 @@ derivatives! {
         record "MmBackward0", [self, mat2];
         compute => out = mm_impl(self, mat2, gemm_backend())?;
         save |s, needs| { save_operands(s, &needs, self, mat2); }
-        backward |ctx, g| {
-            if mat2_cols && ctx.batch().is_none() {
-                mm_grads_for_column_major(ctx, g)
-            } else {
-                product_grads(ctx, g)
-            }
-        };
+        backward |ctx, g| product_grads_laid_out(ctx, g, mat2_cols);
         forward formula(|t| product_tangent(t, self, mat2));
         batched formula;
     }
@@ -496,7 +490,7 @@ derivatives! {
                 None => None,
             };
             let g2 = match ctx.saved_opt(0)? {
-                Some(m1) => Some(scale(mat2_grad(&m1, g0, mat2_cols)?, alpha)?),
+                Some(m1) => Some(scale(mat2_grad(&m1.conj()?, g0, mat2_cols)?, alpha)?),
                 None => None,
             };
             Ok(vec![gs, g1, g2])
@@ -563,6 +557,12 @@ fn save_operands(s: &mut Saver, needs: &[bool], a: &Tensor, b: &Tensor) {
 /// The gradients of a product `a @ b` from its saves (`self` = a when b
 /// needs a gradient, `mat2` = b when a does).
 fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
+    product_grads_laid_out(ctx, g, false)
+}
+
+/// [`product_grads`], the right operand's gradient laid out column-major
+/// when `b_column_major` (see [`column_major`]).
+fn product_grads_laid_out(ctx: &BackwardCtx, g: &[Tensor], b_column_major: bool) -> Result<Grads> {
     // Complex operands enter conjugated: `g conj(b)^T` and `conj(a)^T g`
     // (conj is a no-op for real ones).
     let conj = |t: Option<Tensor>| t.map(|t| t.conj()).transpose();
@@ -580,7 +580,14 @@ fn product_grads(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
             a.as_ref(),
         )?
     } else {
-        product_backward(&g[0], &ma.shape, &mb.shape, b.as_ref(), a.as_ref())?
+        product_backward(
+            &g[0],
+            &ma.shape,
+            &mb.shape,
+            b.as_ref(),
+            a.as_ref(),
+            b_column_major,
+        )?
     };
     Ok(vec![ga, gb])
 }
@@ -596,24 +603,15 @@ fn column_major(m: &Tensor) -> bool {
     m.ndim() == 2 && sh[0] > 1 && sh[1] > 1 && st[0] == 1 && st[1] == sh[0]
 }
 
-/// `conj(a)^T g`, the gradient of the right operand of `a @ b`, computed
-/// as `(g^T conj(a))^T` when `b` is column-major (the same product, its
-/// result laid out as `b` is).
+/// `a^T g` (`a` already conjugated), the gradient of the right operand of
+/// `a @ b`, computed as `(g^T a)^T` when `b` is column-major (the same
+/// product, its result laid out as `b` is).
 fn mat2_grad(a: &Tensor, g: &Tensor, b_column_major: bool) -> Result<Tensor> {
-    let a = a.conj()?;
     if b_column_major {
-        g.t()?.mm(&a)?.t()
+        g.t()?.mm(a)?.t()
     } else {
         a.t()?.mm(g)
     }
-}
-
-/// [`product_grads`] for `mm` with a column-major right operand.
-fn mm_grads_for_column_major(ctx: &BackwardCtx, g: &[Tensor]) -> Result<Grads> {
-    let (a, b) = (ctx.saved_opt(0)?, ctx.saved_opt(1)?);
-    let ga = b.map(|b| g[0].mm(&b.conj()?.t()?)).transpose()?;
-    let gb = a.map(|a| mat2_grad(&a, &g[0], true)).transpose()?;
-    Ok(vec![ga, gb])
 }
 
 /// `a @ b` (matmul semantics for primals of `d1` and `d2` dims) where the
@@ -706,6 +704,7 @@ fn product_backward(
     b_shape: &[usize],
     b: Option<&Tensor>,
     a: Option<&Tensor>,
+    b_column_major: bool,
 ) -> Result<(Option<Tensor>, Option<Tensor>)> {
     let (d1, d2) = (a_shape.len(), b_shape.len());
     let col = |t: &Tensor| t.reshape(&[-1, 1]);
@@ -724,7 +723,7 @@ fn product_backward(
         ),
         (2, 2) => (
             b.map(|b| g.mm(&b.t()?)).transpose()?,
-            a.map(|a| a.t()?.mm(g)).transpose()?,
+            a.map(|a| mat2_grad(a, g, b_column_major)).transpose()?,
         ),
         _ => {
             // Promote 1-D operands to matrices and put their unit dims back
