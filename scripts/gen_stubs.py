@@ -6,7 +6,12 @@ parameter-name table below and return types from the return table. CI runs
 ``mypy.stubtest`` against the installed module, so a stale stub fails the
 build: rerun this script after changing the bindings.
 
-Usage: python scripts/gen_stubs.py  (with the wheel or a develop build installed)
+The docstrings the bindings give their functions, methods and classes go
+into the stub too, for documentation tools that read it.
+
+Usage: python scripts/gen_stubs.py [--check]  (with the wheel or a develop
+build installed). ``--check`` writes nothing and fails if the stub differs
+from what it would write.
 """
 
 from __future__ import annotations
@@ -75,17 +80,21 @@ RETURNS = {
     "is_anomaly_check_nan_enabled": "bool", "set_anomaly_enabled": "None",
     "_function_apply": "Any", "_delayed_error": "list[Tensor | None]", "_undefined_grad": "Tensor",
 }
+# `X | Any` (typeshed's "Any trick") where the value is None only in cases
+# the caller knows of: a grad read before any backward, the grad_fn of a leaf,
+# the missing edge of an input that needs no grad. Callers use the X without
+# a None check; X's own members are still checked.
 PROPERTY_TYPES = {
-    "shape": "Any", "ndim": "int", "dtype": "dtype", "device": "device", "requires_grad": "bool",
-    "grad": "Tensor | None", "grad_fn": "Any", "is_leaf": "bool", "_version": "int",
+    "shape": "Size", "ndim": "int", "dtype": "dtype", "device": "device", "requires_grad": "bool",
+    "grad": "Tensor | Any", "grad_fn": "_Node | Any", "is_leaf": "bool", "_version": "int",
     "_base": "Tensor | None", "data": "Tensor", "T": "Tensor", "mT": "Tensor", "is_cpu": "bool",
     "is_cuda": "bool", "itemsize": "int", "nbytes": "int", "__array_interface__": "dict[str, Any]",
     "is_floating_point": "bool", "is_complex": "bool", "is_signed": "bool", "type": "str",
     "index": "int | None", "output_nr": "int", "retains_grad": "bool",
-    "next_functions": "tuple[tuple[_Node | None, int], ...]", "metadata": "dict[Any, Any]",
+    "next_functions": "tuple[tuple[_Node | Any, int], ...]", "metadata": "dict[Any, Any]",
     "variable": "Tensor", "id": "int", "materialize_grads": "bool",
     "needs_input_grad": "tuple[bool, ...] | None", "saved_tensors": "tuple[Any, ...]",
-    "saved_variables": "tuple[Any, ...]",
+    "saved_variables": "tuple[Any, ...]", "real": "Tensor", "imag": "Tensor", "H": "Tensor", "mH": "Tensor",
 }
 SETTABLE = {
     "requires_grad", "grad", "to_save", "dirty_tensors", "non_differentiable", "saved_for_forward",
@@ -100,6 +109,10 @@ def qualify(text: str) -> str:
 
 
 def params(fn, is_method: bool) -> str:
+    if is_method and getattr(fn, "__name__", "") == "__reduce__":
+        # Introspectable only from Python 3.13 on when the binding gives no
+        # text signature; written out so that the stub is the same everywhere.
+        return "self"
     try:
         sig = inspect.signature(fn)
     except (ValueError, TypeError):
@@ -127,6 +140,8 @@ def params(fn, is_method: bool) -> str:
             seen_kwonly = True
         if p.kind == p.POSITIONAL_ONLY:
             pass
+        if p.default is None and ann != "Any" and "None" not in ann:
+            ann += " | None"
         default = " = ..." if p.default is not p.empty else ""
         out.append(f"{name}: {ann}{default}")
         if p.kind == p.POSITIONAL_ONLY and (
@@ -139,38 +154,96 @@ def params(fn, is_method: bool) -> str:
     return ", ".join(out)
 
 
+def docstring(doc: str | None, indent: str) -> list[str]:
+    """``doc`` as the lines of a docstring at ``indent`` (none for no doc)."""
+    if not doc or not doc.strip():
+        return []
+    text = inspect.cleandoc(doc).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text = text[:-1] + '\\"'
+    lines = [f"{indent}{line}" if line else "" for line in text.split("\n")]
+    lines[0] = f'{indent}"""{lines[0].lstrip()}'
+    if len(lines) == 1:
+        return [lines[0] + '"""']
+    return lines + [f'{indent}"""']
+
+
+def define(head: str, doc: str | None, indent: str, comment: str = "") -> list[str]:
+    """A ``def``/``class`` line ``head`` (ending in ``:``) with ``doc`` as
+    its body, or ``...`` when there is no doc."""
+    body = docstring(doc, indent + "    ")
+    if not body:
+        return [f"{indent}{head} ...{comment}"]
+    return [f"{indent}{head}{comment}"] + body
+
+
+def own_doc(obj) -> str | None:
+    """The docstring the bindings give ``obj``; None for CPython's generic
+    texts of slot wrappers (``Return self+value.``)."""
+    if type(obj).__name__ in ("wrapper_descriptor", "method-wrapper"):
+        return None
+    return getattr(obj, "__doc__", None)
+
+
+def decorators(cls) -> list[str]:
+    """``@final`` for a class that cannot be subclassed at runtime;
+    ``@disjoint_base`` (PEP 800) for one whose instances have a layout of
+    their own, so that it cannot be a base together with another such class.
+    stubtest checks both against the runtime class."""
+    if not cls.__flags__ & (1 << 10):  # Py_TPFLAGS_BASETYPE
+        return ["@final"]
+    base = cls.__base__
+    if cls.__basicsize__ != base.__basicsize__ or cls.__itemsize__ != base.__itemsize__:
+        return ["@disjoint_base"]
+    return []
+
+
 def class_stub(cls, name: str) -> list[str]:
     bases = [b.__name__ for b in cls.__bases__ if getattr(b, "__module__", "") == core.__name__]
-    lines = [f"class {name}({', '.join(bases)}):" if bases else f"class {name}:"]
+    head = f"class {name}({', '.join(bases)}):" if bases else f"class {name}:"
+    lines = decorators(cls) + [head]
+    lines += docstring(vars(cls).get("__doc__"), "    ")
     for attr in sorted(vars(cls)):
-        if attr in ("__new__", "__doc__", "__module__", "__dict__", "__weakref__") and attr != "__new__":
+        if attr in ("__doc__", "__module__", "__dict__", "__weakref__", "__buffer__", "__release_buffer__"):
             continue
         obj = vars(cls)[attr]
-        if attr == "__new__":
-            lines.append(f"    def __new__(cls, {params(cls, False)}) -> {name}: ...")
+        if attr in ("__new__", "__init__"):
+            # The bindings give the class its signature; both take it.
+            first, ret = ("cls", name) if attr == "__new__" else ("self", "None")
+            lines.append(f"    def {attr}({first}, {params(cls, False)}) -> {ret}: ...")
             continue
         if inspect.isdatadescriptor(obj) or type(obj).__name__ == "getset_descriptor":
             ty = qualify(PROPERTY_TYPES.get(attr, "Any"))
             lines.append("    @property")
-            lines.append(f"    def {attr}(self) -> {ty}: ...")
+            lines += define(f"def {attr}(self) -> {ty}:", own_doc(obj), "    ")
             if attr in SETTABLE:
                 lines.append(f"    @{attr}.setter")
                 lines.append(f"    def {attr}(self, value: {ty}) -> None: ...")
             continue
+        if isinstance(obj, staticmethod):
+            ret = qualify(RETURNS.get(attr, "Tensor" if name == "Tensor" else "Any"))
+            lines.append("    @staticmethod")
+            fn = obj.__func__
+            lines += define(f"def {attr}({params(fn, False)}) -> {ret}:", own_doc(fn), "    ")
+            continue
         if callable(obj):
             if attr in ("__eq__", "__ne__"):
-                ret = "Tensor" if name == "Tensor" else "builtins.bool"
-                lines.append(
-                    f"    def {attr}(self, other: builtins.object) -> {ret}:  # type: ignore[override]"
-                )
-                lines.append("        ...")
+                # Tensor compares elementwise: its result is not object's bool.
+                ret, ignore = ("builtins.bool", "")
+                if name == "Tensor":
+                    ret, ignore = "Tensor", "  # type: ignore[override]"
+                lines.append(f"    def {attr}(self, other: builtins.object, /) -> {ret}: ...{ignore}")
                 continue
             ret = qualify(RETURNS.get(attr, "Tensor" if name == "Tensor" else "Any"))
             # In-place `**=` takes no modulo, unlike `__pow__` (as in torch).
             ignore = "  # type: ignore[misc]" if attr == "__ipow__" else ""
-            lines.append(f"    def {attr}({params(obj, True)}) -> {ret}: ...{ignore}")
+            lines += define(f"def {attr}({params(obj, True)}) -> {ret}:", own_doc(obj), "    ", ignore)
         elif isinstance(obj, (int, str)):
             lines.append(f"    {attr}: builtins.{type(obj).__name__}")
+    if name == "Tensor":
+        # A tensor exports its memory (memoryview(t)): the buffer protocol,
+        # which typing spells __buffer__ (a method from Python 3.12 on).
+        lines.append("    def __buffer__(self, flags: builtins.int, /) -> memoryview: ...")
     return lines
 
 
@@ -180,25 +253,39 @@ def main() -> None:
         "",
         "import builtins",
         "from collections.abc import Iterator",
-        "from typing import Any",
+        "from typing import Any, final",
+        "",
+        "from typing_extensions import disjoint_base",
+        "",
+        "from ferrograd._size import Size",
         "",
         "_DTypeLike = dtype | builtins.type | builtins.str",
         "_DeviceLike = builtins.str | device",
         "",
     ]
+    out += ["__all__ = ["] + [f'    "{name}",' for name in sorted(core.__all__)] + ["]"]
+    out.append("__version__: builtins.str")
+    out.append("")
+    classes = {obj for obj in vars(core).values() if isinstance(obj, type)}
     for name in sorted(dir(core)):
         obj = getattr(core, name)
         if name.startswith("__"):
             continue
         if isinstance(obj, type):
             out += class_stub(obj, name) + [""]
-        elif isinstance(obj, core.dtype):
-            out.append(f"{name}: dtype")
+        elif type(obj) in classes:
+            # Instances: dtypes (float32...), the default generator.
+            out.append(f"{name}: {type(obj).__name__}")
         elif callable(obj):
             ret = qualify(RETURNS.get(name, "Tensor"))
-            out.append(f"def {name}({params(obj, False)}) -> {ret}: ...")
+            out += define(f"def {name}({params(obj, False)}) -> {ret}:", own_doc(obj), "")
     target = Path(__file__).resolve().parent.parent / "python" / "ferrograd" / "_core.pyi"
-    target.write_text("\n".join(out) + "\n")
+    text = "\n".join(out) + "\n"
+    if "--check" in sys.argv[1:]:
+        if target.read_text() != text:
+            sys.exit(f"{target} is stale: rerun scripts/gen_stubs.py")
+        return
+    target.write_text(text)
     print(f"wrote {target.relative_to(Path.cwd()) if target.is_relative_to(Path.cwd()) else target}",
           file=sys.stderr)
 

@@ -9,30 +9,15 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = [
-    "autograd.md",
-    "tensors.md",
-    "custom-functions.md",
-    "debugging.md",
-    "forward-ad.md",
-    "functional.md",
-    "profiler.md",
-    "nn-functional.md",
-    "nn.md",
-    "data.md",
-    "optim.md",
-    "func.md",
-]
+# scripts/doc_snippets.py finds the examples (scripts/check_types.sh
+# type-checks the same ones).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from doc_snippets import snippets  # noqa: E402
 
 
 def blocks():
-    for name in GUIDES:
-        path = DOCS / name
-        if not path.exists():
-            continue
-        for i, code in enumerate(re.findall(r"```python\n(.*?)```", path.read_text(), re.S)):
-            yield pytest.param(code, id=f"{name}-{i}")
+    for name, code in snippets():
+        yield pytest.param(code, id=name)
 
 
 @pytest.mark.parametrize("code", list(blocks()))
