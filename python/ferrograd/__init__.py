@@ -7,6 +7,7 @@ tensor code.
 
 from __future__ import annotations
 
+# `from m import x as x` marks a public re-export for type checkers (PEP 484).
 from . import _core
 from . import accelerator as accelerator
 from . import autograd as autograd
@@ -19,88 +20,83 @@ from . import nn as nn
 from . import optim as optim
 from . import profiler as profiler
 from . import utils as utils
+from ._config import are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled
+from ._config import get_default_device as get_default_device
 from ._config import (
-    are_deterministic_algorithms_enabled,
-    get_default_device,
-    is_deterministic_algorithms_warn_only_enabled,
-    set_default_device,
-    use_deterministic_algorithms,
+    is_deterministic_algorithms_warn_only_enabled as is_deterministic_algorithms_warn_only_enabled,
 )
-from ._core import (
-    Tensor,
-    as_tensor,
-    bfloat16,
-    complex,
-    complex64,
-    complex128,
-    device,
-    dtype,
-    empty,
-    empty_like,
-    float16,
-    float32,
-    float64,
-    from_dlpack,
-    from_numpy,
-    full,
-    full_like,
-    get_default_dtype,
-    get_num_threads,
-    int8,
-    int16,
-    int32,
-    int64,
-    is_anomaly_check_nan_enabled,
-    is_anomaly_enabled,
-    is_complex,
-    is_floating_point,
-    is_tensor,
-    numel,
-    ones,
-    ones_like,
-    polar,
-    promote_types,
-    result_type,
-    set_anomaly_enabled,
-    set_default_dtype,
-    set_num_threads,
-    tensor,
-    uint8,
-    view_as_complex,
-    view_as_real,
-    zeros,
-    zeros_like,
-)
+from ._config import set_default_device as set_default_device
+from ._config import use_deterministic_algorithms as use_deterministic_algorithms
+from ._core import Tensor as Tensor
+from ._core import as_tensor as as_tensor
+from ._core import bfloat16 as bfloat16
 from ._core import bool as bool  # noqa: A004  (torch.bool)
+from ._core import complex as complex
+from ._core import complex64 as complex64
+from ._core import complex128 as complex128
+from ._core import device as device
+from ._core import dtype as dtype
+from ._core import empty as empty
+from ._core import empty_like as empty_like
+from ._core import float16 as float16
+from ._core import float32 as float32
+from ._core import float64 as float64
+from ._core import from_dlpack as from_dlpack
+from ._core import from_numpy as from_numpy
+from ._core import full as full
+from ._core import full_like as full_like
+from ._core import get_default_dtype as get_default_dtype
+from ._core import get_num_threads as get_num_threads
+from ._core import int8 as int8
+from ._core import int16 as int16
+from ._core import int32 as int32
+from ._core import int64 as int64
+from ._core import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from ._core import is_anomaly_enabled as is_anomaly_enabled
+from ._core import is_complex as is_complex
+from ._core import is_floating_point as is_floating_point
+from ._core import is_tensor as is_tensor
+from ._core import numel as numel
+from ._core import ones as ones
+from ._core import ones_like as ones_like
+from ._core import polar as polar
+from ._core import promote_types as promote_types
+from ._core import result_type as result_type
+from ._core import set_anomaly_enabled as set_anomaly_enabled
+from ._core import set_default_dtype as set_default_dtype
+from ._core import set_num_threads as set_num_threads
+from ._core import tensor as tensor
+from ._core import uint8 as uint8
+from ._core import view_as_complex as view_as_complex
+from ._core import view_as_real as view_as_real
+from ._core import zeros as zeros
+from ._core import zeros_like as zeros_like
 from ._ops_linalg import *  # noqa: F403
 from ._ops_pointwise import *  # noqa: F403
 from ._ops_random import *  # noqa: F403
 from ._ops_reduce import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
-from ._size import Size
-from ._tensor_types import (
-    BFloat16Tensor,
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-    ShortTensor,
-)
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
-from .func._vmap import vmap
-from .serialization import load, save
+from ._size import Size as Size
+from ._tensor_types import BFloat16Tensor as BFloat16Tensor
+from ._tensor_types import BoolTensor as BoolTensor
+from ._tensor_types import ByteTensor as ByteTensor
+from ._tensor_types import CharTensor as CharTensor
+from ._tensor_types import DoubleTensor as DoubleTensor
+from ._tensor_types import FloatTensor as FloatTensor
+from ._tensor_types import HalfTensor as HalfTensor
+from ._tensor_types import IntTensor as IntTensor
+from ._tensor_types import LongTensor as LongTensor
+from ._tensor_types import ShortTensor as ShortTensor
+from .autograd.grad_mode import enable_grad as enable_grad
+from .autograd.grad_mode import inference_mode as inference_mode
+from .autograd.grad_mode import is_grad_enabled as is_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
+from .autograd.grad_mode import no_grad as no_grad
+from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
+from .func._vmap import vmap as vmap
+from .serialization import load as load
+from .serialization import save as save
 
 float = float32  # noqa: A001
 double = float64
@@ -137,7 +133,13 @@ def _dtype_from_name(name: str) -> dtype:
     return _DTYPES[name]
 
 
+from . import _ops_linalg, _ops_pointwise, _ops_random, _ops_reduce, _ops_shape_index, _ops_views  # noqa: E402
 from ._routed import route_module as _route_module  # noqa: E402
 
-_route_module(globals(), "ferrograd", "")
+# The module-level docs of the functions that are Tensor methods, aliases or
+# factory-made, from the DOCS table of the module that defines each.
+_route_module(globals(), "ferrograd", "", docs={
+    **_ops_linalg.DOCS, **_ops_pointwise.DOCS, **_ops_random.DOCS, **_ops_reduce.DOCS,
+    **_ops_shape_index.DOCS, **_ops_views.DOCS,
+})  # fmt: skip
 del _route_module

@@ -255,20 +255,38 @@ def note_fallback(name: str) -> None:
 
 
 def vmap_fallbacks() -> dict[str, int]:
-    """How many times each operation ran under ``vmap`` by the per-row
+    """Returns how many times each operation ran under ``vmap`` by the per-row
     fallback (one call per batch row) instead of a batching rule, since the
-    last :func:`reset_vmap_fallbacks`."""
+    last :func:`reset_vmap_fallbacks`.
+
+    Use it to find the ops that make a ``vmap`` slow.
+
+    Returns:
+        dict: operation name to count.
+
+    Example:
+        >>> from ferrograd.func import reset_vmap_fallbacks, vmap, vmap_fallbacks
+        >>> reset_vmap_fallbacks()
+        >>> _ = vmap(lambda t: t.sin().sum())(ferrograd.ones(4, 3))
+        >>> vmap_fallbacks()  # sin and sum have batching rules
+        {}
+    """
     return dict(_fallbacks)
 
 
 def reset_vmap_fallbacks() -> None:
-    """Clears the counts of :func:`vmap_fallbacks`."""
+    """Clears the counts that :func:`vmap_fallbacks` returns.
+    """
     _fallbacks.clear()
 
 
 def set_vmap_fallback_warning_enabled(enabled: bool) -> None:
-    """Warn (``UserWarning``) each time an operation runs by the per-row
-    fallback under ``vmap``."""
+    """Turns on or off a ``UserWarning`` each time an operation runs by the
+    per-row fallback under ``vmap`` (off by default).
+
+    Args:
+        enabled (bool): whether to warn.
+    """
     _fallback_warn[0] = bool(enabled)
 
 

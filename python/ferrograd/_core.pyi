@@ -2,41 +2,286 @@
 
 import builtins
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, final
+
+from typing_extensions import disjoint_base
+
+from ferrograd._size import Size
 
 _DTypeLike = dtype | builtins.type | builtins.str
 _DeviceLike = builtins.str | device
 
+__all__ = [
+    "Generator",
+    "RemovableHandle",
+    "SavedTensor",
+    "Tensor",
+    "_FunctionBase",
+    "_Node",
+    "_ProfilerResult",
+    "_RecordFunction",
+    "__version__",
+    "_adam_step",
+    "_close_mutation_context",
+    "_col2im",
+    "_conv2d",
+    "_current_dual_level",
+    "_current_graph_task_id",
+    "_delayed_error",
+    "_disable_saved_tensors_hooks",
+    "_empty_cache",
+    "_enter_dual_level",
+    "_exit_dual_level",
+    "_function_apply",
+    "_fw_grad",
+    "_get_gemm_backend",
+    "_grad",
+    "_gradient_edge",
+    "_im2col",
+    "_is_fwd_grad_enabled",
+    "_layer_norm",
+    "_linalg_solve",
+    "_make_dual",
+    "_matrix_norm",
+    "_max_pool2d_indices",
+    "_nll_loss",
+    "_open_mutation_context",
+    "_parallel_waves",
+    "_pop_saved_tensors_hooks",
+    "_profiler_enabled",
+    "_profiler_start",
+    "_profiler_stop",
+    "_push_saved_tensors_hooks",
+    "_reached_leaves",
+    "_rebuild_tensor",
+    "_record_function_enter",
+    "_restore_inference_mode",
+    "_row_by_row_nodes",
+    "_run_backward",
+    "_set_batched_dispatch",
+    "_set_cache_limit",
+    "_set_fw_grad",
+    "_set_fwd_grad_enabled",
+    "_set_gemm_backend",
+    "_set_grad_enabled",
+    "_set_inference_mode",
+    "_sgd_step",
+    "_to_dlpack",
+    "_undefined_grad",
+    "_unpack_dual",
+    "_vector_norm",
+    "_vmap_active",
+    "_will_engine_execute_node",
+    "_wrap_number",
+    "arange",
+    "as_tensor",
+    "bfloat16",
+    "bool",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "cat",
+    "complex",
+    "complex128",
+    "complex64",
+    "default_generator",
+    "device",
+    "dstack",
+    "dtype",
+    "einsum",
+    "empty",
+    "empty_like",
+    "eye",
+    "float16",
+    "float32",
+    "float64",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_default_dtype",
+    "get_num_threads",
+    "get_rng_state",
+    "hstack",
+    "increment_version",
+    "initial_seed",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "is_complex",
+    "is_floating_point",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "is_multithreading_enabled",
+    "is_tensor",
+    "linspace",
+    "logspace",
+    "manual_seed",
+    "normal",
+    "numel",
+    "ones",
+    "ones_like",
+    "polar",
+    "promote_types",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "repeat_interleave",
+    "result_type",
+    "routed_function",
+    "seed",
+    "set_anomaly_enabled",
+    "set_default_dtype",
+    "set_multithreading_enabled",
+    "set_num_threads",
+    "set_rng_state",
+    "split",
+    "stack",
+    "std_mean",
+    "tensor",
+    "uint8",
+    "var_mean",
+    "view_as_complex",
+    "view_as_real",
+    "vstack",
+    "zeros",
+    "zeros_like",
+]
+__version__: builtins.str
+
+@final
 class Generator:
+    """A seeded stream of random numbers for the sampling functions.
+
+    Pass it as ``generator=`` to a random function (:func:`ferrograd.rand`,
+    :func:`ferrograd.randn`, :meth:`Tensor.uniform_`, ...) to draw from it
+    instead of the default generator that :func:`ferrograd.manual_seed`
+    seeds. A generator seeded with ``s`` produces torch's CPU sequences for
+    the same seed.
+
+    Args:
+        device (str or device, optional): accepted for compatibility; only
+            ``"cpu"`` is allowed.
+
+    Example:
+        >>> g = ferrograd.Generator().manual_seed(0)
+        >>> ferrograd.rand(2, generator=g)
+        tensor([0.4963, 0.7682])
+        >>> g.initial_seed()
+        0
+    """
     def __new__(cls, device: _DeviceLike | None = ...) -> Generator: ...
     def __repr__(self) -> builtins.str: ...
     @property
-    def device(self) -> device: ...
-    def get_state(self) -> Any: ...
-    def initial_seed(self) -> builtins.int: ...
-    def manual_seed(self, seed: builtins.int) -> Any: ...
-    def seed(self) -> builtins.int: ...
-    def set_state(self, new_state: Any) -> Any: ...
+    def device(self) -> device:
+        """The generator's device: always the CPU."""
+    def get_state(self) -> Any:
+        """The generator's state, as a 1-D int64 tensor of torch's 5056 state bytes.
 
+        Pass it to :meth:`set_state` to replay the stream from this point.
+        """
+    def initial_seed(self) -> builtins.int:
+        """The seed this generator was last seeded with, as a Python int."""
+    def manual_seed(self, seed: builtins.int) -> Any:
+        """Seeds this generator and returns it; the stream restarts from ``seed``.
+
+        Args:
+            seed (int): any integer in ``[-2**63, 2**64)``.
+        """
+    def seed(self) -> builtins.int:
+        """Reseeds this generator with a non-deterministic seed and returns that seed."""
+    def set_state(self, new_state: Any) -> Any:
+        """Restores a state from :meth:`get_state` and returns the generator.
+
+        Args:
+            new_state (Tensor or list of ints): the state bytes.
+        """
+
+@final
 class RemovableHandle:
+    """`RemovableHandle`: `.remove()` unregisters the hook; also a context
+    manager that removes it on exit.
+    """
     def __enter__(self) -> Any: ...
     def __exit__(self, _a: Any, _b: Any, _c: Any) -> Any: ...
     @property
     def id(self) -> builtins.int: ...
     def remove(self) -> None: ...
 
+@final
 class SavedTensor:
+    """A tensor a graph node saved, as `node._raw_saved_<name>` shows it:
+    `register_hooks(pack_hook, unpack_hook)` packs it now and unpacks it
+    with those hooks when backward needs it.
+    """
     def __repr__(self) -> builtins.str: ...
     @property
-    def data(self) -> Tensor: ...
-    def register_hooks(self, pack_hook: Any, unpack_hook: Any) -> Any: ...
-    def unpack(self) -> Any: ...
+    def data(self) -> Tensor:
+        """The stored value without checks or history (None once freed)."""
+    def register_hooks(self, pack_hook: Any, unpack_hook: Any) -> Any:
+        """Packs the saved tensor with `pack_hook` now; backward gets it back
+        from `unpack_hook`. One pair per saved tensor.
+        """
+    def unpack(self) -> Any:
+        """The saved tensor, unpacked (as `node._saved_<name>`)."""
 
+@disjoint_base
 class Tensor:
+    """A multi-dimensional array of one dtype, with automatic differentiation.
+
+    A tensor is a view of a block of memory: a shape, a stride per dim and
+    a storage offset (:meth:`stride`, :meth:`storage_offset`). Views such as
+    :meth:`view`, :meth:`transpose`, :meth:`expand` or slicing share memory
+    with their base; methods that end in ``_`` (``add_``, ``zero_``, ...)
+    write in place and bump a version counter that views share, which
+    autograd checks before using a tensor it saved.
+
+    When a tensor has ``requires_grad=True``, operations on it record a
+    graph (each result has a :attr:`grad_fn`), and :meth:`backward`
+    accumulates gradients into the :attr:`grad` of the leaf tensors.
+
+    Make tensors with :func:`ferrograd.tensor` (from data) or the factories
+    (:func:`ferrograd.zeros`, :func:`ferrograd.arange`, :func:`ferrograd.randn`,
+    ...). ``Tensor(*sizes)`` and ``Tensor(data)`` are the legacy
+    constructors: a zero-filled float tensor of that shape, or ``data`` as a
+    float tensor. Tensors live on the CPU; dtypes are the float, complex,
+    integer and bool types listed in :class:`ferrograd.dtype`.
+
+    Example:
+        >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> x.shape, x.dtype, x.stride()
+        (ferrograd.Size([2, 2]), ferrograd.float32, (2, 1))
+        >>> loss = (x * x).sum()
+        >>> loss.backward()
+        >>> x.grad
+        tensor([[2., 4.],
+                [6., 8.]])
+    """
     @property
-    def H(self) -> Any: ...
+    def H(self) -> Tensor:
+        """Conjugate transpose of a matrix (2-D tensor); the conjugate of a 0-D tensor.
+
+        For batches of matrices use :attr:`mH`.
+
+        Example:
+            >>> ferrograd.tensor([[1.0, 2.0]]).H
+            tensor([[1.],
+                    [2.]])
+        """
     @property
-    def T(self) -> Tensor: ...
+    def T(self) -> Tensor:
+        """A view with all dims in reverse order.
+
+        Example:
+            >>> ferrograd.arange(6).view(1, 2, 3).T.shape
+            ferrograd.Size([3, 2, 1])
+        """
     def __abs__(self) -> Tensor: ...
     def __add__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __and__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -49,13 +294,20 @@ class Tensor:
     def __deepcopy__(self, memo: Any) -> Tensor: ...
     def __delattr__(self, name: Any, /) -> None: ...
     def __delitem__(self, key: Any, /) -> Tensor: ...
-    def __dlpack__(self, stream: Any = ..., *, max_version: Any = ..., dl_device: Any = ..., copy: Any = ...) -> Any: ...
-    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]: ...
-    def __eq__(self, other: builtins.object) -> Tensor:  # type: ignore[override]
-        ...
+    def __dlpack__(self, stream: Any = ..., *, max_version: Any = ..., dl_device: Any = ..., copy: Any = ...) -> Any:
+        """DLPack export of the tensor's memory (no copy unless `copy=True`).
+        With `max_version` of at least (1, 0) the capsule holds a versioned
+        (DLPack 1.x) tensor, otherwise the legacy struct.
+        """
+    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
+        """`(1, 0)`: DLPack's CPU device."""
+    def __eq__(self, other: builtins.object, /) -> Tensor: ...  # type: ignore[override]
     def __float__(self) -> builtins.float: ...
     def __floordiv__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
-    def __format__(self, format_spec: Any) -> builtins.str: ...
+    def __format__(self, format_spec: Any) -> builtins.str:
+        """`format(t, spec)`: a 0-dim tensor formats as its Python number;
+        others accept only an empty spec and give their `str`.
+        """
     def __ge__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __getitem__(self, key: Any, /) -> Tensor: ...
     def __gt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -66,7 +318,7 @@ class Tensor:
     def __imod__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __imul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __index__(self) -> builtins.int: ...
-    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def __init__(self, *args: Any) -> None: ...
     def __int__(self) -> builtins.int: ...
     def __invert__(self) -> Tensor: ...
     def __ior__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -81,8 +333,7 @@ class Tensor:
     def __matmul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __mod__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __mul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
-    def __ne__(self, other: builtins.object) -> Tensor:  # type: ignore[override]
-        ...
+    def __ne__(self, other: builtins.object, /) -> Tensor: ...  # type: ignore[override]
     def __neg__(self) -> Tensor: ...
     def __new__(cls, *args: Any) -> Tensor: ...
     def __or__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -109,391 +360,1995 @@ class Tensor:
     @property
     def _base(self) -> Tensor | None: ...
     def _is_view(self) -> builtins.bool: ...
-    def _make_subclass(self, cls: Any, data: Any, require_grad: Any = ...) -> Tensor: ...
-    def _rsub(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def _store_out(self, result: Any) -> Tensor: ...
+    @staticmethod
+    def _make_subclass(cls: Any, data: Any, require_grad: Any = ...) -> Tensor:
+        """`Tensor._make_subclass(cls, data, require_grad=False)`: a new
+        instance of the subclass `cls` that shares `data`'s memory (a
+        detached alias, a leaf) and is its tensor's object, kept alive by
+        the tensor like any subclass instance (how `nn.Parameter` is made).
+        """
+    def _rsub(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """`other - alpha * self` (`torch.rsub(self, other, alpha=alpha)`)."""
+    def _store_out(self, result: Any) -> Tensor:
+        """Writes `result` into this tensor for a module function's `out=`."""
     @property
-    def _version(self) -> builtins.int: ...
-    def abs(self) -> Tensor: ...
-    def abs_(self) -> Tensor: ...
-    def absolute(self) -> Tensor: ...
-    def absolute_(self) -> Tensor: ...
-    def acos(self) -> Tensor: ...
-    def acos_(self) -> Tensor: ...
-    def acosh(self) -> Tensor: ...
-    def acosh_(self) -> Tensor: ...
-    def add(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def add_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def adjoint(self) -> Tensor: ...
-    def all(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def allclose(self, other: Tensor | builtins.float | builtins.int | builtins.bool, rtol: Any = ..., atol: Any = ..., equal_nan: Any = ...) -> builtins.bool: ...
-    def amax(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def amin(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def aminmax(self, *, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def angle(self) -> Tensor: ...
-    def any(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def arccos(self) -> Tensor: ...
-    def arccos_(self) -> Tensor: ...
-    def arccosh(self) -> Tensor: ...
-    def arccosh_(self) -> Tensor: ...
-    def arcsin(self) -> Tensor: ...
-    def arcsin_(self) -> Tensor: ...
-    def arcsinh(self) -> Tensor: ...
-    def arcsinh_(self) -> Tensor: ...
-    def arctan(self) -> Tensor: ...
-    def arctan2(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def arctan2_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def arctan_(self) -> Tensor: ...
-    def arctanh(self) -> Tensor: ...
-    def arctanh_(self) -> Tensor: ...
-    def argmax(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def argmin(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor: ...
-    def argwhere(self) -> Tensor: ...
-    def as_strided(self, size: Any, stride: Any, storage_offset: Any = ...) -> Tensor: ...
-    def asin(self) -> Tensor: ...
-    def asin_(self) -> Tensor: ...
-    def asinh(self) -> Tensor: ...
-    def asinh_(self) -> Tensor: ...
-    def atan(self) -> Tensor: ...
-    def atan2(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def atan2_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def atan_(self) -> Tensor: ...
-    def atanh(self) -> Tensor: ...
-    def atanh_(self) -> Tensor: ...
-    def backward(self, gradient: Any = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None: ...
-    def bernoulli(self, p: Any = ..., *, generator: Any = ..., out: Tensor | None = ...) -> Tensor: ...
-    def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor: ...
-    def bfloat16(self) -> Tensor: ...
-    def bitwise_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bitwise_and_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bitwise_not(self) -> Tensor: ...
-    def bitwise_not_(self) -> Tensor: ...
-    def bitwise_or(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bitwise_or_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bitwise_xor(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bitwise_xor_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def bmm(self, mat2: Any) -> Tensor: ...
-    def bool(self) -> Tensor: ...
-    def broadcast_to(self, size: Any) -> Tensor: ...
-    def byte(self) -> Tensor: ...
-    def cdouble(self) -> Tensor: ...
-    def ceil(self) -> Tensor: ...
-    def ceil_(self) -> Tensor: ...
-    def cfloat(self) -> Tensor: ...
-    def char(self) -> Tensor: ...
-    def chunk(self, chunks: Any, dim: Any = ...) -> tuple[Tensor, ...]: ...
-    def clamp(self, min: Any = ..., max: Any = ...) -> Tensor: ...
-    def clamp_(self, min: Any = ..., max: Any = ...) -> Tensor: ...
-    def clamp_max(self, max: Any) -> Tensor: ...
-    def clamp_max_(self, max: Any) -> Tensor: ...
-    def clamp_min(self, min: Any) -> Tensor: ...
-    def clamp_min_(self, min: Any) -> Tensor: ...
-    def clip(self, min: Any = ..., max: Any = ...) -> Tensor: ...
-    def clip_(self, min: Any = ..., max: Any = ...) -> Tensor: ...
-    def clone(self, *, memory_format: Any = ...) -> Tensor: ...
-    def conj(self) -> Tensor: ...
-    def conj_physical(self) -> Tensor: ...
-    def conj_physical_(self) -> Tensor: ...
-    def contiguous(self, memory_format: Any = ...) -> Tensor: ...
-    def copy_(self, src: Tensor | builtins.float | builtins.int | builtins.bool, non_blocking: Any = ...) -> Tensor: ...
-    def cos(self) -> Tensor: ...
-    def cos_(self) -> Tensor: ...
-    def cosh(self) -> Tensor: ...
-    def cosh_(self) -> Tensor: ...
-    def count_nonzero(self, dim: Any = ...) -> Tensor: ...
-    def cpu(self) -> Tensor: ...
-    def cumprod(self, dim: Any, *, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def cumsum(self, dim: Any, *, dtype: _DTypeLike | None = ...) -> Tensor: ...
+    def _version(self) -> builtins.int:
+        """The version counter: how many in-place writes this tensor's memory has had.
+
+        Views share their base's counter. Autograd records it when it saves a
+        tensor for backward, and raises if it changed before the backward pass
+        uses the tensor.
+
+        Example:
+            >>> t = ferrograd.zeros(3)
+            >>> t._version
+            0
+            >>> t.add_(1)._version
+            1
+        """
+    def abs(self) -> Tensor:
+        """Absolute value of each element (the modulus for complex tensors).
+
+        See :func:`ferrograd.abs`.
+        """
+    def abs_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.abs`."""
+    def absolute(self) -> Tensor:
+        """Alias for :meth:`Tensor.abs`."""
+    def absolute_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.absolute`."""
+    def acos(self) -> Tensor:
+        """Inverse cosine of each element.
+
+        See :func:`ferrograd.acos`.
+        """
+    def acos_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.acos`."""
+    def acosh(self) -> Tensor:
+        """Inverse hyperbolic cosine of each element.
+
+        See :func:`ferrograd.acosh`.
+        """
+    def acosh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.acosh`."""
+    def add(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``self + alpha * other``, broadcasting; ``other`` may be a tensor or a number.
+
+        See :func:`ferrograd.add`.
+        """
+    def add_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.add`."""
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """``self + value * tensor1 / tensor2``.
+
+        See :func:`ferrograd.addcdiv`.
+        """
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.addcdiv`."""
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """``self + value * tensor1 * tensor2``.
+
+        See :func:`ferrograd.addcmul`.
+        """
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.addcmul`."""
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``beta * self + alpha * (mat1 @ mat2)``.
+
+        See :func:`ferrograd.addmm`.
+        """
+    def adjoint(self) -> Tensor:
+        """Conjugate transpose of the last two dims.
+
+        See :func:`ferrograd.adjoint`.
+        """
+    def all(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Whether every element over ``dim`` is nonzero (a bool tensor).
+
+        See :func:`ferrograd.all`.
+        """
+    def allclose(self, other: Tensor | builtins.float | builtins.int | builtins.bool, rtol: Any = ..., atol: Any = ..., equal_nan: Any = ...) -> builtins.bool:
+        """Whether :meth:`isclose` holds for every element (a Python bool).
+
+        See :func:`ferrograd.allclose`.
+        """
+    def amax(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Maximum of the elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.amax`.
+        """
+    def amin(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Minimum of the elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.amin`.
+        """
+    def aminmax(self, *, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Minimum and maximum together, as a named tuple ``(min, max)``.
+
+        See :func:`ferrograd.aminmax`.
+        """
+    def angle(self) -> Tensor:
+        """Argument (phase) of each element in radians; 0 or pi for real tensors.
+
+        See :func:`ferrograd.angle`.
+        """
+    def any(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Whether any element over ``dim`` is nonzero (a bool tensor).
+
+        See :func:`ferrograd.any`.
+        """
+    def arccos(self) -> Tensor:
+        """Alias for :meth:`Tensor.acos`."""
+    def arccos_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arccos`."""
+    def arccosh(self) -> Tensor:
+        """Alias for :meth:`Tensor.acosh`."""
+    def arccosh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arccosh`."""
+    def arcsin(self) -> Tensor:
+        """Alias for :meth:`Tensor.asin`."""
+    def arcsin_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arcsin`."""
+    def arcsinh(self) -> Tensor:
+        """Alias for :meth:`Tensor.asinh`."""
+    def arcsinh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arcsinh`."""
+    def arctan(self) -> Tensor:
+        """Alias for :meth:`Tensor.atan`."""
+    def arctan2(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.atan2`."""
+    def arctan2_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.arctan2`."""
+    def arctan_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arctan`."""
+    def arctanh(self) -> Tensor:
+        """Alias for :meth:`Tensor.atanh`."""
+    def arctanh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.arctanh`."""
+    def argmax(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Index of the maximum along ``dim`` (of the flattened tensor when None).
+
+        See :func:`ferrograd.argmax`.
+        """
+    def argmin(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """Index of the minimum along ``dim`` (of the flattened tensor when None).
+
+        See :func:`ferrograd.argmin`.
+        """
+    def argwhere(self) -> Tensor:
+        """Indices of the nonzero elements, as an ``(n, ndim)`` tensor.
+
+        See :func:`ferrograd.argwhere`.
+        """
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = ...) -> Tensor:
+        """A view of this tensor's memory with the given sizes, strides and offset.
+
+        The view reads the same memory as ``self`` (``storage_offset`` counts
+        elements from the start of that memory; it defaults to ``self``'s own).
+        Overlapping strides are allowed for reading. See :func:`ferrograd.as_strided`.
+
+        Args:
+            size (tuple of ints): the shape of the view.
+            stride (tuple of ints): the stride of each dim, in elements.
+            storage_offset (int, optional): the first element's position in memory.
+
+        Example:
+            >>> t = ferrograd.arange(6)
+            >>> t.as_strided((2, 2), (1, 2))
+            tensor([[0, 2],
+                    [1, 3]])
+            >>> t.as_strided((2,), (3,), 1)
+            tensor([1, 4])
+        """
+    def asin(self) -> Tensor:
+        """Inverse sine of each element.
+
+        See :func:`ferrograd.asin`.
+        """
+    def asin_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.asin`."""
+    def asinh(self) -> Tensor:
+        """Inverse hyperbolic sine of each element.
+
+        See :func:`ferrograd.asinh`.
+        """
+    def asinh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.asinh`."""
+    def atan(self) -> Tensor:
+        """Inverse tangent of each element.
+
+        See :func:`ferrograd.atan`.
+        """
+    def atan2(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Elementwise arctangent of ``self / other``, in the quadrant given by both signs.
+
+        See :func:`ferrograd.atan2`.
+        """
+    def atan2_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.atan2`."""
+    def atan_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.atan`."""
+    def atanh(self) -> Tensor:
+        """Inverse hyperbolic tangent of each element.
+
+        See :func:`ferrograd.atanh`.
+        """
+    def atanh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.atanh`."""
+    def backward(self, gradient: Any = ..., retain_graph: Any = ..., create_graph: Any = ..., inputs: Any = ...) -> None:
+        """Computes the gradient of this tensor with respect to the graph's leaves.
+
+        Gradients are accumulated (added) into the :attr:`grad` of every leaf
+        that requires grad, and of tensors that called :meth:`retain_grad`. A
+        scalar tensor needs no ``gradient``; otherwise ``gradient`` is the
+        vector in the vector-Jacobian product (the gradient of some final scalar
+        with respect to ``self``). The graph's saved tensors are freed afterwards
+        unless ``retain_graph`` is True. Same as
+        ``ferrograd.autograd.backward(self, gradient, ...)``.
+
+        Args:
+            gradient (Tensor, optional): the gradient with respect to ``self``, of
+                its shape. Needed when ``self`` has more than one element.
+            retain_graph (bool, optional): keep the graph for another backward
+                pass. Default: the value of ``create_graph``.
+            create_graph (bool): record the backward pass itself, so gradients can
+                be differentiated again (higher-order derivatives). Default: False.
+            inputs (Tensor or sequence of Tensors, optional): accumulate only into
+                these tensors' ``.grad`` instead of all leaves.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            >>> (x ** 2).sum().backward()
+            >>> x.grad
+            tensor([2., 4., 6.])
+            >>> (x * 2).backward(ferrograd.tensor([1.0, 0.0, 1.0]))
+            >>> x.grad
+            tensor([4., 4., 8.])
+        """
+    def bernoulli(self, p: Any = ..., *, generator: Any = ..., out: Tensor | None = ...) -> Tensor:
+        """0/1 samples, 1 with the probabilities in ``self`` (or with probability ``p`` when given).
+
+        See :func:`ferrograd.bernoulli`.
+        """
+    def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fills ``self`` in place with 0/1 samples, 1 with probability ``p``.
+
+        Args:
+            p (float or Tensor): the probability of 1, one number or a tensor
+                broadcast to ``self``. Default: 0.5.
+
+        Keyword args:
+            generator (Generator, optional): draw from it instead of the default generator.
+
+        Example:
+            >>> _ = ferrograd.manual_seed(0)
+            >>> ferrograd.empty(4).bernoulli_(0.5)
+            tensor([0., 0., 1., 0.])
+        """
+    def bfloat16(self) -> Tensor:
+        """``self.to(ferrograd.bfloat16)``: this tensor converted to ``ferrograd.bfloat16`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.0, 2.0]).bfloat16()
+            tensor([1., 2.], dtype=ferrograd.bfloat16)
+        """
+    def bitwise_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bitwise AND of integer or bool tensors.
+
+        See :func:`ferrograd.bitwise_and`.
+        """
+    def bitwise_and_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_and`."""
+    def bitwise_not(self) -> Tensor:
+        """Bitwise NOT of each element (logical NOT for bool tensors).
+
+        See :func:`ferrograd.bitwise_not`.
+        """
+    def bitwise_not_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_not`."""
+    def bitwise_or(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bitwise OR of integer or bool tensors.
+
+        See :func:`ferrograd.bitwise_or`.
+        """
+    def bitwise_or_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_or`."""
+    def bitwise_xor(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bitwise XOR of integer or bool tensors.
+
+        See :func:`ferrograd.bitwise_xor`.
+        """
+    def bitwise_xor_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_xor`."""
+    def bmm(self, mat2: Any) -> Tensor:
+        """Batched matrix product of two 3-D tensors.
+
+        See :func:`ferrograd.bmm`.
+        """
+    def bool(self) -> Tensor:
+        """``self.to(ferrograd.bool)``: this tensor converted to ``ferrograd.bool`` (``self`` if it already is).
+
+        Nonzero values become True.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([0.0, 2.0]).bool()
+            tensor([False,  True])
+        """
+    def broadcast_to(self, size: Any) -> Tensor:
+        """A view broadcast to the shape ``size``.
+
+        See :func:`ferrograd.broadcast_to`.
+        """
+    def byte(self) -> Tensor:
+        """``self.to(ferrograd.uint8)``: this tensor converted to ``ferrograd.uint8`` (``self`` if it already is).
+
+        Floating values are truncated toward zero.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.7, 2.7]).byte()
+            tensor([1, 2], dtype=ferrograd.uint8)
+        """
+    def cdouble(self) -> Tensor:
+        """``self.to(ferrograd.complex128)``: this tensor converted to ``ferrograd.complex128`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.0, 2.0]).cdouble()
+            tensor([1.+0.j, 2.+0.j], dtype=ferrograd.complex128)
+        """
+    def ceil(self) -> Tensor:
+        """Each element rounded up to an integer value.
+
+        See :func:`ferrograd.ceil`.
+        """
+    def ceil_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.ceil`."""
+    def cfloat(self) -> Tensor:
+        """``self.to(ferrograd.complex64)``: this tensor converted to ``ferrograd.complex64`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.0, 2.0]).cfloat()
+            tensor([1.+0.j, 2.+0.j])
+        """
+    def char(self) -> Tensor:
+        """``self.to(ferrograd.int8)``: this tensor converted to ``ferrograd.int8`` (``self`` if it already is).
+
+        Floating values are truncated toward zero.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.7, -2.7]).char()
+            tensor([ 1, -2], dtype=ferrograd.int8)
+        """
+    def chunk(self, chunks: Any, dim: Any = ...) -> tuple[Tensor, ...]:
+        """Views of ``chunks`` near-equal pieces along ``dim`` (the last may be smaller).
+
+        See :func:`ferrograd.chunk`.
+        """
+    def clamp(self, min: Any = ..., max: Any = ...) -> Tensor:
+        """Each element limited to ``[min, max]`` (either bound may be None, a number or a tensor).
+
+        See :func:`ferrograd.clamp`.
+        """
+    def clamp_(self, min: Any = ..., max: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.clamp`."""
+    def clamp_max(self, max: Any) -> Tensor:
+        """Each element limited from above by ``max``.
+
+        See :func:`ferrograd.clamp_max`.
+        """
+    def clamp_max_(self, max: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.clamp_max`."""
+    def clamp_min(self, min: Any) -> Tensor:
+        """Each element limited from below by ``min``.
+
+        See :func:`ferrograd.clamp_min`.
+        """
+    def clamp_min_(self, min: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.clamp_min`."""
+    def clip(self, min: Any = ..., max: Any = ...) -> Tensor:
+        """Alias for :meth:`Tensor.clamp`."""
+    def clip_(self, min: Any = ..., max: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.clip`."""
+    def clone(self, *, memory_format: Any = ...) -> Tensor:
+        """A copy of this tensor with its own memory.
+
+        The copy is differentiable (gradients flow back to ``self``) and keeps the
+        strides of a dense layout (a transposed tensor's clone is transposed
+        too); use :meth:`contiguous` for row-major order.
+
+        Keyword args:
+            memory_format: accepted for compatibility; ignored.
+
+        Example:
+            >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> b = a.clone()
+            >>> b
+            tensor([1., 2.], grad_fn=<CloneBackward0>)
+            >>> b.data_ptr() == a.data_ptr()
+            False
+        """
+    def conj(self) -> Tensor:
+        """Complex conjugate of each element.
+
+        The result is computed into new memory (torch returns a lazily conjugated
+        view); a real tensor is returned as is. See :func:`ferrograd.conj`.
+        """
+    def conj_physical(self) -> Tensor:
+        """Complex conjugate of each element, written to new memory (a real tensor is returned unchanged).
+
+        See :func:`ferrograd.conj_physical`.
+        """
+    def conj_physical_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.conj_physical`."""
+    def contiguous(self, memory_format: Any = ...) -> Tensor:
+        """``self`` if it is contiguous, else a row-major copy of it.
+
+        The copy is recorded by autograd like :meth:`clone`.
+
+        Args:
+            memory_format: accepted for compatibility; ignored.
+
+        Example:
+            >>> t = ferrograd.arange(6).view(2, 3).t()
+            >>> c = t.contiguous()
+            >>> c.is_contiguous(), c.stride()
+            (True, (2, 1))
+            >>> c.contiguous() is c
+            True
+        """
+    def copy_(self, src: Tensor | builtins.float | builtins.int | builtins.bool, non_blocking: Any = ...) -> Tensor:
+        """Copies the values of ``src`` into ``self`` in place and returns ``self``.
+
+        ``src`` broadcasts to ``self``'s shape and is converted to ``self``'s
+        dtype. The copy is recorded by autograd: gradients flow to ``src``.
+
+        Args:
+            src (Tensor): the values to copy.
+            non_blocking (bool): accepted for compatibility; ignored. Default: False.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 2)
+            >>> t.copy_(ferrograd.tensor([1, 2]))
+            tensor([[1., 2.],
+                    [1., 2.]])
+        """
+    def cos(self) -> Tensor:
+        """Cosine of each element (in radians).
+
+        See :func:`ferrograd.cos`.
+        """
+    def cos_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.cos`."""
+    def cosh(self) -> Tensor:
+        """Hyperbolic cosine of each element.
+
+        See :func:`ferrograd.cosh`.
+        """
+    def cosh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.cosh`."""
+    def count_nonzero(self, dim: Any = ...) -> Tensor:
+        """Number of nonzero elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.count_nonzero`.
+        """
+    def cpu(self) -> Tensor:
+        """Returns ``self``: every ferrograd tensor is already on the CPU."""
+    def cumprod(self, dim: Any, *, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Cumulative product of the elements along ``dim``.
+
+        See :func:`ferrograd.cumprod`.
+        """
+    def cumsum(self, dim: Any, *, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Cumulative sum of the elements along ``dim``.
+
+        See :func:`ferrograd.cumsum`.
+        """
     @property
-    def data(self) -> Tensor: ...
-    def data_ptr(self) -> builtins.int: ...
-    def det(self) -> Tensor: ...
-    def detach(self) -> Tensor: ...
-    def detach_(self) -> Tensor: ...
+    def data(self) -> Tensor:
+        """A detached alias of this tensor that autograd does not track.
+
+        Unlike :meth:`detach`, in-place writes through ``.data`` are not seen by
+        autograd's version checks. Assigning ``t.data = other`` copies
+        ``other``'s values into ``t`` (the shape and dtype must match).
+
+        Example:
+            >>> w = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> w.data.mul_(10)
+            tensor([10., 20.])
+            >>> w
+            tensor([10., 20.], requires_grad=True)
+        """
+    def data_ptr(self) -> builtins.int:
+        """The address of the first element, as an ``int``.
+
+        Two tensors with the same ``data_ptr()`` start at the same memory (a view
+        and its base, or a tensor and its :meth:`detach`).
+
+        Example:
+            >>> t = ferrograd.arange(6)
+            >>> t[1:].data_ptr() - t.data_ptr() == t.element_size()
+            True
+        """
+    def det(self) -> Tensor:
+        """Determinant of a square matrix (or of each in a batch).
+
+        See :func:`ferrograd.det`.
+        """
+    def detach(self) -> Tensor:
+        """A tensor sharing this tensor's memory, cut from the autograd graph.
+
+        The result does not require grad and has no :attr:`grad_fn`; in-place
+        writes to it are seen by ``self`` (and bump the shared version counter,
+        so autograd still detects them).
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x.detach()
+            >>> y.requires_grad, y.data_ptr() == x.data_ptr()
+            (False, True)
+        """
+    def detach_(self) -> Tensor:
+        """Detaches this tensor from the graph in place and returns it.
+
+        Afterwards it is a leaf that does not require grad. A view cannot be
+        detached in place (use :meth:`detach`).
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 2
+            >>> y.detach_()
+            tensor([2., 4.])
+            >>> y.is_leaf, y.requires_grad
+            (True, False)
+        """
     @property
-    def device(self) -> device: ...
-    def diag(self, diagonal: Any = ...) -> Tensor: ...
-    def diag_embed(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Tensor: ...
-    def diagonal(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Tensor: ...
-    def dim(self) -> builtins.int: ...
-    def div(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor: ...
-    def div_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor: ...
-    def divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor: ...
-    def divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor: ...
-    def dot(self, tensor: Tensor) -> Tensor: ...
-    def double(self) -> Tensor: ...
+    def device(self) -> device:
+        """The device holding the tensor: always ``device(type='cpu')``.
+
+        Example:
+            >>> ferrograd.zeros(1).device
+            device(type='cpu')
+        """
+    def diag(self, diagonal: Any = ...) -> Tensor:
+        """The diagonal of a matrix as a vector, or a square matrix with a vector on its diagonal.
+
+        See :func:`ferrograd.diag`.
+        """
+    def diag_embed(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Tensor:
+        """Matrices with the last dim of ``self`` on their diagonals (dims ``dim1`` and ``dim2``).
+
+        See :func:`ferrograd.diag_embed`.
+        """
+    def diagonal(self, offset: Any = ..., dim1: Any = ..., dim2: Any = ...) -> Tensor:
+        """A view of the diagonal of dims ``dim1`` and ``dim2``, at ``offset``.
+
+        See :func:`ferrograd.diagonal`.
+        """
+    def dim(self) -> builtins.int:
+        """The number of dims (0 for a scalar tensor).
+
+        Example:
+            >>> ferrograd.zeros(2, 3).dim()
+            2
+        """
+    def div(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor:
+        """``self / other``, with optional rounding.
+
+        ``rounding_mode`` is None (true division, giving a floating result),
+        ``"trunc"`` (toward zero) or ``"floor"`` (toward minus infinity).
+        See :func:`ferrograd.div`.
+        """
+    def div_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.div`."""
+    def divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor:
+        """Alias for :meth:`Tensor.div`."""
+    def divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, rounding_mode: builtins.str | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.divide`."""
+    def dot(self, tensor: Tensor) -> Tensor:
+        """Dot product of two 1-D tensors.
+
+        See :func:`ferrograd.dot`.
+        """
+    def double(self) -> Tensor:
+        """``self.to(ferrograd.float64)``: this tensor converted to ``ferrograd.float64`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).double()
+            tensor([1., 2.], dtype=ferrograd.float64)
+        """
     @property
-    def dtype(self) -> dtype: ...
-    def element_size(self) -> builtins.int: ...
-    def eq(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def eq_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> builtins.bool: ...
-    def erf(self) -> Tensor: ...
-    def erf_(self) -> Tensor: ...
-    def erfc(self) -> Tensor: ...
-    def erfc_(self) -> Tensor: ...
-    def exp(self) -> Tensor: ...
-    def exp2(self) -> Tensor: ...
-    def exp2_(self) -> Tensor: ...
-    def exp_(self) -> Tensor: ...
-    def expand(self, *sizes: Any) -> Tensor: ...
-    def expand_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def expm1(self) -> Tensor: ...
-    def expm1_(self) -> Tensor: ...
-    def exponential_(self, lambd: Any = ..., *, generator: Any = ...) -> Tensor: ...
-    def fill_(self, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def fix(self) -> Tensor: ...
-    def fix_(self) -> Tensor: ...
-    def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor: ...
-    def flip(self, *args: Any, dims: Any = ...) -> Tensor: ...
-    def fliplr(self) -> Tensor: ...
-    def flipud(self) -> Tensor: ...
-    def float(self) -> Tensor: ...
-    def floor(self) -> Tensor: ...
-    def floor_(self) -> Tensor: ...
-    def floor_divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def floor_divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def fmod(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def fmod_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def frac(self) -> Tensor: ...
-    def frac_(self) -> Tensor: ...
-    def gather(self, dim: Any, index: Any, *, sparse_grad: Any = ...) -> Tensor: ...
-    def ge(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def ge_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def ger(self, vec2: Any) -> Tensor: ...
+    def dtype(self) -> dtype:
+        """The element type, a :class:`ferrograd.dtype`.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).dtype, ferrograd.tensor([1.0]).dtype
+            (ferrograd.int64, ferrograd.float32)
+        """
+    def element_size(self) -> builtins.int:
+        """The size of one element in bytes.
+
+        Example:
+            >>> ferrograd.zeros(2).element_size(), ferrograd.zeros(2, dtype=ferrograd.float64).element_size()
+            (4, 8)
+        """
+    def eq(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self == other``.
+
+        See :func:`ferrograd.eq`.
+        """
+    def eq_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.eq`."""
+    def equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> builtins.bool:
+        """Whether ``other`` has the same shape and the same values (a Python bool).
+
+        See :func:`ferrograd.equal`.
+        """
+    def erf(self) -> Tensor:
+        """Gauss error function of each element.
+
+        See :func:`ferrograd.erf`.
+        """
+    def erf_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.erf`."""
+    def erfc(self) -> Tensor:
+        """Complementary error function of each element, ``1 - erf(x)``.
+
+        See :func:`ferrograd.erfc`.
+        """
+    def erfc_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.erfc`."""
+    def exp(self) -> Tensor:
+        """Exponential of each element, ``e ** x``.
+
+        See :func:`ferrograd.exp`.
+        """
+    def exp2(self) -> Tensor:
+        """Base-2 exponential of each element, ``2 ** x``.
+
+        See :func:`ferrograd.exp2`.
+        """
+    def exp2_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.exp2`."""
+    def exp_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.exp`."""
+    def expand(self, *sizes: Any) -> Tensor:
+        """A view broadcasting size-1 dims to larger sizes, without copying.
+
+        The expanded dims get stride 0, so all their entries share memory: write
+        to a :meth:`clone` instead. New leading dims may be added; -1 keeps a dim's
+        size.
+
+        Args:
+            *sizes (int or tuple of ints): the new shape.
+
+        Example:
+            >>> t = ferrograd.tensor([[1], [2]])
+            >>> t.expand(2, 3)
+            tensor([[1, 1, 1],
+                    [2, 2, 2]])
+            >>> t.expand(-1, 2).stride()
+            (1, 0)
+        """
+    def expand_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self.expand(other.shape)``: a broadcast view with ``other``'s shape.
+
+        Args:
+            other (Tensor): the tensor whose shape to take.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).expand_as(ferrograd.zeros(2, 2))
+            tensor([[1, 2],
+                    [1, 2]])
+        """
+    def expm1(self) -> Tensor:
+        """``exp(x) - 1`` for each element, accurate for small ``x``.
+
+        See :func:`ferrograd.expm1`.
+        """
+    def expm1_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.expm1`."""
+    def exponential_(self, lambd: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fills ``self`` in place with samples from the exponential distribution of rate ``lambd``.
+
+        Args:
+            lambd (float): the rate (the inverse of the mean). Default: 1.
+
+        Keyword args:
+            generator (Generator, optional): draw from it instead of the default generator.
+
+        Example:
+            >>> _ = ferrograd.manual_seed(0)
+            >>> ferrograd.empty(3).exponential_(2.0)
+            tensor([1.7542, 0.6152, 0.3075])
+        """
+    def fill_(self, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Fills ``self`` with ``value`` in place and returns ``self``.
+
+        Args:
+            value (Number or Tensor): the value; a tensor must be 0-dimensional.
+
+        Example:
+            >>> ferrograd.zeros(3).fill_(2.5)
+            tensor([2.5000, 2.5000, 2.5000])
+        """
+    def fix(self) -> Tensor:
+        """Alias for :meth:`Tensor.trunc`."""
+    def fix_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.fix`."""
+    def flatten(self, start_dim: Any = ..., end_dim: Any = ...) -> Tensor:
+        """Dims ``start_dim`` to ``end_dim`` merged into one (a view when possible).
+
+        See :func:`ferrograd.flatten`.
+        """
+    def flip(self, *args: Any, dims: Any = ...) -> Tensor:
+        """A copy with the order of elements reversed along ``dims``.
+
+        See :func:`ferrograd.flip`.
+        """
+    def fliplr(self) -> Tensor:
+        """A copy with the columns (dim 1) in reverse order.
+
+        See :func:`ferrograd.fliplr`.
+        """
+    def flipud(self) -> Tensor:
+        """A copy with the rows (dim 0) in reverse order.
+
+        See :func:`ferrograd.flipud`.
+        """
+    def float(self) -> Tensor:
+        """``self.to(ferrograd.float32)``: this tensor converted to ``ferrograd.float32`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).float()
+            tensor([1., 2.])
+        """
+    def floor(self) -> Tensor:
+        """Each element rounded down to an integer value.
+
+        See :func:`ferrograd.floor`.
+        """
+    def floor_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.floor`."""
+    def floor_divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self / other`` rounded down to an integer value.
+
+        See :func:`ferrograd.floor_divide`.
+        """
+    def floor_divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.floor_divide`."""
+    def fmod(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """C-style remainder of ``self / other`` (it takes the sign of ``self``).
+
+        See :func:`ferrograd.fmod`.
+        """
+    def fmod_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.fmod`."""
+    def frac(self) -> Tensor:
+        """Fractional part of each element, ``x - trunc(x)``.
+
+        See :func:`ferrograd.frac`.
+        """
+    def frac_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.frac`."""
+    def gather(self, dim: Any, index: Any, *, sparse_grad: Any = ...) -> Tensor:
+        """Values gathered along ``dim`` at positions ``index``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``.
+
+        See :func:`ferrograd.gather`.
+        """
+    def ge(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self >= other``.
+
+        See :func:`ferrograd.ge`.
+        """
+    def ge_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.ge`."""
+    def ger(self, vec2: Any) -> Tensor:
+        """Alias for :meth:`Tensor.outer`."""
     @property
-    def grad(self) -> Tensor | None: ...
+    def grad(self) -> Tensor | Any:
+        """The gradient accumulated into this tensor by :meth:`backward`, or None.
+
+        Leaves that require grad get a ``.grad`` of their own shape, summed over
+        backward calls until reset (``t.grad = None`` or an optimizer's
+        ``zero_grad``). Non-leaf tensors keep theirs only after
+        :meth:`retain_grad` (reading it otherwise warns and gives None). It can be
+        assigned a tensor of the same shape, or None.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> x.grad is None
+            True
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
+        """
     @grad.setter
-    def grad(self, value: Tensor | None) -> None: ...
+    def grad(self, value: Tensor | Any) -> None: ...
     @property
-    def grad_fn(self) -> Any: ...
-    def greater(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def greater_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def greater_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def greater_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def gt(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def gt_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def half(self) -> Tensor: ...
+    def grad_fn(self) -> _Node | Any:
+        """The graph node that produced this tensor, or None for a leaf.
+
+        The node's ``next_functions`` lead to the nodes of its inputs; its
+        ``name()`` is the op's backward name (``MulBackward0``...). See
+        :mod:`ferrograd.autograd.graph` for hooks on nodes.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> x.grad_fn is None
+            True
+            >>> (x * 2).grad_fn
+            <MulBackward0 object at 0x...>
+        """
+    def greater(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.gt`."""
+    def greater_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.greater`."""
+    def greater_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.ge`."""
+    def greater_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.greater_equal`."""
+    def gt(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self > other``.
+
+        See :func:`ferrograd.gt`.
+        """
+    def gt_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.gt`."""
+    def half(self) -> Tensor:
+        """``self.to(ferrograd.float16)``: this tensor converted to ``ferrograd.float16`` (``self`` if it already is).
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.0, 2.0]).half()
+            tensor([1., 2.], dtype=ferrograd.float16)
+        """
     @property
-    def imag(self) -> Any: ...
-    def index_add(self, dim: Any, index: Any, source: Any, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def index_add_(self, dim: Any, index: Any, source: Any, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def index_copy(self, dim: Any, index: Any, source: Any) -> Tensor: ...
-    def index_copy_(self, dim: Any, index: Any, source: Any) -> Tensor: ...
-    def index_fill(self, dim: Any, index: Any, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def index_fill_(self, dim: Any, index: Any, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def index_put(self, indices: Any, values: Any, accumulate: Any = ...) -> Tensor: ...
-    def index_put_(self, indices: Any, values: Any, accumulate: Any = ...) -> Tensor: ...
-    def index_select(self, dim: Any, index: Any) -> Tensor: ...
-    def int(self) -> Tensor: ...
-    def inverse(self) -> Tensor: ...
-    def is_complex(self) -> builtins.bool: ...
-    def is_conj(self) -> Tensor: ...
-    def is_contiguous(self, memory_format: Any = ...) -> builtins.bool: ...
+    def imag(self) -> Tensor:
+        """The imaginary parts of a complex tensor, as a real view sharing its
+        memory (an error for a real tensor).
+
+        Assigning to it writes the imaginary parts in place.
+
+        Example:
+            >>> ferrograd.tensor([1 + 2j, 3 - 1j]).imag
+            tensor([ 2., -1.])
+        """
+    def index_add(self, dim: Any, index: Any, source: Any, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """A copy with ``alpha * source`` added at the entries ``index`` of dim ``dim``.
+
+        See :func:`ferrograd.index_add`.
+        """
+    def index_add_(self, dim: Any, index: Any, source: Any, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.index_add`."""
+    def index_copy(self, dim: Any, index: Any, source: Any) -> Tensor:
+        """A copy with the entries ``index`` of dim ``dim`` replaced by ``source``.
+
+        See :func:`ferrograd.index_copy`.
+        """
+    def index_copy_(self, dim: Any, index: Any, source: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.index_copy`."""
+    def index_fill(self, dim: Any, index: Any, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """A copy with the entries ``index`` of dim ``dim`` filled with ``value``.
+
+        See :func:`ferrograd.index_fill`.
+        """
+    def index_fill_(self, dim: Any, index: Any, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.index_fill`."""
+    def index_put(self, indices: Any, values: Any, accumulate: Any = ...) -> Tensor:
+        """A copy with ``values`` written at ``indices`` (a tuple of index tensors), or added with ``accumulate=True``.
+
+        See :func:`ferrograd.index_put`.
+        """
+    def index_put_(self, indices: Any, values: Any, accumulate: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.index_put`.
+
+        ``indices`` is a tuple of index tensors, one per leading dim; with
+        ``accumulate=True`` repeated indices add up instead of overwriting.
+        """
+    def index_select(self, dim: Any, index: Any) -> Tensor:
+        """The entries at ``index`` along ``dim``, copied.
+
+        See :func:`ferrograd.index_select`.
+        """
+    def int(self) -> Tensor:
+        """``self.to(ferrograd.int32)``: this tensor converted to ``ferrograd.int32`` (``self`` if it already is).
+
+        Floating values are truncated toward zero.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.7, -2.7]).int()
+            tensor([ 1, -2], dtype=ferrograd.int32)
+        """
+    def inverse(self) -> Tensor:
+        """Inverse of a square matrix (or of each in a batch).
+
+        See :func:`ferrograd.inverse`.
+        """
+    def is_complex(self) -> builtins.bool:
+        """Whether the dtype is a complex type (complex64, complex128).
+
+        See :func:`ferrograd.is_complex`.
+        """
+    def is_conj(self) -> Tensor:
+        """Whether this tensor is a lazily conjugated view: always False, as
+        :meth:`conj` conjugates eagerly.
+
+        See :func:`ferrograd.is_conj`.
+        """
+    def is_contiguous(self, memory_format: Any = ...) -> builtins.bool:
+        """Whether the elements are laid out in row-major order without gaps.
+
+        Args:
+            memory_format: accepted for compatibility; only the default
+                (row-major) format is checked.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 3)
+            >>> t.is_contiguous(), t.t().is_contiguous()
+            (True, False)
+        """
     @property
-    def is_cpu(self) -> builtins.bool: ...
+    def is_cpu(self) -> builtins.bool:
+        """True: every ferrograd tensor is on the CPU."""
     @property
-    def is_cuda(self) -> builtins.bool: ...
-    def is_floating_point(self) -> builtins.bool: ...
-    def is_inference(self) -> builtins.bool: ...
+    def is_cuda(self) -> builtins.bool:
+        """False: ferrograd runs on the CPU only."""
+    def is_floating_point(self) -> builtins.bool:
+        """Whether the dtype is a floating point type (float16, bfloat16, float32, float64).
+
+        See :func:`ferrograd.is_floating_point`.
+        """
+    def is_inference(self) -> builtins.bool:
+        """Whether this tensor was made under :class:`ferrograd.inference_mode`.
+
+        Inference tensors are never recorded by autograd.
+
+        Example:
+            >>> with ferrograd.inference_mode():
+            ...     t = ferrograd.ones(1)
+            >>> t.is_inference(), ferrograd.ones(1).is_inference()
+            (True, False)
+        """
     @property
-    def is_leaf(self) -> builtins.bool: ...
-    def is_neg(self) -> Tensor: ...
-    def is_signed(self) -> builtins.bool: ...
-    def isclose(self, other: Tensor | builtins.float | builtins.int | builtins.bool, rtol: Any = ..., atol: Any = ..., equal_nan: Any = ...) -> Tensor: ...
-    def isfinite(self) -> Tensor: ...
-    def isinf(self) -> Tensor: ...
-    def isnan(self) -> Tensor: ...
-    def isneginf(self) -> Tensor: ...
-    def isposinf(self) -> Tensor: ...
-    def item(self) -> builtins.float | builtins.int | builtins.bool: ...
+    def is_leaf(self) -> builtins.bool:
+        """Whether this tensor is a leaf of the autograd graph.
+
+        Tensors that do not require grad are leaves, and so are tensors that
+        require grad but were created by the user rather than by a recorded
+        operation. Only leaves get :attr:`grad` filled by :meth:`backward`
+        (unless :meth:`retain_grad` is called).
+
+        Example:
+            >>> x = ferrograd.tensor([1.0], requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf, ferrograd.ones(1).is_leaf
+            (True, False, True)
+        """
+    def is_neg(self) -> Tensor:
+        """Whether this tensor is a lazily negated view: always False in ferrograd.
+
+        See :func:`ferrograd.is_neg`.
+        """
+    def is_signed(self) -> builtins.bool:
+        """Whether the dtype can hold negative values (False for ``uint8`` and ``bool``).
+
+        Example:
+            >>> ferrograd.zeros(1).is_signed(), ferrograd.zeros(1, dtype=ferrograd.uint8).is_signed()
+            (True, False)
+        """
+    def isclose(self, other: Tensor | builtins.float | builtins.int | builtins.bool, rtol: Any = ..., atol: Any = ..., equal_nan: Any = ...) -> Tensor:
+        """Bool tensor, True where ``|self - other| <= atol + rtol * |other|``.
+
+        See :func:`ferrograd.isclose`.
+        """
+    def isfinite(self) -> Tensor:
+        """Bool tensor, True where an element is neither infinite nor NaN.
+
+        See :func:`ferrograd.isfinite`.
+        """
+    def isinf(self) -> Tensor:
+        """Bool tensor, True where an element is positive or negative infinity.
+
+        See :func:`ferrograd.isinf`.
+        """
+    def isnan(self) -> Tensor:
+        """Bool tensor, True where an element is NaN.
+
+        See :func:`ferrograd.isnan`.
+        """
+    def isneginf(self) -> Tensor:
+        """Bool tensor, True where an element is negative infinity.
+
+        See :func:`ferrograd.isneginf`.
+        """
+    def isposinf(self) -> Tensor:
+        """Bool tensor, True where an element is positive infinity.
+
+        See :func:`ferrograd.isposinf`.
+        """
+    def item(self) -> builtins.float | builtins.int | builtins.bool:
+        """The value of a one-element tensor as a Python number (or bool).
+
+        Raises a RuntimeError for a tensor of more than one element.
+
+        Example:
+            >>> ferrograd.tensor([3.5]).item()
+            3.5
+            >>> ferrograd.tensor([[7]]).item()
+            7
+        """
     @property
-    def itemsize(self) -> builtins.int: ...
-    def le(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def le_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def lerp(self, end: Any, weight: Any) -> Tensor: ...
-    def lerp_(self, end: Any, weight: Any) -> Tensor: ...
-    def less(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def less_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def less_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def less_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def log(self) -> Tensor: ...
-    def log10(self) -> Tensor: ...
-    def log10_(self) -> Tensor: ...
-    def log1p(self) -> Tensor: ...
-    def log1p_(self) -> Tensor: ...
-    def log2(self) -> Tensor: ...
-    def log2_(self) -> Tensor: ...
-    def log_(self) -> Tensor: ...
-    def log_softmax(self, dim: Any, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def logical_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logical_and_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logical_not(self) -> Tensor: ...
-    def logical_not_(self) -> Tensor: ...
-    def logical_or(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logical_or_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logical_xor(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logical_xor_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def logsumexp(self, dim: Any, keepdim: builtins.bool = ...) -> Tensor: ...
-    def long(self) -> Tensor: ...
-    def lt(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def lt_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def itemsize(self) -> builtins.int:
+        """The size of one element in bytes; same as :meth:`element_size`."""
+    def le(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self <= other``.
+
+        See :func:`ferrograd.le`.
+        """
+    def le_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.le`."""
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """Linear interpolation ``self + weight * (end - self)``.
+
+        See :func:`ferrograd.lerp`.
+        """
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.lerp`."""
+    def less(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.lt`."""
+    def less_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.less`."""
+    def less_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.le`."""
+    def less_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.less_equal`."""
+    def log(self) -> Tensor:
+        """Natural logarithm of each element.
+
+        See :func:`ferrograd.log`.
+        """
+    def log10(self) -> Tensor:
+        """Base-10 logarithm of each element.
+
+        See :func:`ferrograd.log10`.
+        """
+    def log10_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.log10`."""
+    def log1p(self) -> Tensor:
+        """``log(1 + x)`` for each element, accurate for small ``x``.
+
+        See :func:`ferrograd.log1p`.
+        """
+    def log1p_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.log1p`."""
+    def log2(self) -> Tensor:
+        """Base-2 logarithm of each element.
+
+        See :func:`ferrograd.log2`.
+        """
+    def log2_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.log2`."""
+    def log_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.log`."""
+    def log_softmax(self, dim: Any, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Logarithm of the softmax along ``dim``, computed stably.
+
+        See :func:`ferrograd.log_softmax`.
+        """
+    def logical_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where both ``self`` and ``other`` are nonzero.
+
+        See :func:`ferrograd.logical_and`.
+        """
+    def logical_and_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.logical_and`."""
+    def logical_not(self) -> Tensor:
+        """Bool tensor, True where an element is zero.
+
+        See :func:`ferrograd.logical_not`.
+        """
+    def logical_not_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.logical_not` (writes 1 and 0 in ``self``'s dtype)."""
+    def logical_or(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self`` or ``other`` is nonzero.
+
+        See :func:`ferrograd.logical_or`.
+        """
+    def logical_or_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.logical_or`."""
+    def logical_xor(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where exactly one of ``self`` and ``other`` is nonzero.
+
+        See :func:`ferrograd.logical_xor`.
+        """
+    def logical_xor_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.logical_xor`."""
+    def logsumexp(self, dim: Any, keepdim: builtins.bool = ...) -> Tensor:
+        """``log(sum(exp(x)))`` over ``dim``, computed stably.
+
+        See :func:`ferrograd.logsumexp`.
+        """
+    def long(self) -> Tensor:
+        """``self.to(ferrograd.int64)``: this tensor converted to ``ferrograd.int64`` (``self`` if it already is).
+
+        Floating values are truncated toward zero.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.7, -2.7]).long()
+            tensor([ 1, -2])
+        """
+    def lt(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self < other``.
+
+        See :func:`ferrograd.lt`.
+        """
+    def lt_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.lt`."""
     @property
-    def mH(self) -> Any: ...
+    def mH(self) -> Tensor:
+        """Conjugate transpose of the last two dims (``self.mT.conj()``); needs 2 or more dims.
+
+        Example:
+            >>> ferrograd.tensor([[1 + 2j, 3j]]).mH
+            tensor([[1.-2.j],
+                    [0.-3.j]])
+        """
     @property
-    def mT(self) -> Tensor: ...
-    def masked_fill(self, mask: Tensor, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def masked_fill_(self, mask: Tensor, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def masked_select(self, mask: Tensor) -> Tensor: ...
-    def matmul(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def max(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any: ...
-    def maximum(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def mean(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def min(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any: ...
-    def minimum(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def mm(self, mat2: Any) -> Tensor: ...
-    def moveaxis(self, source: Any, destination: Any) -> Tensor: ...
-    def movedim(self, source: Any, destination: Any) -> Tensor: ...
-    def mul(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def mul_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def multinomial(self, num_samples: Any, replacement: Any = ..., *, generator: Any = ..., out: Tensor | None = ...) -> Tensor: ...
-    def multiply(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def multiply_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def mv(self, vec: Any) -> Tensor: ...
-    def narrow(self, dim: Any, start: Any, length: Any) -> Tensor: ...
+    def mT(self) -> Tensor:
+        """A view with the last two dims swapped (a batch of transposed matrices).
+
+        Example:
+            >>> ferrograd.arange(6).view(1, 2, 3).mT.shape
+            ferrograd.Size([1, 3, 2])
+        """
+    def masked_fill(self, mask: Tensor, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """A copy with ``value`` where ``mask`` (broadcast to ``self``) is True.
+
+        See :func:`ferrograd.masked_fill`.
+        """
+    def masked_fill_(self, mask: Tensor, value: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.masked_fill`."""
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The elements where ``mask`` is True, as a 1-D tensor.
+
+        See :func:`ferrograd.masked_select`.
+        """
+    def matmul(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Matrix product of ``self`` and ``other``, with batch broadcasting (``self @ other``).
+
+        See :func:`ferrograd.matmul`.
+        """
+    def max(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any:
+        """Maximum: of all elements, along a dim, or against another tensor.
+
+        ``max()`` gives a 0-dim tensor; ``max(dim, keepdim=False)`` a named tuple
+        ``(values, indices)``; ``max(other)`` the elementwise :meth:`maximum`.
+        See :func:`ferrograd.max`.
+        """
+    def maximum(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Elementwise maximum of ``self`` and ``other``, broadcasting (NaN propagates).
+
+        See :func:`ferrograd.maximum`.
+        """
+    def mean(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Mean of the elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.mean`.
+        """
+    def min(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any:
+        """Minimum: of all elements, along a dim, or against another tensor.
+
+        ``min()`` gives a 0-dim tensor; ``min(dim, keepdim=False)`` a named tuple
+        ``(values, indices)``; ``min(other)`` the elementwise :meth:`minimum`.
+        See :func:`ferrograd.min`.
+        """
+    def minimum(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Elementwise minimum of ``self`` and ``other``, broadcasting (NaN propagates).
+
+        See :func:`ferrograd.minimum`.
+        """
+    def mm(self, mat2: Any) -> Tensor:
+        """Matrix product of two 2-D tensors.
+
+        See :func:`ferrograd.mm`.
+        """
+    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+        """Alias for :meth:`Tensor.movedim`."""
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        """A view with dims ``source`` moved to positions ``destination``.
+
+        See :func:`ferrograd.movedim`.
+        """
+    def mul(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Product of ``self`` and ``other`` (a tensor or a number), broadcasting.
+
+        See :func:`ferrograd.mul`.
+        """
+    def mul_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.mul`."""
+    def multinomial(self, num_samples: Any, replacement: Any = ..., *, generator: Any = ..., out: Tensor | None = ...) -> Tensor:
+        """``num_samples`` category indices per row, drawn with the weights in ``self``.
+
+        See :func:`ferrograd.multinomial`.
+        """
+    def multiply(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.mul`."""
+    def multiply_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.multiply`."""
+    def mv(self, vec: Any) -> Tensor:
+        """Product of a matrix and a vector.
+
+        See :func:`ferrograd.mv`.
+        """
+    def narrow(self, dim: Any, start: Any, length: Any) -> Tensor:
+        """A view of ``length`` entries of dim ``dim`` from ``start``.
+
+        See :func:`ferrograd.narrow`.
+        """
     @property
-    def nbytes(self) -> builtins.int: ...
+    def nbytes(self) -> builtins.int:
+        """The size of the elements in bytes, ``numel() * element_size()``.
+
+        Example:
+            >>> ferrograd.zeros(2, 3).nbytes
+            24
+        """
     @property
-    def ndim(self) -> builtins.int: ...
-    def ndimension(self) -> builtins.int: ...
-    def ne(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def ne_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def neg(self) -> Tensor: ...
-    def neg_(self) -> Tensor: ...
-    def negative(self) -> Tensor: ...
-    def negative_(self) -> Tensor: ...
-    def nelement(self) -> builtins.int: ...
-    def nonzero(self, *, as_tuple: Any = ...) -> Any: ...
-    def norm(self, p: Any = ..., dim: Any = ..., keepdim: builtins.bool = ..., dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def normal_(self, mean: Any = ..., std: Any = ..., *, generator: Any = ...) -> Tensor: ...
-    def not_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def not_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def numel(self) -> builtins.int: ...
-    def numpy(self, *, force: Any = ...) -> Any: ...
-    def outer(self, vec2: Any) -> Tensor: ...
+    def ndim(self) -> builtins.int:
+        """The number of dims; same as :meth:`dim`."""
+    def ndimension(self) -> builtins.int:
+        """Alias for :meth:`Tensor.dim`."""
+    def ne(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Bool tensor, True where ``self != other``.
+
+        See :func:`ferrograd.ne`.
+        """
+    def ne_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.ne`."""
+    def neg(self) -> Tensor:
+        """Negation of each element, ``-x``.
+
+        See :func:`ferrograd.neg`.
+        """
+    def neg_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.neg`."""
+    def negative(self) -> Tensor:
+        """Alias for :meth:`Tensor.neg`."""
+    def negative_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.negative`."""
+    def nelement(self) -> builtins.int:
+        """Alias for :meth:`Tensor.numel`."""
+    def nonzero(self, *, as_tuple: Any = ...) -> Any:
+        """Indices of the nonzero elements: an ``(n, ndim)`` tensor, or one tensor per dim with ``as_tuple=True``.
+
+        See :func:`ferrograd.nonzero`.
+        """
+    def norm(self, p: Any = ..., dim: Any = ..., keepdim: builtins.bool = ..., dtype: _DTypeLike | None = ...) -> Tensor:
+        """The ``p``-norm over ``dim`` (the 2-norm of all elements by default).
+
+        See :func:`ferrograd.norm`.
+        """
+    def normal_(self, mean: Any = ..., std: Any = ..., *, generator: Any = ...) -> Tensor:
+        """Fills ``self`` in place with samples from the normal distribution ``N(mean, std**2)``.
+
+        Args:
+            mean (float): the mean. Default: 0.
+            std (float): the standard deviation. Default: 1.
+
+        Keyword args:
+            generator (Generator, optional): draw from it instead of the default generator.
+
+        Example:
+            >>> _ = ferrograd.manual_seed(0)
+            >>> ferrograd.empty(3).normal_(mean=10.0, std=0.1)
+            tensor([10.1541,  9.9707,  9.7821])
+        """
+    def not_equal(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.ne`."""
+    def not_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.not_equal`."""
+    def numel(self) -> builtins.int:
+        """The number of elements (the product of the shape).
+
+        See :func:`ferrograd.numel`.
+        """
+    def numpy(self, *, force: Any = ...) -> Any:
+        """A NumPy array sharing this tensor's memory (no copy).
+
+        Writes through either are seen by both. A tensor that requires grad
+        raises unless ``force=True`` (which converts its :meth:`detach`);
+        bfloat16 tensors have no NumPy dtype and raise (use
+        ``t.float().numpy()``).
+
+        Keyword args:
+            force (bool): allow tensors that require grad. Default: False.
+
+        Example:
+            >>> t = ferrograd.tensor([1.0, 2.0])
+            >>> a = t.numpy()
+            >>> a[0] = 7
+            >>> t
+            tensor([7., 2.])
+        """
+    def outer(self, vec2: Any) -> Tensor:
+        """Outer product of two 1-D tensors.
+
+        See :func:`ferrograd.outer`.
+        """
     @property
-    def output_nr(self) -> builtins.int: ...
-    def permute(self, *dims: Any) -> Tensor: ...
-    def positive(self) -> Tensor: ...
-    def pow(self, exponent: Any) -> Tensor: ...
-    def pow_(self, exponent: Any) -> Tensor: ...
-    def prod(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def put(self, index: Any, source: Any, accumulate: Any = ...) -> Tensor: ...
-    def put_(self, index: Any, source: Any, accumulate: Any = ...) -> Tensor: ...
-    def random_(self, *args: Any, **kwargs: Any) -> Tensor: ...
-    def ravel(self) -> Tensor: ...
+    def output_nr(self) -> builtins.int:
+        """Which output of its :attr:`grad_fn` this tensor is (0 for leaves).
+
+        Example:
+            >>> a, b = ferrograd.tensor([1.0, 2.0], requires_grad=True).unbind()
+            >>> a.output_nr, b.output_nr
+            (0, 1)
+        """
+    def permute(self, *dims: Any) -> Tensor:
+        """A view with the dims reordered as ``dims``.
+
+        See :func:`ferrograd.permute`.
+        """
+    def positive(self) -> Tensor:
+        """Returns ``self`` (unary plus); an error for bool tensors.
+
+        See :func:`ferrograd.positive`.
+        """
+    def pow(self, exponent: Any) -> Tensor:
+        """``self`` raised to ``exponent`` (a tensor or a number), elementwise.
+
+        See :func:`ferrograd.pow`.
+        """
+    def pow_(self, exponent: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.pow`."""
+    def prod(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Product of the elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.prod`.
+        """
+    def put(self, index: Any, source: Any, accumulate: Any = ...) -> Tensor:
+        """Out-of-place version of :meth:`Tensor.put_`: a copy with ``source`` at the flat positions ``index``.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 2)
+            >>> t.put(ferrograd.tensor([0, 3]), ferrograd.tensor([1.0, 2.0]))
+            tensor([[1., 0.],
+                    [0., 2.]])
+        """
+    def put_(self, index: Any, source: Any, accumulate: Any = ...) -> Tensor:
+        """Writes ``source`` at the flat positions ``index`` in place (as if ``self`` were 1-D).
+
+        With ``accumulate=True`` the values are added, and repeated positions add
+        up. Returns ``self``.
+
+        Args:
+            index (Tensor): int64 positions into the flattened tensor.
+            source (Tensor): the values, one per position.
+            accumulate (bool): add instead of overwrite. Default: False.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 2)
+            >>> t.put_(ferrograd.tensor([1, 1]), ferrograd.tensor([1.0, 2.0]), accumulate=True)
+            tensor([[0., 3.],
+                    [0., 0.]])
+        """
+    def random_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Fills ``self`` in place with random integers (in ``self``'s dtype).
+
+        ``random_(from, to)`` draws uniformly from ``[from, to)``, ``random_(to)``
+        from ``[0, to)``, and ``random_()`` from 0 up to the largest integer the
+        dtype holds exactly (``2**24`` for float32, the maximum for integer dtypes).
+
+        Args:
+            from (int): the lower bound. Default: 0.
+            to (int, optional): the upper bound (exclusive).
+
+        Keyword args:
+            generator (Generator, optional): draw from it instead of the default generator.
+
+        Example:
+            >>> _ = ferrograd.manual_seed(0)
+            >>> ferrograd.empty(4, dtype=ferrograd.int64).random_(0, 10)
+            tensor([4, 9, 3, 0])
+        """
+    def ravel(self) -> Tensor:
+        """All elements in one dim, in row-major order (a view when possible).
+
+        Same as ``flatten()``.
+
+        Example:
+            >>> ferrograd.arange(6).view(2, 3).t().ravel()
+            tensor([0, 3, 1, 4, 2, 5])
+        """
     @property
-    def real(self) -> Any: ...
-    def reciprocal(self) -> Tensor: ...
-    def reciprocal_(self) -> Tensor: ...
-    def register_hook(self, hook: Any) -> RemovableHandle: ...
-    def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle: ...
-    def relu(self) -> Tensor: ...
-    def relu_(self) -> Tensor: ...
-    def remainder(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def remainder_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def repeat(self, *sizes: Any) -> Tensor: ...
-    def repeat_interleave(self, repeats: Any, dim: Any = ..., *, output_size: Any = ...) -> Tensor: ...
+    def real(self) -> Tensor:
+        """The real parts of a complex tensor, as a real view sharing its memory
+        (``self`` itself for a real tensor).
+
+        Assigning to it writes the real parts in place.
+
+        Example:
+            >>> z = ferrograd.tensor([1 + 2j, 3 - 1j])
+            >>> z.real
+            tensor([1., 3.])
+            >>> z.real = ferrograd.tensor([0.0, 0.0])
+            >>> z
+            tensor([0.+2.j, 0.-1.j])
+        """
+    def reciprocal(self) -> Tensor:
+        """Reciprocal of each element, ``1 / x``.
+
+        See :func:`ferrograd.reciprocal`.
+        """
+    def reciprocal_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.reciprocal`."""
+    def register_hook(self, hook: Any) -> RemovableHandle:
+        """Registers a hook called with this tensor's gradient during backward.
+
+        ``hook(grad)`` runs each time the gradient with respect to this tensor
+        is computed, before it is used further (accumulated into a leaf's
+        ``.grad`` or passed on to its inputs). If it returns a tensor, that
+        replaces the gradient; None keeps it. The tensor must require grad.
+
+        Args:
+            hook (callable): ``hook(grad) -> Tensor or None``.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` unregisters the hook.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> handle = x.register_hook(lambda g: g * 10)
+            >>> (x * 3).sum().backward()
+            >>> x.grad
+            tensor([30., 30.])
+            >>> handle.remove()
+        """
+    def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
+        """Registers a hook called after backward accumulated into this leaf's ``.grad``.
+
+        ``hook(tensor)`` receives this tensor (with its updated :attr:`grad`) and
+        must return None; it suits per-parameter optimizer steps. Only leaf
+        tensors that require grad accept it.
+
+        Args:
+            hook (callable): ``hook(tensor) -> None``.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` unregisters the hook.
+
+        Example:
+            >>> w = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> seen = []
+            >>> handle = w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.tolist()))
+            >>> (w * w).sum().backward()
+            >>> seen
+            [[2.0, 4.0]]
+        """
+    def relu(self) -> Tensor:
+        """Rectified linear unit of each element, ``max(x, 0)``.
+
+        See :func:`ferrograd.relu`.
+        """
+    def relu_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.relu`."""
+    def remainder(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Python-style remainder of ``self / other`` (it takes the sign of ``other``).
+
+        See :func:`ferrograd.remainder`.
+        """
+    def remainder_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.remainder`."""
+    def repeat(self, *sizes: Any) -> Tensor:
+        """A copy holding ``self`` tiled ``sizes[i]`` times along each dim.
+
+        ``sizes`` has at least as many entries as ``self`` has dims; extra
+        leading entries add new dims. Unlike :meth:`expand`, the result owns its
+        memory. :meth:`tile` is the same with fewer entries allowed.
+
+        Args:
+            *sizes (int or tuple of ints): the number of copies along each dim.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).repeat(2, 2)
+            tensor([[1, 2, 1, 2],
+                    [1, 2, 1, 2]])
+        """
+    def repeat_interleave(self, repeats: Any, dim: Any = ..., *, output_size: Any = ...) -> Tensor:
+        """Each element repeated ``repeats`` times, consecutively, along ``dim``.
+
+        See :func:`ferrograd.repeat_interleave`.
+        """
     @property
-    def requires_grad(self) -> builtins.bool: ...
+    def requires_grad(self) -> builtins.bool:
+        """Whether autograd records operations on this tensor.
+
+        Settable on leaves (tensors not produced by a recorded operation); only
+        floating and complex tensors can require grad. Operations on a tensor
+        that requires grad produce results that require grad and have a
+        :attr:`grad_fn`.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> x.requires_grad, (x * 2).requires_grad, ferrograd.ones(2).requires_grad
+            (True, True, False)
+        """
     @requires_grad.setter
     def requires_grad(self, value: builtins.bool) -> None: ...
-    def requires_grad_(self, requires_grad: builtins.bool = ...) -> Tensor: ...
-    def reshape(self, *shape: Any) -> Tensor: ...
-    def reshape_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def resolve_conj(self) -> Tensor: ...
-    def resolve_neg(self) -> Tensor: ...
-    def retain_grad(self) -> None: ...
-    @property
-    def retains_grad(self) -> builtins.bool: ...
-    def roll(self, shifts: Any, dims: Any = ...) -> Tensor: ...
-    def round(self, decimals: Any = ...) -> Tensor: ...
-    def round_(self, decimals: Any = ...) -> Tensor: ...
-    def rsqrt(self) -> Tensor: ...
-    def rsqrt_(self) -> Tensor: ...
-    def scatter(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool = ..., *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def scatter_(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool = ..., *, value: Tensor | builtins.float | builtins.int | builtins.bool = ...) -> Tensor: ...
-    def scatter_add(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def scatter_add_(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def select(self, dim: Any, index: Any) -> Tensor: ...
-    def sgn(self) -> Tensor: ...
-    @property
-    def shape(self) -> Any: ...
-    def short(self) -> Tensor: ...
-    def sigmoid(self) -> Tensor: ...
-    def sigmoid_(self) -> Tensor: ...
-    def sign(self) -> Tensor: ...
-    def sign_(self) -> Tensor: ...
-    def signbit(self) -> Tensor: ...
-    def sin(self) -> Tensor: ...
-    def sin_(self) -> Tensor: ...
-    def sinh(self) -> Tensor: ...
-    def sinh_(self) -> Tensor: ...
-    def size(self, dim: Any = ...) -> Any: ...
-    def softmax(self, dim: Any, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def split(self, split_size_or_sections: Any, dim: Any = ...) -> tuple[Tensor, ...]: ...
-    def sqrt(self) -> Tensor: ...
-    def sqrt_(self) -> Tensor: ...
-    def square(self) -> Tensor: ...
-    def square_(self) -> Tensor: ...
-    def squeeze(self, dim: Any = ...) -> Tensor: ...
-    def std(self, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor: ...
-    def storage_offset(self) -> builtins.int: ...
-    def stride(self, dim: Any = ...) -> Any: ...
-    def sub(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def sub_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def subtract(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def subtract_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor: ...
-    def sum(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor: ...
-    def swapaxes(self, axis0: Any, axis1: Any) -> Tensor: ...
-    def swapdims(self, dim0: Any, dim1: Any) -> Tensor: ...
-    def t(self) -> Tensor: ...
-    def take(self, index: Any) -> Tensor: ...
-    def tan(self) -> Tensor: ...
-    def tan_(self) -> Tensor: ...
-    def tanh(self) -> Tensor: ...
-    def tanh_(self) -> Tensor: ...
-    def tile(self, *dims: Any) -> Tensor: ...
-    def to(self, *args: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., copy: Any = ..., non_blocking: Any = ...) -> Tensor: ...
-    def tolist(self) -> Any: ...
-    def trace(self) -> Tensor: ...
-    def transpose(self, dim0: Any, dim1: Any) -> Tensor: ...
-    def tril(self, diagonal: Any = ...) -> Tensor: ...
-    def tril_(self, diagonal: Any = ...) -> Tensor: ...
-    def triu(self, diagonal: Any = ...) -> Tensor: ...
-    def triu_(self, diagonal: Any = ...) -> Tensor: ...
-    def true_divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def true_divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def trunc(self) -> Tensor: ...
-    def trunc_(self) -> Tensor: ...
-    def type(self, dtype: _DTypeLike | None = ...) -> Any: ...
-    def type_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def unbind(self, dim: Any = ...) -> tuple[Tensor, ...]: ...
-    def unflatten(self, dim: Any, sizes: Any) -> Tensor: ...
-    def uniform_(self, *args: Any, **kwargs: Any) -> Tensor: ...
-    def unsqueeze(self, dim: Any) -> Tensor: ...
-    def var(self, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor: ...
-    def view(self, *shape: Any) -> Tensor: ...
-    def view_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def where(self, condition: Any, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
-    def zero_(self) -> Tensor: ...
+    def requires_grad_(self, requires_grad: builtins.bool = ...) -> Tensor:
+        """Sets :attr:`requires_grad` in place and returns ``self``.
 
+        Use it to turn an existing leaf tensor into a trainable one.
+
+        Args:
+            requires_grad (bool): the new value. Default: True.
+
+        Example:
+            >>> w = ferrograd.zeros(2)
+            >>> w.requires_grad_()
+            tensor([0., 0.], requires_grad=True)
+        """
+    def reshape(self, *shape: Any) -> Tensor:
+        """This tensor with a new shape: a view when the layout allows, else a copy.
+
+        See :func:`ferrograd.reshape`.
+        """
+    def reshape_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self.reshape(other.shape)``: a view when the layout allows, else a copy.
+
+        Args:
+            other (Tensor): the tensor whose shape to take.
+
+        Example:
+            >>> ferrograd.arange(4).reshape_as(ferrograd.zeros(2, 2))
+            tensor([[0, 1],
+                    [2, 3]])
+        """
+    def resolve_conj(self) -> Tensor:
+        """This tensor's values with no pending conjugation.
+
+        ferrograd conjugates eagerly (:meth:`is_conj` is always False), so this
+        returns a tensor equal to ``self``. See :func:`ferrograd.resolve_conj`.
+        """
+    def resolve_neg(self) -> Tensor:
+        """This tensor's values with no pending negation: ferrograd has no lazy
+        negation, so this returns ``self``.
+
+        See :func:`ferrograd.resolve_neg`.
+        """
+    def retain_grad(self) -> None:
+        """Makes this non-leaf tensor keep its gradient in :attr:`grad` after backward.
+
+        Has no effect on leaves, which always do.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 3
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad
+            tensor([1., 1.])
+        """
+    @property
+    def retains_grad(self) -> builtins.bool:
+        """Whether this non-leaf tensor keeps its :attr:`grad` (set by :meth:`retain_grad`)."""
+    def roll(self, shifts: Any, dims: Any = ...) -> Tensor:
+        """A copy with elements shifted circularly by ``shifts`` along ``dims``.
+
+        See :func:`ferrograd.roll`.
+        """
+    def round(self, decimals: Any = ...) -> Tensor:
+        """Each element rounded half to even, at ``decimals`` decimal places.
+
+        See :func:`ferrograd.round`.
+        """
+    def round_(self, decimals: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.round`."""
+    def rsqrt(self) -> Tensor:
+        """Reciprocal square root of each element, ``1 / sqrt(x)``.
+
+        See :func:`ferrograd.rsqrt`.
+        """
+    def rsqrt_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.rsqrt`."""
+    def scatter(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool | None = ..., *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """A copy with ``src`` (or ``value``) written along ``dim`` at positions ``index``.
+
+        See :func:`ferrograd.scatter`.
+        """
+    def scatter_(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool | None = ..., *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.scatter`."""
+    def scatter_add(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """A copy with ``src`` added along ``dim`` at positions ``index`` (repeated indices add up).
+
+        See :func:`ferrograd.scatter_add`.
+        """
+    def scatter_add_(self, dim: Any, index: Any, src: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.scatter_add`."""
+    def select(self, dim: Any, index: Any) -> Tensor:
+        """A view of entry ``index`` of dim ``dim``, with that dim removed.
+
+        See :func:`ferrograd.select`.
+        """
+    def sgn(self) -> Tensor:
+        """``x / abs(x)`` for complex elements (0 where ``x`` is 0); :meth:`sign` for real ones.
+
+        See :func:`ferrograd.sgn`.
+        """
+    @property
+    def shape(self) -> Size:
+        """The size of each dim, as a :class:`ferrograd.Size` (a tuple of ints).
+
+        Example:
+            >>> ferrograd.zeros(2, 3).shape
+            ferrograd.Size([2, 3])
+        """
+    def short(self) -> Tensor:
+        """``self.to(ferrograd.int16)``: this tensor converted to ``ferrograd.int16`` (``self`` if it already is).
+
+        Floating values are truncated toward zero.
+
+        The conversion is differentiable when both dtypes are floating or complex.
+
+        Example:
+            >>> ferrograd.tensor([1.7, -2.7]).short()
+            tensor([ 1, -2], dtype=ferrograd.int16)
+        """
+    def sigmoid(self) -> Tensor:
+        """Logistic sigmoid of each element, ``1 / (1 + exp(-x))``.
+
+        See :func:`ferrograd.sigmoid`.
+        """
+    def sigmoid_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sigmoid`."""
+    def sign(self) -> Tensor:
+        """Sign of each element: -1, 0 or 1.
+
+        See :func:`ferrograd.sign`.
+        """
+    def sign_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sign`."""
+    def signbit(self) -> Tensor:
+        """Bool tensor, True where an element's sign bit is set (including ``-0.0``).
+
+        See :func:`ferrograd.signbit`.
+        """
+    def sin(self) -> Tensor:
+        """Sine of each element (in radians).
+
+        See :func:`ferrograd.sin`.
+        """
+    def sin_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sin`."""
+    def sinh(self) -> Tensor:
+        """Hyperbolic sine of each element.
+
+        See :func:`ferrograd.sinh`.
+        """
+    def sinh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sinh`."""
+    def size(self, dim: Any = ...) -> Any:
+        """The shape as a :class:`ferrograd.Size`, or the size of one dim.
+
+        Args:
+            dim (int, optional): a dim (negative counts from the end). When given,
+                the result is an ``int``.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 3)
+            >>> t.size(), t.size(-1)
+            (ferrograd.Size([2, 3]), 3)
+        """
+    def softmax(self, dim: Any, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Softmax along ``dim``: ``exp(x)`` normalised to sum to 1.
+
+        See :func:`ferrograd.softmax`.
+        """
+    def split(self, split_size_or_sections: Any, dim: Any = ...) -> tuple[Tensor, ...]:
+        """Views of pieces along ``dim``: of size ``split_size_or_sections``, or of the listed sizes.
+
+        See :func:`ferrograd.split`.
+        """
+    def sqrt(self) -> Tensor:
+        """Square root of each element.
+
+        See :func:`ferrograd.sqrt`.
+        """
+    def sqrt_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sqrt`."""
+    def square(self) -> Tensor:
+        """Square of each element, ``x * x``.
+
+        See :func:`ferrograd.square`.
+        """
+    def square_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.square`."""
+    def squeeze(self, dim: Any = ...) -> Tensor:
+        """A view without size-1 dims (only those in ``dim`` when given).
+
+        See :func:`ferrograd.squeeze`.
+        """
+    def std(self, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor:
+        """Standard deviation over ``dim`` (all dims when None), with Bessel's correction by default.
+
+        See :func:`ferrograd.std`.
+        """
+    def storage_offset(self) -> builtins.int:
+        """The position of the first element in the memory this tensor views, in elements.
+
+        Example:
+            >>> t = ferrograd.arange(6)
+            >>> t[2:].storage_offset(), t.view(2, 3)[1].storage_offset()
+            (2, 3)
+        """
+    def stride(self, dim: Any = ...) -> Any:
+        """The stride of each dim (in elements), or of one dim.
+
+        Element ``[i, j, ...]`` of the tensor is at position
+        ``storage_offset() + i * stride(0) + j * stride(1) + ...`` in its memory.
+
+        Args:
+            dim (int, optional): a dim; when given, the result is an ``int``.
+
+        Example:
+            >>> t = ferrograd.zeros(2, 3)
+            >>> t.stride(), t.stride(1), t.t().stride()
+            ((3, 1), 1, (1, 3))
+        """
+    def sub(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``self - alpha * other``, broadcasting; ``other`` may be a tensor or a number.
+
+        See :func:`ferrograd.sub`.
+        """
+    def sub_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.sub`."""
+    def subtract(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """Alias for :meth:`Tensor.sub`."""
+    def subtract_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.subtract`."""
+    def sum(self, dim: Any = ..., keepdim: builtins.bool = ..., *, dtype: _DTypeLike | None = ...) -> Tensor:
+        """Sum of the elements over ``dim`` (all dims when None).
+
+        See :func:`ferrograd.sum`.
+        """
+    def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:
+        """Alias for :meth:`Tensor.transpose`."""
+    def swapdims(self, dim0: Any, dim1: Any) -> Tensor:
+        """Alias for :meth:`Tensor.transpose`."""
+    def t(self) -> Tensor:
+        """Transpose of a tensor of at most 2 dims (a view).
+
+        See :func:`ferrograd.t`.
+        """
+    def take(self, index: Any) -> Tensor:
+        """The elements at the flat positions ``index`` (as if ``self`` were 1-D).
+
+        See :func:`ferrograd.take`.
+        """
+    def tan(self) -> Tensor:
+        """Tangent of each element (in radians).
+
+        See :func:`ferrograd.tan`.
+        """
+    def tan_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.tan`."""
+    def tanh(self) -> Tensor:
+        """Hyperbolic tangent of each element.
+
+        See :func:`ferrograd.tanh`.
+        """
+    def tanh_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.tanh`."""
+    def tile(self, *dims: Any) -> Tensor:
+        """A copy with ``self`` repeated ``dims[i]`` times along each dim.
+
+        See :func:`ferrograd.tile`.
+        """
+    def to(self, *args: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., copy: Any = ..., non_blocking: Any = ...) -> Tensor:
+        """This tensor converted to another dtype (device arguments are checked only).
+
+        Accepted forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(other)`` (``other``'s dtype), and the keywords. The result is
+        ``self`` when nothing changes and ``copy`` is False; otherwise a new
+        tensor (differentiable between floating and complex dtypes). Only the
+        CPU exists: another device raises a RuntimeError.
+
+        Args:
+            *args: a dtype, a device (``"cpu"`` or :class:`ferrograd.device`) or a tensor.
+
+        Keyword args:
+            dtype (dtype, optional): the target dtype.
+            device (str or device, optional): the target device (CPU only).
+            copy (bool): always return a new tensor. Default: False.
+            non_blocking (bool): accepted for compatibility; ignored.
+
+        Example:
+            >>> t = ferrograd.tensor([1.5, 2.5])
+            >>> t.to(ferrograd.int64)
+            tensor([1, 2])
+            >>> t.to("cpu") is t
+            True
+            >>> t.to(ferrograd.zeros(1, dtype=ferrograd.float64))
+            tensor([1.5000, 2.5000], dtype=ferrograd.float64)
+        """
+    def tolist(self) -> Any:
+        """The values as nested Python lists of numbers (a number for a 0-dim tensor).
+
+        Example:
+            >>> ferrograd.tensor([[1, 2], [3, 4]]).tolist()
+            [[1, 2], [3, 4]]
+            >>> ferrograd.tensor(2.5).tolist()
+            2.5
+        """
+    def trace(self) -> Tensor:
+        """Sum of the diagonal of a 2-D tensor.
+
+        See :func:`ferrograd.trace`.
+        """
+    def transpose(self, dim0: Any, dim1: Any) -> Tensor:
+        """A view with dims ``dim0`` and ``dim1`` swapped.
+
+        See :func:`ferrograd.transpose`.
+        """
+    def tril(self, diagonal: Any = ...) -> Tensor:
+        """A copy with the elements above diagonal ``diagonal`` set to zero.
+
+        See :func:`ferrograd.tril`.
+        """
+    def tril_(self, diagonal: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.tril`."""
+    def triu(self, diagonal: Any = ...) -> Tensor:
+        """A copy with the elements below diagonal ``diagonal`` set to zero.
+
+        See :func:`ferrograd.triu`.
+        """
+    def triu_(self, diagonal: Any = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.triu`."""
+    def true_divide(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Alias for :meth:`Tensor.div`."""
+    def true_divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.true_divide`."""
+    def trunc(self) -> Tensor:
+        """Each element rounded toward zero to an integer value.
+
+        See :func:`ferrograd.trunc`.
+        """
+    def trunc_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.trunc`."""
+    def type(self, dtype: _DTypeLike | None = ...) -> Any:
+        """The type name as a string, or this tensor converted to another type.
+
+        With no argument, returns torch's legacy type name (``'torch.FloatTensor'``
+        for float32). With a dtype, a type name string or a legacy type such as
+        :class:`ferrograd.DoubleTensor`, converts like :meth:`to`.
+
+        Args:
+            dtype (dtype, str or type, optional): the target type.
+
+        Example:
+            >>> t = ferrograd.tensor([1.5, 2.5])
+            >>> t.type()
+            'torch.FloatTensor'
+            >>> t.type(ferrograd.int32)
+            tensor([1, 2], dtype=ferrograd.int32)
+            >>> t.type("torch.DoubleTensor")
+            tensor([1.5000, 2.5000], dtype=ferrograd.float64)
+        """
+    def type_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self.to(other.dtype)``: this tensor converted to ``other``'s dtype.
+
+        Args:
+            other (Tensor): the tensor whose dtype to take.
+
+        Example:
+            >>> ferrograd.tensor([1, 2]).type_as(ferrograd.zeros(1))
+            tensor([1., 2.])
+        """
+    def unbind(self, dim: Any = ...) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, as a tuple of views with that dim removed.
+
+        See :func:`ferrograd.unbind`.
+        """
+    def unflatten(self, dim: Any, sizes: Any) -> Tensor:
+        """Dim ``dim`` split into the dims ``sizes`` (a view).
+
+        See :func:`ferrograd.unflatten`.
+        """
+    def uniform_(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Fills ``self`` in place with samples from the uniform distribution on ``[from, to)``.
+
+        Args:
+            from (float): the lower bound. Default: 0.
+            to (float): the upper bound. Default: 1.
+
+        Keyword args:
+            generator (Generator, optional): draw from it instead of the default generator.
+
+        Example:
+            >>> _ = ferrograd.manual_seed(0)
+            >>> ferrograd.empty(3).uniform_(-1, 1)
+            tensor([-0.0075,  0.5364, -0.8230])
+        """
+    def unsqueeze(self, dim: Any) -> Tensor:
+        """A view with a new size-1 dim at position ``dim``.
+
+        See :func:`ferrograd.unsqueeze`.
+        """
+    def var(self, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor:
+        """Variance over ``dim`` (all dims when None), with Bessel's correction by default.
+
+        See :func:`ferrograd.var`.
+        """
+    def view(self, *shape: Any) -> Tensor:
+        """A view of this tensor's memory with a new shape.
+
+        The shape comes as ints or one sequence; one entry may be -1 (inferred).
+        No data is copied: the view shares memory with ``self``, so writes through
+        either are seen by both (and bump the shared version counter). The
+        requested shape must be expressible with strides over the existing
+        layout; otherwise this raises and :meth:`reshape` (which copies when it
+        must) is the way. ``view(dtype)`` with ``self``'s own dtype is accepted;
+        reinterpreting as another dtype is not supported.
+
+        Args:
+            *shape (int or tuple of ints): the new shape.
+
+        Example:
+            >>> t = ferrograd.arange(6)
+            >>> v = t.view(2, 3)
+            >>> v[0, 0] = 100
+            >>> t
+            tensor([100,   1,   2,   3,   4,   5])
+            >>> t.view(-1, 2).shape
+            ferrograd.Size([3, 2])
+        """
+    def view_as(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self.view(other.shape)``: a view with ``other``'s shape.
+
+        Args:
+            other (Tensor): the tensor whose shape to take.
+
+        Example:
+            >>> ferrograd.arange(4).view_as(ferrograd.zeros(2, 2))
+            tensor([[0, 1],
+                    [2, 3]])
+        """
+    def where(self, condition: Any, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self`` where ``condition`` is True, else ``other`` (a tensor or a number).
+
+        See :func:`ferrograd.where`.
+        """
+    def zero_(self) -> Tensor:
+        """Fills ``self`` with zeros in place and returns ``self``.
+
+        Example:
+            >>> ferrograd.ones(3).zero_()
+            tensor([0., 0., 0.])
+        """
+    def __buffer__(self, flags: builtins.int, /) -> memoryview: ...
+
+@disjoint_base
 class _FunctionBase(_Node):
+    """The base of every custom Function's backward class: the `ctx` object."""
     def __new__(cls, *_args: Any, **_kwargs: Any) -> _FunctionBase: ...
     @property
     def dirty_tensors(self) -> Any: ...
@@ -516,7 +2371,11 @@ class _FunctionBase(_Node):
     @saved_for_forward.setter
     def saved_for_forward(self, value: Any) -> None: ...
     @property
-    def saved_tensors(self) -> tuple[Any, ...]: ...
+    def saved_tensors(self) -> tuple[Any, ...]:
+        """The tensors given to `save_for_backward`, checked for in-place
+        modification since; saved outputs come back with this node as
+        their `grad_fn`.
+        """
     @property
     def saved_variables(self) -> tuple[Any, ...]: ...
     @property
@@ -524,217 +2383,1490 @@ class _FunctionBase(_Node):
     @to_save.setter
     def to_save(self, value: Any) -> None: ...
 
+@disjoint_base
 class _Node:
+    """A backward graph node (`grad_fn`); an instance of
+    `ferrograd.autograd.graph.Node`.
+    """
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-    def __dir__(self) -> Any: ...
-    def __eq__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    def __dir__(self) -> Any:
+        """The default attributes plus `_saved_<name>` (and `_raw_saved_<name>`
+        for tensors) of what the node saved, as `dir()` shows torch's.
+        """
+    def __eq__(self, other: builtins.object, /) -> builtins.bool: ...
     def __ge__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __getattribute__(self, name: Any, /) -> Any: ...
     def __gt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __hash__(self) -> builtins.int: ...
     def __le__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __lt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
-    def __ne__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    def __ne__(self, other: builtins.object, /) -> builtins.bool: ...
     def __repr__(self) -> builtins.str: ...
     def _sequence_nr(self) -> builtins.int: ...
     @property
-    def metadata(self) -> dict[Any, Any]: ...
-    def name(self) -> builtins.str: ...
+    def metadata(self) -> dict[Any, Any]:
+        """A dict for user data, kept for the node's lifetime."""
+    def name(self) -> builtins.str:
+        """torch's node name (`MulBackward0`)."""
     @property
-    def next_functions(self) -> tuple[tuple[_Node | None, builtins.int], ...]: ...
-    def register_hook(self, hook: Any) -> RemovableHandle: ...
-    def register_prehook(self, hook: Any) -> RemovableHandle: ...
-    @property
-    def variable(self) -> Tensor: ...
+    def next_functions(self) -> tuple[tuple[_Node | Any, builtins.int], ...]:
+        """`((node, input_nr), ...)`, one per forward input; `(None, 0)` where
+        no gradient flows.
+        """
+    def register_hook(self, hook: Any) -> RemovableHandle:
+        """Registers a hook that runs after this node computed its gradients.
 
+        ``hook(grad_inputs, grad_outputs)`` receives the gradients the node
+        produced (one per forward input, None where none flows) and the ones
+        it received (one per forward output). If it returns a tuple, that
+        replaces ``grad_inputs``; None keeps them.
+
+        Args:
+            hook (callable): ``hook(grad_inputs, grad_outputs) -> tuple or None``.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` unregisters the hook.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 3
+            >>> handle = y.grad_fn.register_hook(lambda gin, gout: print(gin, gout))
+            >>> y.sum().backward()
+            (tensor([3., 3.]), None) (tensor([1., 1.]),)
+            >>> handle.remove()
+        """
+    def register_prehook(self, hook: Any) -> RemovableHandle:
+        """Registers a hook that runs before this node, on the gradients it
+        received.
+
+        ``hook(grad_outputs)`` gets one gradient per forward output; if it
+        returns a tuple, the node uses that instead.
+
+        Args:
+            hook (callable): ``hook(grad_outputs) -> tuple or None``.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` unregisters the hook.
+
+        Example:
+            >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 3
+            >>> handle = y.grad_fn.register_prehook(lambda gout: (gout[0] * 10,))
+            >>> y.sum().backward()
+            >>> x.grad
+            tensor([30., 30.])
+        """
+    @property
+    def variable(self) -> Tensor:
+        """For `AccumulateGrad`: the leaf it accumulates into."""
+
+@final
 class _ProfilerResult:
+    """The events of one profiler run."""
     def __len__(self) -> builtins.int: ...
-    def rows(self) -> Any: ...
-    def threads(self) -> Any: ...
-    def trace_start_ns(self) -> Any: ...
+    def rows(self) -> Any:
+        """One tuple per event, ordered by thread, then start (outer first):
+        `(name, kind, start_ns, end_ns, thread, depth, sequence_nr,
+        fwd_thread, input_shapes, input_dtypes, stack, bytes, parent,
+        self_ns, cpu_memory_usage, self_cpu_memory_usage)`.
+        """
+    def threads(self) -> Any:
+        """The recorded threads: `(id, name)` pairs."""
+    def trace_start_ns(self) -> Any:
+        """When the run started, in nanoseconds on the events' clock."""
 
+@final
 class _RecordFunction:
-    def end(self) -> Any: ...
+    """An open `record_function` range."""
+    def end(self) -> Any:
+        """Closes the range (once; later calls do nothing)."""
 
 def _adam_step(params: Any, grads: Any, exp_avgs: Any, exp_avg_sqs: Any, max_exp_avg_sqs: Any, steps: Any, *, lr: Any, beta1: Any, beta2: Any, eps: Any, weight_decay: Any, decoupled: Any, amsgrad: Any, maximize: Any) -> Tensor: ...
-def _close_mutation_context() -> Tensor: ...
-def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor: ...
-def _conv2d(input: Tensor, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor: ...
-def _current_dual_level() -> Tensor: ...
-def _current_graph_task_id() -> builtins.int: ...
-def _delayed_error(msg: Any, tensors: Any) -> list[Tensor | None]: ...
-def _disable_saved_tensors_hooks(error_message: Any) -> Tensor: ...
-def _empty_cache() -> builtins.int: ...
-def _enter_dual_level(batch: Any = ...) -> Tensor: ...
+def _close_mutation_context() -> Tensor:
+    """Closes the innermost `allow_mutation_on_saved_tensors` context."""
+def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
+    """`nn.functional.fold` with resolved pairs."""
+def _conv2d(input: Tensor, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor:
+    """`nn.functional.conv2d` with numeric, resolved padding."""
+def _current_dual_level() -> Tensor:
+    """The open level's index, or -1."""
+def _current_graph_task_id() -> builtins.int:
+    """The id of the backward call running on this thread (-1 outside one)."""
+def _delayed_error(msg: Any, tensors: Any) -> list[Tensor | None]:
+    """`DelayedError(msg)(*tensors)`: aliases whose backward raises `msg`."""
+def _disable_saved_tensors_hooks(error_message: Any) -> Tensor:
+    """Forbids hooks until the matching pop (`disable_saved_tensors_hooks`)."""
+def _empty_cache() -> builtins.int:
+    """Frees buffers held by the allocation cache; returns bytes it held."""
+def _enter_dual_level(batch: Any = ...) -> Tensor:
+    """Opens the dual level; with `batch`, every tangent gets a leading batch
+    dim of that size.
+    """
 def _exit_dual_level(level: Any = ...) -> Tensor: ...
-def _function_apply(cls: Any, args: Any, kwargs: Any, setup_context: Any) -> Any: ...
-def _fw_grad(tensor: Tensor) -> Tensor: ...
-def _get_gemm_backend() -> Tensor: ...
-def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, create_graph: Any, allow_unused: Any, is_grads_batched: Any, materialize_grads: Any) -> list[Tensor | None]: ...
-def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]: ...
-def _im2col(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor: ...
+def _function_apply(cls: Any, args: Any, kwargs: Any, setup_context: Any) -> Any:
+    """`Function.apply`: runs `forward` (and `setup_context`) with grad mode
+    off, then links the outputs to a new node when an input requires grad.
+    """
+def _fw_grad(tensor: Tensor) -> Tensor:
+    """The tangent of `tensor` at the open level (None without one)."""
+def _get_gemm_backend() -> Tensor:
+    """The current GEMM library's name."""
+def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, create_graph: Any, allow_unused: Any, is_grads_batched: Any, materialize_grads: Any) -> list[Tensor | None]:
+    """The engine entry of `autograd.grad`."""
+def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]:
+    """The gradient edge of a tensor: `(node, output_nr)`."""
+def _im2col(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
+    """`nn.functional.unfold` with resolved pairs."""
 def _is_fwd_grad_enabled() -> Tensor: ...
-def _layer_norm(input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: Any) -> Tensor: ...
-def _linalg_solve(A: Any, B: Any) -> Tensor: ...
+def _layer_norm(input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: Any) -> Tensor:
+    """`nn.functional.layer_norm` (arguments checked in Rust)."""
+def _linalg_solve(A: Any, B: Any) -> Tensor:
+    """`linalg.solve(A, B)`."""
 def _make_dual(tensor: Tensor, tangent: Any, level: Any = ...) -> Tensor: ...
-def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor: ...
-def _max_pool2d_indices(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor: ...
-def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_index: Any) -> Tensor: ...
-def _open_mutation_context() -> Tensor: ...
-def _parallel_waves() -> builtins.int: ...
-def _pop_saved_tensors_hooks() -> Tensor: ...
-def _profiler_enabled() -> Tensor: ...
-def _profiler_start(record_shapes: Any, profile_memory: Any, with_stack: Any) -> Tensor: ...
-def _profiler_stop() -> Tensor: ...
-def _push_saved_tensors_hooks(pack_hook: Any, unpack_hook: Any) -> Tensor: ...
-def _reached_leaves(outputs: Any) -> Tensor: ...
-def _rebuild_tensor(data: Any, dtype: _DTypeLike | None, shape: Any, strides: Any, requires_grad: builtins.bool) -> Tensor: ...
-def _record_function_enter(name: Any) -> Tensor: ...
+def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:
+    """Kernel of `linalg.matrix_norm`."""
+def _max_pool2d_indices(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
+    """The argmax indices of max pooling (see `Tensor::max_pool2d_indices`)."""
+def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_index: Any) -> Tensor:
+    """`nn.functional.nll_loss` with an int64 target and a checked reduction
+    name (`'none'`, `'mean'` or `'sum'`).
+    """
+def _open_mutation_context() -> Tensor:
+    """Opens an `allow_mutation_on_saved_tensors` context on this thread."""
+def _parallel_waves() -> builtins.int:
+    """How many waves of ready nodes backward ran on the pool so far (a
+    statistic: tests use it to check that the parallel path was taken).
+    """
+def _pop_saved_tensors_hooks() -> Tensor:
+    """Pops the innermost hook pair or disabling entry."""
+def _profiler_enabled() -> Tensor:
+    """Whether the calling thread's work is being recorded."""
+def _profiler_start(record_shapes: Any, profile_memory: Any, with_stack: Any) -> Tensor:
+    """Starts recording the calling thread and the backward work done for it."""
+def _profiler_stop() -> Tensor:
+    """Stops the running profiler and returns what it recorded."""
+def _push_saved_tensors_hooks(pack_hook: Any, unpack_hook: Any) -> Tensor:
+    """Pushes a hook pair on this thread's stack (`saved_tensors_hooks.__enter__`)."""
+def _reached_leaves(outputs: Any) -> Tensor:
+    """The leaves that gradients of `outputs` would accumulate into (each once)."""
+def _rebuild_tensor(data: Any, dtype: _DTypeLike | None, shape: Any, strides: Any, requires_grad: builtins.bool) -> Tensor:
+    """`_rebuild_tensor(data, dtype, shape, strides, requires_grad)`: the
+    unpickler of tensors.
+    """
+def _record_function_enter(name: Any) -> Tensor:
+    """Opens a user range on the calling thread (recorded only while the
+    thread is profiled).
+    """
 def _restore_inference_mode(inference: Any, grad: Any) -> None: ...
-def _row_by_row_nodes() -> builtins.int: ...
-def _run_backward(tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: Any, inputs: Any) -> None: ...
-def _set_batched_dispatch(cls: Any, dispatch: Any) -> None: ...
-def _set_cache_limit(bytes: Any) -> None: ...
-def _set_fw_grad(tensor: Tensor, tangent: Any) -> Tensor: ...
-def _set_fwd_grad_enabled(mode: Any) -> Tensor: ...
-def _set_gemm_backend(name: Any) -> Tensor: ...
+def _row_by_row_nodes() -> builtins.int:
+    """How many nodes batched backward calls ran row by row so far (a
+    statistic: tests use it to check that batched formulas were used).
+    """
+def _run_backward(tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: Any, inputs: Any) -> None:
+    """The engine entry of `Tensor.backward` and `autograd.backward`."""
+def _set_batched_dispatch(cls: Any, dispatch: Any) -> None:
+    """`_set_batched_dispatch(cls, dispatch)`: methods of unbatched tensors
+    that receive an instance of `cls` while a vmap runs call
+    `dispatch(name, args)` (see [`batched_method`]).
+    """
+def _set_cache_limit(bytes: Any) -> None:
+    """Sets the allocation cache's byte budget (0 disables it)."""
+def _set_fw_grad(tensor: Tensor, tangent: Any) -> Tensor:
+    """Gives `tensor` the tangent `tangent` at the open level (the outputs of
+    a custom Function's `jvp`).
+    """
+def _set_fwd_grad_enabled(mode: Any) -> Tensor:
+    """Sets forward AD on or off for this thread; returns the previous mode."""
+def _set_gemm_backend(name: Any) -> Tensor:
+    """Selects the GEMM library (`"gemm"` or `"matrixmultiply"`)."""
 def _set_grad_enabled(mode: Any) -> None: ...
-def _set_inference_mode(mode: Any) -> tuple[builtins.bool, builtins.bool]: ...
+def _set_inference_mode(mode: Any) -> tuple[builtins.bool, builtins.bool]:
+    """Switches inference mode; returns the previous `(inference, grad)`
+    state for `_restore_inference_mode`.
+    """
 def _sgd_step(params: Any, grads: Any, momentum_buffers: Any, fresh: Any, *, lr: Any, momentum: Any, dampening: Any, weight_decay: Any, nesterov: Any, maximize: Any) -> Tensor: ...
-def _to_dlpack(tensor: Tensor) -> Any: ...
-def _undefined_grad(t: Any) -> Tensor: ...
+def _to_dlpack(tensor: Tensor) -> Any:
+    """`_to_dlpack(tensor)`: a legacy DLPack capsule of the tensor's memory
+    (`ferrograd.utils.dlpack.to_dlpack`).
+    """
+def _undefined_grad(t: Any) -> Tensor:
+    """`UndefinedGrad()(t)`: an alias of `t` whose backward passes an
+    undefined gradient upstream.
+    """
 def _unpack_dual(tensor: Tensor, level: Any = ...) -> Tensor: ...
-def _vector_norm(x: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor: ...
-def _vmap_active(delta: Any) -> builtins.int: ...
-def _will_engine_execute_node(node: Any) -> builtins.bool: ...
-def _wrap_number(x: Any) -> Tensor: ...
-def arange(*args: Any, start: Any = ..., end: Any = ..., step: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def as_tensor(data: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ...) -> Tensor: ...
+def _vector_norm(x: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:
+    """Kernel of `linalg.vector_norm` (argument checks live in Python)."""
+def _vmap_active(delta: Any) -> builtins.int:
+    """`_vmap_active(delta)`: adds `delta` (+1 when a vmap starts, -1 when it
+    ends) to the count of running vmaps and returns the new count.
+    """
+def _will_engine_execute_node(node: Any) -> builtins.bool:
+    """Whether the backward call running on this thread will run `node` (or
+    capture its gradient).
+    """
+def _wrap_number(x: Any) -> Tensor:
+    """`_wrap_number(x)`: a Python number as a zero-dim tensor that promotes
+    like a Python scalar (for module functions called with a number first).
+    """
+def arange(*args: Any, start: Any = ..., end: Any = ..., step: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """arange(start=0, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a 1-D tensor of the values from ``start`` (included) to ``end``
+    (excluded) spaced by ``step``.
+
+    Called as ``arange(end)``, ``arange(start, end)`` or ``arange(start, end,
+    step)``, or with keywords. The result has ``ceil((end - start) / step)``
+    elements. Without ``dtype`` it is ``int64`` when all three numbers are
+    ints, else the default dtype. With a fractional step, rounding can make
+    the last value land close to ``end``: prefer :func:`ferrograd.linspace`
+    there.
+
+    Args:
+        start (Number): the first value. Default: 0.
+        end (Number): the bound, not included.
+        step (Number): the gap between neighbours (may be negative). Default: 1.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: inferred as above.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.arange(5)
+        tensor([0, 1, 2, 3, 4])
+        >>> ferrograd.arange(1, 2.5, 0.5)
+        tensor([1.0000, 1.5000, 2.0000])
+    """
+def as_tensor(data: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ...) -> Tensor:
+    """Converts ``data`` to a tensor, sharing memory with it when no conversion is
+    needed.
+
+    A tensor of the requested dtype is returned as it is; a NumPy array is
+    wrapped without a copy (as :func:`ferrograd.from_numpy` does) unless a
+    different ``dtype`` is asked for; anything else (lists, numbers) is copied as
+    by :func:`ferrograd.tensor`.
+
+    Args:
+        data (array_like): a tensor, NumPy array, number or (nested) sequence.
+        dtype (dtype, optional): the element type. Default: that of ``data``.
+        device (device or str, optional): only ``"cpu"`` is supported. Default: None.
+
+    Example:
+        >>> a = np.array([1.0, 2.0])
+        >>> t = ferrograd.as_tensor(a)
+        >>> a[0] = 5.0
+        >>> t
+        tensor([5., 2.], dtype=ferrograd.float64)
+    """
 bfloat16: dtype
 bool: dtype
-def broadcast_shapes(*shapes: Any) -> Any: ...
-def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]: ...
-def cat(tensors: Any, dim: Any = ...) -> Tensor: ...
-def complex(real: Any, imag: Any) -> Tensor: ...
+def broadcast_shapes(*shapes: Any) -> Any:
+    """broadcast_shapes(*shapes) -> Size
+
+    Returns the shape that tensors of the given shapes broadcast to, without
+    making any tensor. Raises ``RuntimeError`` if the shapes are not
+    compatible.
+
+    Args:
+        *shapes (tuple of ints or int): the shapes; an int stands for a 1-D
+            shape.
+
+    Example:
+        >>> ferrograd.broadcast_shapes((2, 1), (3,))
+        ferrograd.Size([2, 3])
+    """
+def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
+    """broadcast_tensors(*tensors) -> tuple of Tensors
+
+    Expands the tensors to their common broadcast shape.
+
+    Each result is a view of its input (no data is copied): dimensions of
+    size 1 are expanded with stride 0. Because several elements share memory,
+    write to the results only after cloning them.
+
+    Args:
+        *tensors (Tensor): the tensors (a single list of tensors is accepted too).
+
+    Example:
+        >>> a, b = ferrograd.broadcast_tensors(ferrograd.tensor([1, 2]), ferrograd.tensor([[0], [1]]))
+        >>> a
+        tensor([[1, 2],
+                [1, 2]])
+        >>> b
+        tensor([[0, 0],
+                [1, 1]])
+    """
+def cat(tensors: Any, dim: Any = ...) -> Tensor:
+    """Concatenates tensors along an existing dimension.
+
+    All tensors must have the same shape except along ``dim``; their dtypes
+    are promoted to a common one. One-dimensional empty tensors (shape
+    ``(0,)``) are skipped, as in torch. Differentiable with respect to every
+    input.
+
+    Args:
+        tensors (sequence of Tensors): the tensors to join.
+        dim (int): the dimension to join along. Default: 0.
+
+    Example:
+        >>> a = ferrograd.tensor([[1, 2]])
+        >>> b = ferrograd.tensor([[3, 4]])
+        >>> ferrograd.cat([a, b])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> ferrograd.cat([a, b], dim=1)
+        tensor([[1, 2, 3, 4]])
+    """
+def complex(real: Any, imag: Any) -> Tensor:
+    """Builds a complex tensor from its real and imaginary parts:
+    ``real + 1j * imag``.
+
+    Args:
+        real (Tensor): the real parts (``float32`` or ``float64``).
+        imag (Tensor): the imaginary parts, of the same dtype; the two are
+            broadcast together.
+
+    Example:
+        >>> ferrograd.complex(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0]))
+        tensor([1.+3.j, 2.+4.j])
+    """
 complex128: dtype
 complex64: dtype
+default_generator: Generator
+@final
 class device:
-    def __eq__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    """The device a tensor lives on; ferrograd has only the CPU.
+
+    ``device("cpu")``, ``device("cpu", 0)`` and ``device("cpu:0")`` are
+    accepted (and compare equal to ``"cpu"``), so code written for torch's
+    devices runs; any other device raises a RuntimeError.
+
+    Args:
+        kind (str or device, optional): ``"cpu"`` (optionally ``"cpu:<index>"``).
+        index (int, optional): accepted and ignored.
+
+    Example:
+        >>> d = ferrograd.device("cpu")
+        >>> d, d.type, d == "cpu"
+        (device(type='cpu'), 'cpu', True)
+    """
+    def __eq__(self, other: builtins.object, /) -> builtins.bool: ...
     def __ge__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __gt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __hash__(self) -> builtins.int: ...
     def __le__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __lt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
-    def __ne__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    def __ne__(self, other: builtins.object, /) -> builtins.bool: ...
     def __new__(cls, kind: Any = ..., index: Any = ...) -> device: ...
     def __reduce__(self) -> Any: ...
     def __repr__(self) -> builtins.str: ...
     def __str__(self) -> Any: ...
     @property
-    def index(self) -> builtins.int | None: ...
+    def index(self) -> builtins.int | None:
+        """The device index: always None."""
     @property
-    def type(self) -> builtins.str: ...
+    def type(self) -> builtins.str:
+        """The device type: always ``'cpu'``."""
 
-def dstack(tensors: Any) -> Tensor: ...
+def dstack(tensors: Any) -> Tensor:
+    """Concatenates tensors depth-wise, along dimension 2, after making every
+    input at least 3-D (a 1-D tensor of length ``n`` becomes ``(1, n, 1)``, a
+    2-D one ``(m, n)`` becomes ``(m, n, 1)``).
+
+    Args:
+        tensors (sequence of Tensors): the tensors to join.
+
+    Example:
+        >>> ferrograd.dstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3, 4])])
+        tensor([[[1, 3],
+                 [2, 4]]])
+    """
+@final
 class dtype:
-    def __eq__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    """The element type of a tensor.
+
+    The instances are module attributes: ``ferrograd.float32`` (also
+    ``float``), ``float64`` (``double``), ``float16`` (``half``),
+    ``bfloat16``, ``complex64`` (``cfloat``), ``complex128`` (``cdouble``),
+    ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``),
+    ``int8``, ``uint8`` and ``bool``. New instances cannot be made.
+
+    Example:
+        >>> ferrograd.float64.is_floating_point, ferrograd.int32.itemsize
+        (True, 4)
+        >>> ferrograd.complex64.to_real()
+        ferrograd.float32
+    """
+    def __eq__(self, other: builtins.object, /) -> builtins.bool: ...
     def __ge__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __gt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __hash__(self) -> builtins.int: ...
     def __le__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
     def __lt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
-    def __ne__(self, other: builtins.object) -> builtins.bool:  # type: ignore[override]
-        ...
+    def __ne__(self, other: builtins.object, /) -> builtins.bool: ...
     def __reduce__(self) -> Any: ...
     def __repr__(self) -> builtins.str: ...
     @property
-    def is_complex(self) -> builtins.bool: ...
+    def is_complex(self) -> builtins.bool:
+        """Whether this is a complex type (complex64, complex128)."""
     @property
-    def is_floating_point(self) -> builtins.bool: ...
+    def is_floating_point(self) -> builtins.bool:
+        """Whether this is a floating point type (float16, bfloat16, float32, float64)."""
     @property
-    def is_signed(self) -> builtins.bool: ...
+    def is_signed(self) -> builtins.bool:
+        """Whether the type can hold negative values (False for uint8 and bool)."""
     @property
-    def itemsize(self) -> builtins.int: ...
-    def to_complex(self) -> Any: ...
-    def to_real(self) -> Any: ...
+    def itemsize(self) -> builtins.int:
+        """The size of one element in bytes."""
+    def to_complex(self) -> Any:
+        """The complex dtype with this floating dtype's components."""
+    def to_real(self) -> Any:
+        """The real dtype of a complex one's components (`complex64` gives
+        `float32`); a real floating dtype is its own.
+        """
 
-def einsum(equation: builtins.str, *operands: Any) -> Tensor: ...
-def empty(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ..., memory_format: Any = ...) -> Tensor: ...
-def empty_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor: ...
-def eye(n: Any, m: Any = ..., *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
+def einsum(equation: builtins.str, *operands: Any) -> Tensor:
+    """einsum(equation, *operands) -> Tensor
+
+    Sums products of the operands' elements over the indices that an
+    Einstein-summation ``equation`` names.
+
+    The equation gives one subscript string per operand, separated by commas,
+    each letter naming one dimension (``"ij,jk"``); letters repeated across
+    operands are multiplied together, and letters left out of the output are
+    summed over. With ``->`` the output subscripts are explicit
+    (``"ij,jk->ik"``); without it the output holds the letters that appear
+    once, in alphabetical order. ``...`` stands for broadcast leading
+    dimensions. A letter repeated within one operand takes its diagonal
+    (``"ii->i"``). Differentiable with respect to every operand.
+
+    Args:
+        equation (str): the subscripts, e.g. ``"bij,bjk->bik"``.
+        *operands (Tensor): the tensors, one per subscript string (a single
+            list of tensors is accepted too).
+
+    Example:
+        >>> a = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> ferrograd.einsum("ij,jk->ik", a, a)
+        tensor([[ 7., 10.],
+                [15., 22.]])
+        >>> ferrograd.einsum("ii", a)
+        tensor(5.)
+        >>> ferrograd.einsum("i,j->ij", ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0]))
+        tensor([[3., 4.],
+                [6., 8.]])
+    """
+def empty(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ..., memory_format: Any = ...) -> Tensor:
+    """empty(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None) -> Tensor
+
+    Returns a tensor of the given shape whose values are not initialised.
+
+    Faster than :func:`ferrograd.zeros` when every element will be written
+    anyway; reading an element before writing it gives an arbitrary value.
+
+    Args:
+        size (int...): the shape, as separate ints or one list/tuple; may also
+            be given as ``size=``.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of that shape to write the result into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.empty(2, 3).shape
+        ferrograd.Size([2, 3])
+    """
+def empty_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor:
+    """empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+
+    Returns an uninitialised tensor with the shape (and, unless ``dtype`` is
+    given, the dtype) of ``input``.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.empty_like(ferrograd.zeros(2, 3)).shape
+        ferrograd.Size([2, 3])
+    """
+def eye(n: Any, m: Any = ..., *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """Returns an ``n`` by ``m`` matrix with ones on the main diagonal and zeros
+    elsewhere.
+
+    Args:
+        n (int): the number of rows.
+        m (int, optional): the number of columns. Default: ``n``.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+        >>> ferrograd.eye(2, 3, dtype=ferrograd.int64)
+        tensor([[1, 0, 0],
+                [0, 1, 0]])
+    """
 float16: dtype
 float32: dtype
 float64: dtype
-def from_dlpack(ext_tensor: Any) -> Tensor: ...
-def from_numpy(ndarray: Any) -> Tensor: ...
-def full(size: Any, fill_value: Any, *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
-def full_like(input: Tensor, fill_value: Any, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor: ...
-def get_default_dtype() -> dtype: ...
-def get_num_threads() -> builtins.int: ...
-def get_rng_state() -> Tensor: ...
-def hstack(tensors: Any) -> Tensor: ...
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """Makes a tensor that shares memory with an object exporting the DLPack
+    protocol (one with ``__dlpack__``, such as a NumPy array or another
+    framework's CPU tensor), or with a DLPack capsule.
+
+    No data is copied: writes through either object are seen by the other.
+
+    Args:
+        ext_tensor (object): an object with ``__dlpack__`` and
+            ``__dlpack_device__``, or a capsule from such an object.
+
+    Example:
+        >>> a = np.array([1.0, 2.0, 3.0])
+        >>> t = ferrograd.from_dlpack(a)
+        >>> t
+        tensor([1., 2., 3.], dtype=ferrograd.float64)
+    """
+def from_numpy(ndarray: Any) -> Tensor:
+    """Makes a tensor that shares memory with the NumPy array ``ndarray``.
+
+    Writes through either object are seen by the other, and the array is kept
+    alive as long as the tensor. The tensor has the array's shape, strides and
+    dtype.
+
+    Args:
+        ndarray (numpy.ndarray): the array to wrap.
+
+    Example:
+        >>> a = np.arange(3)
+        >>> t = ferrograd.from_numpy(a)
+        >>> t[1] = 10
+        >>> a
+        array([ 0, 10,  2])
+    """
+def full(size: Any, fill_value: Any, *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """Returns a tensor of shape ``size`` with every element equal to ``fill_value``.
+
+    Without ``dtype`` the type follows the fill value: ``bool`` for a bool,
+    ``int64`` for an int, the default dtype for a float and the default complex
+    dtype for a complex number.
+
+    Args:
+        size (tuple of ints): the shape.
+        fill_value (Number): the value of every element (a one-element tensor
+            is accepted too).
+
+    Keyword args:
+        out (Tensor, optional): a tensor of that shape to write the result into.
+        dtype (dtype, optional): the element type. Default: inferred from
+            ``fill_value``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.full((2, 3), 1.5)
+        tensor([[1.5000, 1.5000, 1.5000],
+                [1.5000, 1.5000, 1.5000]])
+        >>> ferrograd.full((2,), 7)
+        tensor([7, 7])
+    """
+def full_like(input: Tensor, fill_value: Any, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor:
+    """Returns a tensor with the shape of ``input`` filled with ``fill_value``.
+
+    Unlike :func:`ferrograd.full`, the dtype is that of ``input`` unless
+    ``dtype`` is given.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+        fill_value (Number): the value of every element.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.full_like(ferrograd.zeros(2), 3)
+        tensor([3., 3.])
+    """
+def get_default_dtype() -> dtype:
+    """Returns the current default floating-point dtype (``float32`` unless
+    changed with :func:`ferrograd.set_default_dtype`).
+
+    It is the dtype of tensors made from Python floats and of the float
+    factories (``zeros``, ``rand``, ``linspace``...) when no ``dtype`` is given.
+
+    Example:
+        >>> ferrograd.get_default_dtype()
+        ferrograd.float32
+    """
+def get_num_threads() -> builtins.int:
+    """Returns the number of threads ferrograd's pool uses for intra-op
+    parallelism (by default, the number of available cores; see
+    :func:`ferrograd.set_num_threads`).
+
+    Example:
+        >>> ferrograd.get_num_threads() >= 1
+        True
+    """
+def get_rng_state() -> Tensor:
+    """Returns the state of the default generator as a 1-D tensor of byte values.
+
+    Pass it to :func:`ferrograd.set_rng_state` to replay the random numbers
+    drawn after this point. The bytes are laid out as torch's CPU generator
+    state, held in an ``int64`` tensor.
+
+    Example:
+        >>> state = ferrograd.get_rng_state()
+        >>> a = ferrograd.rand(2)
+        >>> ferrograd.set_rng_state(state)
+        >>> ferrograd.equal(ferrograd.rand(2), a)
+        True
+    """
+def hstack(tensors: Any) -> Tensor:
+    """Concatenates tensors horizontally: along dimension 1, or along dimension 0
+    for 1-D tensors.
+
+    Args:
+        tensors (sequence of Tensors): the tensors to join.
+
+    Example:
+        >>> ferrograd.hstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3])])
+        tensor([1, 2, 3])
+        >>> ferrograd.hstack([ferrograd.ones(2, 1), ferrograd.zeros(2, 2)])
+        tensor([[1., 0., 0.],
+                [1., 0., 0.]])
+    """
 def increment_version(tensor: Tensor) -> None: ...
-def initial_seed() -> builtins.int: ...
+def initial_seed() -> builtins.int:
+    """Returns the seed the default generator was last seeded with (by
+    :func:`ferrograd.manual_seed` or :func:`ferrograd.seed`), as a Python int.
+
+    Example:
+        >>> _ = ferrograd.manual_seed(42)
+        >>> ferrograd.initial_seed()
+        42
+    """
 int16: dtype
 int32: dtype
 int64: dtype
 int8: dtype
-def is_anomaly_check_nan_enabled() -> builtins.bool: ...
-def is_anomaly_enabled() -> builtins.bool: ...
-def is_complex(input: Tensor) -> builtins.bool: ...
-def is_floating_point(input: Tensor) -> builtins.bool: ...
-def is_grad_enabled() -> builtins.bool: ...
-def is_inference_mode_enabled() -> builtins.bool: ...
+def is_anomaly_check_nan_enabled() -> builtins.bool:
+    """Returns True if anomaly detection, when on, also checks every backward
+    result for NaN (the ``check_nan`` flag of
+    :func:`ferrograd.set_anomaly_enabled`).
+
+    Example:
+        >>> ferrograd.is_anomaly_check_nan_enabled()
+        True
+    """
+def is_anomaly_enabled() -> builtins.bool:
+    """Returns True if anomaly detection is on in this thread (see
+    :class:`ferrograd.autograd.detect_anomaly` and
+    :func:`ferrograd.set_anomaly_enabled`).
+
+    Example:
+        >>> ferrograd.is_anomaly_enabled()
+        False
+    """
+def is_complex(input: Tensor) -> builtins.bool:
+    """Returns True if the dtype of ``input`` is a complex type (``complex64`` or
+    ``complex128``).
+
+    Args:
+        input (Tensor): the tensor to check.
+
+    Example:
+        >>> ferrograd.is_complex(ferrograd.tensor([1 + 2j]))
+        True
+    """
+def is_floating_point(input: Tensor) -> builtins.bool:
+    """Returns True if the dtype of ``input`` is a floating-point type
+    (``float16``, ``bfloat16``, ``float32`` or ``float64``).
+
+    Args:
+        input (Tensor): the tensor to check.
+
+    Example:
+        >>> ferrograd.is_floating_point(ferrograd.tensor([1.0]))
+        True
+        >>> ferrograd.is_floating_point(ferrograd.tensor([1]))
+        False
+    """
+def is_grad_enabled() -> builtins.bool:
+    """Whether gradient recording is on for the current thread.
+
+    It is on by default and turned off by `no_grad`, `set_grad_enabled(False)`
+    and `inference_mode`.
+
+    Example:
+        >>> ferrograd.is_grad_enabled()
+        True
+        >>> with ferrograd.no_grad():
+        ...     print(ferrograd.is_grad_enabled())
+        False
+    """
+def is_inference_mode_enabled() -> builtins.bool:
+    """Whether inference mode (see `inference_mode`) is on for the current
+    thread.
+
+    Example:
+        >>> ferrograd.is_inference_mode_enabled()
+        False
+        >>> with ferrograd.inference_mode():
+        ...     print(ferrograd.is_inference_mode_enabled())
+        True
+    """
 def is_multithreading_enabled() -> builtins.bool: ...
-def is_tensor(obj: Any) -> builtins.bool: ...
-def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
-def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
-def manual_seed(seed: builtins.int) -> Any: ...
-def normal(mean: Any, std: Any = ..., size: Any = ..., *, generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor: ...
-def numel(input: Tensor) -> builtins.int: ...
-def ones(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def ones_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor: ...
-def polar(abs: Any, angle: Any) -> Tensor: ...
-def promote_types(type1: Any, type2: Any) -> dtype: ...
-def rand(*args: Any, size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def rand_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor: ...
-def randint(*args: Any, low: Any = ..., high: Any = ..., size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def randint_like(input: Tensor, *args: Any, low: Any = ..., high: Any = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor: ...
-def randn(*args: Any, size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def randn_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor: ...
-def randperm(n: Any, *, generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def repeat_interleave(input: Tensor, repeats: Any = ..., dim: Any = ..., *, output_size: Any = ...) -> Tensor: ...
-def result_type(tensor1: Any, tensor2: Any) -> dtype: ...
+def is_tensor(obj: Any) -> builtins.bool:
+    """Returns True if ``obj`` is a ferrograd tensor (including parameters and
+    other Tensor subclasses).
+
+    Args:
+        obj (object): the object to check.
+
+    Example:
+        >>> ferrograd.is_tensor(ferrograd.zeros(1)), ferrograd.is_tensor([1.0])
+        (True, False)
+    """
+def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """Returns a 1-D tensor of ``steps`` values evenly spaced from ``start`` to
+    ``end``, both included.
+
+    Args:
+        start (Number): the first value.
+        end (Number): the last value.
+        steps (int): how many values (``0`` gives an empty tensor).
+
+    Keyword args:
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.linspace(0, 1, steps=5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+def logspace(start: Any, end: Any, steps: Any, base: Any = ..., *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """Returns a 1-D tensor of ``steps`` values spaced evenly on a log scale:
+    ``base ** linspace(start, end, steps)``.
+
+    Args:
+        start (Number): the first exponent.
+        end (Number): the last exponent.
+        steps (int): how many values.
+        base (float): the base of the powers. Default: 10.0.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.logspace(0, 2, steps=3)
+        tensor([  1.,  10., 100.])
+        >>> ferrograd.logspace(0, 3, steps=4, base=2)
+        tensor([1., 2., 4., 8.])
+    """
+def manual_seed(seed: builtins.int) -> Any:
+    """Seeds the default random generator and returns it.
+
+    Every random function that is not given a ``generator=`` draws from the
+    default generator, so the same seed gives the same sequence of results.
+    ferrograd's generator reproduces torch's CPU sequences for ``rand``,
+    ``randn`` and the other samplers built on them.
+
+    Args:
+        seed (int): any integer in ``[-2**63, 2**64)``; negative values are taken
+            modulo ``2**64``.
+
+    Returns:
+        Generator: the default generator.
+
+    Example:
+        >>> _ = ferrograd.manual_seed(0)
+        >>> ferrograd.rand(2)
+        tensor([0.4963, 0.7682])
+    """
+def normal(mean: Any, std: Any = ..., size: Any = ..., *, generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Draws numbers from normal distributions with the given means and standard
+    deviations.
+
+    Two forms: with numbers ``mean`` and ``std``, ``size`` is required and every
+    element is drawn from the same distribution; with a tensor ``mean`` and/or
+    ``std`` (the other may be a number), the two are broadcast together and
+    each element of the result is drawn with its own mean and standard
+    deviation (``size`` must then be omitted).
+
+    Args:
+        mean (Tensor or float): the mean(s).
+        std (Tensor or float): the standard deviation(s). Default: 1.0.
+        size (tuple of ints, optional): the shape of the result, for the
+            numbers form.
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype (numbers form).
+        layout (layout, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.normal(0.0, 1.0, size=(3,))
+        tensor([ 1.5410, -0.2934, -2.1788])
+        >>> ferrograd.normal(ferrograd.tensor([0.0, 10.0]), ferrograd.tensor([1.0, 0.5]))
+        tensor([0.5684, 9.4577])
+    """
+def numel(input: Tensor) -> builtins.int:
+    """Returns the number of elements of ``input``, the product of its sizes.
+
+    Args:
+        input (Tensor): the tensor.
+
+    Example:
+        >>> ferrograd.numel(ferrograd.zeros(2, 3))
+        6
+    """
+def ones(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """ones(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a tensor of the given shape filled with ``1``.
+
+    Args:
+        size (int...): the shape, as separate ints or one list/tuple; may also
+            be given as ``size=``.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of that shape to write the result into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.ones(2, 2)
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
+def ones_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor:
+    """ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+
+    Returns a tensor of ones with the shape (and, unless ``dtype`` is given,
+    the dtype) of ``input``.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.ones_like(ferrograd.tensor([1.0, 2.0, 3.0]))
+        tensor([1., 1., 1.])
+    """
+def polar(abs: Any, angle: Any) -> Tensor:
+    """Builds a complex tensor from absolute values and angles:
+    ``abs * (cos(angle) + 1j * sin(angle))``.
+
+    Args:
+        abs (Tensor): the absolute values (``float32`` or ``float64``).
+        angle (Tensor): the angles in radians, of the same dtype; the two are
+            broadcast together.
+
+    Example:
+        >>> ferrograd.polar(ferrograd.tensor([2.0]), ferrograd.tensor([0.0]))
+        tensor([2.+0.j])
+    """
+def promote_types(type1: Any, type2: Any) -> dtype:
+    """Returns the smallest dtype that both ``type1`` and ``type2`` convert to
+    without losing range or kind (torch's promotion table: ints before floats
+    before complex, bool lowest).
+
+    Args:
+        type1 (dtype): the first dtype.
+        type2 (dtype): the second dtype.
+
+    Example:
+        >>> ferrograd.promote_types(ferrograd.int64, ferrograd.float16)
+        ferrograd.float16
+        >>> ferrograd.promote_types(ferrograd.int8, ferrograd.uint8)
+        ferrograd.int16
+    """
+def rand(*args: Any, size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a tensor of the given shape filled with numbers drawn uniformly
+    from ``[0, 1)``.
+
+    Args:
+        size (int...): the shape, as separate ints or one list/tuple; may also
+            be given as ``size=``.
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.rand(2, 3)
+        tensor([[0.4963, 0.7682, 0.0885],
+                [0.1320, 0.3074, 0.6341]])
+    """
+def rand_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor:
+    """rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+
+    Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+    of ``input``, filled with numbers drawn uniformly from ``[0, 1)``.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+
+    Example:
+        >>> ferrograd.rand_like(ferrograd.zeros(3))
+        tensor([0.4963, 0.7682, 0.0885])
+    """
+def randint(*args: Any, low: Any = ..., high: Any = ..., size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a tensor of shape ``size`` filled with integers drawn uniformly
+    from ``[low, high)``.
+
+    Called as ``randint(high, size)`` or ``randint(low, high, size)``, or with
+    keywords. The values are integers even when ``dtype`` is a float type.
+
+    Args:
+        low (int): the smallest value that can be drawn. Default: 0.
+        high (int): one above the largest value that can be drawn.
+        size (tuple of ints): the shape of the result.
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: ``int64``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.randint(10, (5,))
+        tensor([4, 9, 3, 0, 3])
+        >>> ferrograd.randint(3, 6, (2, 2))
+        tensor([[3, 4],
+                [4, 4]])
+    """
+def randint_like(input: Tensor, *args: Any, low: Any = ..., high: Any = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor:
+    """randint_like(input, low=0, high, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+
+    Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+    of ``input``, filled with integers drawn uniformly from ``[low, high)``.
+
+    Called as ``randint_like(input, high)`` or ``randint_like(input, low,
+    high)``.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+        low (int): the smallest value that can be drawn. Default: 0.
+        high (int): one above the largest value that can be drawn.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+
+    Example:
+        >>> ferrograd.randint_like(ferrograd.zeros(3, dtype=ferrograd.int64), 10)
+        tensor([4, 9, 3])
+    """
+def randn(*args: Any, size: Any = ..., generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a tensor of the given shape filled with numbers drawn from the
+    standard normal distribution (mean 0, variance 1).
+
+    Args:
+        size (int...): the shape, as separate ints or one list/tuple; may also
+            be given as ``size=``.
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: the default dtype.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.randn(4)
+        tensor([ 1.5410, -0.2934, -2.1788,  0.5684])
+    """
+def randn_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ..., generator: Any = ...) -> Tensor:
+    """randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+
+    Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+    of ``input``, filled with numbers drawn from the standard normal
+    distribution.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+
+    Example:
+        >>> ferrograd.randn_like(ferrograd.zeros(2, dtype=ferrograd.float64))
+        tensor([ 1.5410, -0.2934], dtype=ferrograd.float64)
+    """
+def randperm(n: Any, *, generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """Returns a random permutation of the integers ``0`` to ``n - 1``.
+
+    Args:
+        n (int): the number of integers (the length of the result).
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from. Default:
+            the default generator (seeded by :func:`ferrograd.manual_seed`).
+        out (Tensor, optional): a tensor of the result's shape to write into.
+        dtype (dtype, optional): the element type. Default: ``int64``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.randperm(5)
+        tensor([4, 0, 1, 3, 2])
+    """
+def repeat_interleave(input: Tensor, repeats: Any = ..., dim: Any = ..., *, output_size: Any = ...) -> Tensor:
+    """repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor
+
+    Repeats each element of ``input`` ``repeats`` times, keeping the copies
+    next to each other (``[1, 2]`` twice gives ``[1, 1, 2, 2]``, unlike
+    :meth:`Tensor.repeat`).
+
+    Without ``dim`` the input is flattened first. With a tensor of
+    ``repeats``, element (or slice) ``i`` along ``dim`` is repeated
+    ``repeats[i]`` times. Called with a single 1-D integer tensor ``r``
+    (``repeat_interleave(r)``), it returns ``arange(len(r))`` with element
+    ``i`` repeated ``r[i]`` times.
+
+    Args:
+        input (Tensor): the tensor to repeat.
+        repeats (int or Tensor): how many times to repeat each element, one
+            count for all or one per element along ``dim``.
+        dim (int, optional): the dimension to repeat along. Default: None
+            (the flattened input).
+
+    Keyword args:
+        output_size (int, optional): the total size of the result along
+            ``dim``; checked against the computed size when given.
+
+    Example:
+        >>> ferrograd.repeat_interleave(ferrograd.tensor([1, 2]), 2)
+        tensor([1, 1, 2, 2])
+        >>> ferrograd.repeat_interleave(ferrograd.tensor([[1, 2], [3, 4]]), ferrograd.tensor([1, 2]), dim=0)
+        tensor([[1, 2],
+                [3, 4],
+                [3, 4]])
+        >>> ferrograd.repeat_interleave(ferrograd.tensor([2, 1]))
+        tensor([0, 0, 1])
+    """
+def result_type(tensor1: Any, tensor2: Any) -> dtype:
+    """Returns the dtype an arithmetic operation on ``tensor1`` and ``tensor2``
+    would produce.
+
+    A Python number or zero-dimensional tensor only raises the category
+    (bool, integer, float, complex) of the result, not the width of a
+    dimensioned tensor's dtype, as in torch.
+
+    Args:
+        tensor1 (Tensor or Number): the first operand.
+        tensor2 (Tensor or Number): the second operand.
+
+    Example:
+        >>> ferrograd.result_type(ferrograd.tensor([1, 2]), 1.5)
+        ferrograd.float32
+        >>> ferrograd.result_type(ferrograd.tensor([1], dtype=ferrograd.int8), 1000)
+        ferrograd.int8
+    """
+@final
 class routed_function:
+    """A module function that vmap can take over: it calls its implementation (__wrapped__) outside vmap and the batching dispatcher while a vmap runs."""
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: Any, owner: Any = ..., /) -> Any: ...
     def __new__(cls, *args: Any, **kwargs: Any) -> routed_function: ...
-    def __reduce__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __reduce__(self) -> Any: ...
     def __repr__(self) -> builtins.str: ...
     @property
     def __vectorcalloffset__(self) -> Any: ...
     @property
     def __wrapped__(self) -> Any: ...
 
-def seed() -> builtins.int: ...
-def set_anomaly_enabled(enabled: Any, check_nan: Any = ...) -> None: ...
-def set_default_dtype(d: Any) -> None: ...
+def seed() -> builtins.int:
+    """Seeds the default generator with a non-deterministic random number and
+    returns that seed (a Python int), so a run can be reproduced later with
+    :func:`ferrograd.manual_seed`.
+
+    Example:
+        >>> s = ferrograd.seed()
+        >>> ferrograd.initial_seed() == s
+        True
+    """
+def set_anomaly_enabled(enabled: Any, check_nan: Any = ...) -> None:
+    """Switches anomaly detection on or off for this thread.
+
+    While it is on, each forward operation records the Python stack that made
+    it, so an error in the backward pass names the forward line at fault; with
+    ``check_nan``, a backward function that returns NaN raises an error. It
+    slows autograd down: prefer the scoped
+    :class:`ferrograd.autograd.detect_anomaly` context manager.
+
+    Args:
+        enabled (bool): whether anomaly detection is on.
+        check_nan (bool): whether backward results are checked for NaN.
+            Default: True.
+
+    Example:
+        >>> ferrograd.set_anomaly_enabled(True)
+        >>> ferrograd.is_anomaly_enabled()
+        True
+        >>> ferrograd.set_anomaly_enabled(False)
+    """
+def set_default_dtype(d: Any) -> None:
+    """Sets the default floating-point dtype.
+
+    It becomes the dtype of tensors made from Python floats and of the float
+    factories when no ``dtype`` is given; the default complex dtype follows it
+    (``complex128`` for ``float64``, ``complex64`` otherwise). The setting is
+    process-wide.
+
+    Args:
+        d (dtype): a floating-point dtype (``float16``, ``bfloat16``, ``float32``
+            or ``float64``); other dtypes raise ``TypeError``.
+
+    Example:
+        >>> ferrograd.set_default_dtype(ferrograd.float64)
+        >>> ferrograd.tensor([1.5]).dtype
+        ferrograd.float64
+        >>> ferrograd.set_default_dtype(ferrograd.float32)
+    """
 def set_multithreading_enabled(mode: Any) -> None: ...
-def set_num_threads(n: Any) -> None: ...
-def set_rng_state(new_state: Any) -> Tensor: ...
-def split(tensor: Tensor, split_size_or_sections: Any, dim: Any = ...) -> tuple[Tensor, ...]: ...
-def stack(tensors: Any, dim: Any = ...) -> Tensor: ...
-def std_mean(input: Tensor, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor: ...
-def tensor(data: Any, *, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
+def set_num_threads(n: Any) -> None:
+    """Sets how many threads ferrograd's pool uses for intra-op parallelism.
+
+    The setting is process-wide and applies to the operations started after
+    the call.
+
+    Args:
+        n (int): the number of threads, at least 1.
+
+    Example:
+        >>> n = ferrograd.get_num_threads()
+        >>> ferrograd.set_num_threads(1)
+        >>> ferrograd.get_num_threads()
+        1
+        >>> ferrograd.set_num_threads(n)
+    """
+def set_rng_state(new_state: Any) -> Tensor:
+    """Restores the state of the default generator.
+
+    Args:
+        new_state (Tensor): a state returned by :func:`ferrograd.get_rng_state`
+            (torch's ``uint8`` state tensor, or a list of its byte values, is
+            accepted too).
+
+    Example:
+        >>> state = ferrograd.get_rng_state()
+        >>> a = ferrograd.randn(3)
+        >>> ferrograd.set_rng_state(state)
+        >>> ferrograd.equal(ferrograd.randn(3), a)
+        True
+    """
+def split(tensor: Tensor, split_size_or_sections: Any, dim: Any = ...) -> tuple[Tensor, ...]:
+    """Splits ``tensor`` along ``dim`` into pieces that are views of it.
+
+    With an int ``split_size_or_sections`` every piece has that size along
+    ``dim`` except possibly the last, which is smaller when the size does not
+    divide evenly; with a list of ints the pieces have exactly those sizes
+    (which must add up to the size of ``dim``).
+
+    Args:
+        tensor (Tensor): the tensor to split.
+        split_size_or_sections (int or list of ints): the size of each piece,
+            or the list of sizes.
+        dim (int): the dimension to split along. Default: 0.
+
+    Returns:
+        tuple of Tensors: the pieces, in order.
+
+    Example:
+        >>> t = ferrograd.arange(10)
+        >>> ferrograd.split(t, 4)
+        (tensor([0, 1, 2, 3]), tensor([4, 5, 6, 7]), tensor([8, 9]))
+        >>> ferrograd.split(t, [2, 8])
+        (tensor([0, 1]), tensor([2, 3, 4, 5, 6, 7, 8, 9]))
+    """
+def stack(tensors: Any, dim: Any = ...) -> Tensor:
+    """Joins tensors of the same shape along a new dimension.
+
+    The result has one more dimension than the inputs, inserted at ``dim``;
+    ``stack(ts, dim)`` equals ``cat([t.unsqueeze(dim) for t in ts], dim)``.
+
+    Args:
+        tensors (sequence of Tensors): the tensors, all of the same shape.
+        dim (int): where the new dimension goes (``0`` to ``ndim``). Default: 0.
+
+    Example:
+        >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> b = ferrograd.tensor([4.0, 5.0, 6.0])
+        >>> ferrograd.stack([a, b])
+        tensor([[1., 2., 3.],
+                [4., 5., 6.]])
+        >>> ferrograd.stack([a, b], dim=1)
+        tensor([[1., 4.],
+                [2., 5.],
+                [3., 6.]])
+    """
+def std_mean(input: Tensor, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor:
+    """Computes the standard deviation and the mean of ``input`` over ``dim`` in one pass,
+    returned as a tuple ``(std, mean)``.
+
+    The standard deviation uses Bessel's correction by default: the sum of squared
+    deviations is divided by ``N - correction`` with ``N`` the number of
+    elements reduced.
+
+    Args:
+        input (Tensor): the input tensor (floating point or complex).
+        dim (int or tuple of ints, optional): the dimension(s) to reduce.
+            Default: None (all of them).
+        unbiased (bool, optional): the older way to choose the correction:
+            True means ``correction=1``, False ``correction=0``.
+        keepdim (bool): whether the reduced dimensions are kept with size 1.
+            Default: False.
+
+    Keyword args:
+        correction (int or float, optional): the difference between ``N`` and
+            the divisor. Default: 1.
+
+    Returns:
+        tuple of Tensors: ``(std, mean)``.
+
+    Example:
+        >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 5.0]])
+        >>> ferrograd.std_mean(x)
+        (tensor(1.7078), tensor(2.7500))
+        >>> ferrograd.std_mean(x, dim=0, correction=0)
+        (tensor([1.0000, 1.5000]), tensor([2.0000, 3.5000]))
+    """
+def tensor(data: Any, *, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
+
+    Builds a new tensor by copying ``data``: a number, a (nested) list or tuple
+    of numbers, a NumPy array or scalar, or another tensor.
+
+    Without ``dtype`` the type is inferred from the data: bools give ``bool``,
+    integers ``int64``, floats the default dtype (see
+    :func:`ferrograd.get_default_dtype`) and complex numbers the matching complex
+    dtype. The result never shares memory with ``data`` (use
+    :func:`ferrograd.as_tensor` or :func:`ferrograd.from_numpy` for that).
+
+    Args:
+        data (array_like): the values of the tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: inferred from ``data``.
+        device (device or str, optional): only ``"cpu"`` is supported. Default: None.
+        requires_grad (bool): whether autograd records operations on the new
+            tensor (it becomes a leaf). Default: False.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+
+    Example:
+        >>> ferrograd.tensor([[1, 2], [3, 4]])
+        tensor([[1, 2],
+                [3, 4]])
+        >>> ferrograd.tensor([0.5, 2.0], dtype=ferrograd.float64, requires_grad=True)
+        tensor([0.5000, 2.0000], dtype=ferrograd.float64, requires_grad=True)
+    """
 uint8: dtype
-def var_mean(input: Tensor, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor: ...
-def view_as_complex(input: Tensor) -> Tensor: ...
-def view_as_real(input: Tensor) -> Tensor: ...
-def vstack(tensors: Any) -> Tensor: ...
-def zeros(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor: ...
-def zeros_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor: ...
+def var_mean(input: Tensor, dim: Any = ..., unbiased: Any = ..., keepdim: builtins.bool = ..., *, correction: Any = ...) -> Tensor:
+    """Computes the variance and the mean of ``input`` over ``dim`` in one pass,
+    returned as a tuple ``(var, mean)``.
+
+    The variance uses Bessel's correction by default: the sum of squared
+    deviations is divided by ``N - correction`` with ``N`` the number of
+    elements reduced.
+
+    Args:
+        input (Tensor): the input tensor (floating point or complex).
+        dim (int or tuple of ints, optional): the dimension(s) to reduce.
+            Default: None (all of them).
+        unbiased (bool, optional): the older way to choose the correction:
+            True means ``correction=1``, False ``correction=0``.
+        keepdim (bool): whether the reduced dimensions are kept with size 1.
+            Default: False.
+
+    Keyword args:
+        correction (int or float, optional): the difference between ``N`` and
+            the divisor. Default: 1.
+
+    Returns:
+        tuple of Tensors: ``(var, mean)``.
+
+    Example:
+        >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 5.0]])
+        >>> ferrograd.var_mean(x)
+        (tensor(2.9167), tensor(2.7500))
+        >>> ferrograd.var_mean(x, dim=0, correction=0)
+        (tensor([1.0000, 2.2500]), tensor([2.0000, 3.5000]))
+    """
+def view_as_complex(input: Tensor) -> Tensor:
+    """Returns a complex view of the real tensor ``input``, whose last dimension
+    must have size 2 (real and imaginary parts) and stride 1.
+
+    The view shares memory with ``input``; ``float32`` gives ``complex64`` and
+    ``float64`` gives ``complex128``.
+
+    Args:
+        input (Tensor): a ``float32`` or ``float64`` tensor with last dimension 2.
+
+    Example:
+        >>> ferrograd.view_as_complex(ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1.+2.j, 3.+4.j])
+    """
+def view_as_real(input: Tensor) -> Tensor:
+    """Returns a real view of the complex tensor ``input`` with an extra last
+    dimension of size 2 holding the real and imaginary parts.
+
+    The view shares memory with ``input``: writes through it change
+    ``input``.
+
+    Args:
+        input (Tensor): a complex tensor.
+
+    Example:
+        >>> ferrograd.view_as_real(ferrograd.tensor([1 + 2j, 3 - 1j]))
+        tensor([[ 1.,  2.],
+                [ 3., -1.]])
+    """
+def vstack(tensors: Any) -> Tensor:
+    """Concatenates tensors vertically, along dimension 0, after turning 1-D
+    tensors of length ``n`` into rows of shape ``(1, n)``.
+
+    Args:
+        tensors (sequence of Tensors): the tensors to join.
+
+    Example:
+        >>> ferrograd.vstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]])
+    """
+def zeros(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., pin_memory: Any = ...) -> Tensor:
+    """zeros(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+
+    Returns a tensor of the given shape filled with ``0``.
+
+    Args:
+        size (int...): the shape, as separate ints or one list/tuple
+            (``zeros(2, 3)`` or ``zeros((2, 3))``); may also be given as ``size=``.
+
+    Keyword args:
+        out (Tensor, optional): a tensor of that shape to write the result into.
+        dtype (dtype, optional): the element type. Default: the default dtype
+            (see :func:`ferrograd.get_default_dtype`).
+        layout (layout, optional): accepted for compatibility and ignored.
+        pin_memory (bool): accepted for compatibility and ignored. Default: False.
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+        >>> ferrograd.zeros((2,), dtype=ferrograd.int64)
+        tensor([0, 0])
+    """
+def zeros_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ..., memory_format: Any = ...) -> Tensor:
+    """zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+
+    Returns a tensor of zeros with the shape (and, unless ``dtype`` is given,
+    the dtype) of ``input``.
+
+    Args:
+        input (Tensor): the tensor whose shape and dtype are used.
+
+    Keyword args:
+        dtype (dtype, optional): the element type. Default: ``input.dtype``.
+        layout (layout, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): accepted for compatibility and
+            ignored (the result is contiguous).
+        device (device or str, optional): only ``"cpu"`` is supported.
+        requires_grad (bool): whether the new tensor requires grad. Default: False.
+
+    Example:
+        >>> ferrograd.zeros_like(ferrograd.tensor([[1, 2], [3, 4]]))
+        tensor([[0, 0],
+                [0, 0]])
+    """

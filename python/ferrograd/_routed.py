@@ -12,7 +12,7 @@ modified while ``vmap`` runs.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _core
@@ -44,9 +44,18 @@ def _factory(qual: str, fn: Callable[..., Any]) -> Callable[[], Any]:
     return make
 
 
-def route_module(namespace: dict[str, Any], module: str, prefix: str) -> None:
+def route_module(
+    namespace: dict[str, Any], module: str, prefix: str, docs: Mapping[str, str] | None = None
+) -> None:
     """Replaces the public functions in ``namespace`` (a module's globals,
-    module name ``module``, rule prefix ``prefix``) by routed functions."""
+    module name ``module``, rule prefix ``prefix``) by routed functions.
+
+    A routed function takes its docstring from ``docs`` when ``docs`` has
+    its name (how module functions that are Tensor methods or aliases get
+    their own module-level docs), else from its implementation. Every name
+    in ``docs`` must be routed (a doc for a function left as it is would be
+    lost silently).
+    """
     for name, fn in list(namespace.items()):
         if (name.startswith("_") or name in NO_DISPATCH or not callable(fn)
                 or isinstance(fn, (type, types.ModuleType)) or type(fn) is _core.routed_function):
@@ -54,6 +63,9 @@ def route_module(namespace: dict[str, Any], module: str, prefix: str) -> None:
         routed = _core.routed_function(fn, _factory(prefix + name, fn))
         routed.__name__ = routed.__qualname__ = name
         routed.__module__ = module
-        routed.__doc__ = getattr(fn, "__doc__", None)
+        routed.__doc__ = docs[name] if docs and name in docs else getattr(fn, "__doc__", None)
         namespace[name] = routed
         BY_IMPLEMENTATION.setdefault(id(fn), routed)
+    unrouted = [name for name in docs or () if type(namespace.get(name)) is not _core.routed_function]
+    if unrouted:
+        raise RuntimeError(f"docs for functions {module} does not route: {unrouted}")

@@ -5,14 +5,16 @@ ordinary ``Tensor`` of its dtype, and ``isinstance(t, FloatTensor)`` is
 true exactly for float32 tensors (all ferrograd tensors live on the CPU),
 as in torch. ``Tensor.type(FloatTensor)`` converts.
 
->>> import ferrograd as torch
->>> torch.FloatTensor(2, 3).shape, torch.LongTensor([1.7, 2.0]).tolist()
+>>> import ferrograd
+>>> ferrograd.FloatTensor(2, 3).shape, ferrograd.LongTensor([1.7, 2.0]).tolist()
 (ferrograd.Size([2, 3]), [1, 2])
->>> isinstance(torch.ones(2), torch.FloatTensor)
+>>> isinstance(ferrograd.ones(2), ferrograd.FloatTensor)
 True
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ._core import (
     Tensor,
@@ -37,16 +39,16 @@ class _TensorType(type):
 
     dtype = None
 
-    def __instancecheck__(cls, obj) -> bool:
+    def __instancecheck__(cls, obj: object) -> bool:
         return isinstance(obj, Tensor) and obj.dtype == cls.dtype
 
-    def __subclasscheck__(cls, sub) -> bool:
+    def __subclasscheck__(cls, sub: type) -> bool:
         return sub is cls
 
     def __repr__(cls) -> str:
         return f"<class 'torch.{cls.__name__}'>"
 
-    def __call__(cls, *args, device=None):
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
         if device is not None and str(device).split(":")[0] != "cpu":
             raise RuntimeError(
                 f"legacy constructor expects device type: cpu but device type: {device} was passed"
@@ -74,8 +76,14 @@ class _TensorType(type):
         )
 
 
-def _tensor_type(name: str, dtype) -> _TensorType:
-    return _TensorType(name, (), {"dtype": dtype, "__module__": "ferrograd", "is_cuda": False})
+def _tensor_type(name: str, dtype: Any) -> _TensorType:
+    doc = (
+        f"Legacy constructor of {dtype} tensors: ``{name}(*sizes)`` gives zeros of that "
+        f"shape, ``{name}(data)`` converts data, and ``isinstance(t, {name})`` tests the dtype."
+    )
+    return _TensorType(
+        name, (), {"dtype": dtype, "__module__": "ferrograd", "is_cuda": False, "__doc__": doc}
+    )
 
 
 FloatTensor = _tensor_type("FloatTensor", float32)

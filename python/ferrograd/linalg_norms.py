@@ -8,22 +8,51 @@ one-sided Jacobi iteration in float64).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ._core import Tensor, _matrix_norm, _vector_norm
+from ._core import dtype as _dtype
 
 __all__ = ["matrix_norm", "norm", "vector_norm"]
 
 
-def _check_tensor(name: str, x) -> None:
+def _check_tensor(name: str, x: object) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.{name}(): argument must be a Tensor, not {type(x).__name__}")
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """The vector ``ord``-norm of ``x`` over ``dim`` (all dims when None).
+def vector_norm(
+    x: Tensor,
+    ord: float = 2,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: _dtype | None = None,
+) -> Tensor:
+    """Computes the vector ``ord``-norm of ``x`` over the dims ``dim``.
 
     ``ord`` is any number: ``inf`` is ``max(abs(x))``, ``-inf`` is
     ``min(abs(x))``, ``0`` counts nonzeros, otherwise
-    ``sum(abs(x)**ord)**(1/ord)``.
+    ``sum(abs(x)**ord)**(1/ord)``. The sums accumulate in float64.
+    Differentiable (at zero the gradient of the 2-norm is zero).
+
+    Args:
+        x (Tensor): the input tensor.
+        ord (int, float, inf or -inf): the order of the norm. Default: ``2``.
+        dim (int or tuple of ints, optional): the dims to reduce.
+            Default: ``None`` (all of them, as if ``x`` were flattened).
+        keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
+
+    Keyword args:
+        dtype (dtype, optional): convert ``x`` to this dtype first.
+            Default: ``None``.
+
+    Example:
+        >>> x = ferrograd.tensor([3.0, -4.0])
+        >>> ferrograd.linalg.vector_norm(x)
+        tensor(5.)
+        >>> ferrograd.linalg.vector_norm(x, ord=1), ferrograd.linalg.vector_norm(x, float("inf"))
+        (tensor(7.), tensor(4.))
     """
     _check_tensor("vector_norm", x)
     if isinstance(ord, str) or isinstance(ord, bool):
@@ -31,12 +60,39 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _vector_norm(x, ord, dim, keepdim, dtype)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """The matrix norm of each matrix over the two dims ``dim``.
+def matrix_norm(
+    A: Tensor,
+    ord: float | str = "fro",
+    dim: int | Sequence[int] = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: _dtype | None = None,
+) -> Tensor:
+    """Computes a matrix norm of each matrix over the two dims ``dim``.
 
-    ``ord`` is ``"fro"``, ``"nuc"``, ``1``/``-1`` (max/min absolute column
-    sum), ``inf``/``-inf`` (max/min absolute row sum) or ``2``/``-2``
-    (largest/smallest singular value).
+    ``ord`` is ``"fro"`` (Frobenius), ``"nuc"`` (sum of singular values),
+    ``1``/``-1`` (max/min absolute column sum), ``inf``/``-inf`` (max/min
+    absolute row sum) or ``2``/``-2`` (largest/smallest singular value).
+    The singular values come from a one-sided Jacobi iteration in float64.
+
+    Args:
+        A (Tensor): a tensor with at least two dims.
+        ord (int, float, inf, -inf or str): the kind of norm.
+            Default: ``"fro"``.
+        dim (tuple of two ints): the dims holding the matrices.
+            Default: ``(-2, -1)``.
+        keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
+
+    Keyword args:
+        dtype (dtype, optional): convert ``A`` to this dtype first.
+            Default: ``None``.
+
+    Example:
+        >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
+        >>> ferrograd.linalg.matrix_norm(A)
+        tensor(7.0711)
+        >>> ferrograd.linalg.matrix_norm(A, 1)
+        tensor(9.)
     """
     _check_tensor("matrix_norm", A)
     if isinstance(dim, int):
@@ -44,9 +100,40 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return _matrix_norm(A, ord, tuple(dim), keepdim, dtype)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """torch's ``linalg.norm``: a vector norm for one dim (or a flattened
-    input when both ``ord`` and ``dim`` are None), a matrix norm for two."""
+def norm(
+    A: Tensor,
+    ord: float | str | None = None,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: _dtype | None = None,
+) -> Tensor:
+    """Computes a vector or a matrix norm, chosen by ``dim`` and ``ord``.
+
+    With an int or one-element ``dim``, a vector norm (:func:`vector_norm`);
+    with a two-element ``dim``, a matrix norm (:func:`matrix_norm`). Without
+    ``dim``: the 2-norm of the flattened input when ``ord`` is ``None``,
+    otherwise a vector norm for a 1-D input and a matrix norm for a 2-D one.
+
+    Args:
+        A (Tensor): the input tensor.
+        ord (int, float, inf, -inf or str, optional): the order of the norm.
+            Default: ``None`` (2 for vectors, ``"fro"`` for matrices).
+        dim (int or tuple of ints, optional): the dims to reduce.
+            Default: ``None``.
+        keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
+
+    Keyword args:
+        dtype (dtype, optional): convert ``A`` to this dtype first.
+            Default: ``None``.
+
+    Example:
+        >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
+        >>> ferrograd.linalg.norm(A)
+        tensor(7.0711)
+        >>> ferrograd.linalg.norm(A, dim=1)
+        tensor([5., 5.])
+    """
     _check_tensor("norm", A)
     if isinstance(dim, int):
         dim = (dim,)

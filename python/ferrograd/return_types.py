@@ -7,6 +7,9 @@ fields are also attributes, so both ``v, i = t.max(0)`` and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, Self
+
 __all__ = ["aminmax", "max", "min"]
 
 
@@ -16,7 +19,7 @@ class _StructSeq(tuple):
     __slots__ = ()
     _fields: tuple[str, ...] = ()
 
-    def __new__(cls, sequence=()):
+    def __new__(cls, sequence: Iterable[Any] = ()) -> Self:
         items = tuple(sequence)
         if len(items) != len(cls._fields):
             raise TypeError(
@@ -29,12 +32,13 @@ class _StructSeq(tuple):
         body = ",\n".join(f"{n}={v!r}" for n, v in zip(self._fields, self, strict=True))
         return f"{self.__module__}.{type(self).__name__}(\n{body})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (tuple(self),))
 
 
 def _make(name: str, fields: tuple[str, ...]) -> type:
-    namespace = {"__slots__": (), "_fields": fields, "__module__": __name__}
+    doc = f"The named tuple ``({', '.join(fields)})`` returned by ``{name}``."
+    namespace = {"__slots__": (), "_fields": fields, "__module__": __name__, "__doc__": doc}
     for i, field in enumerate(fields):
         namespace[field] = property(lambda self, i=i: self[i], doc=f"Alias for field {i}.")
     return type(name, (_StructSeq,), namespace)

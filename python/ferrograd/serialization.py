@@ -244,11 +244,21 @@ def save(
     them) to ``f``, a path or a writable binary file object.
 
     Tensors keep their dtype, shape, strides and ``requires_grad``; tensors
-    that share a storage share it again after :func:`load`. The format is
-    described in docs/data.md.
+    that share a storage share it again after :func:`load`. The file is a zip
+    archive laid out as torch's (a pickle of the structure plus one member per
+    storage), described in docs/data.md.
 
-    Example::
+    Args:
+        obj (object): what to save: a tensor, a ``state_dict``, nested
+            containers of tensors...
+        f (str, os.PathLike or file object): the path, or a binary file
+            object open for writing.
+        pickle_module (module): the module whose pickler writes the
+            structure. Default: ``pickle``.
+        pickle_protocol (int): the pickle protocol. Default: ``2``.
 
+    Example:
+        >>> import io
         >>> buf = io.BytesIO()
         >>> ferrograd.save({"w": ferrograd.ones(2)}, buf)
         >>> _ = buf.seek(0)
@@ -294,12 +304,22 @@ def _global_name(obj: Any) -> str:
 
 
 def add_safe_globals(safe_globals: list[Any]) -> None:
-    """Allows the given classes/functions in ``load(..., weights_only=True)``.
+    """Allows the given classes and functions in ``load(...,
+    weights_only=True)``, for the rest of the process.
 
-    Example::
+    Args:
+        safe_globals (list): the objects to allow, or ``(object, name)``
+            pairs naming them as the file does.
 
-        >>> import fractions
+    Example:
+        >>> import fractions, io
+        >>> buf = io.BytesIO()
+        >>> ferrograd.save({"ratio": fractions.Fraction(1, 3)}, buf)
         >>> add_safe_globals([fractions.Fraction])
+        >>> _ = buf.seek(0)
+        >>> ferrograd.load(buf)
+        {'ratio': Fraction(1, 3)}
+        >>> clear_safe_globals()
     """
     for g in safe_globals:
         if isinstance(g, tuple):
@@ -310,7 +330,11 @@ def add_safe_globals(safe_globals: list[Any]) -> None:
 
 
 def get_safe_globals() -> list[Any]:
-    """The globals added with :func:`add_safe_globals`."""
+    """Returns the globals added with :func:`add_safe_globals`.
+
+    Returns:
+        list: the allowed objects.
+    """
     return list(_safe_globals.values())
 
 
@@ -321,8 +345,21 @@ def clear_safe_globals() -> None:
 
 @contextlib.contextmanager
 def safe_globals(globals_: list[Any]) -> Iterator[None]:
-    """A context manager that allows ``globals_`` in weights-only loads inside
-    its block only."""
+    """Context manager that allows ``globals_`` in weights-only loads inside
+    its block only.
+
+    Args:
+        globals_ (list): the objects to allow, as for :func:`add_safe_globals`.
+
+    Example:
+        >>> import fractions, io
+        >>> buf = io.BytesIO()
+        >>> ferrograd.save(fractions.Fraction(1, 3), buf)
+        >>> _ = buf.seek(0)
+        >>> with safe_globals([fractions.Fraction]):
+        ...     print(ferrograd.load(buf))
+        1/3
+    """
     saved = dict(_safe_globals)
     add_safe_globals(globals_)
     try:
@@ -570,24 +607,31 @@ def load(
     """Loads an object saved with :func:`save` from ``f``, a path or a
     readable binary file object.
 
+    By default (``weights_only``) only tensors, containers, numbers,
+    strings, dtypes, devices, sizes and allow-listed globals (see
+    :func:`add_safe_globals`) are accepted; anything else raises
+    ``pickle.UnpicklingError`` without running code. A plain pickle stream
+    (``pickle.dump`` of tensors) is also accepted.
+
     Args:
-        f: the file.
-        map_location: ``None``, ``'cpu'``, a ``ferrograd.device('cpu')``, a
-            dict of location renames, or a callable ``(storage, location)``
-            returning the storage to use; any other device raises.
-        pickle_module: the module whose ``Unpickler`` reads the structure
-            (only with ``weights_only=False``).
-        weights_only (bool): only tensors, containers, numbers, strings,
-            dtypes, devices, sizes and allow-listed globals are accepted;
-            anything else raises ``pickle.UnpicklingError`` without running
-            code. Default (``None``): True.
-        mmap (bool): accepted for compatibility; the data is always read into
-            memory.
+        f (str, os.PathLike or file object): the path, or a binary file
+            object open for reading.
+        map_location (str, device, dict or callable, optional): ``None``,
+            ``'cpu'``, ``ferrograd.device('cpu')``, a dict of location renames,
+            or a callable ``(storage, location)`` returning the storage to use;
+            any other device raises. Default: ``None``.
+        pickle_module (module, optional): the module whose ``Unpickler`` reads
+            the structure (only with ``weights_only=False``). Default: ``None``.
 
-    A plain pickle stream (``pickle.dump`` of tensors) is also accepted.
+    Keyword args:
+        weights_only (bool, optional): restrict what may be loaded, as above.
+            Default: ``None`` (``True``).
+        mmap (bool, optional): accepted for compatibility; the data is always
+            read into memory. Default: ``None``.
+        **pickle_load_args: passed to the unpickler (e.g. ``encoding``).
 
-    Example::
-
+    Example:
+        >>> import io
         >>> buf = io.BytesIO()
         >>> ferrograd.save([ferrograd.arange(3)], buf)
         >>> _ = buf.seek(0)

@@ -20,6 +20,33 @@ pub fn finish(t: Tensor, requires_grad: bool) -> PyResult<TensorOut> {
     Ok(TensorOut(t))
 }
 
+/// tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor
+///
+/// Builds a new tensor by copying ``data``: a number, a (nested) list or tuple
+/// of numbers, a NumPy array or scalar, or another tensor.
+///
+/// Without ``dtype`` the type is inferred from the data: bools give ``bool``,
+/// integers ``int64``, floats the default dtype (see
+/// :func:`ferrograd.get_default_dtype`) and complex numbers the matching complex
+/// dtype. The result never shares memory with ``data`` (use
+/// :func:`ferrograd.as_tensor` or :func:`ferrograd.from_numpy` for that).
+///
+/// Args:
+///     data (array_like): the values of the tensor.
+///
+/// Keyword args:
+///     dtype (dtype, optional): the element type. Default: inferred from ``data``.
+///     device (device or str, optional): only ``"cpu"`` is supported. Default: None.
+///     requires_grad (bool): whether autograd records operations on the new
+///         tensor (it becomes a leaf). Default: False.
+///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+///
+/// Example:
+///     >>> ferrograd.tensor([[1, 2], [3, 4]])
+///     tensor([[1, 2],
+///             [3, 4]])
+///     >>> ferrograd.tensor([0.5, 2.0], dtype=ferrograd.float64, requires_grad=True)
+///     tensor([0.5000, 2.0000], dtype=ferrograd.float64, requires_grad=True)
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype = None, device = None, requires_grad = false, pin_memory = false))]
 pub fn tensor(
@@ -35,8 +62,25 @@ pub fn tensor(
     finish(convert::data_to_tensor(data, dt)?, requires_grad)
 }
 
-/// `as_tensor(data, dtype=None)`: shares memory with tensors and NumPy
-/// arrays when no conversion is needed, else copies.
+/// Converts ``data`` to a tensor, sharing memory with it when no conversion is
+/// needed.
+///
+/// A tensor of the requested dtype is returned as it is; a NumPy array is
+/// wrapped without a copy (as :func:`ferrograd.from_numpy` does) unless a
+/// different ``dtype`` is asked for; anything else (lists, numbers) is copied as
+/// by :func:`ferrograd.tensor`.
+///
+/// Args:
+///     data (array_like): a tensor, NumPy array, number or (nested) sequence.
+///     dtype (dtype, optional): the element type. Default: that of ``data``.
+///     device (device or str, optional): only ``"cpu"`` is supported. Default: None.
+///
+/// Example:
+///     >>> a = np.array([1.0, 2.0])
+///     >>> t = ferrograd.as_tensor(a)
+///     >>> a[0] = 5.0
+///     >>> t
+///     tensor([5., 2.], dtype=ferrograd.float64)
 #[pyfunction]
 #[pyo3(signature = (data, dtype = None, device = None))]
 pub fn as_tensor(
@@ -71,7 +115,21 @@ pub fn as_tensor(
     wrap_any(py, convert::data_to_tensor(data, dt)?)
 }
 
-/// `from_numpy(ndarray)`: a tensor sharing the array's memory.
+/// Makes a tensor that shares memory with the NumPy array ``ndarray``.
+///
+/// Writes through either object are seen by the other, and the array is kept
+/// alive as long as the tensor. The tensor has the array's shape, strides and
+/// dtype.
+///
+/// Args:
+///     ndarray (numpy.ndarray): the array to wrap.
+///
+/// Example:
+///     >>> a = np.arange(3)
+///     >>> t = ferrograd.from_numpy(a)
+///     >>> t[1] = 10
+///     >>> a
+///     array([ 0, 10,  2])
 #[pyfunction]
 pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let np = ndarray.py().import("numpy")?;
@@ -112,25 +170,26 @@ pub(crate) fn shaped(
 /// entries) or `generator=None` (`generator:` entries, whose `make` also
 /// gets the generator).
 macro_rules! shape_factories {
-    ($($name:ident => $make:expr;)*) => {
-        $($crate::creation::shape_factories!(@fn $name
+    ($($(#[$doc:meta])* $name:ident => $make:expr;)*) => {
+        $($crate::creation::shape_factories!(@fn $(#[$doc])* $name
             (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false)
             [] [] $make);)*
     };
-    (memory_format: $($name:ident => $make:expr;)*) => {
-        $($crate::creation::shape_factories!(@fn $name
+    (memory_format: $($(#[$doc:meta])* $name:ident => $make:expr;)*) => {
+        $($crate::creation::shape_factories!(@fn $(#[$doc])* $name
             (*args, size = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false, memory_format = None)
             [] [memory_format] $make);)*
     };
-    (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
-        $($crate::creation::shape_factories!(@fn $name
+    (generator: $($(#[$doc:meta])* $name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
+        $($crate::creation::shape_factories!(@fn $(#[$doc])* $name
             (*args, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false)
             [generator => $g] [] |$shape, $dt| $make);)*
     };
-    // One factory with pyo3 signature `$sig`: an optional generator
-    // parameter (converted into `$g` for `make`) and trailing keywords that
-    // are accepted and ignored.
-    (@fn $name:ident $sig:tt [$($gen:ident => $g:ident)?] [$($ignored:ident)*] $make:expr) => {
+    // One factory with doc attributes `$doc` and pyo3 signature `$sig`: an
+    // optional generator parameter (converted into `$g` for `make`) and
+    // trailing keywords that are accepted and ignored.
+    (@fn $(#[$doc:meta])* $name:ident $sig:tt [$($gen:ident => $g:ident)?] [$($ignored:ident)*] $make:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = $sig)]
         #[allow(clippy::too_many_arguments)]
@@ -157,12 +216,78 @@ macro_rules! shape_factories {
 pub(crate) use shape_factories;
 
 shape_factories! {
+    /// zeros(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+    ///
+    /// Returns a tensor of the given shape filled with ``0``.
+    ///
+    /// Args:
+    ///     size (int...): the shape, as separate ints or one list/tuple
+    ///         (``zeros(2, 3)`` or ``zeros((2, 3))``); may also be given as ``size=``.
+    ///
+    /// Keyword args:
+    ///     out (Tensor, optional): a tensor of that shape to write the result into.
+    ///     dtype (dtype, optional): the element type. Default: the default dtype
+    ///         (see :func:`ferrograd.get_default_dtype`).
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(2, 3)
+    ///     tensor([[0., 0., 0.],
+    ///             [0., 0., 0.]])
+    ///     >>> ferrograd.zeros((2,), dtype=ferrograd.int64)
+    ///     tensor([0, 0])
     zeros => Tensor::try_zeros;
+    /// ones(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+    ///
+    /// Returns a tensor of the given shape filled with ``1``.
+    ///
+    /// Args:
+    ///     size (int...): the shape, as separate ints or one list/tuple; may also
+    ///         be given as ``size=``.
+    ///
+    /// Keyword args:
+    ///     out (Tensor, optional): a tensor of that shape to write the result into.
+    ///     dtype (dtype, optional): the element type. Default: the default dtype.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.ones(2, 2)
+    ///     tensor([[1., 1.],
+    ///             [1., 1.]])
     ones => Tensor::try_ones;
 }
 
 shape_factories! {
     memory_format:
+    /// empty(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, memory_format=None) -> Tensor
+    ///
+    /// Returns a tensor of the given shape whose values are not initialised.
+    ///
+    /// Faster than :func:`ferrograd.zeros` when every element will be written
+    /// anyway; reading an element before writing it gives an arbitrary value.
+    ///
+    /// Args:
+    ///     size (int...): the shape, as separate ints or one list/tuple; may also
+    ///         be given as ``size=``.
+    ///
+    /// Keyword args:
+    ///     out (Tensor, optional): a tensor of that shape to write the result into.
+    ///     dtype (dtype, optional): the element type. Default: the default dtype.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.empty(2, 3).shape
+    ///     ferrograd.Size([2, 3])
     empty => Tensor::try_empty;
 }
 
@@ -192,6 +317,31 @@ fn fill_value(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     )))
 }
 
+/// Returns a tensor of shape ``size`` with every element equal to ``fill_value``.
+///
+/// Without ``dtype`` the type follows the fill value: ``bool`` for a bool,
+/// ``int64`` for an int, the default dtype for a float and the default complex
+/// dtype for a complex number.
+///
+/// Args:
+///     size (tuple of ints): the shape.
+///     fill_value (Number): the value of every element (a one-element tensor
+///         is accepted too).
+///
+/// Keyword args:
+///     out (Tensor, optional): a tensor of that shape to write the result into.
+///     dtype (dtype, optional): the element type. Default: inferred from
+///         ``fill_value``.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.full((2, 3), 1.5)
+///     tensor([[1.5000, 1.5000, 1.5000],
+///             [1.5000, 1.5000, 1.5000]])
+///     >>> ferrograd.full((2,), 7)
+///     tensor([7, 7])
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
 #[allow(clippy::too_many_arguments)]
@@ -203,15 +353,15 @@ pub fn full(
     layout: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
-) -> PyResult<TensorOut> {
-    let _ = (out, layout);
+) -> PyResult<Py<PyAny>> {
+    let _ = layout;
     check_device(device)?;
     let v = self::fill_value(fill_value)?;
     let shape = sizes(&convert::int_list(size, "size")?)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
     let n: usize = shape.iter().product();
     let t = nogil(size.py(), n, || Tensor::try_full(&shape, v, dt)).py()?;
-    finish(t, requires_grad)
+    deliver(size.py(), t, out, requires_grad)
 }
 
 /// What every `*_like` factory does: the input's shape, its dtype unless
@@ -236,19 +386,20 @@ pub(crate) fn like(
 /// plus `generator=None` for the random ones (`generator:` entries, whose
 /// `make` also gets the generator).
 macro_rules! like_factories {
-    ($($name:ident => $make:expr;)*) => {
-        $($crate::creation::like_factories!(@fn $name
+    ($($(#[$doc:meta])* $name:ident => $make:expr;)*) => {
+        $($crate::creation::like_factories!(@fn $(#[$doc])* $name
             (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None)
             [] $make);)*
     };
-    (generator: $($name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
-        $($crate::creation::like_factories!(@fn $name
+    (generator: $($(#[$doc:meta])* $name:ident => |$shape:ident, $dt:ident, $g:ident| $make:expr;)*) => {
+        $($crate::creation::like_factories!(@fn $(#[$doc])* $name
             (input, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None)
             [generator => $g] |$shape, $dt| $make);)*
     };
-    // One factory with pyo3 signature `$sig` and an optional trailing
-    // generator parameter (converted into `$g` for `make`).
-    (@fn $name:ident $sig:tt [$($gen:ident => $g:ident)?] $make:expr) => {
+    // One factory with doc attributes `$doc`, pyo3 signature `$sig` and an
+    // optional trailing generator parameter (converted into `$g` for `make`).
+    (@fn $(#[$doc:meta])* $name:ident $sig:tt [$($gen:ident => $g:ident)?] $make:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = $sig)]
         #[allow(clippy::too_many_arguments)]
@@ -275,11 +426,86 @@ macro_rules! like_factories {
 pub(crate) use like_factories;
 
 like_factories! {
+    /// zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+    ///
+    /// Returns a tensor of zeros with the shape (and, unless ``dtype`` is given,
+    /// the dtype) of ``input``.
+    ///
+    /// Args:
+    ///     input (Tensor): the tensor whose shape and dtype are used.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): accepted for compatibility and
+    ///         ignored (the result is contiguous).
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros_like(ferrograd.tensor([[1, 2], [3, 4]]))
+    ///     tensor([[0, 0],
+    ///             [0, 0]])
     zeros_like => Tensor::try_zeros;
+    /// ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+    ///
+    /// Returns a tensor of ones with the shape (and, unless ``dtype`` is given,
+    /// the dtype) of ``input``.
+    ///
+    /// Args:
+    ///     input (Tensor): the tensor whose shape and dtype are used.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.ones_like(ferrograd.tensor([1.0, 2.0, 3.0]))
+    ///     tensor([1., 1., 1.])
     ones_like => Tensor::try_ones;
+    /// empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
+    ///
+    /// Returns an uninitialised tensor with the shape (and, unless ``dtype`` is
+    /// given, the dtype) of ``input``.
+    ///
+    /// Args:
+    ///     input (Tensor): the tensor whose shape and dtype are used.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.empty_like(ferrograd.zeros(2, 3)).shape
+    ///     ferrograd.Size([2, 3])
     empty_like => Tensor::try_empty;
 }
 
+/// Returns a tensor with the shape of ``input`` filled with ``fill_value``.
+///
+/// Unlike :func:`ferrograd.full`, the dtype is that of ``input`` unless
+/// ``dtype`` is given.
+///
+/// Args:
+///     input (Tensor): the tensor whose shape and dtype are used.
+///     fill_value (Number): the value of every element.
+///
+/// Keyword args:
+///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.full_like(ferrograd.zeros(2), 3)
+///     tensor([3., 3.])
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None))]
 #[allow(clippy::too_many_arguments)]
@@ -384,6 +610,36 @@ pub(crate) fn shape_of(
 
 // ---------------------------------------------------------------- ranges
 
+/// arange(start=0, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+///
+/// Returns a 1-D tensor of the values from ``start`` (included) to ``end``
+/// (excluded) spaced by ``step``.
+///
+/// Called as ``arange(end)``, ``arange(start, end)`` or ``arange(start, end,
+/// step)``, or with keywords. The result has ``ceil((end - start) / step)``
+/// elements. Without ``dtype`` it is ``int64`` when all three numbers are
+/// ints, else the default dtype. With a fractional step, rounding can make
+/// the last value land close to ``end``: prefer :func:`ferrograd.linspace`
+/// there.
+///
+/// Args:
+///     start (Number): the first value. Default: 0.
+///     end (Number): the bound, not included.
+///     step (Number): the gap between neighbours (may be negative). Default: 1.
+///
+/// Keyword args:
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: inferred as above.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.arange(5)
+///     tensor([0, 1, 2, 3, 4])
+///     >>> ferrograd.arange(1, 2.5, 0.5)
+///     tensor([1.0000, 1.5000, 2.0000])
 #[pyfunction]
 #[pyo3(signature = (*args, start = None, end = None, step = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
 #[allow(clippy::too_many_arguments)]
@@ -440,6 +696,24 @@ fn arange(
     deliver(py, t, out, requires_grad)
 }
 
+/// Returns a 1-D tensor of ``steps`` values evenly spaced from ``start`` to
+/// ``end``, both included.
+///
+/// Args:
+///     start (Number): the first value.
+///     end (Number): the last value.
+///     steps (int): how many values (``0`` gives an empty tensor).
+///
+/// Keyword args:
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: the default dtype.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.linspace(0, 1, steps=5)
+///     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
 #[allow(clippy::too_many_arguments)]
@@ -463,6 +737,27 @@ fn linspace(
     deliver(py, t, out, requires_grad)
 }
 
+/// Returns a 1-D tensor of ``steps`` values spaced evenly on a log scale:
+/// ``base ** linspace(start, end, steps)``.
+///
+/// Args:
+///     start (Number): the first exponent.
+///     end (Number): the last exponent.
+///     steps (int): how many values.
+///     base (float): the base of the powers. Default: 10.0.
+///
+/// Keyword args:
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: the default dtype.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.logspace(0, 2, steps=3)
+///     tensor([  1.,  10., 100.])
+///     >>> ferrograd.logspace(0, 3, steps=4, base=2)
+///     tensor([1., 2., 4., 8.])
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, base = 10.0, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
 #[allow(clippy::too_many_arguments)]
@@ -487,6 +782,27 @@ fn logspace(
     deliver(py, t, out, requires_grad)
 }
 
+/// Returns an ``n`` by ``m`` matrix with ones on the main diagonal and zeros
+/// elsewhere.
+///
+/// Args:
+///     n (int): the number of rows.
+///     m (int, optional): the number of columns. Default: ``n``.
+///
+/// Keyword args:
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: the default dtype.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.eye(2)
+///     tensor([[1., 0.],
+///             [0., 1.]])
+///     >>> ferrograd.eye(2, 3, dtype=ferrograd.int64)
+///     tensor([[1, 0, 0],
+///             [0, 1, 0]])
 #[pyfunction]
 #[pyo3(signature = (n, m = None, *, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
 #[allow(clippy::too_many_arguments)]

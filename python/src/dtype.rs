@@ -5,7 +5,19 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyType};
 
-/// A tensor element type (`ferrograd.float32`, ...).
+/// The element type of a tensor.
+///
+/// The instances are module attributes: ``ferrograd.float32`` (also
+/// ``float``), ``float64`` (``double``), ``float16`` (``half``),
+/// ``bfloat16``, ``complex64`` (``cfloat``), ``complex128`` (``cdouble``),
+/// ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``),
+/// ``int8``, ``uint8`` and ``bool``. New instances cannot be made.
+///
+/// Example:
+///     >>> ferrograd.float64.is_floating_point, ferrograd.int32.itemsize
+///     (True, 4)
+///     >>> ferrograd.complex64.to_real()
+///     ferrograd.float32
 #[pyclass(name = "dtype", module = "ferrograd", frozen, eq, hash, from_py_object)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyDType {
@@ -17,18 +29,22 @@ impl PyDType {
     fn __repr__(&self) -> String {
         format!("ferrograd.{}", self.dt.name())
     }
+    /// Whether this is a floating point type (float16, bfloat16, float32, float64).
     #[getter]
     fn is_floating_point(&self) -> bool {
         self.dt.is_floating_point()
     }
+    /// Whether this is a complex type (complex64, complex128).
     #[getter]
     fn is_complex(&self) -> bool {
         self.dt.is_complex()
     }
+    /// Whether the type can hold negative values (False for uint8 and bool).
     #[getter]
     fn is_signed(&self) -> bool {
         self.dt.is_signed()
     }
+    /// The size of one element in bytes.
     #[getter]
     fn itemsize(&self) -> usize {
         self.dt.itemsize()
@@ -125,7 +141,20 @@ pub fn parse_opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>
     }
 }
 
-/// A compute device; only `cpu` exists.
+/// The device a tensor lives on; ferrograd has only the CPU.
+///
+/// ``device("cpu")``, ``device("cpu", 0)`` and ``device("cpu:0")`` are
+/// accepted (and compare equal to ``"cpu"``), so code written for torch's
+/// devices runs; any other device raises a RuntimeError.
+///
+/// Args:
+///     kind (str or device, optional): ``"cpu"`` (optionally ``"cpu:<index>"``).
+///     index (int, optional): accepted and ignored.
+///
+/// Example:
+///     >>> d = ferrograd.device("cpu")
+///     >>> d, d.type, d == "cpu"
+///     (device(type='cpu'), 'cpu', True)
 #[pyclass(name = "device", module = "ferrograd", frozen, from_py_object)]
 #[derive(Clone)]
 pub struct PyDevice {}
@@ -139,10 +168,12 @@ impl PyDevice {
         check_device(kind)?;
         Ok(PyDevice {})
     }
+    /// The device type: always ``'cpu'``.
     #[getter]
     fn r#type(&self) -> &'static str {
         "cpu"
     }
+    /// The device index: always None.
     #[getter]
     fn index(&self) -> Option<i64> {
         None

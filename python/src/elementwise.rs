@@ -150,16 +150,20 @@ comparison_operators! {
 }
 
 /// Unary methods `$name()` and `$name_()` calling core ops `$f`/`$f_`.
+/// An entry's doc comments become `$name`'s docstring, and `$name_` gets a
+/// one-line docstring naming `$name` (as in the other method macros here).
 macro_rules! unary_methods {
-    ($($name:ident $name_:ident => $f:ident $f_:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident $name_:ident => $f:ident $f_:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
                     let t = &self.t;
                     Ok(nogil(py, t.numel(), || t.$f()).py()?.into())
                 }
 
+                #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
                 fn $name_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
                     let t = &slf.get().t;
                     nogil(slf.py(), t.numel(), || t.$f_()).py()?;
@@ -171,80 +175,234 @@ macro_rules! unary_methods {
 }
 
 unary_methods! {
+    /// Square root of each element.
+    ///
+    /// See :func:`ferrograd.sqrt`.
     sqrt sqrt_ => sqrt sqrt_;
+    /// Reciprocal square root of each element, ``1 / sqrt(x)``.
+    ///
+    /// See :func:`ferrograd.rsqrt`.
     rsqrt rsqrt_ => rsqrt rsqrt_;
+    /// Exponential of each element, ``e ** x``.
+    ///
+    /// See :func:`ferrograd.exp`.
     exp exp_ => exp exp_;
+    /// Base-2 exponential of each element, ``2 ** x``.
+    ///
+    /// See :func:`ferrograd.exp2`.
     exp2 exp2_ => exp2 exp2_;
+    /// ``exp(x) - 1`` for each element, accurate for small ``x``.
+    ///
+    /// See :func:`ferrograd.expm1`.
     expm1 expm1_ => expm1 expm1_;
+    /// Natural logarithm of each element.
+    ///
+    /// See :func:`ferrograd.log`.
     log log_ => log log_;
+    /// ``log(1 + x)`` for each element, accurate for small ``x``.
+    ///
+    /// See :func:`ferrograd.log1p`.
     log1p log1p_ => log1p log1p_;
+    /// Base-2 logarithm of each element.
+    ///
+    /// See :func:`ferrograd.log2`.
     log2 log2_ => log2 log2_;
+    /// Base-10 logarithm of each element.
+    ///
+    /// See :func:`ferrograd.log10`.
     log10 log10_ => log10 log10_;
+    /// Sine of each element (in radians).
+    ///
+    /// See :func:`ferrograd.sin`.
     sin sin_ => sin sin_;
+    /// Cosine of each element (in radians).
+    ///
+    /// See :func:`ferrograd.cos`.
     cos cos_ => cos cos_;
+    /// Tangent of each element (in radians).
+    ///
+    /// See :func:`ferrograd.tan`.
     tan tan_ => tan tan_;
+    /// Inverse sine of each element.
+    ///
+    /// See :func:`ferrograd.asin`.
     asin asin_ => asin asin_;
+    /// Alias for :meth:`Tensor.asin`.
     arcsin arcsin_ => asin asin_;
+    /// Inverse cosine of each element.
+    ///
+    /// See :func:`ferrograd.acos`.
     acos acos_ => acos acos_;
+    /// Alias for :meth:`Tensor.acos`.
     arccos arccos_ => acos acos_;
+    /// Inverse tangent of each element.
+    ///
+    /// See :func:`ferrograd.atan`.
     atan atan_ => atan atan_;
+    /// Alias for :meth:`Tensor.atan`.
     arctan arctan_ => atan atan_;
+    /// Hyperbolic sine of each element.
+    ///
+    /// See :func:`ferrograd.sinh`.
     sinh sinh_ => sinh sinh_;
+    /// Hyperbolic cosine of each element.
+    ///
+    /// See :func:`ferrograd.cosh`.
     cosh cosh_ => cosh cosh_;
+    /// Hyperbolic tangent of each element.
+    ///
+    /// See :func:`ferrograd.tanh`.
     tanh tanh_ => tanh tanh_;
+    /// Inverse hyperbolic sine of each element.
+    ///
+    /// See :func:`ferrograd.asinh`.
     asinh asinh_ => asinh asinh_;
+    /// Alias for :meth:`Tensor.asinh`.
     arcsinh arcsinh_ => asinh asinh_;
+    /// Inverse hyperbolic cosine of each element.
+    ///
+    /// See :func:`ferrograd.acosh`.
     acosh acosh_ => acosh acosh_;
+    /// Alias for :meth:`Tensor.acosh`.
     arccosh arccosh_ => acosh acosh_;
+    /// Inverse hyperbolic tangent of each element.
+    ///
+    /// See :func:`ferrograd.atanh`.
     atanh atanh_ => atanh atanh_;
+    /// Alias for :meth:`Tensor.atanh`.
     arctanh arctanh_ => atanh atanh_;
+    /// Logistic sigmoid of each element, ``1 / (1 + exp(-x))``.
+    ///
+    /// See :func:`ferrograd.sigmoid`.
     sigmoid sigmoid_ => sigmoid sigmoid_;
+    /// Gauss error function of each element.
+    ///
+    /// See :func:`ferrograd.erf`.
     erf erf_ => erf erf_;
+    /// Complementary error function of each element, ``1 - erf(x)``.
+    ///
+    /// See :func:`ferrograd.erfc`.
     erfc erfc_ => erfc erfc_;
+    /// Reciprocal of each element, ``1 / x``.
+    ///
+    /// See :func:`ferrograd.reciprocal`.
     reciprocal reciprocal_ => reciprocal reciprocal_;
+    /// Negation of each element, ``-x``.
+    ///
+    /// See :func:`ferrograd.neg`.
     neg neg_ => neg neg_;
+    /// Alias for :meth:`Tensor.neg`.
     negative negative_ => neg neg_;
+    /// Absolute value of each element (the modulus for complex tensors).
+    ///
+    /// See :func:`ferrograd.abs`.
     abs abs_ => abs abs_;
+    /// Alias for :meth:`Tensor.abs`.
     absolute absolute_ => abs abs_;
+    /// Sign of each element: -1, 0 or 1.
+    ///
+    /// See :func:`ferrograd.sign`.
     sign sign_ => sign sign_;
+    /// Each element rounded down to an integer value.
+    ///
+    /// See :func:`ferrograd.floor`.
     floor floor_ => floor floor_;
+    /// Each element rounded up to an integer value.
+    ///
+    /// See :func:`ferrograd.ceil`.
     ceil ceil_ => ceil ceil_;
+    /// Each element rounded toward zero to an integer value.
+    ///
+    /// See :func:`ferrograd.trunc`.
     trunc trunc_ => trunc trunc_;
+    /// Alias for :meth:`Tensor.trunc`.
     fix fix_ => trunc trunc_;
+    /// Fractional part of each element, ``x - trunc(x)``.
+    ///
+    /// See :func:`ferrograd.frac`.
     frac frac_ => frac frac_;
+    /// Rectified linear unit of each element, ``max(x, 0)``.
+    ///
+    /// See :func:`ferrograd.relu`.
     relu relu_ => relu relu_;
+    /// Square of each element, ``x * x``.
+    ///
+    /// See :func:`ferrograd.square`.
     square square_ => square square_;
+    /// Bitwise NOT of each element (logical NOT for bool tensors).
+    ///
+    /// See :func:`ferrograd.bitwise_not`.
     bitwise_not bitwise_not_ => bitwise_not bitwise_not_;
+    /// Complex conjugate of each element, written to new memory (a real tensor is returned unchanged).
+    ///
+    /// See :func:`ferrograd.conj_physical`.
     conj_physical conj_physical_ => conj_physical conj_physical_;
 }
 
 /// The complex-number methods that have no in-place form.
 #[pymethods]
 impl PyTensor {
+    /// Complex conjugate of each element.
+    ///
+    /// The result is computed into new memory (torch returns a lazily conjugated
+    /// view); a real tensor is returned as is. See :func:`ferrograd.conj`.
     fn conj(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.conj()).py()?.into())
     }
+    /// ``x / abs(x)`` for complex elements (0 where ``x`` is 0); :meth:`sign` for real ones.
+    ///
+    /// See :func:`ferrograd.sgn`.
     fn sgn(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.sgn()).py()?.into())
     }
+    /// Argument (phase) of each element in radians; 0 or pi for real tensors.
+    ///
+    /// See :func:`ferrograd.angle`.
     fn angle(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.angle()).py()?.into())
     }
+    /// This tensor's values with no pending conjugation.
+    ///
+    /// ferrograd conjugates eagerly (:meth:`is_conj` is always False), so this
+    /// returns a tensor equal to ``self``. See :func:`ferrograd.resolve_conj`.
     fn resolve_conj(&self) -> TensorOut {
         self.t.resolve_conj().into()
     }
+    /// This tensor's values with no pending negation: ferrograd has no lazy
+    /// negation, so this returns ``self``.
+    ///
+    /// See :func:`ferrograd.resolve_neg`.
     fn resolve_neg(&self) -> TensorOut {
         self.t.clone().into()
     }
+    /// Whether this tensor is a lazily conjugated view: always False, as
+    /// :meth:`conj` conjugates eagerly.
+    ///
+    /// See :func:`ferrograd.is_conj`.
     fn is_conj(&self) -> bool {
         self.t.is_conj()
     }
+    /// Whether this tensor is a lazily negated view: always False in ferrograd.
+    ///
+    /// See :func:`ferrograd.is_neg`.
     fn is_neg(&self) -> bool {
         false
     }
+    /// The real parts of a complex tensor, as a real view sharing its memory
+    /// (``self`` itself for a real tensor).
+    ///
+    /// Assigning to it writes the real parts in place.
+    ///
+    /// Example:
+    ///     >>> z = ferrograd.tensor([1 + 2j, 3 - 1j])
+    ///     >>> z.real
+    ///     tensor([1., 3.])
+    ///     >>> z.real = ferrograd.tensor([0.0, 0.0])
+    ///     >>> z
+    ///     tensor([0.+2.j, 0.-1.j])
     #[getter]
     fn get_real(&self) -> PyResult<TensorOut> {
         Ok(self.t.real().py()?.into())
@@ -254,6 +412,14 @@ impl PyTensor {
         let v = arg(value, "real")?;
         self.t.real().py()?.copy_(&v).py()
     }
+    /// The imaginary parts of a complex tensor, as a real view sharing its
+    /// memory (an error for a real tensor).
+    ///
+    /// Assigning to it writes the imaginary parts in place.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1 + 2j, 3 - 1j]).imag
+    ///     tensor([ 2., -1.])
     #[getter]
     fn get_imag(&self) -> PyResult<TensorOut> {
         Ok(self.t.imag().py()?.into())
@@ -265,19 +431,52 @@ impl PyTensor {
     }
 }
 
-/// `view_as_real(input)`: a real view with a trailing dim of 2.
+/// Returns a real view of the complex tensor ``input`` with an extra last
+/// dimension of size 2 holding the real and imaginary parts.
+///
+/// The view shares memory with ``input``: writes through it change
+/// ``input``.
+///
+/// Args:
+///     input (Tensor): a complex tensor.
+///
+/// Example:
+///     >>> ferrograd.view_as_real(ferrograd.tensor([1 + 2j, 3 - 1j]))
+///     tensor([[ 1.,  2.],
+///             [ 3., -1.]])
 #[pyfunction]
 pub fn view_as_real(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
     Ok(input.t.view_as_real().py()?.into())
 }
 
-/// `view_as_complex(input)`: a complex view of a trailing dim of 2.
+/// Returns a complex view of the real tensor ``input``, whose last dimension
+/// must have size 2 (real and imaginary parts) and stride 1.
+///
+/// The view shares memory with ``input``; ``float32`` gives ``complex64`` and
+/// ``float64`` gives ``complex128``.
+///
+/// Args:
+///     input (Tensor): a ``float32`` or ``float64`` tensor with last dimension 2.
+///
+/// Example:
+///     >>> ferrograd.view_as_complex(ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]]))
+///     tensor([1.+2.j, 3.+4.j])
 #[pyfunction]
 pub fn view_as_complex(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
     Ok(input.t.view_as_complex().py()?.into())
 }
 
-/// `complex(real, imag, *, out=None)`: a complex tensor from two real ones.
+/// Builds a complex tensor from its real and imaginary parts:
+/// ``real + 1j * imag``.
+///
+/// Args:
+///     real (Tensor): the real parts (``float32`` or ``float64``).
+///     imag (Tensor): the imaginary parts, of the same dtype; the two are
+///         broadcast together.
+///
+/// Example:
+///     >>> ferrograd.complex(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0]))
+///     tensor([1.+3.j, 2.+4.j])
 #[pyfunction]
 pub fn complex(
     py: Python<'_>,
@@ -292,7 +491,17 @@ pub fn complex(
     )
 }
 
-/// `polar(abs, angle, *, out=None)`: `abs * e^(i angle)`.
+/// Builds a complex tensor from absolute values and angles:
+/// ``abs * (cos(angle) + 1j * sin(angle))``.
+///
+/// Args:
+///     abs (Tensor): the absolute values (``float32`` or ``float64``).
+///     angle (Tensor): the angles in radians, of the same dtype; the two are
+///         broadcast together.
+///
+/// Example:
+///     >>> ferrograd.polar(ferrograd.tensor([2.0]), ferrograd.tensor([0.0]))
+///     tensor([2.+0.j])
 #[pyfunction]
 pub fn polar(
     py: Python<'_>,
@@ -321,10 +530,11 @@ fn tensor_only(obj: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<
 
 /// Bool-valued predicates (never fail).
 macro_rules! predicates {
-    ($($name:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 fn $name(&self, py: Python<'_>) -> TensorOut {
                     let t = &self.t;
                     nogil(py, t.numel(), || t.$name()).into()
@@ -335,18 +545,31 @@ macro_rules! predicates {
 }
 
 predicates! {
+    /// Bool tensor, True where an element is NaN.
+    ///
+    /// See :func:`ferrograd.isnan`.
     isnan;
+    /// Bool tensor, True where an element is positive or negative infinity.
+    ///
+    /// See :func:`ferrograd.isinf`.
     isinf;
+    /// Bool tensor, True where an element is neither infinite nor NaN.
+    ///
+    /// See :func:`ferrograd.isfinite`.
     isfinite;
+    /// Bool tensor, True where an element is zero.
+    ///
+    /// See :func:`ferrograd.logical_not`.
     logical_not;
 }
 
 /// Bool-valued predicates that refuse some dtypes (complex ones).
 macro_rules! fallible_predicates {
-    ($($name:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
                     let t = &self.t;
                     Ok(nogil(py, t.numel(), || t.$name()).py()?.into())
@@ -357,17 +580,27 @@ macro_rules! fallible_predicates {
 }
 
 fallible_predicates! {
+    /// Bool tensor, True where an element is positive infinity.
+    ///
+    /// See :func:`ferrograd.isposinf`.
     isposinf;
+    /// Bool tensor, True where an element is negative infinity.
+    ///
+    /// See :func:`ferrograd.isneginf`.
     isneginf;
+    /// Bool tensor, True where an element's sign bit is set (including ``-0.0``).
+    ///
+    /// See :func:`ferrograd.signbit`.
     signbit;
 }
 
 /// Binary methods `$name(other)` and `$name_(other)`.
 macro_rules! binary_methods {
-    ($($name:ident $name_:ident => $f:ident $f_:ident;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident $name_:ident => $f:ident $f_:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 fn $name(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                     let py = slf.py();
                     let b = match arg(other, "other") {
@@ -378,6 +611,7 @@ macro_rules! binary_methods {
                     new_obj(py, nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?)
                 }
 
+                #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
                 fn $name_(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                     let py = slf.py();
                     let b = match arg(other, "other") {
@@ -394,40 +628,100 @@ macro_rules! binary_methods {
 }
 
 binary_methods! {
+    /// Product of ``self`` and ``other`` (a tensor or a number), broadcasting.
+    ///
+    /// See :func:`ferrograd.mul`.
     mul mul_ => mul mul_;
+    /// Alias for :meth:`Tensor.mul`.
     multiply multiply_ => mul mul_;
+    /// Alias for :meth:`Tensor.div`.
     true_divide true_divide_ => div div_;
+    /// ``self / other`` rounded down to an integer value.
+    ///
+    /// See :func:`ferrograd.floor_divide`.
     floor_divide floor_divide_ => floor_divide floor_divide_;
+    /// Python-style remainder of ``self / other`` (it takes the sign of ``other``).
+    ///
+    /// See :func:`ferrograd.remainder`.
     remainder remainder_ => remainder remainder_;
+    /// C-style remainder of ``self / other`` (it takes the sign of ``self``).
+    ///
+    /// See :func:`ferrograd.fmod`.
     fmod fmod_ => fmod fmod_;
+    /// Elementwise arctangent of ``self / other``, in the quadrant given by both signs.
+    ///
+    /// See :func:`ferrograd.atan2`.
     atan2 atan2_ => atan2 atan2_;
+    /// Alias for :meth:`Tensor.atan2`.
     arctan2 arctan2_ => atan2 atan2_;
+    /// Bool tensor, True where ``self == other``.
+    ///
+    /// See :func:`ferrograd.eq`.
     eq eq_ => eq eq_;
+    /// Bool tensor, True where ``self != other``.
+    ///
+    /// See :func:`ferrograd.ne`.
     ne ne_ => ne ne_;
+    /// Alias for :meth:`Tensor.ne`.
     not_equal not_equal_ => ne ne_;
+    /// Bool tensor, True where ``self < other``.
+    ///
+    /// See :func:`ferrograd.lt`.
     lt lt_ => lt lt_;
+    /// Alias for :meth:`Tensor.lt`.
     less less_ => lt lt_;
+    /// Bool tensor, True where ``self <= other``.
+    ///
+    /// See :func:`ferrograd.le`.
     le le_ => le le_;
+    /// Alias for :meth:`Tensor.le`.
     less_equal less_equal_ => le le_;
+    /// Bool tensor, True where ``self > other``.
+    ///
+    /// See :func:`ferrograd.gt`.
     gt gt_ => gt gt_;
+    /// Alias for :meth:`Tensor.gt`.
     greater greater_ => gt gt_;
+    /// Bool tensor, True where ``self >= other``.
+    ///
+    /// See :func:`ferrograd.ge`.
     ge ge_ => ge ge_;
+    /// Alias for :meth:`Tensor.ge`.
     greater_equal greater_equal_ => ge ge_;
+    /// Bool tensor, True where both ``self`` and ``other`` are nonzero.
+    ///
+    /// See :func:`ferrograd.logical_and`.
     logical_and logical_and_ => logical_and logical_and_;
+    /// Bool tensor, True where ``self`` or ``other`` is nonzero.
+    ///
+    /// See :func:`ferrograd.logical_or`.
     logical_or logical_or_ => logical_or logical_or_;
+    /// Bool tensor, True where exactly one of ``self`` and ``other`` is nonzero.
+    ///
+    /// See :func:`ferrograd.logical_xor`.
     logical_xor logical_xor_ => logical_xor logical_xor_;
+    /// Bitwise AND of integer or bool tensors.
+    ///
+    /// See :func:`ferrograd.bitwise_and`.
     bitwise_and bitwise_and_ => bitwise_and bitwise_and_;
+    /// Bitwise OR of integer or bool tensors.
+    ///
+    /// See :func:`ferrograd.bitwise_or`.
     bitwise_or bitwise_or_ => bitwise_or bitwise_or_;
+    /// Bitwise XOR of integer or bool tensors.
+    ///
+    /// See :func:`ferrograd.bitwise_xor`.
     bitwise_xor bitwise_xor_ => bitwise_xor bitwise_xor_;
 }
 
 /// Methods `name(other, *, alpha=1)` and their in-place forms `name_`,
 /// calling the core's `alpha=` ops `$f`/`$f_`.
 macro_rules! alpha_methods {
-    ($($name:ident $name_:ident => $f:path, $f_:path;)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident $name_:ident => $f:path, $f_:path;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 #[pyo3(signature = (other, *, alpha = None))]
                 fn $name(
                     &self,
@@ -438,6 +732,7 @@ macro_rules! alpha_methods {
                     alpha_op(py, &self.t, other, alpha, $f)
                 }
 
+                #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
                 #[pyo3(signature = (other, *, alpha = None))]
                 fn $name_<'py>(
                     slf: &Bound<'py, Self>,
@@ -452,8 +747,15 @@ macro_rules! alpha_methods {
 }
 
 alpha_methods! {
+    /// ``self + alpha * other``, broadcasting; ``other`` may be a tensor or a number.
+    ///
+    /// See :func:`ferrograd.add`.
     add add_ => Tensor::add_scaled, Tensor::add_scaled_;
+    /// ``self - alpha * other``, broadcasting; ``other`` may be a tensor or a number.
+    ///
+    /// See :func:`ferrograd.sub`.
     sub sub_ => Tensor::sub_scaled, Tensor::sub_scaled_;
+    /// Alias for :meth:`Tensor.sub`.
     subtract subtract_ => Tensor::sub_scaled, Tensor::sub_scaled_;
 }
 
@@ -464,11 +766,12 @@ alpha_methods! {
 /// is released by the size of self (or of `work` when given, for an
 /// out-of-place result that may broadcast larger).
 macro_rules! method_pairs {
-    ($($name:ident $name_:ident => $f:ident $f_:ident $sig:tt
+    ($($(#[doc = $doc:literal])* $name:ident $name_:ident => $f:ident $f_:ident $sig:tt
         ($($arg:ident: $ty:ty),*) { $($parse:stmt;)* } ($($a:expr),*) $(work $w:expr)?;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 #[pyo3(signature = $sig)]
                 fn $name(&self, py: Python<'_>, $($arg: $ty),*) -> PyResult<TensorOut> {
                     $($parse;)*
@@ -477,6 +780,7 @@ macro_rules! method_pairs {
                     Ok(nogil(py, work, || x.$f($($a),*)).py()?.into())
                 }
 
+                #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
                 #[pyo3(signature = $sig)]
                 fn $name_<'py>(slf: &Bound<'py, Self>, $($arg: $ty),*) -> PyResult<Bound<'py, Self>> {
                     $($parse;)*
@@ -490,31 +794,55 @@ macro_rules! method_pairs {
 }
 
 method_pairs! {
+    /// ``self`` raised to ``exponent`` (a tensor or a number), elementwise.
+    ///
+    /// See :func:`ferrograd.pow`.
     pow pow_ => pow pow_ (exponent) (exponent: &Bound<'_, PyAny>) {
         let b = arg(exponent, "exponent")?;
     } (&b) work b.numel();
+    /// Each element rounded half to even, at ``decimals`` decimal places.
+    ///
+    /// See :func:`ferrograd.round`.
     round round_ => round_decimals round_decimals_ (decimals = 0) (decimals: i64) {} (decimals);
+    /// Each element limited to ``[min, max]`` (either bound may be None, a number or a tensor).
+    ///
+    /// See :func:`ferrograd.clamp`.
     clamp clamp_ => clamp clamp_ (min = None, max = None)
         (min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) {
         let lo = opt_arg(min, "min")?;
         let hi = opt_arg(max, "max")?;
     } (lo.as_ref(), hi.as_ref());
+    /// Each element limited from below by ``min``.
+    ///
+    /// See :func:`ferrograd.clamp_min`.
     clamp_min clamp_min_ => clamp_min clamp_min_ (min) (min: &Bound<'_, PyAny>) {
         let lo = arg(min, "min")?;
     } (&lo);
+    /// Each element limited from above by ``max``.
+    ///
+    /// See :func:`ferrograd.clamp_max`.
     clamp_max clamp_max_ => clamp_max clamp_max_ (max) (max: &Bound<'_, PyAny>) {
         let hi = arg(max, "max")?;
     } (&hi);
+    /// Linear interpolation ``self + weight * (end - self)``.
+    ///
+    /// See :func:`ferrograd.lerp`.
     lerp lerp_ => lerp lerp_ (end, weight) (end: PyRef<'_, PyTensor>, weight: &Bound<'_, PyAny>) {
         let w = arg(weight, "weight")?;
         let e = &end.t;
     } (e, &w) work e.numel();
+    /// ``self + value * tensor1 * tensor2``.
+    ///
+    /// See :func:`ferrograd.addcmul`.
     addcmul addcmul_ => addcmul addcmul_ (tensor1, tensor2, *, value = None)
         (tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) {
         let a = arg(tensor1, "tensor1")?;
         let b = arg(tensor2, "tensor2")?;
         let v = number(value, "value", Scalar::Int(1))?;
     } (&a, &b, v);
+    /// ``self + value * tensor1 / tensor2``.
+    ///
+    /// See :func:`ferrograd.addcdiv`.
     addcdiv addcdiv_ => addcdiv addcdiv_ (tensor1, tensor2, *, value = None)
         (tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>, value: Option<&Bound<'_, PyAny>>) {
         let a = arg(tensor1, "tensor1")?;
@@ -579,6 +907,9 @@ impl PyTensor {
         Ok(slf.clone().into_any().unbind())
     }
 
+    /// Returns ``self`` (unary plus); an error for bool tensors.
+    ///
+    /// See :func:`ferrograd.positive`.
     fn positive(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         Self::__pos__(slf)
     }
@@ -593,6 +924,7 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.bitwise_not()).py()?.into())
     }
 
+    /// In-place version of :meth:`Tensor.logical_not` (writes 1 and 0 in ``self``'s dtype).
     fn logical_not_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         nogil(slf.py(), t.numel(), || t.logical_not_()).py()?;
@@ -610,6 +942,11 @@ impl PyTensor {
         alpha_op(py, &self.t, other, alpha, Tensor::rsub_scaled)
     }
 
+    /// ``self / other``, with optional rounding.
+    ///
+    /// ``rounding_mode`` is None (true division, giving a floating result),
+    /// ``"trunc"`` (toward zero) or ``"floor"`` (toward minus infinity).
+    /// See :func:`ferrograd.div`.
     #[pyo3(signature = (other, *, rounding_mode = None))]
     fn div(
         &self,
@@ -625,6 +962,7 @@ impl PyTensor {
             .into())
     }
 
+    /// In-place version of :meth:`Tensor.div`.
     #[pyo3(signature = (other, *, rounding_mode = None))]
     fn div_<'py>(
         slf: &Bound<'py, Self>,
@@ -638,6 +976,7 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// Alias for :meth:`Tensor.div`.
     #[pyo3(signature = (other, *, rounding_mode = None))]
     fn divide(
         &self,
@@ -648,6 +987,7 @@ impl PyTensor {
         self.div(py, other, rounding_mode)
     }
 
+    /// In-place version of :meth:`Tensor.divide`.
     #[pyo3(signature = (other, *, rounding_mode = None))]
     fn divide_<'py>(
         slf: &Bound<'py, Self>,
@@ -657,6 +997,9 @@ impl PyTensor {
         Self::div_(slf, other, rounding_mode)
     }
 
+    /// Elementwise maximum of ``self`` and ``other``, broadcasting (NaN propagates).
+    ///
+    /// See :func:`ferrograd.maximum`.
     fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let a = &self.t;
@@ -665,6 +1008,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Elementwise minimum of ``self`` and ``other``, broadcasting (NaN propagates).
+    ///
+    /// See :func:`ferrograd.minimum`.
     fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let a = &self.t;
@@ -673,6 +1019,7 @@ impl PyTensor {
             .into())
     }
 
+    /// Alias for :meth:`Tensor.clamp`.
     #[pyo3(signature = (min = None, max = None))]
     fn clip(
         &self,
@@ -683,6 +1030,7 @@ impl PyTensor {
         self.clamp(py, min, max)
     }
 
+    /// In-place version of :meth:`Tensor.clip`.
     #[pyo3(signature = (min = None, max = None))]
     fn clip_<'py>(
         slf: &Bound<'py, Self>,
@@ -692,7 +1040,9 @@ impl PyTensor {
         Self::clamp_(slf, min, max)
     }
 
-    /// `where(condition, other)`: self where condition, else other.
+    /// ``self`` where ``condition`` is True, else ``other`` (a tensor or a number).
+    ///
+    /// See :func:`ferrograd.where`.
     fn r#where(
         &self,
         py: Python<'_>,
@@ -706,6 +1056,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Bool tensor, True where ``|self - other| <= atol + rtol * |other|``.
+    ///
+    /// See :func:`ferrograd.isclose`.
     #[pyo3(signature = (other, rtol = 1e-05, atol = 1e-08, equal_nan = false))]
     fn isclose(
         &self,
@@ -721,6 +1074,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Whether :meth:`isclose` holds for every element (a Python bool).
+    ///
+    /// See :func:`ferrograd.allclose`.
     #[pyo3(signature = (other, rtol = 1e-05, atol = 1e-08, equal_nan = false))]
     fn allclose(
         &self,
@@ -734,11 +1090,22 @@ impl PyTensor {
         nogil(py, a.numel(), || a.allclose(b, rtol, atol, equal_nan)).py()
     }
 
+    /// Whether ``other`` has the same shape and the same values (a Python bool).
+    ///
+    /// See :func:`ferrograd.equal`.
     fn equal(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
         let (a, b) = (&self.t, &other.t);
         nogil(py, a.numel(), || a.equal(b)).py()
     }
 
+    /// Fills ``self`` with ``value`` in place and returns ``self``.
+    ///
+    /// Args:
+    ///     value (Number or Tensor): the value; a tensor must be 0-dimensional.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(3).fill_(2.5)
+    ///     tensor([2.5000, 2.5000, 2.5000])
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'_, PyAny>) -> PyResult<Bound<'py, Self>> {
         if let Ok(v) = value.cast::<PyTensor>() {
             let d = v.get().t.ndim();
@@ -754,12 +1121,31 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// Fills ``self`` with zeros in place and returns ``self``.
+    ///
+    /// Example:
+    ///     >>> ferrograd.ones(3).zero_()
+    ///     tensor([0., 0., 0.])
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         nogil(slf.py(), t.numel(), || t.zero_()).py()?;
         Ok(slf.clone())
     }
 
+    /// Copies the values of ``src`` into ``self`` in place and returns ``self``.
+    ///
+    /// ``src`` broadcasts to ``self``'s shape and is converted to ``self``'s
+    /// dtype. The copy is recorded by autograd: gradients flow to ``src``.
+    ///
+    /// Args:
+    ///     src (Tensor): the values to copy.
+    ///     non_blocking (bool): accepted for compatibility; ignored. Default: False.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 2)
+    ///     >>> t.copy_(ferrograd.tensor([1, 2]))
+    ///     tensor([[1., 2.],
+    ///             [1., 2.]])
     #[pyo3(signature = (src, non_blocking = false))]
     fn copy_<'py>(
         slf: &Bound<'py, Self>,

@@ -522,17 +522,48 @@ fn _delayed_error(
         .collect())
 }
 
+/// Returns True if anomaly detection is on in this thread (see
+/// :class:`ferrograd.autograd.detect_anomaly` and
+/// :func:`ferrograd.set_anomaly_enabled`).
+///
+/// Example:
+///     >>> ferrograd.is_anomaly_enabled()
+///     False
 #[pyfunction]
 fn is_anomaly_enabled() -> bool {
     autograd::is_anomaly_enabled()
 }
 
+/// Returns True if anomaly detection, when on, also checks every backward
+/// result for NaN (the ``check_nan`` flag of
+/// :func:`ferrograd.set_anomaly_enabled`).
+///
+/// Example:
+///     >>> ferrograd.is_anomaly_check_nan_enabled()
+///     True
 #[pyfunction]
 fn is_anomaly_check_nan_enabled() -> bool {
     autograd::is_anomaly_check_nan_enabled()
 }
 
-/// Switches anomaly mode for this thread.
+/// Switches anomaly detection on or off for this thread.
+///
+/// While it is on, each forward operation records the Python stack that made
+/// it, so an error in the backward pass names the forward line at fault; with
+/// ``check_nan``, a backward function that returns NaN raises an error. It
+/// slows autograd down: prefer the scoped
+/// :class:`ferrograd.autograd.detect_anomaly` context manager.
+///
+/// Args:
+///     enabled (bool): whether anomaly detection is on.
+///     check_nan (bool): whether backward results are checked for NaN.
+///         Default: True.
+///
+/// Example:
+///     >>> ferrograd.set_anomaly_enabled(True)
+///     >>> ferrograd.is_anomaly_enabled()
+///     True
+///     >>> ferrograd.set_anomaly_enabled(False)
 #[pyfunction]
 #[pyo3(signature = (enabled, check_nan = true))]
 fn set_anomaly_enabled(enabled: bool, check_nan: bool) {

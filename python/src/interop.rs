@@ -635,8 +635,21 @@ impl PyTensor {
     }
 }
 
-/// `from_dlpack(ext_tensor)`: a tensor sharing the memory of an object
-/// with `__dlpack__` (or of a DLPack capsule).
+/// Makes a tensor that shares memory with an object exporting the DLPack
+/// protocol (one with ``__dlpack__``, such as a NumPy array or another
+/// framework's CPU tensor), or with a DLPack capsule.
+///
+/// No data is copied: writes through either object are seen by the other.
+///
+/// Args:
+///     ext_tensor (object): an object with ``__dlpack__`` and
+///         ``__dlpack_device__``, or a capsule from such an object.
+///
+/// Example:
+///     >>> a = np.array([1.0, 2.0, 3.0])
+///     >>> t = ferrograd.from_dlpack(a)
+///     >>> t
+///     tensor([1., 2., 3.], dtype=ferrograd.float64)
 #[pyfunction]
 fn from_dlpack(ext_tensor: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     // SAFETY: a type check on a live object.

@@ -31,6 +31,15 @@ use ferrograd::DType;
 use pyo3::prelude::*;
 use tensor::PyTensor;
 
+/// Returns the current default floating-point dtype (``float32`` unless
+/// changed with :func:`ferrograd.set_default_dtype`).
+///
+/// It is the dtype of tensors made from Python floats and of the float
+/// factories (``zeros``, ``rand``, ``linspace``...) when no ``dtype`` is given.
+///
+/// Example:
+///     >>> ferrograd.get_default_dtype()
+///     ferrograd.float32
 #[pyfunction]
 fn get_default_dtype() -> PyDType {
     PyDType {
@@ -38,12 +47,41 @@ fn get_default_dtype() -> PyDType {
     }
 }
 
+/// Sets the default floating-point dtype.
+///
+/// It becomes the dtype of tensors made from Python floats and of the float
+/// factories when no ``dtype`` is given; the default complex dtype follows it
+/// (``complex128`` for ``float64``, ``complex64`` otherwise). The setting is
+/// process-wide.
+///
+/// Args:
+///     d (dtype): a floating-point dtype (``float16``, ``bfloat16``, ``float32``
+///         or ``float64``); other dtypes raise ``TypeError``.
+///
+/// Example:
+///     >>> ferrograd.set_default_dtype(ferrograd.float64)
+///     >>> ferrograd.tensor([1.5]).dtype
+///     ferrograd.float64
+///     >>> ferrograd.set_default_dtype(ferrograd.float32)
 #[pyfunction]
 fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
     use errors::IntoPyResult;
     ferrograd::set_default_dtype(dtype::parse_dtype(d)?).py()
 }
 
+/// Returns the smallest dtype that both ``type1`` and ``type2`` convert to
+/// without losing range or kind (torch's promotion table: ints before floats
+/// before complex, bool lowest).
+///
+/// Args:
+///     type1 (dtype): the first dtype.
+///     type2 (dtype): the second dtype.
+///
+/// Example:
+///     >>> ferrograd.promote_types(ferrograd.int64, ferrograd.float16)
+///     ferrograd.float16
+///     >>> ferrograd.promote_types(ferrograd.int8, ferrograd.uint8)
+///     ferrograd.int16
 #[pyfunction]
 fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult<PyDType> {
     Ok(PyDType {
@@ -51,7 +89,22 @@ fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult
     })
 }
 
-/// torch's `result_type(tensor1, tensor2)`: tensors and Python scalars.
+/// Returns the dtype an arithmetic operation on ``tensor1`` and ``tensor2``
+/// would produce.
+///
+/// A Python number or zero-dimensional tensor only raises the category
+/// (bool, integer, float, complex) of the result, not the width of a
+/// dimensioned tensor's dtype, as in torch.
+///
+/// Args:
+///     tensor1 (Tensor or Number): the first operand.
+///     tensor2 (Tensor or Number): the second operand.
+///
+/// Example:
+///     >>> ferrograd.result_type(ferrograd.tensor([1, 2]), 1.5)
+///     ferrograd.float32
+///     >>> ferrograd.result_type(ferrograd.tensor([1], dtype=ferrograd.int8), 1000)
+///     ferrograd.int8
 #[pyfunction]
 fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResult<PyDType> {
     let a = tensor::arg(tensor1, "tensor1")?;
@@ -61,27 +114,77 @@ fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResu
     })
 }
 
+/// Returns True if the dtype of ``input`` is a floating-point type
+/// (``float16``, ``bfloat16``, ``float32`` or ``float64``).
+///
+/// Args:
+///     input (Tensor): the tensor to check.
+///
+/// Example:
+///     >>> ferrograd.is_floating_point(ferrograd.tensor([1.0]))
+///     True
+///     >>> ferrograd.is_floating_point(ferrograd.tensor([1]))
+///     False
 #[pyfunction]
 fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
     input.t.dtype().is_floating_point()
 }
 
+/// Returns True if the dtype of ``input`` is a complex type (``complex64`` or
+/// ``complex128``).
+///
+/// Args:
+///     input (Tensor): the tensor to check.
+///
+/// Example:
+///     >>> ferrograd.is_complex(ferrograd.tensor([1 + 2j]))
+///     True
 #[pyfunction]
 fn is_complex(input: PyRef<'_, PyTensor>) -> bool {
     input.t.dtype().is_complex()
 }
 
+/// Returns True if ``obj`` is a ferrograd tensor (including parameters and
+/// other Tensor subclasses).
+///
+/// Args:
+///     obj (object): the object to check.
+///
+/// Example:
+///     >>> ferrograd.is_tensor(ferrograd.zeros(1)), ferrograd.is_tensor([1.0])
+///     (True, False)
 #[pyfunction]
 fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
     obj.cast::<PyTensor>().is_ok()
 }
 
+/// Returns the number of elements of ``input``, the product of its sizes.
+///
+/// Args:
+///     input (Tensor): the tensor.
+///
+/// Example:
+///     >>> ferrograd.numel(ferrograd.zeros(2, 3))
+///     6
 #[pyfunction]
 fn numel(input: PyRef<'_, PyTensor>) -> usize {
     input.t.numel()
 }
 
-/// Sets the number of threads of ferrograd's pool.
+/// Sets how many threads ferrograd's pool uses for intra-op parallelism.
+///
+/// The setting is process-wide and applies to the operations started after
+/// the call.
+///
+/// Args:
+///     n (int): the number of threads, at least 1.
+///
+/// Example:
+///     >>> n = ferrograd.get_num_threads()
+///     >>> ferrograd.set_num_threads(1)
+///     >>> ferrograd.get_num_threads()
+///     1
+///     >>> ferrograd.set_num_threads(n)
 #[pyfunction]
 fn set_num_threads(n: i64) -> PyResult<()> {
     if n < 1 {
@@ -93,6 +196,13 @@ fn set_num_threads(n: i64) -> PyResult<()> {
     Ok(())
 }
 
+/// Returns the number of threads ferrograd's pool uses for intra-op
+/// parallelism (by default, the number of available cores; see
+/// :func:`ferrograd.set_num_threads`).
+///
+/// Example:
+///     >>> ferrograd.get_num_threads() >= 1
+///     True
 #[pyfunction]
 fn get_num_threads() -> usize {
     ferrograd::num_threads()

@@ -53,36 +53,54 @@ impl PyTensor {
         wrap_any(py, out)
     }
 
+    /// Matrix product of ``self`` and ``other``, with batch broadcasting (``self @ other``).
+    ///
+    /// See :func:`ferrograd.matmul`.
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(other, "matmul", "other")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.matmul(&b)).py()?.into())
     }
 
+    /// Matrix product of two 2-D tensors.
+    ///
+    /// See :func:`ferrograd.mm`.
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "mm", "mat2")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.mm(&b)).py()?.into())
     }
 
+    /// Batched matrix product of two 3-D tensors.
+    ///
+    /// See :func:`ferrograd.bmm`.
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "bmm", "mat2")?;
         let a = &self.t;
         Ok(nogil(py, work(a, &b), || a.bmm(&b)).py()?.into())
     }
 
+    /// Product of a matrix and a vector.
+    ///
+    /// See :func:`ferrograd.mv`.
     fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec, "mv", "vec")?;
         let a = &self.t;
         Ok(nogil(py, a.numel(), || a.mv(&b)).py()?.into())
     }
 
+    /// Dot product of two 1-D tensors.
+    ///
+    /// See :func:`ferrograd.dot`.
     fn dot(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(tensor, "dot", "tensor")?;
         let a = &self.t;
         Ok(nogil(py, a.numel(), || a.dot(&b)).py()?.into())
     }
 
+    /// Outer product of two 1-D tensors.
+    ///
+    /// See :func:`ferrograd.outer`.
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec2, "outer", "vec2")?;
         let a = &self.t;
@@ -93,10 +111,14 @@ impl PyTensor {
         )
     }
 
+    /// Alias for :meth:`Tensor.outer`.
     fn ger(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         self.outer(py, vec2)
     }
 
+    /// ``beta * self + alpha * (mat1 @ mat2)``.
+    ///
+    /// See :func:`ferrograd.addmm`.
     #[pyo3(signature = (mat1, mat2, *, beta = None, alpha = None))]
     fn addmm(
         &self,
@@ -115,22 +137,59 @@ impl PyTensor {
             .into())
     }
 
+    /// Sum of the diagonal of a 2-D tensor.
+    ///
+    /// See :func:`ferrograd.trace`.
     fn trace(&self) -> PyResult<TensorOut> {
         Ok(self.t.trace().py()?.into())
     }
 
+    /// Inverse of a square matrix (or of each in a batch).
+    ///
+    /// See :func:`ferrograd.inverse`.
     fn inverse(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let a = &self.t;
         Ok(nogil(py, work(a, a), || a.inverse()).py()?.into())
     }
 
+    /// Determinant of a square matrix (or of each in a batch).
+    ///
+    /// See :func:`ferrograd.det`.
     fn det(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let a = &self.t;
         Ok(nogil(py, work(a, a), || a.det()).py()?.into())
     }
 }
 
-/// `einsum(equation, *operands)`; the operands may also come as one list.
+/// einsum(equation, *operands) -> Tensor
+///
+/// Sums products of the operands' elements over the indices that an
+/// Einstein-summation ``equation`` names.
+///
+/// The equation gives one subscript string per operand, separated by commas,
+/// each letter naming one dimension (``"ij,jk"``); letters repeated across
+/// operands are multiplied together, and letters left out of the output are
+/// summed over. With ``->`` the output subscripts are explicit
+/// (``"ij,jk->ik"``); without it the output holds the letters that appear
+/// once, in alphabetical order. ``...`` stands for broadcast leading
+/// dimensions. A letter repeated within one operand takes its diagonal
+/// (``"ii->i"``). Differentiable with respect to every operand.
+///
+/// Args:
+///     equation (str): the subscripts, e.g. ``"bij,bjk->bik"``.
+///     *operands (Tensor): the tensors, one per subscript string (a single
+///         list of tensors is accepted too).
+///
+/// Example:
+///     >>> a = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]])
+///     >>> ferrograd.einsum("ij,jk->ik", a, a)
+///     tensor([[ 7., 10.],
+///             [15., 22.]])
+///     >>> ferrograd.einsum("ii", a)
+///     tensor(5.)
+///     >>> ferrograd.einsum("i,j->ij", ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0]))
+///     tensor([[3., 4.],
+///             [6., 8.]])
 #[pyfunction]
 #[pyo3(signature = (equation, *operands))]
 fn einsum(

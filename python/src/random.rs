@@ -14,7 +14,24 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 use std::sync::Arc;
 
-/// A random number generator (`ferrograd.Generator`).
+/// A seeded stream of random numbers for the sampling functions.
+///
+/// Pass it as ``generator=`` to a random function (:func:`ferrograd.rand`,
+/// :func:`ferrograd.randn`, :meth:`Tensor.uniform_`, ...) to draw from it
+/// instead of the default generator that :func:`ferrograd.manual_seed`
+/// seeds. A generator seeded with ``s`` produces torch's CPU sequences for
+/// the same seed.
+///
+/// Args:
+///     device (str or device, optional): accepted for compatibility; only
+///         ``"cpu"`` is allowed.
+///
+/// Example:
+///     >>> g = ferrograd.Generator().manual_seed(0)
+///     >>> ferrograd.rand(2, generator=g)
+///     tensor([0.4963, 0.7682])
+///     >>> g.initial_seed()
+///     0
 #[pyclass(name = "Generator", module = "ferrograd", frozen)]
 pub struct PyGenerator {
     pub g: Arc<Generator>,
@@ -104,7 +121,10 @@ impl PyGenerator {
             g: Arc::new(Generator::default()),
         })
     }
-    /// Restarts the stream from `seed`; returns the generator.
+    /// Seeds this generator and returns it; the stream restarts from ``seed``.
+    ///
+    /// Args:
+    ///     seed (int): any integer in ``[-2**63, 2**64)``.
     fn manual_seed<'py>(
         slf: &Bound<'py, Self>,
         seed: &Bound<'_, PyAny>,
@@ -112,17 +132,24 @@ impl PyGenerator {
         slf.get().g.manual_seed(parse_seed(seed)?);
         Ok(slf.clone())
     }
+    /// The seed this generator was last seeded with, as a Python int.
     fn initial_seed(&self) -> u64 {
         self.g.initial_seed()
     }
-    /// Reseeds non-deterministically and returns the new seed.
+    /// Reseeds this generator with a non-deterministic seed and returns that seed.
     fn seed(&self) -> u64 {
         self.g.seed()
     }
-    /// The state: torch's 5056 bytes (see `get_rng_state`).
+    /// The generator's state, as a 1-D int64 tensor of torch's 5056 state bytes.
+    ///
+    /// Pass it to :meth:`set_state` to replay the stream from this point.
     fn get_state(&self) -> TensorOut {
         state_tensor(self.g.get_state())
     }
+    /// Restores a state from :meth:`get_state` and returns the generator.
+    ///
+    /// Args:
+    ///     new_state (Tensor or list of ints): the state bytes.
     fn set_state<'py>(
         slf: &Bound<'py, Self>,
         new_state: &Bound<'_, PyAny>,
@@ -130,6 +157,7 @@ impl PyGenerator {
         slf.get().g.set_state(&parse_state(new_state)?).py()?;
         Ok(slf.clone())
     }
+    /// The generator's device: always the CPU.
     #[getter]
     fn device(&self) -> PyDevice {
         PyDevice {}
@@ -157,30 +185,85 @@ fn default_obj(py: Python<'_>) -> PyResult<Py<PyGenerator>> {
         .clone_ref(py))
 }
 
-/// `manual_seed(seed)`: seeds the default generator and returns it.
+/// Seeds the default random generator and returns it.
+///
+/// Every random function that is not given a ``generator=`` draws from the
+/// default generator, so the same seed gives the same sequence of results.
+/// ferrograd's generator reproduces torch's CPU sequences for ``rand``,
+/// ``randn`` and the other samplers built on them.
+///
+/// Args:
+///     seed (int): any integer in ``[-2**63, 2**64)``; negative values are taken
+///         modulo ``2**64``.
+///
+/// Returns:
+///     Generator: the default generator.
+///
+/// Example:
+///     >>> _ = ferrograd.manual_seed(0)
+///     >>> ferrograd.rand(2)
+///     tensor([0.4963, 0.7682])
 #[pyfunction]
 fn manual_seed(py: Python<'_>, seed: &Bound<'_, PyAny>) -> PyResult<Py<PyGenerator>> {
     rng::manual_seed(parse_seed(seed)?);
     default_obj(py)
 }
 
-/// `initial_seed()`: the seed the default generator started from.
+/// Returns the seed the default generator was last seeded with (by
+/// :func:`ferrograd.manual_seed` or :func:`ferrograd.seed`), as a Python int.
+///
+/// Example:
+///     >>> _ = ferrograd.manual_seed(42)
+///     >>> ferrograd.initial_seed()
+///     42
 #[pyfunction]
 fn initial_seed() -> u64 {
     rng::initial_seed()
 }
 
-/// `seed()`: reseeds the default generator non-deterministically.
+/// Seeds the default generator with a non-deterministic random number and
+/// returns that seed (a Python int), so a run can be reproduced later with
+/// :func:`ferrograd.manual_seed`.
+///
+/// Example:
+///     >>> s = ferrograd.seed()
+///     >>> ferrograd.initial_seed() == s
+///     True
 #[pyfunction]
 fn seed() -> u64 {
     rng::seed()
 }
 
+/// Returns the state of the default generator as a 1-D tensor of byte values.
+///
+/// Pass it to :func:`ferrograd.set_rng_state` to replay the random numbers
+/// drawn after this point. The bytes are laid out as torch's CPU generator
+/// state, held in an ``int64`` tensor.
+///
+/// Example:
+///     >>> state = ferrograd.get_rng_state()
+///     >>> a = ferrograd.rand(2)
+///     >>> ferrograd.set_rng_state(state)
+///     >>> ferrograd.equal(ferrograd.rand(2), a)
+///     True
 #[pyfunction]
 fn get_rng_state() -> TensorOut {
     state_tensor(rng::default_generator().get_state())
 }
 
+/// Restores the state of the default generator.
+///
+/// Args:
+///     new_state (Tensor): a state returned by :func:`ferrograd.get_rng_state`
+///         (torch's ``uint8`` state tensor, or a list of its byte values, is
+///         accepted too).
+///
+/// Example:
+///     >>> state = ferrograd.get_rng_state()
+///     >>> a = ferrograd.randn(3)
+///     >>> ferrograd.set_rng_state(state)
+///     >>> ferrograd.equal(ferrograd.randn(3), a)
+///     True
 #[pyfunction]
 fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
     rng::default_generator()
@@ -231,6 +314,35 @@ fn low_high(
     Ok((l, integer(&h, "high")?))
 }
 
+/// randint(low=0, high, size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+///
+/// Returns a tensor of shape ``size`` filled with integers drawn uniformly
+/// from ``[low, high)``.
+///
+/// Called as ``randint(high, size)`` or ``randint(low, high, size)``, or with
+/// keywords. The values are integers even when ``dtype`` is a float type.
+///
+/// Args:
+///     low (int): the smallest value that can be drawn. Default: 0.
+///     high (int): one above the largest value that can be drawn.
+///     size (tuple of ints): the shape of the result.
+///
+/// Keyword args:
+///     generator (Generator, optional): the generator to draw from. Default:
+///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: ``int64``.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.randint(10, (5,))
+///     tensor([4, 9, 3, 0, 3])
+///     >>> ferrograd.randint(3, 6, (2, 2))
+///     tensor([[3, 4],
+///             [4, 4]])
 #[pyfunction]
 #[pyo3(signature = (*args, low = None, high = None, size = None, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
 #[allow(clippy::too_many_arguments)]
@@ -273,16 +385,127 @@ fn randint(
 
 shape_factories! {
     generator:
+    /// rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+    ///
+    /// Returns a tensor of the given shape filled with numbers drawn uniformly
+    /// from ``[0, 1)``.
+    ///
+    /// Args:
+    ///     size (int...): the shape, as separate ints or one list/tuple; may also
+    ///         be given as ``size=``.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): the generator to draw from. Default:
+    ///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+    ///     out (Tensor, optional): a tensor of the result's shape to write into.
+    ///     dtype (dtype, optional): the element type. Default: the default dtype.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.rand(2, 3)
+    ///     tensor([[0.4963, 0.7682, 0.0885],
+    ///             [0.1320, 0.3074, 0.6341]])
     rand => |shape, dt, g| Tensor::rand(shape, dt, g.as_deref());
+    /// randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+    ///
+    /// Returns a tensor of the given shape filled with numbers drawn from the
+    /// standard normal distribution (mean 0, variance 1).
+    ///
+    /// Args:
+    ///     size (int...): the shape, as separate ints or one list/tuple; may also
+    ///         be given as ``size=``.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): the generator to draw from. Default:
+    ///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+    ///     out (Tensor, optional): a tensor of the result's shape to write into.
+    ///     dtype (dtype, optional): the element type. Default: the default dtype.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> ferrograd.randn(4)
+    ///     tensor([ 1.5410, -0.2934, -2.1788,  0.5684])
     randn => |shape, dt, g| Tensor::randn(shape, dt, g.as_deref());
 }
 
 like_factories! {
     generator:
+    /// rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+    ///
+    /// Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+    /// of ``input``, filled with numbers drawn uniformly from ``[0, 1)``.
+    ///
+    /// Args:
+    ///     input (Tensor): the tensor whose shape and dtype are used.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///     generator (Generator, optional): the generator to draw from. Default:
+    ///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+    ///
+    /// Example:
+    ///     >>> ferrograd.rand_like(ferrograd.zeros(3))
+    ///     tensor([0.4963, 0.7682, 0.0885])
     rand_like => |shape, dt, g| Tensor::rand(shape, dt, g.as_deref());
+    /// randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+    ///
+    /// Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+    /// of ``input``, filled with numbers drawn from the standard normal
+    /// distribution.
+    ///
+    /// Args:
+    ///     input (Tensor): the tensor whose shape and dtype are used.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+    ///     layout (layout, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     device (device or str, optional): only ``"cpu"`` is supported.
+    ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+    ///     generator (Generator, optional): the generator to draw from. Default:
+    ///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+    ///
+    /// Example:
+    ///     >>> ferrograd.randn_like(ferrograd.zeros(2, dtype=ferrograd.float64))
+    ///     tensor([ 1.5410, -0.2934], dtype=ferrograd.float64)
     randn_like => |shape, dt, g| Tensor::randn(shape, dt, g.as_deref());
 }
 
+/// randint_like(input, low=0, high, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor
+///
+/// Returns a tensor with the shape (and, unless ``dtype`` is given, the dtype)
+/// of ``input``, filled with integers drawn uniformly from ``[low, high)``.
+///
+/// Called as ``randint_like(input, high)`` or ``randint_like(input, low,
+/// high)``.
+///
+/// Args:
+///     input (Tensor): the tensor whose shape and dtype are used.
+///     low (int): the smallest value that can be drawn. Default: 0.
+///     high (int): one above the largest value that can be drawn.
+///
+/// Keyword args:
+///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///     generator (Generator, optional): the generator to draw from. Default:
+///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+///
+/// Example:
+///     >>> ferrograd.randint_like(ferrograd.zeros(3, dtype=ferrograd.int64), 10)
+///     tensor([4, 9, 3])
 #[pyfunction]
 #[pyo3(signature = (input, *args, low = None, high = None, dtype = None, layout = None, device = None, requires_grad = false, memory_format = None, generator = None))]
 #[allow(clippy::too_many_arguments)]
@@ -313,6 +536,24 @@ fn randint_like(
     finish(t, requires_grad)
 }
 
+/// Returns a random permutation of the integers ``0`` to ``n - 1``.
+///
+/// Args:
+///     n (int): the number of integers (the length of the result).
+///
+/// Keyword args:
+///     generator (Generator, optional): the generator to draw from. Default:
+///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: ``int64``.
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.randperm(5)
+///     tensor([4, 0, 1, 3, 2])
 #[pyfunction]
 #[pyo3(signature = (n, *, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false, pin_memory = false))]
 #[allow(clippy::too_many_arguments)]
@@ -339,8 +580,37 @@ fn randperm(
     deliver(py, t, out, requires_grad)
 }
 
-/// `normal(mean, std, size)` with numbers, or `normal(mean, std)` where
-/// either is a tensor (broadcast together).
+/// normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
+///
+/// Draws numbers from normal distributions with the given means and standard
+/// deviations.
+///
+/// Two forms: with numbers ``mean`` and ``std``, ``size`` is required and every
+/// element is drawn from the same distribution; with a tensor ``mean`` and/or
+/// ``std`` (the other may be a number), the two are broadcast together and
+/// each element of the result is drawn with its own mean and standard
+/// deviation (``size`` must then be omitted).
+///
+/// Args:
+///     mean (Tensor or float): the mean(s).
+///     std (Tensor or float): the standard deviation(s). Default: 1.0.
+///     size (tuple of ints, optional): the shape of the result, for the
+///         numbers form.
+///
+/// Keyword args:
+///     generator (Generator, optional): the generator to draw from. Default:
+///         the default generator (seeded by :func:`ferrograd.manual_seed`).
+///     out (Tensor, optional): a tensor of the result's shape to write into.
+///     dtype (dtype, optional): the element type. Default: the default dtype (numbers form).
+///     layout (layout, optional): accepted for compatibility and ignored.
+///     device (device or str, optional): only ``"cpu"`` is supported.
+///     requires_grad (bool): whether the new tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> ferrograd.normal(0.0, 1.0, size=(3,))
+///     tensor([ 1.5410, -0.2934, -2.1788])
+///     >>> ferrograd.normal(ferrograd.tensor([0.0, 10.0]), ferrograd.tensor([1.0, 0.5]))
+///     tensor([0.5684, 9.4577])
 #[pyfunction]
 #[pyo3(signature = (mean, std = None, size = None, *, generator = None, out = None, dtype = None, layout = None, device = None, requires_grad = false))]
 #[allow(clippy::too_many_arguments)]
@@ -398,7 +668,19 @@ fn float_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
 
 #[pymethods]
 impl PyTensor {
-    /// `uniform_(from=0, to=1)`.
+    /// Fills ``self`` in place with samples from the uniform distribution on ``[from, to)``.
+    ///
+    /// Args:
+    ///     from (float): the lower bound. Default: 0.
+    ///     to (float): the upper bound. Default: 1.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): draw from it instead of the default generator.
+    ///
+    /// Example:
+    ///     >>> _ = ferrograd.manual_seed(0)
+    ///     >>> ferrograd.empty(3).uniform_(-1, 1)
+    ///     tensor([-0.0075,  0.5364, -0.8230])
     #[pyo3(signature = (r#from = None, to = None, *, generator = None))]
     fn uniform_<'py>(
         slf: &Bound<'py, Self>,
@@ -417,7 +699,19 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `normal_(mean=0, std=1)`.
+    /// Fills ``self`` in place with samples from the normal distribution ``N(mean, std**2)``.
+    ///
+    /// Args:
+    ///     mean (float): the mean. Default: 0.
+    ///     std (float): the standard deviation. Default: 1.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): draw from it instead of the default generator.
+    ///
+    /// Example:
+    ///     >>> _ = ferrograd.manual_seed(0)
+    ///     >>> ferrograd.empty(3).normal_(mean=10.0, std=0.1)
+    ///     tensor([10.1541,  9.9707,  9.7821])
     #[pyo3(signature = (mean = None, std = None, *, generator = None))]
     fn normal_<'py>(
         slf: &Bound<'py, Self>,
@@ -436,7 +730,23 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `random_()`, `random_(to)`, `random_(from, to)`.
+    /// Fills ``self`` in place with random integers (in ``self``'s dtype).
+    ///
+    /// ``random_(from, to)`` draws uniformly from ``[from, to)``, ``random_(to)``
+    /// from ``[0, to)``, and ``random_()`` from 0 up to the largest integer the
+    /// dtype holds exactly (``2**24`` for float32, the maximum for integer dtypes).
+    ///
+    /// Args:
+    ///     from (int): the lower bound. Default: 0.
+    ///     to (int, optional): the upper bound (exclusive).
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): draw from it instead of the default generator.
+    ///
+    /// Example:
+    ///     >>> _ = ferrograd.manual_seed(0)
+    ///     >>> ferrograd.empty(4, dtype=ferrograd.int64).random_(0, 10)
+    ///     tensor([4, 9, 3, 0])
     #[pyo3(signature = (*args, r#from = None, to = None, generator = None))]
     fn random_<'py>(
         slf: &Bound<'py, Self>,
@@ -465,7 +775,19 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `bernoulli_(p=0.5)`: `p` a number or a tensor of probabilities.
+    /// Fills ``self`` in place with 0/1 samples, 1 with probability ``p``.
+    ///
+    /// Args:
+    ///     p (float or Tensor): the probability of 1, one number or a tensor
+    ///         broadcast to ``self``. Default: 0.5.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): draw from it instead of the default generator.
+    ///
+    /// Example:
+    ///     >>> _ = ferrograd.manual_seed(0)
+    ///     >>> ferrograd.empty(4).bernoulli_(0.5)
+    ///     tensor([0., 0., 1., 0.])
     #[pyo3(signature = (p = None, *, generator = None))]
     fn bernoulli_<'py>(
         slf: &Bound<'py, Self>,
@@ -490,7 +812,18 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `exponential_(lambd=1)`.
+    /// Fills ``self`` in place with samples from the exponential distribution of rate ``lambd``.
+    ///
+    /// Args:
+    ///     lambd (float): the rate (the inverse of the mean). Default: 1.
+    ///
+    /// Keyword args:
+    ///     generator (Generator, optional): draw from it instead of the default generator.
+    ///
+    /// Example:
+    ///     >>> _ = ferrograd.manual_seed(0)
+    ///     >>> ferrograd.empty(3).exponential_(2.0)
+    ///     tensor([1.7542, 0.6152, 0.3075])
     #[pyo3(signature = (lambd = None, *, generator = None))]
     fn exponential_<'py>(
         slf: &Bound<'py, Self>,
@@ -507,7 +840,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
-    /// `bernoulli()` (probabilities from self) or `bernoulli(p)`.
+    /// 0/1 samples, 1 with the probabilities in ``self`` (or with probability ``p`` when given).
+    ///
+    /// See :func:`ferrograd.bernoulli`.
     #[pyo3(signature = (p = None, *, generator = None, out = None))]
     fn bernoulli(
         &self,
@@ -529,7 +864,9 @@ impl PyTensor {
         deliver(py, t, out, false)
     }
 
-    /// `multinomial(num_samples, replacement=False)`.
+    /// ``num_samples`` category indices per row, drawn with the weights in ``self``.
+    ///
+    /// See :func:`ferrograd.multinomial`.
     #[pyo3(signature = (num_samples, replacement = false, *, generator = None, out = None))]
     fn multinomial(
         &self,

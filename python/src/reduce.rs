@@ -173,12 +173,14 @@ fn tensor_norm(
 }
 
 /// Reductions `name(dim=None, keepdim=False, *, dtype=None)`: `dim` is
-/// `None` (all dims), an int or a sequence of ints.
+/// `None` (all dims), an int or a sequence of ints. An entry's doc comments
+/// become the method's docstring (as in the other macros here).
 macro_rules! reductions_with_dtype {
-    ($($name:ident)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 #[pyo3(signature = (dim = None, keepdim = false, *, dtype = None))]
                 fn $name(
                     &self,
@@ -197,15 +199,29 @@ macro_rules! reductions_with_dtype {
     };
 }
 
-reductions_with_dtype! { sum prod mean }
+reductions_with_dtype! {
+    /// Sum of the elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.sum`.
+    sum;
+    /// Product of the elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.prod`.
+    prod;
+    /// Mean of the elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.mean`.
+    mean;
+}
 
 /// Reductions `name(dim=None, keepdim=False)` that keep the input's dtype
 /// (or give bool).
 macro_rules! reductions {
-    ($($name:ident)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 #[pyo3(signature = (dim = None, keepdim = false))]
                 fn $name(
                     &self,
@@ -223,15 +239,33 @@ macro_rules! reductions {
     };
 }
 
-reductions! { amax amin all any }
+reductions! {
+    /// Maximum of the elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.amax`.
+    amax;
+    /// Minimum of the elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.amin`.
+    amin;
+    /// Whether every element over ``dim`` is nonzero (a bool tensor).
+    ///
+    /// See :func:`ferrograd.all`.
+    all;
+    /// Whether any element over ``dim`` is nonzero (a bool tensor).
+    ///
+    /// See :func:`ferrograd.any`.
+    any;
+}
 
 /// Ops along one dim with an optional result dtype: the scans
 /// `name(dim, *, dtype=None)` and the softmaxes `name(dim, dtype=None)`.
 macro_rules! along_dim_with_dtype {
-    ($($name:ident($($star:tt)?);)*) => {
+    ($($(#[doc = $doc:literal])* $name:ident($($star:tt)?);)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[doc = $doc])*
                 #[pyo3(signature = (dim, $($star,)? dtype = None))]
                 fn $name(
                     &self,
@@ -248,16 +282,31 @@ macro_rules! along_dim_with_dtype {
 }
 
 along_dim_with_dtype! {
+    /// Cumulative sum of the elements along ``dim``.
+    ///
+    /// See :func:`ferrograd.cumsum`.
     cumsum(*);
+    /// Cumulative product of the elements along ``dim``.
+    ///
+    /// See :func:`ferrograd.cumprod`.
     cumprod(*);
+    /// Softmax along ``dim``: ``exp(x)`` normalised to sum to 1.
+    ///
+    /// See :func:`ferrograd.softmax`.
     softmax();
+    /// Logarithm of the softmax along ``dim``, computed stably.
+    ///
+    /// See :func:`ferrograd.log_softmax`.
     log_softmax();
 }
 
 #[pymethods]
 impl PyTensor {
-    /// `max()`, `max(dim, keepdim=False)` (a `(values, indices)` named
-    /// tuple) or `max(other)` (elementwise maximum).
+    /// Maximum: of all elements, along a dim, or against another tensor.
+    ///
+    /// ``max()`` gives a 0-dim tensor; ``max(dim, keepdim=False)`` a named tuple
+    /// ``(values, indices)``; ``max(other)`` the elementwise :meth:`maximum`.
+    /// See :func:`ferrograd.max`.
     #[pyo3(signature = (dim = None, keepdim = false))]
     fn max(
         &self,
@@ -268,7 +317,11 @@ impl PyTensor {
         extreme_method(py, &self.t, dim, keepdim, true)
     }
 
-    /// `min()`, `min(dim, keepdim=False)` or `min(other)`.
+    /// Minimum: of all elements, along a dim, or against another tensor.
+    ///
+    /// ``min()`` gives a 0-dim tensor; ``min(dim, keepdim=False)`` a named tuple
+    /// ``(values, indices)``; ``min(other)`` the elementwise :meth:`minimum`.
+    /// See :func:`ferrograd.min`.
     #[pyo3(signature = (dim = None, keepdim = false))]
     fn min(
         &self,
@@ -279,6 +332,9 @@ impl PyTensor {
         extreme_method(py, &self.t, dim, keepdim, false)
     }
 
+    /// Index of the maximum along ``dim`` (of the flattened tensor when None).
+    ///
+    /// See :func:`ferrograd.argmax`.
     #[pyo3(signature = (dim = None, keepdim = false))]
     fn argmax(
         &self,
@@ -291,6 +347,9 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.argmax(d, keepdim)).py()?.into())
     }
 
+    /// Index of the minimum along ``dim`` (of the flattened tensor when None).
+    ///
+    /// See :func:`ferrograd.argmin`.
     #[pyo3(signature = (dim = None, keepdim = false))]
     fn argmin(
         &self,
@@ -303,6 +362,9 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.argmin(d, keepdim)).py()?.into())
     }
 
+    /// Minimum and maximum together, as a named tuple ``(min, max)``.
+    ///
+    /// See :func:`ferrograd.aminmax`.
     #[pyo3(signature = (*, dim = None, keepdim = false))]
     fn aminmax(
         &self,
@@ -316,6 +378,9 @@ impl PyTensor {
         named_pair(py, "aminmax", lo, hi)
     }
 
+    /// Variance over ``dim`` (all dims when None), with Bessel's correction by default.
+    ///
+    /// See :func:`ferrograd.var`.
     #[pyo3(signature = (dim = None, unbiased = None, keepdim = false, *, correction = None))]
     fn var(
         &self,
@@ -332,6 +397,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Standard deviation over ``dim`` (all dims when None), with Bessel's correction by default.
+    ///
+    /// See :func:`ferrograd.std`.
     #[pyo3(signature = (dim = None, unbiased = None, keepdim = false, *, correction = None))]
     fn std(
         &self,
@@ -348,6 +416,9 @@ impl PyTensor {
             .into())
     }
 
+    /// The ``p``-norm over ``dim`` (the 2-norm of all elements by default).
+    ///
+    /// See :func:`ferrograd.norm`.
     #[pyo3(signature = (p = None, dim = None, keepdim = false, dtype = None))]
     fn norm(
         &self,
@@ -365,6 +436,9 @@ impl PyTensor {
         )
     }
 
+    /// ``log(sum(exp(x)))`` over ``dim``, computed stably.
+    ///
+    /// See :func:`ferrograd.logsumexp`.
     #[pyo3(signature = (dim, keepdim = false))]
     fn logsumexp(
         &self,
@@ -379,6 +453,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Number of nonzero elements over ``dim`` (all dims when None).
+    ///
+    /// See :func:`ferrograd.count_nonzero`.
     #[pyo3(signature = (dim = None))]
     fn count_nonzero(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<TensorOut> {
         let (dims, t) = (dims_arg(dim)?, &self.t);
@@ -436,7 +513,35 @@ fn extreme_method(
     }
 }
 
-/// `var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)`.
+/// Computes the variance and the mean of ``input`` over ``dim`` in one pass,
+/// returned as a tuple ``(var, mean)``.
+///
+/// The variance uses Bessel's correction by default: the sum of squared
+/// deviations is divided by ``N - correction`` with ``N`` the number of
+/// elements reduced.
+///
+/// Args:
+///     input (Tensor): the input tensor (floating point or complex).
+///     dim (int or tuple of ints, optional): the dimension(s) to reduce.
+///         Default: None (all of them).
+///     unbiased (bool, optional): the older way to choose the correction:
+///         True means ``correction=1``, False ``correction=0``.
+///     keepdim (bool): whether the reduced dimensions are kept with size 1.
+///         Default: False.
+///
+/// Keyword args:
+///     correction (int or float, optional): the difference between ``N`` and
+///         the divisor. Default: 1.
+///
+/// Returns:
+///     tuple of Tensors: ``(var, mean)``.
+///
+/// Example:
+///     >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 5.0]])
+///     >>> ferrograd.var_mean(x)
+///     (tensor(2.9167), tensor(2.7500))
+///     >>> ferrograd.var_mean(x, dim=0, correction=0)
+///     (tensor([1.0000, 2.2500]), tensor([2.0000, 3.5000]))
 #[pyfunction]
 #[pyo3(signature = (input, dim = None, unbiased = None, keepdim = false, *, correction = None))]
 fn var_mean<'py>(
@@ -453,7 +558,35 @@ fn var_mean<'py>(
     PyTuple::new(py, [TensorOut(v), TensorOut(m)])
 }
 
-/// `std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None)`.
+/// Computes the standard deviation and the mean of ``input`` over ``dim`` in one pass,
+/// returned as a tuple ``(std, mean)``.
+///
+/// The standard deviation uses Bessel's correction by default: the sum of squared
+/// deviations is divided by ``N - correction`` with ``N`` the number of
+/// elements reduced.
+///
+/// Args:
+///     input (Tensor): the input tensor (floating point or complex).
+///     dim (int or tuple of ints, optional): the dimension(s) to reduce.
+///         Default: None (all of them).
+///     unbiased (bool, optional): the older way to choose the correction:
+///         True means ``correction=1``, False ``correction=0``.
+///     keepdim (bool): whether the reduced dimensions are kept with size 1.
+///         Default: False.
+///
+/// Keyword args:
+///     correction (int or float, optional): the difference between ``N`` and
+///         the divisor. Default: 1.
+///
+/// Returns:
+///     tuple of Tensors: ``(std, mean)``.
+///
+/// Example:
+///     >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 5.0]])
+///     >>> ferrograd.std_mean(x)
+///     (tensor(1.7078), tensor(2.7500))
+///     >>> ferrograd.std_mean(x, dim=0, correction=0)
+///     (tensor([1.0000, 1.5000]), tensor([2.0000, 3.5000]))
 #[pyfunction]
 #[pyo3(signature = (input, dim = None, unbiased = None, keepdim = false, *, correction = None))]
 fn std_mean<'py>(

@@ -279,8 +279,10 @@ impl PyTensor {
         nogil(py, work, || t.index_put_(&idx, &v, false)).py()
     }
 
-    /// `index_put_(indices, values, accumulate=False)`: `indices` is a
-    /// tuple of index tensors (one per leading dim).
+    /// In-place version of :meth:`Tensor.index_put`.
+    ///
+    /// ``indices`` is a tuple of index tensors, one per leading dim; with
+    /// ``accumulate=True`` repeated indices add up instead of overwriting.
     #[pyo3(signature = (indices, values, accumulate = false))]
     fn index_put_<'py>(
         slf: &Bound<'py, Self>,
@@ -295,6 +297,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with ``values`` written at ``indices`` (a tuple of index tensors), or added with ``accumulate=True``.
+    ///
+    /// See :func:`ferrograd.index_put`.
     #[pyo3(signature = (indices, values, accumulate = false))]
     fn index_put(
         &self,
@@ -311,6 +316,9 @@ impl PyTensor {
             .into())
     }
 
+    /// A copy with the order of elements reversed along ``dims``.
+    ///
+    /// See :func:`ferrograd.flip`.
     #[pyo3(signature = (*args, dims = None))]
     fn flip(
         &self,
@@ -322,13 +330,22 @@ impl PyTensor {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.flip(&d)).py()?.into())
     }
+    /// A copy with the columns (dim 1) in reverse order.
+    ///
+    /// See :func:`ferrograd.fliplr`.
     fn fliplr(&self) -> PyResult<TensorOut> {
         Ok(self.t.fliplr().py()?.into())
     }
+    /// A copy with the rows (dim 0) in reverse order.
+    ///
+    /// See :func:`ferrograd.flipud`.
     fn flipud(&self) -> PyResult<TensorOut> {
         Ok(self.t.flipud().py()?.into())
     }
 
+    /// A copy with elements shifted circularly by ``shifts`` along ``dims``.
+    ///
+    /// See :func:`ferrograd.roll`.
     #[pyo3(signature = (shifts, dims = None))]
     fn roll(
         &self,
@@ -348,6 +365,19 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.roll(&s, &d)).py()?.into())
     }
 
+    /// A copy holding ``self`` tiled ``sizes[i]`` times along each dim.
+    ///
+    /// ``sizes`` has at least as many entries as ``self`` has dims; extra
+    /// leading entries add new dims. Unlike :meth:`expand`, the result owns its
+    /// memory. :meth:`tile` is the same with fewer entries allowed.
+    ///
+    /// Args:
+    ///     *sizes (int or tuple of ints): the number of copies along each dim.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1, 2]).repeat(2, 2)
+    ///     tensor([[1, 2, 1, 2],
+    ///             [1, 2, 1, 2]])
     #[pyo3(signature = (*sizes))]
     fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(sizes)?)?;
@@ -356,6 +386,9 @@ impl PyTensor {
         Ok(nogil(py, work, || t.repeat(&reps)).py()?.into())
     }
 
+    /// A copy with ``self`` repeated ``dims[i]`` times along each dim.
+    ///
+    /// See :func:`ferrograd.tile`.
     #[pyo3(signature = (*dims))]
     fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(dims)?)?;
@@ -364,32 +397,46 @@ impl PyTensor {
         Ok(nogil(py, work, || t.tile(&reps)).py()?.into())
     }
 
+    /// A copy with the elements above diagonal ``diagonal`` set to zero.
+    ///
+    /// See :func:`ferrograd.tril`.
     #[pyo3(signature = (diagonal = 0))]
     fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.tril(diagonal)).py()?.into())
     }
+    /// A copy with the elements below diagonal ``diagonal`` set to zero.
+    ///
+    /// See :func:`ferrograd.triu`.
     #[pyo3(signature = (diagonal = 0))]
     fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
         let t = &self.t;
         Ok(nogil(py, t.numel(), || t.triu(diagonal)).py()?.into())
     }
+    /// In-place version of :meth:`Tensor.tril`.
     #[pyo3(signature = (diagonal = 0))]
     fn tril_<'py>(slf: &Bound<'py, Self>, diagonal: i64) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         nogil(slf.py(), t.numel(), || t.tril_(diagonal)).py()?;
         Ok(slf.clone())
     }
+    /// In-place version of :meth:`Tensor.triu`.
     #[pyo3(signature = (diagonal = 0))]
     fn triu_<'py>(slf: &Bound<'py, Self>, diagonal: i64) -> PyResult<Bound<'py, Self>> {
         let t = &slf.get().t;
         nogil(slf.py(), t.numel(), || t.triu_(diagonal)).py()?;
         Ok(slf.clone())
     }
+    /// The diagonal of a matrix as a vector, or a square matrix with a vector on its diagonal.
+    ///
+    /// See :func:`ferrograd.diag`.
     #[pyo3(signature = (diagonal = 0))]
     fn diag(&self, diagonal: i64) -> PyResult<TensorOut> {
         Ok(self.t.diag(diagonal).py()?.into())
     }
+    /// Matrices with the last dim of ``self`` on their diagonals (dims ``dim1`` and ``dim2``).
+    ///
+    /// See :func:`ferrograd.diag_embed`.
     #[pyo3(signature = (offset = 0, dim1 = -2, dim2 = -1))]
     fn diag_embed(
         &self,
@@ -404,6 +451,9 @@ impl PyTensor {
             .into())
     }
 
+    /// Each element repeated ``repeats`` times, consecutively, along ``dim``.
+    ///
+    /// See :func:`ferrograd.repeat_interleave`.
     #[pyo3(signature = (repeats, dim = None, *, output_size = None))]
     fn repeat_interleave(
         &self,
@@ -430,6 +480,9 @@ impl PyTensor {
         Ok(out.into())
     }
 
+    /// The entries at ``index`` along ``dim``, copied.
+    ///
+    /// See :func:`ferrograd.index_select`.
     fn index_select(
         &self,
         py: Python<'_>,
@@ -441,6 +494,9 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.index_select(dim, i)).py()?.into())
     }
 
+    /// Values gathered along ``dim`` at positions ``index``: ``out[i][j] = self[index[i][j]][j]`` for ``dim=0``.
+    ///
+    /// See :func:`ferrograd.gather`.
     #[pyo3(signature = (dim, index, *, sparse_grad = false))]
     fn gather(
         &self,
@@ -455,6 +511,9 @@ impl PyTensor {
         Ok(nogil(py, i.numel(), || t.gather(dim, i)).py()?.into())
     }
 
+    /// A copy with ``src`` (or ``value``) written along ``dim`` at positions ``index``.
+    ///
+    /// See :func:`ferrograd.scatter`.
     #[pyo3(signature = (dim, index, src = None, *, value = None))]
     fn scatter(
         &self,
@@ -483,6 +542,7 @@ impl PyTensor {
         Ok(out.py()?.into())
     }
 
+    /// In-place version of :meth:`Tensor.scatter`.
     #[pyo3(signature = (dim, index, src = None, *, value = None))]
     fn scatter_<'py>(
         slf: &Bound<'py, Self>,
@@ -495,6 +555,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with ``src`` added along ``dim`` at positions ``index`` (repeated indices add up).
+    ///
+    /// See :func:`ferrograd.scatter_add`.
     fn scatter_add(
         &self,
         py: Python<'_>,
@@ -508,6 +571,7 @@ impl PyTensor {
             .into())
     }
 
+    /// In-place version of :meth:`Tensor.scatter_add`.
     fn scatter_add_<'py>(
         slf: &Bound<'py, Self>,
         dim: isize,
@@ -519,6 +583,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with ``alpha * source`` added at the entries ``index`` of dim ``dim``.
+    ///
+    /// See :func:`ferrograd.index_add`.
     #[pyo3(signature = (dim, index, source, *, alpha = None))]
     fn index_add(
         &self,
@@ -535,6 +602,7 @@ impl PyTensor {
             .into())
     }
 
+    /// In-place version of :meth:`Tensor.index_add`.
     #[pyo3(signature = (dim, index, source, *, alpha = None))]
     fn index_add_<'py>(
         slf: &Bound<'py, Self>,
@@ -549,6 +617,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with the entries ``index`` of dim ``dim`` replaced by ``source``.
+    ///
+    /// See :func:`ferrograd.index_copy`.
     fn index_copy(
         &self,
         py: Python<'_>,
@@ -562,6 +633,7 @@ impl PyTensor {
             .into())
     }
 
+    /// In-place version of :meth:`Tensor.index_copy`.
     fn index_copy_<'py>(
         slf: &Bound<'py, Self>,
         dim: isize,
@@ -573,6 +645,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with the entries ``index`` of dim ``dim`` filled with ``value``.
+    ///
+    /// See :func:`ferrograd.index_fill`.
     fn index_fill(
         &self,
         dim: isize,
@@ -583,6 +658,7 @@ impl PyTensor {
         Ok(self.t.index_fill(dim, &index.t, v).py()?.into())
     }
 
+    /// In-place version of :meth:`Tensor.index_fill`.
     fn index_fill_<'py>(
         slf: &Bound<'py, Self>,
         dim: isize,
@@ -594,6 +670,9 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// A copy with ``value`` where ``mask`` (broadcast to ``self``) is True.
+    ///
+    /// See :func:`ferrograd.masked_fill`.
     fn masked_fill(
         &self,
         py: Python<'_>,
@@ -610,6 +689,7 @@ impl PyTensor {
         Ok(nogil(py, t.numel(), || t.masked_fill(m, v)).py()?.into())
     }
 
+    /// In-place version of :meth:`Tensor.masked_fill`.
     fn masked_fill_<'py>(
         slf: &Bound<'py, Self>,
         mask: PyRef<'_, PyTensor>,
@@ -625,16 +705,37 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// The elements where ``mask`` is True, as a 1-D tensor.
+    ///
+    /// See :func:`ferrograd.masked_select`.
     fn masked_select(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let (t, m) = (&self.t, &mask.t);
         Ok(nogil(py, t.numel(), || t.masked_select(m)).py()?.into())
     }
 
+    /// The elements at the flat positions ``index`` (as if ``self`` were 1-D).
+    ///
+    /// See :func:`ferrograd.take`.
     fn take(&self, py: Python<'_>, index: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
         let (t, i) = (&self.t, &index.t);
         Ok(nogil(py, i.numel(), || t.take(i)).py()?.into())
     }
 
+    /// Writes ``source`` at the flat positions ``index`` in place (as if ``self`` were 1-D).
+    ///
+    /// With ``accumulate=True`` the values are added, and repeated positions add
+    /// up. Returns ``self``.
+    ///
+    /// Args:
+    ///     index (Tensor): int64 positions into the flattened tensor.
+    ///     source (Tensor): the values, one per position.
+    ///     accumulate (bool): add instead of overwrite. Default: False.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 2)
+    ///     >>> t.put_(ferrograd.tensor([1, 1]), ferrograd.tensor([1.0, 2.0]), accumulate=True)
+    ///     tensor([[0., 3.],
+    ///             [0., 0.]])
     #[pyo3(signature = (index, source, accumulate = false))]
     fn put_<'py>(
         slf: &Bound<'py, Self>,
@@ -646,6 +747,13 @@ impl PyTensor {
         Ok(slf.clone())
     }
 
+    /// Out-of-place version of :meth:`Tensor.put_`: a copy with ``source`` at the flat positions ``index``.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 2)
+    ///     >>> t.put(ferrograd.tensor([0, 3]), ferrograd.tensor([1.0, 2.0]))
+    ///     tensor([[1., 0.],
+    ///             [0., 2.]])
     #[pyo3(signature = (index, source, accumulate = false))]
     fn put(
         &self,
@@ -656,6 +764,9 @@ impl PyTensor {
         Ok(self.t.put(&index.t, &source.t, accumulate).py()?.into())
     }
 
+    /// Indices of the nonzero elements: an ``(n, ndim)`` tensor, or one tensor per dim with ``as_tuple=True``.
+    ///
+    /// See :func:`ferrograd.nonzero`.
     #[pyo3(signature = (*, as_tuple = false))]
     fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
         let t = &self.t;
@@ -667,6 +778,9 @@ impl PyTensor {
         Ok(wrap(py, out)?.into_any())
     }
 
+    /// Indices of the nonzero elements, as an ``(n, ndim)`` tensor.
+    ///
+    /// See :func:`ferrograd.argwhere`.
     fn argwhere(&self, py: Python<'_>) -> TensorOut {
         let t = &self.t;
         nogil(py, t.numel(), || t.argwhere()).into()
@@ -754,6 +868,25 @@ fn check_output_size(out: &Tensor, dim: Option<isize>, output_size: Option<usize
     Ok(())
 }
 
+/// Concatenates tensors along an existing dimension.
+///
+/// All tensors must have the same shape except along ``dim``; their dtypes
+/// are promoted to a common one. One-dimensional empty tensors (shape
+/// ``(0,)``) are skipped, as in torch. Differentiable with respect to every
+/// input.
+///
+/// Args:
+///     tensors (sequence of Tensors): the tensors to join.
+///     dim (int): the dimension to join along. Default: 0.
+///
+/// Example:
+///     >>> a = ferrograd.tensor([[1, 2]])
+///     >>> b = ferrograd.tensor([[3, 4]])
+///     >>> ferrograd.cat([a, b])
+///     tensor([[1, 2],
+///             [3, 4]])
+///     >>> ferrograd.cat([a, b], dim=1)
+///     tensor([[1, 2, 3, 4]])
 #[pyfunction]
 #[pyo3(signature = (tensors, dim = 0))]
 fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<TensorOut> {
@@ -761,6 +894,25 @@ fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<Tenso
     Ok(nogil(py, total(&ts), || Tensor::cat(&ts, dim)).py()?.into())
 }
 
+/// Joins tensors of the same shape along a new dimension.
+///
+/// The result has one more dimension than the inputs, inserted at ``dim``;
+/// ``stack(ts, dim)`` equals ``cat([t.unsqueeze(dim) for t in ts], dim)``.
+///
+/// Args:
+///     tensors (sequence of Tensors): the tensors, all of the same shape.
+///     dim (int): where the new dimension goes (``0`` to ``ndim``). Default: 0.
+///
+/// Example:
+///     >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
+///     >>> b = ferrograd.tensor([4.0, 5.0, 6.0])
+///     >>> ferrograd.stack([a, b])
+///     tensor([[1., 2., 3.],
+///             [4., 5., 6.]])
+///     >>> ferrograd.stack([a, b], dim=1)
+///     tensor([[1., 4.],
+///             [2., 5.],
+///             [3., 6.]])
 #[pyfunction]
 #[pyo3(signature = (tensors, dim = 0))]
 fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<TensorOut> {
@@ -770,26 +922,89 @@ fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: isize) -> PyResult<Ten
         .into())
 }
 
+/// Concatenates tensors horizontally: along dimension 1, or along dimension 0
+/// for 1-D tensors.
+///
+/// Args:
+///     tensors (sequence of Tensors): the tensors to join.
+///
+/// Example:
+///     >>> ferrograd.hstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3])])
+///     tensor([1, 2, 3])
+///     >>> ferrograd.hstack([ferrograd.ones(2, 1), ferrograd.zeros(2, 2)])
+///     tensor([[1., 0., 0.],
+///             [1., 0., 0.]])
 #[pyfunction]
 fn hstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "hstack")?;
     Ok(nogil(py, total(&ts), || Tensor::hstack(&ts)).py()?.into())
 }
 
+/// Concatenates tensors vertically, along dimension 0, after turning 1-D
+/// tensors of length ``n`` into rows of shape ``(1, n)``.
+///
+/// Args:
+///     tensors (sequence of Tensors): the tensors to join.
+///
+/// Example:
+///     >>> ferrograd.vstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3, 4])])
+///     tensor([[1, 2],
+///             [3, 4]])
 #[pyfunction]
 fn vstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "vstack")?;
     Ok(nogil(py, total(&ts), || Tensor::vstack(&ts)).py()?.into())
 }
 
+/// Concatenates tensors depth-wise, along dimension 2, after making every
+/// input at least 3-D (a 1-D tensor of length ``n`` becomes ``(1, n, 1)``, a
+/// 2-D one ``(m, n)`` becomes ``(m, n, 1)``).
+///
+/// Args:
+///     tensors (sequence of Tensors): the tensors to join.
+///
+/// Example:
+///     >>> ferrograd.dstack([ferrograd.tensor([1, 2]), ferrograd.tensor([3, 4])])
+///     tensor([[[1, 3],
+///              [2, 4]]])
 #[pyfunction]
 fn dstack(py: Python<'_>, tensors: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
     let ts = tensor_list(tensors, "dstack")?;
     Ok(nogil(py, total(&ts), || Tensor::dstack(&ts)).py()?.into())
 }
 
-/// `repeat_interleave(input, repeats, dim=None)`, or
-/// `repeat_interleave(repeats)`: `arange(len(repeats))` repeated.
+/// repeat_interleave(input, repeats, dim=None, *, output_size=None) -> Tensor
+///
+/// Repeats each element of ``input`` ``repeats`` times, keeping the copies
+/// next to each other (``[1, 2]`` twice gives ``[1, 1, 2, 2]``, unlike
+/// :meth:`Tensor.repeat`).
+///
+/// Without ``dim`` the input is flattened first. With a tensor of
+/// ``repeats``, element (or slice) ``i`` along ``dim`` is repeated
+/// ``repeats[i]`` times. Called with a single 1-D integer tensor ``r``
+/// (``repeat_interleave(r)``), it returns ``arange(len(r))`` with element
+/// ``i`` repeated ``r[i]`` times.
+///
+/// Args:
+///     input (Tensor): the tensor to repeat.
+///     repeats (int or Tensor): how many times to repeat each element, one
+///         count for all or one per element along ``dim``.
+///     dim (int, optional): the dimension to repeat along. Default: None
+///         (the flattened input).
+///
+/// Keyword args:
+///     output_size (int, optional): the total size of the result along
+///         ``dim``; checked against the computed size when given.
+///
+/// Example:
+///     >>> ferrograd.repeat_interleave(ferrograd.tensor([1, 2]), 2)
+///     tensor([1, 1, 2, 2])
+///     >>> ferrograd.repeat_interleave(ferrograd.tensor([[1, 2], [3, 4]]), ferrograd.tensor([1, 2]), dim=0)
+///     tensor([[1, 2],
+///             [3, 4],
+///             [3, 4]])
+///     >>> ferrograd.repeat_interleave(ferrograd.tensor([2, 1]))
+///     tensor([0, 0, 1])
 #[pyfunction]
 #[pyo3(signature = (input, repeats = None, dim = None, *, output_size = None))]
 fn repeat_interleave(

@@ -27,9 +27,36 @@ pub fn nogil<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send)
     }
 }
 
-/// A strided n-dimensional array with torch's API.
+/// A multi-dimensional array of one dtype, with automatic differentiation.
 ///
-/// One Python object per tensor: see Note [Python objects of tensors].
+/// A tensor is a view of a block of memory: a shape, a stride per dim and
+/// a storage offset (:meth:`stride`, :meth:`storage_offset`). Views such as
+/// :meth:`view`, :meth:`transpose`, :meth:`expand` or slicing share memory
+/// with their base; methods that end in ``_`` (``add_``, ``zero_``, ...)
+/// write in place and bump a version counter that views share, which
+/// autograd checks before using a tensor it saved.
+///
+/// When a tensor has ``requires_grad=True``, operations on it record a
+/// graph (each result has a :attr:`grad_fn`), and :meth:`backward`
+/// accumulates gradients into the :attr:`grad` of the leaf tensors.
+///
+/// Make tensors with :func:`ferrograd.tensor` (from data) or the factories
+/// (:func:`ferrograd.zeros`, :func:`ferrograd.arange`, :func:`ferrograd.randn`,
+/// ...). ``Tensor(*sizes)`` and ``Tensor(data)`` are the legacy
+/// constructors: a zero-filled float tensor of that shape, or ``data`` as a
+/// float tensor. Tensors live on the CPU; dtypes are the float, complex,
+/// integer and bool types listed in :class:`ferrograd.dtype`.
+///
+/// Example:
+///     >>> x = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+///     >>> x.shape, x.dtype, x.stride()
+///     (ferrograd.Size([2, 2]), ferrograd.float32, (2, 1))
+///     >>> loss = (x * x).sum()
+///     >>> loss.backward()
+///     >>> x.grad
+///     tensor([[2., 4.],
+///             [6., 8.]])
+// One Python object per tensor: see Note [Python objects of tensors].
 #[pyclass(name = "Tensor", module = "ferrograd", frozen, weakref, subclass, dict)]
 pub struct PyTensor {
     pub t: Tensor,
@@ -424,11 +451,26 @@ impl PyTensor {
         }
     }
 
+    /// The size of each dim, as a :class:`ferrograd.Size` (a tuple of ints).
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(2, 3).shape
+    ///     ferrograd.Size([2, 3])
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         size_obj(py, self.t.shape())
     }
 
+    /// The shape as a :class:`ferrograd.Size`, or the size of one dim.
+    ///
+    /// Args:
+    ///     dim (int, optional): a dim (negative counts from the end). When given,
+    ///         the result is an ``int``.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 3)
+    ///     >>> t.size(), t.size(-1)
+    ///     (ferrograd.Size([2, 3]), 3)
     #[pyo3(signature = (dim = None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
@@ -437,50 +479,96 @@ impl PyTensor {
         }
     }
 
+    /// The number of dims (0 for a scalar tensor).
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(2, 3).dim()
+    ///     2
     fn dim(&self) -> usize {
         self.t.ndim()
     }
+    /// The number of dims; same as :meth:`dim`.
     #[getter]
     fn ndim(&self) -> usize {
         self.t.ndim()
     }
+    /// Alias for :meth:`Tensor.dim`.
     fn ndimension(&self) -> usize {
         self.t.ndim()
     }
+    /// The number of elements (the product of the shape).
+    ///
+    /// See :func:`ferrograd.numel`.
     fn numel(&self) -> usize {
         self.t.numel()
     }
+    /// Alias for :meth:`Tensor.numel`.
     fn nelement(&self) -> usize {
         self.t.numel()
     }
+    /// The size of one element in bytes.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(2).element_size(), ferrograd.zeros(2, dtype=ferrograd.float64).element_size()
+    ///     (4, 8)
     fn element_size(&self) -> usize {
         self.t.dtype().itemsize()
     }
+    /// The size of one element in bytes; same as :meth:`element_size`.
     #[getter]
     fn itemsize(&self) -> usize {
         self.t.dtype().itemsize()
     }
+    /// The size of the elements in bytes, ``numel() * element_size()``.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(2, 3).nbytes
+    ///     24
     #[getter]
     fn nbytes(&self) -> usize {
         self.t.numel() * self.t.dtype().itemsize()
     }
+    /// The element type, a :class:`ferrograd.dtype`.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1, 2]).dtype, ferrograd.tensor([1.0]).dtype
+    ///     (ferrograd.int64, ferrograd.float32)
     #[getter]
     fn dtype(&self) -> PyDType {
         PyDType { dt: self.t.dtype() }
     }
+    /// The device holding the tensor: always ``device(type='cpu')``.
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(1).device
+    ///     device(type='cpu')
     #[getter]
     fn device(&self) -> PyDevice {
         PyDevice {}
     }
+    /// True: every ferrograd tensor is on the CPU.
     #[getter]
     fn is_cpu(&self) -> bool {
         true
     }
+    /// False: ferrograd runs on the CPU only.
     #[getter]
     fn is_cuda(&self) -> bool {
         false
     }
 
+    /// The stride of each dim (in elements), or of one dim.
+    ///
+    /// Element ``[i, j, ...]`` of the tensor is at position
+    /// ``storage_offset() + i * stride(0) + j * stride(1) + ...`` in its memory.
+    ///
+    /// Args:
+    ///     dim (int, optional): a dim; when given, the result is an ``int``.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 3)
+    ///     >>> t.stride(), t.stride(1), t.t().stride()
+    ///     ((3, 1), 1, (1, 3))
     #[pyo3(signature = (dim = None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
@@ -488,14 +576,44 @@ impl PyTensor {
             Some(d) => Ok(self.t.stride(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
+    /// The position of the first element in the memory this tensor views, in elements.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.arange(6)
+    ///     >>> t[2:].storage_offset(), t.view(2, 3)[1].storage_offset()
+    ///     (2, 3)
     fn storage_offset(&self) -> usize {
         self.t.offset()
     }
+    /// Whether the elements are laid out in row-major order without gaps.
+    ///
+    /// Args:
+    ///     memory_format: accepted for compatibility; only the default
+    ///         (row-major) format is checked.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(2, 3)
+    ///     >>> t.is_contiguous(), t.t().is_contiguous()
+    ///     (True, False)
     #[pyo3(signature = (memory_format = None))]
     fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> bool {
         let _ = memory_format;
         self.t.is_contiguous()
     }
+    /// ``self`` if it is contiguous, else a row-major copy of it.
+    ///
+    /// The copy is recorded by autograd like :meth:`clone`.
+    ///
+    /// Args:
+    ///     memory_format: accepted for compatibility; ignored.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.arange(6).view(2, 3).t()
+    ///     >>> c = t.contiguous()
+    ///     >>> c.is_contiguous(), c.stride()
+    ///     (True, (2, 1))
+    ///     >>> c.contiguous() is c
+    ///     True
     #[pyo3(signature = (memory_format = None))]
     fn contiguous(
         slf: &Bound<'_, Self>,
@@ -510,27 +628,78 @@ impl PyTensor {
         let t = nogil(py, me.t.numel(), || me.t.copy());
         wrap_any(py, t)
     }
+    /// The address of the first element, as an ``int``.
+    ///
+    /// Two tensors with the same ``data_ptr()`` start at the same memory (a view
+    /// and its base, or a tensor and its :meth:`detach`).
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.arange(6)
+    ///     >>> t[1:].data_ptr() - t.data_ptr() == t.element_size()
+    ///     True
     fn data_ptr(&self) -> usize {
         self.t.data_ptr()
     }
+    /// Whether the dtype is a floating point type (float16, bfloat16, float32, float64).
+    ///
+    /// See :func:`ferrograd.is_floating_point`.
     fn is_floating_point(&self) -> bool {
         self.t.dtype().is_floating_point()
     }
+    /// Whether the dtype is a complex type (complex64, complex128).
+    ///
+    /// See :func:`ferrograd.is_complex`.
     fn is_complex(&self) -> bool {
         self.t.dtype().is_complex()
     }
+    /// Whether the dtype can hold negative values (False for ``uint8`` and ``bool``).
+    ///
+    /// Example:
+    ///     >>> ferrograd.zeros(1).is_signed(), ferrograd.zeros(1, dtype=ferrograd.uint8).is_signed()
+    ///     (True, False)
     fn is_signed(&self) -> bool {
         self.t.dtype().is_signed()
     }
 
+    /// The value of a one-element tensor as a Python number (or bool).
+    ///
+    /// Raises a RuntimeError for a tensor of more than one element.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([3.5]).item()
+    ///     3.5
+    ///     >>> ferrograd.tensor([[7]]).item()
+    ///     7
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         scalar_to_py(py, self.t.item().py()?)
     }
+    /// The values as nested Python lists of numbers (a number for a 0-dim tensor).
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([[1, 2], [3, 4]]).tolist()
+    ///     [[1, 2], [3, 4]]
+    ///     >>> ferrograd.tensor(2.5).tolist()
+    ///     2.5
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_list(py, &self.t)
     }
 
-    /// A NumPy array sharing this tensor's memory.
+    /// A NumPy array sharing this tensor's memory (no copy).
+    ///
+    /// Writes through either are seen by both. A tensor that requires grad
+    /// raises unless ``force=True`` (which converts its :meth:`detach`);
+    /// bfloat16 tensors have no NumPy dtype and raise (use
+    /// ``t.float().numpy()``).
+    ///
+    /// Keyword args:
+    ///     force (bool): allow tensors that require grad. Default: False.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.tensor([1.0, 2.0])
+    ///     >>> a = t.numpy()
+    ///     >>> a[0] = 7
+    ///     >>> t
+    ///     tensor([7., 2.])
     #[pyo3(signature = (*, force = false))]
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
         let me = slf.get();
@@ -599,7 +768,22 @@ impl PyTensor {
         Ok(arr)
     }
 
-    /// A copy with its own memory (dense layouts keep their strides).
+    /// A copy of this tensor with its own memory.
+    ///
+    /// The copy is differentiable (gradients flow back to ``self``) and keeps the
+    /// strides of a dense layout (a transposed tensor's clone is transposed
+    /// too); use :meth:`contiguous` for row-major order.
+    ///
+    /// Keyword args:
+    ///     memory_format: accepted for compatibility; ignored.
+    ///
+    /// Example:
+    ///     >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+    ///     >>> b = a.clone()
+    ///     >>> b
+    ///     tensor([1., 2.], grad_fn=<CloneBackward0>)
+    ///     >>> b.data_ptr() == a.data_ptr()
+    ///     False
     #[pyo3(signature = (*, memory_format = None))]
     fn clone(
         &self,
@@ -612,7 +796,31 @@ impl PyTensor {
         Ok(out.into())
     }
 
-    /// `to(dtype)`, `to(device)`, `to(tensor)`, `to(device, dtype)`.
+    /// This tensor converted to another dtype (device arguments are checked only).
+    ///
+    /// Accepted forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+    /// ``to(other)`` (``other``'s dtype), and the keywords. The result is
+    /// ``self`` when nothing changes and ``copy`` is False; otherwise a new
+    /// tensor (differentiable between floating and complex dtypes). Only the
+    /// CPU exists: another device raises a RuntimeError.
+    ///
+    /// Args:
+    ///     *args: a dtype, a device (``"cpu"`` or :class:`ferrograd.device`) or a tensor.
+    ///
+    /// Keyword args:
+    ///     dtype (dtype, optional): the target dtype.
+    ///     device (str or device, optional): the target device (CPU only).
+    ///     copy (bool): always return a new tensor. Default: False.
+    ///     non_blocking (bool): accepted for compatibility; ignored.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.tensor([1.5, 2.5])
+    ///     >>> t.to(ferrograd.int64)
+    ///     tensor([1, 2])
+    ///     >>> t.to("cpu") is t
+    ///     True
+    ///     >>> t.to(ferrograd.zeros(1, dtype=ferrograd.float64))
+    ///     tensor([1.5000, 2.5000], dtype=ferrograd.float64)
     #[pyo3(signature = (*args, dtype = None, device = None, copy = false, non_blocking = false))]
     fn to(
         slf: &Bound<'_, Self>,
@@ -650,6 +858,23 @@ impl PyTensor {
         wrap_any(py, t)
     }
 
+    /// The type name as a string, or this tensor converted to another type.
+    ///
+    /// With no argument, returns torch's legacy type name (``'torch.FloatTensor'``
+    /// for float32). With a dtype, a type name string or a legacy type such as
+    /// :class:`ferrograd.DoubleTensor`, converts like :meth:`to`.
+    ///
+    /// Args:
+    ///     dtype (dtype, str or type, optional): the target type.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.tensor([1.5, 2.5])
+    ///     >>> t.type()
+    ///     'torch.FloatTensor'
+    ///     >>> t.type(ferrograd.int32)
+    ///     tensor([1, 2], dtype=ferrograd.int32)
+    ///     >>> t.type("torch.DoubleTensor")
+    ///     tensor([1.5000, 2.5000], dtype=ferrograd.float64)
     #[pyo3(signature = (dtype = None))]
     fn r#type(slf: &Bound<'_, Self>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype {
@@ -667,45 +892,150 @@ impl PyTensor {
         }
     }
 
+    /// ``self.to(ferrograd.float32)``: this tensor converted to ``ferrograd.float32`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1, 2]).float()
+    ///     tensor([1., 2.])
     fn float(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Float32)
     }
+    /// ``self.to(ferrograd.float64)``: this tensor converted to ``ferrograd.float64`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1, 2]).double()
+    ///     tensor([1., 2.], dtype=ferrograd.float64)
     fn double(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Float64)
     }
+    /// ``self.to(ferrograd.int64)``: this tensor converted to ``ferrograd.int64`` (``self`` if it already is).
+    ///
+    /// Floating values are truncated toward zero.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.7, -2.7]).long()
+    ///     tensor([ 1, -2])
     fn long(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Int64)
     }
+    /// ``self.to(ferrograd.int32)``: this tensor converted to ``ferrograd.int32`` (``self`` if it already is).
+    ///
+    /// Floating values are truncated toward zero.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.7, -2.7]).int()
+    ///     tensor([ 1, -2], dtype=ferrograd.int32)
     fn int(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Int32)
     }
+    /// ``self.to(ferrograd.bool)``: this tensor converted to ``ferrograd.bool`` (``self`` if it already is).
+    ///
+    /// Nonzero values become True.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([0.0, 2.0]).bool()
+    ///     tensor([False,  True])
     fn bool(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Bool)
     }
+    /// ``self.to(ferrograd.float16)``: this tensor converted to ``ferrograd.float16`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.0, 2.0]).half()
+    ///     tensor([1., 2.], dtype=ferrograd.float16)
     fn half(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Float16)
     }
+    /// ``self.to(ferrograd.bfloat16)``: this tensor converted to ``ferrograd.bfloat16`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.0, 2.0]).bfloat16()
+    ///     tensor([1., 2.], dtype=ferrograd.bfloat16)
     fn bfloat16(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::BFloat16)
     }
+    /// ``self.to(ferrograd.complex64)``: this tensor converted to ``ferrograd.complex64`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.0, 2.0]).cfloat()
+    ///     tensor([1.+0.j, 2.+0.j])
     fn cfloat(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Complex64)
     }
+    /// ``self.to(ferrograd.complex128)``: this tensor converted to ``ferrograd.complex128`` (``self`` if it already is).
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.0, 2.0]).cdouble()
+    ///     tensor([1.+0.j, 2.+0.j], dtype=ferrograd.complex128)
     fn cdouble(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Complex128)
     }
+    /// ``self.to(ferrograd.int16)``: this tensor converted to ``ferrograd.int16`` (``self`` if it already is).
+    ///
+    /// Floating values are truncated toward zero.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.7, -2.7]).short()
+    ///     tensor([ 1, -2], dtype=ferrograd.int16)
     fn short(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Int16)
     }
+    /// ``self.to(ferrograd.int8)``: this tensor converted to ``ferrograd.int8`` (``self`` if it already is).
+    ///
+    /// Floating values are truncated toward zero.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.7, -2.7]).char()
+    ///     tensor([ 1, -2], dtype=ferrograd.int8)
     fn char(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::Int8)
     }
+    /// ``self.to(ferrograd.uint8)``: this tensor converted to ``ferrograd.uint8`` (``self`` if it already is).
+    ///
+    /// Floating values are truncated toward zero.
+    ///
+    /// The conversion is differentiable when both dtypes are floating or complex.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1.7, 2.7]).byte()
+    ///     tensor([1, 2], dtype=ferrograd.uint8)
     fn byte(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         cast_to(slf, DType::UInt8)
     }
+    /// ``self.to(other.dtype)``: this tensor converted to ``other``'s dtype.
+    ///
+    /// Args:
+    ///     other (Tensor): the tensor whose dtype to take.
+    ///
+    /// Example:
+    ///     >>> ferrograd.tensor([1, 2]).type_as(ferrograd.zeros(1))
+    ///     tensor([1., 2.])
     fn type_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<Py<PyAny>> {
         cast_to(slf, other.t.dtype())
     }
+    /// Returns ``self``: every ferrograd tensor is already on the CPU.
     fn cpu(slf: &Bound<'_, Self>) -> Py<PyAny> {
         slf.clone().into_any().unbind()
     }
@@ -782,6 +1112,17 @@ impl PyTensor {
         self.t.id()
     }
 
+    /// Whether autograd records operations on this tensor.
+    ///
+    /// Settable on leaves (tensors not produced by a recorded operation); only
+    /// floating and complex tensors can require grad. Operations on a tensor
+    /// that requires grad produce results that require grad and have a
+    /// :attr:`grad_fn`.
+    ///
+    /// Example:
+    ///     >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+    ///     >>> x.requires_grad, (x * 2).requires_grad, ferrograd.ones(2).requires_grad
+    ///     (True, True, False)
     #[getter]
     fn get_requires_grad(&self) -> bool {
         self.t.requires_grad()
@@ -790,11 +1131,34 @@ impl PyTensor {
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
         self.t.set_requires_grad(value).py()
     }
+    /// Sets :attr:`requires_grad` in place and returns ``self``.
+    ///
+    /// Use it to turn an existing leaf tensor into a trainable one.
+    ///
+    /// Args:
+    ///     requires_grad (bool): the new value. Default: True.
+    ///
+    /// Example:
+    ///     >>> w = ferrograd.zeros(2)
+    ///     >>> w.requires_grad_()
+    ///     tensor([0., 0.], requires_grad=True)
     #[pyo3(signature = (requires_grad = true))]
     fn requires_grad_(slf: &Bound<'_, Self>, requires_grad: bool) -> PyResult<Py<PyAny>> {
         slf.get().t.set_requires_grad(requires_grad).py()?;
         Ok(slf.clone().into_any().unbind())
     }
+    /// The version counter: how many in-place writes this tensor's memory has had.
+    ///
+    /// Views share their base's counter. Autograd records it when it saves a
+    /// tensor for backward, and raises if it changed before the backward pass
+    /// uses the tensor.
+    ///
+    /// Example:
+    ///     >>> t = ferrograd.zeros(3)
+    ///     >>> t._version
+    ///     0
+    ///     >>> t.add_(1)._version
+    ///     1
     #[getter]
     fn _version(&self) -> u64 {
         self.t.version()
@@ -806,10 +1170,33 @@ impl PyTensor {
     fn _is_view(&self) -> bool {
         self.t.is_view()
     }
+    /// A tensor sharing this tensor's memory, cut from the autograd graph.
+    ///
+    /// The result does not require grad and has no :attr:`grad_fn`; in-place
+    /// writes to it are seen by ``self`` (and bump the shared version counter,
+    /// so autograd still detects them).
+    ///
+    /// Example:
+    ///     >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+    ///     >>> y = x.detach()
+    ///     >>> y.requires_grad, y.data_ptr() == x.data_ptr()
+    ///     (False, True)
     fn detach(&self) -> TensorOut {
         let _span = ferrograd::profiler::op("aten::detach", &[&self.t]);
         TensorOut(self.t.detach())
     }
+    /// A detached alias of this tensor that autograd does not track.
+    ///
+    /// Unlike :meth:`detach`, in-place writes through ``.data`` are not seen by
+    /// autograd's version checks. Assigning ``t.data = other`` copies
+    /// ``other``'s values into ``t`` (the shape and dtype must match).
+    ///
+    /// Example:
+    ///     >>> w = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+    ///     >>> w.data.mul_(10)
+    ///     tensor([10., 20.])
+    ///     >>> w
+    ///     tensor([10., 20.], requires_grad=True)
     #[getter]
     fn get_data(&self) -> TensorOut {
         TensorOut(self.t.data())

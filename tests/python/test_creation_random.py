@@ -713,3 +713,12 @@ def test_python_floats_keep_double_precision_when_float64_is_asked():
     assert fg.tensor(0.3, dtype=fg.float64).item() == 0.3
     # The default dtype still rounds to float32, as torch does.
     assert fg.tensor([0.3]).tolist() == [float(np.float32(0.3))]
+
+
+def test_full_writes_into_out():
+    out = fg.empty(2, 3, dtype=fg.float64)
+    result = fg.full((2, 3), 2.5, out=out)
+    assert result is out
+    assert out.tolist() == [[2.5] * 3] * 2 and out.dtype == fg.float64
+    with pytest.raises(RuntimeError, match=r"shape \[2, 3\]"):
+        fg.full((3, 2), 1.0, out=out)

@@ -94,8 +94,41 @@ def backward(
     grad_variables: Any = None,
     inputs: Any = None,
 ) -> None:
-    """Accumulates the gradients of ``tensors`` into the ``.grad`` of the
-    leaves (or of ``inputs`` only, when given)."""
+    """Computes the gradients of ``tensors`` and accumulates them into the
+    ``.grad`` of the graph's leaves.
+
+    The engine walks the graph backwards from ``tensors`` once, summing the
+    contributions of every path; gradients add to whatever ``.grad`` already
+    holds (call ``zero_grad()`` or set ``.grad = None`` between steps). A
+    non-scalar tensor needs its ``grad_tensors`` entry: the vector of the
+    vector-Jacobian product. The work runs in the Rust engine with the GIL
+    released.
+
+    Args:
+        tensors (Tensor or sequence of Tensors): the outputs to differentiate.
+        grad_tensors (Tensor, Number or sequence of them, optional): the
+            gradient with respect to each of ``tensors`` (``None`` for a
+            scalar means ``1``). Default: ``None``.
+        retain_graph (bool, optional): keep the graph's saved tensors so
+            that backward can run through it again. Default: the value of
+            ``create_graph``.
+        create_graph (bool): record the backward pass itself, so that the
+            gradients are differentiable (for higher-order derivatives).
+            Default: ``False``.
+        grad_variables (optional): old name of ``grad_tensors``.
+        inputs (Tensor or sequence of Tensors, optional): accumulate into
+            these tensors only, instead of every leaf. Default: ``None``.
+
+    Example:
+        >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> b = ferrograd.tensor([3.0, 4.0], requires_grad=True)
+        >>> ferrograd.autograd.backward((a * b).sum())
+        >>> a.grad, b.grad
+        (tensor([3., 4.]), tensor([1., 2.]))
+        >>> ferrograd.autograd.backward(a * b, grad_tensors=ferrograd.ones(2), inputs=[a])
+        >>> a.grad
+        tensor([6., 8.])
+    """
     if grad_variables is not None:
         grad_tensors = grad_variables
     outs = _as_tuple(tensors, "tensors")
@@ -117,8 +150,54 @@ def grad(
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Any, ...]:
-    """The gradients of ``outputs`` with respect to ``inputs`` (a tuple,
-    ``None`` for unused inputs when ``allow_unused``)."""
+    """Computes and returns the gradients of ``outputs`` with respect to
+    ``inputs``, without touching any ``.grad``.
+
+    This is the functional counterpart of :func:`backward`: it returns the
+    sum over ``outputs`` of the vector-Jacobian products
+    ``grad_outputs[i]^T J_i``, where ``J_i`` is the Jacobian of
+    ``outputs[i]`` with respect to ``inputs``. With
+    ``create_graph=True`` the returned gradients are themselves part of a
+    graph, so they can be differentiated again (double backward works for
+    every op).
+
+    Args:
+        outputs (Tensor or sequence of Tensors): the outputs to differentiate.
+        inputs (Tensor, GradientEdge or sequence of them): the tensors to
+            differentiate with respect to.
+        grad_outputs (Tensor, Number or sequence of them, optional): the
+            gradient with respect to each output; ``None`` for a scalar
+            output means ``1``. Default: ``None``.
+        retain_graph (bool, optional): keep the graph's saved tensors for
+            another backward pass. Default: the value of ``create_graph``.
+        create_graph (bool): record the backward pass so the result can be
+            differentiated again. Default: ``False``.
+        only_inputs (bool): ignored (kept for compatibility). Default: ``True``.
+        allow_unused (bool, optional): when ``False``, an input that no
+            output depends on is an error; when ``True`` its gradient is
+            ``None``. Default: ``None`` (``False``, or ``True`` when
+            ``materialize_grads`` is set).
+        is_grads_batched (bool): treat the first dimension of each
+            ``grad_outputs`` tensor as a batch and compute one
+            vector-Jacobian product per row, in one batched pass.
+            Default: ``False``.
+        materialize_grads (bool): return zeros instead of ``None`` for
+            unused inputs. Default: ``False``.
+
+    Returns:
+        tuple of Tensors: one gradient per input (``None`` for unused inputs
+        when ``allow_unused`` and not ``materialize_grads``).
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> ferrograd.autograd.grad((x ** 2).sum(), x)
+        (tensor([2., 4., 6.]),)
+        >>> (g,) = ferrograd.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        >>> g
+        tensor([ 3., 12., 27.], grad_fn=<MulBackward0>)
+        >>> ferrograd.autograd.grad(g.sum(), x)  # second derivative, 6 * x
+        (tensor([ 6., 12., 18.]),)
+    """
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "

@@ -19,8 +19,29 @@ __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that turns anomaly mode on for the
-    current thread; warns that it slows things down."""
+    """Context manager (and decorator) that turns anomaly detection on for
+    the current thread, to find which forward op a failing backward comes
+    from.
+
+    Inside it, every recorded node keeps the stack of the forward call that
+    created it; when a node's backward raises, a warning prints that stack
+    first. With ``check_nan``, a backward output containing NaN raises
+    RuntimeError naming the node. It slows everything down (and warns so
+    on creation): use it for debugging only.
+
+    Args:
+        check_nan (bool): raise when a backward output contains NaN.
+            Default: ``True``.
+
+    Example:
+        >>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)
+        >>> with ferrograd.autograd.detect_anomaly():
+        ...     y = (x.sqrt() * 0).sum()
+        ...     y.backward()  # d sqrt(x) / dx is inf at 0, and inf * 0 is NaN
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    """
 
     def __init__(self, check_nan: bool = True) -> None:
         self.prev = _core.is_anomaly_enabled()
@@ -50,8 +71,24 @@ class detect_anomaly:
 
 
 class set_detect_anomaly:
-    """Sets anomaly mode for the current thread, as a function or as a
-    context manager (which restores the previous mode on exit)."""
+    """Turns anomaly detection (see :class:`detect_anomaly`) on or off for
+    the current thread.
+
+    Called as a function it takes effect immediately; as a context manager
+    it applies to the block and restores the previous mode on exit.
+
+    Args:
+        mode (bool): ``True`` to turn anomaly detection on.
+        check_nan (bool): raise when a backward output contains NaN.
+            Default: ``True``.
+
+    Example:
+        >>> with ferrograd.autograd.set_detect_anomaly(True):
+        ...     print(ferrograd.is_anomaly_enabled())
+        True
+        >>> ferrograd.is_anomaly_enabled()
+        False
+    """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = _core.is_anomaly_enabled()

@@ -25,17 +25,33 @@ __all__ = [
 
 
 def enter_dual_level() -> int:
-    """Opens a new forward grad level and returns its index.
+    """Opens a new forward-AD level and returns its index.
 
+    Prefer the :class:`dual_level` context manager, which also closes it.
     Raises RuntimeError if a level is already open (nested levels are not
     supported).
+
+    Returns:
+        int: the index of the new level.
+
+    Example:
+        >>> level = enter_dual_level()
+        >>> d = make_dual(ferrograd.tensor([1.0, 2.0]), ferrograd.ones(2))
+        >>> unpack_dual(d * d).tangent
+        tensor([2., 4.])
+        >>> exit_dual_level(level=level)
     """
     return _core._enter_dual_level()
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
-    """Closes the forward grad level ``level`` (default: the open one); the
-    tangents of every tensor made in it are dropped."""
+    """Closes a forward-AD level opened by :func:`enter_dual_level`; the
+    tangents of every tensor made in it are dropped.
+
+    Keyword args:
+        level (int, optional): the index of the level to close.
+            Default: the open one.
+    """
     _core._exit_dual_level(level)
 
 
@@ -45,12 +61,31 @@ def _check_tensor(x: Any, what: str) -> None:
 
 
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
-    """A view of ``tensor`` whose forward gradient (tangent) is ``tangent``.
+    """Returns a view of ``tensor`` whose forward gradient (tangent) is
+    ``tangent``: a *dual tensor*.
 
-    ``tangent`` must have the primal's shape and dtype. When its strides
-    match the primal's it is used as is, otherwise its values are copied
-    into the primal's layout. The result is differentiable with respect to
-    ``tensor`` in reverse mode.
+    Every op applied to a dual tensor computes its output's tangent (the
+    Jacobian-vector product) alongside the value. Must be called inside a
+    dual level. ``tangent`` must have the primal's shape and dtype
+    (floating point or complex). When its strides match the primal's it is
+    used as is, otherwise its values are copied into the primal's layout.
+    The result stays differentiable with respect to ``tensor`` in reverse
+    mode.
+
+    Args:
+        tensor (Tensor): the primal value.
+        tangent (Tensor): its tangent.
+
+    Keyword args:
+        level (int, optional): the level to attach the tangent at.
+            Default: the open one.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> with dual_level():
+        ...     d = make_dual(x, ferrograd.ones(2))
+        ...     unpack_dual(d.sin() * 2).tangent  # 2 * cos(x)
+        tensor([ 1.0806, -0.8323])
     """
     _check_tensor(tensor, "make_dual(): tensor")
     _check_tensor(tangent, "make_dual(): tangent")
@@ -78,18 +113,40 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
 
 
 class UnpackedDualTensor(NamedTuple):
-    """What ``unpack_dual`` returns: the primal and the tangent (``None`` when
-    the tensor has no tangent at the level)."""
+    """The named tuple ``(primal, tangent)`` that :func:`unpack_dual`
+    returns; ``tangent`` is ``None`` when the tensor has no tangent at the
+    level.
 
-    primal: Any
-    tangent: Any
+    Args:
+        primal (Tensor): the value, without tangent.
+        tangent (Tensor or None): the tangent.
+    """
+
+    primal: _core.Tensor
+    tangent: _core.Tensor | Any  # None without a tangent (the Any trick, as Tensor.grad)
 
 
 def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
-    """Splits a dual tensor into ``(primal, tangent)``.
+    """Splits a dual tensor into its primal and its tangent.
 
     ``primal`` is a view of ``tensor`` without a tangent; ``tangent`` is the
     tangent as stored (``None`` when there is none, or no level is open).
+
+    Args:
+        tensor (Tensor): the (possibly dual) tensor.
+
+    Keyword args:
+        level (int, optional): the level to read the tangent at.
+            Default: the open one.
+
+    Returns:
+        UnpackedDualTensor: the named tuple ``(primal, tangent)``.
+
+    Example:
+        >>> with dual_level():
+        ...     d = make_dual(ferrograd.tensor([3.0]), ferrograd.tensor([1.0]))
+        ...     unpack_dual(d * d)
+        UnpackedDualTensor(primal=tensor([9.]), tangent=tensor([6.]))
     """
     _check_tensor(tensor, "unpack_dual(): tensor")
     if _batched.is_batched(tensor):
@@ -101,9 +158,21 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
 
 class dual_level(_DecoratorContextManager):
-    """Context manager (and decorator) that opens a forward AD level for its
-    block and closes it afterwards; ``with dual_level() as level:`` binds the
-    level's index."""
+    """Context manager (and decorator) that opens a forward-AD level for its
+    block and closes it afterwards, dropping the tangents made inside.
+
+    ``with dual_level() as level:`` binds the level's index. Only one level
+    can be open at a time.
+
+    Example:
+        >>> with dual_level():
+        ...     d = make_dual(ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
+        ...     y = d.exp()
+        ...     print(unpack_dual(y).tangent)
+        tensor([7.3891])
+        >>> unpack_dual(y).tangent is None
+        True
+    """
 
     def __enter__(self) -> int:  # type: ignore[override]
         return enter_dual_level()

@@ -37,7 +37,7 @@ import inspect
 import itertools
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._batched import active_levels as _batched_levels
@@ -56,24 +56,95 @@ __all__ = [
 
 
 class FunctionCtx:
-    """The methods ``forward``/``setup_context`` call on ``ctx``."""
+    """The methods ``forward`` and ``setup_context`` call on ``ctx``.
+
+    ``ctx`` is the Function's graph node (an instance of its
+    ``<Name>Backward`` class); what is stored on it in ``forward`` is what
+    ``backward`` sees. Besides these methods, ``ctx`` has
+    ``saved_tensors`` and ``needs_input_grad`` (one bool per input), and
+    any attribute may be set on it for non-tensor state.
+    """
+
+    if TYPE_CHECKING:
+        # What the graph node gives ctx at run time, for type checkers.
+        @property
+        def saved_tensors(self) -> tuple[_core.Tensor, ...]: ...
+
+        @property
+        def needs_input_grad(self) -> tuple[bool, ...]: ...
+
+        # Any attribute may be set on ctx (``ctx.scale = 2.0``) and read back.
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Saves tensors (or None) for ``backward``, which reads them from
-        ``ctx.saved_tensors``. Using them after an in-place change raises."""
+        """Saves tensors for ``backward``, which reads them back from
+        ``ctx.saved_tensors``.
+
+        Call it at most once, from ``forward`` (or ``setup_context``), with
+        inputs, outputs or intermediate tensors. Saving through this method
+        (rather than as an attribute of ``ctx``) lets the engine check that
+        they were not modified in place before backward (that raises), free
+        them after backward, and apply saved-tensor hooks.
+
+        Args:
+            *tensors (Tensor or None): the tensors to save.
+
+        Example:
+            >>> class Exp(ferrograd.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         y = x.exp()
+            ...         ctx.save_for_backward(y)
+            ...         return y
+            ...     @staticmethod
+            ...     def backward(ctx, grad):
+            ...         (y,) = ctx.saved_tensors
+            ...         return grad * y
+            >>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)
+            >>> Exp.apply(x).sum().backward()
+            >>> x.grad
+            tensor([1.0000, 2.7183])
+        """
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
         """Saves tensors for ``jvp`` (forward-mode AD), which reads them
-        from ``ctx.saved_tensors``."""
+        back from ``ctx.saved_tensors``.
+
+        Args:
+            *tensors (Tensor or None): the tensors to save.
+        """
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args: Any) -> None:
-        """Declares inputs that ``forward`` modified in place; they must be
-        returned as outputs."""
+        """Declares the inputs that ``forward`` modified in place.
+
+        Call it once, from ``forward``, with every such input; each must
+        also be returned as an output. The engine then bumps their version
+        counters and rebases their history on the Function's node.
+
+        Args:
+            *args (Tensor): the inputs modified in place.
+
+        Example:
+            >>> class AddOne(ferrograd.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         ctx.mark_dirty(x)
+            ...         return x.add_(1)
+            ...     @staticmethod
+            ...     def backward(ctx, grad):
+            ...         return grad
+            >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True).clone()
+            >>> AddOne.apply(a)
+            tensor([2., 3.], grad_fn=<AddOneBackward>)
+        """
         self.dirty_tensors = args
 
     def mark_shared_storage(self, *pairs: Any) -> None:
+        """Deprecated and does nothing but warn: shared storage is tracked
+        automatically."""
         warnings.warn(
             "mark_shared_storage is deprecated. Tensors with shared storages are automatically tracked. "
             "Note that calls to `set_()` are not tracked",
@@ -81,13 +152,60 @@ class FunctionCtx:
         )
 
     def mark_non_differentiable(self, *args: Any) -> None:
-        """Declares outputs that are not differentiable: they do not
-        require grad, and ``backward`` receives zeros (or None) for them."""
+        """Declares outputs that are not differentiable (indices, masks...).
+
+        Call it from ``forward`` with outputs only. Those outputs do not
+        require grad, and ``backward`` still receives an argument for each
+        of them: zeros (or ``None`` after ``set_materialize_grads(False)``).
+
+        Args:
+            *args (Tensor): the outputs that are not differentiable.
+
+        Example:
+            >>> class MaxWithIndex(ferrograd.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         i = x.argmax()
+            ...         ctx.mark_non_differentiable(i)
+            ...         ctx.save_for_backward(x, i)
+            ...         return x.max(), i
+            ...     @staticmethod
+            ...     def backward(ctx, grad_value, grad_index):
+            ...         x, i = ctx.saved_tensors
+            ...         return ferrograd.zeros_like(x).index_fill(0, i.reshape(1), 1.0) * grad_value
+            >>> x = ferrograd.tensor([3.0, 1.0, 2.0], requires_grad=True)
+            >>> value, index = MaxWithIndex.apply(x)
+            >>> index.requires_grad
+            False
+            >>> value.backward()
+            >>> x.grad
+            tensor([1., 0., 0.])
+        """
         self.non_differentiable = args
 
     def set_materialize_grads(self, value: bool) -> None:
-        """Whether undefined output gradients reach ``backward`` as zeros
-        (True, the default) or as None."""
+        """Chooses how ``backward`` receives the gradient of an output that
+        did not take part in the loss: as a tensor of zeros (``True``, the
+        default) or as ``None`` (``False``, which saves allocating zeros).
+
+        Args:
+            value (bool): whether to materialise missing gradients as zeros.
+
+        Example:
+            >>> class Pair(ferrograd.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         ctx.set_materialize_grads(False)
+            ...         return x * 2, x * 3
+            ...     @staticmethod
+            ...     def backward(ctx, grad_a, grad_b):
+            ...         print("grad_b:", grad_b)
+            ...         return grad_a * 2
+            >>> x = ferrograd.tensor([1.0], requires_grad=True)
+            >>> a, b = Pair.apply(x)
+            >>> a.sum().backward()
+            grad_b: None
+        """
         self.materialize_grads = bool(value)
 
 
@@ -95,7 +213,12 @@ _CORE_SAVED_TENSORS = _core._FunctionBase.saved_tensors
 
 
 class BackwardCFunction(_core._FunctionBase, FunctionCtx):
-    """The base of every Function's backward class (the class of ``ctx``)."""
+    """The base class of every Function's backward class ``<Name>Backward``,
+    whose instance is both ``ctx`` and the outputs' ``grad_fn``.
+
+    Not used directly: :class:`Function`'s metaclass makes one subclass per
+    Function.
+    """
 
     _forward_cls: Any
     # While ``jvp`` runs: what ``save_for_forward`` stored, which
@@ -152,7 +275,9 @@ _FUNCTION_COUNTER = itertools.count()
 
 
 class FunctionMeta(type):
-    """Gives each Function class its backward class (``<Name>Backward``)."""
+    """The metaclass of :class:`Function`: it gives each Function class its
+    backward class ``<Name>Backward`` (a :class:`BackwardCFunction`), the
+    type of ``ctx`` and of the outputs' ``grad_fn``."""
 
     def __init__(cls, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> None:
         backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
@@ -164,18 +289,46 @@ class FunctionMeta(type):
 class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
-        """Computes the outputs: ``forward(ctx, *args, **kwargs)``, or
-        ``forward(*args, **kwargs)`` when ``setup_context`` is defined."""
+        """Computes the outputs of the Function; override it.
+
+        Its signature is ``forward(ctx, *args, **kwargs)``, or
+        ``forward(*args, **kwargs)`` (no ``ctx``) when the class also
+        defines ``setup_context``. It runs with grad mode off and may return
+        a tensor or a tuple of tensors (and other objects).
+
+        Args:
+            ctx: the context to save state on (see :class:`FunctionCtx`).
+            *args: the arguments given to ``apply``.
+        """
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
-        """Saves what backward needs, given the inputs and the output."""
+        """Saves what ``backward`` needs; override it to keep ``forward``
+        free of ``ctx``.
+
+        Args:
+            ctx: the context to save state on.
+            inputs (tuple): the arguments given to ``apply`` (defaults
+                filled in).
+            output: what ``forward`` returned.
+        """
         raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        """Returns one gradient (or None) per input of ``forward``."""
+        """Computes the gradients of the inputs from those of the outputs;
+        override it (or its alias ``vjp``).
+
+        Args:
+            ctx: the context ``forward`` saved state on.
+            *grad_outputs (Tensor or None): one gradient per output of
+                ``forward``.
+
+        Returns:
+            one gradient (a Tensor or ``None``) per argument of ``forward``;
+            a single value when ``forward`` took one argument.
+        """
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
@@ -185,7 +338,19 @@ class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
-        """Returns the tangents of the outputs (forward-mode AD)."""
+        """Computes the tangents of the outputs from those of the inputs
+        (forward-mode AD); override it to use the Function inside
+        :mod:`ferrograd.autograd.forward_ad` or :func:`ferrograd.func.jvp`.
+
+        Args:
+            ctx: the context; ``ctx.saved_tensors`` returns what
+                ``save_for_forward`` stored.
+            *grad_inputs (Tensor or None): one tangent per argument of
+                ``forward`` (zeros for tensors without one).
+
+        Returns:
+            one tangent (a Tensor or ``None``) per output of ``forward``.
+        """
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
         )
@@ -216,8 +381,40 @@ def _bind_default_args(
 
 
 class Function(_SingleLevelFunction):
-    """Base class of custom differentiable operations; see the module
-    documentation. Call ``MyFunction.apply(*args)``, never instantiate."""
+    """Base class for custom differentiable operations.
+
+    Subclass it with a static ``forward`` and a static ``backward`` (and
+    optionally ``setup_context``, ``jvp`` for forward-mode AD, ``vmap`` or
+    ``generate_vmap_rule = True`` for :func:`ferrograd.func.vmap`), then call
+    ``MyFunction.apply(*args)``; never instantiate the class.
+
+    ``forward(ctx, *args)`` runs with grad mode off and returns the outputs.
+    When an input requires grad, the outputs get a graph node of the Rust
+    engine (``ctx``, an instance of ``MyFunctionBackward``); during backward
+    it calls ``backward(ctx, *grad_outputs)``, which returns one gradient per
+    ``forward`` argument (``None`` for non-tensors and inputs that need none).
+    ``backward`` is written with tensor ops, so it is differentiable itself
+    unless decorated with :func:`once_differentiable`.
+
+    Example:
+        >>> class Exp(ferrograd.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = x.exp()
+        ...         ctx.save_for_backward(y)
+        ...         return y
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (y,) = ctx.saved_tensors
+        ...         return grad * y
+        >>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = Exp.apply(x)
+        >>> y
+        tensor([1.0000, 2.7183], grad_fn=<ExpBackward>)
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([1.0000, 2.7183])
+    """
 
     generate_vmap_rule = False
 
@@ -253,9 +450,20 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Applies the Function: runs ``forward`` and records its node.
-        Inside a dual level, when an argument has a tangent, ``jvp`` then
-        gives the outputs theirs (see :func:`_apply_forward_ad`)."""
+        """Applies the Function: runs ``forward`` and, when an input
+        requires grad, records the node whose backward calls ``backward``.
+
+        Inside a dual level (forward-mode AD), when an argument has a
+        tangent, ``jvp`` then gives the outputs theirs; under ``vmap`` the
+        Function's batching rule runs instead.
+
+        Args:
+            *args: the arguments of ``forward`` (after ``ctx``).
+            **kwargs: keyword arguments of ``forward``.
+
+        Returns:
+            what ``forward`` returned, linked to the graph.
+        """
         if _batched_levels() and _batched_any(args, kwargs):
             from ._function_vmap import apply_batched
 
@@ -428,8 +636,38 @@ def _run_jvp(
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorates ``backward``: it runs with grad mode off, and
-    differentiating its results (double backward) raises."""
+    """Decorator for a Function's ``backward`` that is not itself
+    differentiable.
+
+    The decorated ``backward`` runs with grad mode off, so it may use any
+    code (even non-differentiable ops). When double backward is requested
+    (``create_graph=True`` with gradients that require grad), its results
+    carry a node that raises if anything differentiates through them.
+
+    Args:
+        fn (callable): the ``backward(ctx, *grad_outputs)`` staticmethod body.
+
+    Example:
+        >>> class Square(ferrograd.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     @ferrograd.autograd.once_differentiable
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = ferrograd.tensor([3.0], requires_grad=True)
+        >>> v = ferrograd.ones(1, requires_grad=True)
+        >>> (g,) = ferrograd.autograd.grad(Square.apply(x), x, grad_outputs=v, create_graph=True)
+        >>> g
+        tensor([6.], grad_fn=<DelayedError>)
+        >>> g.sum().backward()
+        Traceback (most recent call last):
+          ...
+        RuntimeError: trying to differentiate twice a function that was marked with @once_differentiable
+    """
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
@@ -462,7 +700,12 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class InplaceFunction(Function):
-    """A Function that may work in place (``self.inplace``)."""
+    """A :class:`Function` whose ``forward`` may work in place, as told by
+    the ``inplace`` attribute.
+
+    Args:
+        inplace (bool): stored as ``self.inplace``. Default: ``False``.
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -518,9 +761,15 @@ class _NestedApply(Function):
 
 
 class NestedIOFunction(Function):
-    """A legacy Function object whose ``forward_extended`` and
-    ``backward_extended`` take and return nested lists/tuples of tensors.
-    Instantiate it and call the instance."""
+    """A legacy style of Function whose ``forward_extended`` and
+    ``backward_extended`` take and return nested lists and tuples of
+    tensors.
+
+    Unlike :class:`Function`, it is instantiated and the instance is
+    called; ``save_for_backward``, ``mark_dirty`` and
+    ``mark_non_differentiable`` are methods of the instance. Kept for
+    compatibility; prefer :class:`Function`.
+    """
 
     _ctx: Any = None
 

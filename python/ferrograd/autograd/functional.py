@@ -244,9 +244,32 @@ def _zeros_for_missing(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...
 
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """``(func(inputs), v^T J)``: the vector-Jacobian product, shaped like
-    the inputs. ``v`` is shaped like the outputs; it may be omitted when
-    ``func`` returns a single one-element tensor."""
+    """Computes ``func(inputs)`` and the vector-Jacobian product ``v^T J``
+    of ``func`` at ``inputs``.
+
+    One backward pass; the product is shaped like the inputs.
+
+    Args:
+        func (callable): takes tensors and returns a Tensor or a tuple of
+            Tensors.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        v (Tensor or tuple of Tensors, optional): shaped like ``func``'s
+            outputs; may be omitted when ``func`` returns a single
+            one-element tensor. Default: ``None``.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+
+    Returns:
+        tuple: ``(func(inputs), vjp)``, each nested like ``func``'s outputs
+        and ``inputs`` respectively.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> vjp(lambda t: t ** 2, x, ferrograd.ones(2))
+        (tensor([1., 4.]), tensor([2., 4.]))
+    """
     with enable_grad():
         inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
         ins = _prepare(ins, create_graph, need_graph=True)
@@ -266,12 +289,34 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """``(func(inputs), J v)``: the Jacobian-vector product, shaped like the
-    outputs. ``v`` is shaped like the inputs; it may be omitted when there
-    is a single one-element input.
+    """Computes ``func(inputs)`` and the Jacobian-vector product ``J v`` of
+    ``func`` at ``inputs``.
 
-    Computed with two backward passes: ``g(u) = J^T u`` is linear in ``u``,
-    and its vector-Jacobian product with ``v`` is ``J v``."""
+    The product is shaped like the outputs. It is computed with two
+    backward passes: ``g(u) = J^T u`` is linear in ``u``, and its
+    vector-Jacobian product with ``v`` is ``J v``
+    (:func:`ferrograd.func.jvp` uses forward mode instead).
+
+    Args:
+        func (callable): takes tensors and returns a Tensor or a tuple of
+            Tensors.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
+            may be omitted when there is a single one-element input.
+            Default: ``None``.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+
+    Returns:
+        tuple: ``(func(inputs), jvp)``, both nested like ``func``'s outputs.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> jvp(lambda t: t ** 2, x, ferrograd.tensor([1.0, 0.0]))
+        (tensor([1., 4.]), tensor([2., 0.]))
+    """
     with enable_grad():
         inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
         ins = _prepare(ins, create_graph, need_graph=True)
@@ -320,8 +365,31 @@ def _scalar_function_gradient(func: Callable[..., Any], inputs: Any, v: Any, cre
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """``(func(inputs), v^T H)`` for a scalar ``func``, shaped like the
-    inputs (one backward through the gradient)."""
+    """Computes ``func(inputs)`` and the vector-Hessian product ``v^T H``
+    of a scalar function at ``inputs``.
+
+    One backward pass through the gradient; the product is shaped like the
+    inputs.
+
+    Args:
+        func (callable): takes tensors and returns a one-element Tensor.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
+            may be omitted when there is a single one-element input.
+            Default: ``None``.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+
+    Returns:
+        tuple: ``(func(inputs), vhp)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> vhp(lambda t: (t ** 3).sum(), x, ferrograd.ones(2))
+        (tensor(9.), tensor([ 6., 12.]))
+    """
     with enable_grad():
         inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
             func, inputs, v, create_graph, strict, "vhp"
@@ -335,9 +403,33 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """``(func(inputs), H v)`` for a scalar ``func``, shaped like the
-    inputs, by the double-backward trick (``vhp`` is cheaper and equal
-    when the Hessian is symmetric)."""
+    """Computes ``func(inputs)`` and the Hessian-vector product ``H v`` of
+    a scalar function at ``inputs``.
+
+    The product is shaped like the inputs; it is computed by the
+    double-backward trick (:func:`vhp` is cheaper and gives the same result
+    when the Hessian is symmetric, as it is for twice continuously
+    differentiable functions).
+
+    Args:
+        func (callable): takes tensors and returns a one-element Tensor.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
+            may be omitted when there is a single one-element input.
+            Default: ``None``.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+
+    Returns:
+        tuple: ``(func(inputs), hvp)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> hvp(lambda t: (t ** 3).sum(), x, ferrograd.ones(2))
+        (tensor(9.), tensor([ 6., 12.]))
+    """
     with enable_grad():
         inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
             func, inputs, v, create_graph, strict, "hvp"
@@ -489,7 +581,34 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 
     All rows come from one batched backward pass in the Rust engine, for
     ``vectorize=False`` as well as ``vectorize=True`` (the flag only
-    changes which ``strict`` checks torch allows)."""
+    changes which ``strict`` checks torch allows).
+
+    Args:
+        func (callable): takes tensors and returns a Tensor or a tuple of
+            Tensors.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+        vectorize (bool): accepted for compatibility (the computation is
+            always batched); ``strict`` cannot be combined with it.
+            Default: ``False``.
+        strategy (str): ``"reverse-mode"`` (one batched backward pass) or
+            ``"forward-mode"`` (one batched forward pass with dual tensors,
+            cheaper when there are more outputs than inputs; needs
+            ``vectorize=True``). Default: ``"reverse-mode"``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> jacobian(lambda t: t ** 2, x)
+        tensor([[2., 0.],
+                [0., 4.]])
+        >>> jacobian(lambda a, b: a * b, (x, ferrograd.tensor([3.0, 4.0])))
+        (tensor([[3., 0.],
+                [0., 4.]]), tensor([[1., 0.],
+                [0., 2.]]))
+    """
     if strategy not in _STRATEGIES:
         raise AssertionError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
@@ -545,7 +664,26 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     ``H[i][j].shape == inputs[i].shape + inputs[j].shape``.
 
     Built as torch builds it: the jacobian (outer) of the gradient (inner,
-    always reverse mode, with a graph)."""
+    always reverse mode, with a graph).
+
+    Args:
+        func (callable): takes tensors and returns a one-element Tensor.
+        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        create_graph (bool): make the results differentiable (they are
+            detached otherwise). Default: ``False``.
+        strict (bool): raise when an output does not depend on an input
+            (instead of returning zeros for that part). Default: ``False``.
+        vectorize (bool): as in :func:`jacobian`. Default: ``False``.
+        outer_jacobian_strategy (str): the strategy of the outer Jacobian:
+            ``"reverse-mode"`` or ``"forward-mode"`` (forward-over-reverse,
+            needs ``vectorize=True``). Default: ``"reverse-mode"``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> hessian(lambda t: (t ** 3).sum(), x)
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
     inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')

@@ -84,7 +84,27 @@ class _DecoratorContextManager:
 
 
 class no_grad(_DecoratorContextManager):
-    """Disables gradient recording on this thread inside the block."""
+    """Context manager and decorator that disables gradient recording on the
+    current thread.
+
+    Results computed inside have ``requires_grad=False`` even when their
+    inputs require grad, and no graph is kept, which saves memory (use it
+    for evaluation and for in-place parameter updates). The previous mode is
+    restored on exit; the mode is thread-local, so other threads keep theirs.
+    Also works on generator functions.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with ferrograd.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+        >>> @ferrograd.no_grad()
+        ... def double(t):
+        ...     return t * 2
+        >>> double(x).requires_grad
+        False
+    """
 
     def __init__(self) -> None:
         self.prev = False
@@ -98,7 +118,20 @@ class no_grad(_DecoratorContextManager):
 
 
 class enable_grad(_DecoratorContextManager):
-    """Enables gradient recording on this thread inside the block."""
+    """Context manager and decorator that enables gradient recording on the
+    current thread, for instance inside a :class:`no_grad` block.
+
+    The previous mode is restored on exit. It has no effect inside
+    :class:`inference_mode`, where recording stays off.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with ferrograd.no_grad():
+        ...     with ferrograd.enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     def __init__(self) -> None:
         self.prev = False
@@ -112,8 +145,22 @@ class enable_grad(_DecoratorContextManager):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Sets grad mode to ``mode``: immediately when called as a function, and
-    for the block when used as a context manager (restored on exit)."""
+    """Turns gradient recording on or off for the current thread.
+
+    Called as a function it takes effect immediately; used as a context
+    manager (or decorator) it applies to the block and restores the previous
+    mode on exit.
+
+    Args:
+        mode (bool): ``True`` to record gradients, ``False`` not to.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with ferrograd.set_grad_enabled(False):
+        ...     y = x * 2
+        >>> y.requires_grad, ferrograd.is_grad_enabled()
+        (False, True)
+    """
 
     def __init__(self, mode: bool) -> None:
         self.prev = _core.is_grad_enabled()
@@ -135,8 +182,26 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Inference mode: no recording, and tensors made inside are inference
-    tensors that can never take part in autograd."""
+    """Context manager and decorator for code that will never need
+    gradients: like :class:`no_grad`, and the tensors created inside are
+    *inference tensors*.
+
+    Inference tensors can never be saved for backward afterwards, nor be
+    modified in place outside inference mode (clone one to use it in
+    autograd). Can be used as ``@inference_mode`` or ``@inference_mode()``.
+
+    Args:
+        mode (bool): ``True`` to enter inference mode, ``False`` to make the
+            block behave normally (handy to switch it by a flag).
+            Default: ``True``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with ferrograd.inference_mode():
+        ...     y = x * 2
+        >>> y.requires_grad, y.is_inference()
+        (False, True)
+    """
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
@@ -161,9 +226,24 @@ class inference_mode(_DecoratorContextManager):
 
 
 class set_multithreading_enabled(_DecoratorContextManager):
-    """Whether backward may run independent nodes in parallel on
-    ferrograd's pool (process-wide): immediately when called, and for the
-    block when used as a context manager."""
+    """Allows or forbids the backward engine to run independent nodes of a
+    graph in parallel on ferrograd's thread pool.
+
+    Unlike the grad modes this setting is process-wide. Called as a function
+    it takes effect immediately; as a context manager it applies to the
+    block and restores the previous setting on exit.
+
+    Args:
+        mode (bool): ``True`` to allow parallel backward, ``False`` to run
+            every backward pass on one thread.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with ferrograd.autograd.set_multithreading_enabled(False):
+        ...     (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
 
     def __init__(self, mode: bool) -> None:
         self.prev = _core.is_multithreading_enabled()

@@ -30,7 +30,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, ParamSpec, Protocol
 
 from .. import _core
 from . import forward_ad as fwAD
@@ -51,7 +51,9 @@ _FORWARD_AD_SEED = 20210314
 
 
 class GradcheckError(RuntimeError):
-    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails."""
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check
+    fails (with ``raise_exception=True``); a ``RuntimeError`` whose message
+    shows the numerical and analytical Jacobians that differ."""
 
 
 # ---------------------------------------------------------------------------
@@ -1168,7 +1170,23 @@ def _forward_parts(
 # ---------------------------------------------------------------------------
 # Public API.
 
+_P = ParamSpec("_P")
 
+
+class _GradcheckFunction(Protocol[_P]):
+    """The type of ``gradcheck``: the function, plus the module-style name
+    ``gradcheck.GradcheckError`` set at the end of this module."""
+
+    GradcheckError: type[GradcheckError]
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> bool: ...
+
+
+def _with_module_names(fn: Callable[_P, bool]) -> _GradcheckFunction[_P]:
+    return fn  # type: ignore[return-value]  # GradcheckError is set below
+
+
+@_with_module_names
 def gradcheck(
     func: Callable[..., Tensor | Sequence[Tensor]],
     inputs: Tensor | Sequence[Any],
@@ -1201,44 +1219,63 @@ def gradcheck(
     (use complex128 inputs, as float64 for real ones).
 
     Args:
-        func: takes the inputs and returns a Tensor or a tuple of Tensors.
-        inputs: a Tensor or a tuple of inputs. Use float64 tensors: the
-            default tolerances are meant for double precision.
-        eps: the finite-difference step.
-        atol, rtol: absolute and relative tolerances.
-        raise_exception: raise :class:`GradcheckError` with the details on
-            failure (default) instead of returning ``False``.
-        nondet_tol: how far two backward passes with the same inputs may
-            differ (0.0: they must be equal).
-        check_undefined_grad: check that backward treats undefined output
-            gradients as zeros.
-        check_grad_dtypes: check that gradients have their input's dtype.
-        check_batched_grad: check ``autograd.grad(..., is_grads_batched=True)``
-            against one call per grad_output.
-        check_forward_ad: also build the Jacobians in forward mode (one
-            ``make_dual`` per input element with a one-hot tangent; in fast
-            mode one pass with a random tangent ``u``, comparing ``J u``) and
-            compare them with the numerical ones; and check that an input
-            without a tangent acts as one with a zero tangent (with
-            ``check_undefined_grad``).
-        check_batched_forward_grad: check the tangents of a batched dual
-            level (a leading batch dim of tangents) against one unbatched
-            level per row (needs ``check_forward_ad``).
-        check_backward_ad: check reverse-mode gradients (default).
-        fast_mode: compare ``v^T J u`` for random unit vectors ``u``, ``v``
-            instead of full Jacobians (one backward per output, one
+        func (callable): takes the inputs and returns a Tensor or a tuple
+            of Tensors.
+        inputs (Tensor or tuple): a Tensor or a tuple of inputs. Use float64
+            tensors: the default tolerances are meant for double precision.
+
+    Keyword args:
+        eps (float): the finite-difference step. Default: ``1e-6``.
+        atol (float): absolute tolerance. Default: ``1e-5``.
+        rtol (float): relative tolerance. Default: ``1e-3``.
+        raise_exception (bool): raise :class:`GradcheckError` with the
+            details on failure instead of returning ``False``.
+            Default: ``True``.
+        nondet_tol (float): how far two backward passes with the same
+            inputs may differ (0.0: they must be equal). Default: ``0.0``.
+        check_undefined_grad (bool): check that backward treats undefined
+            output gradients as zeros. Default: ``True``.
+        check_grad_dtypes (bool): check that gradients have their input's
+            dtype. Default: ``False``.
+        check_batched_grad (bool): check
+            ``autograd.grad(..., is_grads_batched=True)`` against one call
+            per grad_output. Default: ``False``.
+        check_batched_forward_grad (bool): check the tangents of a batched
+            dual level (a leading batch dim of tangents) against one
+            unbatched level per row (needs ``check_forward_ad``).
+            Default: ``False``.
+        check_forward_ad (bool): also build the Jacobians in forward mode
+            (one ``make_dual`` per input element with a one-hot tangent; in
+            fast mode one pass with a random tangent ``u``, comparing
+            ``J u``) and compare them with the numerical ones; and check
+            that an input without a tangent acts as one with a zero tangent
+            (with ``check_undefined_grad``). Default: ``False``.
+        check_backward_ad (bool): check reverse-mode gradients.
+            Default: ``True``.
+        fast_mode (bool): compare ``v^T J u`` for random unit vectors ``u``,
+            ``v`` instead of full Jacobians (one backward per output, one
             central difference per input); on failure the full Jacobians
-            are recomputed for the message.
-        masked: ``None``/``False`` only (sparse tensors do not exist).
+            are recomputed for the message. Default: ``False``.
+        masked (bool, optional): ``None`` or ``False`` only (sparse tensors
+            do not exist). Default: ``None``.
 
     Returns:
-        ``True`` when every check passes.
+        bool: ``True`` when every check passes (``False`` on failure when
+        ``raise_exception=False``).
 
-    Example::
-
-        >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
-        >>> torch.autograd.gradcheck(torch.sin, (x,))
+    Example:
+        >>> x = ferrograd.tensor([0.5, 1.0, 2.0], dtype=ferrograd.float64, requires_grad=True)
+        >>> ferrograd.autograd.gradcheck(ferrograd.sin, (x,))
         True
+        >>> class BadSquare(ferrograd.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, t):
+        ...         return t * t
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad  # wrong: should be 2 * t * grad
+        >>> ferrograd.autograd.gradcheck(BadSquare.apply, (x,), raise_exception=False)
+        False
     """
     if not (check_forward_ad or check_backward_ad or check_batched_grad or check_batched_forward_grad):
         raise AssertionError(
@@ -1389,10 +1426,40 @@ def gradgradcheck(
     ``check_backward_ad`` and ``check_forward_ad``. The other arguments are
     :func:`gradcheck`'s.
 
-    Example::
+    Args:
+        func (callable): takes the inputs and returns a Tensor or a tuple
+            of Tensors.
+        inputs (Tensor or tuple): a Tensor or a tuple of inputs (float64).
+        grad_outputs (Tensor or tuple of Tensors, optional): the gradients
+            with respect to ``func``'s outputs. Default: random, as above.
 
-        >>> x = torch.rand(3, dtype=torch.float64, requires_grad=True)
-        >>> torch.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
+    Keyword args:
+        eps (float): the finite-difference step. Default: ``1e-6``.
+        atol (float): absolute tolerance. Default: ``1e-5``.
+        rtol (float): relative tolerance. Default: ``1e-3``.
+        raise_exception (bool): raise :class:`GradcheckError` on failure
+            instead of returning ``False``. Default: ``True``.
+        nondet_tol (float): as in :func:`gradcheck`. Default: ``0.0``.
+        check_undefined_grad (bool): as in :func:`gradcheck`.
+            Default: ``True``.
+        check_grad_dtypes (bool): as in :func:`gradcheck`. Default: ``False``.
+        check_batched_grad (bool): as in :func:`gradcheck`.
+            Default: ``False``.
+        fast_mode (bool): as in :func:`gradcheck`. Default: ``False``.
+        masked (bool): must be ``False``. Default: ``False``.
+        gen_non_contig_grad_outputs (bool): make the random
+            ``grad_outputs`` non-contiguous. Default: ``False``.
+        check_fwd_over_rev (bool): differentiate the gradient in forward
+            mode. Default: ``False``.
+        check_rev_over_rev (bool): differentiate the gradient in reverse
+            mode. Default: ``True``.
+
+    Returns:
+        bool: ``True`` when every check passes.
+
+    Example:
+        >>> x = ferrograd.tensor([0.5, 1.0, 2.0], dtype=ferrograd.float64, requires_grad=True)
+        >>> ferrograd.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
         True
     """
     if not (check_fwd_over_rev or check_rev_over_rev):
@@ -1454,6 +1521,6 @@ def gradgradcheck(
 # ``ferrograd.autograd.gradcheck.GradcheckError`` (and ``.gradcheck``,
 # ``.gradgradcheck``) work on it too; ``from ferrograd.autograd.gradcheck
 # import GradcheckError`` reaches the module itself.
-gradcheck.GradcheckError = GradcheckError  # type: ignore[attr-defined]
+gradcheck.GradcheckError = GradcheckError
 gradcheck.gradcheck = gradcheck  # type: ignore[attr-defined]
 gradcheck.gradgradcheck = gradgradcheck  # type: ignore[attr-defined]

@@ -27,7 +27,21 @@ __all__ = [
 
 
 class Node(abc.ABC):
-    """A node of the backward graph (every ``grad_fn`` is one)."""
+    """A node of the backward graph: every tensor's ``grad_fn`` is one.
+
+    ``isinstance(t.grad_fn, Node)`` is true for the engine's nodes and for
+    custom Functions' ``ctx``. A node has ``name()``, ``next_functions``
+    (the edges to the nodes of its forward inputs), ``metadata`` and
+    hooks.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> isinstance(y.grad_fn, Node), y.grad_fn.name()
+        (True, 'MulBackward0')
+        >>> y.grad_fn.next_functions
+        ((<AccumulateGrad object at 0x...>, 0), (None, 0))
+    """
 
     @abc.abstractmethod
     def name(self) -> str:
@@ -45,11 +59,28 @@ class Node(abc.ABC):
 
     @abc.abstractmethod
     def register_hook(self, fn: Any) -> Any:
-        """Registers ``fn(grad_inputs, grad_outputs)`` to run after the node."""
+        """Registers a hook that runs after the node computed its gradients.
+
+        Args:
+            fn (callable): ``fn(grad_inputs, grad_outputs)``; may return new
+                ``grad_inputs`` (a tuple) to replace them.
+
+        Returns:
+            a handle whose ``remove()`` unregisters the hook.
+        """
 
     @abc.abstractmethod
     def register_prehook(self, fn: Any) -> Any:
-        """Registers ``fn(grad_outputs)`` to run before the node."""
+        """Registers a hook that runs before the node, on the gradients of
+        its outputs.
+
+        Args:
+            fn (callable): ``fn(grad_outputs)``; may return new
+                ``grad_outputs`` (a tuple) to use instead.
+
+        Returns:
+            a handle whose ``remove()`` unregisters the hook.
+        """
 
     @classmethod
     def __subclasshook__(cls, subclass: type) -> bool:
@@ -62,20 +93,59 @@ Node.register(_core._Node)
 
 
 class GradientEdge(NamedTuple):
-    """An edge of the graph: where the gradient of one tensor flows."""
+    """An edge of the backward graph: the node a tensor's gradient flows
+    into, and which of that node's inputs it is.
+
+    Accepted wherever :func:`ferrograd.autograd.grad` takes an input, to get
+    the gradient with respect to a tensor of the graph (even one that is no
+    longer alive). Made by :func:`get_gradient_edge`.
+
+    Args:
+        node (Node): the node.
+        output_nr (int): the index of the node's input (the tensor's
+            ``output_nr``).
+    """
 
     node: Node
     output_nr: int
 
 
 def get_gradient_edge(tensor: Any) -> GradientEdge:
-    """The gradient edge of ``tensor`` (usable as an input of ``grad``)."""
+    """Returns the :class:`GradientEdge` of ``tensor``: its ``grad_fn`` (or
+    its gradient accumulator, for a leaf) and its output number.
+
+    Args:
+        tensor (Tensor): a tensor that requires grad.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> edge = get_gradient_edge(y)
+        >>> ferrograd.autograd.grad((y * y).sum(), edge)
+        (tensor([ 6., 12.]),)
+    """
     node, nr = _core._gradient_edge(tensor)
     return GradientEdge(node, nr)
 
 
 def increment_version(tensor: Any) -> None:
-    """Marks ``tensor`` (or each tensor of an iterable) as modified in place."""
+    """Bumps the version counter of ``tensor``, as an in-place change does.
+
+    For code that writes into a tensor's memory behind autograd's back (a
+    NumPy view, DLPack, a custom kernel): the bump makes a backward that
+    saved the old value raise instead of using the new one.
+
+    Args:
+        tensor (Tensor or iterable of Tensors): the modified tensor(s).
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0])
+        >>> x._version
+        0
+        >>> increment_version(x)
+        >>> x._version
+        1
+    """
     _core.increment_version(tensor)
 
 
@@ -105,15 +175,27 @@ def register_multi_grad_hook(
     ``tensors`` that take part in the backward call were computed; ``grads``
     has one entry per tensor, ``None`` for those that got no gradient.
     ``mode="any"``: ``fn(grad)`` runs with the first gradient computed for
-    any of ``tensors``. Returns a handle whose ``remove()`` unregisters it.
+    any of ``tensors``.
 
-    Example::
+    Args:
+        tensors (sequence of Tensors): the tensors to watch.
+        fn (callable): the hook, ``fn(grads)`` or ``fn(grad)`` by ``mode``;
+            its return value is ignored.
 
+    Keyword args:
+        mode (str): ``"all"`` or ``"any"``. Default: ``"all"``.
+
+    Returns:
+        a handle whose ``remove()`` unregisters the hook (also a context
+        manager that removes it on exit).
+
+    Example:
         >>> a = ferrograd.ones(2, requires_grad=True)
         >>> b = ferrograd.ones(2, requires_grad=True)
-        >>> h = register_multi_grad_hook((a, b), lambda gs: print(len(gs)))
-        >>> (a * b).sum().backward()
-        2
+        >>> h = register_multi_grad_hook((a, b), lambda gs: print([g is None for g in gs]))
+        >>> (a * 2).sum().backward()
+        [False, True]
+        >>> h.remove()
     """
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
@@ -172,15 +254,23 @@ class saved_tensors_hooks:  # noqa: N801 (torch's name)
     tensor with the saved tensor's values. Saved tensors kept by hooks are
     not version-checked (the hooks decide what is kept).
 
-    Example::
+    Args:
+        pack_hook (callable): ``pack_hook(tensor) -> object``, called when
+            a tensor is saved.
+        unpack_hook (callable): ``unpack_hook(object) -> Tensor``, called
+            when backward reads the saved tensor.
 
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
         >>> def pack(t):
-        ...     return t.numpy().copy()        # keep a NumPy copy
+        ...     return t.detach().numpy().copy()  # keep a NumPy copy
         >>> def unpack(a):
-        ...     return torch.from_numpy(a)
-        >>> with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        ...     return ferrograd.from_numpy(a)
+        >>> with saved_tensors_hooks(pack, unpack):
         ...     y = (x * x).sum()
         >>> y.backward()
+        >>> x.grad
+        tensor([2., 4.])
     """
 
     def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
@@ -195,9 +285,26 @@ class saved_tensors_hooks:  # noqa: N801 (torch's name)
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 (torch's name)
-    """Saved tensors are kept on the CPU and moved back to their device
-    when backward needs them. ferrograd tensors always live on the CPU, so
-    the values are kept as they are (with ``pin_memory=True``, as a copy)."""
+    """Context manager under which tensors saved for backward are kept on
+    the CPU and moved back to their device when backward needs them.
+
+    ferrograd tensors always live on the CPU, so the values are kept as
+    they are (with ``pin_memory=True``, as a copy); it exists so that code
+    written for torch runs unchanged.
+
+    Args:
+        pin_memory (bool): keep a copy of each saved tensor.
+            Default: ``False``.
+        device_type (str): accepted for compatibility. Default: ``"cuda"``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with save_on_cpu():
+        ...     y = (x * x).sum()
+        >>> y.backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         def pack(t: Any) -> tuple[Any, Any]:
@@ -211,9 +318,21 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 (torch's name)
 
 
 class disable_saved_tensors_hooks:  # noqa: N801 (torch's name)
-    """Context manager in which registering saved-tensor hooks raises
+    """Context manager in which using :class:`saved_tensors_hooks` raises
     ``RuntimeError(error_message)``; entering it while hooks are active
-    raises too."""
+    raises too.
+
+    Args:
+        error_message (str): the message of the error.
+
+    Example:
+        >>> with disable_saved_tensors_hooks("no hooks here"):
+        ...     with saved_tensors_hooks(lambda t: t, lambda t: t):
+        ...         pass
+        Traceback (most recent call last):
+          ...
+        RuntimeError: no hooks here
+    """
 
     def __init__(self, error_message: str) -> None:
         self.error_message = error_message
@@ -234,13 +353,15 @@ def allow_mutation_on_saved_tensors() -> Iterator[None]:
     copies; a backward through a graph recorded inside it must run inside
     it too, or it raises RuntimeError.
 
-    Example::
-
-        >>> with torch.autograd.graph.allow_mutation_on_saved_tensors():
+    Example:
+        >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
+        >>> with allow_mutation_on_saved_tensors():
         ...     b = a.clone()
-        ...     out = (b ** 2).sum()   # saves b
-        ...     b.sin_()               # b is copied first
-        ...     out.backward()         # uses the value b had when saved
+        ...     out = (b ** 2).sum()  # saves b
+        ...     _ = b.sin_()          # b is copied first
+        ...     out.backward()        # uses the value b had when saved
+        >>> a.grad
+        tensor([2., 4.])
     """
     _core._open_mutation_context()
     try:

@@ -62,28 +62,55 @@ class profile:
     ``record_function`` ranges, and holds the results.
 
     Args:
-        enabled: ``False`` makes the context manager a no-op (``with
+        enabled (bool): ``False`` makes the context manager a no-op (``with
             profile(enabled=False) as p`` binds ``p`` to ``None``).
-        use_cuda, use_device: accepted for torch compatibility; ferrograd
-            has no device, so a device other than ``"cpu"`` is warned about
-            and ignored.
-        record_shapes: record each op's input shapes and dtypes.
-        with_flops: estimate the FLOPs of matrix products and elementwise
-            ``mul``/``add`` from their input shapes (implies
-            ``record_shapes``).
-        profile_memory: record tensor allocations and frees; each event's
-            ``cpu_memory_usage`` is the bytes allocated minus freed while it
-            ran.
-        with_stack: record the Python frames calling each op.
-        with_modules, use_kineto, experimental_config,
-        custom_trace_id_callback: accepted for torch compatibility.
-        use_cpu: must stay ``True`` (ferrograd records CPU work only).
-        acc_events: keep the events of earlier runs of this profile.
+            Default: ``True``.
+
+    Keyword args:
+        use_cuda (bool): accepted for torch compatibility (deprecated
+            there); ``True`` warns and is ignored. Default: ``False``.
+        use_device (str, optional): accepted for torch compatibility;
+            ferrograd has no device, so a device other than ``"cpu"`` is
+            warned about and ignored. Default: ``None``.
+        record_shapes (bool): record each op's input shapes and dtypes.
+            Default: ``False``.
+        with_flops (bool): estimate the FLOPs of matrix products and
+            elementwise ``mul``/``add`` from their input shapes (implies
+            ``record_shapes``). Default: ``False``.
+        profile_memory (bool): record tensor allocations and frees; each
+            event's ``cpu_memory_usage`` is the bytes allocated minus freed
+            while it ran. Default: ``False``.
+        with_stack (bool): record the Python frames calling each op.
+            Default: ``False``.
+        with_modules (bool): accepted for torch compatibility.
+            Default: ``False``.
+        use_kineto (bool): accepted for torch compatibility.
+            Default: ``False``.
+        use_cpu (bool): must stay ``True`` (ferrograd records CPU work
+            only). Default: ``True``.
+        experimental_config: accepted for torch compatibility.
+            Default: ``None``.
+        acc_events (bool): keep the events of earlier runs of this profile.
+            Default: ``False``.
+        custom_trace_id_callback (callable, optional): returns the trace id
+            of each run (a random hex string by default).
 
     Only the thread that entered the profile is recorded, with the backward
     work the engine runs for it on its pool threads; other Python threads
     are not recorded. One profile runs at a time per process: starting a
-    second raises ``RuntimeError``.
+    second raises ``RuntimeError``. :class:`ferrograd.profiler.profile` is
+    the newer interface, with schedules and trace handlers.
+
+    Example:
+        >>> x = ferrograd.ones(3, requires_grad=True)
+        >>> with profile() as prof:
+        ...     with record_function("loss"):
+        ...         y = (x * 2).sum()
+        ...     y.backward()
+        >>> [e.name for e in prof.function_events][:4]
+        ['loss', 'aten::mul', 'aten::_to_copy', 'aten::sum']
+        >>> "MulBackward0" in {e.key for e in prof.key_averages()}
+        True
     """
 
     def __init__(
@@ -140,16 +167,21 @@ class profile:
             )
 
     def default_trace_id(self) -> str:
+        """A new random trace id (32 hex digits)."""
         return f"{uuid.uuid4().int:032X}"
 
     def create_trace_id(self) -> str:
+        """The trace id of a new run: ``custom_trace_id_callback()`` when
+        given, else :meth:`default_trace_id`."""
         if self.custom_trace_id_callback:
             return self.custom_trace_id_callback()
         return self.default_trace_id()
 
-    def __enter__(self) -> profile | None:
+    # Typed for an enabled profile: a disabled one (enabled=False) gives
+    # None, as torch's does.
+    def __enter__(self) -> profile:
         if not self.enabled:
-            return None
+            return None  # type: ignore[return-value]
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self._prepare_trace()
@@ -223,16 +255,17 @@ class profile:
         return self._function_events
 
     @property
-    def function_events(self) -> EventList | None:
+    def function_events(self) -> EventList:  # None for a disabled profile, as in torch
         """Every recorded event (an :class:`EventList`); ``None`` for a
         disabled profile."""
         if not self.enabled:
-            return None
+            return None  # type: ignore[return-value]
         if self._function_events is None or self._needs_processing:
             self._ensure_function_events()
         return self._function_events
 
-    def events(self) -> EventList | None:
+    def events(self) -> EventList:
+        """Same as :attr:`function_events`."""
         return self.function_events
 
     def table(
@@ -245,7 +278,12 @@ class profile:
         header: str | None = None,
         top_level_events_only: bool = False,
     ) -> str:
-        """The events as a table (see :meth:`EventList.table`)."""
+        """Formats the events as a text table; see :meth:`EventList.table`
+        for the arguments.
+
+        Returns:
+            str: the table.
+        """
         return self._events().table(
             sort_by=sort_by,
             row_limit=row_limit,
@@ -259,10 +297,17 @@ class profile:
     def export_chrome_trace(
         self, path: str, metadata: dict[str, str] | None = None, use_python_export: bool = False
     ) -> None:
-        """Writes the events as a Chrome trace (see
-        :meth:`EventList.export_chrome_trace`); ``metadata`` maps top-level
-        keys to JSON text. (``use_python_export`` chooses between torch's
-        two writers; ferrograd has one.)"""
+        """Writes the events as a Chrome trace (JSON, viewable in
+        ``chrome://tracing`` or Perfetto); see
+        :meth:`EventList.export_chrome_trace`.
+
+        Args:
+            path (str): the file to write.
+            metadata (dict, optional): top-level keys of the trace mapped to
+                JSON text. Default: ``None``.
+            use_python_export (bool): chooses between torch's two writers;
+                ferrograd has one, so it is ignored. Default: ``False``.
+        """
         events = self._events()
         saved = events._trace_metadata
         events._trace_metadata = {**saved, **(metadata or {})}
@@ -272,8 +317,14 @@ class profile:
             events._trace_metadata = saved
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
-        """Writes collapsed stacks (see :meth:`EventList.export_stacks`);
-        needs ``with_stack=True``."""
+        """Writes the recorded stacks in collapsed form, for flame graphs
+        (see :meth:`EventList.export_stacks`); needs ``with_stack=True``.
+
+        Args:
+            path (str): the file to write.
+            metric (str): the time to weigh each stack by.
+                Default: ``"self_cpu_time_total"``.
+        """
         events = self._events()
         if not self.with_stack:
             raise AssertionError("export_stacks() requires with_stack=True")
@@ -285,10 +336,24 @@ class profile:
         group_by_stack_n: int = 0,
         group_by_overload_name: bool = False,
     ) -> EventList:
-        """The events grouped by name (see :meth:`EventList.key_averages`)."""
+        """Groups the events by name and averages them; see
+        :meth:`EventList.key_averages`.
+
+        Args:
+            group_by_input_shape (bool): also group by input shapes (needs
+                ``record_shapes=True``). Default: ``False``.
+            group_by_stack_n (int): also group by the top ``n`` stack
+                frames (needs ``with_stack=True``). Default: ``0``.
+            group_by_overload_name (bool): also group by overload name.
+                Default: ``False``.
+
+        Returns:
+            EventList: one :class:`FunctionEventAvg` per group.
+        """
         return self._events().key_averages(group_by_input_shape, group_by_stack_n, group_by_overload_name)
 
     def total_average(self) -> Any:
+        """The sum of all events, as one :class:`FunctionEventAvg`."""
         return self._events().total_average()
 
     @property
@@ -449,15 +514,23 @@ def _build_events(result: Any, use_device: str | None, profile_memory: bool, wit
 
 
 class record_function(ContextDecorator):
-    """Labels a block of code (or, as a decorator, every call of a function)
-    in the profile: the range shows as an event named ``name`` enclosing the
-    ops it ran. Costs one check when no profiler is recording.
+    """Context manager and decorator that labels a block of code (or every
+    call of a function) in the profile: the range shows as an event named
+    ``name`` enclosing the ops it ran. Costs one check when no profiler is
+    recording.
 
-    Example::
+    Args:
+        name (str): the label of the range.
+        args (str, optional): extra text recorded with the range.
+            Default: ``None``.
 
-        with profile() as prof:
-            with record_function("loss"):
-                loss = (model(x) - y).pow(2).mean()
+    Example:
+        >>> x = ferrograd.ones(3)
+        >>> with profile() as prof:
+        ...     with record_function("square"):
+        ...         y = x * x
+        >>> [e.name for e in prof.function_events]
+        ['square', 'aten::mul']
     """
 
     def __init__(self, name: str, args: str | None = None) -> None:
@@ -536,7 +609,13 @@ class _ExternalAnnotations:
 class emit_nvtx(_ExternalAnnotations):
     """Accepted for torch compatibility: torch wraps each op in an NVTX
     range for nvprof / Nsight; ferrograd has no NVTX library, so the block
-    runs normally and entering warns once."""
+    runs normally and entering warns once.
+
+    Args:
+        enabled (bool): ``False`` makes the block a plain no-op (no
+            warning). Default: ``True``.
+        record_shapes (bool): accepted for compatibility. Default: ``False``.
+    """
 
     _tool = "NVTX"
     _label = "NVTX"
@@ -545,7 +624,13 @@ class emit_nvtx(_ExternalAnnotations):
 class emit_itt(_ExternalAnnotations):
     """Accepted for torch compatibility: torch wraps each op in an ITT range
     for Intel VTune; ferrograd has no ITT library, so the block runs
-    normally and entering warns once."""
+    normally and entering warns once.
+
+    Args:
+        enabled (bool): ``False`` makes the block a plain no-op (no
+            warning). Default: ``True``.
+        record_shapes (bool): accepted for compatibility. Default: ``False``.
+    """
 
     _tool = "ITT"
     _label = "ITT"
@@ -555,7 +640,17 @@ class emit_itt(_ExternalAnnotations):
 
 
 class EnforceUnique:
-    """Raises ``RuntimeError`` when a key is seen twice."""
+    """A set of keys that raises ``RuntimeError`` when a key is seen twice
+    (used when reading trace databases).
+
+    Example:
+        >>> seen = EnforceUnique()
+        >>> seen.see(1, "a")
+        >>> seen.see(1, "a")
+        Traceback (most recent call last):
+          ...
+        RuntimeError: duplicate key: (1, 'a')
+    """
 
     def __init__(self) -> None:
         self.seen: set[tuple[Any, ...]] = set()
@@ -568,7 +663,12 @@ class EnforceUnique:
 
 
 def load_nvprof(path: str) -> EventList:
-    """The ranges of an nvprof trace database as an :class:`EventList`."""
+    """Reads the marker ranges of an nvprof trace database into an
+    :class:`EventList` (see :func:`parse_nvprof_trace`).
+
+    Args:
+        path (str): the SQLite file nvprof wrote.
+    """
     return EventList(parse_nvprof_trace(path))
 
 
@@ -579,7 +679,14 @@ def parse_nvprof_trace(path: str) -> list[FunctionEvent]:
     """Reads an nvprof SQLite database: one FunctionEvent per marker range
     (a start marker with a name and the end marker of the same id), with the
     kernels launched inside it attached; sorted by start time. Times are
-    the database's timestamps as stored."""
+    the database's timestamps as stored.
+
+    Args:
+        path (str): the SQLite file nvprof wrote.
+
+    Returns:
+        list of FunctionEvent: the ranges.
+    """
     conn = sqlite3.connect(path)
     try:
         conn.row_factory = sqlite3.Row

@@ -159,7 +159,12 @@ class FormattedTimesMixin:
 
 
 class Interval:
-    """A time range in microseconds."""
+    """A time range in microseconds.
+
+    Args:
+        start (float): the start (us).
+        end (float): the end (us).
+    """
 
     __slots__ = ("start", "end")
 
@@ -176,6 +181,13 @@ class Interval:
 
 
 Kernel = namedtuple("Kernel", ["name", "device", "duration"])
+Kernel.__doc__ = """A device kernel launched by a CPU event.
+
+Args:
+    name (str): the kernel's name.
+    device (int): the device index.
+    duration (float): its run time (us).
+"""
 
 
 class FunctionEvent(FormattedTimesMixin):
@@ -192,6 +204,45 @@ class FunctionEvent(FormattedTimesMixin):
     and 0 otherwise. ``input_shapes`` / ``input_dtypes`` come with
     ``record_shapes``, ``stack`` (innermost frame first) with ``with_stack``,
     ``cpu_memory_usage`` with ``profile_memory``.
+
+    Made by the profiler; the constructor is public for tools that build
+    events from other traces.
+
+    Args:
+        id (int): the event's id.
+        name (str): the op, node or range name.
+        thread (int): the profiler's id of the thread that ran it.
+        start_us (float): the start, in microseconds from the profile's start.
+        end_us (float): the end, in microseconds.
+        overload_name (str, optional): the op's overload name.
+        fwd_thread (int, optional): for a backward node's event, the thread
+            that ran the forward op.
+        input_shapes (list, optional): the inputs' shapes (``record_shapes``).
+        stack (list of str, optional): the Python frames, innermost first
+            (``with_stack``).
+        scope (int): 1 for a backward node's own event, 7 for a
+            ``record_function`` range, 0 otherwise.
+        use_device (str, optional): the profiled device, if any.
+        cpu_memory_usage (int): bytes allocated minus freed while it ran.
+        device_memory_usage (int): the same on the device (0 here).
+        is_async (bool): the span may end on another thread.
+        is_remote (bool): recorded on another process.
+        sequence_nr (int): links a forward op with its backward node (-1: none).
+        node_id (int): the node of a distributed run (-1: none).
+        device_type (DeviceType): where it ran (``DeviceType.CPU``).
+        device_index (int): the device's index.
+        device_resource_id (int, optional): the stream or thread on the device.
+        is_legacy (bool): made by the legacy profiler.
+        flops (int, optional): the estimated floating-point operations
+            (``with_flops``).
+        trace_name (str, optional): the name used in traces.
+        concrete_inputs (list, optional): the scalar inputs' values.
+        kwinputs (dict, optional): the keyword inputs.
+        is_user_annotation (bool): a ``record_function`` range.
+        is_python_function (bool): a Python function's span.
+        input_dtypes (list of str, optional): the inputs' dtypes
+            (``record_shapes``).
+        **extra: other fields, stored as attributes of the same name.
     """
 
     # Defaults shared by every instance; the constructor stores a field on
@@ -569,7 +620,11 @@ class MemRecordsAcc:
     """Memory records indexed by time, to find those inside an interval.
 
     A record is a sequence whose first item is its start time in
-    nanoseconds (an int, or an object with a ``start_ns()`` method)."""
+    nanoseconds (an int, or an object with a ``start_ns()`` method).
+
+    Args:
+        mem_records (sequence): the records, in any order.
+    """
 
     def __init__(self, mem_records: Sequence[Any]) -> None:
         self._mem_records = mem_records
@@ -601,7 +656,29 @@ def _filter_name(name: str) -> bool:
 
 class EventList(list):
     """A list of :class:`FunctionEvent` (or, from ``key_averages``,
-    :class:`FunctionEventAvg`) with the profiler's summaries and exports."""
+    :class:`FunctionEventAvg`) with the profiler's summaries and exports.
+
+    Profilers return one (``prof.function_events``,
+    ``prof.key_averages()``); it is a plain ``list`` otherwise.
+
+    Args:
+        *args: the events, as for ``list``.
+
+    Keyword args:
+        use_device (str, optional): the profiled device. Default: ``None``.
+        profile_memory (bool): show memory columns in :meth:`table`.
+            Default: ``False``.
+        with_flops (bool): show FLOPs columns in :meth:`table`.
+            Default: ``False``.
+
+    Example:
+        >>> x = ferrograd.ones(3)
+        >>> with ferrograd.autograd.profiler.profile() as prof:
+        ...     y = x * x
+        ...     z = x * x
+        >>> [(e.key, e.count) for e in prof.key_averages()]
+        [('aten::mul', 2)]
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         use_device = kwargs.pop("use_device", None)
@@ -728,9 +805,26 @@ class EventList(list):
         *,
         group_by_input_shape: bool | None = None,
     ) -> EventList:
-        """One :class:`FunctionEventAvg` per event name, in order of first
-        appearance; also split by input shapes, by the innermost
-        ``group_by_stack_n`` stack frames or by overload name when asked."""
+        """Groups the events: one :class:`FunctionEventAvg` per event name,
+        in order of first appearance; also split by input shapes, by the
+        innermost ``group_by_stack_n`` stack frames or by overload name when
+        asked.
+
+        Args:
+            group_by_input_shapes (bool): also group by input shapes.
+                Default: ``False``.
+            group_by_stack_n (int): also group by this many innermost stack
+                frames. Default: ``0``.
+            group_by_overload_name (bool): also group by overload name.
+                Default: ``False``.
+
+        Keyword args:
+            group_by_input_shape (bool, optional): another spelling of
+                ``group_by_input_shapes``. Default: ``None``.
+
+        Returns:
+            EventList: the groups.
+        """
         if group_by_input_shape is not None:
             group_by_input_shapes = group_by_input_shape
         if not self._tree_built:
@@ -794,7 +888,29 @@ class EventList(list):
         ``self_cpu_time_total``, ``cpu_time``, ``cpu_memory_usage``,
         ``self_cpu_memory_usage``, ``count``, ...). ``row_limit=-1`` shows
         every row; ``top_level_events_only`` skips events that have a parent;
-        ``time_unit`` (``s``, ``ms``, ``us``) fixes the unit of the times."""
+        ``time_unit`` (``s``, ``ms``, ``us``) fixes the unit of the times.
+
+        Args:
+            sort_by (str, optional): the attribute to sort by, descending.
+                Default: ``None`` (list order).
+            row_limit (int): the most rows shown; ``-1`` for all.
+                Default: ``100``.
+            max_src_column_width (int): width of the source column.
+                Default: ``75``.
+            max_name_column_width (int): width of the name column.
+                Default: ``55``.
+            max_shapes_column_width (int): width of the input-shapes
+                column. Default: ``80``.
+            header (str, optional): a title line above the table.
+                Default: ``None``.
+            top_level_events_only (bool): show only events without a
+                parent. Default: ``False``.
+            time_unit (str, optional): ``"s"``, ``"ms"`` or ``"us"``.
+                Default: ``None`` (chosen per value).
+
+        Returns:
+            str: the table.
+        """
         return _build_table(
             self,
             sort_by=sort_by,
@@ -813,11 +929,16 @@ class EventList(list):
 
     def export_chrome_trace(self, path: str) -> None:
         """Writes the events as a Chrome trace (Trace Event Format JSON), for
-        ``chrome://tracing`` or https://ui.perfetto.dev."""
+        ``chrome://tracing`` or https://ui.perfetto.dev.
+
+        Args:
+            path (str): the file to write.
+        """
         with open(path, "w", encoding="utf-8") as f:
             _write_chrome_trace(self, f)
 
     def supported_export_stacks_metrics(self) -> list[str]:
+        """The ``metric`` values :meth:`export_stacks` accepts."""
         return [
             "self_cpu_time_total",
             "self_cuda_time_total",
@@ -829,7 +950,13 @@ class EventList(list):
         """Writes one collapsed-stack line per event that has a stack:
         ``outer;...;inner value`` (the root frame first, then the value of
         ``metric`` as an integer), the input of flamegraph.pl and speedscope.
-        Events whose value is 0 are left out."""
+        Events whose value is 0 are left out.
+
+        Args:
+            path (str): the file to write.
+            metric (str): one of :meth:`supported_export_stacks_metrics`.
+                Default: ``"self_cpu_time_total"``.
+        """
         metrics = self.supported_export_stacks_metrics()
         if metric not in metrics:
             raise ValueError("metric should be one of: " + str(metrics))

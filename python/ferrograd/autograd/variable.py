@@ -13,8 +13,26 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    """``Variable(tensor, requires_grad=False)`` returns a Tensor (a detached
-    alias of ``tensor`` with the flag set), as torch's deprecated API."""
+    """The pre-tensor name of a tensor that takes part in autograd, kept for
+    old code: ``Variable(tensor, requires_grad=False)`` returns a Tensor.
+
+    The result is a detached alias of ``tensor`` (sharing its memory) with
+    ``requires_grad`` set; ``isinstance(t, Variable)`` is true for every
+    Tensor. New code uses tensors directly.
+
+    Args:
+        data (Tensor, optional): the tensor to wrap. Default: an empty tensor.
+        requires_grad (bool): whether the result requires grad.
+            Default: ``False``.
+        volatile (bool): ignored (an old flag). Default: ``False``.
+
+    Example:
+        >>> v = ferrograd.autograd.Variable(ferrograd.tensor([1.0, 2.0]), requires_grad=True)
+        >>> v
+        tensor([1., 2.], requires_grad=True)
+        >>> type(v).__name__
+        'Tensor'
+    """
 
     def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False) -> Any:
         if data is None:

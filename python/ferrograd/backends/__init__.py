@@ -6,9 +6,11 @@ read them) but change nothing, and the ``is_available`` queries say False.
 from __future__ import annotations
 
 import types
+from typing import Any
 
 
-def _flags(name: str, doc: str, **flags) -> types.ModuleType:
+# Any: scripts set and read the flags as plain attributes.
+def _flags(name: str, doc: str, **flags: object) -> Any:
     mod = types.ModuleType(f"{__name__}.{name}", doc)
     for key, value in flags.items():
         setattr(mod, key, value)

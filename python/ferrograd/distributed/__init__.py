@@ -45,25 +45,40 @@ default_pg_timeout = timedelta(minutes=30)
 
 
 def is_available() -> bool:
-    """Whether collectives can run here (mpi4py is installed)."""
+    """Returns whether collectives can run in this process: ferrograd's
+    transport, mpi4py, is installed.
+
+    Returns:
+        bool: ``True`` when mpi4py can be imported.
+    """
     return importlib.util.find_spec("mpi4py") is not None
 
 
 def is_mpi_available() -> bool:
+    """Same as :func:`is_available`: the MPI backend is the only one."""
     return is_available()
 
 
 def is_gloo_available() -> bool:
-    """``gloo`` is accepted as a backend name and runs on MPI."""
+    """Same as :func:`is_available`: ``"gloo"`` is accepted as a backend name
+    and runs on MPI.
+    """
     return is_available()
 
 
 def is_nccl_available() -> bool:
+    """Always ``False``: ferrograd runs on the CPU, without NCCL."""
     return False
 
 
 class Backend(str):
-    """Backend names. Every CPU backend name runs on MPI."""
+    """The backend names, as a lower-cased ``str``: ``Backend.MPI``,
+    ``Backend.GLOO`` and ``Backend.NCCL``. Every CPU backend name runs on
+    MPI; ``"nccl"`` is rejected by :func:`init_process_group`.
+
+    Args:
+        name (str): the backend's name (any case).
+    """
 
     UNDEFINED = "undefined"
     MPI = "mpi"
@@ -75,7 +90,11 @@ class Backend(str):
 
 
 class ReduceOp(enum.Enum):
-    """How ``all_reduce``, ``reduce`` and ``reduce_scatter_tensor`` combine."""
+    """How :func:`all_reduce`, :func:`reduce` and
+    :func:`reduce_scatter_tensor` combine values: ``SUM``, ``AVG``,
+    ``PRODUCT``, ``MIN``, ``MAX``, and for integer and bool tensors the
+    bitwise ``BAND``, ``BOR`` and ``BXOR``.
+    """
 
     SUM = "sum"
     AVG = "avg"
@@ -88,8 +107,10 @@ class ReduceOp(enum.Enum):
 
 
 class GroupMember:
-    """``WORLD`` (the default group, ``None`` in calls) and the value
-    ``new_group`` returns on ranks outside the new group."""
+    """Special group values: ``GroupMember.WORLD`` is the default group
+    (``None`` in calls), and ``GroupMember.NON_GROUP_MEMBER`` is what
+    :func:`new_group` returns on ranks outside the new group. Also
+    available as ``ferrograd.distributed.group``."""
 
     WORLD: Any = None
     NON_GROUP_MEMBER = object()
@@ -137,14 +158,42 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                        timeout: timedelta | None = None, world_size: int = -1, rank: int = -1,
                        store: Any = None, group_name: str = "", pg_options: Any = None,
                        device_id: Any = None) -> None:
-    """Joins the processes MPI started into the default group.
+    """Joins the processes MPI started into the default group; call it once
+    in every process before any collective.
 
-    Rank and world size come from MPI; ``world_size``/``rank`` (and the
-    ``WORLD_SIZE``/``RANK`` variables a launcher sets) are checked against
-    them. ``init_method`` may be None, ``env://``, ``tcp://...`` or
-    ``file://...`` (MPI does the rendezvous, so the address is not used).
-    ``timeout`` bounds every collective and the time a failed rank waits
-    for the others to hear of its failure (default 30 minutes).
+    Processes are started by ``mpiexec -n N python train.py`` (or
+    ``python -m ferrograd.distributed.run -n N train.py``). Rank and world
+    size come from MPI; ``world_size`` and ``rank`` (and the ``WORLD_SIZE``
+    and ``RANK`` variables a launcher sets) are only checked against them.
+
+    Args:
+        backend (str, optional): ``"mpi"``, or ``"gloo"`` (which runs on
+            MPI here). Default: ``None`` (``"mpi"``).
+        init_method (str, optional): ``None``, ``"env://"``, ``"tcp://..."``
+            or ``"file://..."``; MPI does the rendezvous, so the address is not
+            used. Default: ``None``.
+        timeout (timedelta, optional): bounds every collective, and the time a
+            failed rank waits for the others to hear of its failure.
+            Default: ``None`` (30 minutes).
+        world_size (int): the expected number of processes (``-1``: not
+            checked). Default: ``-1``.
+        rank (int): the expected rank of this process (``-1``: not checked).
+            Default: ``-1``.
+        store: accepted for compatibility. Default: ``None``.
+        group_name (str): accepted for compatibility. Default: ``""``.
+        pg_options: accepted for compatibility. Default: ``None``.
+        device_id: accepted for compatibility. Default: ``None``.
+
+    Example::
+
+        # run with: mpiexec -n 2 python script.py
+        import ferrograd
+        import ferrograd.distributed as dist
+
+        dist.init_process_group("mpi")
+        t = ferrograd.tensor([float(dist.get_rank())])
+        dist.all_reduce(t)  # t is tensor([1.]) on both ranks
+        dist.destroy_process_group()
     """
     if _state.world is not None:
         raise ValueError("trying to initialize the default process group twice!")
@@ -178,13 +227,22 @@ def _env_int(name: str) -> int | None:
 
 
 def is_initialized() -> bool:
+    """Returns whether :func:`init_process_group` has set up the default group
+    (and it was not destroyed since).
+    """
     return _state.world is not None
 
 
 def destroy_process_group(group: Any = None) -> None:
-    """Releases a group (the default one, and with it every group, when
-    ``group`` is None). MPI itself stays initialised until exit, so
-    ``init_process_group`` may be called again."""
+    """Releases a group, or the default group and with it every group.
+
+    MPI itself stays initialised until exit, so :func:`init_process_group`
+    may be called again afterwards.
+
+    Args:
+        group (ProcessGroup, optional): the group to release.
+            Default: ``None`` (the default group and every other group).
+    """
     if group is None or group is GroupMember.WORLD:
         world = _state.world
         if world is not None and _state.broken is None:
@@ -196,23 +254,46 @@ def destroy_process_group(group: Any = None) -> None:
 
 
 def get_rank(group: Any = None) -> int:
-    """This process's rank in ``group`` (-1 outside it)."""
+    """Returns this process's rank in ``group``, from 0 to the group size
+    minus 1 (-1 on a rank outside the group).
+
+    Args:
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+    """
     g = _resolve(group)
     return -1 if g is None else g.rank()
 
 
 def get_world_size(group: Any = None) -> int:
-    """The number of processes in ``group`` (-1 outside it)."""
+    """Returns the number of processes in ``group`` (-1 on a rank outside it).
+
+    Args:
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+    """
     g = _resolve(group)
     return -1 if g is None else g.size()
 
 
 def get_backend(group: Any = None) -> str:
+    """Returns the backend of ``group``: always ``"mpi"``.
+
+    Args:
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+    """
     _resolve(group)
     return Backend.MPI
 
 
 def get_process_group_ranks(group: Any) -> list[int]:
+    """Returns the global ranks of the members of ``group``, in group-rank
+    order.
+
+    Args:
+        group (ProcessGroup or None): the group (``None``: the default one).
+    """
     g = _resolve(group)
     if g is None:
         raise ValueError("get_process_group_ranks: this rank is not part of the group")
@@ -220,15 +301,39 @@ def get_process_group_ranks(group: Any) -> list[int]:
 
 
 def get_global_rank(group: Any, group_rank: int) -> int:
+    """Translates a rank within ``group`` into the global rank.
+
+    Args:
+        group (ProcessGroup or None): the group (``None``: the default one).
+        group_rank (int): the rank within ``group``.
+    """
     return get_process_group_ranks(group)[group_rank]
 
 
 def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, backend: str | None = None,
               pg_options: Any = None, use_local_synchronization: bool = False,
               group_desc: str | None = None) -> Any:
-    """A group of the given global ranks (all when None). Every rank of
-    the world must call it, with the same ranks; ranks outside the group
-    get ``GroupMember.NON_GROUP_MEMBER``."""
+    """Creates a group of some of the processes, for collectives among them.
+
+    Every rank of the world must call it, with the same ``ranks``; ranks
+    outside the group get ``GroupMember.NON_GROUP_MEMBER``, and collectives
+    they call on it return at once.
+
+    Args:
+        ranks (list of ints, optional): the global ranks of the members.
+            Default: ``None`` (every rank).
+        timeout (timedelta, optional): bounds the group's collectives.
+            Default: ``None`` (the default group's timeout).
+        backend (str, optional): accepted for compatibility. Default: ``None``.
+        pg_options: accepted for compatibility. Default: ``None``.
+        use_local_synchronization (bool): accepted for compatibility.
+            Default: ``False``.
+        group_desc (str, optional): a name for the group in error messages.
+            Default: ``None``.
+
+    Returns:
+        ProcessGroup: the group, or ``GroupMember.NON_GROUP_MEMBER``.
+    """
     world = _world()
     members = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
     if len(set(members)) != len(members) or any(not 0 <= r < world.size() for r in members):
@@ -323,7 +428,27 @@ def _find_mpi_op(op: ReduceOp, dtype: Any, what: str) -> Any:
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> Any:
-    """Combines ``tensor`` across the group's ranks, in place on each."""
+    """Combines ``tensor`` across the group's ranks with ``op``, in place:
+    afterwards every rank holds the result.
+
+    Args:
+        tensor (Tensor): the input and output, of the same shape and dtype
+            on every rank.
+        op (ReduceOp): how the values combine. Default: ``ReduceOp.SUM``.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+
+    Example::
+
+        t = ferrograd.tensor([float(dist.get_rank())])
+        dist.all_reduce(t)  # with 2 ranks: tensor([1.]) on both
+    """
     return _all_reduce(tensor, op, group, async_op, True)
 
 
@@ -351,7 +476,25 @@ def _all_reduce(tensor: Tensor, op: ReduceOp, group: Any, async_op: bool, check:
 
 def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_op: bool = False,
               group_src: int | None = None) -> Any:
-    """Copies ``tensor`` from rank ``src`` (a global rank) to every rank."""
+    """Copies ``tensor`` from the source rank to every rank of the group, in
+    place.
+
+    Args:
+        tensor (Tensor): the data on the source rank; the output elsewhere
+            (same shape and dtype on every rank).
+        src (int, optional): the global rank of the source.
+            Required unless ``group_src`` is given.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+        group_src (int, optional): the source's rank within ``group``, instead
+            of ``src``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -378,7 +521,22 @@ def _root(g: ProcessGroup, src: int | None, group_src: int | None, what: str,
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, async_op: bool = False) -> Any:
-    """Fills ``tensor_list[i]`` with rank i's ``tensor``."""
+    """Gathers ``tensor`` from every rank: afterwards ``tensor_list[i]`` holds
+    rank i's ``tensor`` on every rank.
+
+    Args:
+        tensor_list (list of Tensors): one output tensor per rank of the
+            group, shaped like ``tensor``.
+        tensor (Tensor): this rank's input.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -405,8 +563,22 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: Any = None,
                            async_op: bool = False) -> Any:
-    """Rank i's ``input_tensor`` becomes the i-th block of ``output_tensor``
-    (concatenated along dim 0, or stacked: ``[world, *input.shape]``)."""
+    """Gathers ``input_tensor`` from every rank into one tensor: rank i's input
+    becomes the i-th block of ``output_tensor``.
+
+    Args:
+        output_tensor (Tensor): of shape ``[world * n, ...]`` (the inputs
+            concatenated along dim 0) or ``[world, *input.shape]`` (stacked).
+        input_tensor (Tensor): this rank's input, the same shape on every rank.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -431,8 +603,23 @@ def _same_dtype(a: Tensor, b: Tensor, what: str) -> None:
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
                           async_op: bool = False) -> Any:
-    """Combines ``input`` across ranks and leaves block i (of ``world``
-    equal blocks along dim 0) on rank i."""
+    """Combines ``input`` across ranks with ``op`` and leaves block i (of
+    ``world`` equal blocks along dim 0) of the result on rank i.
+
+    Args:
+        output (Tensor): this rank's block of the result.
+        input (Tensor): this rank's input, ``world`` times ``output``'s size
+            along dim 0.
+        op (ReduceOp): how the values combine. Default: ``ReduceOp.SUM``.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -459,7 +646,25 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: Any = None,
            async_op: bool = False, group_dst: int | None = None) -> Any:
-    """Combines ``tensor`` across ranks into rank ``dst``'s tensor."""
+    """Combines ``tensor`` across ranks with ``op`` into the destination rank's
+    ``tensor``; the other ranks' tensors are left as they are.
+
+    Args:
+        tensor (Tensor): the input, and the output on the destination rank.
+        dst (int, optional): the global rank of the destination.
+            Required unless ``group_dst`` is given.
+        op (ReduceOp): how the values combine. Default: ``ReduceOp.SUM``.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+        group_dst (int, optional): the destination's rank within ``group``, instead
+            of ``dst``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -486,7 +691,26 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
 
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None, group: Any = None,
            async_op: bool = False, group_dst: int | None = None) -> Any:
-    """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list``."""
+    """Sends every rank's ``tensor`` to the destination rank, which receives
+    them in ``gather_list`` (rank i's tensor in ``gather_list[i]``).
+
+    Args:
+        tensor (Tensor): this rank's input.
+        gather_list (list of Tensors, optional): on the destination rank, one
+            output tensor per rank; ``None`` on the others. Default: ``None``.
+        dst (int, optional): the global rank of the destination.
+            Default: ``None`` (0, unless ``group_dst`` is given).
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+        group_dst (int, optional): the destination's rank within ``group``, instead
+            of ``dst``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -514,7 +738,26 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
 
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
             group: Any = None, async_op: bool = False, group_src: int | None = None) -> Any:
-    """Rank i receives ``scatter_list[i]`` of rank ``src`` into ``tensor``."""
+    """Sends ``scatter_list[i]`` of the source rank to rank i, which receives it
+    into ``tensor``.
+
+    Args:
+        tensor (Tensor): the output on every rank.
+        scatter_list (list of Tensors, optional): on the source rank, one
+            tensor per rank; ``None`` on the others. Default: ``None``.
+        src (int, optional): the global rank of the source.
+            Default: ``None`` (0, unless ``group_src`` is given).
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+        group_src (int, optional): the source's rank within ``group``, instead
+            of ``src``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -534,7 +777,19 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Any:
-    """Waits until every rank of the group has reached the barrier."""
+    """Waits until every rank of the group has reached the barrier.
+
+    Args:
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        async_op (bool): return a :class:`Work` handle at once instead of
+            waiting for completion. Default: ``False``.
+        device_ids: accepted for compatibility. Default: ``None``.
+
+    Returns:
+        Work or None: the handle when ``async_op``, else ``None`` (also
+        ``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -549,7 +804,24 @@ def _tag(tag: int) -> int:
 
 def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
           group_dst: int | None = None) -> Work | None:
-    """Starts sending ``tensor`` to rank ``dst``; returns its Work."""
+    """Starts sending ``tensor`` to the destination rank and returns at once;
+    the tensor must not be modified until the returned :class:`Work`
+    completes.
+
+    Args:
+        tensor (Tensor): the data to send.
+        dst (int, optional): the global rank of the destination.
+            Required unless ``group_dst`` is given.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        tag (int): matches this send with a receive of the same tag, in
+            ``[0, 32767)``. Default: ``0``.
+        group_dst (int, optional): the destination's rank within ``group``, instead
+            of ``dst``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle (``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -561,7 +833,20 @@ def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 
 
 def send(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
          group_dst: int | None = None) -> None:
-    """Sends ``tensor`` to rank ``dst`` (returns once it may be reused)."""
+    """Sends ``tensor`` to the destination rank; returns once ``tensor`` may be
+    reused.
+
+    Args:
+        tensor (Tensor): the data to send.
+        dst (int, optional): the global rank of the destination.
+            Required unless ``group_dst`` is given.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        tag (int): matches this send with a receive of the same tag, in
+            ``[0, 32767)``. Default: ``0``.
+        group_dst (int, optional): the destination's rank within ``group``, instead
+            of ``dst``. Default: ``None``.
+    """
     work = isend(tensor, dst, group, tag, group_dst)
     if work is not None:
         work.wait()
@@ -569,8 +854,24 @@ def send(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0
 
 def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
           group_src: int | None = None) -> Work | None:
-    """Starts receiving into ``tensor`` from rank ``src`` (any rank when
-    None); returns its Work."""
+    """Starts receiving into ``tensor`` from the source rank and returns at
+    once; ``tensor`` holds the data when the returned :class:`Work`
+    completes.
+
+    Args:
+        tensor (Tensor): the output, shaped and typed like the sent tensor.
+        src (int, optional): the global rank of the sender.
+            Default: ``None`` (any rank).
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        tag (int): receive only a send with this tag, in ``[0, 32767)``.
+            Default: ``0``.
+        group_src (int, optional): the sender's rank within ``group``, instead
+            of ``src``. Default: ``None``.
+
+    Returns:
+        Work or None: the handle (``None`` on a rank outside ``group``).
+    """
     g = _resolve(group)
     if g is None:
         return None
@@ -594,8 +895,22 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
 
 def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
          group_src: int | None = None) -> int:
-    """Receives into ``tensor`` from rank ``src`` (any when None); returns
-    the sender's global rank."""
+    """Receives into ``tensor`` from the source rank, waiting for the data.
+
+    Args:
+        tensor (Tensor): the output, shaped and typed like the sent tensor.
+        src (int, optional): the global rank of the sender.
+            Default: ``None`` (any rank).
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        tag (int): receive only a send with this tag, in ``[0, 32767)``.
+            Default: ``0``.
+        group_src (int, optional): the sender's rank within ``group``, instead
+            of ``src``. Default: ``None``.
+
+    Returns:
+        int: the sender's global rank.
+    """
     work = irecv(tensor, src, group, tag, group_src)
     if work is None:
         return -1
@@ -624,7 +939,20 @@ def _loads(data: Any) -> Any:
 
 def broadcast_object_list(object_list: list[Any], src: int | None = None, group: Any = None,
                           device: Any = None, group_src: int | None = None) -> None:
-    """Replaces ``object_list``'s items on every rank by rank ``src``'s."""
+    """Replaces the items of ``object_list`` on every rank by the source rank's
+    (any picklable objects; tensors inside are pickled with their data).
+
+    Args:
+        object_list (list): the objects on the source rank; a list of the same
+            length (any content) on the others, filled in place.
+        src (int, optional): the global rank of the source.
+            Default: ``None`` (0, unless ``group_src`` is given).
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+        device: accepted for compatibility. Default: ``None``.
+        group_src (int, optional): the source's rank within ``group``, instead
+            of ``src``. Default: ``None``.
+    """
     g = _resolve(group)
     if g is None:
         return
@@ -644,7 +972,15 @@ def broadcast_object_list(object_list: list[Any], src: int | None = None, group:
 
 
 def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
-    """Fills ``object_list[i]`` with rank i's ``obj``."""
+    """Gathers a picklable object from every rank: afterwards
+    ``object_list[i]`` holds rank i's ``obj`` on every rank.
+
+    Args:
+        object_list (list): a list of the group's size, filled in place.
+        obj (Any): this rank's object.
+        group (ProcessGroup, optional): the group to work in. Default: ``None``
+            (the default group).
+    """
     g = _resolve(group)
     if g is None:
         return

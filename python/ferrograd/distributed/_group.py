@@ -103,7 +103,12 @@ def _check_failure() -> None:
 
 
 class Work:
-    """The handle of an operation started with ``async_op=True``."""
+    """The handle of an operation started with ``async_op=True`` (and of
+    :func:`isend` and :func:`irecv`): the operation runs while the program
+    goes on, and :meth:`wait` completes it.
+
+    Made by the collectives, never directly.
+    """
 
     def __init__(self, group: ProcessGroup, name: str, request: Any, finish: Callable[[], Any] | None,
                  status: Any = None) -> None:
@@ -136,15 +141,24 @@ class Work:
         return self._done.is_set()
 
     def is_success(self) -> bool:
+        """Returns whether the operation has completed without error (does not
+        wait).
+        """
         return self.is_completed() and self._error is None
 
     def exception(self) -> BaseException | None:
+        """Returns the error the operation failed with, or ``None``."""
         return self._error
 
     def wait(self, timeout: timedelta | None = None) -> bool:
-        """Waits for the operation (at most ``timeout``, else the group's
-        timeout) and returns True; raises ``DistBackendError`` if another
-        rank failed or the time ran out."""
+        """Waits for the operation to complete and returns ``True``.
+
+        Raises ``DistBackendError`` if another rank failed or the time ran out.
+
+        Args:
+            timeout (timedelta, optional): the longest wait.
+                Default: ``None`` (the group's timeout).
+        """
         limit = self._group._timeout if timeout is None else timeout.total_seconds()
         if _state.threaded:
             _wait(self._name, self._group, limit, self._done.is_set, self._done)
@@ -161,6 +175,9 @@ class Work:
         return self._done.is_set()
 
     def result(self) -> Any:
+        """Waits for the operation and returns its result (what the operation
+        produced, or ``None``).
+        """
         self.wait()
         return self._result
 
@@ -217,7 +234,12 @@ def _progress_loop() -> None:
 
 
 class ProcessGroup:
-    """A set of ranks that run collectives together (an MPI communicator)."""
+    """A set of ranks that run collectives together (an MPI communicator).
+
+    Made by :func:`init_process_group` (the default group) and
+    :func:`new_group`; pass it as the ``group`` argument of the
+    collectives.
+    """
 
     def __init__(self, comm: Any, global_ranks: list[int], timeout: float, name: str) -> None:
         self._comm = comm
@@ -226,9 +248,11 @@ class ProcessGroup:
         self._name = name
 
     def rank(self) -> int:
+        """Returns this process's rank within the group."""
         return int(self._comm.Get_rank())
 
     def size(self) -> int:
+        """Returns the number of processes in the group."""
         return int(self._comm.Get_size())
 
     def __repr__(self) -> str:

@@ -4,8 +4,8 @@ stacked for ensembling)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from .. import _core
 
@@ -74,16 +74,44 @@ def _merge(parameter_and_buffer_dicts: Any) -> dict[str, Any]:
     return merged
 
 
-def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None,
+_R = TypeVar("_R")
+
+
+def functional_call(module: Callable[..., _R], parameter_and_buffer_dicts: Any, args: Any = None,
                     kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
-                    strict: bool = False) -> Any:
-    """``module(*args, **kwargs)`` with the parameters and buffers named in
-    ``parameter_and_buffer_dicts`` (dotted names, as ``state_dict`` gives
-    them) replaced by the given tensors for the duration of the call; the
-    module is restored afterwards, also when the call raises. With
-    ``tie_weights``, a name that shares its tensor with a given one (tied
-    weights) uses the given tensor too. ``strict`` requires exactly the
-    module's names."""
+                    strict: bool = False) -> _R:
+    """Calls ``module(*args, **kwargs)`` with some of its parameters and
+    buffers replaced by the given tensors, for the duration of the call.
+
+    The names are dotted, as ``state_dict`` gives them. The module is
+    restored afterwards, also when the call raises. This turns a module
+    into a function of its parameters, for :func:`grad`, :func:`vmap`
+    (model ensembles with :func:`stack_module_state`) and the other
+    transforms.
+
+    Args:
+        module (nn.Module): the module to call.
+        parameter_and_buffer_dicts (dict or tuple of dicts): maps names to
+            the tensors to use; several dicts must not repeat a name.
+        args (Any or tuple, optional): the positional arguments (a single
+            non-tuple value is one argument). Default: ``None`` (none).
+        kwargs (dict, optional): the keyword arguments. Default: ``None``.
+
+    Keyword args:
+        tie_weights (bool): a name that shares its tensor with a given one
+            (tied weights) uses the given tensor too. Default: ``True``.
+        strict (bool): require exactly the module's parameter and buffer
+            names. Default: ``False``.
+
+    Returns:
+        what ``module`` returns.
+
+    Example:
+        >>> lin = nn.Linear(2, 1)
+        >>> params = {"weight": ferrograd.tensor([[1.0, 2.0]]), "bias": ferrograd.tensor([0.5])}
+        >>> functional_call(lin, params, (ferrograd.tensor([[1.0, 1.0]]),))
+        tensor([[3.5000]])
+    """
     given = _merge(parameter_and_buffer_dicts)
     slots = _state_slots(module)
     values = dict(given)
@@ -147,9 +175,27 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
 
 
 def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """``(params, buffers)``: each parameter and buffer of ``models`` (which
-    must share their structure) stacked along a new leading dim. Stacked
-    parameters are new leaves that require grad when the originals do."""
+    """Stacks the parameters and buffers of several modules of the same
+    structure along a new leading dim, for running an ensemble with
+    :func:`vmap` and :func:`functional_call`.
+
+    Stacked parameters are new leaves that require grad when the originals
+    do (they do not share memory with the modules).
+
+    Args:
+        models (sequence of nn.Module): modules of the same class, all in
+            training or all in eval mode.
+
+    Returns:
+        tuple: ``(params, buffers)``, two dicts from dotted names to the
+        stacked tensors.
+
+    Example:
+        >>> models = [nn.Linear(2, 1) for _ in range(3)]
+        >>> params, buffers = stack_module_state(models)
+        >>> {name: tuple(p.shape) for name, p in params.items()}
+        {'weight': (3, 1, 2), 'bias': (3, 1)}
+    """
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

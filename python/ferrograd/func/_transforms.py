@@ -290,9 +290,28 @@ def _split_aux(out: Any, api: str) -> tuple[Any, Any]:
 
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
-    """``func``'s gradient and value: the returned function gives
-    ``(gradient, value)`` (``(gradient, (value, aux))`` with ``has_aux``),
-    the gradient shaped like the arguments at ``argnums``."""
+    """Returns a function that computes both the gradient and the value of
+    ``func``, in one forward and one backward pass.
+
+    Like :func:`grad`, but the returned function gives ``(gradient,
+    value)`` (``(gradient, (value, aux))`` with ``has_aux``).
+
+    Args:
+        func (callable): a function returning a one-element Tensor (and an
+            auxiliary object with ``has_aux``).
+        argnums (int or tuple of ints): the positions of the arguments to
+            differentiate with respect to. Default: ``0``.
+        has_aux (bool): ``func`` returns ``(output, aux)``; ``aux`` is passed
+            through undifferentiated. Default: ``False``.
+
+    Returns:
+        callable: ``f(*args, **kwargs) -> (gradient, value)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> grad_and_value(lambda t: (t ** 2).sum())(x)
+        (tensor([2., 4., 6.]), tensor(14.))
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -321,8 +340,36 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
          has_aux: bool = False) -> Callable[..., Any]:
-    """The gradient of a scalar-valued ``func`` with respect to the
-    arguments at ``argnums`` (``(gradient, aux)`` with ``has_aux``)."""
+    """Returns a function that computes the gradient of ``func`` with respect
+    to the arguments at ``argnums``.
+
+    ``func`` must return a one-element tensor. The gradient is shaped (and
+    nested) like the differentiated arguments: a pytree for an int
+    ``argnums``, a tuple of them for a tuple. Transforms compose, so
+    ``grad(grad(f))`` is the second derivative, and ``vmap(grad(f))`` gives
+    per-sample gradients. Tensors that ``func`` captures from outside are
+    constants for this transform.
+
+    Args:
+        func (callable): a function of tensors (or of nested tuples, lists
+            and dicts of tensors) returning a one-element Tensor.
+        argnums (int or tuple of ints): the positions of the arguments to
+            differentiate with respect to. Default: ``0``.
+        has_aux (bool): ``func`` returns ``(output, aux)``; the result is
+            then ``(gradient, aux)``. Default: ``False``.
+
+    Returns:
+        callable: ``f(*args, **kwargs) -> gradient``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> grad(lambda t: (t ** 2).sum())(x)
+        tensor([2., 4., 6.])
+        >>> grad(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, ferrograd.tensor([4.0, 5.0, 6.0]))
+        (tensor([4., 5., 6.]), tensor([1., 2., 3.]))
+        >>> grad(grad(lambda t: t.sin()))(ferrograd.tensor(0.5))  # -sin(0.5)
+        tensor(-0.4794)
+    """
     inner = grad_and_value(func, argnums, has_aux)
 
     @functools.wraps(func)
@@ -336,10 +383,32 @@ def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
-    """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``):
-    ``vjp_fn(cotangents)`` gives the vector-Jacobian product with respect to
-    every primal, a tuple shaped like ``primals``; it may be called many
-    times."""
+    """Computes ``func(*primals)`` and returns a function that computes
+    vector-Jacobian products at ``primals``.
+
+    ``vjp_fn(cotangents)`` (cotangents shaped like ``func``'s output) gives
+    the vector-Jacobian product with respect to every primal, a tuple shaped
+    like ``primals``; it may be called many times (the graph is kept).
+
+    Args:
+        func (callable): a function of tensors (or pytrees of tensors).
+        *primals: the arguments to evaluate ``func`` at.
+
+    Keyword args:
+        has_aux (bool): ``func`` returns ``(output, aux)``; ``aux`` is then
+            returned as a third item. Default: ``False``.
+
+    Returns:
+        tuple: ``(output, vjp_fn)``, or ``(output, vjp_fn, aux)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> out, vjp_fn = vjp(lambda t: t ** 2, x)
+        >>> out
+        tensor([1., 4., 9.])
+        >>> vjp_fn(ferrograd.ones(3))
+        (tensor([2., 4., 6.]),)
+    """
     api = "vjp(f, *primals)"
     primal_spec = tree_flatten(primals)[1]
     with _level():
@@ -424,9 +493,31 @@ def _double_backward_jvp(func: Callable[..., Any], primals: tuple[Any, ...], has
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple[Any, ...]:
-    """``(func(*primals), J v)`` (and ``aux``) for tangents ``v`` shaped like
-    ``primals``: forward mode in a dual level, or the double-backward trick
-    when a level is already open."""
+    """Computes ``func(*primals)`` and the Jacobian-vector product ``J v`` of
+    ``func`` at ``primals`` for tangents ``v``.
+
+    Runs forward-mode AD in a dual level (one pass), or the double-backward
+    trick when a dual level is already open.
+
+    Args:
+        func (callable): a function of tensors (or pytrees of tensors).
+        primals (tuple): the arguments to evaluate ``func`` at.
+        tangents (tuple): one tangent per primal, of the same structure and
+            shapes.
+
+    Keyword args:
+        strict (bool): accepted for compatibility. Default: ``False``.
+        has_aux (bool): ``func`` returns ``(output, aux)``; ``aux`` is then
+            returned as a third item. Default: ``False``.
+
+    Returns:
+        tuple: ``(output, jvp_out)``, or ``(output, jvp_out, aux)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> jvp(lambda t: t ** 2, (x,), (ferrograd.ones(3),))
+        (tensor([1., 4., 9.]), tensor([2., 4., 6.]))
+    """
     api = "jvp(f, primals, tangents)"
     if strict:
         raise RuntimeError(f"{api}: strict=True is not supported.")
@@ -458,9 +549,26 @@ def _jvp_result(out: Any, res: list[Tensor], out_spec: TreeSpec, aux: Any, keep:
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the
-    Jacobian-vector product at ``primals``. ``func`` runs once; each call of
-    ``jvp_fn`` is one backward pass through the recorded gradient."""
+    """Computes ``func(*primals)`` and returns a function that computes
+    Jacobian-vector products at ``primals``.
+
+    ``func`` runs once; each call of ``jvp_fn(*tangents)`` (tangents shaped
+    like ``primals``) is one backward pass through the recorded gradient, so
+    it pays off when many tangents are pushed through the same point.
+
+    Args:
+        func (callable): a function of tensors.
+        *primals: the arguments to evaluate ``func`` at.
+
+    Returns:
+        tuple: ``(output, jvp_fn)``.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> out, jvp_fn = linearize(lambda t: t ** 2, x)
+        >>> jvp_fn(ferrograd.ones(3))
+        tensor([2., 4., 6.])
+    """
     api = "linearize"
     leaves, spec = tree_flatten(primals)
     with _level():
@@ -527,10 +635,33 @@ def _check_chunk_size(chunk_size: int | None, api: str) -> None:
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
            chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``func`` with respect to the arguments at
-    ``argnums`` by reverse mode: every row from one batched backward pass
-    (``chunk_size`` rows per pass if given). ``J[out][arg]`` has shape
-    ``out.shape + arg.shape``."""
+    """Returns a function that computes the Jacobian of ``func`` with respect
+    to the arguments at ``argnums`` by reverse mode.
+
+    Every row comes from one batched backward pass (``chunk_size`` rows per
+    pass if given). ``J[out][arg]`` has shape ``out.shape + arg.shape``,
+    nested like the outputs and then like the arguments. Prefer it to
+    :func:`jacfwd` when there are fewer outputs than inputs.
+
+    Args:
+        func (callable): a function of tensors (or pytrees of tensors).
+        argnums (int or tuple of ints): the positions of the arguments to
+            differentiate with respect to. Default: ``0``.
+
+    Keyword args:
+        has_aux (bool): ``func`` returns ``(output, aux)``; the result is then
+            ``(jacobian, aux)``. Default: ``False``.
+        chunk_size (int, optional): the most rows per backward pass.
+            Default: ``None`` (all at once).
+
+    Returns:
+        callable: ``f(*args, **kwargs) -> jacobian``.
+
+    Example:
+        >>> jacrev(lambda t: t ** 2)(ferrograd.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
     _check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func)
@@ -552,11 +683,33 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable[..., Any]:
-    """The Jacobian of ``func`` with respect to the arguments at
-    ``argnums`` by forward mode: one call of ``func`` in a batched dual
-    level whose tangents are the standard basis of the arguments' elements.
-    Inside another forward transform (one dual level at a time) it is
-    computed by reverse mode, with the same values."""
+    """Returns a function that computes the Jacobian of ``func`` with respect
+    to the arguments at ``argnums`` by forward mode.
+
+    One call of ``func`` in a batched dual level whose tangents are the
+    standard basis of the arguments' elements gives every column. Inside
+    another forward transform (one dual level at a time) it is computed by
+    reverse mode, with the same values. Prefer it to :func:`jacrev` when
+    there are more outputs than inputs.
+
+    Args:
+        func (callable): a function of tensors (or pytrees of tensors).
+        argnums (int or tuple of ints): the positions of the arguments to
+            differentiate with respect to. Default: ``0``.
+        has_aux (bool): ``func`` returns ``(output, aux)``; the result is then
+            ``(jacobian, aux)``. Default: ``False``.
+
+    Keyword args:
+        randomness (str): as in :func:`vmap`. Default: ``"error"``.
+
+    Returns:
+        callable: ``f(*args, **kwargs) -> jacobian``.
+
+    Example:
+        >>> jacfwd(lambda t: t ** 2)(ferrograd.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
@@ -596,7 +749,23 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
-    """The Hessian of a scalar ``func`` with respect to the arguments at
-    ``argnums``: ``jacfwd(jacrev(func, argnums), argnums)``
-    (forward-over-reverse)."""
+    """Returns a function that computes the Hessian of a scalar ``func`` with
+    respect to the arguments at ``argnums``.
+
+    It is ``jacfwd(jacrev(func, argnums), argnums)``
+    (forward-over-reverse).
+
+    Args:
+        func (callable): a function returning a one-element Tensor.
+        argnums (int or tuple of ints): the positions of the arguments to
+            differentiate with respect to. Default: ``0``.
+
+    Returns:
+        callable: ``f(*args, **kwargs) -> hessian``.
+
+    Example:
+        >>> hessian(lambda t: (t ** 3).sum())(ferrograd.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
     return jacfwd(jacrev(func, argnums), argnums)

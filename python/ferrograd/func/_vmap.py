@@ -8,7 +8,7 @@ import math
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import _batched as B
 from .. import _core
@@ -630,23 +630,52 @@ def _prefix_leaves(prefix: Any, spec: Any) -> list[Any] | None:
     return None
 
 
-def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable[..., Any]:
-    """Vectorizing map: ``vmap(func)(*inputs)`` runs ``func`` on every
-    slice of ``inputs`` along ``in_dims`` at once and stacks the results
-    along ``out_dims``.
+_R = TypeVar("_R")
+
+
+def vmap(func: Callable[..., _R], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., _R]:
+    """Vectorizing map: returns a function that runs ``func`` on every slice
+    of its inputs along ``in_dims`` at once and stacks the results along
+    ``out_dims``.
+
+    ``func`` is written for one example; ``vmap(func)`` handles a batch
+    without a Python loop. Inside, every ferrograd op sees batched tensors
+    and runs its batching rule (one batched kernel call); an op without a
+    rule runs once per row (see :func:`vmap_fallbacks`). ``vmap`` composes
+    with itself and with the other transforms (``vmap(grad(f))`` gives
+    per-sample gradients). In-place writes into an unbatched tensor from a
+    batched one raise.
 
     Args:
-        func: a function of tensors (or nested tuples/lists/dicts of them).
-        in_dims: the mapped dim of each input: an int for all, or a tuple
-            with one entry per positional input (an int, ``None`` for an
-            unmapped input, or a nested structure matching the input).
-        out_dims: where the mapped dim goes in each output (int, or a
-            structure matching the outputs; ``None`` for an unbatched output).
-        randomness: ``'error'`` (random ops raise), ``'different'`` (each
-            row draws its own numbers) or ``'same'`` (every row draws the
-            same numbers).
-        chunk_size: map at most this many rows at a time (``None``: all).
+        func (callable): a function of tensors (or nested tuples, lists and
+            dicts of them).
+        in_dims (int, None or tuple): the mapped dim of each input: an int
+            for all, or a tuple with one entry per positional input (an int,
+            ``None`` for an unmapped input, or a nested structure matching the
+            input). Default: ``0``.
+        out_dims (int, None or tuple): where the mapped dim goes in each
+            output (an int, or a structure matching the outputs; ``None`` for
+            an unbatched output). Default: ``0``.
+        randomness (str): ``"error"`` (random ops raise), ``"different"``
+            (each row draws its own numbers) or ``"same"`` (every row draws the
+            same numbers). Default: ``"error"``.
+
+    Keyword args:
+        chunk_size (int, optional): map at most this many rows at a time.
+            Default: ``None`` (all).
+
+    Returns:
+        callable: the batched function.
+
+    Example:
+        >>> batched_dot = vmap(lambda a, b: a.dot(b))
+        >>> batched_dot(ferrograd.arange(6.0).reshape(2, 3), ferrograd.ones(2, 3))
+        tensor([ 3., 12.])
+        >>> vmap(lambda a, b: a * b, in_dims=(0, None))(ferrograd.arange(4.0).reshape(2, 2),
+        ...                                             ferrograd.tensor([10.0, 100.0]))
+        tensor([[  0., 100.],
+                [ 20., 300.]])
     """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(

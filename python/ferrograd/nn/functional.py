@@ -213,8 +213,12 @@ def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``max(0, x)`` elementwise.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.relu(ferrograd.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
@@ -222,15 +226,21 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
-    """In-place :func:`relu`."""
+    """In-place version of :func:`relu`."""
     return input.relu_()
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """Clamps ``x`` to ``[min_val, max_val]``; the gradient is zero outside the open interval.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        min_val (float): the lower bound. Default: ``-1.0``.
+        max_val (float): the upper bound. Default: ``1.0``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.hardtanh(ferrograd.tensor([-2.0, 0.5, 3.0]))
         tensor([-1.0000,  0.5000,  1.0000])
     """
@@ -244,15 +254,19 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In-place :func:`hardtanh`."""
+    """In-place version of :func:`hardtanh`."""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``min(max(0, x), 6)`` elementwise.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.relu6(ferrograd.tensor([-1.0, 7.0]))
         tensor([0., 6.])
     """
@@ -262,8 +276,14 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """Applies ``x`` for ``x > 0`` and ``negative_slope * x`` otherwise.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        negative_slope (float): the slope for negative inputs. Default:
+            ``0.01``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.leaky_relu(ferrograd.tensor([-2.0, 3.0]), 0.5)
         tensor([-1.,  3.])
     """
@@ -273,15 +293,21 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """In-place :func:`leaky_relu`."""
+    """In-place version of :func:`leaky_relu`."""
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """Applies ``x`` for ``x > 0`` and ``alpha * (exp(x) - 1)`` otherwise.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        alpha (float): the value the function tends to for large negative ``x``
+            is ``-alpha``. Default: ``1.0``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.elu(ferrograd.tensor([0.0, 1.0]))
         tensor([0., 1.])
     """
@@ -294,7 +320,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place :func:`elu`."""
+    """In-place version of :func:`elu`."""
     return elu(input, alpha, inplace=True)
 
 
@@ -305,8 +331,12 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``scale * elu(x, alpha)`` with the self-normalising constants.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.selu(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -316,15 +346,20 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def selu_(input: Tensor) -> Tensor:
-    """In-place :func:`selu`."""
+    """In-place version of :func:`selu`."""
     return selu(input, inplace=True)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        alpha (float): the ``alpha`` of the formula. Default: ``1.0``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.celu(ferrograd.tensor([0.0, 2.0]))
         tensor([0., 2.])
     """
@@ -337,15 +372,19 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """In-place :func:`celu`."""
+    """In-place version of :func:`celu`."""
     return celu(input, alpha, inplace=True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        approximate (str): ``'none'`` for the exact form, ``'tanh'`` for the
+            tanh approximation. Default: ``'none'``.
 
+    Example:
         >>> F.gelu(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -360,8 +399,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``x * sigmoid(x)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.silu(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -373,8 +416,13 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """Applies ``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        beta (float): the ``beta`` of the formula. Default: ``1.0``.
+        threshold (float): above ``beta * x > threshold`` the result is ``x``.
+            Default: ``20.0``.
 
+    Example:
         >>> F.softplus(ferrograd.tensor([0.0]))
         tensor([0.6931])
     """
@@ -387,8 +435,12 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``x * tanh(softplus(x))``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.mish(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -400,8 +452,10 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 def softsign(input: Tensor) -> Tensor:
     """Applies ``x / (1 + |x|)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
 
+    Example:
         >>> F.softsign(ferrograd.tensor([1.0]))
         tensor([0.5000])
     """
@@ -411,8 +465,12 @@ def softsign(input: Tensor) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``relu6(x + 3) / 6``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.hardsigmoid(ferrograd.tensor([0.0]))
         tensor([0.5000])
     """
@@ -424,8 +482,12 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """Applies ``x * relu6(x + 3) / 6``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.hardswish(ferrograd.tensor([3.0]))
         tensor([3.])
     """
@@ -435,20 +497,38 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """Applies ``1 / (1 + exp(-x))``."""
+    """Applies ``1 / (1 + exp(-x))``.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Example:
+        >>> F.sigmoid(ferrograd.tensor([0.0, 2.0]))
+        tensor([0.5000, 0.8808])
+    """
     return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
-    """Applies the hyperbolic tangent."""
+    """Applies the hyperbolic tangent.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Example:
+        >>> F.tanh(ferrograd.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.7616])
+    """
     return input.tanh()
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """Applies ``log(sigmoid(x))`` in the stable form ``min(x, 0) - log1p(exp(-|x|))``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
 
+    Example:
         >>> F.logsigmoid(ferrograd.tensor([0.0]))
         tensor([-0.6931])
     """
@@ -475,8 +555,14 @@ def _log1p_exp(z: Tensor) -> Tensor:
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """Keeps ``x`` where ``x > threshold`` and replaces the rest with ``value``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        threshold (float): the threshold.
+        value (float): the replacement value.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.threshold(ferrograd.tensor([1.0, 3.0]), 2.0, -1.0)
         tensor([-1.,  3.])
     """
@@ -490,7 +576,7 @@ def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tens
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    """In-place :func:`threshold`."""
+    """In-place version of :func:`threshold`."""
     return _threshold(input, threshold, value, inplace=True)
 
 
@@ -507,8 +593,15 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """Applies ``exp(x) / sum(exp(x))`` along ``dim``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension the values are normalised along
+            (required; ``None`` picks one as torch's legacy rule does, with a
+            warning). Default: ``None``.
+        dtype (dtype, optional): cast the input to this dtype first (avoids
+            overflow for low-precision inputs). Default: ``None``.
 
+    Example:
         >>> F.softmax(ferrograd.tensor([0.0, 0.0]), dim=0)
         tensor([0.5000, 0.5000])
     """
@@ -518,7 +611,20 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    """Applies ``softmax(-x)`` along ``dim``."""
+    """Applies ``softmax(-x)`` along ``dim``.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension the values are normalised along
+            (required; ``None`` picks one as torch's legacy rule does, with a
+            warning). Default: ``None``.
+        dtype (dtype, optional): cast the input to this dtype first (avoids
+            overflow for low-precision inputs). Default: ``None``.
+
+    Example:
+        >>> F.softmin(ferrograd.tensor([1.0, 2.0]), dim=0)
+        tensor([0.7311, 0.2689])
+    """
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return (-input).softmax(dim, dtype=dtype)
@@ -527,8 +633,15 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed stably.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension the values are normalised along
+            (required; ``None`` picks one as torch's legacy rule does, with a
+            warning). Default: ``None``.
+        dtype (dtype, optional): cast the input to this dtype first (avoids
+            overflow for low-precision inputs). Default: ``None``.
 
+    Example:
         >>> F.log_softmax(ferrograd.tensor([0.0, 0.0]), dim=0)
         tensor([-0.6931, -0.6931])
     """
@@ -540,8 +653,12 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: splits ``dim`` in halves ``a, b`` and returns ``a * sigmoid(b)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension split in halves (its size must be even).
+            Default: ``-1``.
 
+    Example:
         >>> F.glu(ferrograd.tensor([2.0, 0.0]))
         tensor([1.])
     """
@@ -563,8 +680,14 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Applies ``x @ weight.T + bias``.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(*, in_features)``.
+        weight (Tensor): the weight, of shape ``(out_features, in_features)``
+            (or ``(in_features,)``).
+        bias (Tensor, optional): the bias, of shape ``(out_features,)``.
+            Default: ``None``.
 
+    Example:
         >>> F.linear(ferrograd.ones(1, 2), ferrograd.ones(3, 2)).shape
         ferrograd.Size([1, 3])
     """
@@ -583,8 +706,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Applies ``y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]``.
 
-    Example::
+    Args:
+        input1 (Tensor): the first input, of shape ``(*, in1)``.
+        input2 (Tensor): the second input, of shape ``(*, in2)``.
+        weight (Tensor): the weight, of shape ``(out, in1, in2)``.
+        bias (Tensor, optional): the bias, of shape ``(out,)``. Default:
+            ``None``.
 
+    Example:
         >>> F.bilinear(ferrograd.ones(4, 2), ferrograd.ones(4, 3), ferrograd.ones(5, 2, 3)).shape
         ferrograd.Size([4, 5])
     """
@@ -619,8 +748,15 @@ def _dropout_with_noise_shape(input: Tensor, p: float, noise_shape: Sequence[int
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of an element being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``True``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.dropout(ferrograd.ones(3), p=0.5, training=False)
         tensor([1., 1., 1.])
     """
@@ -647,17 +783,60 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, nd:
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for ``(N, C, L)`` or ``(C, L)`` inputs: whole channels are zeroed."""
+    """Channel dropout for ``(N, C, L)`` or ``(C, L)`` inputs: whole channels are zeroed.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of a channel being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``True``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
+
+    Example:
+        >>> _ = ferrograd.manual_seed(0)
+        >>> F.dropout1d(ferrograd.ones(1, 4, 3), p=0.5)  # whole channels zeroed, the rest doubled
+        tensor([[[0., 0., 0.],
+                 [0., 0., 0.],
+                 [2., 2., 2.],
+                 [0., 0., 0.]]])
+    """
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for ``(N, C, H, W)`` or ``(C, H, W)`` inputs."""
+    """Channel dropout for ``(N, C, H, W)`` or ``(C, H, W)`` inputs.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of a channel being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``True``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
+
+    Example:
+        >>> F.dropout2d(ferrograd.ones(1, 2, 2, 2), p=0.5, training=False).sum()
+        tensor(8.)
+    """
     return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
+    """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of a channel being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``True``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
+
+    Example:
+        >>> F.dropout3d(ferrograd.ones(1, 2, 1, 2, 2), p=0.5, training=False).sum()
+        tensor(8.)
+    """
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
@@ -675,8 +854,22 @@ def embedding(
     The row at ``padding_idx`` receives no gradient. With ``max_norm``, the
     looked-up rows of ``weight`` are renormalised in place first.
 
-    Example::
+    Args:
+        input (Tensor): integer indices, of any shape.
+        weight (Tensor): the embedding matrix, of shape
+            ``(num_embeddings, embedding_dim)``.
+        padding_idx (int, optional): the row at this index gets no gradient.
+            Default: ``None``.
+        max_norm (float, optional): rows looked up with a larger norm are
+            renormalised in place to this norm. Default: ``None``.
+        norm_type (float): the ``p`` of the norm for ``max_norm``. Default:
+            ``2.0``.
+        scale_grad_by_freq (bool): divide each row's gradient by how often it
+            occurs in the batch. Default: ``False``.
+        sparse (bool): must be ``False`` (sparse gradients are not supported).
+            Default: ``False``.
 
+    Example:
         >>> w = ferrograd.arange(6.0).reshape(3, 2)
         >>> F.embedding(ferrograd.tensor([2, 0]), w)
         tensor([[4., 5.],
@@ -725,8 +918,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Returns an int64 tensor with a trailing dimension of size ``num_classes``
     holding 1 at each index of ``tensor``.
 
-    Example::
+    Args:
+        tensor (Tensor): class indices (int64).
+        num_classes (int): the number of classes; ``-1`` uses the largest index
+            plus one. Default: ``-1``.
 
+    Example:
         >>> F.one_hot(ferrograd.tensor([0, 2]), 3)
         tensor([[1, 0, 0],
                 [0, 0, 1]])
@@ -765,8 +962,16 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     """Pads the last ``len(pad) // 2`` dimensions; ``pad`` lists (left, right) pairs
     starting from the last dimension. Negative amounts crop.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        pad (tuple of ints): ``(left, right)`` sizes for the last dim, then for
+            the one before, ... (negative values crop).
+        mode (str): ``'constant'``, ``'reflect'``, ``'replicate'`` or
+            ``'circular'``. Default: ``'constant'``.
+        value (float, optional): the fill value for ``'constant'``. Default:
+            ``None`` (0).
 
+    Example:
         >>> F.pad(ferrograd.tensor([[1.0, 2.0]]), (1, 2), value=9.0)
         tensor([[9., 1., 2., 9., 9.]])
     """
@@ -835,8 +1040,16 @@ def normalize(
 ) -> Tensor:
     """Divides by the ``p``-norm along ``dim``, clamped below by ``eps``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the exponent of the norm. Default: ``2.0``.
+        dim (int or tuple of ints): the dimension(s) of the vectors. Default:
+            ``1``.
+        eps (float): lower bound of the norm, to avoid dividing by zero.
+            Default: ``1e-12``.
+        out (Tensor, optional): the output tensor. Default: ``None``.
 
+    Example:
         >>> F.normalize(ferrograd.tensor([[3.0, 4.0]]))
         tensor([[0.6000, 0.8000]])
     """
@@ -850,8 +1063,14 @@ def normalize(
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (broadcasting).
 
-    Example::
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input (broadcast against ``x1``).
+        dim (int): the dimension of the vectors. Default: ``1``.
+        eps (float): lower bound of each norm, to avoid dividing by zero.
+            Default: ``1e-08``.
 
+    Example:
         >>> F.cosine_similarity(ferrograd.tensor([[1.0, 0.0]]), ferrograd.tensor([[1.0, 1.0]]))
         tensor([0.7071])
     """
@@ -866,8 +1085,15 @@ def pairwise_distance(
 ) -> Tensor:
     """``p``-norm of ``x1 - x2 + eps`` over the last dimension.
 
-    Example::
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input (broadcast against ``x1``).
+        p (float): the norm degree. Default: ``2.0``.
+        eps (float): added to the difference, to avoid a zero norm. Default:
+            ``1e-06``.
+        keepdim (bool): keep the last dim with size 1. Default: ``False``.
 
+    Example:
         >>> F.pairwise_distance(ferrograd.tensor([[0.0, 0.0]]), ferrograd.tensor([[3.0, 4.0]]), eps=0.0)
         tensor([5.])
     """
@@ -897,8 +1123,19 @@ def mse_loss(
 ) -> Tensor:
     """Mean squared error ``(x - y)^2``, optionally weighted, then reduced.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target, shaped like ``input``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        weight (Tensor, optional): a weight multiplied with each element's loss
+            (broadcast against it). Default: ``None``.
 
+    Example:
         >>> F.mse_loss(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
@@ -918,8 +1155,19 @@ def l1_loss(
 ) -> Tensor:
     """Mean absolute error ``|x - y|``, optionally weighted, then reduced.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target, shaped like ``input``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        weight (Tensor, optional): a weight multiplied with each element's loss
+            (broadcast against it). Default: ``None``.
 
+    Example:
         >>> F.l1_loss(ferrograd.tensor([1.0, -3.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(2.)
     """
@@ -939,8 +1187,19 @@ def smooth_l1_loss(
 ) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = x - y``).
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target, shaped like ``input``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        beta (float): where the loss turns from quadratic to linear. Default:
+            ``1.0``.
 
+    Example:
         >>> F.smooth_l1_loss(ferrograd.tensor([0.5, 3.0]), ferrograd.tensor([0.0, 0.0]), reduction="sum")
         tensor(2.6250)
     """
@@ -965,8 +1224,17 @@ def huber_loss(
 ) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target, shaped like ``input``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        delta (float): where the loss turns from quadratic to linear. Default:
+            ``1.0``.
+        weight (Tensor, optional): a weight multiplied with each element's loss
+            (broadcast against it). Default: ``None``.
 
+    Example:
         >>> F.huber_loss(ferrograd.tensor([0.5, 3.0]), ferrograd.tensor([0.0, 0.0]), reduction="sum")
         tensor(2.6250)
     """
@@ -993,8 +1261,22 @@ def nll_loss(
 
     ``'mean'`` divides by the sum of the weights of the non-ignored targets.
 
-    Example::
+    Args:
+        input (Tensor): log-probabilities, of shape ``(N, C)``, ``(C,)`` or
+            ``(N, C, d1, ...)``.
+        target (Tensor): class indices, of the shape of ``input`` without ``C``.
+        weight (Tensor, optional): a manual rescaling weight per class (shape
+            ``(C,)``). Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        ignore_index (int): target value that is ignored and does not count in
+            the mean. Default: ``-100``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> logp = ferrograd.tensor([[-1.0, -2.0], [-3.0, -4.0]])
         >>> F.nll_loss(logp, ferrograd.tensor([1, 0]))
         tensor(2.5000)
@@ -1019,8 +1301,25 @@ def cross_entropy(
     """Cross entropy between logits ``input`` and ``target`` (class indices, or class
     probabilities of the same shape as ``input``), with optional label smoothing.
 
-    Example::
+    Args:
+        input (Tensor): the logits, of shape ``(N, C)``, ``(C,)`` or
+            ``(N, C, d1, ...)``.
+        target (Tensor): class indices (shape of ``input`` without ``C``) or
+            class probabilities (shaped like ``input``).
+        weight (Tensor, optional): a manual rescaling weight per class (shape
+            ``(C,)``). Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        ignore_index (int): target value that is ignored and does not count in
+            the mean. Default: ``-100``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        label_smoothing (float): in ``[0, 1]``: mix the target with the uniform
+            distribution by this amount. Default: ``0.0``.
 
+    Example:
         >>> F.cross_entropy(ferrograd.tensor([[0.0, 0.0]]), ferrograd.tensor([1]))
         tensor(0.6931)
     """
@@ -1077,8 +1376,19 @@ def binary_cross_entropy(
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``; each log is
     clamped at -100, as torch does.
 
-    Example::
+    Args:
+        input (Tensor): probabilities in ``[0, 1]``.
+        target (Tensor): targets in ``[0, 1]``, shaped like ``input``.
+        weight (Tensor, optional): a weight per element (broadcast against
+            ``input``). Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.binary_cross_entropy(ferrograd.tensor([0.5]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -1109,8 +1419,21 @@ def binary_cross_entropy_with_logits(
     """Binary cross entropy of ``sigmoid(input)``, computed without overflow:
     ``(1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0))``.
 
-    Example::
+    Args:
+        input (Tensor): the logits.
+        target (Tensor): targets in ``[0, 1]``, shaped like ``input``.
+        weight (Tensor, optional): a weight per element (broadcast against
+            ``input``). Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        pos_weight (Tensor, optional): a weight of the positive examples per
+            class (broadcast along the last dim). Default: ``None``.
 
+    Example:
         >>> F.binary_cross_entropy_with_logits(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -1138,8 +1461,19 @@ def kl_div(
     (``target`` in log space too with ``log_target=True``); ``'batchmean'``
     divides the sum by the batch size.
 
-    Example::
+    Args:
+        input (Tensor): log-probabilities.
+        target (Tensor): probabilities (log-probabilities with ``log_target``).
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): ``'none'``, ``'batchmean'`` (the mathematically right
+            one), ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        log_target (bool): ``target`` holds log-probabilities. Default:
+            ``False``.
 
+    Example:
         >>> F.kl_div(ferrograd.tensor([-1.0]), ferrograd.tensor([0.0]), reduction="sum")
         tensor(0.)
     """
@@ -1177,8 +1511,23 @@ def poisson_nll_loss(
     """Poisson negative log likelihood: ``exp(x) - y x`` (``log_input``) or
     ``x - y log(x + eps)``, plus Stirling's term for ``y > 1`` when ``full``.
 
-    Example::
+    Args:
+        input (Tensor): the predicted rates (their logs when ``log_input``).
+        target (Tensor): the observed counts.
+        log_input (bool): ``input`` holds log-rates: loss ``exp(x) - y x``;
+            otherwise ``x - y log(x + eps)``. Default: ``True``.
+        full (bool): add the Stirling term ``y log y - y + 0.5 log(2 pi y)``.
+            Default: ``False``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        eps (float): added inside the log when not ``log_input``. Default:
+            ``1e-08``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.poisson_nll_loss(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
@@ -1206,8 +1555,20 @@ def margin_ranking_loss(
 ) -> Tensor:
     """``max(0, -y (x1 - x2) + margin)``.
 
-    Example::
+    Args:
+        input1 (Tensor): the first scores.
+        input2 (Tensor): the second scores.
+        target (Tensor): ``1`` where ``input1`` should rank higher, ``-1`` where
+            ``input2`` should.
+        margin (float): the margin. Default: ``0.0``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.margin_ranking_loss(ferrograd.tensor([1.0]), ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
@@ -1231,8 +1592,18 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): ``1`` or ``-1`` per element.
+        margin (float): the margin. Default: ``1.0``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.hinge_embedding_loss(ferrograd.tensor([0.3, 0.2]), ferrograd.tensor([1.0, -1.0]))
         tensor(0.5500)
     """
@@ -1253,8 +1624,17 @@ def soft_margin_loss(
 ) -> Tensor:
     """``log(1 + exp(-y x))``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): ``1`` or ``-1`` per element.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.soft_margin_loss(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -1280,8 +1660,16 @@ def layer_norm(
     """Normalises over the trailing ``normalized_shape`` dimensions (biased variance),
     then applies the elementwise affine ``weight``/``bias``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        normalized_shape (tuple of ints): the trailing shape to normalise over.
+        weight (Tensor, optional): the elementwise scale, of shape
+            ``normalized_shape``. Default: ``None``.
+        bias (Tensor, optional): the elementwise shift, of shape
+            ``normalized_shape``. Default: ``None``.
+        eps (float): added for numerical stability. Default: ``1e-05``.
 
+    Example:
         >>> F.layer_norm(ferrograd.tensor([[1.0, 3.0]]), (2,))
         tensor([[-1.0000,  1.0000]])
     """
@@ -1297,7 +1685,20 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """Divides by the root mean square over ``normalized_shape`` (``eps`` defaults to the
-    dtype's machine epsilon), then scales by ``weight``."""
+    dtype's machine epsilon), then scales by ``weight``.
+
+    Args:
+        input (Tensor): the input tensor.
+        normalized_shape (tuple of ints): the trailing shape to normalise over.
+        weight (Tensor, optional): the elementwise scale, of shape
+            ``normalized_shape``. Default: ``None``.
+        eps (float, optional): added to the mean square. Default: ``None`` (the
+            dtype's machine epsilon).
+
+    Example:
+        >>> F.rms_norm(ferrograd.tensor([[3.0, 4.0]]), (2,))
+        tensor([[0.8485, 1.1314]])
+    """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(normalized_shape)
@@ -1325,8 +1726,14 @@ def group_norm(
     """Normalises each group of ``C / num_groups`` channels per sample, then applies a
     per-channel affine.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(N, C, *)``.
+        num_groups (int): the number of groups ``C`` is divided into.
+        weight (Tensor, optional): the scale per channel. Default: ``None``.
+        bias (Tensor, optional): the shift per channel. Default: ``None``.
+        eps (float): added for numerical stability. Default: ``1e-05``.
 
+    Example:
         >>> F.group_norm(ferrograd.tensor([[[1.0], [3.0]]]), 1).flatten()
         tensor([-1.0000,  1.0000])
     """
@@ -1367,8 +1774,23 @@ def batch_norm(
     and ``running_var`` are updated in place (``running_var`` with the unbiased
     batch variance); in evaluation the running statistics are used.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(N, C, *)``.
+        running_mean (Tensor, optional): the running mean per channel, updated
+            in training.
+        running_var (Tensor, optional): the running variance per channel,
+            updated in training.
+        weight (Tensor, optional): the scale ``gamma`` per channel. Default:
+            ``None``.
+        bias (Tensor, optional): the shift ``beta`` per channel. Default:
+            ``None``.
+        training (bool): use the batch statistics (and update the running ones).
+            Default: ``False``.
+        momentum (float): the weight of the new batch statistics in the running
+            averages. Default: ``0.1``.
+        eps (float): added for numerical stability. Default: ``1e-05``.
 
+    Example:
         >>> x = ferrograd.tensor([[1.0], [3.0]])
         >>> F.batch_norm(x, None, None, training=True).flatten()
         tensor([-1.0000,  1.0000])
@@ -1420,8 +1842,23 @@ def instance_norm(
 ) -> Tensor:
     """Normalises each (sample, channel) plane over its spatial dimensions.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(N, C, *)``.
+        running_mean (Tensor, optional): the running mean per channel, updated
+            when ``use_input_stats``. Default: ``None``.
+        running_var (Tensor, optional): the running variance per channel.
+            Default: ``None``.
+        weight (Tensor, optional): the scale ``gamma`` per channel. Default:
+            ``None``.
+        bias (Tensor, optional): the shift ``beta`` per channel. Default:
+            ``None``.
+        use_input_stats (bool): normalise with each instance's statistics;
+            ``False`` uses the running ones. Default: ``True``.
+        momentum (float): the weight of the new statistics in the running
+            averages. Default: ``0.1``.
+        eps (float): added for numerical stability. Default: ``1e-05``.
 
+    Example:
         >>> F.instance_norm(ferrograd.tensor([[[1.0, 3.0]]])).flatten()
         tensor([-1.0000,  1.0000])
     """
@@ -1467,8 +1904,14 @@ def local_response_norm(
     """Divides each channel by ``(k + alpha / size * sum of squares over size
     neighbouring channels) ** beta``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        size (int): the number of neighbouring channels summed over.
+        alpha (float): the multiplicative factor. Default: ``0.0001``.
+        beta (float): the exponent. Default: ``0.75``.
+        k (float): the additive constant. Default: ``1.0``.
 
+    Example:
         >>> F.local_response_norm(ferrograd.ones(1, 3, 2), 2).shape
         ferrograd.Size([1, 3, 2])
     """
@@ -1643,8 +2086,22 @@ def conv1d(
 ) -> Tensor:
     """1-D cross-correlation over ``(N, C_in, L)``; ``weight`` is ``(C_out, C_in / groups, k)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_out, C_in / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the step of the filters. Default: ``1``.
+        padding (int, tuple of ints or str): zeros added on both sides of each
+            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
+            input size, stride 1). Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
 
+    Example:
         >>> F.conv1d(ferrograd.ones(1, 1, 5), ferrograd.ones(1, 1, 3))
         tensor([[[3., 3., 3.]]])
     """
@@ -1664,8 +2121,22 @@ def conv2d(
     ``(C_out, C_in / groups, kH, kW)``; ``padding`` may be an int, a pair,
     ``'valid'`` or ``'same'``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_out, C_in / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the step of the filters. Default: ``1``.
+        padding (int, tuple of ints or str): zeros added on both sides of each
+            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
+            input size, stride 1). Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
 
+    Example:
         >>> F.conv2d(ferrograd.ones(1, 1, 3, 3), ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 2, 2])
     """
@@ -1681,7 +2152,27 @@ def conv3d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    """3-D cross-correlation over ``(N, C_in, D, H, W)``."""
+    """3-D cross-correlation over ``(N, C_in, D, H, W)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_out, C_in / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the step of the filters. Default: ``1``.
+        padding (int, tuple of ints or str): zeros added on both sides of each
+            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
+            input size, stride 1). Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
+
+    Example:
+        >>> F.conv3d(ferrograd.ones(1, 1, 3, 3, 3), ferrograd.ones(1, 1, 2, 2, 2)).shape
+        ferrograd.Size([1, 1, 2, 2, 2])
+    """
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
@@ -1753,8 +2244,25 @@ def conv_transpose1d(
 ) -> Tensor:
     """1-D transposed convolution; ``weight`` is ``(C_in, C_out / groups, k)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_in, C_out / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the stride of the (forward) convolution
+            this op transposes. Default: ``1``.
+        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
+            are added on both sides of each dim. Default: ``0``.
+        output_padding (int or tuple of ints): extra size added to one side of
+            each output dim, to pick among the sizes a strided convolution maps
+            to the same input size. Default: ``0``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
 
+    Example:
         >>> F.conv_transpose1d(ferrograd.ones(1, 1, 2), ferrograd.ones(1, 1, 2))
         tensor([[[1., 2., 1.]]])
     """
@@ -1776,8 +2284,25 @@ def conv_transpose2d(
     """2-D transposed convolution; output size is
     ``(H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_in, C_out / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the stride of the (forward) convolution
+            this op transposes. Default: ``1``.
+        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
+            are added on both sides of each dim. Default: ``0``.
+        output_padding (int or tuple of ints): extra size added to one side of
+            each output dim, to pick among the sizes a strided convolution maps
+            to the same input size. Default: ``0``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
 
+    Example:
         >>> F.conv_transpose2d(ferrograd.ones(1, 1, 2, 2), ferrograd.ones(1, 3, 2, 2), stride=2).shape
         ferrograd.Size([1, 3, 4, 4])
     """
@@ -1943,8 +2468,21 @@ def max_pool1d(
 ) -> Any:
     """1-D max pooling over ``(N, C, L)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        return_indices (bool): also return the index of each maximum, for
+            :func:`max_unpool1d`. Default: ``False``.
 
+    Example:
         >>> F.max_pool1d(ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
         tensor([[[3., 2.]]])
     """
@@ -1963,8 +2501,22 @@ def max_pool2d(
     """2-D max pooling over ``(N, C, H, W)``; ``stride`` defaults to ``kernel_size``.
     With ``return_indices`` also returns flat indices into each ``H * W`` plane.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        return_indices (bool): also return the flat index (within each spatial
+            plane) of each maximum, for :func:`max_unpool2d`. Default:
+            ``False``.
 
+    Example:
         >>> F.max_pool2d(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 2)
         tensor([[[[ 5.,  7.],
                   [13., 15.]]]])
@@ -2013,8 +2565,19 @@ def avg_pool1d(
 ) -> Tensor:
     """1-D average pooling over ``(N, C, L)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        count_include_pad (bool): count the zero padding in the divisor of each
+            average. Default: ``True``.
 
+    Example:
         >>> F.avg_pool1d(ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
         tensor([[[2., 1.]]])
     """
@@ -2032,8 +2595,21 @@ def avg_pool2d(
 ) -> Tensor:
     """2-D average pooling over ``(N, C, H, W)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        count_include_pad (bool): count the zero padding in the divisor of each
+            average. Default: ``True``.
+        divisor_override (int, optional): divide every window by this number
+            instead of its size. Default: ``None``.
 
+    Example:
         >>> F.avg_pool2d(ferrograd.ones(1, 1, 4, 4), 2, padding=1, count_include_pad=False).shape
         ferrograd.Size([1, 1, 3, 3])
     """
@@ -2075,15 +2651,28 @@ def _adaptive_avg_poolnd(input: Tensor, output_size: Any, nd: int) -> Tensor:
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
-    """1-D adaptive average pooling to ``output_size`` positions."""
+    """1-D adaptive average pooling to ``output_size`` positions.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int): the length of the output.
+
+    Example:
+        >>> F.adaptive_avg_pool1d(ferrograd.tensor([[[1.0, 2.0, 3.0, 4.0]]]), 2)
+        tensor([[[1.5000, 3.5000]]])
+    """
     return _adaptive_avg_poolnd(input, output_size, 1)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """2-D adaptive average pooling: window ``i`` spans ``[floor(i S / O), ceil((i + 1) S / O))``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple of ints): the spatial size of the output
+            (``None`` in a tuple keeps that input size).
 
+    Example:
         >>> F.adaptive_avg_pool2d(ferrograd.ones(1, 1, 5, 7), (2, 3)).shape
         ferrograd.Size([1, 1, 2, 3])
     """
@@ -2130,15 +2719,33 @@ def _adaptive_max_poolnd(input: Tensor, output_size: Any, return_indices: bool, 
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """1-D adaptive max pooling."""
+    """1-D adaptive max pooling over ``(N, C, L)`` or ``(C, L)``: the windows are
+    chosen so the output has ``output_size`` positions, as in :func:`adaptive_avg_pool2d`.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int): the length of the output.
+        return_indices (bool): also return the index of each maximum. Default:
+            ``False``.
+
+    Example:
+        >>> F.adaptive_max_pool1d(ferrograd.tensor([[[1.0, 5.0, 3.0, 4.0]]]), 2)
+        tensor([[[5., 4.]]])
+    """
     return _adaptive_max_poolnd(input, output_size, return_indices, 1)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """2-D adaptive max pooling, with the same windows as :func:`adaptive_avg_pool2d`.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple of ints): the spatial size of the output
+            (``None`` in a tuple keeps that input size).
+        return_indices (bool): also return the flat index of each maximum.
+            Default: ``False``.
 
+    Example:
         >>> F.adaptive_max_pool2d(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 1)
         tensor([[[[15.]]]])
     """
@@ -2148,8 +2755,16 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
     """Extracts sliding blocks: ``(N, C, H, W) -> (N, C * kH * kW, L)``.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(N, C, H, W)``.
+        kernel_size (int or tuple of ints): the size of the window.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        stride (int or tuple of ints): the step between blocks. Default: ``1``.
 
+    Example:
         >>> F.unfold(ferrograd.ones(1, 2, 3, 3), 2).shape
         ferrograd.Size([1, 8, 4])
     """
@@ -2192,8 +2807,18 @@ def fold(
     """Sums sliding blocks back into a tensor: the adjoint of :func:`unfold`,
     ``(N, C * kH * kW, L) -> (N, C, H, W)``.
 
-    Example::
+    Args:
+        input (Tensor): the columns, of shape ``(N, C * prod(kernel_size), L)``.
+        output_size (int or tuple of ints): the spatial size ``(H, W)`` of the
+            output.
+        kernel_size (int or tuple of ints): the size of the window.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        stride (int or tuple of ints): the step between blocks. Default: ``1``.
 
+    Example:
         >>> F.fold(ferrograd.ones(1, 4, 4), (3, 3), 2)[0, 0]
         tensor([[1., 2., 1.],
                 [2., 4., 2.],
@@ -2280,8 +2905,26 @@ def interpolate(
     ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``,
     ``'trilinear'`` or ``'area'``.
 
-    Example::
+    Args:
+        input (Tensor): the input, of shape ``(N, C, *spatial)`` with 1 to 3
+            spatial dims.
+        size (int or tuple of ints, optional): the output spatial size. Default:
+            ``None``.
+        scale_factor (float or tuple of floats, optional): the multiplier of the
+            spatial size (give ``size`` or this). Default: ``None``.
+        mode (str): ``'nearest'``, ``'nearest-exact'``, ``'linear'``,
+            ``'bilinear'``, ``'trilinear'`` or ``'area'``. Default:
+            ``'nearest'``.
+        align_corners (bool, optional): for the linear modes: map the corner
+            pixels' centres onto each other instead of the corners' edges.
+            Default: ``None``.
+        recompute_scale_factor (bool, optional): compute the scale from the
+            output size rather than using ``scale_factor`` directly. Default:
+            ``None``.
+        antialias (bool): must be ``False`` (``True`` raises: not supported).
+            Default: ``False``.
 
+    Example:
         >>> F.interpolate(ferrograd.tensor([[[1.0, 2.0]]]), scale_factor=2)
         tensor([[[1., 1., 2., 2.]]])
     """
@@ -2345,8 +2988,22 @@ def scaled_dot_product_attention(
     """``softmax(Q K^T * scale + mask) V`` over ``(..., L, E)`` queries and
     ``(..., S, E)`` keys; a boolean ``attn_mask`` marks the positions allowed to attend.
 
-    Example::
+    Args:
+        query (Tensor): of shape ``(*, L, E)``.
+        key (Tensor): of shape ``(*, S, E)``.
+        value (Tensor): of shape ``(*, S, Ev)``.
+        attn_mask (Tensor, optional): a boolean mask (``True`` = attend) or an
+            additive float mask, broadcast to ``(*, L, S)``. Default: ``None``.
+        dropout_p (float): dropout probability on the attention weights.
+            Default: ``0.0``.
+        is_causal (bool): mask out keys after each query position. Default:
+            ``False``.
+        scale (float, optional): the scale of the scores. Default: ``None``
+            (``1 / sqrt(E)``).
+        enable_gqa (bool): allow fewer key/value heads than query heads
+            (grouped-query attention). Default: ``False``.
 
+    Example:
         >>> q = k = v = ferrograd.ones(1, 2, 4)
         >>> F.scaled_dot_product_attention(q, k, v).shape
         ferrograd.Size([1, 2, 4])
@@ -2386,8 +3043,11 @@ def scaled_dot_product_attention(
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """Keeps ``x`` where ``|x| > lambd`` and zeroes the rest.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        lambd (float): the threshold ``lambda``. Default: ``0.5``.
 
+    Example:
         >>> F.hardshrink(ferrograd.tensor([-1.0, 0.2, 0.7]))
         tensor([-1.0000,  0.0000,  0.7000])
     """
@@ -2397,8 +3057,11 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """Shrinks ``x`` towards 0 by ``lambd``, zeroing ``[-lambd, lambd]``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        lambd (float): the threshold ``lambda``. Default: ``0.5``.
 
+    Example:
         >>> F.softshrink(ferrograd.tensor([-1.0, 0.2, 0.7]))
         tensor([-0.5000,  0.0000,  0.2000])
     """
@@ -2409,7 +3072,15 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def tanhshrink(input: Tensor) -> Tensor:
-    """Applies ``x - tanh(x)``."""
+    """Applies ``x - tanh(x)``.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Example:
+        >>> F.tanhshrink(ferrograd.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.2384])
+    """
     return input - input.tanh()
 
 
@@ -2423,8 +3094,17 @@ def rrelu(
     """Randomised leaky ReLU: the negative slope is ``(lower + upper) / 2`` in
     evaluation and drawn from ``U(lower, upper)`` per element in training.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        lower (float): the lower bound of the random slope. Default: ``0.125``.
+        upper (float): the upper bound of the random slope. Default:
+            ``0.3333333333333333``.
+        training (bool): draw a random slope per element; when ``False`` the
+            slope is ``(lower + upper) / 2``. Default: ``False``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.rrelu(ferrograd.tensor([-2.0, 1.0]), 0.25, 0.25)
         tensor([-0.5000,  1.0000])
     """
@@ -2438,7 +3118,7 @@ def rrelu(
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """In-place :func:`rrelu`."""
+    """In-place version of :func:`rrelu`."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 
@@ -2461,8 +3141,15 @@ def _alpha_dropout_impl(input: Tensor, p: float, noise_shape: Sequence[int], inp
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout for SELU networks: keeps the input's mean and variance.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of an element being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``False``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
 
+    Example:
         >>> F.alpha_dropout(ferrograd.ones(3), 0.5, training=False)
         tensor([1., 1., 1.])
     """
@@ -2475,7 +3162,21 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 def feature_alpha_dropout(
     input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
 ) -> Tensor:
-    """:func:`alpha_dropout` over whole channels."""
+    """:func:`alpha_dropout` over whole channels.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the probability of an element being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``False``.
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
+
+    Example:
+        >>> F.feature_alpha_dropout(ferrograd.ones(1, 2, 3), 0.5, training=False)
+        tensor([[[1., 1., 1.],
+                 [1., 1., 1.]]])
+    """
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
@@ -2488,8 +3189,12 @@ def feature_alpha_dropout(
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """Rearranges ``(*, C r^2, H, W)`` into ``(*, C, H r, W r)``.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        upscale_factor (int): the factor ``r``:
+            ``(*, C r^2, H, W) -> (*, C, H r, W r)``.
 
+    Example:
         >>> F.pixel_shuffle(ferrograd.arange(4.0).reshape(1, 4, 1, 1), 2)
         tensor([[[[0., 1.],
                   [2., 3.]]]])
@@ -2514,7 +3219,17 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """Inverse of :func:`pixel_shuffle`: ``(*, C, H r, W r)`` into ``(*, C r^2, H, W)``."""
+    """Inverse of :func:`pixel_shuffle`: ``(*, C, H r, W r)`` into ``(*, C r^2, H, W)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        downscale_factor (int): the factor ``r``:
+            ``(*, C, H r, W r) -> (*, C r^2, H, W)``.
+
+    Example:
+        >>> F.pixel_unshuffle(ferrograd.arange(4.0).reshape(1, 1, 2, 2), 2).flatten()
+        tensor([0., 1., 2., 3.])
+    """
     r = downscale_factor
     c, h, w = input.shape[-3:]
     if h % r != 0 or w % r != 0:
@@ -2530,7 +3245,16 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """Interleaves the channels of ``groups`` groups: ``(N, g, C/g, *) -> (N, C/g, g, *)``."""
+    """Interleaves the channels of ``groups`` groups: ``(N, g, C/g, *) -> (N, C/g, g, *)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        groups (int): the number of groups the channels are split into.
+
+    Example:
+        >>> F.channel_shuffle(ferrograd.arange(4.0).reshape(1, 4, 1, 1), 2).flatten()
+        tensor([0., 2., 1., 3.])
+    """
     n, c = input.shape[0], input.shape[1]
     if c % groups != 0:
         raise RuntimeError(
@@ -2551,8 +3275,20 @@ def cosine_embedding_loss(
 ) -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1`` and ``max(0, cos(x1, x2) - margin)`` where ``y == -1``.
 
-    Example::
+    Args:
+        input1 (Tensor): the first inputs, ``(N, D)`` or ``(D,)``.
+        input2 (Tensor): the second inputs, shaped like ``input1``.
+        target (Tensor): ``1`` (similar) or ``-1`` (dissimilar) per pair.
+        margin (float): the margin for dissimilar pairs, in ``[-1, 1]``.
+            Default: ``0.0``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.cosine_embedding_loss(ferrograd.tensor([[1.0, 0.0]]), ferrograd.tensor([[0.0, 1.0]]),
         ...                         ferrograd.tensor([1.0]))
         tensor(1.)
@@ -2586,8 +3322,24 @@ def triplet_margin_loss(
 ) -> Tensor:
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance.
 
-    Example::
+    Args:
+        anchor (Tensor): the anchors, ``(N, D)`` or ``(D,)``.
+        positive (Tensor): the positive examples.
+        negative (Tensor): the negative examples.
+        margin (float): the margin. Default: ``1.0``.
+        p (float): the norm degree of the distance. Default: ``2``.
+        eps (float): added to the differences, to avoid a zero norm. Default:
+            ``1e-06``.
+        swap (bool): use the positive-negative distance when it is smaller than
+            the anchor-negative one. Default: ``False``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> a = ferrograd.tensor([[0.0, 0.0]])
         >>> F.triplet_margin_loss(a, a, ferrograd.tensor([[3.0, 4.0]]), margin=6.0, eps=0.0)
         tensor(1.)
@@ -2611,7 +3363,27 @@ def triplet_margin_with_distance_loss(
     swap: bool = False,
     reduction: str = "mean",
 ) -> Tensor:
-    """:func:`triplet_margin_loss` with a custom ``distance_function`` (default pairwise L2)."""
+    """:func:`triplet_margin_loss` with a custom ``distance_function`` (default pairwise L2).
+
+    Args:
+        anchor (Tensor): the anchors.
+        positive (Tensor): the positive examples.
+        negative (Tensor): the negative examples.
+
+    Keyword args:
+        distance_function (callable, optional): ``f(x1, x2)`` giving the
+            distances. Default: :func:`pairwise_distance`.
+        margin (float): the margin. Default: ``1.0``.
+        swap (bool): use the positive-negative distance when it is smaller than
+            the anchor-negative one. Default: ``False``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Example:
+        >>> a, p, n = ferrograd.tensor([[0.0]]), ferrograd.tensor([[2.0]]), ferrograd.tensor([[1.0]])
+        >>> F.triplet_margin_with_distance_loss(a, p, n)  # max(2 - 1 + 1, 0)
+        tensor(2.)
+    """
     _check_reduction(reduction)
     if margin <= 0:
         raise ValueError(
@@ -2637,8 +3409,17 @@ def gaussian_nll_loss(
     ``0.5 log 2 pi`` when ``full``); ``var`` is clamped below at ``eps`` for the value
     only, as torch does.
 
-    Example::
+    Args:
+        input (Tensor): the predicted means.
+        target (Tensor): the samples.
+        var (Tensor or float): the predicted variances (broadcast against
+            ``input``).
+        full (bool): add the constant ``0.5 log(2 pi)``. Default: ``False``.
+        eps (float): lower clamp of ``var``. Default: ``1e-06``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.gaussian_nll_loss(ferrograd.tensor([1.0]), ferrograd.tensor([3.0]), ferrograd.tensor([2.0]))
         tensor(1.3466)
     """
@@ -2669,7 +3450,23 @@ def multilabel_soft_margin_loss(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """Per-class logistic loss averaged over classes: ``-mean_c(y log s(x) + (1 - y) log s(-x))``."""
+    """Per-class logistic loss averaged over classes: ``-mean_c(y log s(x) + (1 - y) log s(-x))``.
+
+    Args:
+        input (Tensor): the logits, of shape ``(N, C)``.
+        target (Tensor): ``0`` or ``1`` per class, shaped like ``input``.
+        weight (Tensor, optional): a weight per class. Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+
+    Example:
+        >>> F.multilabel_soft_margin_loss(ferrograd.tensor([[0.0, 0.0]]), ferrograd.tensor([[1.0, 0.0]]))
+        tensor(0.6931)
+    """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
@@ -2692,8 +3489,21 @@ def multi_margin_loss(
 ) -> Tensor:
     """Multi-class hinge: ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``.
 
-    Example::
+    Args:
+        input (Tensor): the scores, of shape ``(N, C)`` or ``(C,)``.
+        target (Tensor): the class indices.
+        p (int): ``1`` or ``2``: the power of each hinge term. Default: ``1``.
+        margin (float): the margin. Default: ``1.0``.
+        weight (Tensor, optional): a manual rescaling weight per class (shape
+            ``(C,)``). Default: ``None``.
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
 
+    Example:
         >>> F.multi_margin_loss(ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]]), ferrograd.tensor([3]))
         tensor(0.3250)
     """
@@ -2729,7 +3539,21 @@ def _lp_poolnd(
 def lp_pool1d(
     input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
 ) -> Tensor:
-    """Power-average pooling ``(sum x^p)^(1/p)`` over 1-D windows."""
+    """Power-average pooling ``(sum x^p)^(1/p)`` over 1-D windows.
+
+    Args:
+        input (Tensor): the input tensor.
+        norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
+        kernel_size (int): the window size.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+
+    Example:
+        >>> F.lp_pool1d(ferrograd.tensor([[[3.0, 4.0, 0.0, 1.0]]]), 2, 2)
+        tensor([[[5., 1.]]])
+    """
     return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
 
@@ -2738,8 +3562,16 @@ def lp_pool2d(
 ) -> Tensor:
     """Power-average pooling ``(sum x^p)^(1/p)`` over 2-D windows.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
 
+    Example:
         >>> F.lp_pool2d(ferrograd.full((1, 1, 2, 2), 2.0), 2, 2)
         tensor([[[[4.]]]])
     """
@@ -2777,7 +3609,24 @@ def max_unpool1d(
     padding: Any = 0,
     output_size: Any = None,
 ) -> Tensor:
-    """Partial inverse of :func:`max_pool1d`: places values at ``indices``, zeros elsewhere."""
+    """Partial inverse of :func:`max_pool1d`: places values at ``indices``, zeros elsewhere.
+
+    Args:
+        input (Tensor): the input tensor.
+        indices (Tensor): the indices returned by the max pooling.
+        kernel_size (int or tuple of ints): the window size of the max pooling.
+        stride (int or tuple of ints, optional): its stride. Default:
+            ``kernel_size``.
+        padding (int or tuple of ints): its padding. Default: ``0``.
+        output_size (tuple of ints, optional): the exact output size, when the
+            pooling's input size is ambiguous. Default: computed from the other
+            arguments.
+
+    Example:
+        >>> v, i = F.max_pool1d(ferrograd.tensor([[[1.0, 3.0, 4.0, 2.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(v, i, 2)
+        tensor([[[0., 3., 4., 0.]]])
+    """
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
@@ -2789,14 +3638,24 @@ def max_unpool2d(
     padding: Any = 0,
     output_size: Any = None,
 ) -> Tensor:
-    """Partial inverse of :func:`max_pool2d`.
+    """Partial inverse of :func:`max_pool2d`: puts each value of ``input`` at the position
+    ``indices`` recorded for it and fills the rest of the output with zeros.
 
-    Example::
+    Args:
+        input (Tensor): the input tensor.
+        indices (Tensor): the indices returned by the max pooling.
+        kernel_size (int or tuple of ints): the window size of the max pooling.
+        stride (int or tuple of ints, optional): its stride. Default:
+            ``kernel_size``.
+        padding (int or tuple of ints): its padding. Default: ``0``.
+        output_size (tuple of ints, optional): the exact output size, when the
+            pooling's input size is ambiguous. Default: computed from the other
+            arguments.
 
-        >>> x = ferrograd.arange(16.0).reshape(1, 1, 4, 4)
-        >>> v, i = F.max_pool2d(x, 2, return_indices=True)
+    Example:
+        >>> v, i = F.max_pool2d(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)
         >>> F.max_unpool2d(v, i, 2)[0, 0, 1]
-        tensor([ 0.,  5.,  0.,  7.])
+        tensor([0., 5., 0., 7.])
     """
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 2)
 
@@ -2811,7 +3670,31 @@ def conv_transpose3d(
     groups: int = 1,
     dilation: Any = 1,
 ) -> Tensor:
-    """3-D transposed convolution."""
+    """3-D transposed convolution over ``(N, C_in, D, H, W)``: the gradient of
+    :func:`conv3d` with respect to its input; ``weight`` is ``(C_in, C_out / groups, kD, kH, kW)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_in, C_out / groups, *kernel)``.
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+        stride (int or tuple of ints): the stride of the (forward) convolution
+            this op transposes. Default: ``1``.
+        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
+            are added on both sides of each dim. Default: ``0``.
+        output_padding (int or tuple of ints): extra size added to one side of
+            each output dim, to pick among the sizes a strided convolution maps
+            to the same input size. Default: ``0``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+
+    Example:
+        >>> F.conv_transpose3d(ferrograd.ones(1, 1, 2, 2, 2), ferrograd.ones(1, 1, 2, 2, 2)).shape
+        ferrograd.Size([1, 1, 3, 3, 3])
+    """
     return _conv_transposend(
         input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
     )
@@ -2826,7 +3709,26 @@ def max_pool3d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Any:
-    """3-D max pooling over ``(N, C, D, H, W)``."""
+    """3-D max pooling over ``(N, C, D, H, W)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        return_indices (bool): also return the flat index of each maximum.
+            Default: ``False``.
+
+    Example:
+        >>> F.max_pool3d(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[7.]]]]])
+    """
     return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
@@ -2839,17 +3741,61 @@ def avg_pool3d(
     count_include_pad: bool = True,
     divisor_override: int | None = None,
 ) -> Tensor:
-    """3-D average pooling over ``(N, C, D, H, W)``."""
+    """3-D average pooling over ``(N, C, D, H, W)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+        count_include_pad (bool): count the zero padding in the divisor of each
+            average. Default: ``True``.
+        divisor_override (int, optional): divide every window by this number
+            instead of its size. Default: ``None``.
+
+    Example:
+        >>> F.avg_pool3d(ferrograd.ones(1, 1, 4, 4, 4), 2).shape
+        ferrograd.Size([1, 1, 2, 2, 2])
+    """
     return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
-    """3-D adaptive average pooling."""
+    """3-D adaptive average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``: the
+    windows are chosen so the output has ``output_size`` positions per dim, as in
+    :func:`adaptive_avg_pool2d`.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple of ints): the spatial size of the output
+            (``None`` in a tuple keeps that input size).
+
+    Example:
+        >>> F.adaptive_avg_pool3d(ferrograd.ones(1, 1, 4, 4, 4), 2).shape
+        ferrograd.Size([1, 1, 2, 2, 2])
+    """
     return _adaptive_avg_poolnd(input, output_size, 3)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """3-D adaptive max pooling."""
+    """3-D adaptive max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``, with the
+    windows of :func:`adaptive_avg_pool3d`.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple of ints): the spatial size of the output
+            (``None`` in a tuple keeps that input size).
+        return_indices (bool): also return the flat index of each maximum.
+            Default: ``False``.
+
+    Example:
+        >>> F.adaptive_max_pool3d(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+        tensor([[[[[7.]]]]])
+    """
     return _adaptive_max_poolnd(input, output_size, return_indices, 3)
 
 

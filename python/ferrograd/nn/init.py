@@ -48,8 +48,17 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """Recommended gain for a nonlinearity: 1 for linear/conv/sigmoid, 5/3 for tanh,
     sqrt(2) for relu, sqrt(2 / (1 + slope^2)) for leaky_relu, 3/4 for selu.
 
-    Example::
+    Args:
+        nonlinearity (str): the function's name: ``'linear'``, ``'conv1d'`` (to
+            ``'conv_transpose3d'``), ``'sigmoid'``, ``'tanh'``, ``'relu'``,
+            ``'leaky_relu'`` or ``'selu'``.
+        param (float, optional): the negative slope for ``'leaky_relu'`` (0.01
+            when ``None``). Default: ``None``.
 
+    Returns:
+        float: the gain.
+
+    Example:
         >>> nn.init.calculate_gain("tanh")
         1.6666666666666667
     """
@@ -93,8 +102,18 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fills ``tensor`` with draws from ``U(a, b)``.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        a (float): the lower bound. Default: ``0.0``.
+        b (float): the upper bound. Default: ``1.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.uniform_(ferrograd.empty(3, 5), -0.1, 0.1)
     """
     with _fg.no_grad():
@@ -104,8 +123,19 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fills ``tensor`` with draws from ``N(mean, std^2)``.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        mean (float): the mean of the normal distribution. Default: ``0.0``.
+        std (float): the standard deviation of the normal distribution. Default:
+            ``1.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.normal_(ferrograd.empty(3, 5), std=0.02)
     """
     with _fg.no_grad():
@@ -127,8 +157,21 @@ def trunc_normal_(
     proposals on ``[a, b]`` are accepted with probability ``pdf(x) / pdf(mode)``.
     Every redraw fills a full-size buffer, so the stream matches torch's.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        mean (float): the mean of the normal distribution. Default: ``0.0``.
+        std (float): the standard deviation of the normal distribution. Default:
+            ``1.0``.
+        a (float): the lower bound. Default: ``-2.0``.
+        b (float): the upper bound. Default: ``2.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.trunc_normal_(ferrograd.empty(3, 5), std=0.02, a=-0.04, b=0.04)
         >>> bool(w.abs().max() <= 0.04)
         True
@@ -178,8 +221,15 @@ def trunc_normal_(
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fills ``tensor`` with ``val``.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        val (float): the fill value.
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> nn.init.constant_(ferrograd.empty(2), 0.5)
         tensor([0.5000, 0.5000])
     """
@@ -188,12 +238,36 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fills ``tensor`` with ones."""
+    """Fills ``tensor`` with ones.
+
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
+        >>> nn.init.ones_(ferrograd.empty(2))
+        tensor([1., 1.])
+    """
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fills ``tensor`` with zeros."""
+    """Fills ``tensor`` with zeros.
+
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
+        >>> nn.init.zeros_(ferrograd.empty(2))
+        tensor([0., 0.])
+    """
     with _fg.no_grad():
         return tensor.zero_()
 
@@ -201,8 +275,13 @@ def zeros_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     """Fills a 2-D ``tensor`` with the identity (ones on the main diagonal).
 
-    Example::
+    Args:
+        tensor (Tensor): a 2-D tensor to fill in place.
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> nn.init.eye_(ferrograd.empty(2, 3))
         tensor([[1., 0., 0.],
                 [0., 1., 0.]])
@@ -217,8 +296,14 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fills a 3-, 4- or 5-D conv weight with the Dirac delta, so the convolution
     preserves its input channels (per group).
 
-    Example::
+    Args:
+        tensor (Tensor): a 3-, 4- or 5-D tensor to fill in place.
+        groups (int): the number of groups of the convolution. Default: ``1``.
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.dirac_(ferrograd.empty(2, 2, 3))
         >>> w[:, :, 1]
         tensor([[1., 0.],
@@ -243,8 +328,18 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot uniform: ``U(-a, a)`` with ``a = gain * sqrt(6 / (fan_in + fan_out))``.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
+            ``1.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.xavier_uniform_(ferrograd.empty(3, 5), gain=nn.init.calculate_gain("relu"))
     """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -254,7 +349,24 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
-    """Glorot normal: ``N(0, std^2)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    """Glorot normal: ``N(0, std^2)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
+
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
+            ``1.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
+
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
+        >>> w = nn.init.xavier_normal_(ferrograd.empty(200, 100))
+        >>> round(w.std().item(), 3)  # sqrt(2 / (100 + 200))
+        0.082
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
@@ -274,8 +386,22 @@ def kaiming_uniform_(
 ) -> Tensor:
     """He uniform: ``U(-bound, bound)`` with ``bound = gain * sqrt(3 / fan_mode)``.
 
-    Example::
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        a (float): the negative slope of the rectifier that follows (for
+            ``'leaky_relu'``). Default: ``0``.
+        mode (str): ``'fan_in'`` keeps the variance of the forward activations,
+            ``'fan_out'`` that of the backward gradients. Default: ``'fan_in'``.
+        nonlinearity (str): the nonlinearity that follows, for
+            :func:`calculate_gain`. Default: ``'leaky_relu'``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.kaiming_uniform_(ferrograd.empty(3, 5), mode="fan_out", nonlinearity="relu")
     """
     if 0 in tuple(tensor.shape):
@@ -292,7 +418,28 @@ def kaiming_normal_(
     nonlinearity: str = "leaky_relu",
     generator: Any = None,
 ) -> Tensor:
-    """He normal: ``N(0, std^2)`` with ``std = gain / sqrt(fan_mode)``."""
+    """He normal: ``N(0, std^2)`` with ``std = gain / sqrt(fan_mode)``.
+
+    Args:
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+        a (float): the negative slope of the rectifier that follows (for
+            ``'leaky_relu'``). Default: ``0``.
+        mode (str): ``'fan_in'`` keeps the variance of the forward activations,
+            ``'fan_out'`` that of the backward gradients. Default: ``'fan_in'``.
+        nonlinearity (str): the nonlinearity that follows, for
+            :func:`calculate_gain`. Default: ``'leaky_relu'``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
+
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
+        >>> w = nn.init.kaiming_normal_(ferrograd.empty(200, 100), nonlinearity="relu")
+        >>> round(w.std().item(), 2)  # sqrt(2 / 100)
+        0.14
+    """
     if 0 in tuple(tensor.shape):
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -303,8 +450,17 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     """Fills ``tensor`` (viewed as ``(size(0), -1)``) with a (semi-)orthogonal matrix:
     the Q factor of a Gaussian matrix, with signs fixed so ``diag(R) > 0``.
 
-    Example::
+    Args:
+        tensor (Tensor): a tensor with at least 2 dims to fill in place.
+        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
+            ``1.0``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> q = nn.init.orthogonal_(ferrograd.empty(4, 4))
         >>> bool((q.T @ q - ferrograd.eye(4)).abs().max() < 1e-5)
         True
@@ -336,8 +492,18 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     """Fills a 2-D ``tensor`` with ``N(0, std^2)`` draws, then zeroes
     ``ceil(sparsity * rows)`` random entries of every column.
 
-    Example::
+    Args:
+        tensor (Tensor): a 2-D tensor to fill in place.
+        sparsity (float): the fraction of each column set to zero.
+        std (float): the standard deviation of the normal distribution. Default:
+            ``0.01``.
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
 
+    Returns:
+        Tensor: ``tensor`` itself.
+
+    Example:
         >>> w = nn.init.sparse_(ferrograd.empty(10, 3), sparsity=0.3)
         >>> int((w == 0).sum())
         9

@@ -39,9 +39,8 @@ class Parameter(Tensor):
         requires_grad (bool, optional): if the parameter requires gradient.
             ``no_grad`` does not change this default. Default: ``True``
 
-    Example::
-
-        >>> p = nn.Parameter(torch.zeros(2))
+    Example:
+        >>> p = nn.Parameter(ferrograd.zeros(2))
         >>> p
         Parameter containing:
         tensor([0., 0.], requires_grad=True)
@@ -114,10 +113,9 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         persistent (bool, optional): whether the buffer is part of the
             module's ``state_dict``. Default: ``True``
 
-    Example::
-
+    Example:
         >>> m = nn.Module()
-        >>> m.running = nn.Buffer(torch.zeros(3), persistent=False)
+        >>> m.running = nn.Buffer(ferrograd.zeros(3), persistent=False)
         >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
         (['running'], [])
     """

@@ -45,8 +45,7 @@ class Adagrad(Optimizer):
 
     State: ``step`` and ``sum``, created for every parameter when the optimizer is built.
 
-    Example::
-
+    Example:
         >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = ferrograd.optim.Adagrad([w], lr=0.5)
         >>> w.grad = ferrograd.tensor([2.0, -4.0])

@@ -52,8 +52,7 @@ class Adam(Optimizer):
     State: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
     ``max_exp_avg_sq``.
 
-    Example::
-
+    Example:
         >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = ferrograd.optim.Adam([w], lr=0.1)
         >>> (w * w).sum().backward()

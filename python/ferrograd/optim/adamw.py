@@ -17,8 +17,19 @@ class AdamW(Adam):
     Same arguments as :class:`Adam` except that ``weight_decay`` defaults to ``1e-2`` and decay
     is always decoupled (the group's ``decoupled_weight_decay`` is ``True``).
 
-    Example::
+    Args:
+        params (iterable): the parameters to optimise, or dicts of parameter groups.
+        lr (float or Tensor): the learning rate. Default: 1e-3.
+        betas (tuple of 2 floats): the decay rates of the first and second moment
+            estimates. Default: (0.9, 0.999).
+        eps (float): added to the denominator. Default: 1e-8.
+        weight_decay (float): the decoupled decay rate. Default: 1e-2.
+        amsgrad (bool): use the maximum of past second moments. Default: False.
+        maximize (bool): ascend instead of descend. Default: False.
+        foreach, capturable, fused: accepted for compatibility.
+        differentiable (bool): record the step with autograd. Default: False.
 
+    Example:
         >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = ferrograd.optim.AdamW([w], lr=0.1, weight_decay=0.5)
         >>> w.grad = ferrograd.zeros(2)

@@ -88,8 +88,7 @@ class LRScheduler:
         last_epoch (int): index of the last epoch; ``-1`` (default) starts a new schedule. To
             resume, pass the saved epoch and make sure the groups hold ``initial_lr``.
 
-    Example::
-
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
@@ -255,8 +254,7 @@ class LambdaLR(LRScheduler):
         lr_lambda (Callable or list): a function of the epoch, or one per group.
         last_epoch (int): index of the last epoch (default: -1).
 
-    Example::
-
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5**epoch)
@@ -284,6 +282,7 @@ class LambdaLR(LRScheduler):
         _lambdas_load_state_dict(self, state_dict)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch: ``base_lr * lr_lambda(epoch)`` per group."""
         self._warn_if_called_outside_step()
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
@@ -291,8 +290,13 @@ class LambdaLR(LRScheduler):
 class MultiplicativeLR(LRScheduler):
     """Multiply each group's lr by ``lr_lambda(epoch)`` at every step (after the first).
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        lr_lambda (callable or list of callables): ``epoch -> factor``, one per group or
+            one for all.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
@@ -323,6 +327,7 @@ class MultiplicativeLR(LRScheduler):
         _lambdas_load_state_dict(self, state_dict)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch: each group's rate times ``lr_lambda(epoch)``."""
         self._warn_if_called_outside_step()
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -335,8 +340,13 @@ class MultiplicativeLR(LRScheduler):
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` epochs: ``lr = base * gamma ** (epoch // step_size)``.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        step_size (int): the period of the decay, in epochs.
+        gamma (float): the factor. Default: 0.1.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.1)
@@ -354,6 +364,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, multiplied by ``gamma`` every ``step_size`` epochs."""
         self._warn_if_called_outside_step()
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -366,8 +377,13 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone epoch (repeated milestones apply repeatedly).
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        milestones (iterable of ints): the epochs at which to decay.
+        gamma (float): the factor. Default: 0.1.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
@@ -386,6 +402,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, multiplied by ``gamma`` at each milestone."""
         self._warn_if_called_outside_step()
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -400,8 +417,13 @@ class MultiStepLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """Scale the lr by ``factor`` until epoch ``total_iters``, then restore it.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        factor (float): the scale until ``total_iters``. Default: 1/3.
+        total_iters (int): the number of scaled epochs. Default: 5.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
@@ -422,6 +444,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch: scaled by ``factor`` until ``total_iters``."""
         self._warn_if_called_outside_step()
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
@@ -437,8 +460,14 @@ class ConstantLR(LRScheduler):
 class LinearLR(LRScheduler):
     """Scale the lr by a factor moving linearly from ``start_factor`` to ``end_factor`` over ``total_iters``.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        start_factor (float): the factor at epoch 0. Default: 1/3.
+        end_factor (float): the factor from ``total_iters`` on. Default: 1.0.
+        total_iters (int): the length of the ramp, in epochs. Default: 5.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
@@ -469,6 +498,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, on the ramp from ``start_factor`` to ``end_factor``."""
         self._warn_if_called_outside_step()
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
@@ -490,8 +520,12 @@ class LinearLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the lr by ``gamma`` every epoch.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        gamma (float): the factor per epoch.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
@@ -505,6 +539,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, multiplied by ``gamma`` each epoch."""
         self._warn_if_called_outside_step()
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -517,8 +552,13 @@ class ExponentialLR(LRScheduler):
 class PolynomialLR(LRScheduler):
     """Decay the lr as ``base * (1 - min(epoch, total_iters) / total_iters) ** power``.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        total_iters (int): the epoch at which the lr reaches zero. Default: 5.
+        power (float): the exponent of the decay. Default: 1.0.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=1.0)
@@ -535,6 +575,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, on the polynomial decay to zero at ``total_iters``."""
         self._warn_if_called_outside_step()
         if self._is_initial or self.last_epoch > self.total_iters:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -556,8 +597,13 @@ class CosineAnnealingLR(LRScheduler):
     ``eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2`` and, past ``T_max``,
     climbs back up along the same cosine.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        T_max (int): the number of epochs from the initial lr to ``eta_min``.
+        eta_min (float): the lowest lr. Default: 0.0.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
@@ -572,6 +618,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current epoch, on the cosine curve from the base rate to ``eta_min``."""
         self._warn_if_called_outside_step()
         groups = self.optimizer.param_groups
         if self._is_initial:
@@ -608,8 +655,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     epochs since the last restart and the period ``T_i`` starts at ``T_0`` and is multiplied by
     ``T_mult`` at each restart. ``step(epoch)`` accepts fractional epochs.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        T_0 (int): the length of the first cycle, in epochs.
+        T_mult (int): the factor by which each cycle is longer than the last. Default: 1.
+        eta_min (float): the lowest lr. Default: 0.0.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
@@ -635,6 +688,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current step, on the current cosine cycle."""
         self._warn_if_called_outside_step()
         cosine = (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
         return [self.eta_min + (base - self.eta_min) * cosine for base in self.base_lrs]
@@ -711,8 +765,13 @@ class SequentialLR(LRScheduler):
 
     At a milestone the next scheduler restarts from its own epoch 0.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        schedulers (list of LRScheduler): the schedulers, in order, all of ``optimizer``.
+        milestones (list of ints): the epochs at which to switch (one fewer than schedulers).
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> from ferrograd.optim import lr_scheduler as S
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
@@ -783,8 +842,11 @@ class SequentialLR(LRScheduler):
 class ChainedScheduler(LRScheduler):
     """Step several schedulers together at every step, so their effects multiply.
 
-    Example::
+    Args:
+        schedulers (sequence of LRScheduler): the schedulers to step together.
+        optimizer (Optimizer, optional): their optimizer. Default: the first scheduler's.
 
+    Example:
         >>> from ferrograd.optim import lr_scheduler as S
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
@@ -836,8 +898,7 @@ class ReduceLROnPlateau(LRScheduler):
         min_lr (float or list): lower bound on the lr, for all groups or per group.
         eps (float): reductions smaller than this are skipped (default: 1e-8).
 
-    Example::
-
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=1.0)
         >>> sched = ferrograd.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
@@ -964,8 +1025,23 @@ class OneCycleLR(LRScheduler):
     ``max_momentum`` and ``base_momentum``. ``anneal_strategy`` is ``"cos"`` or ``"linear"``.
     Step it after every batch.
 
-    Example::
+    Args:
+        optimizer (Optimizer): the optimizer whose learning rates to set.
+        max_lr (float or list of floats): the peak lr, per group or for all.
+        total_steps (int, optional): the length of the cycle; else ``epochs * steps_per_epoch``.
+        epochs (int, optional): with ``steps_per_epoch``, gives ``total_steps``.
+        steps_per_epoch (int, optional): with ``epochs``, gives ``total_steps``.
+        pct_start (float): the fraction of the cycle spent rising. Default: 0.3.
+        anneal_strategy (str): ``'cos'`` or ``'linear'``. Default: ``'cos'``.
+        cycle_momentum (bool): move the momentum (or ``beta1``) opposite to the lr. Default: True.
+        base_momentum (float or list): the momentum at the lr peak. Default: 0.85.
+        max_momentum (float or list): the momentum at the lr's low points. Default: 0.95.
+        div_factor (float): the initial lr is ``max_lr / div_factor``. Default: 25.0.
+        final_div_factor (float): the final lr is ``initial_lr / final_div_factor``. Default: 1e4.
+        three_phase (bool): come back down to the initial lr before the final anneal. Default: False.
+        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
 
+    Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
         >>> sched = ferrograd.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
@@ -1089,6 +1165,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list[Any]:
+        """The learning rates for the current step of the one-cycle schedule."""
         self._warn_if_called_outside_step()
         step_num = self.last_epoch
         if step_num > self.total_steps:

@@ -27,7 +27,9 @@ __all__ = [
     "required",
 ]
 
-ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+# One iterable of items (not a union of iterables), so that a list literal of
+# parameter groups type-checks: their dicts' values differ in type.
+ParamsT: TypeAlias = Iterable[Tensor | dict[str, Any] | tuple[str, Tensor]]
 StateDict: TypeAlias = dict[str, Any]
 
 
@@ -70,8 +72,7 @@ def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> _HookHandle:
 
     The hook may return ``None`` or a ``(new_args, new_kwargs)`` pair.
 
-    Example::
-
+    Example:
         >>> handle = ferrograd.optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: None)
         >>> handle.remove()
     """
@@ -195,8 +196,7 @@ class Optimizer:
 
     ``state`` maps each parameter tensor (hashed by identity) to a dict of its buffers.
 
-    Example::
-
+    Example:
         >>> w = ferrograd.zeros(3, requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=0.1)
         >>> w.grad = ferrograd.ones(3)
@@ -353,8 +353,7 @@ class Optimizer:
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group, filling options it does not give from ``defaults``.
 
-        Example::
-
+        Example:
             >>> a, b = ferrograd.zeros(2, requires_grad=True), ferrograd.zeros(2, requires_grad=True)
             >>> opt = ferrograd.optim.SGD([a], lr=0.1)
             >>> opt.add_param_group({"params": [b], "lr": 0.01})
@@ -456,8 +455,7 @@ class Optimizer:
         does not refer to the tensors being optimized. The state buffers are returned as they are
         (not copied); ``copy.deepcopy`` the result to snapshot it.
 
-        Example::
-
+        Example:
             >>> w = ferrograd.zeros(2, requires_grad=True)
             >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
             >>> w.grad = ferrograd.ones(2)
@@ -508,8 +506,7 @@ class Optimizer:
         state tensors are cast to their parameter's dtype (the ``step`` counter keeps its own).
         Per-group options (such as ``lr``) come from ``state_dict``.
 
-        Example::
-
+        Example:
             >>> w = ferrograd.zeros(2, requires_grad=True)
             >>> opt = ferrograd.optim.Adam([w], lr=0.1)
             >>> fresh = ferrograd.optim.Adam([w])

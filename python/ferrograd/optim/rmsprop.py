@@ -48,8 +48,7 @@ class RMSprop(Optimizer):
 
     State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
 
-    Example::
-
+    Example:
         >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = ferrograd.optim.RMSprop([w], lr=0.01, alpha=0.75)
         >>> w.grad = ferrograd.tensor([1.0, 1.0])

@@ -48,8 +48,7 @@ class SGD(Optimizer):
 
     State: ``momentum_buffer`` per parameter, only when ``momentum != 0``.
 
-    Example::
-
+    Example:
         >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
         >>> opt = ferrograd.optim.SGD([w], lr=0.1, momentum=0.9)
         >>> (w * w).sum().backward()

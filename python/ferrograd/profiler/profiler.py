@@ -38,7 +38,12 @@ def _warn_once(message: str) -> None:
 class ProfilerActivity(Enum):
     """What a profiler records. ferrograd records ``CPU`` activity (ops,
     backward nodes, user ranges); the device activities exist for torch
-    compatibility and record nothing."""
+    compatibility and record nothing.
+
+    Example:
+        >>> ProfilerActivity.CPU in supported_activities()
+        True
+    """
 
     CPU = 0
     XPU = 1
@@ -49,7 +54,12 @@ class ProfilerActivity(Enum):
 
 
 def supported_activities() -> set[ProfilerActivity]:
-    """The activities this build can record: ``{ProfilerActivity.CPU}``."""
+    """The activities this build can record: ``{ProfilerActivity.CPU}``.
+
+    Example:
+        >>> supported_activities()
+        {<ProfilerActivity.CPU: 0>}
+    """
     return {ProfilerActivity.CPU}
 
 
@@ -60,7 +70,9 @@ def kineto_available() -> bool:
 
 
 class ProfilerAction(Enum):
-    """What the profiler does at a step, as a schedule returns it."""
+    """What the profiler does at a step, as a :func:`schedule` returns it:
+    ``NONE`` (idle), ``WARMUP`` (running, results dropped), ``RECORD``, or
+    ``RECORD_AND_SAVE`` (record, then call ``on_trace_ready``)."""
 
     NONE = 0
     WARMUP = 1
@@ -81,7 +93,27 @@ def schedule(
     of ``wait`` idle steps, ``warmup`` steps and ``active`` recorded steps
     (the last one ``RECORD_AND_SAVE``, after which ``on_trace_ready``
     runs), ``repeat`` times (0: forever). ``skip_first_wait`` drops the
-    first cycle's wait."""
+    first cycle's wait.
+
+    Keyword args:
+        wait (int): idle steps at the start of each cycle.
+        warmup (int): warm-up steps (profiling on, results dropped); 0
+            warns, as the first recorded step may then be skewed.
+        active (int): recorded steps per cycle (at least 1).
+        repeat (int): the number of cycles; 0 repeats until the profiler
+            stops. Default: ``0``.
+        skip_first (int): idle steps before the first cycle. Default: ``0``.
+        skip_first_wait (int): nonzero skips the ``wait`` steps of the
+            first cycle. Default: ``0``.
+
+    Returns:
+        callable: ``fn(step) -> ProfilerAction``.
+
+    Example:
+        >>> fn = schedule(wait=1, warmup=1, active=2, repeat=1)
+        >>> [fn(step).name for step in range(5)]
+        ['NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE']
+    """
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} "
@@ -125,8 +157,27 @@ def tensorboard_trace_handler(
 ) -> Callable[[Any], None]:
     """An ``on_trace_ready`` handler writing each trace to ``dir_name`` as
     ``{worker_name}.{time_ns}.pt.trace.json`` (``.gz`` with ``use_gzip``),
-    the layout TensorBoard's profiler plugin reads. ``worker_name``
-    defaults to ``{hostname}_{pid}``."""
+    the layout TensorBoard's profiler plugin reads.
+
+    Args:
+        dir_name (str): the directory to write into (created if needed).
+        worker_name (str, optional): the file-name prefix.
+            Default: ``{hostname}_{pid}``.
+        use_gzip (bool): compress the traces with gzip. Default: ``False``.
+        use_python_export (bool): ignored (ferrograd has one trace
+            writer). Default: ``False``.
+
+    Returns:
+        callable: the handler, ``handler(prof)``.
+
+    Example:
+        >>> import os, tempfile
+        >>> log_dir = tempfile.mkdtemp()
+        >>> with profile(on_trace_ready=tensorboard_trace_handler(log_dir, "worker0")):
+        ...     y = ferrograd.ones(3) * 2
+        >>> [name.endswith(".pt.trace.json") for name in os.listdir(log_dir)]
+        [True]
+    """
 
     def handler_fn(p: Any) -> None:
         nonlocal worker_name
@@ -308,18 +359,52 @@ class profile(_KinetoProfile):
     ``step()`` at the end of each iteration: the schedule says, per step
     number, whether to record (``RECORD``), record and then hand the trace
     to ``on_trace_ready`` (``RECORD_AND_SAVE``), warm up or stay idle; each
-    step shows in the events as a ``ProfilerStep#N`` range.
+    step shows in the events as a ``ProfilerStep#N`` range. The results
+    are read as with :class:`ferrograd.autograd.profiler.profile`
+    (``key_averages()``, ``events()``, ``export_chrome_trace(path)``,
+    ``export_stacks(path)``).
 
-    Example::
+    Keyword args:
+        activities (iterable of ProfilerActivity, optional): what to
+            record; only ``ProfilerActivity.CPU`` records anything.
+            Default: every supported activity.
+        schedule (callable, optional): ``fn(step) -> ProfilerAction``, e.g.
+            from :func:`schedule`. Default: ``None`` (record everything).
+        on_trace_ready (callable, optional): called with the profiler
+            after each recorded cycle, e.g.
+            :func:`tensorboard_trace_handler`. Default: ``None``.
+        record_shapes (bool): record the input shapes of ops.
+            Default: ``False``.
+        profile_memory (bool): record tensor allocations and frees.
+            Default: ``False``.
+        with_stack (bool): record the Python frames of each op.
+            Default: ``False``.
+        with_flops (bool): estimate FLOPs of matrix products and
+            elementwise ops. Default: ``False``.
+        with_modules (bool): accepted for compatibility. Default: ``False``.
+        experimental_config: accepted for compatibility. Default: ``None``.
+        execution_trace_observer (optional): an observer whose
+            ``cleanup()`` runs on exit. Default: ``None``.
+        acc_events (bool): keep the events of every cycle.
+            Default: ``False``.
+        use_cuda (bool, optional): deprecated; use ``activities``.
+            Default: ``None``.
+        custom_trace_id_callback (callable, optional): returns the id of
+            each trace. Default: ``None``.
 
-        with torch.profiler.profile(
-            activities=[torch.profiler.ProfilerActivity.CPU],
-            schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
-            on_trace_ready=torch.profiler.tensorboard_trace_handler("./log"),
-        ) as p:
-            for batch in data:
-                train_step(batch)
-                p.step()
+    Example:
+        >>> saved = []
+        >>> x = ferrograd.ones(3)
+        >>> with profile(
+        ...     activities=[ProfilerActivity.CPU],
+        ...     schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+        ...     on_trace_ready=lambda p: saved.append(len(p.key_averages())),
+        ... ) as p:
+        ...     for step in range(5):
+        ...         y = x * x
+        ...         p.step()
+        >>> len(saved)
+        1
     """
 
     def __init__(
@@ -414,11 +499,13 @@ class profile(_KinetoProfile):
             self.execution_trace_observer.cleanup()
 
     def start(self) -> None:
+        """Starts profiling (what entering the ``with`` block does)."""
         self._transit_action(ProfilerAction.NONE, self.current_action)
         if self.record_steps:
             self._open_step()
 
     def stop(self) -> None:
+        """Stops profiling (what leaving the ``with`` block does)."""
         self._close_step()
         self._transit_action(self.current_action, None)
 
@@ -447,6 +534,11 @@ class profile(_KinetoProfile):
         return None if self.profiler is None else self.profiler.trace_id
 
     def set_custom_trace_id_callback(self, callback: Callable[[], str]) -> None:
+        """Sets the function that names the following traces.
+
+        Args:
+            callback (callable): ``callback() -> str``.
+        """
         self.custom_trace_id_callback = callback
 
     def _trace_ready(self) -> None:

@@ -17,7 +17,25 @@ __all__ = ["from_dlpack", "to_dlpack"]
 
 
 def to_dlpack(tensor: Tensor) -> Any:
-    """A DLPack capsule (the legacy ``dltensor`` struct) viewing ``tensor``'s
-    memory; consumed once by another library's ``from_dlpack``. The
-    tensor must not require grad (``detach()`` it first)."""
+    """Returns a DLPack capsule (the legacy ``dltensor`` form) that views
+    ``tensor``'s memory, for another library's ``from_dlpack``.
+
+    No data is copied, and the capsule can be consumed once. Newer
+    libraries accept the tensor itself (it has ``__dlpack__``); the capsule
+    is for those that only take capsules. The tensor must not require grad
+    (``detach()`` it first).
+
+    Args:
+        tensor (Tensor): the tensor to export.
+
+    Returns:
+        PyCapsule: the capsule.
+
+    Example:
+        >>> t = ferrograd.tensor([1.0, 2.0])
+        >>> u = from_dlpack(to_dlpack(t))  # shares t's memory
+        >>> u[0] = 5.0
+        >>> t
+        tensor([5., 2.])
+    """
     return _to_dlpack(tensor)

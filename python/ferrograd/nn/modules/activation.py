@@ -56,8 +56,15 @@ def _inplace_repr(inplace: bool) -> str:
 class Threshold(Module):
     r"""``y = x if x > threshold else value``.
 
-    Example::
+    Args:
+        threshold (float): the value to compare against.
+        value (float): the replacement for elements not above ``threshold``.
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Threshold(0.1, 20.0)(ferrograd.tensor([0.0, 0.5]))
         tensor([20.0000,  0.5000])
     """
@@ -71,9 +78,11 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.threshold` with this module's settings."""
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"threshold={self.threshold}, value={self.value}{inplace_str}"
 
@@ -81,8 +90,13 @@ class Threshold(Module):
 class ReLU(Module):
     r"""``max(0, x)`` elementwise.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.ReLU()(ferrograd.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
@@ -94,17 +108,27 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.relu` with this module's settings."""
         return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return _inplace_repr(self.inplace)
 
 
 class Hardtanh(Module):
     r"""Clamps to ``[min_val, max_val]``.
 
-    Example::
+    Args:
+        min_val (float): the lower bound. Default: -1.0.
+        max_val (float): the upper bound. Default: 1.0.
+        inplace (bool): write the result into the input. Default: False.
+        min_value, max_value: deprecated names of ``min_val`` and ``max_val``.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Hardtanh(-2, 2)(ferrograd.tensor([-3.0, 1.0, 3.0]))
         tensor([-2.,  1.,  2.])
     """
@@ -141,9 +165,11 @@ class Hardtanh(Module):
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.hardtanh` with this module's settings."""
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
 
@@ -151,8 +177,13 @@ class Hardtanh(Module):
 class ReLU6(Hardtanh):
     r"""``min(max(0, x), 6)``.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.ReLU6()(ferrograd.tensor([-1.0, 7.0]))
         tensor([0., 6.])
     """
@@ -161,27 +192,33 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return _inplace_repr(self.inplace)
 
 
 class Sigmoid(Module):
     r"""``1 / (1 + exp(-x))``.
 
-    Example::
-
+    Example:
         >>> nn.Sigmoid()(ferrograd.tensor([0.0]))
         tensor([0.5000])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.sigmoid` elementwise."""
         return _fg.sigmoid(input)
 
 
 class Hardsigmoid(Module):
     r"""``relu6(x + 3) / 6``.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Hardsigmoid()(ferrograd.tensor([0.0, 3.0]))
         tensor([0.5000, 1.0000])
     """
@@ -193,27 +230,33 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.hardsigmoid` with this module's settings."""
         return F.hardsigmoid(input, self.inplace)
 
 
 class Tanh(Module):
     r"""Hyperbolic tangent.
 
-    Example::
-
+    Example:
         >>> nn.Tanh()(ferrograd.tensor([0.0]))
         tensor([0.])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.tanh` elementwise."""
         return _fg.tanh(input)
 
 
 class SiLU(Module):
     r"""``x * sigmoid(x)`` (swish).
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.SiLU()(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -225,17 +268,24 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.silu` with this module's settings."""
         return F.silu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return _inplace_repr(self.inplace)
 
 
 class Mish(Module):
     r"""``x * tanh(softplus(x))``.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Mish()(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -247,17 +297,24 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.mish` with this module's settings."""
         return F.mish(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return _inplace_repr(self.inplace)
 
 
 class Hardswish(Module):
     r"""``x * relu6(x + 3) / 6``.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Hardswish()(ferrograd.tensor([3.0]))
         tensor([3.])
     """
@@ -269,14 +326,21 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.hardswish` with this module's settings."""
         return F.hardswish(input, self.inplace)
 
 
 class ELU(Module):
     r"""``x if x > 0 else alpha * (exp(x) - 1)``.
 
-    Example::
+    Args:
+        alpha (float): the scale of the negative part. Default: 1.0.
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.ELU()(ferrograd.tensor([1.0]))
         tensor([1.])
     """
@@ -289,9 +353,11 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.elu` with this module's settings."""
         return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"alpha={self.alpha}{inplace_str}"
 
@@ -299,8 +365,14 @@ class ELU(Module):
 class CELU(Module):
     r"""``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
-    Example::
+    Args:
+        alpha (float): the scale of the negative part. Default: 1.0.
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.CELU()(ferrograd.tensor([1.0]))
         tensor([1.])
     """
@@ -313,9 +385,11 @@ class CELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.celu` with this module's settings."""
         return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"alpha={self.alpha}{inplace_str}"
 
@@ -323,8 +397,13 @@ class CELU(Module):
 class SELU(Module):
     r"""``scale * elu(x, alpha)`` with the self-normalising constants.
 
-    Example::
+    Args:
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.SELU()(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -336,17 +415,24 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.selu` with this module's settings."""
         return F.selu(input, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return _inplace_repr(self.inplace)
 
 
 class GLU(Module):
     r"""Gated linear unit: splits ``dim`` in halves ``a, b`` and returns ``a * sigmoid(b)``.
 
-    Example::
+    Args:
+        dim (int): the dim to split in halves (its size must be even). Default: -1.
 
+    Shape:
+        Input ``(*, 2n, *)``; output ``(*, n, *)``, halved along ``dim``.
+
+    Example:
         >>> nn.GLU()(ferrograd.randn(4, 2)).shape
         ferrograd.Size([4, 1])
     """
@@ -358,17 +444,24 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.glu` with this module's settings."""
         return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"dim={self.dim}"
 
 
 class GELU(Module):
     r"""Gaussian error linear unit, exact (``approximate='none'``) or the tanh form.
 
-    Example::
+    Args:
+        approximate (str): ``'none'`` (the erf form) or ``'tanh'``. Default: ``'none'``.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.GELU()(ferrograd.tensor([0.0]))
         tensor([0.])
     """
@@ -380,17 +473,25 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.gelu` with this module's settings."""
         return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"approximate={self.approximate!r}"
 
 
 class LeakyReLU(Module):
     r"""``x if x >= 0 else negative_slope * x``.
 
-    Example::
+    Args:
+        negative_slope (float): the slope for negative inputs. Default: 0.01.
+        inplace (bool): write the result into the input. Default: False.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.LeakyReLU(0.1)(ferrograd.tensor([-1.0, 2.0]))
         tensor([-0.1000,  2.0000])
     """
@@ -403,9 +504,11 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.leaky_relu` with this module's settings."""
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"negative_slope={self.negative_slope}{inplace_str}"
 
@@ -413,21 +516,27 @@ class LeakyReLU(Module):
 class LogSigmoid(Module):
     r"""``log(sigmoid(x))``, computed stably.
 
-    Example::
-
+    Example:
         >>> nn.LogSigmoid()(ferrograd.tensor([0.0]))
         tensor([-0.6931])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.logsigmoid` with this module's settings."""
         return F.logsigmoid(input)
 
 
 class Softplus(Module):
     r"""``log(1 + exp(beta * x)) / beta``, linear above ``threshold``.
 
-    Example::
+    Args:
+        beta (float): the sharpness. Default: 1.0.
+        threshold (float): above ``beta * x > threshold`` the output is ``x``. Default: 20.0.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Softplus()(ferrograd.tensor([0.0]))
         tensor([0.6931])
     """
@@ -440,22 +549,24 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.softplus` with this module's settings."""
         return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Softsign(Module):
     r"""``x / (1 + |x|)``.
 
-    Example::
-
+    Example:
         >>> nn.Softsign()(ferrograd.tensor([1.0]))
         tensor([0.5000])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.softsign` with this module's settings."""
         return F.softsign(input)
 
 
@@ -463,8 +574,15 @@ class PReLU(Module):
     r"""``x if x > 0 else a * x`` with a learnt slope ``a``: one shared value, or one
     per channel (dimension 1 of the input) when ``num_parameters`` is the channel count.
 
-    Example::
+    Args:
+        num_parameters (int): 1 (a shared slope) or the number of channels. Default: 1.
+        init (float): the initial slope. Default: 0.25.
+        device, dtype: of the ``weight`` parameter.
 
+    Shape:
+        Input ``(N, C, *)`` or ``(C,)``-led; output of the same shape.
+
+    Example:
         >>> m = nn.PReLU(3, init=0.5)
         >>> m(-ferrograd.ones(1, 3)).detach()
         tensor([[-0.5000, -0.5000, -0.5000]])
@@ -482,9 +600,11 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets every slope in ``weight`` back to ``init``."""
         init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:
+        """``max(0, x) + a * min(0, x)`` with this module's slopes ``a`` (per channel or shared)."""
         weight = self.weight
         n = weight.numel()
         if n != 1:
@@ -501,14 +621,20 @@ class PReLU(Module):
         return _fg.where(input > 0, input, weight * input)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"num_parameters={self.num_parameters}"
 
 
 class Softmin(Module):
     r"""``softmax(-x)`` along ``dim``.
 
-    Example::
+    Args:
+        dim (int): the dim along which the outputs sum to 1.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Softmin(dim=0)(ferrograd.tensor([0.0, 0.0]))
         tensor([0.5000, 0.5000])
     """
@@ -525,17 +651,24 @@ class Softmin(Module):
             self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.softmin` with this module's settings."""
         return F.softmin(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"dim={self.dim}"
 
 
 class Softmax(Module):
     r"""``exp(x) / sum(exp(x))`` along ``dim``.
 
-    Example::
+    Args:
+        dim (int): the dim along which the outputs sum to 1.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.Softmax(dim=1)(ferrograd.zeros(1, 4))
         tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
@@ -552,17 +685,24 @@ class Softmax(Module):
             self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.softmax` with this module's settings."""
         return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Module):
     r"""``log(softmax(x))`` along ``dim``, computed stably.
 
-    Example::
+    Args:
+        dim (int): the dim to normalise along.
 
+    Shape:
+        Input ``(*)``, any shape; output of the same shape.
+
+    Example:
         >>> nn.LogSoftmax(dim=0)(ferrograd.zeros(2))
         tensor([-0.6931, -0.6931])
     """
@@ -579,9 +719,11 @@ class LogSoftmax(Module):
             self.dim = None
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.log_softmax` with this module's settings."""
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"dim={self.dim}"
 
 
@@ -674,8 +816,23 @@ class MultiheadAttention(Module):
     ``vdim`` differ from ``embed_dim``), ``in_proj_bias`` ``(3E,)``, and
     ``out_proj`` (a ``Linear``); ``bias_k``/``bias_v`` with ``add_bias_kv``.
 
-    Example::
+    Args:
+        embed_dim (int): the model dim (of ``query`` and the output).
+        num_heads (int): the number of heads; must divide ``embed_dim``.
+        dropout (float): dropout on the attention weights while training. Default: 0.0.
+        bias (bool): add biases to the projections. Default: True.
+        add_bias_kv (bool): append a learnt bias to the keys and values. Default: False.
+        add_zero_attn (bool): append a zero key/value to attend to. Default: False.
+        kdim, vdim (int, optional): the dims of ``key`` and ``value``. Default: ``embed_dim``.
+        batch_first (bool): inputs are ``(N, L, E)`` instead of ``(L, N, E)``. Default: False.
+        device, dtype: of the parameters.
 
+    Shape:
+        query ``(L, N, E)`` (or ``(N, L, E)`` with ``batch_first``, or ``(L, E)``
+        unbatched); key and value ``(S, N, kdim)`` and ``(S, N, vdim)``; output like
+        ``query``; weights ``(N, L, S)`` averaged over heads.
+
+    Example:
         >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
         >>> x = ferrograd.randn(3, 5, 8)
         >>> out, weights = mha(x, x, x)
@@ -772,7 +929,11 @@ class MultiheadAttention(Module):
         attn_mask: Tensor | None = None,
         average_attn_weights: bool = True,
         is_causal: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
+    ) -> tuple[Tensor, Tensor | Any]:  # weights: None if need_weights=False (the Any trick)
+        """Attends from ``query`` to ``key`` and ``value``; returns ``(output, weights)``.
+
+        ``weights`` is None unless ``need_weights`` is True.
+        """
         is_batched = _mha_is_batched(query, key, value, key_padding_mask, attn_mask, self.num_heads)
         if self.batch_first and is_batched:
             if query is key and key is value:

@@ -82,6 +82,7 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
             f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
@@ -142,8 +143,17 @@ class BatchNorm1d(_BatchNorm):
     mean and unbiased variance (``momentum=None`` keeps a cumulative average);
     in evaluation the running statistics are used.
 
-    Example::
+    Args:
+        num_features (int): the number of channels ``C``.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): the weight of the new batch in the running statistics; None uses a
+            cumulative average. Default: 0.1.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
+        track_running_stats (bool): keep running statistics for evaluation. Default: True.
+        device, dtype: of the parameters and buffers.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Example:
         >>> m = nn.BatchNorm1d(100)
         >>> m(ferrograd.randn(20, 100)).shape
         ferrograd.Size([20, 100])
@@ -157,8 +167,17 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     r"""Batch normalisation over ``(N, C, H, W)``, per channel ``C``.
 
-    Example::
+    Args:
+        num_features (int): the number of channels ``C``.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): the weight of the new batch in the running statistics; None uses a
+            cumulative average. Default: 0.1.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
+        track_running_stats (bool): keep running statistics for evaluation. Default: True.
+        device, dtype: of the parameters and buffers.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Example:
         >>> m = nn.BatchNorm2d(3, affine=False)
         >>> m(ferrograd.randn(4, 3, 5, 5)).shape
         ferrograd.Size([4, 3, 5, 5])
@@ -172,8 +191,17 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     r"""Batch normalisation over ``(N, C, D, H, W)``, per channel ``C``.
 
-    Example::
+    Args:
+        num_features (int): the number of channels ``C``.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): the weight of the new batch in the running statistics; None uses a
+            cumulative average. Default: 0.1.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
+        track_running_stats (bool): keep running statistics for evaluation. Default: True.
+        device, dtype: of the parameters and buffers.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Example:
         >>> nn.BatchNorm3d(2)(ferrograd.randn(3, 2, 2, 2, 2)).shape
         ferrograd.Size([3, 2, 2, 2, 2])
     """

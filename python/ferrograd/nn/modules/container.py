@@ -33,9 +33,13 @@ class Sequential(Module):
     ``OrderedDict`` of named modules. Indexing with a slice returns a
     ``Sequential``.
 
-    Example::
+    Args:
+        *args (Module or OrderedDict): the modules in order, or one ``OrderedDict`` of named modules.
 
-        >>> net = nn.Sequential(Scale(), Scale())
+    Example:
+        >>> net = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+        >>> net(ferrograd.ones(4, 3)).shape
+        ferrograd.Size([4, 2])
         >>> len(net), type(net[0:1]).__name__
         (2, 'Sequential')
     """
@@ -157,7 +161,10 @@ class Sequential(Module):
         del self[key]
         return v
 
-    def forward(self, input: Any) -> Any:
+    # Typed for the usual pipeline of tensors, so that `model(x)` is a Tensor;
+    # a Sequential passing other values through runs the same.
+    def forward(self, input: Tensor) -> Tensor:
+        """Calls each module in order on the previous one's output and returns the last output."""
         for module in self:
             input = module(input)
         return input
@@ -166,12 +173,14 @@ class Sequential(Module):
 class ModuleList(Module):
     r"""Holds submodules in a list, registered under ``"0"``, ``"1"``, ...
 
-    Example::
+    Args:
+        modules (iterable of Modules, optional): the initial modules.
 
-        >>> blocks = nn.ModuleList([Scale() for _ in range(3)])
-        >>> blocks.append(Scale())
-        >>> len(blocks)
-        4
+    Example:
+        >>> blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+        >>> _ = blocks.append(nn.ReLU())
+        >>> len(blocks), len(list(blocks.parameters()))
+        (4, 6)
     """
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -273,11 +282,13 @@ class ModuleList(Module):
 class ModuleDict(Module):
     r"""Holds submodules in a dict, in insertion order.
 
-    Example::
+    Args:
+        modules (mapping or iterable of (str, Module) pairs, optional): the initial modules.
 
-        >>> heads = nn.ModuleDict({"a": Scale(), "b": Scale()})
-        >>> list(heads.keys())
-        ['a', 'b']
+    Example:
+        >>> heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.Linear(2, 3)})
+        >>> list(heads.keys()), heads["b"].out_features
+        (['a', 'b'], 3)
     """
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
@@ -367,9 +378,11 @@ class ParameterList(Module):
     r"""Holds parameters in a list; a plain tensor put in becomes a
     :class:`~ferrograd.nn.Parameter`.
 
-    Example::
+    Args:
+        values (iterable, optional): the initial parameters (or tensors).
 
-        >>> ps = nn.ParameterList([nn.Parameter(torch.zeros(2)), torch.ones(3)])
+    Example:
+        >>> ps = nn.ParameterList([nn.Parameter(ferrograd.zeros(2)), ferrograd.ones(3)])
         >>> [type(p).__name__ for p in ps]
         ['Parameter', 'Parameter']
     """
@@ -432,6 +445,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
+        """One line per parameter: its index, type, shape and dtype."""
         return "\n".join(
             _param_line(k, p, str(p.dtype) if isinstance(p, Tensor) else "") for k, p in enumerate(self)
         )
@@ -446,9 +460,11 @@ class ParameterDict(Module):
     as in torch); a plain tensor put in becomes a
     :class:`~ferrograd.nn.Parameter`.
 
-    Example::
+    Args:
+        parameters (mapping or iterable of pairs, optional): the initial parameters.
 
-        >>> pd = nn.ParameterDict({"b": torch.zeros(1), "a": torch.ones(2)})
+    Example:
+        >>> pd = nn.ParameterDict({"b": ferrograd.zeros(1), "a": ferrograd.ones(2)})
         >>> list(pd.keys())
         ['a', 'b']
     """
@@ -577,6 +593,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]  # type: ignore[index]
 
     def extra_repr(self) -> str:
+        """One line per parameter: its key, type and shape."""
         return "\n".join(
             _param_line(k, p, p.type() if isinstance(p, Tensor) else "") for k, p in self.items()
         )

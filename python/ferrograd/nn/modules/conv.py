@@ -120,6 +120,7 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * len(self.padding):
             s += f", padding={self.padding}"
@@ -188,8 +189,20 @@ class Conv1d(_ConvLayer):
     ``padding`` may be an int, ``'valid'`` or ``'same'``, and ``padding_mode``
     one of ``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``.
 
-    Example::
+    Args:
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the window step. Default: 1.
+        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``.
+        device, dtype: of the parameters.
 
+    Example:
         >>> m = nn.Conv1d(16, 33, 3, stride=2)
         >>> m(ferrograd.randn(20, 16, 50)).shape
         ferrograd.Size([20, 33, 24])
@@ -205,8 +218,20 @@ class Conv2d(_ConvLayer):
     may be an int, a pair, ``'valid'`` or ``'same'``, and ``padding_mode`` one
     of ``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``.
 
-    Example::
+    Args:
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the window step. Default: 1.
+        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``.
+        device, dtype: of the parameters.
 
+    Example:
         >>> m = nn.Conv2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2))
         >>> m(ferrograd.randn(2, 16, 10, 12)).shape
         ferrograd.Size([2, 33, 8, 12])
@@ -218,8 +243,20 @@ class Conv2d(_ConvLayer):
 class Conv3d(_ConvLayer):
     r"""3-D convolution over ``(N, C_in, D, H, W)`` inputs.
 
-    Example::
+    Args:
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the window step. Default: 1.
+        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``.
+        device, dtype: of the parameters.
 
+    Example:
         >>> nn.Conv3d(2, 4, 3)(ferrograd.randn(1, 2, 5, 5, 5)).shape
         ferrograd.Size([1, 4, 3, 3, 3])
     """
@@ -317,8 +354,20 @@ class ConvTranspose1d(_ConvTransposeNd):
     ``output_size`` to ``forward`` to pick among the lengths a strided
     transposed convolution can produce.
 
-    Example::
+    Args:
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the step of the windows. Default: 1.
+        padding (int or tuple): trimmed from both sides of the output. Default: 0.
+        output_padding (int or tuple): extra size added to one side of the output. Default: 0.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
+        device, dtype: of the parameters.
 
+    Example:
         >>> m = nn.ConvTranspose1d(4, 2, 3, stride=2)
         >>> m(ferrograd.randn(1, 4, 5)).shape
         ferrograd.Size([1, 2, 11])
@@ -332,8 +381,20 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     ``weight`` is ``(in_channels, out_channels / groups, kH, kW)``.
 
-    Example::
+    Args:
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the step of the windows. Default: 1.
+        padding (int or tuple): trimmed from both sides of the output. Default: 0.
+        output_padding (int or tuple): extra size added to one side of the output. Default: 0.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
+        device, dtype: of the parameters.
 
+    Example:
         >>> m = nn.ConvTranspose2d(16, 33, 3, stride=2)
         >>> x = ferrograd.randn(1, 16, 12, 12)
         >>> m(x, output_size=[1, 33, 26, 26]).shape

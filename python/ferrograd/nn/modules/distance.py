@@ -13,8 +13,15 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 class PairwiseDistance(Module):
     r"""``||x1 - x2 + eps||_p`` along the last dimension.
 
-    Example::
+    Args:
+        p (float): the norm degree. Default: 2.0.
+        eps (float): added to the difference. Default: 1e-6.
+        keepdim (bool): keep the last dim. Default: False.
 
+    Shape:
+        Inputs ``(N, D)`` or ``(D,)``, broadcastable; output ``(N)`` or ``()``.
+
+    Example:
         >>> nn.PairwiseDistance(eps=0.0)(ferrograd.tensor([[3.0, 0.0]]), ferrograd.tensor([[0.0, 4.0]]))
         tensor([5.])
     """
@@ -28,14 +35,18 @@ class PairwiseDistance(Module):
         self.keepdim = keepdim
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.pairwise_distance` with this module's settings."""
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class CosineSimilarity(Module):
     r"""``x1 . x2 / max(||x1|| ||x2||, eps)`` along ``dim``.
 
-    Example::
+    Args:
+        dim (int): the dim to compute along. Default: 1.
+        eps (float): the lower bound of the norms' product. Default: 1e-8.
 
+    Example:
         >>> nn.CosineSimilarity(dim=0)(ferrograd.tensor([1.0, 0.0]), ferrograd.tensor([1.0, 1.0]))
         tensor(0.7071)
     """
@@ -48,4 +59,5 @@ class CosineSimilarity(Module):
         self.eps = eps
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.cosine_similarity` with this module's settings."""
         return F.cosine_similarity(x1, x2, self.dim, self.eps)

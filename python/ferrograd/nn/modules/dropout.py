@@ -21,6 +21,7 @@ class _DropoutNd(Module):
         self.inplace = inplace
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"p={self.p}, inplace={self.inplace}"
 
 
@@ -28,53 +29,69 @@ class Dropout(_DropoutNd):
     r"""In training, zeroes each element with probability ``p`` and scales the
     rest by ``1 / (1 - p)``; in evaluation, returns the input.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> m = nn.Dropout(p=0.2).eval()
         >>> m(ferrograd.ones(3))
         tensor([1., 1., 1.])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.dropout` with this module's settings."""
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     r"""Zeroes whole channels of ``(N, C, L)`` (or ``(C, L)``) inputs with probability ``p``.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> nn.Dropout1d(0.5)(ferrograd.ones(2, 3, 4)).shape
         ferrograd.Size([2, 3, 4])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.dropout1d` with this module's settings."""
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     r"""Zeroes whole channels of ``(N, C, H, W)`` inputs with probability ``p``.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> nn.Dropout2d(0.5)(ferrograd.ones(2, 3, 4, 4)).shape
         ferrograd.Size([2, 3, 4, 4])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.dropout2d` with this module's settings."""
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
     r"""Zeroes whole channels of ``(N, C, D, H, W)`` inputs with probability ``p``.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> nn.Dropout3d(0.5)(ferrograd.ones(1, 2, 2, 2, 2)).shape
         ferrograd.Size([1, 2, 2, 2, 2])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.dropout3d` with this module's settings."""
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
@@ -82,24 +99,32 @@ class AlphaDropout(_DropoutNd):
     r"""Dropout for SELU networks: keeps zero mean and unit variance by setting
     dropped elements to SELU's negative saturation and applying an affine correction.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> nn.AlphaDropout(0.2).eval()(ferrograd.ones(3))
         tensor([1., 1., 1.])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.alpha_dropout` with this module's settings."""
         return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     r"""Alpha dropout of whole channels.
 
-    Example::
+    Args:
+        p (float): the probability of an element being dropped. Default: 0.5.
+        inplace (bool): write the result into the input. Default: False.
 
+    Example:
         >>> nn.FeatureAlphaDropout(0.2).eval()(ferrograd.ones(1, 2, 3)).shape
         ferrograd.Size([1, 2, 3])
     """
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.feature_alpha_dropout` with this module's settings."""
         return F.feature_alpha_dropout(input, self.p, self.training)

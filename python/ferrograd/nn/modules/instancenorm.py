@@ -69,8 +69,17 @@ class InstanceNorm1d(_InstanceNorm):
     r"""Normalises each (sample, channel) row of ``(N, C, L)`` (or ``(C, L)``) over ``L``.
     No affine and no running statistics by default.
 
-    Example::
+    Args:
+        num_features (int): the number of channels ``C``.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): the weight of the new batch in the running statistics; None uses a
+            cumulative average. Default: 0.1.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: False.
+        track_running_stats (bool): keep running statistics for evaluation. Default: False.
+        device, dtype: of the parameters and buffers.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Example:
         >>> nn.InstanceNorm1d(100)(ferrograd.randn(20, 100, 40)).shape
         ferrograd.Size([20, 100, 40])
     """
@@ -85,8 +94,17 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     r"""Normalises each (sample, channel) plane of ``(N, C, H, W)`` (or ``(C, H, W)``).
 
-    Example::
+    Args:
+        num_features (int): the number of channels ``C``.
+        eps (float): added to the variance. Default: 1e-5.
+        momentum (float or None): the weight of the new batch in the running statistics; None uses a
+            cumulative average. Default: 0.1.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: False.
+        track_running_stats (bool): keep running statistics for evaluation. Default: False.
+        device, dtype: of the parameters and buffers.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Example:
         >>> nn.InstanceNorm2d(3, affine=True)(ferrograd.randn(2, 3, 4, 4)).shape
         ferrograd.Size([2, 3, 4, 4])
     """

@@ -29,8 +29,7 @@ def _factory(device: Any, dtype: Any) -> dict[str, Any]:
 class Identity(Module):
     r"""Returns its input unchanged; any constructor arguments are ignored.
 
-    Example::
-
+    Example:
         >>> nn.Identity(54, unused="x")(ferrograd.ones(2)).shape
         ferrograd.Size([2])
     """
@@ -39,6 +38,7 @@ class Identity(Module):
         super().__init__()
 
     def forward(self, input: Tensor) -> Tensor:
+        """Returns ``input`` unchanged."""
         return input
 
 
@@ -48,8 +48,16 @@ class Linear(Module):
     ``weight`` has shape ``(out_features, in_features)`` and ``bias`` shape
     ``(out_features,)``; both start as ``U(-1/sqrt(in_features), 1/sqrt(in_features))``.
 
-    Example::
+    Args:
+        in_features (int): the size of each input's last dim.
+        out_features (int): the size of each output's last dim.
+        bias (bool): learn an additive bias. Default: True.
+        device, dtype: of the parameters.
 
+    Shape:
+        Input ``(*, in_features)``; output ``(*, out_features)``.
+
+    Example:
         >>> m = nn.Linear(20, 30)
         >>> m(ferrograd.randn(128, 20)).shape
         ferrograd.Size([128, 30])
@@ -72,6 +80,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-draws ``weight`` and ``bias`` from ``U(-k, k)`` with ``k = 1/sqrt(in_features)``."""
         # kaiming_uniform_ with a = sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
@@ -80,9 +89,11 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.linear` with this module's settings."""
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
         )
@@ -99,8 +110,17 @@ class Bilinear(Module):
     ``weight`` has shape ``(out_features, in1_features, in2_features)``;
     weight and bias start as ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``.
 
-    Example::
+    Args:
+        in1_features (int): the last dim of the first input.
+        in2_features (int): the last dim of the second input.
+        out_features (int): the last dim of the output.
+        bias (bool): learn an additive bias. Default: True.
+        device, dtype: of the parameters.
 
+    Shape:
+        Inputs ``(*, in1_features)`` and ``(*, in2_features)``; output ``(*, out_features)``.
+
+    Example:
         >>> m = nn.Bilinear(20, 30, 40)
         >>> m(ferrograd.randn(128, 20), ferrograd.randn(128, 30)).shape
         ferrograd.Size([128, 40])
@@ -130,15 +150,18 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Re-draws ``weight`` and ``bias`` from ``U(-1/sqrt(in1_features), 1/sqrt(in1_features))``."""
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.bilinear` with this module's settings."""
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return (
             f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}"
@@ -152,8 +175,12 @@ class LazyLinear(Linear):
     first forward sizes them, initialises them as ``Linear`` does and turns
     the module into a plain ``Linear``.
 
-    Example::
+    Args:
+        out_features (int): the size of each output's last dim.
+        bias (bool): learn an additive bias. Default: True.
+        device, dtype: of the parameters.
 
+    Example:
         >>> m = nn.LazyLinear(3)
         >>> m(ferrograd.ones(2, 5)).shape
         ferrograd.Size([2, 3])
@@ -174,10 +201,12 @@ class LazyLinear(Linear):
             self.register_parameter("bias", None)
 
     def reset_parameters(self) -> None:
+        """Initialises the parameters as :class:`Linear` does, once ``in_features`` is known."""
         if self.in_features != 0:
             super().reset_parameters()
 
     def forward(self, input: Tensor) -> Tensor:
+        """Creates the parameters on the first call (from ``input.shape[-1]``), then applies them."""
         if type(self) is LazyLinear:
             self.in_features = input.shape[-1]
             with _fg.no_grad():

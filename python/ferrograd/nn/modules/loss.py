@@ -61,34 +61,47 @@ class _WeightedLoss(_Loss):
 class L1Loss(_Loss):
     r"""Mean (or sum) absolute error ``|x - y|``.
 
-    Example::
+    Args:
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.L1Loss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.l1_loss` with this module's settings."""
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
     r"""Mean (or sum) squared error ``(x - y)^2``.
 
-    Example::
+    Args:
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.MSELoss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.mse_loss` with this module's settings."""
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
     r"""``0.5 d^2 / beta`` for ``|d| < beta``, else ``|d| - 0.5 beta``.
 
-    Example::
+    Args:
+        beta (float): where the loss changes from quadratic to linear. Default: 1.0.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.SmoothL1Loss()(ferrograd.tensor([0.5, 3.0]), ferrograd.zeros(2))
         tensor(1.3125)
     """
@@ -104,14 +117,19 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.smooth_l1_loss` with this module's settings."""
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class HuberLoss(_Loss):
     r"""``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
-    Example::
+    Args:
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        delta (float): where the loss changes from quadratic to linear. Default: 1.0.
 
+    Example:
         >>> nn.HuberLoss(delta=2.0)(ferrograd.tensor([3.0]), ferrograd.zeros(1))
         tensor(4.)
     """
@@ -121,14 +139,25 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.huber_loss` with this module's settings."""
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
     r"""Negative log likelihood of class indices given log-probabilities ``(N, C, ...)``.
 
-    Example::
+    Args:
+        weight (Tensor, optional): a weight per class, shape ``(C,)``.
+        ignore_index (int): a target value that contributes nothing. Default: -100.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Shape:
+        Input ``(N, C)`` or ``(N, C, d1, ...)`` log-probabilities; target ``(N)`` or
+        ``(N, d1, ...)`` class indices.
+
+    Example:
         >>> logp = ferrograd.log(ferrograd.tensor([[0.5, 0.5]]))
         >>> nn.NLLLoss()(logp, ferrograd.tensor([1]))
         tensor(0.6931)
@@ -148,6 +177,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.nll_loss` with this module's settings."""
         return F.nll_loss(
             input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
         )
@@ -157,8 +187,20 @@ class CrossEntropyLoss(_WeightedLoss):
     r"""``log_softmax`` followed by ``NLLLoss``; the target may also hold class
     probabilities. ``label_smoothing`` mixes the target with the uniform distribution.
 
-    Example::
+    Args:
+        weight (Tensor, optional): a weight per class, shape ``(C,)``.
+        ignore_index (int): a target value that contributes nothing. Default: -100.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        label_smoothing (float): mix the target with the uniform distribution by this
+            amount, in ``[0, 1]``. Default: 0.0.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Shape:
+        Input ``(N, C)`` or ``(N, C, d1, ...)`` logits; target of class indices ``(N)`` /
+        ``(N, d1, ...)``, or probabilities shaped like the input.
+
+    Example:
         >>> nn.CrossEntropyLoss()(ferrograd.zeros(1, 4), ferrograd.tensor([2]))
         tensor(1.3863)
     """
@@ -179,6 +221,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.cross_entropy` with this module's settings."""
         return F.cross_entropy(
             input,
             target,
@@ -193,8 +236,12 @@ class BCELoss(_WeightedLoss):
     r"""Binary cross entropy of probabilities: ``-(y log x + (1 - y) log(1 - x))``,
     with the logs clamped at -100 as torch does.
 
-    Example::
+    Args:
+        weight (Tensor, optional): a weight broadcast over the elements.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.BCELoss()(ferrograd.tensor([0.5]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -202,6 +249,7 @@ class BCELoss(_WeightedLoss):
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.binary_cross_entropy` with this module's settings."""
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
@@ -209,8 +257,17 @@ class BCEWithLogitsLoss(_Loss):
     r"""``sigmoid`` followed by ``BCELoss``, computed stably; ``pos_weight`` scales
     the positive term per class.
 
-    Example::
+    Args:
+        weight (Tensor, optional): a weight broadcast over the batch.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        pos_weight (Tensor, optional): a weight for the positive term, per class.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Shape:
+        Input and target of the same shape ``(*)``.
+
+    Example:
         >>> nn.BCEWithLogitsLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -228,6 +285,10 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies the functional form with this module's settings.
+
+        See :func:`ferrograd.nn.functional.binary_cross_entropy_with_logits`.
+        """
         return F.binary_cross_entropy_with_logits(
             input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
         )
@@ -237,8 +298,13 @@ class KLDivLoss(_Loss):
     r"""``y (log y - x)`` for log-probabilities ``x`` (and ``y`` given in log space
     when ``log_target``). Use ``reduction='batchmean'`` for the mathematical KL.
 
-    Example::
+    Args:
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``. ``'batchmean'`` divides the sum by the batch size.
+        log_target (bool): the target holds log-probabilities. Default: False.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> p = ferrograd.tensor([[0.5, 0.5]])
         >>> nn.KLDivLoss(reduction="batchmean")(p.log(), p)
         tensor(0.)
@@ -257,6 +323,7 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.kl_div` with this module's settings."""
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
@@ -264,8 +331,15 @@ class PoissonNLLLoss(_Loss):
     r"""Poisson negative log likelihood: ``exp(x) - y x`` for log-rates (or
     ``x - y log(x + eps)``), plus Stirling's term when ``full``.
 
-    Example::
+    Args:
+        log_input (bool): the input holds log-rates (else rates). Default: True.
+        full (bool): add the Stirling term of ``log(y!)``. Default: False.
+        eps (float): added inside the log when ``log_input`` is False. Default: 1e-8.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.PoissonNLLLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
@@ -287,6 +361,7 @@ class PoissonNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.poisson_nll_loss` with this module's settings."""
         return F.poisson_nll_loss(
             log_input,
             target,
@@ -300,8 +375,13 @@ class PoissonNLLLoss(_Loss):
 class GaussianNLLLoss(_Loss):
     r"""Gaussian negative log likelihood ``0.5 (log var + (x - y)^2 / var)``.
 
-    Example::
+    Args:
+        full (bool): add the constant ``0.5 log(2 pi)``. Default: False.
+        eps (float): the lower clamp of the variance. Default: 1e-6.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
 
+    Example:
         >>> nn.GaussianNLLLoss()(ferrograd.zeros(2), ferrograd.zeros(2), ferrograd.ones(2))
         tensor(0.)
     """
@@ -314,14 +394,20 @@ class GaussianNLLLoss(_Loss):
         self.eps = eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.gaussian_nll_loss` with this module's settings."""
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_Loss):
     r"""``x`` where ``y = 1`` and ``max(0, margin - x)`` where ``y = -1``.
 
-    Example::
+    Args:
+        margin (float): the margin for ``y = -1``. Default: 1.0.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.HingeEmbeddingLoss()(ferrograd.tensor([0.3, 0.3]), ferrograd.tensor([1.0, -1.0]))
         tensor(0.5000)
     """
@@ -339,14 +425,18 @@ class HingeEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.hinge_embedding_loss` with this module's settings."""
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
     r"""Two-class logistic loss ``log(1 + exp(-y x))``.
 
-    Example::
+    Args:
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.SoftMarginLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
@@ -354,14 +444,19 @@ class SoftMarginLoss(_Loss):
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.soft_margin_loss` with this module's settings."""
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     r"""One-versus-all logistic loss over ``C`` classes, averaged over the classes.
 
-    Example::
+    Args:
+        weight (Tensor, optional): a weight per class.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.MultiLabelSoftMarginLoss()(ferrograd.zeros(1, 2), ferrograd.tensor([[1.0, 0.0]]))
         tensor(0.6931)
     """
@@ -369,14 +464,20 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     __constants__ = ["reduction"]
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.multilabel_soft_margin_loss` with this module's settings."""
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class CosineEmbeddingLoss(_Loss):
     r"""``1 - cos(x1, x2)`` where ``y = 1`` and ``max(0, cos(x1, x2) - margin)`` where ``y = -1``.
 
-    Example::
+    Args:
+        margin (float): the margin for ``y = -1``, in ``[-1, 1]``. Default: 0.0.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> x = ferrograd.tensor([[1.0, 0.0]])
         >>> nn.CosineEmbeddingLoss()(x, x, ferrograd.tensor([1.0]))
         tensor(0.)
@@ -395,14 +496,20 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.cosine_embedding_loss` with this module's settings."""
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class MarginRankingLoss(_Loss):
     r"""``max(0, -y (x1 - x2) + margin)``.
 
-    Example::
+    Args:
+        margin (float): the margin. Default: 0.0.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.MarginRankingLoss()(ferrograd.tensor([1.0]), ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
@@ -420,14 +527,22 @@ class MarginRankingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.margin_ranking_loss` with this module's settings."""
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):
     r"""Multi-class hinge loss ``sum_{i != y} max(0, margin - x_y + x_i)^p / C``.
 
-    Example::
+    Args:
+        p (int): 1 or 2. Default: 1.
+        margin (float): the margin. Default: 1.0.
+        weight (Tensor, optional): a weight per class.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> nn.MultiMarginLoss()(ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]]), ferrograd.tensor([3]))
         tensor(0.3250)
     """
@@ -454,6 +569,7 @@ class MultiMarginLoss(_WeightedLoss):
         self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.multi_margin_loss` with this module's settings."""
         return F.multi_margin_loss(
             input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
         )
@@ -462,8 +578,16 @@ class MultiMarginLoss(_WeightedLoss):
 class TripletMarginLoss(_Loss):
     r"""``max(d(a, p) - d(a, n) + margin, 0)`` with the ``p``-norm distance.
 
-    Example::
+    Args:
+        margin (float): the margin. Default: 1.0.
+        p (float): the norm of the distance. Default: 2.0.
+        eps (float): added to the differences before the norm. Default: 1e-6.
+        swap (bool): use the smaller of ``d(a, n)`` and ``d(p, n)``. Default: False.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
+    Example:
         >>> a = ferrograd.zeros(1, 2)
         >>> nn.TripletMarginLoss()(a, a, a).item() > 0
         True
@@ -490,6 +614,7 @@ class TripletMarginLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.triplet_margin_loss` with this module's settings."""
         return F.triplet_margin_loss(
             anchor,
             positive,
@@ -505,8 +630,15 @@ class TripletMarginLoss(_Loss):
 class TripletMarginWithDistanceLoss(_Loss):
     r"""Triplet loss with a user distance function (``PairwiseDistance()`` by default).
 
-    Example::
+    Args:
+        distance_function (callable, optional): ``d(x1, x2)`` returning a distance per
+            row. Default: :class:`PairwiseDistance`.
+        margin (float): the margin. Default: 1.0.
+        swap (bool): use the smaller of ``d(a, n)`` and ``d(p, n)``. Default: False.
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
 
+    Example:
         >>> a = ferrograd.zeros(1, 2)
         >>> nn.TripletMarginWithDistanceLoss()(a, a, a).item() > 0
         True
@@ -534,6 +666,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         self.swap = swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        """Applies the functional form with this module's settings.
+
+        See :func:`ferrograd.nn.functional.triplet_margin_with_distance_loss`.
+        """
         return F.triplet_margin_with_distance_loss(
             anchor,
             positive,

@@ -8,7 +8,7 @@ import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import ferrograd
 from ferrograd._core import Tensor
@@ -58,10 +58,14 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 class RemovableHandle:
     r"""A handle that removes a hook from the dicts it was registered in.
 
-    Example::
-
-        >>> h = module.register_forward_hook(fn)
-        >>> h.remove()  # or use ``with h:``
+    Example:
+        >>> m = nn.Identity()
+        >>> h = m.register_forward_hook(lambda mod, args, out: out * 10)
+        >>> m(ferrograd.ones(1))
+        tensor([10.])
+        >>> h.remove()
+        >>> m(ferrograd.ones(1))
+        tensor([1.])
     """
 
     _next_id = 0
@@ -74,6 +78,7 @@ class RemovableHandle:
         self.extra_dict_ref = tuple(weakref.ref(d) for d in extras if d is not None)
 
     def remove(self) -> None:
+        """Unregisters the hook; calling it again does nothing."""
         hooks_dict = self.hooks_dict_ref()
         if hooks_dict is not None and self.id in hooks_dict:
             del hooks_dict[self.id]
@@ -230,7 +235,22 @@ class _BackwardHook:
         return new_outputs[0] if single else new_outputs
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R", covariant=True)
+
+
+class _Forward(Protocol[_P, _R]):
+    """What a module's ``forward`` takes and returns, for typing ``module(...)``."""
+
+    def forward(self, *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
+
+
 def _forward_unimplemented(self: Module, *input: Any) -> Any:
+    """The computation of the module; every subclass defines it.
+
+    Call the module (``module(x)``) rather than ``forward`` directly, so that
+    its hooks run.
+    """
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
@@ -242,15 +262,14 @@ class Module:
     and found by :meth:`parameters`, :meth:`state_dict`, :meth:`to` and the
     rest.
 
-    Example::
-
+    Example:
         >>> class Scale(nn.Module):
         ...     def __init__(self):
         ...         super().__init__()
-        ...         self.w = nn.Parameter(torch.ones(2))
+        ...         self.w = nn.Parameter(ferrograd.ones(2))
         ...     def forward(self, x):
         ...         return self.w * x
-        >>> Scale()(torch.tensor([1.0, 2.0]))
+        >>> Scale()(ferrograd.tensor([1.0, 2.0]))
         tensor([1., 2.], grad_fn=<MulBackward0>)
     """
 
@@ -299,9 +318,11 @@ class Module:
         r"""Adds a buffer: state that is not a parameter, saved in
         :meth:`state_dict` unless ``persistent=False``.
 
-        Example::
-
-            >>> m.register_buffer("running_mean", torch.zeros(3))
+        Example:
+            >>> m = nn.Module()
+            >>> m.register_buffer("running_mean", ferrograd.zeros(3))
+            >>> m.running_mean, list(m.state_dict())
+            (tensor([0., 0., 0.]), ['running_mean'])
         """
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
@@ -327,9 +348,11 @@ class Module:
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         r"""Adds a parameter (or ``None``) under ``name``.
 
-        Example::
-
-            >>> m.register_parameter("bias", nn.Parameter(torch.zeros(3)))
+        Example:
+            >>> m = nn.Module()
+            >>> m.register_parameter("bias", nn.Parameter(ferrograd.zeros(3)))
+            >>> [name for name, _ in m.named_parameters()]
+            ['bias']
         """
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -362,9 +385,14 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         r"""Adds a child module (or ``None``) under ``name``.
 
-        Example::
-
-            >>> seq.add_module("act", nn.Module())
+        Example:
+            >>> seq = nn.Sequential(nn.Linear(2, 2))
+            >>> seq.add_module("act", nn.ReLU())
+            >>> seq
+            Sequential(
+              (0): Linear(in_features=2, out_features=2, bias=True)
+              (act): ReLU()
+            )
         """
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_typename(module)} is not a Module subclass")
@@ -385,9 +413,11 @@ class Module:
     def get_submodule(self, target: str) -> Module:
         r"""The submodule at the dotted path ``target`` (``""`` is ``self``).
 
-        Example::
-
+        Example:
+            >>> net = nn.Sequential()
+            >>> net.add_module("block", nn.Sequential(nn.Linear(2, 3), nn.ReLU()))
             >>> net.get_submodule("block.0")
+            Linear(in_features=2, out_features=3, bias=True)
         """
         if target == "":
             return self
@@ -583,9 +613,10 @@ class Module:
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         r"""The module's parameters (and, with ``recurse``, its descendants').
 
-        Example::
-
+        Example:
+            >>> model = nn.Linear(3, 2)
             >>> sum(p.numel() for p in model.parameters())
+            8
         """
         for _name, param in self.named_parameters(recurse=recurse):
             yield param
@@ -643,8 +674,9 @@ class Module:
         r"""``(name, module)`` pairs for this module (name ``prefix``) and its
         descendants, depth first.
 
-        Example::
-
+        Example:
+            >>> net = nn.Sequential()
+            >>> net.add_module("block", nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
             >>> [name for name, _ in net.named_modules()]
             ['', 'block', 'block.0', 'block.1']
         """
@@ -751,9 +783,12 @@ class Module:
         r"""Calls ``fn`` on every submodule (children first, then ``self``);
         returns ``self``.
 
-        Example::
-
-            >>> net.apply(lambda m: print(type(m).__name__))
+        Example:
+            >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+            >>> _ = net.apply(lambda m: print(type(m).__name__))
+            Linear
+            ReLU
+            Sequential
         """
         for module in self.children():
             module.apply(fn)
@@ -767,9 +802,10 @@ class Module:
         ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``,
         each also by keyword; returns ``self``.
 
-        Example::
-
-            >>> model.to(torch.float64)
+        Example:
+            >>> model = nn.Linear(2, 2)
+            >>> model.to(ferrograd.float64).weight.dtype
+            ferrograd.float64
         """
         device, dtype = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
@@ -832,10 +868,10 @@ class Module:
         dotted names (``"block.0.weight"``); values are detached (they share
         memory with the module) unless ``keep_vars=True``.
 
-        Example::
-
+        Example:
+            >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1, bias=False))
             >>> list(net.state_dict())
-            ['block.0.weight', 'block.1.weight']
+            ['0.weight', '0.bias', '2.weight']
         """
         if args:
             # torch's old positional form: (destination, prefix, keep_vars).
@@ -950,10 +986,12 @@ class Module:
         Returns:
             ``NamedTuple`` with ``missing_keys`` and ``unexpected_keys``.
 
-        Example::
-
+        Example:
+            >>> net, other = nn.Linear(2, 2), nn.Linear(2, 2)
             >>> net.load_state_dict(other.state_dict())
             <All keys matched successfully>
+            >>> ferrograd.equal(net.weight, other.weight)
+            True
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
@@ -1009,9 +1047,12 @@ class Module:
         result replaces the arguments: a tuple (a single value is wrapped), or
         ``(args, kwargs)`` with ``with_kwargs``.
 
-        Example::
-
+        Example:
+            >>> m = nn.Identity()
             >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+            >>> m(ferrograd.tensor([1.0, 2.0]))
+            tensor([2., 4.])
+            >>> h.remove()
         """
         handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
@@ -1034,9 +1075,12 @@ class Module:
         :meth:`forward`; a non-None result replaces the output. With
         ``always_call=True`` the hook also runs when ``forward`` raises.
 
-        Example::
-
+        Example:
+            >>> m = nn.Identity()
             >>> h = m.register_forward_hook(lambda mod, args, out: out + 1)
+            >>> m(ferrograd.tensor([1.0, 2.0]))
+            tensor([2., 3.])
+            >>> h.remove()
         """
         handle = RemovableHandle(
             self._forward_hooks,
@@ -1071,9 +1115,12 @@ class Module:
         output (``None`` for non-tensors and for tensors without gradient); a
         non-None result replaces ``grad_input``.
 
-        Example::
-
+        Example:
+            >>> m = nn.Linear(2, 1)
             >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go))
+            >>> m(ferrograd.ones(1, 2)).sum().backward()
+            (tensor([[1.]]),)
+            >>> h.remove()
         """
         if self._is_full_backward_hook is False:
             raise RuntimeError(
@@ -1168,7 +1215,12 @@ class Module:
                         )
             raise
 
-    __call__: Callable[..., Any] = _call_impl
+    if TYPE_CHECKING:
+        # `module(x)` takes the arguments of the module's `forward` and
+        # returns its result type.
+        def __call__(self: _Forward[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R: ...
+    else:
+        __call__ = _call_impl
 
     # ------------------------------------------------------------------
     # Printing

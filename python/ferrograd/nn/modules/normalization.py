@@ -27,8 +27,16 @@ class LocalResponseNorm(Module):
     r"""Divides each channel by ``(k + alpha / size * sum of squares of the
     ``size`` neighbouring channels) ** beta``.
 
-    Example::
+    Args:
+        size (int): the number of neighbouring channels.
+        alpha (float): the scale. Default: 1e-4.
+        beta (float): the exponent. Default: 0.75.
+        k (float): the additive constant. Default: 1.0.
 
+    Shape:
+        Input ``(N, C, *)``; output of the same shape.
+
+    Example:
         >>> nn.LocalResponseNorm(2)(ferrograd.randn(32, 5, 24, 24)).shape
         ferrograd.Size([32, 5, 24, 24])
     """
@@ -43,9 +51,11 @@ class LocalResponseNorm(Module):
         self.k = k
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.local_response_norm` with this module's settings."""
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
@@ -54,8 +64,18 @@ class LayerNorm(Module):
     biased variance 1), then applies an elementwise ``weight`` and ``bias`` of
     that shape (initialised to ones and zeros).
 
-    Example::
+    Args:
+        normalized_shape (int or tuple of ints): the trailing dims to normalise over.
+        eps (float): added to the variance. Default: 1e-5.
+        elementwise_affine (bool): learn a ``weight`` (and ``bias``) of shape
+            ``normalized_shape``. Default: True.
+        bias (bool): learn the ``bias`` too. Default: True.
+        device, dtype: of the parameters.
 
+    Shape:
+        Input ``(*, *normalized_shape)``; output of the same shape.
+
+    Example:
         >>> m = nn.LayerNorm(4)
         >>> m(ferrograd.tensor([[1.0, 2.0, 3.0, 4.0]])).detach()
         tensor([[-1.3416, -0.4472,  0.4472,  1.3416]])
@@ -89,15 +109,18 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros (when present)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.layer_norm` with this module's settings."""
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
@@ -108,8 +131,18 @@ class GroupNorm(Module):
     r"""Splits the channels (dimension 1) into ``num_groups`` groups and normalises
     each group per sample, then applies a per-channel affine.
 
-    Example::
+    Args:
+        num_groups (int): the number of groups; must divide ``num_channels``.
+        num_channels (int): the size of dim 1.
+        eps (float): added to the variance. Default: 1e-5.
+        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
+        device, dtype: of the parameters.
+        bias (bool): learn the ``bias`` too. Default: True.
 
+    Shape:
+        Input ``(N, C, *)``; output of the same shape.
+
+    Example:
         >>> m = nn.GroupNorm(3, 6)
         >>> m(ferrograd.randn(20, 6, 10, 10)).shape
         ferrograd.Size([20, 6, 10, 10])
@@ -148,15 +181,18 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones and ``bias`` to zeros (when present)."""
         if self.affine:
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.group_norm` with this module's settings."""
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return (
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
@@ -167,8 +203,16 @@ class RMSNorm(Module):
     r"""Divides by the root mean square over ``normalized_shape`` and scales by
     ``weight``; ``eps=None`` uses the input dtype's machine epsilon.
 
-    Example::
+    Args:
+        normalized_shape (int or tuple of ints): the trailing dims to normalise over.
+        eps (float, optional): added to the mean square. Default: the dtype's machine epsilon.
+        elementwise_affine (bool): learn a ``weight`` of shape ``normalized_shape``. Default: True.
+        device, dtype: of the parameters.
 
+    Shape:
+        Input ``(*, *normalized_shape)``; output of the same shape.
+
+    Example:
         >>> m = nn.RMSNorm(2)
         >>> m(ferrograd.tensor([[3.0, 4.0]])).detach()
         tensor([[0.8485, 1.1314]])
@@ -195,11 +239,14 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Sets ``weight`` to ones (when present)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
 
     def forward(self, x: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.rms_norm` with this module's settings."""
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

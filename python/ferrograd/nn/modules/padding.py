@@ -41,9 +41,11 @@ class _PadNd(Module):
         self.padding = _amounts(padding, self._pairs)
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.pad` with this module's settings."""
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"{self.padding}"
 
 
@@ -57,17 +59,22 @@ class _ConstantPadNd(Module):
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.pad` with this module's settings."""
         return F.pad(input, self.padding, "constant", self.value)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"padding={self.padding}, value={self.value}"
 
 
 class ConstantPad1d(_ConstantPadNd):
     r"""Pads the last dimension with ``value``; ``padding`` is an int or ``(left, right)``.
 
-    Example::
+    Args:
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        value (float): the fill value.
 
+    Example:
         >>> nn.ConstantPad1d(2, 3.5)(ferrograd.zeros(1, 2))
         tensor([[3.5000, 3.5000, 0.0000, 0.0000, 3.5000, 3.5000]])
     """
@@ -77,8 +84,11 @@ class ConstantPad2d(_ConstantPadNd):
     r"""Pads the last two dimensions with ``value``; ``padding`` is an int or
     ``(left, right, top, bottom)``.
 
-    Example::
+    Args:
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
+        value (float): the fill value.
 
+    Example:
         >>> nn.ConstantPad2d((1, 0, 0, 1), 2.0)(ferrograd.zeros(1, 1, 1)).shape
         ferrograd.Size([1, 2, 2])
     """
@@ -89,8 +99,10 @@ class ConstantPad2d(_ConstantPadNd):
 class ZeroPad1d(ConstantPad1d):
     r"""Pads the last dimension with zeros.
 
-    Example::
+    Args:
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
 
+    Example:
         >>> nn.ZeroPad1d((1, 2))(ferrograd.ones(1, 1))
         tensor([[0., 1., 0., 0.]])
     """
@@ -99,14 +111,17 @@ class ZeroPad1d(ConstantPad1d):
         super().__init__(padding, 0.0)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"{self.padding}"
 
 
 class ZeroPad2d(ConstantPad2d):
     r"""Pads the last two dimensions with zeros.
 
-    Example::
+    Args:
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
 
+    Example:
         >>> nn.ZeroPad2d(1)(ferrograd.ones(1, 1, 1))
         tensor([[[0., 0., 0.],
                  [0., 1., 0.],
@@ -117,14 +132,17 @@ class ZeroPad2d(ConstantPad2d):
         super().__init__(padding, 0.0)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         return f"{self.padding}"
 
 
 class ReflectionPad1d(_PadNd):
     r"""Pads the last dimension with its reflection (the edge is not repeated).
 
-    Example::
+    Args:
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
 
+    Example:
         >>> nn.ReflectionPad1d(2)(ferrograd.tensor([[0.0, 1.0, 2.0, 3.0]]))
         tensor([[2., 1., 0., 1., 2., 3., 2., 1.]])
     """
@@ -135,8 +153,10 @@ class ReflectionPad1d(_PadNd):
 class ReflectionPad2d(_PadNd):
     r"""Pads the last two dimensions with their reflection.
 
-    Example::
+    Args:
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
 
+    Example:
         >>> nn.ReflectionPad2d(1)(ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 4, 4])
     """
@@ -148,8 +168,10 @@ class ReflectionPad2d(_PadNd):
 class ReplicationPad1d(_PadNd):
     r"""Pads the last dimension by repeating its edge values.
 
-    Example::
+    Args:
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
 
+    Example:
         >>> nn.ReplicationPad1d(2)(ferrograd.tensor([[0.0, 1.0]]))
         tensor([[0., 0., 0., 1., 1., 1.]])
     """
@@ -160,8 +182,10 @@ class ReplicationPad1d(_PadNd):
 class ReplicationPad2d(_PadNd):
     r"""Pads the last two dimensions by repeating their edge values.
 
-    Example::
+    Args:
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
 
+    Example:
         >>> nn.ReplicationPad2d((1, 0, 1, 0))(ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 3, 3])
     """
@@ -173,8 +197,10 @@ class ReplicationPad2d(_PadNd):
 class CircularPad1d(_PadNd):
     r"""Pads the last dimension by wrapping around.
 
-    Example::
+    Args:
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
 
+    Example:
         >>> nn.CircularPad1d(1)(ferrograd.tensor([[0.0, 1.0, 2.0]]))
         tensor([[2., 0., 1., 2., 0.]])
     """
@@ -185,8 +211,10 @@ class CircularPad1d(_PadNd):
 class CircularPad2d(_PadNd):
     r"""Pads the last two dimensions by wrapping around.
 
-    Example::
+    Args:
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
 
+    Example:
         >>> nn.CircularPad2d(1)(ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 4, 4])
     """

@@ -21,8 +21,21 @@ class Embedding(Module):
     integer index. ``weight`` starts as ``N(0, 1)``; the row at ``padding_idx`` starts
     at zero and never receives a gradient.
 
-    Example::
+    Args:
+        num_embeddings (int): the number of rows (the vocabulary size).
+        embedding_dim (int): the size of each row.
+        padding_idx (int, optional): a row that starts at zero and gets no gradient.
+        max_norm (float, optional): rows looked up are renormalised in place to at most this norm.
+        norm_type (float): the p of the ``max_norm`` norm. Default: 2.0.
+        scale_grad_by_freq (bool): scale gradients by the inverse frequency of each index in
+            the batch. Default: False.
+        sparse (bool): must be False (sparse gradients are not supported). Default: False.
+        device, dtype: of the ``weight`` parameter.
 
+    Shape:
+        Input: an integer tensor ``(*)`` of indices; output ``(*, embedding_dim)``.
+
+    Example:
         >>> emb = nn.Embedding(10, 3, padding_idx=0)
         >>> emb(ferrograd.tensor([[0, 2], [4, 0]])).shape
         ferrograd.Size([2, 2, 3])
@@ -82,6 +95,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
+        """Re-draws ``weight`` from ``N(0, 1)`` and zeroes the ``padding_idx`` row."""
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
@@ -91,6 +105,7 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
+        """The rows of ``weight`` at the indices in ``input``."""
         return F.embedding(
             input,
             self.weight,
@@ -102,6 +117,7 @@ class Embedding(Module):
         )
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
@@ -129,8 +145,7 @@ class Embedding(Module):
         r"""An ``Embedding`` whose weight is ``embeddings`` (shared, not copied);
         frozen (``requires_grad=False``) unless ``freeze=False``.
 
-        Example::
-
+        Example:
             >>> emb = nn.Embedding.from_pretrained(ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]]))
             >>> emb(ferrograd.tensor([1]))
             tensor([[3., 4.]])

@@ -63,8 +63,19 @@ class TransformerEncoderLayer(Module):
     ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``.
     ``activation`` is ``'relu'``, ``'gelu'`` or any callable.
 
-    Example::
+    Args:
+        d_model (int): the model dim.
+        nhead (int): the number of attention heads.
+        dim_feedforward (int): the hidden size of the feed-forward block. Default: 2048.
+        dropout (float): the dropout rate. Default: 0.1.
+        activation (str or callable): of the feed-forward block. Default: ``relu``.
+        layer_norm_eps (float): the norms' eps. Default: 1e-5.
+        batch_first (bool): inputs are ``(N, S, E)`` instead of ``(S, N, E)``. Default: False.
+        norm_first (bool): normalise before each block instead of after. Default: False.
+        bias (bool): biases in the linear layers and norms. Default: True.
+        device, dtype: of the parameters.
 
+    Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
         >>> layer(ferrograd.randn(3, 5, 8)).shape
         ferrograd.Size([3, 5, 8])
@@ -116,6 +127,7 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool = False,
     ) -> Tensor:
+        """Self-attention then the feed-forward block on ``src``, each with its residual and norm."""
         src_key_padding_mask = _canonical_mask(
             src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask", src.dtype
         )
@@ -175,8 +187,13 @@ class TransformerEncoder(Module):
     r"""A stack of ``num_layers`` deep copies of ``encoder_layer`` (in ``layers``),
     followed by ``norm`` when given.
 
-    Example::
+    Args:
+        encoder_layer (TransformerEncoderLayer): the layer to copy.
+        num_layers (int): the number of copies.
+        norm (Module, optional): applied to the last layer's output.
+        enable_nested_tensor, mask_check: accepted for compatibility.
 
+    Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
         >>> enc = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
         >>> enc(ferrograd.randn(5, 3, 8)).shape
@@ -213,6 +230,7 @@ class TransformerEncoder(Module):
         src_key_padding_mask: Tensor | None = None,
         is_causal: bool | None = None,
     ) -> Tensor:
+        """Passes ``src`` through every layer in turn (then the final ``norm``, if any)."""
         src_key_padding_mask = _canonical_mask(
             src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype
         )
@@ -231,8 +249,19 @@ class TransformerDecoderLayer(Module):
     r"""Self-attention, attention over the encoder output (``memory``) and a
     feed-forward block, each with a residual connection and a ``LayerNorm``.
 
-    Example::
+    Args:
+        d_model (int): the model dim.
+        nhead (int): the number of attention heads.
+        dim_feedforward (int): the hidden size of the feed-forward block. Default: 2048.
+        dropout (float): the dropout rate. Default: 0.1.
+        activation (str or callable): of the feed-forward block. Default: ``relu``.
+        layer_norm_eps (float): the norms' eps. Default: 1e-5.
+        batch_first (bool): inputs are ``(N, T, E)`` instead of ``(T, N, E)``. Default: False.
+        norm_first (bool): normalise before each block instead of after. Default: False.
+        bias (bool): biases in the linear layers and norms. Default: True.
+        device, dtype: of the parameters.
 
+    Example:
         >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
         >>> layer(ferrograd.randn(4, 3, 8), ferrograd.randn(6, 3, 8)).shape
         ferrograd.Size([4, 3, 8])
@@ -292,6 +321,7 @@ class TransformerDecoderLayer(Module):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        """Self-attention, attention to ``memory``, then feed-forward, each with residual and norm."""
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -348,8 +378,12 @@ class TransformerDecoderLayer(Module):
 class TransformerDecoder(Module):
     r"""A stack of ``num_layers`` deep copies of ``decoder_layer``, followed by ``norm``.
 
-    Example::
+    Args:
+        decoder_layer (TransformerDecoderLayer): the layer to copy.
+        num_layers (int): the number of copies.
+        norm (Module, optional): applied to the last layer's output.
 
+    Example:
         >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
         >>> dec = nn.TransformerDecoder(layer, num_layers=2)
         >>> dec(ferrograd.randn(4, 3, 8), ferrograd.randn(6, 3, 8)).shape
@@ -377,6 +411,7 @@ class TransformerDecoder(Module):
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        """Passes ``tgt`` through each layer (attending to ``memory``), then the final ``norm`` if any."""
         output = tgt
         for mod in self.layers:
             output = mod(

@@ -17,8 +17,15 @@ class Upsample(Module):
     :func:`~ferrograd.nn.functional.interpolate` (``mode`` ``'nearest'``,
     ``'linear'``, ``'bilinear'``, ...).
 
-    Example::
+    Args:
+        size (int or tuple of ints, optional): the output spatial size.
+        scale_factor (float or tuple of floats, optional): the spatial scale (give it or ``size``).
+        mode (str): ``'nearest'``, ``'linear'``, ``'bilinear'``, ``'bicubic'`` or ``'trilinear'``.
+            Default: ``'nearest'``.
+        align_corners (bool, optional): for the linear modes, align the corner pixels.
+        recompute_scale_factor (bool, optional): derive the scale from the computed size.
 
+    Example:
         >>> nn.Upsample(scale_factor=2)(ferrograd.tensor([[[1.0, 2.0]]]))
         tensor([[[1., 1., 2., 2.]]])
     """
@@ -45,6 +52,7 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
+        """Resizes ``input`` with :func:`ferrograd.nn.functional.interpolate` and this module's settings."""
         return F.interpolate(
             input,
             self.size,
@@ -59,6 +67,7 @@ class Upsample(Module):
         super().__setstate__(state)
 
     def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
         info = (
             f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
         )
@@ -68,8 +77,11 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     r"""``Upsample`` with ``mode='nearest'``.
 
-    Example::
+    Args:
+        size (int or tuple of 2 ints, optional): the output size.
+        scale_factor (float or tuple, optional): the scale (give it or ``size``).
 
+    Example:
         >>> nn.UpsamplingNearest2d(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 4, 4])
     """
@@ -81,8 +93,11 @@ class UpsamplingNearest2d(Upsample):
 class UpsamplingBilinear2d(Upsample):
     r"""``Upsample`` with ``mode='bilinear'`` and ``align_corners=True``.
 
-    Example::
+    Args:
+        size (int or tuple of 2 ints, optional): the output size.
+        scale_factor (float or tuple, optional): the scale (give it or ``size``).
 
+    Example:
         >>> nn.UpsamplingBilinear2d(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
         ferrograd.Size([1, 1, 4, 4])
     """

@@ -173,6 +173,7 @@ class DistributedDataParallel(Module):
     # --------------------------------------------------------------- forward
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Runs the wrapped module; backward averages its gradients across processes."""
         # A forward whose backward never ran (an evaluation with grad
         # enabled) is fine; one whose backward reduced only some buckets
         # is not.

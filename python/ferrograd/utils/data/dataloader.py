@@ -13,15 +13,14 @@ from __future__ import annotations
 import collections.abc
 import copy
 import math
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-import numpy as np
-
 from ferrograd import _core
 
-from .dataset import IterableDataset
+from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = [
@@ -44,10 +43,19 @@ def _is_string_or_object_dtype(arr: Any) -> bool:
     return arr.dtype.kind in "SaUO"
 
 
+def _is_numpy(x: Any) -> bool:
+    # NumPy is optional: an object whose type comes from numpy means numpy
+    # is imported already, so it is looked up, never imported, here.
+    if type(x).__module__ != "numpy":
+        return False
+    np = sys.modules["numpy"]
+    return isinstance(x, np.ndarray | np.generic)
+
+
 def _numpy_to_tensor(x: Any) -> Any:
     # A numpy scalar goes through a 0-d array: ``as_tensor`` then owns a
     # buffer that outlives the call (the scalar's own buffer does not).
-    return _core.as_tensor(np.asarray(x))
+    return _core.as_tensor(sys.modules["numpy"].asarray(x))
 
 
 def _rebuild_mapping(elem: Any, values: dict[Any, Any]) -> Any:
@@ -82,14 +90,19 @@ def default_convert(data: Any) -> Any:
     This is the DataLoader's collate function when batching is off
     (``batch_size=None``).
 
-    Example::
+    Args:
+        data (Any): a sample: an array, a tensor, or a container of them.
 
+    Returns:
+        ``data`` with every NumPy array and scalar turned into a tensor.
+
+    Example:
         >>> default_convert({"x": np.array([1, 2]), "name": "a"})
         {'x': tensor([1, 2]), 'name': 'a'}
     """
     if isinstance(data, _core.Tensor):
         return data
-    if isinstance(data, np.ndarray | np.generic) and type(data).__module__ == "numpy":
+    if _is_numpy(data):
         if _is_string_or_object_dtype(data):
             return data
         return _numpy_to_tensor(data)
@@ -117,21 +130,26 @@ def default_collate(batch: Sequence[Any]) -> Any:
       namedtuple of collated fields; other sequences are transposed, so a
       batch of ``(x, y)`` pairs gives ``[xs, ys]`` (a list, as torch).
 
-    Example::
+    Args:
+        batch (sequence): the samples of one batch, all of the same structure.
 
+    Returns:
+        the batch, with the samples' structure and a leading batch dimension.
+
+    Example:
         >>> default_collate([(1, 0.5), (2, 1.5)])
         [tensor([1, 2]), tensor([0.5000, 1.5000], dtype=ferrograd.float64)]
     """
     elem = batch[0]
     if isinstance(elem, _core.Tensor):
         return _core.stack(list(batch), 0)
-    if type(elem).__module__ == "numpy" and isinstance(elem, np.ndarray | np.generic):
+    if _is_numpy(elem):
         if _is_string_or_object_dtype(elem):
             raise TypeError(_COLLATE_ERROR.format(elem.dtype))
-        if isinstance(elem, np.ndarray) and elem.shape != ():
+        if elem.shape != ():
             return default_collate([_core.as_tensor(b) for b in batch])
         # numpy scalars (and 0-d arrays) of one batch make one 1-D tensor.
-        return _core.as_tensor(np.asarray(batch))
+        return _numpy_to_tensor(batch)
     if isinstance(elem, float):
         return _core.tensor(list(batch), dtype=_core.float64)
     if isinstance(elem, int):
@@ -157,7 +175,11 @@ class WorkerInfo:
     """What a loader worker knows about itself (``id``, ``num_workers``,
     ``seed``, ``dataset``). Loading runs in the calling process, so
     :func:`get_worker_info` never returns one; the class exists for code that
-    type-checks against it."""
+    type-checks against it.
+
+    Args:
+        **kwargs: the attributes to set.
+    """
 
     id: int
     num_workers: int
@@ -177,8 +199,10 @@ def get_worker_info() -> WorkerInfo | None:
     """The current loader worker's :class:`WorkerInfo`, or None in the main
     process; ferrograd loads in the main process, so this is always None.
 
-    Example::
+    Returns:
+        WorkerInfo or None: always ``None``.
 
+    Example:
         >>> get_worker_info() is None
         True
     """
@@ -223,8 +247,7 @@ class DataLoader(Generic[T_co]):
         generator (Generator, optional): the source of the shuffle order and
             of the per-iterator base seed; the global generator when None.
 
-    Example::
-
+    Example:
         >>> ds = TensorDataset(ferrograd.arange(5))
         >>> [b[0].tolist() for b in DataLoader(ds, batch_size=2)]
         [[0, 1], [2, 3], [4]]
@@ -242,7 +265,7 @@ class DataLoader(Generic[T_co]):
 
     def __init__(
         self,
-        dataset: Any,
+        dataset: Dataset[T_co] | Iterable[T_co],
         batch_size: int | None = 1,
         shuffle: bool | None = None,
         sampler: Sampler[Any] | Iterable[Any] | None = None,
@@ -334,9 +357,9 @@ class DataLoader(Generic[T_co]):
             if self._is_iterable:
                 sampler = _InfiniteConstantSampler()
             elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
+                sampler = RandomSampler(self.dataset, generator=generator)
             else:
-                sampler = SequentialSampler(dataset)
+                sampler = SequentialSampler(self.dataset)
 
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)

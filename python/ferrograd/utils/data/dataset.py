@@ -15,7 +15,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ferrograd import _core
 
@@ -40,8 +40,7 @@ class Dataset(Generic[T_co]):
 
     ``a + b`` concatenates two datasets into a :class:`ConcatDataset`.
 
-    Example::
-
+    Example:
         >>> class Squares(Dataset):
         ...     def __len__(self):
         ...         return 4
@@ -61,8 +60,7 @@ class IterableDataset(Dataset[T_co]):
     """An abstract dataset that is a stream of samples: subclasses define
     ``__iter__``. ``a + b`` chains two of them into a :class:`ChainDataset`.
 
-    Example::
-
+    Example:
         >>> class Count(IterableDataset):
         ...     def __iter__(self):
         ...         return iter(range(3))
@@ -83,8 +81,7 @@ class TensorDataset(Dataset[tuple[Any, ...]]):
     Args:
         *tensors: tensors with the same size in their first dimension.
 
-    Example::
-
+    Example:
         >>> ds = TensorDataset(ferrograd.arange(3), ferrograd.tensor([1.0, 2.0, 3.0]))
         >>> ds[1]
         (tensor(1), tensor(2.))
@@ -108,8 +105,11 @@ class StackDataset(Dataset[T_co]):
     """Zips datasets of equal length: sample ``i`` is the tuple (or dict, for
     keyword arguments) of each dataset's sample ``i``.
 
-    Example::
+    Args:
+        *args: datasets whose samples form a tuple.
+        **kwargs: datasets whose samples form a dict, keyed by argument name.
 
+    Example:
         >>> StackDataset(range(3), "abc")[1]
         (1, 'b')
         >>> StackDataset(x=range(3), y="abc")[2]
@@ -151,8 +151,7 @@ class ConcatDataset(Dataset[T_co]):
     Args:
         datasets (iterable): the datasets, in order.
 
-    Example::
-
+    Example:
         >>> ds = ConcatDataset([range(3), range(10, 12)])
         >>> len(ds), ds[3], ds[-1]
         (5, 10, 11)
@@ -163,6 +162,7 @@ class ConcatDataset(Dataset[T_co]):
 
     @staticmethod
     def cumsum(sequence: Iterable[Any]) -> list[int]:
+        """The running totals of the datasets' lengths (``[len(d0), len(d0) + len(d1), ...]``)."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets: Iterable[Any]) -> None:
@@ -191,8 +191,10 @@ class ChainDataset(IterableDataset[T_co]):
     """Chains iterable datasets: iterating yields every sample of the first,
     then of the second, and so on.
 
-    Example::
+    Args:
+        datasets (iterable of IterableDatasets): the datasets, in order.
 
+    Example:
         >>> class Count(IterableDataset):
         ...     def __init__(self, n): self.n = n
         ...     def __iter__(self): return iter(range(self.n))
@@ -221,8 +223,11 @@ class ChainDataset(IterableDataset[T_co]):
 class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at the given ``indices``, in that order.
 
-    Example::
+    Args:
+        dataset (Dataset): the whole dataset.
+        indices (sequence of ints): the positions to keep, in order.
 
+    Example:
         >>> s = Subset(range(10, 20), [4, 0, 7])
         >>> len(s), s[0], s[2]
         (3, 14, 17)
@@ -234,6 +239,10 @@ class Subset(Dataset[T_co]):
     def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
         self.dataset = dataset
         self.indices = indices
+
+    if TYPE_CHECKING:
+        # Iteration (list(subset)) runs through __getitem__ until IndexError.
+        def __iter__(self) -> Iterator[T_co]: ...
 
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, list):
@@ -256,7 +265,7 @@ def random_split(
     lengths: Sequence[int | float],
     generator: Any = _core.default_generator,
 ) -> list[Subset[Any]]:
-    """Splits ``dataset`` at random into non-overlapping :class:`Subset`\\ s.
+    r"""Splits ``dataset`` at random into non-overlapping :class:`Subset`\ s.
 
     ``lengths`` holds either the sizes of the parts (summing to
     ``len(dataset)``) or fractions summing to 1; fractions are floored and
@@ -264,8 +273,18 @@ def random_split(
     first part. The order comes from ``randperm(len(dataset),
     generator=generator)``, so a given seed gives the same split as torch.
 
-    Example::
+    Args:
+        dataset (Dataset): the dataset to split (anything with ``len`` and
+            indexing).
+        lengths (sequence of ints or floats): the sizes of the parts, or
+            fractions summing to 1.
+        generator (Generator): the generator of the permutation.
+            Default: ``ferrograd.default_generator``.
 
+    Returns:
+        list of Subset: one subset per entry of ``lengths``.
+
+    Example:
         >>> a, b = random_split(range(10), [0.7, 0.3], generator=ferrograd.Generator().manual_seed(0))
         >>> len(a), len(b)
         (7, 3)

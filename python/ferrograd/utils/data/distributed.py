@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 from ferrograd import _core
 
@@ -19,7 +19,6 @@ from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
-T_co = TypeVar("T_co", covariant=True)
 
 _NO_DIST = "Requires distributed package to be available"
 
@@ -39,7 +38,7 @@ def _default_process_group() -> Any:
     return dist
 
 
-class DistributedSampler(Sampler[T_co]):
+class DistributedSampler(Sampler[int]):
     """Restricts loading to the ``rank``-th of ``num_replicas`` disjoint
     (up to padding) shares of a dataset of constant length.
 
@@ -64,8 +63,7 @@ class DistributedSampler(Sampler[T_co]):
     Call ``set_epoch(epoch)`` before each epoch's iteration: with the same
     epoch, iterating again yields the same order.
 
-    Example::
-
+    Example:
         >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
         [1, 3, 0]
     """
@@ -110,7 +108,7 @@ class DistributedSampler(Sampler[T_co]):
         g.manual_seed(self.seed + self.epoch)
         return _core.randperm(n, generator=g).tolist()
 
-    def __iter__(self) -> Iterator[T_co]:
+    def __iter__(self) -> Iterator[int]:
         indices = self._all_indices()
         if self.drop_last:
             indices = indices[: self.total_size]

@@ -33,8 +33,10 @@ class Sampler(Generic[T_co]):
     """Base class of samplers: subclasses define ``__iter__`` (and
     ``__len__`` when the length is known).
 
-    Example::
+    Args:
+        data_source: accepted for compatibility; unused by the base class.
 
+    Example:
         >>> class Evens(Sampler):
         ...     def __init__(self, n): self.n = n
         ...     def __iter__(self): return iter(range(0, self.n, 2))
@@ -53,8 +55,10 @@ class Sampler(Generic[T_co]):
 class SequentialSampler(Sampler[int]):
     """Yields ``0, 1, ..., len(data_source) - 1``.
 
-    Example::
+    Args:
+        data_source (Sized): the dataset whose indices to yield.
 
+    Example:
         >>> list(SequentialSampler(range(3)))
         [0, 1, 2]
     """
@@ -94,8 +98,7 @@ class RandomSampler(Sampler[int]):
             each iteration seeds a fresh generator from one draw of the global
             generator.
 
-    Example::
-
+    Example:
         >>> ferrograd.manual_seed(0)  # doctest: +SKIP
         >>> sorted(RandomSampler(range(5)))
         [0, 1, 2, 3, 4]
@@ -124,6 +127,7 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
+        """The number of indices drawn per epoch (``len(data_source)`` unless given)."""
         if self._num_samples is None:
             return len(self.data_source)
         return self._num_samples
@@ -151,8 +155,11 @@ class RandomSampler(Sampler[int]):
 class SubsetRandomSampler(Sampler[int]):
     """Yields the given indices in random order (without replacement).
 
-    Example::
+    Args:
+        indices (sequence of ints): the indices to shuffle.
+        generator (Generator, optional): the source of randomness. Default: the global one.
 
+    Example:
         >>> sorted(SubsetRandomSampler([7, 3, 9]))
         [3, 7, 9]
     """
@@ -181,8 +188,7 @@ class WeightedRandomSampler(Sampler[int]):
         replacement (bool): draw with replacement. Default: ``True``.
         generator (Generator, optional): the source of randomness.
 
-    Example::
-
+    Example:
         >>> list(WeightedRandomSampler([0.0, 1.0, 0.0], 3))
         [1, 1, 1]
     """
@@ -228,8 +234,7 @@ class BatchSampler(Sampler[list[int]]):
         batch_size (int): the size of a batch.
         drop_last (bool): drop the last batch when it is short.
 
-    Example::
-
+    Example:
         >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
         [[0, 1], [2, 3], [4]]
         >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=True))
