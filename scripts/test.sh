@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds and tests ferrograd from scratch: lint, the core crate's cargo tests,
-# then the release wheel installed into a fresh virtual environment and
-# tested there with pytest (the installed wheel, not the source tree) and
-# mypy's stubtest.
+# Builds and tests ferrograd from scratch: lint; the core crate's cargo tests
+# (unit, integration and doc tests), its rustdoc and `cargo publish
+# --dry-run`; the sdist and the x86_64 manylinux2014 wheel built from it
+# (scripts/build_wheels.sh: tags, auditwheel, contents), installed into a
+# fresh virtual environment and tested there with pytest (the installed
+# wheel, not the source tree); the type checks (stubtest, mypy --strict on
+# the examples and the docs' snippets); and the docs site (mkdocs --strict).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -15,7 +18,7 @@ echo "== tools venv and test venv"
 venv_py="$work/venv/bin/python"
 "$venv_py" -m pip install -q --upgrade pip
 "$venv_py" -m pip install -q "maturin>=1.7,<2" "numpy>=1.24" "pytest>=8" "hypothesis>=6" \
-    "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.10" "mpi4py>=4" "mpich>=4"
+    "pytest-timeout>=2" "ruff>=0.6" "mypy>=1.18" "mpi4py>=4" "mpich>=4" "ziglang>=0.13" "auditwheel>=6"
 
 echo "== lint"
 cargo fmt --all --check
@@ -25,14 +28,14 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test (core crate, no Python)"
 cargo test -p ferrograd -q
 
-echo "== build wheel"
-"$work/venv/bin/maturin" build --release -q -o "$work/dist"
-"$venv_py" -m pip install -q "$work"/dist/ferrograd-*.whl
+echo "== sdist and the x86_64 manylinux2014 wheel built from it"
+PYTHON="$venv_py" bash scripts/build_wheels.sh --host-only "$work/dist"
+"$venv_py" -m pip install -q "$work"/dist/ferrograd-*-manylinux2014_x86_64.*.whl
 
 echo "== pytest against the installed wheel"
 cd "$work"
 "$venv_py" -c "import ferrograd, sys; assert 'site-packages' in ferrograd.__file__, ferrograd.__file__; print('testing', ferrograd.__file__)"
 "$venv_py" -m pytest -q -p no:cacheprovider --rootdir "$root/tests/python" "$root/tests/python"
 
-echo "== stubtest (type stubs match the module)"
-"$venv_py" -m mypy.stubtest ferrograd._core --allowlist "$root/python/stubtest-allowlist.txt"
+echo "== type checks (stub up to date, stubtest, mypy --strict on examples and guides)"
+PYTHON="$venv_py" bash "$root/scripts/check_types.sh"
