@@ -22,7 +22,7 @@ fn main() -> Result<()> {
     let w2 = param(&[32, 1], 0.2)?;
     let b2 = param(&[1], 0.1)?;
     let params = [&w1, &b1, &w2, &b2];
-    let lr = Tensor::scalar(0.1);
+    let lr = Tensor::scalar(0.02);
     let mut first_loss = None;
     let mut last_loss = f64::NAN;
 
