@@ -56,9 +56,10 @@ fn grad_takes_tensors_references_and_edges() {
     let y = sum(&h.mul(&Tensor::scalar(2.0)).unwrap());
     let edge = h.grad_fn().unwrap();
     let by_ref = autograd::grad_with(&[&y], &[&x], &GradOptions::new().retain_graph(true)).unwrap();
-    let owned = [x.clone()];
-    let by_value =
-        autograd::grad_with(&[y.clone()], &owned, &GradOptions::new().retain_graph(true)).unwrap();
+    // Slices of owned tensors work as well as slices of references.
+    let (outputs, inputs) = (vec![y.clone()], vec![x.clone()]);
+    let keep = GradOptions::new().retain_graph(true);
+    let by_value = autograd::grad_with(&outputs, &inputs, &keep).unwrap();
     let by_edge = autograd::grad(&[&y], &[GradInput::from(edge)]).unwrap();
     assert_eq!(by_ref[0].to_vec::<f64>(), vec![12.0]); // d(2x^2)/dx = 4x
     assert_eq!(by_value[0].to_vec::<f64>(), vec![12.0]);

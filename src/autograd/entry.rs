@@ -158,11 +158,9 @@ impl Tensor {
 /// // y = x^3, dy/dx = 3x^2, d2y/dx2 = 6x: at x = 2, 12 and 12.
 /// let x = Tensor::scalar_tensor(2.0, DType::Float64).requires_grad_(true)?;
 /// let y = x.mul(&x)?.mul(&x)?;
-/// let [dy] = <[Tensor; 1]>::try_from(
-///     autograd::grad_with(&[&y], &[&x], &GradOptions::new().create_graph(true))?,
-/// ).unwrap();
-/// assert_eq!(dy.item()?.to_f64(), 12.0);
-/// let d2y = autograd::grad(&[&dy], &[&x])?;
+/// let dy = autograd::grad_with(&[&y], &[&x], &GradOptions::new().create_graph(true))?;
+/// assert_eq!(dy[0].item()?.to_f64(), 12.0);
+/// let d2y = autograd::grad(&[&dy[0]], &[&x])?; // differentiate the gradient
 /// assert_eq!(d2y[0].item()?.to_f64(), 12.0);
 /// # Ok(())
 /// # }
