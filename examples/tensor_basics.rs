@@ -35,6 +35,8 @@ fn main() -> Result<()> {
 
     // Matrix product and reductions.
     let m = a.matmul(&at)?;
+    // a is now [[1, 2, 3], [104, 105, 106]].
+    assert_eq!(m.to_vec::<f32>(), vec![14.0, 632.0, 632.0, 33077.0]);
     println!(
         "a @ a.t() = {:?}, sum = {:?}",
         m.to_vec::<f32>(),

@@ -3,15 +3,13 @@
 //!
 //! Run with `cargo run --release --example train_mlp`.
 
-use ferrograd::autograd::{self, BackwardOptions};
+use ferrograd::autograd;
 use ferrograd::{DType, Result, Tensor};
 
 fn param(shape: &[usize], scale: f64) -> Result<Tensor> {
     let t = Tensor::randn(shape, DType::Float32, None)?.mul(&Tensor::scalar(scale))?;
     // A parameter is a leaf: drop the history of its initialisation.
-    let t = t.detach();
-    t.set_requires_grad(true)?;
-    Ok(t)
+    t.detach().requires_grad_(true)
 }
 
 fn main() -> Result<()> {
@@ -24,19 +22,16 @@ fn main() -> Result<()> {
     let w2 = param(&[32, 1], 0.2)?;
     let b2 = param(&[1], 0.1)?;
     let params = [&w1, &b1, &w2, &b2];
-    let lr = Tensor::scalar(0.1);
+    let lr = Tensor::scalar(0.02);
+    let mut first_loss = None;
+    let mut last_loss = f64::NAN;
 
     for step in 0..=2000 {
         let h = x.matmul(&w1)?.add(&b1)?.tanh()?;
         let pred = h.matmul(&w2)?.add(&b2)?;
         let diff = pred.sub(&y)?;
         let loss = diff.mul(&diff)?.mean(None, false, None)?;
-        autograd::backward(
-            std::slice::from_ref(&loss),
-            &[],
-            BackwardOptions::default(),
-            None,
-        )?;
+        loss.backward()?;
         {
             // Parameter updates are not part of the model's graph.
             let _g = autograd::no_grad();
@@ -46,9 +41,17 @@ fn main() -> Result<()> {
                 p.set_grad(None)?;
             }
         }
+        last_loss = loss.item()?.to_f64();
+        first_loss.get_or_insert(last_loss);
         if step % 500 == 0 {
-            println!("step {step:4}  loss {:.5}", loss.item()?.to_f64());
+            println!("step {step:4}  loss {last_loss:.5}");
         }
     }
+    // Training must have fit the curve: the loss fell by more than 10x.
+    let first_loss = first_loss.unwrap_or(f64::NAN);
+    assert!(
+        last_loss < first_loss / 10.0 && last_loss < 0.05,
+        "loss {first_loss} -> {last_loss}"
+    );
     Ok(())
 }

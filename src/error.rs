@@ -28,50 +28,104 @@ pub enum ErrorKind {
 /// Everything that can go wrong in ferrograd.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
+    /// Two shapes do not broadcast: sizes `a` and `b` differ at `dim` and
+    /// neither is 1.
     #[error("The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton dimension {dim}")]
-    BroadcastMismatch { a: usize, b: usize, dim: usize },
+    BroadcastMismatch {
+        /// The size in the first shape.
+        a: usize,
+        /// The size in the second shape.
+        b: usize,
+        /// The dim, counted from the front of the broadcast shape.
+        dim: usize,
+    },
 
+    /// A requested shape (`view`, `reshape`) does not hold `numel`
+    /// elements.
     #[error("shape '{shape:?}' is invalid for input of size {numel}")]
-    InvalidViewShape { shape: Vec<isize>, numel: usize },
+    InvalidViewShape {
+        /// The requested shape (`-1` for an inferred size).
+        shape: Vec<isize>,
+        /// The number of elements of the input.
+        numel: usize,
+    },
 
+    /// `view` asked for a shape the input's strides cannot express
+    /// without copying (`reshape` would copy).
     #[error("view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead. (shape {shape:?}, strides {strides:?}, requested {requested:?})")]
     NonContiguousView {
+        /// The input's shape.
         shape: Vec<usize>,
+        /// The input's strides.
         strides: Vec<usize>,
+        /// The shape asked for.
         requested: Vec<usize>,
     },
 
+    /// A dim argument outside `[min, max]`.
     #[error("Dimension out of range (expected to be in range of [{min}, {max}], but got {dim})")]
-    DimOutOfRange { dim: isize, min: isize, max: isize },
+    DimOutOfRange {
+        /// The dim given.
+        dim: isize,
+        /// The smallest valid dim (negative: counted from the back).
+        min: isize,
+        /// The largest valid dim.
+        max: isize,
+    },
 
+    /// An index past the end (or before the start) of a dim.
     #[error("index {index} is out of bounds for dimension {dim} with size {size}")]
-    IndexOutOfRange { index: i64, dim: usize, size: usize },
+    IndexOutOfRange {
+        /// The index given.
+        index: i64,
+        /// The dim indexed.
+        dim: usize,
+        /// That dim's size.
+        size: usize,
+    },
 
+    /// An op got a tensor of a dtype it does not take.
     #[error("{op}: expected {expected}, but got {got}")]
     DTypeMismatch {
+        /// The op's name.
         op: &'static str,
+        /// What the op takes (a dtype or a kind of dtype).
         expected: String,
+        /// The dtype it got.
         got: DType,
     },
 
+    /// An op got shapes it cannot combine.
     #[error("{op}: {msg}")]
-    Shape { op: &'static str, msg: String },
+    Shape {
+        /// The op's name.
+        op: &'static str,
+        /// What is wrong with the shapes.
+        msg: String,
+    },
 
+    /// Any other failure (torch's `RuntimeError`), with torch's message.
     #[error("{0}")]
     Runtime(String),
 
+    /// An invalid index expression (torch's `IndexError`).
     #[error("{0}")]
     Index(String),
 
+    /// An argument of the wrong kind (torch's `TypeError`).
     #[error("{0}")]
     Type(String),
 
+    /// An argument with an invalid value (torch's `ValueError`).
     #[error("{0}")]
     Value(String),
 
+    /// A failed check torch writes as an assert (`AssertionError`).
     #[error("{0}")]
     Assertion(String),
 
+    /// An op without a kernel or derivative for its arguments (torch's
+    /// `NotImplementedError`).
     #[error("{0}")]
     NotImplemented(String),
 
@@ -79,7 +133,12 @@ pub enum Error {
     /// a custom function), carried through unchanged so the caller gets the
     /// original error back.
     #[error("{msg}")]
-    External { msg: String, payload: ExternalError },
+    External {
+        /// The error's message.
+        msg: String,
+        /// The original error, for the caller to take back.
+        payload: ExternalError,
+    },
 }
 
 /// The original error of [`Error::External`] (e.g. a Python exception).

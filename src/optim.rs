@@ -21,24 +21,38 @@ const CHUNK: usize = 1 << 13;
 /// SGD's hyper-parameters (torch's names).
 #[derive(Debug, Clone, Copy)]
 pub struct Sgd {
+    /// Learning rate.
     pub lr: f64,
+    /// Momentum factor (0 for none).
     pub momentum: f64,
+    /// Dampening of the momentum's new contribution.
     pub dampening: f64,
+    /// L2 penalty (0 for none).
     pub weight_decay: f64,
+    /// Nesterov momentum.
     pub nesterov: bool,
+    /// Ascend the objective instead of descending it.
     pub maximize: bool,
 }
 
 /// Adam's hyper-parameters; `decoupled` gives AdamW's weight decay.
 #[derive(Debug, Clone, Copy)]
 pub struct Adam {
+    /// Learning rate.
     pub lr: f64,
+    /// Decay rate of the running mean of the gradient.
     pub beta1: f64,
+    /// Decay rate of the running mean of its square.
     pub beta2: f64,
+    /// Added to the denominator for numerical stability.
     pub eps: f64,
+    /// Weight decay (L2 penalty, or decoupled with `decoupled`).
     pub weight_decay: f64,
+    /// AdamW: decay the weights directly instead of adding an L2 term.
     pub decoupled: bool,
+    /// Use the maximum of past squared-gradient averages (AMSGrad).
     pub amsgrad: bool,
+    /// Ascend the objective instead of descending it.
     pub maximize: bool,
 }
 

@@ -2,7 +2,7 @@
 //! node, failing nodes are reported with their forward backtrace, and
 //! `undefined_grad` / `delayed_error` behave as their torch counterparts.
 
-use ferrograd::autograd::{self, AnomalyModeGuard, BackwardOptions, GradInput};
+use ferrograd::autograd::{self, AnomalyModeGuard, GradOptions};
 use ferrograd::Tensor;
 use std::sync::{Arc, Mutex};
 
@@ -34,7 +34,7 @@ fn nan_check_names_node_and_reports_its_forward_backtrace() {
     let err = {
         let _mode = AnomalyModeGuard::new(true, true);
         let y = sqrt_times_zero(&x);
-        autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err()
+        y.backward().unwrap_err()
     };
     autograd::set_warning_handler(None);
     assert_eq!(
@@ -60,7 +60,7 @@ fn nan_check_names_node_and_reports_its_forward_backtrace() {
 fn without_anomaly_mode_nan_flows_through() {
     let x = leaf(&[0.0, 4.0]);
     let y = sqrt_times_zero(&x);
-    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    y.backward().unwrap();
     assert!(x.grad().unwrap().to_vec::<f64>()[0].is_nan());
 }
 
@@ -71,16 +71,7 @@ fn undefined_grad_passes_no_gradient_upstream() {
     assert_eq!(y.grad_fn().unwrap().node.name(), "UndefinedGradBackward");
     assert_eq!(y.to_vec::<f64>(), vec![1.0, 4.0]);
     let z = y.sum(None, false, None).unwrap();
-    let g = autograd::grad(
-        &[z],
-        &[GradInput::Tensor(x.clone())],
-        &[],
-        BackwardOptions {
-            allow_unused: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let g = autograd::grad_allow_unused(&[z], &[&x], &GradOptions::new()).unwrap();
     assert!(g[0].is_none());
 }
 
@@ -92,13 +83,7 @@ fn delayed_error_fails_only_when_differentiated() {
     let y = outs[0].clone().unwrap();
     assert_eq!(y.grad_fn().unwrap().node.name(), "DelayedError");
     assert_eq!(y.to_vec::<f64>(), vec![1.0, 2.0]);
-    let err = autograd::backward(
-        &[y.sum(None, false, None).unwrap()],
-        &[],
-        BackwardOptions::default(),
-        None,
-    )
-    .unwrap_err();
+    let err = y.sum(None, false, None).unwrap().backward().unwrap_err();
     assert_eq!(err.to_string(), "not twice");
     // Nothing requires grad: the tensors come back as they are.
     let c = Tensor::from_slice(&[1.0f64], &[1]).unwrap();

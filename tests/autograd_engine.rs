@@ -1,7 +1,7 @@
 //! The backward engine from Rust: gradients, accumulation, errors, hooks,
 //! in-place checks and deep graphs.
 
-use ferrograd::autograd::{self, BackwardOptions, GradInput};
+use ferrograd::autograd::{self, BackwardOptions, GradOptions};
 use ferrograd::Tensor;
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
 fn square_sum_gradient_is_two_x() {
     let x = leaf(&[1.0, -2.0, 3.0], &[3]);
     let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
-    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    y.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![2.0, -4.0, 6.0]);
 }
 
@@ -24,19 +24,13 @@ fn broadcast_gradient_is_summed_to_input_shape() {
     let a = leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     let b = leaf(&[10.0, 20.0, 30.0], &[3]);
     let y = a.mul(&b).unwrap().sum(None, false, None).unwrap();
-    let g = autograd::grad(
-        &[y],
-        &[GradInput::Tensor(a.clone()), GradInput::Tensor(b.clone())],
-        &[],
-        BackwardOptions::default(),
-    )
-    .unwrap();
+    let g = autograd::grad(&[&y], &[&a, &b]).unwrap();
     assert_eq!(
-        g[0].as_ref().unwrap().to_vec::<f64>(),
+        g[0].to_vec::<f64>(),
         vec![10.0, 20.0, 30.0, 10.0, 20.0, 30.0]
     );
     // d/db sum_ij a_ij b_j = sum_i a_ij
-    assert_eq!(g[1].as_ref().unwrap().to_vec::<f64>(), vec![5.0, 7.0, 9.0]);
+    assert_eq!(g[1].to_vec::<f64>(), vec![5.0, 7.0, 9.0]);
     assert!(a.grad().is_none(), "grad() must not accumulate");
 }
 
@@ -44,14 +38,8 @@ fn broadcast_gradient_is_summed_to_input_shape() {
 fn second_backward_without_retain_graph_fails() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = x.mul(&x).unwrap().sum(None, false, None).unwrap();
-    autograd::backward(
-        std::slice::from_ref(&y),
-        &[],
-        BackwardOptions::default(),
-        None,
-    )
-    .unwrap();
-    let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
+    y.backward().unwrap();
+    let err = y.backward().unwrap_err();
     assert!(err.to_string().contains("retain_graph=True"), "{err}");
 }
 
@@ -66,23 +54,14 @@ fn create_graph_gives_second_derivative() {
         .unwrap()
         .sum(None, false, None)
         .unwrap();
-    let opts = BackwardOptions {
-        create_graph: true,
-        ..Default::default()
-    };
-    let g = autograd::grad(&[y], &[GradInput::Tensor(x.clone())], &[], opts).unwrap();
-    let g = g[0].clone().unwrap();
+    let opts = GradOptions::new().create_graph(true);
+    let g = autograd::grad_with(&[y], &[&x], &opts).unwrap();
+    let g = g[0].clone();
     assert_eq!(g.to_vec::<f64>(), vec![3.0, 12.0]);
     assert!(g.requires_grad());
     let gs = g.sum(None, false, None).unwrap();
-    let h = autograd::grad(
-        &[gs],
-        &[GradInput::Tensor(x.clone())],
-        &[],
-        BackwardOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(h[0].as_ref().unwrap().to_vec::<f64>(), vec![6.0, 12.0]);
+    let h = autograd::grad(&[gs], &[&x]).unwrap();
+    assert_eq!(h[0].to_vec::<f64>(), vec![6.0, 12.0]);
 }
 
 #[test]
@@ -97,7 +76,7 @@ fn million_node_chain_runs_and_frees_without_recursion() {
         y = y.add(&one).unwrap();
     }
     let s = y.sum(None, false, None).unwrap();
-    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    s.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![1.0]);
     drop(y);
 }
@@ -110,7 +89,7 @@ fn in_place_on_leaf_and_modified_saved_tensor_raise() {
     let h = x.mul(&Tensor::scalar(2.0)).unwrap();
     let y = h.mul(&h).unwrap().sum(None, false, None).unwrap();
     h.add_(&Tensor::scalar(1.0)).unwrap();
-    let err = autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap_err();
+    let err = y.backward().unwrap_err();
     let msg = err.to_string();
     assert!(
         msg.contains("modified by an inplace operation")
@@ -130,7 +109,7 @@ fn in_place_on_view_of_non_leaf_rebases_history() {
     assert_eq!(b.to_vec::<f64>(), vec![2.0, 25.0, 49.0]);
     assert_eq!(b.grad_fn().unwrap().node.name(), "CopySlices");
     let s = b.sum(None, false, None).unwrap();
-    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    s.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![2.0, 0.0, 0.0]);
     assert_eq!(w.grad().unwrap().to_vec::<f64>(), vec![10.0, 14.0]);
 }
@@ -139,13 +118,10 @@ fn in_place_on_view_of_non_leaf_rebases_history() {
 fn hooks_can_replace_gradients() {
     let x = leaf(&[1.0, 2.0], &[2]);
     let y = x.mul(&Tensor::scalar(3.0)).unwrap();
-    y.register_hook(
-        Arc::new(|g: &Tensor| Ok(Some(g.mul(&Tensor::scalar(10.0))?))),
-        false,
-    )
-    .unwrap();
+    y.register_hook(|g| Ok(Some(g.mul(&Tensor::scalar(10.0))?)))
+        .unwrap();
     let s = y.sum(None, false, None).unwrap();
-    autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap();
+    s.backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![30.0, 30.0]);
 }
 
@@ -159,37 +135,21 @@ fn hooks_see_the_current_graph_task() {
     let acc_unused = autograd::gradient_edge(&unused).unwrap().node;
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    a.register_hook(
-        Arc::new(move |_g: &Tensor| {
-            s2.lock().unwrap().push((
-                autograd::current_graph_task_id().is_some(),
-                autograd::will_engine_execute_node(&acc_b)?,
-                autograd::will_engine_execute_node(&acc_unused)?,
-            ));
-            Ok(None)
-        }),
-        false,
-    )
+    a.register_hook(move |_g| {
+        s2.lock().unwrap().push((
+            autograd::current_graph_task_id().is_some(),
+            autograd::will_engine_execute_node(&acc_b)?,
+            autograd::will_engine_execute_node(&acc_unused)?,
+        ));
+        Ok(None)
+    })
     .unwrap();
     let y = a.mul(&b).unwrap().sum(None, false, None).unwrap();
-    autograd::backward(
-        std::slice::from_ref(&y),
-        &[],
-        BackwardOptions {
-            retain_graph: Some(true),
-            ..Default::default()
-        },
-        None,
-    )
-    .unwrap();
+    y.backward_with(&BackwardOptions::new().retain_graph(true))
+        .unwrap();
     // Restricted to `a`, b's accumulator does not run.
-    autograd::backward(
-        &[y],
-        &[],
-        BackwardOptions::default(),
-        Some(std::slice::from_ref(&a)),
-    )
-    .unwrap();
+    y.backward_with(&BackwardOptions::new().inputs([&a]))
+        .unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
         vec![(true, true, false), (true, false, false)]
@@ -210,21 +170,11 @@ fn double_backward_through_in_place_exp_on_a_view() {
     let v = b.select(0, 0).unwrap();
     v.exp_().unwrap();
     let loss = v.mul(&v).unwrap().sum(None, false, None).unwrap();
-    let opts = BackwardOptions {
-        create_graph: true,
-        ..Default::default()
-    };
-    let g = autograd::grad(&[loss], &[GradInput::Tensor(x.clone())], &[], opts).unwrap();
-    let g = g[0].clone().unwrap();
-    let gs = g.sum(None, false, None).unwrap();
-    let h = autograd::grad(
-        &[gs],
-        &[GradInput::Tensor(x.clone())],
-        &[],
-        BackwardOptions::default(),
-    )
-    .unwrap();
-    let h = h[0].as_ref().unwrap().to_vec::<f64>();
+    let opts = GradOptions::new().create_graph(true);
+    let g = autograd::grad_with(&[loss], &[&x], &opts).unwrap();
+    let gs = g[0].sum(None, false, None).unwrap();
+    let h = autograd::grad(&[gs], &[&x]).unwrap();
+    let h = h[0].to_vec::<f64>();
     for (j, &x0) in vals[..3].iter().enumerate() {
         let want = 4.0 * (2.0 * x0).exp();
         assert!((h[j] - want).abs() < 1e-12 * want, "{} vs {want}", h[j]);
@@ -268,7 +218,7 @@ fn saved_tensor_hooks_keep_copies_and_give_the_same_gradient() {
     autograd::pop_saved_tensors_hooks();
     let y = y.unwrap();
     assert_eq!(hooks.packs.load(std::sync::atomic::Ordering::Relaxed), 3);
-    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    y.backward().unwrap();
     assert_eq!(hooks.unpacks.load(std::sync::atomic::Ordering::Relaxed), 3);
     let g = x.grad().unwrap().to_vec::<f64>();
     for (gi, xi) in g.iter().zip(vals) {
@@ -307,7 +257,7 @@ fn one_saved_tensor_registers_its_own_hooks() {
     assert_eq!(hooks.packs.load(std::sync::atomic::Ordering::Relaxed), 1);
     let again = saved.register_hooks(hooks.clone()).unwrap_err();
     assert!(again.to_string().contains("already been set"), "{again}");
-    autograd::backward(&[y], &[], BackwardOptions::default(), None).unwrap();
+    y.backward().unwrap();
     assert_eq!(hooks.unpacks.load(std::sync::atomic::Ordering::Relaxed), 1);
     let g = x.grad().unwrap().to_vec::<f64>();
     for (gi, xi) in g.iter().zip(vals) {

@@ -2,7 +2,6 @@
 //! arithmetic checked against hand-computed values, and gradients under
 //! torch's convention (`z.grad = dL/dx + i dL/dy` for a real loss `L`).
 
-use ferrograd::autograd::{self, BackwardOptions};
 use ferrograd::{Complex, ComplexDouble, DType, ErrorKind, Scalar, Tensor};
 
 fn c(re: f64, im: f64) -> ComplexDouble {
@@ -75,13 +74,13 @@ fn gradients_follow_the_conjugate_wirtinger_convention() {
         .unwrap()
         .sum(None, false, None)
         .unwrap();
-    autograd::backward(&[l], &[], BackwardOptions::default(), None).unwrap();
+    l.backward().unwrap();
     assert_eq!(
         z.grad().unwrap().to_vec::<ComplexDouble>(),
         vec![c(2.0, 4.0), c(-1.0, 0.5)]
     );
     // A complex scalar needs an explicit gradient.
     let s = z.sum(None, false, None).unwrap();
-    let e = autograd::backward(&[s], &[], BackwardOptions::default(), None).unwrap_err();
+    let e = s.backward().unwrap_err();
     assert!(e.to_string().contains("only for real scalar outputs"));
 }

@@ -101,6 +101,11 @@ fn render() -> String {
 
 #[test]
 fn formulas_doc_is_generated_from_the_tables() {
+    // The crate as published ships no docs/: the check belongs to the
+    // repository.
+    if !root().join("docs").is_dir() {
+        return;
+    }
     let path = root().join("docs/formulas.md");
     let want = render();
     if std::env::var_os("FERROGRAD_WRITE_FORMULAS").is_some() {

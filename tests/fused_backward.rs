@@ -6,7 +6,7 @@
 //! batched gradients, and special values (signed zeros, infinities, NaN,
 //! negatives, tiny and huge numbers).
 
-use ferrograd::autograd::{grad, grad_batched, BackwardOptions, GradInput};
+use ferrograd::autograd::{grad_with, GradOptions};
 use ferrograd::profiler::{EventKind, Profiler, ProfilerConfig};
 use ferrograd::{DType, Result, Scalar, Tensor};
 use parking_lot::Mutex;
@@ -93,31 +93,14 @@ fn both_ways(
     v: &Tensor,
     batched: bool,
 ) -> (Vec<Tensor>, Vec<Tensor>) {
-    let ins: Vec<GradInput> = inputs
-        .iter()
-        .map(|&t| GradInput::Tensor(t.clone()))
-        .collect();
     let run = |create_graph: bool| {
-        let opts = BackwardOptions {
-            retain_graph: Some(true),
-            create_graph,
-            allow_unused: true,
-            materialize_grads: true,
-        };
-        let gs = if batched {
-            grad_batched(
-                std::slice::from_ref(out),
-                &ins,
-                std::slice::from_ref(v),
-                opts,
-            )
-        } else {
-            grad(std::slice::from_ref(out), &ins, &[Some(v.clone())], opts)
-        };
-        gs.unwrap()
-            .into_iter()
-            .map(|g| g.unwrap())
-            .collect::<Vec<_>>()
+        let opts = GradOptions::new()
+            .grad_outputs([v])
+            .retain_graph(true)
+            .create_graph(create_graph)
+            .materialize_grads(true)
+            .grads_batched(batched);
+        grad_with(std::slice::from_ref(out), inputs, &opts).unwrap()
     };
     let (fused, composed) = (run(false), run(true));
     for g in &fused {
@@ -294,12 +277,11 @@ fn backward_without_a_graph_runs_one_kernel_per_fused_formula() {
     let ops_inside_tanh_backward = |create_graph: bool| -> Vec<String> {
         let y = x.tanh().unwrap();
         let prof = Profiler::start(ProfilerConfig::default()).unwrap();
-        let opts = BackwardOptions {
-            create_graph,
-            ..Default::default()
-        };
         let v = Tensor::ones(&[8], DType::Float32);
-        grad(&[y], &[GradInput::Tensor(x.clone())], &[Some(v)], opts).unwrap();
+        let opts = GradOptions::new()
+            .grad_outputs([v])
+            .create_graph(create_graph);
+        grad_with(&[y], &[&x], &opts).unwrap();
         let events = prof.stop().events;
         let node = events
             .iter()

@@ -229,7 +229,6 @@ fn products_inside_the_pool_give_the_bits_of_products_outside() {
 
 #[test]
 fn chain_of_products_backward_gives_the_same_bits_on_one_and_two_threads() {
-    use ferrograd::autograd::{self, BackwardOptions};
     let x = t64(&[192, 160], 7).to_dtype(DType::Float32);
     let ws: Vec<Tensor> = (0..3)
         .map(|i| {
@@ -250,7 +249,7 @@ fn chain_of_products_backward_gives_the_same_bits_on_one_and_two_threads() {
                 .unwrap();
         }
         let loss = h.sum(None, false, None).unwrap();
-        autograd::backward(&[loss], &[], BackwardOptions::default(), None).unwrap();
+        loss.backward().unwrap();
         ws.iter()
             .map(|w| {
                 let g = w.grad().unwrap().to_vec::<f32>();
@@ -274,7 +273,6 @@ fn chain_of_products_backward_gives_the_same_bits_on_one_and_two_threads() {
 /// through `mm` and through `addmm` (bias, alpha 1 and 2, beta 1).
 #[test]
 fn a_transposed_right_operand_gets_its_gradient_in_its_own_layout() {
-    use ferrograd::autograd::{self, BackwardOptions};
     let (m, k, n) = (6, 7, 5);
     let x = t64(&[m, k], 11);
     let coef = t64(&[m, n], 12);
@@ -299,7 +297,7 @@ fn a_transposed_right_operand_gets_its_gradient_in_its_own_layout() {
             ),
         };
         let loss = y.mul(&coef).unwrap().sum(None, false, None).unwrap();
-        autograd::backward(&[loss], &[], BackwardOptions::default(), None).unwrap();
+        loss.backward().unwrap();
         let g = w.grad().unwrap();
         assert!(g.is_contiguous(), "case {case}: strides {:?}", g.strides());
         let scaled: Vec<f64> = want.iter().map(|v| v * alpha).collect();

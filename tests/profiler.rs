@@ -3,7 +3,6 @@
 //! when no profiler runs. The profiler is process-wide, so the tests take
 //! turns.
 
-use ferrograd::autograd::{backward, BackwardOptions};
 use ferrograd::profiler::{record_function, EventKind, Profiler, ProfilerConfig};
 use ferrograd::{DType, Tensor};
 use parking_lot::Mutex;
@@ -31,7 +30,7 @@ fn ops_backward_nodes_and_ranges_are_recorded_and_linked() {
             .sum(None, false, None)
             .unwrap()
     };
-    backward(&[loss], &[], BackwardOptions::default(), None).unwrap();
+    loss.backward().unwrap();
     let events = prof.stop().events;
 
     let names = |kind: EventKind| -> Vec<&str> {
@@ -182,7 +181,7 @@ fn backward_on_pool_threads_is_recorded_for_the_calling_thread() {
             Some(t) => t.add(&b).unwrap(),
         });
     }
-    backward(&[total.unwrap()], &[], BackwardOptions::default(), None).unwrap();
+    (total.unwrap()).backward().unwrap();
     let rec = prof.stop();
     let events = &rec.events;
     let count = |name: &str| {

@@ -162,7 +162,7 @@ fn sixteen_bit_floats_compute_in_float32_and_round_once() {
         vec![7.0, 10.0, 15.0, 22.0]
     );
     let loss = p.sum(None, false, None).unwrap();
-    ferrograd::autograd::backward(&[loss], &[], Default::default(), None).unwrap();
+    loss.backward().unwrap();
     let g = m.grad().unwrap();
     assert_eq!(g.dtype(), DType::Float16);
     // d sum(M M) / dM = 1 M^T + M^T 1 (1 the all-ones matrix).

@@ -12,7 +12,7 @@
 use crate::errors::{from_py, IntoPyResult};
 use crate::tensor::{wrap_any, PyTensor, TensorOut};
 use ferrograd::autograd::{
-    self, AccumulateGrad, BackwardOptions, Edge, GradInput, Grads, Node, SavedValue,
+    self, AccumulateGrad, Edge, EngineOptions, GradInput, Grads, Node, SavedValue,
 };
 use ferrograd::{Result, Tensor};
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
@@ -345,7 +345,7 @@ impl PyNode {
                     grads_from_py(r.bind(py), n, "backward").map_err(from_py)
                 })
             });
-        let id = node.core().register_hook(f, true);
+        let id = node.core().register_caller_thread_hook(f);
         Ok(PyHookHandle {
             target: HookTarget::Node(node),
             id,
@@ -382,7 +382,7 @@ impl PyNode {
                 grads_from_py(r.bind(py), n, "backward pre").map_err(from_py)
             })
         });
-        let id = node.core().register_prehook(f, true);
+        let id = node.core().register_caller_thread_prehook(f);
         Ok(PyHookHandle {
             target: HookTarget::Node(node),
             id,
@@ -559,7 +559,7 @@ fn _run_backward(
     let ts = grad_inputs(&tensors, "tensors")?;
     let gs = opt_tensors(&grad_tensors);
     let inputs = inputs.map(|v| grad_inputs(&v, "inputs")).transpose()?;
-    let opts = BackwardOptions {
+    let opts = EngineOptions {
         retain_graph,
         create_graph,
         ..Default::default()
@@ -591,7 +591,7 @@ fn _grad(
     let outs = grad_inputs(&outputs, "grad(): outputs")?;
     let ins = grad_inputs(&inputs, "grad(): inputs")?;
     let gos = opt_tensors(&grad_outputs);
-    let opts = BackwardOptions {
+    let opts = EngineOptions {
         retain_graph,
         create_graph,
         allow_unused: allow_unused || materialize_grads,
@@ -858,7 +858,7 @@ impl PyTensor {
         };
         let ts = vec![GradInput::Tensor(self.t.clone())];
         let gs = vec![gradient.map(|g| g.t.clone())];
-        let opts = BackwardOptions {
+        let opts = EngineOptions {
             retain_graph,
             create_graph,
             ..Default::default()
@@ -974,7 +974,10 @@ impl PyTensor {
     ///     tensor([30., 30.])
     ///     >>> handle.remove()
     fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
-        let id = self.t.register_hook(py_tensor_hook(hook), true).py()?;
+        let id = self
+            .t
+            .register_caller_thread_hook(py_tensor_hook(hook))
+            .py()?;
         Ok(PyHookHandle {
             target: HookTarget::Tensor(self.t.clone()),
             id,
@@ -1007,7 +1010,10 @@ impl PyTensor {
                     .map_err(from_py)
             })
         });
-        let id = self.t.register_post_accumulate_grad_hook(f, true).py()?;
+        let id = self
+            .t
+            .register_caller_thread_post_accumulate_grad_hook(f)
+            .py()?;
         Ok(PyHookHandle {
             target: HookTarget::Tensor(self.t.clone()),
             id,

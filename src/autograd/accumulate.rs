@@ -114,7 +114,7 @@ impl Node for AccumulateGrad {
         Ok(Vec::new())
     }
     fn needs_caller_thread(&self) -> bool {
-        self.variable.has_python_leaf_hooks()
+        self.variable.has_caller_thread_leaf_hooks()
     }
     fn as_any(&self) -> &dyn Any {
         self

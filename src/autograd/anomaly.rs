@@ -46,6 +46,8 @@ pub struct AnomalyModeGuard {
 }
 
 impl AnomalyModeGuard {
+    /// Sets anomaly mode (and whether it checks backward results for NaN)
+    /// until the guard is dropped.
     pub fn new(enabled: bool, check_nan: bool) -> AnomalyModeGuard {
         let prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled());
         set_anomaly_enabled(enabled, check_nan);

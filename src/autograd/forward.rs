@@ -117,6 +117,81 @@ pub fn exit_dual_level(level: Option<usize>) -> Result<()> {
     }
 }
 
+/// The open dual level, closed when dropped: the scoped form of
+/// [`enter_dual_level`] and [`exit_dual_level`] for Rust code. The level is
+/// process-wide, so only one can be open at a time; [`DualLevel::enter`]
+/// fails while another is.
+///
+/// A forward-mode derivative (a Jacobian-vector product): give the input a
+/// tangent, run the function, read the output's tangent.
+///
+/// ```
+/// use ferrograd::autograd::DualLevel;
+/// use ferrograd::Tensor;
+/// # fn main() -> ferrograd::Result<()> {
+/// // f(x) = x^2 sin(x), f'(x) = 2x sin(x) + x^2 cos(x); the JVP is f'(x) * v.
+/// let x = Tensor::from_slice(&[1.0f64, 2.0], &[2])?;
+/// let v = Tensor::from_slice(&[1.0f64, 0.5], &[2])?;
+/// let level = DualLevel::enter()?;
+/// let dual = level.make_dual(&x, &v)?;
+/// let y = dual.mul(&dual)?.mul(&dual.sin()?)?;
+/// let jvp = level.tangent(&y).unwrap().to_vec::<f64>();
+/// for (i, (x, v)) in [(1.0f64, 1.0), (2.0, 0.5)].into_iter().enumerate() {
+///     let want = (2.0 * x * x.sin() + x * x * x.cos()) * v;
+///     assert!((jvp[i] - want).abs() < 1e-12);
+/// }
+/// drop(level); // closes the level: tangents are gone
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "the level closes when the guard is dropped"]
+pub struct DualLevel {
+    generation: u64,
+}
+
+impl DualLevel {
+    /// Opens the dual level.
+    pub fn enter() -> Result<DualLevel> {
+        enter(None)?;
+        let generation = open_level().map_or(0, |l| l.generation);
+        Ok(DualLevel { generation })
+    }
+
+    /// Opens a batched dual level: every tangent has a leading dim of
+    /// `batch` rows, each an independent tangent.
+    pub fn enter_batched(batch: usize) -> Result<DualLevel> {
+        enter(Some(batch))?;
+        let generation = open_level().map_or(0, |l| l.generation);
+        Ok(DualLevel { generation })
+    }
+
+    /// A view of `primal` carrying `tangent` at this level (see
+    /// [`make_dual`]).
+    pub fn make_dual(&self, primal: &Tensor, tangent: &Tensor) -> Result<Tensor> {
+        make_dual(primal, tangent, Some(0))
+    }
+
+    /// The tangent of `t` at this level (`None` for none, i.e. zero).
+    pub fn tangent(&self, t: &Tensor) -> Option<Tensor> {
+        tangent_at(t, self.generation)
+    }
+
+    /// `t` without its tangent, and the tangent (see [`unpack_dual`]).
+    pub fn unpack(&self, t: &Tensor) -> Result<(Tensor, Option<Tensor>)> {
+        unpack_dual(t, Some(0))
+    }
+}
+
+impl Drop for DualLevel {
+    fn drop(&mut self) {
+        // Only the level this guard opened: it may have been closed by hand
+        // (and another opened) meanwhile.
+        if open_level().is_some_and(|l| l.generation == self.generation) {
+            let _ = exit_dual_level(None);
+        }
+    }
+}
+
 /// The index of the open dual level, if any.
 pub fn current_dual_level() -> Option<usize> {
     open_level().map(|_| 0)
@@ -141,6 +216,8 @@ pub struct FwGradGuard {
 }
 
 impl FwGradGuard {
+    /// Sets forward AD to `enabled` on this thread until the guard is
+    /// dropped.
     pub fn new(enabled: bool) -> FwGradGuard {
         FwGradGuard {
             prev: ENABLED.with(|c| c.replace(enabled)),

@@ -271,6 +271,42 @@ impl Saver<'_> {
 
 /// Records one op's node when any input requires grad and grad mode is on,
 /// and gives its outputs tangents when any input has one (forward AD).
+///
+/// This is also how Rust code defines a custom op: start a recorder over
+/// the inputs, compute the output (ops run meanwhile record nothing of
+/// their own), then [`Recorder::finish`] with what to save and the
+/// backward formula. Optionally give a forward-mode formula with
+/// [`Recorder::jvp`] before computing.
+///
+/// ```
+/// use ferrograd::autograd::Recorder;
+/// use ferrograd::{Result, Tensor};
+///
+/// /// x^3, with its derivative 3x^2 written by hand.
+/// fn cube(x: &Tensor) -> Result<Tensor> {
+///     let rec = Recorder::new("CubeBackward", &[x]);
+///     let out = x.mul(x)?.mul(x)?;
+///     rec.finish(
+///         &[&out],
+///         |saver| saver.save("self", x),
+///         |ctx, grads| {
+///             let x = ctx.saved(0)?;
+///             let dx = x.mul(&x)?.mul(&Tensor::scalar(3.0))?;
+///             Ok(vec![Some(grads[0].mul(&dx)?)])
+///         },
+///     )?;
+///     Ok(out)
+/// }
+///
+/// # fn main() -> Result<()> {
+/// let x = Tensor::from_slice(&[1.0f64, 2.0], &[2])?.requires_grad_(true)?;
+/// let y = cube(&x)?;
+/// assert_eq!(y.grad_fn().unwrap().node.name(), "CubeBackward");
+/// y.sum(None, false, None)?.backward()?;
+/// assert_eq!(x.grad().unwrap().to_vec::<f64>(), vec![3.0, 12.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub struct Recorder<'a> {
     name: &'static str,
     edges: Option<Vec<Option<Edge>>>,

@@ -71,6 +71,8 @@ pub struct GradModeGuard {
 }
 
 impl GradModeGuard {
+    /// Sets grad mode to `enabled` on this thread until the guard is
+    /// dropped.
     pub fn new(enabled: bool) -> GradModeGuard {
         let prev = is_grad_enabled();
         set_grad_enabled(enabled);
@@ -98,6 +100,8 @@ pub struct InferenceModeGuard {
 }
 
 impl InferenceModeGuard {
+    /// Sets inference mode to `enabled` on this thread until the guard
+    /// is dropped.
     pub fn new(enabled: bool) -> InferenceModeGuard {
         let prev_inference = is_inference_mode_enabled();
         INFERENCE.with(|c| c.set(enabled));
@@ -129,6 +133,7 @@ pub fn is_multithreading_enabled() -> bool {
 /// thread and installs on every worker that runs one of its nodes.
 #[derive(Clone)]
 pub struct ThreadLocalState {
+    /// Whether grad mode is on.
     pub grad_enabled: bool,
     /// Anomaly mode and its NaN check, as on the calling thread.
     pub anomaly: (bool, bool),

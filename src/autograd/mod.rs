@@ -20,6 +20,7 @@ mod anomaly;
 mod current;
 mod custom;
 mod engine;
+mod entry;
 mod forward;
 mod function;
 mod grad_mode;
@@ -39,13 +40,14 @@ pub use current::{current_graph_task_id, will_engine_execute_node};
 pub(crate) use custom::FORMULAS as HELPER_FORMULAS;
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub use engine::{
-    backward, backward_edges, grad, grad_batched, grad_edges, parallel_waves, row_by_row_nodes,
-    BackwardOptions, GradInput,
+    backward_edges, grad_batched, grad_edges, parallel_waves, row_by_row_nodes, EngineOptions,
+    GradInput,
 };
+pub use entry::{backward, grad, grad_allow_unused, grad_with, BackwardOptions, GradOptions};
 pub use forward::{
     current_dual_level, enter_batched_dual_level, enter_dual_level, exit_dual_level, fw_grad,
-    is_fwd_grad_enabled, make_dual, set_fw_grad, set_fwd_grad_enabled, unpack_dual, FwGradGuard,
-    JvpFn, Tangents,
+    is_fwd_grad_enabled, make_dual, set_fw_grad, set_fwd_grad_enabled, unpack_dual, DualLevel,
+    FwGradGuard, JvpFn, Tangents,
 };
 pub use function::{BackwardCtx, FnNode, Recorder, Saver};
 pub(crate) use grad_mode::BatchGuard;
@@ -108,6 +110,8 @@ impl Default for AutogradMeta {
 }
 
 impl AutogradMeta {
+    /// Fresh slots: a leaf without gradient or hooks, marked as an
+    /// inference tensor when inference mode is on.
     pub fn new(requires_grad: bool) -> Self {
         AutogradMeta {
             requires_grad: AtomicBool::new(requires_grad),
@@ -144,14 +148,19 @@ impl AutogradMeta {
         self.requires_grad.load(Ordering::Relaxed)
     }
 
+    /// Sets the leaf flag without checks (see
+    /// [`Tensor::set_requires_grad`] for the checked form).
     pub fn set_requires_grad(&self, value: bool) {
         self.requires_grad.store(value, Ordering::Relaxed);
     }
 
+    /// The accumulated gradient.
     pub fn grad(&self) -> Option<Tensor> {
         self.grad.lock().clone()
     }
 
+    /// Replaces the accumulated gradient without checks (see
+    /// [`Tensor::set_grad`]).
     pub fn set_grad(&self, grad: Option<Tensor>) {
         *self.grad.lock() = grad;
     }
@@ -160,10 +169,12 @@ impl AutogradMeta {
         &self.grad
     }
 
+    /// Whether the tensor was made in inference mode.
     pub fn is_inference(&self) -> bool {
         self.inference
     }
 
+    /// Whether `retain_grad()` was called.
     pub fn retains_grad(&self) -> bool {
         self.retains_grad.load(Ordering::Relaxed)
     }
@@ -326,6 +337,14 @@ impl Tensor {
             || (self.is_view() && view_is_stale(self))
     }
 
+    /// [`Tensor::set_requires_grad`] returning the tensor (a new handle to
+    /// the same tensor), for chaining after a constructor:
+    /// `Tensor::from_slice(&[1.0f32], &[1])?.requires_grad_(true)?`.
+    pub fn requires_grad_(&self, value: bool) -> Result<Tensor> {
+        self.set_requires_grad(value)?;
+        Ok(self.clone())
+    }
+
     /// Sets the leaf flag (only floating tensors can require grad, as in
     /// torch; only leaves can be changed).
     pub fn set_requires_grad(&self, value: bool) -> Result<()> {
@@ -417,11 +436,41 @@ impl Tensor {
         self.autograd().retains_grad() && !self.is_leaf()
     }
 
-    /// `register_hook(fn)`: `fn(grad)` runs when the gradient for this
-    /// tensor is computed and may return a replacement. `python` marks
-    /// hooks that must run on the thread that called backward. Returns the
-    /// handle id for [`Tensor::remove_hook`].
-    pub fn register_hook(&self, hook: TensorHook, python: bool) -> Result<u64> {
+    /// Registers `hook` on this tensor's gradient: whenever backward
+    /// computes the gradient for this tensor, `hook(grad)` runs first and
+    /// may return a replacement (`Ok(None)` keeps `grad`). The replacement
+    /// is what flows on and, for a leaf, what is accumulated into `.grad`.
+    /// Returns the handle id for [`Tensor::remove_hook`]. The hook may run
+    /// on any thread of ferrograd's pool.
+    ///
+    /// ```
+    /// use ferrograd::{DType, Tensor};
+    /// # fn main() -> ferrograd::Result<()> {
+    /// let x = Tensor::scalar_tensor(3.0, DType::Float64).requires_grad_(true)?;
+    /// // Double every gradient reaching x.
+    /// x.register_hook(|g| Ok(Some(g.mul(&Tensor::scalar(2.0))?)))?;
+    /// let y = x.mul(&x)?; // dy/dx = 2x = 6
+    /// y.backward()?;
+    /// assert_eq!(x.grad().unwrap().item()?.to_f64(), 12.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn register_hook<F>(&self, hook: F) -> Result<u64>
+    where
+        F: Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync + 'static,
+    {
+        self.add_hook(Arc::new(hook), false)
+    }
+
+    /// The language bindings' entry for [`Tensor::register_hook`]: the
+    /// hook runs on the thread that called backward (the engine runs the
+    /// node it belongs to there), which a hook calling into an interpreter
+    /// needs. Rust code uses [`Tensor::register_hook`].
+    pub fn register_caller_thread_hook(&self, hook: TensorHook) -> Result<u64> {
+        self.add_hook(hook, true)
+    }
+
+    fn add_hook(&self, hook: TensorHook, caller_thread: bool) -> Result<u64> {
         if !self.requires_grad() {
             return Err(Error::runtime(
                 "cannot register a hook on a tensor that doesn't require gradient",
@@ -431,10 +480,13 @@ impl Tensor {
             Some(e) => Ok(e
                 .node
                 .core()
-                .register_tensor_prehook(e.input_nr, hook, python)),
+                .add_tensor_prehook(e.input_nr, hook, caller_thread)),
             None => {
                 let id = node::next_hook_id();
-                self.autograd().leaf_hooks.lock().push((id, hook, python));
+                self.autograd()
+                    .leaf_hooks
+                    .lock()
+                    .push((id, hook, caller_thread));
                 Ok(id)
             }
         }
@@ -461,12 +513,31 @@ impl Tensor {
         found
     }
 
-    /// `register_post_accumulate_grad_hook(fn)`: `fn(tensor)` runs after
-    /// the leaf's `.grad` was updated by backward.
-    pub fn register_post_accumulate_grad_hook(
+    /// Registers `hook` to run with this leaf after backward updated its
+    /// `.grad` (e.g. to apply an optimizer step per parameter as soon as
+    /// its gradient is ready). Returns the handle id for
+    /// [`Tensor::remove_hook`]. Only leaves that require grad take one.
+    pub fn register_post_accumulate_grad_hook<F>(&self, hook: F) -> Result<u64>
+    where
+        F: Fn(&Tensor) -> Result<()> + Send + Sync + 'static,
+    {
+        self.add_post_accumulate_hook(Arc::new(hook), false)
+    }
+
+    /// The language bindings' entry for
+    /// [`Tensor::register_post_accumulate_grad_hook`]: the hook runs on the
+    /// thread that called backward.
+    pub fn register_caller_thread_post_accumulate_grad_hook(
         &self,
         hook: PostAccumulateHook,
-        python: bool,
+    ) -> Result<u64> {
+        self.add_post_accumulate_hook(hook, true)
+    }
+
+    fn add_post_accumulate_hook(
+        &self,
+        hook: PostAccumulateHook,
+        caller_thread: bool,
     ) -> Result<u64> {
         if !self.is_leaf() {
             return Err(Error::runtime(
@@ -482,7 +553,7 @@ impl Tensor {
         self.autograd()
             .post_accumulate_hooks
             .lock()
-            .push((id, hook, python));
+            .push((id, hook, caller_thread));
         Ok(id)
     }
 
@@ -517,7 +588,7 @@ impl Tensor {
             .collect()
     }
 
-    pub(crate) fn has_python_leaf_hooks(&self) -> bool {
+    pub(crate) fn has_caller_thread_leaf_hooks(&self) -> bool {
         self.autograd().leaf_hooks.lock().iter().any(|h| h.2)
             || self
                 .autograd()

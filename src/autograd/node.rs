@@ -46,8 +46,8 @@ pub trait Node: Send + Sync + 'static {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
     }
-    /// Whether `apply` must run on the thread that called backward (it
-    /// runs Python code).
+    /// Whether `apply` must run on the thread that called backward (e.g.
+    /// it calls into an interpreter, as the Python binding's nodes do).
     fn needs_caller_thread(&self) -> bool {
         false
     }
@@ -75,11 +75,15 @@ pub trait Node: Send + Sync + 'static {
 /// A reference to one input slot of a [`Node`].
 #[derive(Clone)]
 pub struct Edge {
+    /// The node the gradient flows into.
     pub node: Arc<dyn Node>,
+    /// Which of the node's inputs (gradients of its forward outputs) it
+    /// fills.
     pub input_nr: usize,
 }
 
 impl Edge {
+    /// The edge into input `input_nr` of `node`.
     pub fn new(node: Arc<dyn Node>, input_nr: usize) -> Edge {
         Edge { node, input_nr }
     }
@@ -103,11 +107,14 @@ pub fn node_id(node: &Arc<dyn Node>) -> usize {
 /// Shape and dtype of a tensor flowing through a node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorMeta {
+    /// The tensor's shape.
     pub shape: SmallVec<[usize; 4]>,
+    /// The tensor's dtype.
     pub dtype: DType,
 }
 
 impl TensorMeta {
+    /// The shape and dtype of `t`.
     pub fn of(t: &Tensor) -> TensorMeta {
         TensorMeta {
             shape: t.shape().into(),
@@ -123,14 +130,23 @@ impl TensorMeta {
 /// A value a node saved, as `_saved_<name>` shows it.
 #[derive(Clone)]
 pub enum SavedValue {
+    /// A tensor (`None` once freed, or an optional one not given).
     Tensor(Option<Tensor>),
+    /// A list of tensors.
     Tensors(Vec<Tensor>),
+    /// An integer.
     Int(i64),
+    /// A list of integers (a shape, dims).
     Ints(Vec<i64>),
+    /// A real number.
     Float(f64),
+    /// A complex number.
     Complex(crate::Complex<f64>),
+    /// A flag.
     Bool(bool),
+    /// A string (e.g. a reduction mode).
     Str(String),
+    /// An argument given as `None`.
     None,
 }
 
@@ -155,7 +171,7 @@ pub type PreHook = Arc<dyn Fn(&[Option<Tensor>]) -> Result<Option<Grads>> + Send
 pub type PostHook =
     Arc<dyn Fn(&[Option<Tensor>], &[Option<Tensor>]) -> Result<Option<Grads>> + Send + Sync>;
 
-/// A registered hook and whether it runs Python code.
+/// A registered hook and its handle id.
 #[derive(Clone)]
 pub(crate) struct Registered<H> {
     pub id: u64,
@@ -206,7 +222,7 @@ pub struct NodeCore {
     output_meta: Vec<TensorMeta>,
     sequence_nr: u64,
     has_hooks: AtomicBool,
-    python_hooks: AtomicBool,
+    caller_thread_hooks: AtomicBool,
     hooks: Mutex<Hooks>,
     metadata: Mutex<Option<Attachment>>,
     anomaly: Mutex<Option<Attachment>>,
@@ -219,6 +235,8 @@ pub struct NodeCore {
 }
 
 impl NodeCore {
+    /// State for a node with the given next edges (one per forward input),
+    /// the metadata of those inputs, and of its forward outputs.
     pub fn new(
         next_edges: Vec<Option<Edge>>,
         input_meta: Vec<Option<TensorMeta>>,
@@ -231,7 +249,7 @@ impl NodeCore {
             output_meta,
             sequence_nr: NEXT_SEQUENCE_NR.fetch_add(1, Ordering::Relaxed),
             has_hooks: AtomicBool::new(false),
-            python_hooks: AtomicBool::new(false),
+            caller_thread_hooks: AtomicBool::new(false),
             hooks: Mutex::new(Hooks::default()),
             metadata: Mutex::new(None),
             anomaly: Mutex::new(None),
@@ -245,15 +263,20 @@ impl NodeCore {
         &self.binding
     }
 
+    /// Where each gradient this node computes goes, one per forward input
+    /// (`None` for inputs that need none).
     pub fn next_edges(&self) -> &[Option<Edge>] {
         &self.next_edges
     }
+    /// Shape and dtype of each forward input.
     pub fn input_meta(&self) -> &[Option<TensorMeta>] {
         &self.input_meta
     }
+    /// Shape and dtype of each forward output.
     pub fn output_meta(&self) -> &[TensorMeta] {
         &self.output_meta
     }
+    /// The number of gradients this node takes (one per forward output).
     pub fn num_inputs(&self) -> usize {
         self.output_meta.len()
     }
@@ -294,39 +317,88 @@ impl NodeCore {
         (!h.is_empty()).then(|| h.clone())
     }
 
-    fn edit_hooks<R>(&self, python: bool, f: impl FnOnce(&mut Hooks) -> R) -> R {
+    fn edit_hooks<R>(&self, caller_thread: bool, f: impl FnOnce(&mut Hooks) -> R) -> R {
         let mut h = self.hooks.lock();
         let r = f(&mut h);
         self.has_hooks.store(!h.is_empty(), Ordering::Release);
-        if python {
-            self.python_hooks.store(true, Ordering::Release);
+        if caller_thread {
+            self.caller_thread_hooks.store(true, Ordering::Release);
         }
         r
     }
 
-    /// Whether a hook that runs Python code was ever registered.
-    pub fn has_python_hooks(&self) -> bool {
-        self.python_hooks.load(Ordering::Acquire)
+    /// Whether a hook that must run on the thread that called backward was
+    /// ever registered (the engine then runs this node there).
+    pub fn has_caller_thread_hooks(&self) -> bool {
+        self.caller_thread_hooks.load(Ordering::Acquire)
     }
 
-    /// `register_prehook(fn)`; returns the handle id.
-    pub fn register_prehook(&self, hook: PreHook, python: bool) -> u64 {
+    /// Registers a pre-hook: `hook(grad_outputs)` runs before the node with
+    /// the gradients of its forward outputs and may return replacements.
+    /// Returns the handle id for [`NodeCore::remove_hook`].
+    pub fn register_prehook<F>(&self, hook: F) -> u64
+    where
+        F: Fn(&[Option<Tensor>]) -> Result<Option<Grads>> + Send + Sync + 'static,
+    {
+        self.add_prehook(Arc::new(hook), false)
+    }
+
+    /// The language bindings' entry for [`NodeCore::register_prehook`]: the
+    /// hook runs on the thread that called backward.
+    pub fn register_caller_thread_prehook(&self, hook: PreHook) -> u64 {
+        self.add_prehook(hook, true)
+    }
+
+    fn add_prehook(&self, hook: PreHook, caller_thread: bool) -> u64 {
         let id = next_hook_id();
-        self.edit_hooks(python, |h| h.pre.push(Registered { id, hook }));
+        self.edit_hooks(caller_thread, |h| h.pre.push(Registered { id, hook }));
         id
     }
 
-    /// `register_hook(fn)` on the node; returns the handle id.
-    pub fn register_hook(&self, hook: PostHook, python: bool) -> u64 {
+    /// Registers a post-hook: `hook(grad_inputs, grad_outputs)` runs after
+    /// the node with the gradients it computed for its forward inputs and
+    /// the ones it received, and may return replacement `grad_inputs`.
+    /// Returns the handle id for [`NodeCore::remove_hook`].
+    pub fn register_hook<F>(&self, hook: F) -> u64
+    where
+        F: Fn(&[Option<Tensor>], &[Option<Tensor>]) -> Result<Option<Grads>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.add_hook(Arc::new(hook), false)
+    }
+
+    /// The language bindings' entry for [`NodeCore::register_hook`]: the
+    /// hook runs on the thread that called backward.
+    pub fn register_caller_thread_hook(&self, hook: PostHook) -> u64 {
+        self.add_hook(hook, true)
+    }
+
+    fn add_hook(&self, hook: PostHook, caller_thread: bool) -> u64 {
         let id = next_hook_id();
-        self.edit_hooks(python, |h| h.post.push(Registered { id, hook }));
+        self.edit_hooks(caller_thread, |h| h.post.push(Registered { id, hook }));
         id
     }
 
-    /// A hook for the gradient of forward output `output_nr`.
-    pub fn register_tensor_prehook(&self, output_nr: usize, hook: TensorHook, python: bool) -> u64 {
+    /// Registers a hook on the gradient of forward output `output_nr` (what
+    /// [`Tensor::register_hook`] does for a non-leaf); returns the handle
+    /// id.
+    pub fn register_tensor_prehook<F>(&self, output_nr: usize, hook: F) -> u64
+    where
+        F: Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync + 'static,
+    {
+        self.add_tensor_prehook(output_nr, Arc::new(hook), false)
+    }
+
+    pub(crate) fn add_tensor_prehook(
+        &self,
+        output_nr: usize,
+        hook: TensorHook,
+        caller_thread: bool,
+    ) -> u64 {
         let id = next_hook_id();
-        self.edit_hooks(python, |h| {
+        self.edit_hooks(caller_thread, |h| {
             h.tensor_pre.push((output_nr, Registered { id, hook }))
         });
         id
@@ -360,6 +432,7 @@ impl NodeCore {
     pub fn anomaly(&self) -> Option<Attachment> {
         self.anomaly.lock().clone()
     }
+    /// Attaches anomaly mode's data (see [`NodeCore::anomaly`]).
     pub fn set_anomaly(&self, a: Attachment) {
         *self.anomaly.lock() = Some(a);
     }
@@ -370,6 +443,7 @@ impl NodeCore {
     pub fn set_defer_release(&self) {
         self.defer_release.store(true, Ordering::Relaxed);
     }
+    /// Whether [`NodeCore::set_defer_release`] was called.
     pub fn defers_release(&self) -> bool {
         self.defer_release.load(Ordering::Relaxed)
     }

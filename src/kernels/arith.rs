@@ -5,8 +5,11 @@ use crate::Element;
 
 /// Integer-safe arithmetic: wrapping for integers, IEEE for floats.
 pub trait Arith: Element {
+    /// `a + b`.
     fn add(a: Self, b: Self) -> Self;
+    /// `a - b`.
     fn sub(a: Self, b: Self) -> Self;
+    /// `a * b`.
     fn mul(a: Self, b: Self) -> Self;
 }
 

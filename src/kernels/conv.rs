@@ -21,9 +21,13 @@ const PARALLEL_ELEMS: usize = 1 << 15;
 /// and stride (each as (height, width)), for images of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// Kernel size.
     pub kernel: [usize; 2],
+    /// Spacing between kernel taps.
     pub dilation: [usize; 2],
+    /// Implicit zeros added on each side.
     pub padding: [usize; 2],
+    /// Step between window positions.
     pub stride: [usize; 2],
 }
 

@@ -7,6 +7,8 @@
 //! batched rules, and the table generates the method and its in-place form.
 //! [`derivative_tables`] lists every table; `docs/formulas.md` is generated
 //! from it.
+//!
+//! [`Tensor`]: crate::Tensor
 
 mod basic;
 mod binary;

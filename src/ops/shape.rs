@@ -535,7 +535,7 @@ pub(crate) fn drop_dim(l: &Layout, dim: usize) -> (Vec<usize>, Vec<isize>) {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use crate::autograd::{self, BackwardOptions, GradInput};
+    use crate::autograd::{self, EngineOptions, GradInput, GradOptions};
     use crate::Tensor;
     use std::slice::from_ref;
 
@@ -550,7 +550,7 @@ pub(crate) mod tests {
         let y = f(x).unwrap();
         let node_batched = y.grad_fn().unwrap().node.supports_batched();
         let inputs = [GradInput::Tensor(x.clone())];
-        let keep = BackwardOptions {
+        let keep = EngineOptions {
             retain_graph: Some(true),
             ..Default::default()
         };
@@ -558,8 +558,9 @@ pub(crate) mod tests {
         let rows: Vec<f64> = (0..gs.shape()[0])
             .flat_map(|b| {
                 let g = gs.select(0, b as isize).unwrap();
-                let r = autograd::grad(from_ref(&y), &inputs, &[Some(g)], keep).unwrap();
-                r[0].as_ref().unwrap().to_vec::<f64>()
+                let opts = GradOptions::new().grad_outputs([g]).retain_graph(true);
+                let r = autograd::grad_with(from_ref(&y), &inputs, &opts).unwrap();
+                r[0].to_vec::<f64>()
             })
             .collect();
         (

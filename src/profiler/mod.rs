@@ -94,6 +94,7 @@ pub struct Event {
     /// evaluate event of a node; see [`Event::label`]), the range's label,
     /// or `[memory]`.
     pub name: Cow<'static, str>,
+    /// What the event records (an op, a backward node, a range, memory).
     pub kind: EventKind,
     /// Nanoseconds since the process's profiler clock started.
     pub start_ns: u64,

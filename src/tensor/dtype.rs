@@ -25,26 +25,43 @@ pub type ComplexDouble = Complex<f64>;
 /// promotion does not rely on it (see [`DType::promote`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `bool`: true or false (one byte).
     Bool,
+    /// `uint8`: unsigned 8-bit integer.
     UInt8,
+    /// `int8`: signed 8-bit integer.
     Int8,
+    /// `int16`: signed 16-bit integer.
     Int16,
+    /// `int32`: signed 32-bit integer.
     Int32,
+    /// `int64`: signed 64-bit integer (torch's `long`).
     Int64,
+    /// `float16`: IEEE half precision ([`f16`](crate::f16)).
     Float16,
+    /// `bfloat16`: brain float, float32's exponent with 8 bits of mantissa
+    /// ([`bf16`](crate::bf16)).
     BFloat16,
+    /// `float32`: IEEE single precision (torch's default dtype).
     Float32,
+    /// `float64`: IEEE double precision.
     Float64,
+    /// `complex64`: a pair of float32s.
     Complex64,
+    /// `complex128`: a pair of float64s.
     Complex128,
 }
 
 /// The broad kind of a dtype, ordered as torch promotes across kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
+    /// The `bool` dtype.
     Bool,
+    /// Signed and unsigned integers.
     Integer,
+    /// Real floating-point dtypes.
     Floating,
+    /// Complex dtypes.
     Complex,
 }
 
@@ -151,6 +168,7 @@ impl DType {
         })
     }
 
+    /// The broad kind of this dtype.
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
@@ -164,10 +182,12 @@ impl DType {
         }
     }
 
+    /// Whether this is a real floating-point dtype.
     pub fn is_floating_point(self) -> bool {
         self.category() == Category::Floating
     }
 
+    /// Whether this is a complex dtype.
     pub fn is_complex(self) -> bool {
         self.category() == Category::Complex
     }
@@ -366,7 +386,10 @@ pub fn set_default_dtype(dtype: DType) -> crate::Result<()> {
 /// One participant in type promotion: its dtype, and its priority tier.
 #[derive(Debug, Clone, Copy)]
 pub struct PromotionOperand {
+    /// The operand's dtype.
     pub dtype: DType,
+    /// How strongly it takes part: tensors of one or more dims, zero-dim
+    /// tensors, or Rust/Python numbers.
     pub tier: Tier,
 }
 
@@ -442,14 +465,23 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
 /// bool is `!= 0`). Elements are not ordered: complex numbers have no
 /// order, so kernels that compare ask for [`RealElement`].
 pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
+    /// The dtype whose elements this type stores.
     const DTYPE: DType;
+    /// The value as `f64` (complex: the real part; bool: 0 or 1).
     fn to_f64(self) -> f64;
+    /// The value as `i64` (floats truncate toward zero).
     fn to_i64(self) -> i64;
+    /// Whether the value is nonzero.
     fn to_bool(self) -> bool;
+    /// `v` converted with torch's casting rules.
     fn from_f64(v: f64) -> Self;
+    /// `v` converted with torch's casting rules.
     fn from_i64(v: i64) -> Self;
+    /// 1 for true, 0 for false.
     fn from_bool(v: bool) -> Self;
+    /// The additive identity.
     fn zero() -> Self;
+    /// The multiplicative identity.
     fn one() -> Self;
     /// The value as a complex number (a real one has no imaginary part).
     #[inline(always)]

@@ -97,18 +97,23 @@ impl Layout {
         }
     }
 
+    /// The size of each dim.
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
+    /// The step, in elements, between neighbours along each dim.
     pub fn strides(&self) -> &[usize] {
         &self.strides
     }
+    /// The position of the first element in the storage, in elements.
     pub fn offset(&self) -> usize {
         self.offset
     }
+    /// The number of dims.
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
+    /// The number of elements.
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
     }

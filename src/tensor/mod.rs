@@ -32,9 +32,11 @@ use std::sync::Arc;
 pub struct VersionCounter(AtomicU64);
 
 impl VersionCounter {
+    /// The current version.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Acquire)
     }
+    /// Records one more in-place write.
     pub fn bump(&self) {
         self.0.fetch_add(1, Ordering::AcqRel);
     }
@@ -64,8 +66,17 @@ pub struct Tensor(Arc<TensorImpl>);
 pub struct WeakTensor(std::sync::Weak<TensorImpl>);
 
 impl WeakTensor {
+    /// The tensor, if it is still alive.
     pub fn upgrade(&self) -> Option<Tensor> {
         self.0.upgrade().map(Tensor)
+    }
+}
+
+/// Lets functions take `&[Tensor]` and `&[&Tensor]` alike (e.g.
+/// [`autograd::grad`](crate::autograd::grad)).
+impl AsRef<Tensor> for Tensor {
+    fn as_ref(&self) -> &Tensor {
+        self
     }
 }
 
@@ -318,15 +329,19 @@ impl Tensor {
         Self::new_unchecked(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
     }
 
+    /// The memory this tensor (and every view of it) reads.
     pub fn storage(&self) -> &Storage {
         &self.0.storage
     }
+    /// Shape, strides and offset into the storage.
     pub fn layout(&self) -> &Layout {
         &self.0.layout
     }
+    /// The size of each dim.
     pub fn shape(&self) -> &[usize] {
         self.0.layout.shape()
     }
+    /// The step, in elements, between neighbours along each dim.
     pub fn strides(&self) -> &[usize] {
         self.0.layout.strides()
     }
@@ -334,15 +349,19 @@ impl Tensor {
     pub fn offset(&self) -> usize {
         self.0.layout.offset()
     }
+    /// The element type.
     pub fn dtype(&self) -> DType {
         self.0.dtype
     }
+    /// The number of dims (0 for a scalar tensor).
     pub fn ndim(&self) -> usize {
         self.0.layout.ndim()
     }
+    /// The number of elements (the product of the shape).
     pub fn numel(&self) -> usize {
         self.0.layout.numel()
     }
+    /// Whether the elements are laid out row-major without gaps.
     pub fn is_contiguous(&self) -> bool {
         self.0.layout.is_contiguous()
     }
@@ -394,6 +413,8 @@ impl Tensor {
     pub fn base(&self) -> Option<&Tensor> {
         self.0.base.as_ref()
     }
+    /// Whether this tensor is a view of another (shares its storage and
+    /// version counter).
     pub fn is_view(&self) -> bool {
         self.0.base.is_some()
     }
@@ -409,6 +430,8 @@ impl Tensor {
     pub fn data_ptr(&self) -> usize {
         self.0.storage.as_ptr() as usize + self.offset() * self.dtype().itemsize()
     }
+    /// The autograd slots of this tensor (`requires_grad`, `.grad`,
+    /// `grad_fn`, hooks, tangent).
     pub fn autograd(&self) -> &AutogradMeta {
         &self.0.autograd
     }

@@ -5,9 +5,13 @@ use super::{Complex, DType};
 /// A dynamically typed scalar value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
+    /// A boolean.
     Bool(bool),
+    /// An integer (a Python `int`).
     Int(i64),
+    /// A real number (a Python `float`).
     Float(f64),
+    /// A complex number (a Python `complex`).
     Complex(Complex<f64>),
 }
 
@@ -24,6 +28,7 @@ impl Scalar {
             Scalar::Complex(_) => DType::Complex128,
         }
     }
+    /// The value as `f64` (complex: the real part; bool: 0 or 1).
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as u8 as f64,
@@ -32,6 +37,7 @@ impl Scalar {
             Scalar::Complex(z) => z.re,
         }
     }
+    /// The value as `i64` (floats truncate toward zero).
     pub fn to_i64(self) -> i64 {
         match self {
             Scalar::Bool(b) => b as i64,
@@ -40,6 +46,7 @@ impl Scalar {
             Scalar::Complex(z) => z.re as i64,
         }
     }
+    /// Whether the value is nonzero.
     pub fn to_bool(self) -> bool {
         match self {
             Scalar::Bool(b) => b,
@@ -64,9 +71,11 @@ impl Scalar {
             other => Complex::new(other.to_f64(), 0.0),
         }
     }
+    /// Whether this is a `Float`.
     pub fn is_floating_point(self) -> bool {
         matches!(self, Scalar::Float(_))
     }
+    /// Whether this is a `Complex`.
     pub fn is_complex(self) -> bool {
         matches!(self, Scalar::Complex(_))
     }

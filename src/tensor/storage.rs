@@ -159,6 +159,7 @@ impl Storage {
         s
     }
 
+    /// The size of the buffer in bytes.
     pub fn nbytes(&self) -> usize {
         self.0.nbytes
     }

@@ -36,9 +36,13 @@ use std::sync::Arc;
 use task::{execute, execute_batched};
 use validate::root_grad;
 
-/// Options shared by [`backward`] and [`grad`].
+/// The flags the engine's general entry points take ([`backward_edges`],
+/// [`grad_edges`], [`grad_batched`]). Rust callers normally describe a call
+/// with [`BackwardOptions`](super::BackwardOptions) or
+/// [`GradOptions`](super::GradOptions) instead, which also carry the
+/// gradients and inputs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BackwardOptions {
+pub struct EngineOptions {
     /// Keep saved tensors so the graph can be used again (default: the
     /// value of `create_graph`).
     pub retain_graph: Option<bool>,
@@ -51,12 +55,41 @@ pub struct BackwardOptions {
     pub materialize_grads: bool,
 }
 
-/// What to differentiate with respect to: a tensor, or a gradient edge
-/// (`graph.GradientEdge`).
-#[derive(Clone)]
+/// What to differentiate (or differentiate with respect to): a tensor, or
+/// an edge of the graph (`graph.GradientEdge` in the Python API).
+///
+/// Tensors and edges convert into it, so the Rust entry points take
+/// `&x`, `x` or an [`Edge`] alike.
+#[derive(Clone, Debug)]
 pub enum GradInput {
+    /// A tensor: its `grad_fn` edge, or its accumulator for a leaf.
     Tensor(Tensor),
+    /// One input slot of a graph node.
     Edge(Edge),
+}
+
+impl From<Tensor> for GradInput {
+    fn from(t: Tensor) -> Self {
+        GradInput::Tensor(t)
+    }
+}
+
+impl From<&Tensor> for GradInput {
+    fn from(t: &Tensor) -> Self {
+        GradInput::Tensor(t.clone())
+    }
+}
+
+impl From<Edge> for GradInput {
+    fn from(e: Edge) -> Self {
+        GradInput::Edge(e)
+    }
+}
+
+impl From<&Edge> for GradInput {
+    fn from(e: &Edge) -> Self {
+        GradInput::Edge(e.clone())
+    }
 }
 
 /// The graph edge and the shape/dtype of an output to differentiate.
@@ -83,10 +116,6 @@ fn output_edge(i: usize, out: &GradInput) -> Result<(Edge, TensorMeta)> {
             Ok((e.clone(), meta))
         }
     }
-}
-
-fn as_inputs(tensors: &[Tensor]) -> Vec<GradInput> {
-    tensors.iter().cloned().map(GradInput::Tensor).collect()
 }
 
 /// The root edges and gradients of a backward call.
@@ -121,25 +150,18 @@ fn input_edge(input: &GradInput, what: &str) -> Result<Edge> {
 }
 
 /// `autograd.backward(tensors, grad_tensors, retain_graph, create_graph,
-/// inputs)`: accumulates gradients into the `.grad` of the leaves (or of
-/// `inputs` only, when given).
-pub fn backward(
-    tensors: &[Tensor],
-    grad_tensors: &[Option<Tensor>],
-    opts: BackwardOptions,
-    inputs: Option<&[Tensor]>,
-) -> Result<()> {
-    let inputs = inputs.map(as_inputs);
-    backward_edges(&as_inputs(tensors), grad_tensors, opts, inputs.as_deref())
-}
-
-/// [`backward`] where outputs and inputs may also be gradient edges. The
-/// gradient reaching an edge input that is not a leaf's accumulator has no
-/// `.grad` to go to (its `retain_grad` hooks still see it).
+/// inputs)` in its general form, the one the bindings call: accumulates
+/// gradients into the `.grad` of the leaves (or of `inputs` only, when
+/// given). `grad_tensors` is empty or has one entry per output (`None`
+/// for an implicit gradient of ones, scalar outputs only). Outputs and
+/// inputs may be gradient edges; the gradient reaching an edge input that
+/// is not a leaf's accumulator has no `.grad` to go to (its `retain_grad`
+/// hooks still see it). Rust code normally calls
+/// [`Tensor::backward`] or [`backward`](super::backward).
 pub fn backward_edges(
     tensors: &[GradInput],
     grad_tensors: &[Option<Tensor>],
-    opts: BackwardOptions,
+    opts: EngineOptions,
     inputs: Option<&[GradInput]>,
 ) -> Result<()> {
     let roots = roots(tensors, grad_tensors)?;
@@ -190,24 +212,18 @@ pub fn backward_edges(
     Ok(())
 }
 
-/// `autograd.grad(outputs, inputs, grad_outputs, ...)`: the gradients of
-/// the outputs with respect to `inputs`, without touching any `.grad`.
-pub fn grad(
-    outputs: &[Tensor],
-    inputs: &[GradInput],
-    grad_outputs: &[Option<Tensor>],
-    opts: BackwardOptions,
-) -> Result<Vec<Option<Tensor>>> {
-    grad_edges(&as_inputs(outputs), inputs, grad_outputs, opts)
-}
-
-/// [`grad`] where outputs may also be gradient edges (their gradient then
-/// has the shape and dtype the edge's node expects).
+/// `autograd.grad(outputs, inputs, grad_outputs, ...)` in its general
+/// form, the one the bindings call: the gradients of the outputs with
+/// respect to `inputs`, without touching any `.grad`. Outputs may be
+/// gradient edges (their gradient then has the shape and dtype the edge's
+/// node expects). An input the outputs do not reach gets zeros
+/// (`materialize_grads`), `None` (`allow_unused`) or an error. Rust code
+/// normally calls [`grad`](super::grad) or [`grad_with`](super::grad_with).
 pub fn grad_edges(
     outputs: &[GradInput],
     inputs: &[GradInput],
     grad_outputs: &[Option<Tensor>],
-    opts: BackwardOptions,
+    opts: EngineOptions,
 ) -> Result<Vec<Option<Tensor>>> {
     if inputs.is_empty() {
         return Err(Error::runtime("grad requires non-empty inputs."));
@@ -228,7 +244,7 @@ pub fn grad_edges(
 fn unused_inputs(
     captured: Vec<Option<Tensor>>,
     inputs: &[GradInput],
-    opts: BackwardOptions,
+    opts: EngineOptions,
     batch: Option<usize>,
 ) -> Result<Vec<Option<Tensor>>> {
     captured
@@ -258,7 +274,7 @@ pub fn grad_batched(
     outputs: &[Tensor],
     inputs: &[GradInput],
     grad_outputs: &[Tensor],
-    opts: BackwardOptions,
+    opts: EngineOptions,
 ) -> Result<Vec<Option<Tensor>>> {
     let b = grad_outputs
         .first()

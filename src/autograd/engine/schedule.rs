@@ -138,7 +138,7 @@ fn run_capture_hooks(node: &Arc<dyn Node>, input_nr: usize, mut g: Tensor) -> Re
 
 /// Whether a node must run on the thread that called backward.
 pub(super) fn on_caller(n: &Arc<dyn Node>) -> bool {
-    n.needs_caller_thread() || n.core().has_python_hooks()
+    n.needs_caller_thread() || n.core().has_caller_thread_hooks()
 }
 
 /// The outputs of one executed node, with the edges whose gradient was

@@ -6,7 +6,7 @@
 use super::super::grad_mode::ThreadLocalState;
 use super::super::node::{node_id, Grads, Node};
 use super::schedule::{on_caller, run_graph, uses_pool};
-use super::{BackwardOptions, Edge};
+use super::{Edge, EngineOptions};
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
@@ -222,7 +222,7 @@ pub(super) fn execute(
     roots: Vec<(Edge, Tensor)>,
     targets: &[Edge],
     run_targets: &[Arc<dyn Node>],
-    opts: BackwardOptions,
+    opts: EngineOptions,
 ) -> Result<Vec<Option<Tensor>>> {
     execute_batched(roots, targets, run_targets, opts, None)
 }
@@ -233,7 +233,7 @@ pub(super) fn execute_batched(
     roots: Vec<(Edge, Tensor)>,
     targets: &[Edge],
     run_targets: &[Arc<dyn Node>],
-    opts: BackwardOptions,
+    opts: EngineOptions,
     batch: Option<usize>,
 ) -> Result<Vec<Option<Tensor>>> {
     let _depth = DepthGuard::enter()?;

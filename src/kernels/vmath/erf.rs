@@ -177,7 +177,7 @@ pub(crate) struct Erfc;
 unary!(Erf => erf_any, f32 via f64);
 unary!(Erfc => erfc_any, f32 via f64);
 
-/// The error function of a float64 (the [`Erf`] kernel's element body).
+/// The error function of a float64 (the `Erf` kernel's element body).
 pub fn erf(x: f64) -> f64 {
     <Erf as Unary<f64>>::eval(x)
 }

@@ -10,8 +10,11 @@ pub enum TensorIndex {
     Int(i64),
     /// `start:stop:step`; `None` bounds mean the ends, `step` must be > 0.
     Slice {
+        /// First position (negative counts from the end).
         start: Option<i64>,
+        /// One past the last position.
         stop: Option<i64>,
+        /// Distance between positions.
         step: i64,
     },
     /// `None`: inserts a dim of size 1.

@@ -165,7 +165,8 @@ impl Tensor {
 
 #[cfg(test)]
 mod tests {
-    use crate::autograd::{grad, grad_batched, BackwardOptions, BatchedRule, ForwardRule};
+    use crate::autograd::GradOptions;
+    use crate::autograd::{grad_batched, grad_with, BatchedRule, EngineOptions, ForwardRule};
     use crate::autograd::{FormulaRow, GradInput};
     use crate::ops::RoundingMode;
     use crate::{Result, Scalar, Tensor};
@@ -191,18 +192,19 @@ mod tests {
         let v: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).cos()).collect();
         let v = Tensor::from_slice(&v, &shape).unwrap();
         let inputs: Vec<GradInput> = xs.iter().map(|&x| GradInput::Tensor(x.clone())).collect();
-        let opts = BackwardOptions {
+        let opts = EngineOptions {
             retain_graph: Some(true),
             ..Default::default()
         };
         let (out, v) = ([out], [v]);
         let batched = grad_batched(&out, &inputs, &v, opts).unwrap();
         for r in 0..b {
-            let row = Some(v[0].select(0, r as isize).unwrap());
-            let rows = grad(&out, &inputs, &[row], opts).unwrap();
+            let row = v[0].select(0, r as isize).unwrap();
+            let row_opts = GradOptions::new().grad_outputs([row]).retain_graph(true);
+            let rows = grad_with(&out, &inputs, &row_opts).unwrap();
             for (k, x) in xs.iter().enumerate() {
                 let got = batched[k].as_ref().unwrap().select(0, r as isize).unwrap();
-                let want = rows[k].as_ref().unwrap();
+                let want = &rows[k];
                 assert_eq!(got.shape(), x.shape());
                 assert_eq!(
                     got.to_vec::<f64>(),
@@ -251,7 +253,7 @@ mod tests {
         let out = x.floor_divide(&y).unwrap();
         let v = Tensor::ones(&[2, 2, 3], crate::DType::Float64);
         let inputs = [GradInput::Tensor(x), GradInput::Tensor(y)];
-        let err = grad_batched(&[out], &inputs, &[v], BackwardOptions::default()).unwrap_err();
+        let err = grad_batched(&[out], &inputs, &[v], EngineOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
             "derivative for floor_divide is not implemented"
