@@ -18,6 +18,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # The guides whose examples run as they stand (the others show fragments).
 GUIDES = [
+    "index.md",
     "autograd.md",
     "tensors.md",
     "custom-functions.md",
