@@ -25,8 +25,15 @@ cargo fmt --all --check
 "$work/venv/bin/ruff" check python tests benches examples
 cargo clippy --workspace --all-targets -q -- -D warnings
 
-echo "== cargo test (core crate, no Python)"
+echo "== cargo test (core crate, no Python: unit, integration and doc tests)"
 cargo test -p ferrograd -q
+
+echo "== rustdoc, the Rust examples, the crate as crates.io would package it"
+RUSTDOCFLAGS="-D warnings" cargo doc -p ferrograd --no-deps -q
+for example in tensor_basics reverse_mode higher_order forward_mode custom_op threads train_mlp; do
+    cargo run -q -p ferrograd --example "$example" >/dev/null
+done
+cargo publish --dry-run -p ferrograd --allow-dirty
 
 echo "== sdist and the x86_64 manylinux2014 wheel built from it"
 PYTHON="$venv_py" bash scripts/build_wheels.sh --host-only "$work/dist"
@@ -36,6 +43,9 @@ echo "== pytest against the installed wheel"
 cd "$work"
 "$venv_py" -c "import ferrograd, sys; assert 'site-packages' in ferrograd.__file__, ferrograd.__file__; print('testing', ferrograd.__file__)"
 "$venv_py" -m pytest -q -p no:cacheprovider --rootdir "$root/tests/python" "$root/tests/python"
+
+echo "== docs site (mkdocs --strict, API reference read from the installed wheel)"
+PYTHON="$venv_py" bash "$root/scripts/build_docs.sh" "$work/site"
 
 echo "== type checks (stub up to date, stubtest, mypy --strict on examples and guides)"
 PYTHON="$venv_py" bash "$root/scripts/check_types.sh"
