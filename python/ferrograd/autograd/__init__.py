@@ -186,7 +186,7 @@ def grad(
 
     Returns:
         tuple of Tensors: one gradient per input (``None`` for unused inputs
-        when ``allow_unused`` and not ``materialize_grads``).
+            when ``allow_unused`` and not ``materialize_grads``).
 
     Example:
         >>> x = ferrograd.tensor([1.0, 2.0, 3.0], requires_grad=True)

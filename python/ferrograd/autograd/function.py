@@ -327,7 +327,7 @@ class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
 
         Returns:
             one gradient (a Tensor or ``None``) per argument of ``forward``;
-            a single value when ``forward`` took one argument.
+                a single value when ``forward`` took one argument.
         """
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "

@@ -263,7 +263,7 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
     Returns:
         tuple: ``(func(inputs), vjp)``, each nested like ``func``'s outputs
-        and ``inputs`` respectively.
+            and ``inputs`` respectively.
 
     Example:
         >>> x = ferrograd.tensor([1.0, 2.0])

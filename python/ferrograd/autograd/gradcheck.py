@@ -1261,7 +1261,7 @@ def gradcheck(
 
     Returns:
         bool: ``True`` when every check passes (``False`` on failure when
-        ``raise_exception=False``).
+            ``raise_exception=False``).
 
     Example:
         >>> x = ferrograd.tensor([0.5, 1.0, 2.0], dtype=ferrograd.float64, requires_grad=True)

@@ -187,7 +187,7 @@ def register_multi_grad_hook(
 
     Returns:
         a handle whose ``remove()`` unregisters the hook (also a context
-        manager that removes it on exit).
+            manager that removes it on exit).
 
     Example:
         >>> a = ferrograd.ones(2, requires_grad=True)

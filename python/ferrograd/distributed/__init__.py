@@ -442,7 +442,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None, a
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
 
     Example::
 
@@ -493,7 +493,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_o
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -535,7 +535,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None, asy
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -577,7 +577,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -618,7 +618,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -663,7 +663,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -709,7 +709,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -756,7 +756,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:
@@ -788,7 +788,7 @@ def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -
 
     Returns:
         Work or None: the handle when ``async_op``, else ``None`` (also
-        ``None`` on a rank outside ``group``).
+            ``None`` on a rank outside ``group``).
     """
     g = _resolve(group)
     if g is None:

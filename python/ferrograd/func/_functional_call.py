@@ -188,7 +188,7 @@ def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[s
 
     Returns:
         tuple: ``(params, buffers)``, two dicts from dotted names to the
-        stacked tensors.
+            stacked tensors.
 
     Example:
         >>> models = [nn.Linear(2, 1) for _ in range(3)]
