@@ -9,6 +9,14 @@
 use super::engine::{backward_edges, grad_batched, grad_edges, EngineOptions, GradInput};
 use crate::{Error, Result, Tensor};
 
+/// Starting gradients as the engine takes them (one per output, all given).
+fn given<T: AsRef<Tensor>>(grads: impl IntoIterator<Item = T>) -> Vec<Option<Tensor>> {
+    grads
+        .into_iter()
+        .map(|g| Some(g.as_ref().clone()))
+        .collect()
+}
+
 /// How [`Tensor::backward_with`] and [`backward`] run: the gradients to
 /// start from, whether to keep or differentiate the graph, and which
 /// tensors receive `.grad`.
@@ -52,10 +60,7 @@ impl BackwardOptions {
 
     /// One starting gradient per tensor given to [`backward`], in order.
     pub fn grad_tensors<T: AsRef<Tensor>>(mut self, grads: impl IntoIterator<Item = T>) -> Self {
-        self.grad_tensors = grads
-            .into_iter()
-            .map(|g| Some(g.as_ref().clone()))
-            .collect();
+        self.grad_tensors = given(grads);
         self
     }
 
@@ -183,10 +188,7 @@ impl GradOptions {
     /// One gradient per output, in order: the `v` of the vector-Jacobian
     /// product. Needed for outputs that are not scalars.
     pub fn grad_outputs<T: AsRef<Tensor>>(mut self, grads: impl IntoIterator<Item = T>) -> Self {
-        self.grad_outputs = grads
-            .into_iter()
-            .map(|g| Some(g.as_ref().clone()))
-            .collect();
+        self.grad_outputs = given(grads);
         self
     }
 

@@ -78,6 +78,32 @@ def test_docstring_example(qualname, where):
     assert runner.failures == 0, "".join(failures)
 
 
+def _named_params(obj, self_is: str | None) -> list[str]:
+    """The argument names a docstring must document (``self`` as ``self_is``, or left out)."""
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except ValueError:  # not introspectable (a Rust function): its docstring's signature line says
+        return []
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    names = [self_is if p.name == "self" else p.name for p in params if p.kind not in variadic]
+    return [n for n in names if n is not None and not n.startswith("_")]
+
+
+def _doc_gaps(obj, self_is: str | None = None) -> tuple[bool, list[str]]:
+    """Whether ``obj`` has a docstring, and the arguments its Args (or
+    Keyword args) section does not name; aliases and in-place forms, which
+    name the function documented instead, need no Args."""
+    doc = inspect.getdoc(obj) or ""
+    if not doc.strip():
+        return False, []
+    if "Alias for " in doc or "In-place version of " in doc:
+        return True, []
+    starts = [doc.find(h) for h in ("Args:", "Keyword args:") if h in doc]
+    sections = doc[min(starts):] if starts else ""
+    missing = [p for p in _named_params(obj, self_is) if f"{p} (" not in sections and f"{p}:" not in sections]
+    return True, missing
+
+
 def test_docstring_examples_are_collected():
     # The collection must see the documented API (guards against the
     # collector silently finding nothing).
@@ -91,28 +117,12 @@ def test_docstring_examples_are_collected():
         obj = getattr(ferrograd, name)
         if name.startswith("_") or not callable(obj) or inspect.isclass(obj) or inspect.ismodule(obj):
             continue
-        doc = inspect.getdoc(obj) or ""
-        if not doc.strip():
-            undocumented.append(name)
-            continue
-        if "Alias for " in doc or "In-place version of " in doc:
-            continue
-        starts = [doc.find(h) for h in ("Args:", "Keyword args:") if h in doc]
-        sections = doc[min(starts):] if starts else ""
         # A Tensor method routed as a module function shows ``self``: its
         # first argument, documented as ``input``.
-        try:
-            signature = inspect.signature(obj).parameters.values()
-        except ValueError:  # not introspectable: its docstring's signature line says
-            signature = []
-        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        params = [
-            "input" if p.name == "self" else p.name
-            for p in signature
-            if p.kind not in variadic and not p.name.startswith("_")
-        ]
-        missing = [p for p in params if f"{p} (" not in sections and f"{p}:" not in sections]
-        if missing:
+        documented, missing = _doc_gaps(obj, self_is="input")
+        if not documented:
+            undocumented.append(name)
+        elif missing:
             no_args.append(f"{name}: {missing}")
     assert not undocumented, f"ferrograd functions without a docstring: {undocumented}"
     assert not no_args, f"ferrograd functions whose Args sections miss arguments: {no_args}"
@@ -163,16 +173,6 @@ FUNCTION_MODULES = [
 ]  # fmt: skip
 
 
-def _named_params(obj) -> list[str]:
-    try:
-        params = inspect.signature(obj).parameters.values()
-    except ValueError:  # not introspectable (a Rust function): its docstring's signature line says
-        return []
-    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    names = [p.name for p in params if p.kind not in variadic]
-    return [n for n in names if n != "self" and not n.startswith("_")]
-
-
 def test_every_public_function_and_class_of_autograd_linalg_functional_and_func_documents_its_args():
     # Each has a docstring; when it takes arguments, the docstring has an
     # Args (or Keyword args) section naming every one of them, unless it
@@ -188,16 +188,10 @@ def test_every_public_function_and_class_of_autograd_linalg_functional_and_func_
                 continue
             if inspect.isclass(obj) and issubclass(obj, (BaseException, enum.Enum, type)):
                 continue
-            doc = inspect.getdoc(obj) or ""
-            if not doc.strip():
+            documented, missing = _doc_gaps(obj)
+            if not documented:
                 undocumented.append(f"{modname}.{name}")
-                continue
-            if "Alias for " in doc or "In-place version of " in doc:
-                continue
-            starts = [doc.find(h) for h in ("Args:", "Keyword args:") if h in doc]
-            sections = doc[min(starts):] if starts else ""
-            missing = [p for p in _named_params(obj) if f"{p} (" not in sections and f"{p}:" not in sections]
-            if missing:
+            elif missing:
                 no_args.append(f"{modname}.{name}: {missing}")
     assert not undocumented, f"functions or classes without a docstring: {undocumented}"
     assert not no_args, f"arguments missing from the Args sections: {no_args}"
