@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import _core
+from .. import _batched, _core
+from .._batched_grad import batched_grad
 from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph, profiler, profiler_util
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, NestedIOFunction, once_differentiable
@@ -133,6 +134,11 @@ def backward(
         grad_tensors = grad_variables
     outs = _as_tuple(tensors, "tensors")
     gs = _grads_for(outs, grad_tensors, "grad_tensors")
+    if _batched.any_batched((outs, gs), {}):
+        raise RuntimeError(
+            "backward() called inside a vmap on a batched tensor. This is not supported, please use "
+            "ferrograd.func.grad or ferrograd.func.vjp instead or call backward() outside of vmap."
+        )
     ins = None if inputs is None else list(_as_tuple(inputs, "inputs"))
     if ins is not None and len(ins) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
@@ -206,6 +212,17 @@ def grad(
     outs = _as_tuple(outputs, "outputs")
     ins = _as_tuple(inputs, "inputs")
     gs = _grads_for(outs, grad_outputs, "grad_outputs")
+    if _batched.any_batched((outs, ins, gs), {}):
+        # Inside vmap: one gradient per row (see ``_batched_grad``).
+        res = batched_grad(list(outs), list(ins), gs, retain_graph=retain_graph,
+                           create_graph=create_graph, is_grads_batched=is_grads_batched,
+                           materialize=materialize_grads, skip_constant=False)
+        if not allow_unused and any(g is None for g in res):
+            raise RuntimeError(
+                "One of the differentiated Tensors appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            )
+        return tuple(res)
     res = _core._grad(
         list(outs),
         list(ins),

@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import _batched, _core
 from .._batched import BatchedTensor
+from .._batched_grad import batched_grad
 from ..autograd import forward_ad
 from ..autograd.functional import _grad as _functional_grad
 from ..autograd.functional import _jacobian_blocks, _standard_basis
@@ -223,7 +224,7 @@ def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tenso
     grad skipped, unused inputs allowed), keeping the graph for later
     calls, with zeros for inputs the outputs do not reach (batched zeros
     in a batched call)."""
-    if _batched.active_levels():
+    if _batched.active_levels() or _batched.any_batched((outputs, inputs), {}):
         return _batched_grads(outputs, inputs, grad_outputs, create_graph, is_grads_batched)
     res = _functional_grad(tuple(outputs), tuple(inputs),
                            None if grad_outputs is None else tuple(grad_outputs),
@@ -238,31 +239,12 @@ def _grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tenso
 
 def _batched_grads(outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list[Tensor] | None,
                    create_graph: bool, is_grads_batched: bool) -> list[Tensor]:
-    """``_grads`` inside vmap: on the physical tensors, batched at every
-    running level; the rows are independent, so one backward pass gives
-    every row's gradient (a batched gradient's own dim goes first)."""
-    nb = len(_batched.active_levels())
-    outs = [_batched.full_physical(o) for o in outputs]
-    ins = [_batched.full_physical(x) for x in inputs]
-    if grad_outputs is None:
-        gos = [_core.ones_like(o) for o in outs]
-    elif is_grads_batched:
-        gos = [_batched.full_physical(g).movedim(nb, 0) for g in grad_outputs]
-    else:
-        gos = [_batched.full_physical(g) for g in grad_outputs]
-    if grad_outputs is None and all(o.requires_grad for o in outs):
-        # Seeds made here match their outputs: straight to the engine.
-        res = _core._grad(outs, ins, gos, True, create_graph, True, False, False)
-    else:
-        res = _functional_grad(tuple(outs), tuple(ins), tuple(gos), create_graph=create_graph,
-                               retain_graph=True, is_grads_batched=is_grads_batched)
-    rows = gos[0].shape[0] if is_grads_batched and gos else 1
-    out = []
-    for g, x in zip(res, ins, strict=True):
-        if g is None:
-            g = _core.zeros((rows, *x.shape), dtype=x.dtype) if is_grads_batched else _core.zeros_like(x)
-        out.append(_batched.rewrap_full(g.movedim(0, nb) if is_grads_batched else g))
-    return out
+    """``_grads`` inside vmap: one backward pass over the physical tensors
+    gives every row's gradient, with the cotangents' rows at levels the
+    graph was not recorded at (``vmap(vjp_fn)``) as the rows of one batched
+    backward (see ``_batched_grad``)."""
+    return batched_grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph,
+                        is_grads_batched=is_grads_batched, materialize=True, skip_constant=True)
 
 
 def _tensor_outputs(out: Any, api: str) -> tuple[list[Tensor], TreeSpec]:

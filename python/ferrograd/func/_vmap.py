@@ -146,8 +146,8 @@ def _len(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 def _backward(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     raise RuntimeError(
-        "vmap: backward() on a batched tensor is not supported; compute gradients inside vmap with "
-        "ferrograd.func.grad or ferrograd.func.vjp instead"
+        "backward() called inside a vmap on a batched tensor. This is not supported, please use "
+        "ferrograd.func.grad or ferrograd.func.vjp instead or call backward() outside of vmap."
     )
 
 
@@ -489,7 +489,7 @@ _TENSOR_ARG_METHODS = [
     "expand_as", "view_as", "reshape_as", "type_as", "gather", "index_select", "copy_", "add_", "sub_",
     "div_", "masked_fill_", "divide", "subtract", "clamp_min", "clamp_max", "clip", "isclose",
     "addcdiv", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "take",
-    "put", "index_put", "allclose", "equal", "to",
+    "put", "index_put", "allclose", "equal", "to", "backward",
 ]
 
 
