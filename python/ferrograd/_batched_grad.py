@@ -73,7 +73,10 @@ def batched_grad(outputs: list[Any], inputs: list[Any], grad_outputs: list[Any] 
     u = 1 if is_grads_batched else 0
     rows_batched = bool(extra) or is_grads_batched
 
-    outs, seeds, user_rows = [], [], None
+    # The user's own rows (``is_grads_batched``) lead each cotangent's
+    # logical shape.
+    user_rows = next((logical_shape(g)[0] for g in gos if g is not None), 0) if u else 0
+    outs, seeds = [], []
     for i, (o, g) in enumerate(zip(outputs, gos, strict=True)):
         p = physical(o, graph, sizes)
         if skip_constant and not p.requires_grad:
@@ -94,8 +97,6 @@ def batched_grad(outputs: list[Any], inputs: list[Any], grad_outputs: list[Any] 
                 f"a shape of {list(logical_shape(o))}."
             )
         q = physical(g, merged, sizes)  # [merged levels..., user rows?, logical...]
-        if u:
-            user_rows = q.shape[len(merged)]
         first = [merged.index(lv) for lv in extra] + ([len(merged)] if u else [])
         rest = [merged.index(lv) for lv in graph] + list(range(len(merged) + u, q.dim()))
         if first != list(range(len(first))):
@@ -111,7 +112,7 @@ def batched_grad(outputs: list[Any], inputs: list[Any], grad_outputs: list[Any] 
         res = _core._grad(outs, ins, seeds, create_graph if retain_graph is None else retain_graph,
                           create_graph, True, rows_batched, False)
 
-    row_shape = row_sizes + ([user_rows if user_rows is not None else 0] if u else [])
+    row_shape = row_sizes + ([user_rows] if u else [])
     result = []
     for x, g in zip(inputs, res, strict=True):
         if g is None:

@@ -1,0 +1,474 @@
+"""Random programs for the transform-composition test.
+
+A program is a chain of 1-4 common ops (pointwise, matrix products in every
+form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
+reshapes, einsum, norms) applied to a vector or a square matrix in float64,
+with constants drawn from the seed. ``check_program`` runs every
+composition of ``ferrograd.func``'s transforms (and
+``autograd.functional``) on it and compares each with a loop of the
+untransformed function, differentiated by the plain reverse-mode engine
+(``autograd.grad``), whose Jacobian is itself checked against float64
+central differences.
+
+By hand, for many programs (prints a summary; the first failure is raised
+with its program):
+
+    python tests/python/transform_programs.py --count 5000 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import ferrograd as torch
+import ferrograd.nn.functional as F
+import numpy as np
+from ferrograd.autograd.functional import hessian as ag_hessian
+from ferrograd.autograd.functional import jacobian as ag_jacobian
+from ferrograd.func import grad, hessian, jacfwd, jacrev, jvp, linearize, vjp, vmap
+
+DT = torch.float64
+MAX_NUMEL = 24
+
+
+# ---------------------------------------------------------------------------
+# Programs
+# ---------------------------------------------------------------------------
+
+
+class Program:
+    """``f(x)``: the drawn chain of ops on an input of ``in_shape``."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        n = int(rng.integers(2, 5))
+        self.in_shape: tuple[int, ...] = (n,) if rng.random() < 0.5 else (n, n)
+        shape = self.in_shape
+        self.steps: list[tuple[str, object]] = []
+        for _ in range(int(rng.integers(1, 5))):
+            name, fn, shape = draw_op(rng, shape)
+            self.steps.append((name, fn))
+        self.out_shape = shape
+
+    def __call__(self, x):
+        for _, fn in self.steps:
+            x = fn(x)
+        return x
+
+    def __repr__(self) -> str:
+        chain = " -> ".join(name for name, _ in self.steps)
+        return f"Program(seed={self.seed}, in={list(self.in_shape)}, out={list(self.out_shape)}: {chain})"
+
+
+def const(rng, *shape, scale=1.0):
+    return torch.tensor(rng.normal(size=shape) * scale, dtype=DT)
+
+
+def weight(rng, rows, cols):
+    return const(rng, rows, cols, scale=1.0 / math.sqrt(cols))
+
+
+UNARY = {
+    "sin": torch.sin,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "square": lambda t: t * t,
+    "cube": lambda t: t.pow(3),
+    "exp_tanh": lambda t: torch.exp(t.tanh()),
+    "softplus": F.softplus,
+    "rational": lambda t: t / (1 + t * t),
+    "leaky": lambda t: torch.relu(t) + 0.1 * t,
+    "log1p_sq": lambda t: torch.log1p(t * t),
+    "gelu": F.gelu,
+    "cos_neg": lambda t: -t.cos(),
+}
+
+
+def draw_op(rng, s):
+    """One op applicable to shape ``s`` (1-d or 2-d): ``(name, fn, out_shape)``."""
+    d = len(s)
+    cands = []
+
+    def add(name, fn, out):
+        out = tuple(int(v) for v in out)
+        if 1 <= len(out) <= 2 and 0 < math.prod(out) <= MAX_NUMEL:
+            cands.append((name, fn, out))
+
+    m = int(rng.integers(1, 5))
+    k = int(rng.integers(0, d))  # a dim
+    # Pointwise, unary and with constants.
+    u = list(UNARY)[int(rng.integers(len(UNARY)))]
+    add(u, UNARY[u], s)
+    c = const(rng, *s)
+    c_last = const(rng, s[-1])
+    add("mul_const", lambda t, c=c: t * c, s)
+    add("add_bcast", lambda t, c=c_last: t + c, s)
+    add("rsub_div", lambda t, c=c: (c - t) / (1 + c * c), s)
+    add("maximum", lambda t, c=c: torch.maximum(t, c), s)
+    # Matrix products in every form.
+    w_left = weight(rng, m, s[0])
+    w_right = weight(rng, s[-1], m)
+    add("W@t", lambda t, w=w_left: w @ t, (m, *s[1:]))
+    add("t@W", lambda t, w=w_right: t @ w, (*s[:-1], m))
+    add("matmul", lambda t, w=w_right: torch.matmul(t, w), (*s[:-1], m))
+    b = const(rng, m)
+    w_lin = w_right.T.contiguous()
+    add("linear", lambda t, w=w_lin: F.linear(t, w), (*s[:-1], m))
+    add("linear_bias", lambda t, w=w_lin, b=b: F.linear(t, w, b), (*s[:-1], m))
+    if d == 1:
+        v = const(rng, s[0])
+        add("mv", lambda t, w=w_left: torch.mv(w, t), (m,))
+        add("dot", lambda t, v=v: torch.dot(t, v).unsqueeze(0), (1,))
+        v_m = const(rng, m)
+        add("outer", lambda t, v=v_m: torch.outer(t, v), (s[0], m))
+        add("einsum_i,ij->j", lambda t, w=w_right: torch.einsum("i,ij->j", t, w), (m,))
+        stack_dim = int(rng.integers(0, 2))
+        add("stack", lambda t, c=c, sd=stack_dim: torch.stack([t, c], dim=sd),
+            (2, s[0]) if stack_dim == 0 else (s[0], 2))
+        shape2 = (s[0], 1) if rng.random() < 0.5 else (1, s[0])
+        add("reshape_2d", lambda t, sh=shape2: t.reshape(sh), shape2)
+        ud = int(rng.integers(0, 2))
+        add("unsqueeze", lambda t, dd=ud: t.unsqueeze(dd), (1, s[0]) if ud == 0 else (s[0], 1))
+        add("vector_norm", lambda t: torch.linalg.vector_norm(t, dim=0, keepdim=True), (1,))
+        add("normalize", lambda t: t / t.norm(), s)
+    else:
+        v = const(rng, s[1])
+        w2 = weight(rng, s[1], m)
+        add("mm", lambda t, w=w2: torch.mm(t, w), (s[0], m))
+        w_mm = weight(rng, m, s[0])
+        add("mm_left", lambda t, w=w_mm: torch.mm(w, t), (m, s[1]))
+        add("mv_self", lambda t, v=v: torch.mv(t, v), (s[0],))
+        add("bmm", lambda t, w=w2: torch.bmm(t.unsqueeze(0), w.unsqueeze(0)).squeeze(0), (s[0], m))
+        add("addmm", lambda t, w=w2, b=b: torch.addmm(b, t, w), (s[0], m))
+        add("einsum_ij,jk->ik", lambda t, w=w2: torch.einsum("ij,jk->ik", t, w), (s[0], m))
+        add("einsum_ij->ji", lambda t: torch.einsum("ij->ji", t), (s[1], s[0]))
+        add("einsum_ij,ij->i", lambda t, c=c: torch.einsum("ij,ij->i", t, c), (s[0],))
+        if s[0] == s[1]:
+            add("einsum_ii->i", lambda t: torch.einsum("ii->i", t), (s[0],))
+            add("diagonal", lambda t: t.diagonal(), (s[0],))
+        add("transpose", lambda t: t.T, (s[1], s[0]))
+        add("flatten", lambda t: t.reshape(-1), (s[0] * s[1],))
+        row = int(rng.integers(0, s[0]))
+        add("select_row", lambda t, r=row: t[r], (s[1],))
+        cols = torch.tensor(rng.integers(0, s[1], size=int(rng.integers(1, 4))))
+        add("index_cols", lambda t, i=cols: t[:, i], (s[0], len(cols)))
+        add("sum_dim", lambda t, dd=k: t.sum(dd), s[:k] + s[k + 1:])
+        add("matrix_norm", lambda t: torch.linalg.matrix_norm(t).reshape(1), (1,))
+        add("row_normalize", lambda t: t / torch.linalg.vector_norm(t, dim=-1, keepdim=True), s)
+    # Along a dim.
+    add("softmax", lambda t, dd=k: torch.softmax(t, dd), s)
+    add("log_softmax", lambda t, dd=k: F.log_softmax(t, dim=dd), s)
+    add("cumsum", lambda t, dd=k: torch.cumsum(t, dd), s)
+    dims = tuple(int(x) for x in rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False))
+    add("flip", lambda t, dd=dims: torch.flip(t, dd), s)
+    # (var of one element is NaN.)
+    red = ["sum", "mean", "amax", "logsumexp", "var"][int(rng.integers(5 if s[k] > 1 else 4))]
+    add(f"{red}_keepdim", lambda t, dd=k, r=red: getattr(t, r)(dd, keepdim=True),
+        s[:k] + (1,) + s[k + 1:])
+    add("cat", lambda t, dd=k: torch.cat([t, t.sin()], dd), s[:k] + (2 * s[k],) + s[k + 1:])
+    # Indexing and where.
+    idx = torch.tensor(rng.integers(0, s[0], size=int(rng.integers(1, 4))))
+    add("index", lambda t, i=idx: t[i], (len(idx), *s[1:]))
+    if s[0] > 1:
+        add("slice", lambda t: t[1:], (s[0] - 1, *s[1:]))
+        add("step_slice", lambda t: t.flip(0)[::2], ((s[0] + 1) // 2, *s[1:]))
+    cond = torch.tensor(rng.random(size=s) < 0.5)
+    add("where_const", lambda t, c=cond: torch.where(c, t, 2 * t - 1), s)
+    add("where_data", lambda t: torch.where(t > 0, t, 0.1 * t), s)
+    name, fn, out = cands[int(rng.integers(len(cands)))]
+    return name, fn, out
+
+
+# ---------------------------------------------------------------------------
+# Oracles: the plain engine, and central differences
+# ---------------------------------------------------------------------------
+
+
+def ref_jacobian(f, x):
+    """d f / d x as a (numel(out), numel(in)) matrix, one ``autograd.grad``
+    row at a time."""
+    xr = x.detach().requires_grad_()
+    y = f(xr)
+    if not y.requires_grad:  # f does not depend on x (a constant gradient, say)
+        return torch.zeros(y.numel(), x.numel(), dtype=DT)
+    rows = []
+    for i in range(y.numel()):
+        e = torch.zeros(y.numel(), dtype=DT)
+        e[i] = 1.0
+        (g,) = torch.autograd.grad(y, xr, e.reshape(y.shape), retain_graph=True, allow_unused=True)
+        rows.append(torch.zeros(x.numel(), dtype=DT) if g is None else g.reshape(-1))
+    return torch.stack(rows)
+
+
+def ref_vjp(f, x, c):
+    xr = x.detach().requires_grad_()
+    (g,) = torch.autograd.grad(f(xr), xr, c, allow_unused=True)
+    return torch.zeros_like(x) if g is None else g
+
+
+def fd_jacobian(f, x, eps=1e-6):
+    xs = x.detach().reshape(-1)
+    cols = []
+    for i in range(xs.numel()):
+        e = torch.zeros(xs.numel(), dtype=DT)
+        e[i] = eps
+        hi = f((xs + e).reshape(x.shape)).detach()
+        lo = f((xs - e).reshape(x.shape)).detach()
+        cols.append(((hi - lo) / (2 * eps)).reshape(-1))
+    return torch.stack(cols, dim=1)
+
+
+# ---------------------------------------------------------------------------
+# The compositions
+# ---------------------------------------------------------------------------
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def close(got, want, what, prog, atol=1e-9, rtol=1e-7):
+    g = np.asarray(got.detach().numpy() if hasattr(got, "numpy") else got, dtype=np.float64)
+    w = np.asarray(want.detach().numpy() if hasattr(want, "numpy") else want, dtype=np.float64)
+    if g.shape != w.shape or not np.allclose(g, w, atol=atol, rtol=rtol):
+        diff = np.abs(g - w).max() if g.shape == w.shape else "shape"
+        raise Mismatch(f"{what}: {prog}: got shape {g.shape}, want {w.shape}, max diff {diff}")
+
+
+def batch_at(rows, dim):
+    """``rows`` stacked along ``dim`` (the input a vmap with that in_dim takes)."""
+    return torch.stack(list(rows), dim=dim)
+
+
+def check_program(prog: Program) -> list[str]:
+    """Runs every composition on ``prog``; returns the names of the checks
+    run (raises ``Mismatch`` on the first disagreement)."""
+    rng = prog.rng
+    f = prog
+    ins, outs = prog.in_shape, prog.out_shape
+    n_in, n_out = math.prod(ins), math.prod(outs)
+    ran = []
+
+    def rnd(*shape):
+        return const(rng, *shape, scale=0.7)
+
+    def bdim(nd):
+        return int(rng.integers(0, nd + 1))
+
+    x = rnd(*ins)
+    c_out = rnd(*outs)
+
+    def g(t):
+        return (f(t) * c_out).sum()
+
+    J = ref_jacobian(f, x)
+    close(J, fd_jacobian(f, x), "reference jacobian vs central differences", prog, atol=1e-5, rtol=1e-5)
+
+    # vmap(f), random in_dims/out_dims.
+    B = int(rng.integers(1, 4))
+    rows = [rnd(*ins) for _ in range(B)]
+    di, do = bdim(len(ins)), bdim(len(outs))
+    got = vmap(f, in_dims=di, out_dims=do)(batch_at(rows, di))
+    close(got, batch_at([f(r) for r in rows], do), "vmap(f)", prog)
+    ran.append("vmap(f)")
+
+    # vmap(vjp_fn), random in_dims/out_dims; and vjp_fn itself.
+    out0, vjp_fn = vjp(f, x)
+    close(out0, f(x), "vjp output", prog)
+    cots = [rnd(*outs) for _ in range(B)]
+    want = [ref_vjp(f, x, c) for c in cots]
+    close(vjp_fn(cots[0])[0], want[0], "vjp_fn", prog)
+    di, do = bdim(len(outs)), bdim(len(ins))
+    (got,) = vmap(vjp_fn, in_dims=di, out_dims=do)(batch_at(cots, di))
+    close(got, batch_at(want, do), "vmap(vjp_fn)", prog)
+    ran.append("vmap(vjp_fn)")
+
+    # vmap of jvp, the primal batched or not.
+    tans = [rnd(*ins) for _ in range(B)]
+    shared = rng.random() < 0.5
+
+    def jvp_out(a, t):
+        return jvp(f, (a,), (t,))[1]
+
+    if shared:
+        got = vmap(jvp_out, in_dims=(None, 0))(x, batch_at(tans, 0))
+        want = [(J @ t.reshape(-1)).reshape(outs) for t in tans]
+    else:
+        got = vmap(jvp_out)(batch_at(rows, 0), batch_at(tans, 0))
+        want = [(ref_jacobian(f, r) @ t.reshape(-1)).reshape(outs) for r, t in zip(rows, tans, strict=True)]
+    close(got, batch_at(want, 0), "vmap(jvp)", prog)
+    ran.append("vmap(jvp)")
+
+    # vmap(grad(g)).
+    got = vmap(grad(g))(batch_at(rows, 0))
+    close(got, batch_at([ref_vjp(f, r, c_out) for r in rows], 0), "vmap(grad)", prog)
+    ran.append("vmap(grad)")
+
+    # Jacobians: every way, and chunked.
+    Jt = J.reshape(*outs, *ins)
+    close(jacrev(f)(x), Jt, "jacrev", prog)
+    close(jacfwd(f)(x), Jt, "jacfwd", prog)
+    chunk = int(rng.integers(1, n_out + 1))
+    close(jacrev(f, chunk_size=chunk)(x), Jt, f"jacrev(chunk_size={chunk})", prog)
+    close(ag_jacobian(f, x), Jt, "autograd.functional.jacobian", prog)
+    close(ag_jacobian(f, x, vectorize=True), Jt, "autograd.functional.jacobian(vectorize)", prog)
+    close(ag_jacobian(f, x, vectorize=True, strategy="forward-mode"), Jt,
+          "autograd.functional.jacobian(forward-mode)", prog)
+    ran.append("jacobians")
+
+    # Hessians: every way, symmetric, against differences of the gradient.
+    H = hessian(g)(x)
+    Hm = H.reshape(n_in, n_in)
+    close(Hm, Hm.T, "hessian symmetric", prog)
+    close(H, jacfwd(jacrev(g))(x), "hessian vs jacfwd(jacrev)", prog)
+    close(H, jacrev(jacrev(g))(x), "hessian vs jacrev(jacrev)", prog)
+    close(H, ag_hessian(g, x), "hessian vs autograd.functional.hessian", prog)
+    close(Hm, fd_jacobian(lambda t: ref_vjp(f, t, c_out), x), "hessian vs differences", prog,
+          atol=1e-5, rtol=1e-5)
+    ran.append("hessians")
+
+    # Nesting depth 2: two drawn compositions per program.
+    for name in rng.choice(list(NESTED), size=2, replace=False):
+        NESTED[name](prog, x, rnd, J)
+        ran.append(str(name))
+    return ran
+
+
+def _vmap_vmap_f(prog, x, rnd, J):
+    b1, b2 = 2, 3
+    xs = [[rnd(*prog.in_shape) for _ in range(b2)] for _ in range(b1)]
+    grid = torch.stack([torch.stack(r) for r in xs])
+    got = vmap(vmap(prog))(grid)
+    want = torch.stack([torch.stack([prog(v) for v in r]) for r in xs])
+    close(got, want, "vmap(vmap(f))", prog)
+
+
+def _vmap_vmap_vjp(prog, x, rnd, J):
+    _, vjp_fn = vjp(prog, x)
+    cots = [[rnd(*prog.out_shape) for _ in range(3)] for _ in range(2)]
+    grid = torch.stack([torch.stack(r) for r in cots])
+    (got,) = vmap(vmap(vjp_fn), in_dims=1)(grid.movedim(0, 1))
+    want = torch.stack([torch.stack([ref_vjp(prog, x, c) for c in r]) for r in cots])
+    close(got, want, "vmap(vmap(vjp_fn))", prog)
+
+
+def _jacrev_of_vmap_vjp(prog, x, rnd, J):
+    C = torch.stack([rnd(*prog.out_shape) for _ in range(2)])
+
+    def h(a):
+        return vmap(vjp(prog, a)[1])(C)[0]
+
+    got = jacrev(h)(x)
+    want = []
+    for c in C:
+        def hi(a, c=c):
+            ar = a if a.requires_grad else a.requires_grad_()
+            return torch.autograd.grad(prog(ar), ar, c, create_graph=True)[0]
+
+        want.append(ref_jacobian(hi, x).reshape(*prog.in_shape, *prog.in_shape))
+    close(got, torch.stack(want), "jacrev(x -> vmap(vjp(f, x)[1])(C))", prog)
+
+
+def _vjp_of_vmap(prog, x, rnd, J):
+    xs = torch.stack([rnd(*prog.in_shape) for _ in range(3)])
+    cots = torch.stack([rnd(*prog.out_shape) for _ in range(3)])
+    out, vjp_fn = vjp(vmap(prog), xs)
+    close(out, torch.stack([prog(r) for r in xs]), "vjp(vmap(f)) output", prog)
+    (got,) = vjp_fn(cots)
+    want = torch.stack([ref_vjp(prog, r, c) for r, c in zip(xs, cots, strict=True)])
+    close(got, want, "vjp(vmap(f))", prog)
+
+
+def _vmap_of_vmap_vjp_inside(prog, x, rnd, J):
+    xs = torch.stack([rnd(*prog.in_shape) for _ in range(2)])
+    C = torch.stack([rnd(*prog.out_shape) for _ in range(3)])
+    (got,) = vmap(lambda a: vmap(vjp(prog, a)[1])(C))(xs)
+    want = torch.stack([torch.stack([ref_vjp(prog, r, c) for c in C]) for r in xs])
+    close(got, want, "vmap(a -> vmap(vjp(f, a)[1])(C))", prog)
+
+
+def _vmap_jacrev_hessian(prog, x, rnd, J):
+    xs = torch.stack([rnd(*prog.in_shape) for _ in range(2)])
+    got = vmap(jacrev(prog))(xs)
+    want = torch.stack([ref_jacobian(prog, r).reshape(*prog.out_shape, *prog.in_shape) for r in xs])
+    close(got, want, "vmap(jacrev(f))", prog)
+    got = vmap(jacfwd(prog))(xs)
+    close(got, want, "vmap(jacfwd(f))", prog)
+    c = rnd(*prog.out_shape)
+
+    def g(t):
+        return (prog(t) * c).sum()
+
+    got = vmap(hessian(g))(xs)
+    want = torch.stack([fd_jacobian(lambda t: ref_vjp(prog, t, c), r) for r in xs])
+    close(got.reshape(want.shape), want, "vmap(hessian(g))", prog, atol=1e-5, rtol=1e-5)
+
+
+def _vmap_linearize(prog, x, rnd, J):
+    _, jvp_fn = linearize(prog, x)
+    tans = torch.stack([rnd(*prog.in_shape) for _ in range(3)])
+    got = vmap(jvp_fn)(tans)
+    want = torch.stack([(J @ t.reshape(-1)).reshape(prog.out_shape) for t in tans])
+    close(got, want, "vmap(linearize jvp_fn)", prog)
+
+
+def _vmap_autograd_grad(prog, x, rnd, J):
+    xr = x.detach().requires_grad_()
+    y = prog(xr)
+    cots = torch.stack([rnd(*prog.out_shape) for _ in range(3)])
+    (got,) = vmap(lambda c: torch.autograd.grad(y, xr, c, retain_graph=True))(cots)
+    close(got, torch.stack([ref_vjp(prog, x, c) for c in cots]), "vmap(autograd.grad on outer graph)", prog)
+
+
+def _jacfwd_of_vmap(prog, x, rnd, J):
+    xs = torch.stack([rnd(*prog.in_shape) for _ in range(2)])
+    got = jacfwd(vmap(prog))(xs)
+    n = math.prod(prog.out_shape)
+    want = torch.zeros(2, n, 2, math.prod(prog.in_shape), dtype=DT)
+    for i, r in enumerate(xs):
+        want[i, :, i, :] = ref_jacobian(prog, r)
+    close(got.reshape(want.shape), want, "jacfwd(vmap(f))", prog)
+
+
+NESTED = {
+    "vmap(vmap(f))": _vmap_vmap_f,
+    "vmap(vmap(vjp_fn))": _vmap_vmap_vjp,
+    "jacrev(vmap(vjp_fn))": _jacrev_of_vmap_vjp,
+    "vjp(vmap(f))": _vjp_of_vmap,
+    "vmap(vmap(vjp_fn) inside)": _vmap_of_vmap_vjp_inside,
+    "vmap(jacrev/jacfwd/hessian)": _vmap_jacrev_hessian,
+    "vmap(linearize)": _vmap_linearize,
+    "vmap(autograd.grad)": _vmap_autograd_grad,
+    "jacfwd(vmap(f))": _jacfwd_of_vmap,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep-going", action="store_true", help="report every failure, not the first")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    failures = []
+    for seed in range(args.seed, args.seed + args.count):
+        prog = Program(seed)
+        try:
+            check_program(prog)
+        except Exception as e:  # noqa: BLE001  (reported with the program)
+            if not args.keep_going:
+                raise
+            failures.append(f"{prog}: {type(e).__name__}: {e}".splitlines()[0])
+    for line in failures:
+        print(line)
+    print(f"{args.count} programs, {len(failures)} failed, {time.perf_counter() - start:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
