@@ -109,6 +109,13 @@ def wrap_result(r: Any, levels: tuple[int, ...]) -> Any:
     return map_tensors(r, lambda t: wrap(t, levels))
 
 
+def zeros_like(t: Any) -> Any:
+    """Zeros shaped and batched like ``t`` (batched or not)."""
+    if type(t) is BatchedTensor:
+        return BatchedTensor(_core.zeros_like(t._p), t._lv)
+    return _core.zeros_like(t)
+
+
 def logical_dim(x: Any) -> int:
     if type(x) is BatchedTensor:
         return x._p.dim() - len(x._lv)

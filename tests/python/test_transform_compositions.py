@@ -139,6 +139,46 @@ def test_autograd_functional_vjp_inside_vmap_gives_each_row():
     assert_close(got, cots * torch.cos(x))
 
 
+AF_W = rnd(3, 3, seed=24)
+
+
+def af_vector(t):
+    return torch.tanh(AF_W @ t)
+
+
+def af_scalar(t):
+    return torch.tanh(AF_W @ t).pow(2).sum()
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp"])
+@pytest.mark.parametrize("batched", ["v", "x", "both"])
+def test_autograd_functional_products_inside_vmap_equal_loops(name, batched):
+    fn = getattr(torch.autograd.functional, name)
+    f = af_scalar if name in ("hvp", "vhp") else af_vector
+    xs, vs = rnd(4, 3, seed=25), rnd(4, 3, seed=26)
+    dims = {"v": (None, 0), "x": (0, None), "both": (0, 0)}[batched]
+    x_in = xs[0] if dims[0] is None else xs
+    v_in = vs[0] if dims[1] is None else vs
+    out, prod = vmap(lambda a, v: fn(f, a, v), in_dims=dims)(x_in, v_in)
+    for i in range(4):
+        want_out, want_prod = fn(f, xs[0] if dims[0] is None else xs[i], vs[0] if dims[1] is None else vs[i])
+        assert_close(out[i], want_out)
+        assert_close(prod[i], want_prod)
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_autograd_functional_jacobian_and_hessian_inside_vmap_equal_loops(vectorize):
+    xs = rnd(4, 3, seed=27)
+    jac = vmap(lambda a: torch.autograd.functional.jacobian(af_vector, a, vectorize=vectorize))(xs)
+    hes = vmap(lambda a: torch.autograd.functional.hessian(af_scalar, a, vectorize=vectorize))(xs)
+    for i in range(4):
+        assert_close(jac[i], torch.autograd.functional.jacobian(af_vector, xs[i]))
+        assert_close(hes[i], torch.autograd.functional.hessian(af_scalar, xs[i]))
+    with pytest.raises(RuntimeError, match="forward-mode"):
+        vmap(lambda a: torch.autograd.functional.jacobian(af_vector, a, vectorize=True,
+                                                          strategy="forward-mode"))(xs)
+
+
 def test_refused_compositions_raise_runtime_error():
     x = rnd(3, seed=22).requires_grad_()
     y = x * 2

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import _core
+from .. import _batched, _core
 from .. import autograd as _autograd  # the package (its grad is defined after this module loads)
 from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -329,7 +329,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         _check_requires_grad(outs, "outputs", strict)
         # The value of u never reaches the result (g is linear in u); zeros
         # keep inf/nan out of the double-backward graph.
-        u = tuple(_core.zeros_like(o).requires_grad_() for o in outs)
+        u = tuple(_batched.zeros_like(o).requires_grad_() for o in outs)
         g = _grad(outs, ins, u, create_graph=True)
         _check_requires_grad(g, "grad_inputs", strict)
     with set_grad_enabled(create_graph or is_grad_enabled()):
@@ -434,7 +434,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
             func, inputs, v, create_graph, strict, "hvp"
         )
-        u = tuple(_core.zeros_like(t).requires_grad_() for t in ins)
+        u = tuple(_batched.zeros_like(t).requires_grad_() for t in ins)
         h_u = _grad(jac, ins, u, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(create_graph or is_grad_enabled()):
@@ -455,6 +455,11 @@ def _forward_mode_jacobian(func: Callable[..., Any], inputs: tuple[Tensor, ...])
     of all input elements, so output ``i``'s tangent row ``r`` is column
     ``r`` of the Jacobian. Returns ``(outputs_tuple, J)`` with ``J`` nested
     outputs-then-inputs."""
+    if any(_batched.is_batched(t) for t in inputs):
+        raise RuntimeError(
+            "jacobian(strategy='forward-mode') cannot take inputs batched by vmap; use "
+            "ferrograd.func.jacfwd inside vmap instead"
+        )
     numels = [t.nelement() for t in inputs]
     total = sum(numels)
     basis = _standard_basis(inputs, total)

@@ -132,12 +132,6 @@ def _physical(t: Any) -> Any:
     return t._p if type(t) is BatchedTensor else t
 
 
-def _zeros_like(t: Tensor) -> Tensor:
-    if type(t) is BatchedTensor:
-        return BatchedTensor(_core.zeros_like(t._p), t._lv)
-    return _core.zeros_like(t)
-
-
 def _leaves_at(args: tuple[Any, ...], nums: Any) -> list[Any]:
     """The leaves of the pytrees at positions ``nums``, in order."""
     return [x for a in nums for x in tree_flatten(args[a])[0]]
@@ -464,7 +458,7 @@ def _double_backward_jvp(func: Callable[..., Any], primals: tuple[Any, ...], has
     out, aux, lifted = _call_with(func, primals, {}, range(len(primals)), _lift, has_aux, api)
     outs, out_spec = _tensor_outputs(out, api)
     # The value of u never reaches the result; zeros keep inf/nan out.
-    us = [_zeros_like(o).requires_grad_() for o in outs]
+    us = [_batched.zeros_like(o).requires_grad_() for o in outs]
     g = _grads(outs, lifted, us, create_graph=True)
 
     def product(tangents: list[Tensor], create_graph: bool) -> list[Tensor]:
@@ -516,7 +510,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
             out, aux, _ = _call_with(func, primals, {}, range(len(primals)),
                                      lambda p: forward_ad.make_dual(p, next(tangent_it)), has_aux, api)
             outs, out_spec = _tensor_outputs(out, api)
-            primal_outs, tangent_outs, aux = _unpack_outputs(outs, aux, _zeros_like)
+            primal_outs, tangent_outs, aux = _unpack_outputs(outs, aux, _batched.zeros_like)
         keep = _reaches_outside(primal_outs + tangent_outs)
     return _jvp_result(tree_unflatten(primal_outs, out_spec), tangent_outs, out_spec, aux, keep, has_aux)
 
