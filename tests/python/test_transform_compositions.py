@@ -203,3 +203,18 @@ def test_refused_compositions_raise_runtime_error():
         escaped[0](torch.ones(3, dtype=DT))
     with pytest.raises(RuntimeError, match="escaped"):
         vmap(escaped[0])(torch.ones(2, 3, dtype=DT))
+
+
+@pytest.mark.parametrize("ord", [2, 3])
+def test_derivatives_of_a_norm_at_zero_are_zero_in_every_mode(ord):
+    # The norm's gradient at 0 is 0 (torch's subgradient); its derivative,
+    # taken by the double-backward trick (linearize, jvp inside a dual
+    # level), must not turn the masked 0/0 into NaN.
+    def f(t):
+        return torch.linalg.vector_norm(t, ord=ord, dim=0, keepdim=True)
+
+    x = torch.zeros(3, dtype=DT)
+    _, jvp_fn = linearize(f, x)
+    assert_close(jvp_fn(torch.ones(3, dtype=DT)), torch.zeros(1, dtype=DT))
+    assert_close(vmap(jvp_fn)(torch.eye(3, dtype=DT)), torch.zeros(3, 1, dtype=DT))
+    assert_close(jacrev(f)(x), torch.zeros(1, 3, dtype=DT))

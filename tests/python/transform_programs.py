@@ -135,7 +135,7 @@ def draw_op(rng, s):
         ud = int(rng.integers(0, 2))
         add("unsqueeze", lambda t, dd=ud: t.unsqueeze(dd), (1, s[0]) if ud == 0 else (s[0], 1))
         add("vector_norm", lambda t: torch.linalg.vector_norm(t, dim=0, keepdim=True), (1,))
-        add("normalize", lambda t: t / t.norm(), s)
+        add("normalize", lambda t: t / (1 + t.norm()), s)
     else:
         v = const(rng, s[1])
         w2 = weight(rng, s[1], m)
@@ -159,7 +159,7 @@ def draw_op(rng, s):
         add("index_cols", lambda t, i=cols: t[:, i], (s[0], len(cols)))
         add("sum_dim", lambda t, dd=k: t.sum(dd), s[:k] + s[k + 1:])
         add("matrix_norm", lambda t: torch.linalg.matrix_norm(t).reshape(1), (1,))
-        add("row_normalize", lambda t: t / torch.linalg.vector_norm(t, dim=-1, keepdim=True), s)
+        add("row_normalize", lambda t: t / (1 + torch.linalg.vector_norm(t, dim=-1, keepdim=True)), s)
     # Along a dim.
     add("softmax", lambda t, dd=k: torch.softmax(t, dd), s)
     add("log_softmax", lambda t, dd=k: F.log_softmax(t, dim=dd), s)

@@ -259,11 +259,16 @@ fn norm_backward(g: &Tensor, x: &Tensor, n: &Tensor, ord: f64, mask: &[bool]) ->
         let count = hit.sum(Some(&mask_dims(mask)), true, None)?;
         return x.sign()?.mul(&hit)?.mul(&g.div(&count)?);
     }
+    // Divide by 1 where n = 0 and mask afterwards: dividing by n there
+    // gives NaN in the unselected branch, and the derivative of this
+    // formula (double backward, or a JVP by the double-backward trick)
+    // would carry 0 * NaN = NaN through the `where`.
     let at_zero = n.eq(&zero)?;
+    let n_safe = Tensor::scalar(1.0).r#where(&at_zero, n)?;
     if ord == 2.0 {
-        return x.mul(&zero.r#where(&at_zero, &g.div(n)?)?);
+        return x.mul(&zero.r#where(&at_zero, &g.div(&n_safe)?)?);
     }
-    let scale = zero.r#where(&at_zero, &g.div(&n.pow(&Tensor::scalar(ord - 1.0))?)?)?;
+    let scale = zero.r#where(&at_zero, &g.div(&n_safe.pow(&Tensor::scalar(ord - 1.0))?)?)?;
     x.mul(&x.abs()?.pow(&Tensor::scalar(ord - 2.0))?)?
         .mul(&scale)
 }
