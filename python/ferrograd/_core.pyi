@@ -46,6 +46,7 @@ __all__ = [
     "_max_pool2d_indices",
     "_nll_loss",
     "_open_mutation_context",
+    "_panic_in_kernel",
     "_parallel_waves",
     "_pop_saved_tensors_hooks",
     "_profiler_enabled",
@@ -2533,6 +2534,11 @@ def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_in
     """
 def _open_mutation_context() -> Tensor:
     """Opens an `allow_mutation_on_saved_tensors` context on this thread."""
+def _panic_in_kernel(on_pool: Any, work: Any) -> Tensor:
+    """Panics inside a kernel run the way every binding runs one (on the
+    calling thread, or in a task of the thread pool): a test proves the
+    panic reaches Python as `RuntimeError`.
+    """
 def _parallel_waves() -> builtins.int:
     """How many waves of ready nodes backward ran on the pool so far (a
     statistic: tests use it to check that the parallel path was taken).

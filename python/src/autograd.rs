@@ -9,7 +9,7 @@
 //! raised in a hook travels through the engine as `Error::External` and is
 //! re-raised unchanged.
 
-use crate::errors::{from_py, IntoPyResult};
+use crate::errors::{catch_panic, from_py, IntoPyResult};
 use crate::tensor::{wrap_any, PyTensor, TensorOut};
 use ferrograd::autograd::{
     self, AccumulateGrad, Edge, EngineOptions, GradInput, Grads, Node, SavedValue,
@@ -564,8 +564,10 @@ fn _run_backward(
         create_graph,
         ..Default::default()
     };
-    py.detach(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
-        .py()
+    py.detach(move || {
+        catch_panic(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
+    })
+    .py()
 }
 
 /// Tensors or gradient edges, as `backward`/`grad` take them.
@@ -615,9 +617,9 @@ fn _grad(
                 )),
             })
             .collect::<PyResult<Vec<Tensor>>>()?;
-        py.detach(move || autograd::grad_batched(&outs, &ins, &gos, opts))
+        py.detach(move || catch_panic(move || autograd::grad_batched(&outs, &ins, &gos, opts)))
     } else {
-        py.detach(move || autograd::grad_edges(&outs, &ins, &gos, opts))
+        py.detach(move || catch_panic(move || autograd::grad_edges(&outs, &ins, &gos, opts)))
     };
     Ok(r.py()?.into_iter().map(|g| g.map(TensorOut)).collect())
 }
@@ -863,8 +865,10 @@ impl PyTensor {
             create_graph,
             ..Default::default()
         };
-        py.detach(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
-            .py()
+        py.detach(move || {
+            catch_panic(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
+        })
+        .py()
     }
     /// Whether this tensor is a leaf of the autograd graph.
     ///

@@ -7,7 +7,7 @@
 use crate::convert::{number_arg as number, operand};
 use crate::errors::IntoPyResult;
 use crate::routed::batched_method;
-use crate::tensor::{arg, nogil, wrap_any, PyTensor, TensorOut};
+use crate::tensor::{arg, nogil, nogil_ok, wrap_any, PyTensor, TensorOut};
 use ferrograd::ops::RoundingMode;
 use ferrograd::{Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -535,9 +535,9 @@ macro_rules! predicates {
         impl PyTensor {
             $(
                 $(#[doc = $doc])*
-                fn $name(&self, py: Python<'_>) -> TensorOut {
+                fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
                     let t = &self.t;
-                    nogil(py, t.numel(), || t.$name()).into()
+                    Ok(nogil_ok(py, t.numel(), || t.$name())?.into())
                 }
             )*
         }

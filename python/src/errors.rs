@@ -48,3 +48,48 @@ impl<T> IntoPyResult<T> for ferrograd::Result<T> {
         self.map_err(to_py)
     }
 }
+
+/// A result type that can stand for a Rust panic caught at the binding's
+/// edge: the panic becomes a `RuntimeError` carrying the panic's message,
+/// so Python sees an ordinary exception (pyo3 would otherwise raise its
+/// `PanicException`, a `BaseException` that `except Exception` misses).
+pub trait FromPanic {
+    fn from_panic(msg: String) -> Self;
+}
+
+impl<T> FromPanic for ferrograd::Result<T> {
+    fn from_panic(msg: String) -> Self {
+        Err(Error::runtime(msg))
+    }
+}
+
+impl<T> FromPanic for pyo3::PyResult<T> {
+    fn from_panic(msg: String) -> Self {
+        Err(PyRuntimeError::new_err(msg))
+    }
+}
+
+/// The message of a panic payload (`panic!` with a literal or a format).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("a Rust panic without a message");
+    text.to_string()
+}
+
+/// Runs `f`, turning a panic inside it (on this thread or one of the pool's,
+/// which rayon re-raises here) into the error [`FromPanic`] makes.
+///
+/// Note [Panics at the binding's edge]: the work a binding hands to the
+/// core (kernels, backward) runs through this, so a bug or an unchecked
+/// size deep in a kernel reaches Python as `RuntimeError`. Nothing the
+/// closure borrowed is used again after a panic except to drop it, which
+/// is why asserting unwind safety is sound here.
+pub fn catch_panic<T: FromPanic>(f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => T::from_panic(panic_message(payload.as_ref())),
+    }
+}

@@ -222,6 +222,24 @@ fn _set_cache_limit(bytes: usize) {
     ferrograd::tensor::set_buffer_cache_limit(bytes);
 }
 
+/// Panics inside a kernel run the way every binding runs one (on the
+/// calling thread, or in a task of the thread pool): a test proves the
+/// panic reaches Python as `RuntimeError`.
+#[pyfunction]
+fn _panic_in_kernel(py: Python<'_>, on_pool: bool, work: usize) -> PyResult<()> {
+    tensor::nogil_ok(py, work, || {
+        if on_pool {
+            ferrograd::pool::par_for(64, 1, &|i| {
+                if i == 37 {
+                    panic!("kernel panic forced for a test (task {i})");
+                }
+            });
+        } else {
+            panic!("kernel panic forced for a test");
+        }
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The package version, single-sourced from Cargo.toml.
@@ -244,6 +262,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(_set_cache_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_in_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_rebuild_tensor, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;

@@ -2,7 +2,7 @@
 //! `_adam_step`): every parameter of a group updated in Rust with the GIL
 //! released.
 
-use crate::errors::IntoPyResult;
+use crate::errors::{catch_panic, IntoPyResult};
 use crate::linalg::tensor_only;
 use ferrograd::optim::{adam_step, sgd_step, Adam, Sgd};
 use ferrograd::Tensor;
@@ -43,7 +43,8 @@ fn _sgd_step(
         nesterov,
         maximize,
     };
-    py.detach(|| sgd_step(&p, &g, &b, &fresh, h)).py()
+    py.detach(|| catch_panic(|| sgd_step(&p, &g, &b, &fresh, h)))
+        .py()
 }
 
 #[pyfunction]
@@ -81,7 +82,7 @@ fn _adam_step(
         amsgrad,
         maximize,
     };
-    py.detach(|| adam_step(&p, &g, &m, &v, &vmax, &steps, h))
+    py.detach(|| catch_panic(|| adam_step(&p, &g, &m, &v, &vmax, &steps, h)))
         .py()
 }
 

@@ -4,7 +4,7 @@
 
 use crate::convert::{data_to_tensor, from_array_interface, int_list, scalar, shape_args, sizes};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, wrap, PyTensor, TensorOut};
+use crate::tensor::{nogil, nogil_ok, wrap, PyTensor, TensorOut};
 use ferrograd::ops::TensorIndex;
 use ferrograd::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError};
@@ -771,19 +771,19 @@ impl PyTensor {
     fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
         let t = &self.t;
         if as_tuple {
-            let parts = nogil(py, t.numel(), || t.nonzero_tuple());
+            let parts = nogil_ok(py, t.numel(), || t.nonzero_tuple())?;
             return Ok(PyTuple::new(py, parts.into_iter().map(TensorOut))?.into_any());
         }
-        let out = nogil(py, t.numel(), || t.nonzero());
+        let out = nogil_ok(py, t.numel(), || t.nonzero())?;
         Ok(wrap(py, out)?.into_any())
     }
 
     /// Indices of the nonzero elements, as an ``(n, ndim)`` tensor.
     ///
     /// See :func:`ferrograd.argwhere`.
-    fn argwhere(&self, py: Python<'_>) -> TensorOut {
+    fn argwhere(&self, py: Python<'_>) -> PyResult<TensorOut> {
         let t = &self.t;
-        nogil(py, t.numel(), || t.argwhere()).into()
+        Ok(nogil_ok(py, t.numel(), || t.argwhere())?.into())
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::convert::{self, array_interface, tensor_arg, to_list};
 use crate::dtype::{parse_dtype, PyDType, PyDevice};
-use crate::errors::IntoPyResult;
+use crate::errors::{catch_panic, FromPanic, IntoPyResult};
 use ferrograd::{DType, Layout, Scalar, Storage, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -17,14 +17,21 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 /// kernel; below it, detaching costs more than it saves.
 pub const NOGIL_MIN_ELEMS: usize = 1 << 12;
 
-/// Runs `f` with the GIL released when `work` is large.
+/// Runs `f` with the GIL released when `work` is large; a panic inside it
+/// becomes an error (see Note [Panics at the binding's edge]).
 #[inline]
-pub fn nogil<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+pub fn nogil<T: Send + FromPanic>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
     if work >= NOGIL_MIN_ELEMS {
-        py.detach(f)
+        py.detach(|| catch_panic(f))
     } else {
-        f()
+        catch_panic(f)
     }
+}
+
+/// [`nogil`] for work that cannot fail except by panicking.
+#[inline]
+pub fn nogil_ok<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    nogil(py, work, || Ok(f()))
 }
 
 /// A multi-dimensional array of one dtype, with automatic differentiation.
@@ -310,8 +317,10 @@ fn dense_bytes(t: &Tensor) -> (Vec<u8>, Vec<usize>) {
 
 /// Rebuilds a tensor from [`dense_bytes`] output.
 pub fn rebuild(data: &[u8], dtype: DType, shape: &[usize], strides: &[usize]) -> PyResult<Tensor> {
-    let layout = Layout::new(shape, strides, 0);
-    if layout.numel() * dtype.itemsize() != data.len() || !layout.is_non_overlapping_and_dense() {
+    let layout = Layout::checked(shape, strides, 0).py()?;
+    if layout.numel().checked_mul(dtype.itemsize()) != Some(data.len())
+        || !layout.is_non_overlapping_and_dense()
+    {
         return Err(PyValueError::new_err(format!(
             "cannot rebuild a {dtype} tensor of shape {shape:?} and strides {strides:?} from {} bytes",
             data.len()
@@ -625,7 +634,7 @@ impl PyTensor {
             return Ok(slf.clone().into_any().unbind());
         }
         let py = slf.py();
-        let t = nogil(py, me.t.numel(), || me.t.copy());
+        let t = nogil_ok(py, me.t.numel(), || me.t.copy())?;
         wrap_any(py, t)
     }
     /// The address of the first element, as an ``int``.
@@ -792,7 +801,7 @@ impl PyTensor {
     ) -> PyResult<TensorOut> {
         let _ = memory_format;
         let t = &self.t;
-        let out = nogil(py, t.numel(), || t.clone_preserving_strides());
+        let out = nogil_ok(py, t.numel(), || t.clone_preserving_strides())?;
         Ok(out.into())
     }
 
@@ -848,13 +857,13 @@ impl PyTensor {
         if dt == me.t.dtype() && !copy {
             return Ok(slf.clone().into_any().unbind());
         }
-        let t = nogil(py, me.t.numel(), || {
+        let t = nogil_ok(py, me.t.numel(), || {
             if dt == me.t.dtype() {
                 me.t.copy()
             } else {
                 me.t.to_dtype(dt)
             }
-        });
+        })?;
         wrap_any(py, t)
     }
 
@@ -1238,7 +1247,7 @@ fn cast_to(slf: &Bound<'_, PyTensor>, dt: DType) -> PyResult<Py<PyAny>> {
         return Ok(slf.clone().into_any().unbind());
     }
     let py = slf.py();
-    let t = nogil(py, me.t.numel(), || me.t.to_dtype(dt));
+    let t = nogil_ok(py, me.t.numel(), || me.t.to_dtype(dt))?;
     wrap_any(py, t)
 }
 

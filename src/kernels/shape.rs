@@ -201,7 +201,12 @@ pub(crate) fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
                 )));
             }
         }
-        shape[d] += t.shape()[d];
+        shape[d] = shape[d].checked_add(t.shape()[d]).ok_or_else(|| {
+            Error::runtime(format!(
+                "torch.cat(): the sizes along dim {d} overflow (tensor number {i} has size {})",
+                t.shape()[d]
+            ))
+        })?;
     }
     let out = Tensor::try_empty(&shape, dt)?;
     let mut start = 0usize;

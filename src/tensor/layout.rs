@@ -30,6 +30,18 @@ pub fn contiguous_strides(shape: &[usize]) -> Dims {
     strides
 }
 
+/// The number of elements of `shape`, or torch's overflow error when the
+/// running product leaves `isize` (storage sizes and strides are measured in
+/// it). Every layout built from sizes a user gives passes this check, so
+/// `numel()` and the extent arithmetic below cannot wrap.
+pub fn checked_numel(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::runtime("numel: integer multiplication overflow"))
+}
+
 /// Wraps a possibly negative dim into `0..ndim` (a 0-dim tensor accepts
 /// dims -1 and 0, as in torch).
 pub fn wrap_dim(dim: isize, ndim: usize) -> Result<usize> {
@@ -116,6 +128,35 @@ impl Layout {
     /// The number of elements.
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
+    }
+
+    /// A layout from its parts, checked: its element count and the largest
+    /// element index it reaches fit in `isize` (an error otherwise).
+    pub fn checked(shape: &[usize], strides: &[usize], offset: usize) -> Result<Layout> {
+        checked_numel(shape)?;
+        let l = Layout::new(shape, strides, offset);
+        l.checked_max_extent().ok_or_else(|| {
+            Error::runtime(format!(
+                "Storage size calculation overflowed with sizes={shape:?} and strides={strides:?}"
+            ))
+        })?;
+        Ok(l)
+    }
+
+    /// [`Layout::max_extent`] with checked arithmetic: `None` when it does
+    /// not fit in `isize`.
+    pub fn checked_max_extent(&self) -> Option<usize> {
+        if self.shape.contains(&0) {
+            return Some(self.offset);
+        }
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset, |acc, (&n, &s)| {
+                acc.checked_add((n - 1).checked_mul(s)?)
+            })?
+            .checked_add(1)
+            .filter(|&n| n <= isize::MAX as usize)
     }
 
     /// One past the largest element index this layout touches (0 if empty).
@@ -261,6 +302,7 @@ impl Layout {
             };
         }
         let strides = self.broadcast_strides(&shape)?;
+        checked_numel(&shape)?;
         Ok(Layout {
             shape,
             strides,
@@ -328,7 +370,13 @@ impl Layout {
             } else if s < 0 {
                 return Err(Error::runtime(format!("invalid shape dimension {s}")));
             } else {
-                known *= s as usize;
+                // A product that overflows cannot equal any tensor's numel.
+                known = known
+                    .checked_mul(s as usize)
+                    .ok_or_else(|| Error::InvalidViewShape {
+                        shape: sizes.to_vec(),
+                        numel,
+                    })?;
             }
         }
         let mut shape: Dims = sizes.iter().map(|&s| s.max(0) as usize).collect();
@@ -602,18 +650,19 @@ impl Layout {
                 "as_strided: Negative strides are not supported at the moment, got strides: {strides:?}"
             )));
         }
+        checked_numel(shape)?;
         let l = Layout {
             shape: shape.into(),
             strides: strides.iter().map(|&s| s as usize).collect(),
             offset,
         };
-        if l.numel() > 0 && l.max_extent() > storage_len {
-            return Err(Error::runtime(format!(
+        match l.checked_max_extent() {
+            Some(extent) if l.numel() == 0 || extent <= storage_len => Ok(l),
+            extent => Err(Error::runtime(format!(
                 "setStorage: sizes {shape:?}, strides {strides:?}, storage offset {offset}, requiring a storage size of {} elements are out of bounds for storage of size {storage_len}",
-                l.max_extent()
-            )));
+                extent.map_or_else(|| "more than isize::MAX".to_string(), |e| e.to_string())
+            ))),
         }
-        Ok(l)
     }
 
     /// The element offset of a multi-index.
@@ -650,6 +699,35 @@ mod tests {
         let c = Layout::contiguous(&[2, 3, 4]);
         assert_eq!(c.view(&[6, 4]).unwrap().strides(), &[4, 1]);
         assert_eq!(c.view(&[-1]).unwrap().shape(), &[24]);
+    }
+
+    #[test]
+    fn sizes_whose_product_overflows_are_refused() {
+        let big = 1usize << 32;
+        assert_eq!(checked_numel(&[big, 1 << 30]).unwrap(), 1 << 62);
+        assert!(checked_numel(&[big, big]).is_err());
+        // The product leaves isize before it reaches the zero, as torch's.
+        assert!(checked_numel(&[big, big, 0]).is_err());
+        assert_eq!(checked_numel(&[0, big, big]).unwrap(), 0);
+        let one = Layout::contiguous(&[1]);
+        let e = one.expand(&[big as isize, big as isize]).unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("numel: integer multiplication overflow"));
+        assert!(one.expand(&[1 << 31, 1 << 31]).is_ok());
+        assert!(Layout::contiguous(&[4])
+            .view(&[big as isize, big as isize, -1])
+            .is_err());
+        assert!(Layout::as_strided(&[big, big], &[1, 1], 0, 4).is_err());
+        // Each stride fits, the extent they reach does not.
+        assert!(Layout::as_strided(&[big, 4], &[1 << 40, 1], 0, usize::MAX).is_err());
+        assert!(Layout::checked(&[1 << 40], &[1 << 40], 0).is_err());
+        assert_eq!(
+            Layout::checked(&[3, 0], &[1 << 60, 1 << 60], 5)
+                .unwrap()
+                .max_extent(),
+            5
+        );
     }
 
     #[test]

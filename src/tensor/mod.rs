@@ -94,7 +94,8 @@ impl std::fmt::Debug for Tensor {
 impl Tensor {
     /// Assembles a tensor from parts (a new base: not a view).
     pub fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
-        let needed = layout.max_extent() * dtype.itemsize();
+        let layout = Layout::checked(layout.shape(), layout.strides(), layout.offset())?;
+        let needed = layout.max_extent().saturating_mul(dtype.itemsize());
         if layout.numel() > 0 && needed > storage.nbytes() {
             return Err(Error::runtime(format!(
                 "layout {:?} with strides {:?} and offset {} needs {needed} bytes of {dtype}, storage has {}",

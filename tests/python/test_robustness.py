@@ -130,3 +130,57 @@ def test_huge_sizes_and_counts_raise_instead_of_aborting(huge):
                 getattr(fg, name)(*args)
             except ALLOWED:
                 pass
+
+
+# Shapes whose element count overflows 64 bits: torch's errors, never a
+# tensor that reports a wrapped numel, never a panic.
+B32 = 1 << 32
+OVERFLOWING_SHAPES = {
+    "expand": lambda: fg.ones(1).expand(B32, B32),
+    "expand_as_sizes": lambda: fg.ones(1, 1).expand((B32, B32)),
+    "broadcast_to": lambda: fg.ones(1).broadcast_to((B32, B32)),
+    "expand_then_zero_dim": lambda: fg.ones(1).expand(B32, B32, 0),
+    "view": lambda: fg.ones(4).view(B32, B32, -1),
+    "reshape": lambda: fg.ones(4).reshape(B32, B32, -1),
+    "unflatten": lambda: fg.ones(0).unflatten(0, (B32, B32, 0)),
+    "as_strided": lambda: fg.ones(4).as_strided((B32, B32), (1, 1)),
+    "as_strided_extent": lambda: fg.ones(4).as_strided((B32, 4), (1 << 40, 1)),
+    "repeat": lambda: fg.ones(2, 2).repeat(B32, B32),
+    "tile": lambda: fg.ones(2, 2).tile((B32, B32)),
+    "cat": lambda: fg.cat([fg.ones(1).expand(1 << 62)] * 3),
+    "matmul_batch": lambda: fg.matmul(fg.ones(1, 1, 2, 2).expand(B32, 1, 2, 2),
+                                      fg.ones(1, 1, 2, 2).expand(1, B32, 2, 2)),
+    "broadcast_add": lambda: fg.ones(1, 1).expand(B32 >> 1, 1) + fg.ones(1, 1).expand(1, B32),
+    "zeros": lambda: fg.zeros(B32, B32),
+    "full": lambda: fg.full((B32, B32), 1.0),
+    "randn": lambda: fg.randn(B32, B32),
+    "arange": lambda: fg.arange(0, 1 << 62),
+    "clone_of_big_expand": lambda: fg.ones(1).expand(1 << 31, 1 << 31).clone(),
+    "sum_of_big_expand": lambda: fg.ones(1).expand(1 << 62, 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERFLOWING_SHAPES))
+def test_shapes_whose_size_overflows_raise_runtime_error(name):
+    with pytest.raises(RuntimeError, match="overflow|out of bounds|invalid|allocate|multiply up"):
+        OVERFLOWING_SHAPES[name]()
+
+
+def test_expand_to_an_overflowing_shape_raises_torchs_error():
+    with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+        fg.ones(1).expand(B32, B32)
+    # The largest products that fit are views, as in torch.
+    big = fg.ones(1).expand(1 << 31, 1 << 31)
+    assert big.numel() == 1 << 62 and big.stride() == (0, 0)
+
+
+@pytest.mark.parametrize("on_pool", [False, True])
+@pytest.mark.parametrize("work", [1, 1 << 20])
+def test_a_panic_in_a_kernel_reaches_python_as_runtime_error(on_pool, work):
+    # Inline and on the thread pool, with the GIL held (small work) and
+    # released (large work): an Exception, never pyo3's PanicException.
+    with pytest.raises(RuntimeError, match="kernel panic forced for a test"):
+        fg._core._panic_in_kernel(on_pool, work)
+    # The pool still runs work afterwards.
+    x = fg.ones(1 << 16)
+    assert float((x * 2).sum()) == 2.0 * (1 << 16)
