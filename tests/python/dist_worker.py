@@ -7,6 +7,7 @@ non-zero (through the uncaught assertion) on a mismatch."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from datetime import timedelta
@@ -228,6 +229,121 @@ def fail(mode: str, timeout: float) -> None:
     say(f"rank {r} finished the all_reduce")
 
 
+def leave(mode: str) -> None:
+    """Rank 1 leaves early: its script ends (``exit``), it destroys the
+    group and lingers (``destroy``), or its process vanishes without any
+    exit handling (``vanish``, os._exit). The others then enter an
+    all_reduce with it. With ``uneven``, rank 1 ends normally while the
+    others still work among themselves (a subgroup without it)."""
+    dist.init_process_group("mpi", timeout=timedelta(seconds=20))
+    r, n = dist.get_rank(), dist.get_world_size()
+    if mode == "uneven":
+        t = torch.ones(2)
+        dist.all_reduce(t)
+        others = dist.new_group([k for k in range(n) if k != 1])
+        if r == 1:
+            return
+        time.sleep(0.5)  # rank 1 has left by now
+        t = torch.ones(2)
+        dist.all_reduce(t, group=others)
+        assert t.tolist() == [n - 1.0] * 2
+        return
+    if r == 1:
+        time.sleep(0.2)
+        if mode == "exit":
+            sys.exit(0)
+        if mode == "vanish":
+            os._exit(0)
+        dist.destroy_process_group()
+        time.sleep(5)
+        say(f"rank {r} ok {mode}")
+        return
+    start = time.perf_counter()
+    try:
+        dist.all_reduce(torch.ones(8))
+    except dist.DistBackendError as e:
+        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        raise
+    say(f"rank {r} finished the all_reduce")
+
+
+def launch_size(expected: str) -> None:
+    """The launcher's variables (``expected``: the one the test set wrong)
+    disagree with the world MPI forms: init_process_group raises, and
+    works again once the variable is gone."""
+    try:
+        dist.init_process_group("mpi")
+    except RuntimeError as e:
+        assert "MPI formed a world of" in str(e) and expected in str(e), str(e)
+        say(f"rank raised RuntimeError: {e}")
+    else:
+        raise AssertionError("launcher size mismatch not detected")
+    assert not dist.is_initialized()
+    del os.environ[expected.split("=")[0]]
+    dist.init_process_group("mpi")
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    assert t.item() == dist.get_world_size()
+    dist.destroy_process_group()
+
+
+class _FailOnRankOne(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if dist.get_rank() == 1:
+            raise ValueError("bad gradient on rank one")
+        return grad
+
+
+def ddp_caught(mode: str) -> None:
+    """Rank 1's backward raises after DDP started some of its gradient
+    reductions; rank 1 catches the error and goes on: to a collective
+    (``after``), to a collective while still handling the error
+    (``handler``), or to the next training step (``step``). The others,
+    waiting for the rest of the reductions, must hear of it at once."""
+    from ferrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("mpi", timeout=timedelta(seconds=20))
+    r = dist.get_rank()
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(4, 4)
+            self.b = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.b(_FailOnRankOne.apply(self.a(x)))
+
+    def go_on() -> None:
+        try:
+            dist.all_reduce(torch.ones(1))
+        except dist.DistBackendError as e:
+            say(f"rank {r} got DistBackendError: {e}")
+            raise
+
+    torch.manual_seed(0)
+    model = DDP(Net(), bucket_cap_mb=1e-5)   # a bucket per parameter
+    start = time.perf_counter()
+    try:
+        model(torch.ones(2, 4)).sum().backward()
+    except dist.DistBackendError as e:
+        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        raise
+    except ValueError:
+        assert r == 1 and model._next >= 1  # b's reductions started before the error
+        time.sleep(0.3)
+        if mode == "handler":
+            go_on()
+    if mode == "step":
+        model(torch.ones(2, 4))
+    go_on()
+
+
 def errors() -> None:
     dist.init_process_group("mpi")
     n = dist.get_world_size()
@@ -427,6 +543,12 @@ if __name__ == "__main__":
         errors()
     elif scenario == "ddp":
         ddp()
+    elif scenario == "leave":
+        leave(sys.argv[2])
+    elif scenario == "launch_size":
+        launch_size(sys.argv[2])
+    elif scenario == "ddp_caught":
+        ddp_caught(sys.argv[2])
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     say(f"rank ok {scenario}")

@@ -1,7 +1,9 @@
 """ferrograd.distributed across processes: each test starts
-``tests/python/dist_worker.py`` on 2 or 4 MPI processes of this machine
-(loopback and shared memory); the worker checks its results against NumPy
-on every rank and exits non-zero on a mismatch."""
+``tests/python/dist_worker.py`` on 2 to 4 MPI processes of this machine
+(loopback and shared memory), with mpiexec or with ferrograd's launcher;
+the worker checks its results against NumPy on every rank and exits
+non-zero on a mismatch. The failure tests check what each rank and the
+launcher report, and how fast."""
 
 from __future__ import annotations
 
@@ -91,3 +93,114 @@ def test_launcher_runs_a_script_on_n_processes(tmp_path):
     # The launcher shares the cores out among the ranks.
     threads = {line for line in p.stdout.splitlines() if line.startswith("threads")}
     assert threads == {f"threads {max(1, (os.cpu_count() or 1) // 3)}"}, p.stdout
+
+
+def run_launcher(*args: str, timeout: float = 50) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ferrograd.distributed.run", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("how", ["exit", "destroy"])
+def test_a_rank_that_leaves_early_fails_its_peers_collective_at_once(how):
+    # Rank 1's script ends (or it destroys the group) while ranks 0 and 2
+    # enter an all_reduce with it: they raise within the grace period, not
+    # after the 20 s timeout.
+    p = launch(3, "leave", how, timeout=50)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    what = {"exit": r"exited \(its script ended", "destroy": "called destroy_process_group"}[how]
+    reports = re.findall(rf"rank (\d+) got DistBackendError after ([\d.]+) s: all_reduce on "
+                         rf"ProcessGroup\(WORLD, size=3\): rank 1 {what}", out)
+    assert sorted(int(r) for r, _ in reports) == [0, 2], out
+    assert all(float(t) < 10 for _, t in reports), reports
+
+
+@pytest.mark.timeout(60)
+def test_launcher_names_the_rank_whose_early_exit_failed_the_job():
+    p = run_launcher("-n", "2", WORKER, "leave", "exit")
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert re.search(r"ferrograd.distributed.run: the job failed: rank 0 failed: DistBackendError: "
+                     r"all_reduce .*: rank 1 exited", p.stderr), p.stderr
+
+
+@pytest.mark.timeout(60)
+def test_launcher_reports_a_rank_whose_process_vanished_mid_job():
+    # Rank 1 leaves through os._exit(0) (no exit handling at all) while the
+    # others wait in an all_reduce: mpiexec stops them and may return 0;
+    # the launcher still fails the job and names rank 1 (with the ranks
+    # that ended in the same instant, if the order could not be told).
+    p = run_launcher("-n", "3", WORKER, "leave", "vanish")
+    assert p.returncode != 0, p.stdout + p.stderr
+    m = re.search(r"the job failed: ranks? ([\d, ]+) ended while (its|their) process group was still "
+                  r"initialized", p.stderr)
+    assert m and 1 in [int(r) for r in m.group(1).split(",")], p.stderr
+
+
+@pytest.mark.timeout(60)
+def test_launcher_succeeds_when_ranks_end_normally_at_different_times():
+    # No destroy_process_group: rank 1 ends first, the others go on in a
+    # subgroup without it, then end.
+    p = run_launcher("-n", "3", WORKER, "leave", "uneven")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("rank ok leave") == 3 and "the job failed" not in p.stderr, p.stdout + p.stderr
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("n, variable", [(2, "OMPI_COMM_WORLD_SIZE=3"), (None, "PMI_SIZE=4"),
+                                         (None, "FERROGRAD_DIST_WORLD_SIZE=2"), (None, "MPI_LOCALNRANKS=2")])
+def test_init_raises_when_the_launcher_started_another_number_of_processes(n, variable):
+    # What an mpiexec of another MPI than mpi4py's looks like: its variables
+    # say N processes, but each process forms a world of its own (here: a
+    # variable set wrong, or a single process run with a launcher's variable).
+    name, value = variable.split("=")
+    env = {**os.environ, name: value}
+    prefix = [MPIEXEC, "-n", str(n)] if n else []
+    p = subprocess.run([*prefix, sys.executable, WORKER, "launch_size", variable], capture_output=True,
+                       text=True, timeout=50, env=env)
+    ok(p, n or 1, "launch_size")
+    size = f"{n} processes" if n else "1 process"
+    assert f"MPI formed a world of {size}, but the launcher started another number ({variable})" in p.stdout
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("same", [False, True])
+def test_launcher_refuses_an_mpiexec_of_another_mpi(tmp_path, same):
+    library = subprocess.run([sys.executable, "-m", "mpi4py", "--mpi-lib-version"], capture_output=True,
+                             text=True, timeout=50).stdout
+    open_mpi = "open mpi" in library.lower()
+    claims = {True: "mpiexec (Open MPI) 5.0.3", False: "HYDRA build details:"}[open_mpi == same]
+    fake = tmp_path / "mpiexec"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = "--version" ]; then echo "{claims}"; exit 0; fi\n'
+                    'echo fake ran\n')
+    fake.chmod(0o755)
+    p = run_launcher("--mpiexec", str(fake), "-n", "2", WORKER, "collectives")
+    if same:
+        assert p.returncode == 0 and "fake ran" in p.stdout, p.stdout + p.stderr
+        return
+    assert p.returncode != 0 and "fake ran" not in p.stdout
+    ours, theirs = ("Open MPI", "MPICH") if open_mpi else ("MPICH", "Open MPI")
+    assert f"not starting: {fake} is {theirs}'s launcher, but mpi4py loads {ours}" in p.stderr, p.stderr
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["after", "handler", "step"])
+def test_an_error_caught_inside_ddp_backward_fails_the_peers_at_once(mode):
+    # Rank 1's backward raises after DDP started part of its gradient
+    # reductions; it catches the error and, 0.3 s later, goes on. Rank 0,
+    # waiting for the rest of the reductions, hears of it then (the group
+    # timeout is 20 s).
+    p = launch(2, "ddp_caught", mode, timeout=50)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    m = re.search(r"rank 0 got DistBackendError after ([\d.]+) s: rank 1 failed: (.*)", out)
+    assert m, out
+    assert float(m.group(1)) < 5, m.group(0)
+    detail = {
+        "after": "its backward pass stopped before DistributedDataParallel finished reducing the gradients",
+        "handler": "(it was handling ValueError: bad gradient on rank one)",
+        "step": "RuntimeError: Expected to have finished reduction in the prior iteration",
+    }[mode]
+    assert detail in m.group(2), m.group(0)
+    if mode != "step":
+        assert "rank 1 got DistBackendError: all_reduce: this rank (1) cannot go on: its backward" in out, out

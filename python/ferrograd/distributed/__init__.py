@@ -14,7 +14,6 @@ import array
 import enum
 import importlib.util
 import io
-import os
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +27,10 @@ from ._group import (
     Work,
     _mpi,
     _state,
+    check_world,
+    close_world,
     init_world,
+    track_backward,
 )
 
 __all__ = [
@@ -164,7 +166,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     Processes are started by ``mpiexec -n N python train.py`` (or
     ``python -m ferrograd.distributed.run -n N train.py``). Rank and world
     size come from MPI; ``world_size`` and ``rank`` (and the ``WORLD_SIZE``
-    and ``RANK`` variables a launcher sets) are only checked against them.
+    and ``RANK`` variables a launcher sets) are only checked against them,
+    and so is the number of processes MPI's launcher says it started
+    (``PMI_SIZE``, ``OMPI_COMM_WORLD_SIZE``...; a ``RuntimeError`` when
+    the launcher belongs to another MPI than mpi4py's).
 
     Args:
         backend (str, optional): ``"mpi"``, or ``"gloo"`` (which runs on
@@ -208,22 +213,11 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if timeout is not None and not isinstance(timeout, timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
     world = init_world(timeout or default_pg_timeout)
-    expected = {"world_size": world_size if world_size not in (None, -1) else _env_int("WORLD_SIZE"),
-                "rank": rank if rank not in (None, -1) else _env_int("RANK")}
-    actual = {"world_size": world.size(), "rank": world.rank()}
-    for key, want in expected.items():
-        if want is not None and want != actual[key]:
-            destroy_process_group()
-            raise ValueError(
-                f"init_process_group: {key}={want} was asked for, but MPI started this process as "
-                f"rank {actual['rank']} of {actual['world_size']} (launch with "
-                f"mpiexec -n <world_size> python ...)"
-            )
-
-
-def _env_int(name: str) -> int | None:
-    v = os.environ.get(name)
-    return int(v) if v not in (None, "") else None
+    try:
+        check_world(world, world_size, rank)
+    except (RuntimeError, ValueError):
+        destroy_process_group()
+        raise
 
 
 def is_initialized() -> bool:
@@ -237,17 +231,16 @@ def destroy_process_group(group: Any = None) -> None:
     """Releases a group, or the default group and with it every group.
 
     MPI itself stays initialised until exit, so :func:`init_process_group`
-    may be called again afterwards.
+    may be called again afterwards. Destroying the default group tells the
+    other ranks that this one left (their operations with it raise instead
+    of waiting for the timeout).
 
     Args:
         group (ProcessGroup, optional): the group to release.
             Default: ``None`` (the default group and every other group).
     """
     if group is None or group is GroupMember.WORLD:
-        world = _state.world
-        if world is not None and _state.broken is None:
-            world._comm.Free()
-        _state.world = None
+        close_world()
         return
     if isinstance(group, ProcessGroup) and _state.broken is None:
         group._comm.Free()
@@ -470,8 +463,11 @@ def _all_reduce(tensor: Tensor, op: ReduceOp, group: Any, async_op: bool, check:
             buf.mem.div_(n)
         buf.write_back()
 
-    return g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op,
+    work = g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op,
                   check=_sig(tensor, _OP_CODES[op]) if check else None)
+    if async_op and not check:
+        track_backward(work)
+    return work
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: Any = None, async_op: bool = False,
@@ -828,7 +824,8 @@ def isend(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 
     _check(tensor, "tensor")
     peer = _root(g, dst, group_dst, "isend")
     buf = _Buffer(tensor)
-    return g._run("send", lambda: g._comm.Isend(buf.mem, dest=peer, tag=_tag(tag)), None, True)
+    return g._run("send", lambda: g._comm.Isend(buf.mem, dest=peer, tag=_tag(tag)), None, True,
+                  members=[g._global[peer]])
 
 
 def send(tensor: Tensor, dst: int | None = None, group: Any = None, tag: int = 0,
@@ -890,7 +887,8 @@ def irecv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 
         buf.write_back()
         return g._global[status.Get_source()] if peer == MPI.ANY_SOURCE else g._global[peer]
 
-    return g._run("recv", lambda: g._comm.Irecv(buf.mem, source=peer, tag=_tag(tag)), finish, True, status)
+    return g._run("recv", lambda: g._comm.Irecv(buf.mem, source=peer, tag=_tag(tag)), finish, True, status,
+                  members=[] if peer == MPI.ANY_SOURCE else [g._global[peer]])
 
 
 def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0,
