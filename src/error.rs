@@ -5,8 +5,6 @@
 //! what went wrong. The Python bindings map each variant to the exception
 //! type torch raises for the same mistake (see [`ErrorKind`]).
 
-use crate::tensor::DType;
-
 /// Which Python exception a failure corresponds to in torch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -84,17 +82,6 @@ pub enum Error {
         size: usize,
     },
 
-    /// An op got a tensor of a dtype it does not take.
-    #[error("{op}: expected {expected}, but got {got}")]
-    DTypeMismatch {
-        /// The op's name.
-        op: &'static str,
-        /// What the op takes (a dtype or a kind of dtype).
-        expected: String,
-        /// The dtype it got.
-        got: DType,
-    },
-
     /// An op got shapes it cannot combine.
     #[error("{op}: {msg}")]
     Shape {
@@ -162,7 +149,6 @@ impl Error {
             Error::Value(_) => ErrorKind::Value,
             Error::Assertion(_) => ErrorKind::Assertion,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
-            Error::DTypeMismatch { .. } => ErrorKind::Runtime,
             _ => ErrorKind::Runtime,
         }
     }
@@ -184,7 +170,7 @@ impl Error {
 
     /// torch's `NotImplementedError` for an op without a kernel for
     /// `dtype`: `"op" not implemented for 'ComplexFloat'`.
-    pub fn not_implemented(op: &str, dtype: crate::DType) -> Self {
+    pub fn not_implemented(op: &str, dtype: impl ScalarTypeName) -> Self {
         Error::NotImplemented(format!(
             "\"{op}\" not implemented for '{}'",
             dtype.scalar_type_name()
@@ -211,4 +197,12 @@ macro_rules! bail {
     ($($arg:tt)*) => {
         return Err($crate::Error::Runtime(format!($($arg)*)))
     };
+}
+
+/// A dtype as torch names its scalar type in messages (`'ComplexFloat'`).
+/// The error layer sits below the tensor layer, so it names dtypes
+/// through this trait, which `DType` implements.
+pub trait ScalarTypeName {
+    /// torch's scalar type name.
+    fn scalar_type_name(&self) -> &'static str;
 }

@@ -71,7 +71,7 @@ pub mod random;
 pub mod tensor;
 
 pub use binding::{BindingSlot, Kept};
-pub use error::{Error, ErrorKind, ExternalError, Result};
+pub use error::{Error, ErrorKind, ExternalError, Result, ScalarTypeName};
 /// The 16-bit float element types (`float16`, `bfloat16`), from the `half` crate.
 pub use half::{bf16, f16};
 pub use ops::conv::Window;

@@ -9,7 +9,7 @@
 
 use super::access::{elem_ptr, lock, slice, slice_mut};
 use super::nest::Nest;
-use super::sync_ptr::SyncPtr;
+use crate::pool::SyncPtr;
 use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
 use crate::tensor::broadcast_shapes;
 pub(crate) use crate::tensor::check_no_overlap;

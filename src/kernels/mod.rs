@@ -28,7 +28,6 @@
 //! * `linalg`: LU-based inverses, determinants and solutions, and the trace;
 //! * `shape`: strided copies and the concatenation, flip, repeat and
 //!   triangular-mask kernels;
-//! * `sync_ptr`: the raw pointer that parallel loops share;
 //! * `isa`: run-time choice of the instruction set a loop is compiled for;
 //! * `vmath`: the vectorised float functions (exp, log, tanh...) under the
 //!   pointwise maps.
@@ -60,5 +59,4 @@ pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod shape;
-pub(crate) mod sync_ptr;
 pub(crate) mod vmath;

@@ -23,7 +23,7 @@
 //! are bitwise reproducible.
 
 use crate::kernels::access::{elem_ptr, lock};
-pub(crate) use crate::kernels::sync_ptr::SyncPtr;
+pub(crate) use crate::pool::SyncPtr;
 use crate::pool::{par_for, par_map, PARALLEL_MIN_ELEMS};
 use crate::tensor::{Dims, Layout};
 use crate::{Element, Result, Tensor};

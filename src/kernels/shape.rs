@@ -6,7 +6,7 @@
 use super::access::{elem_ptr, lock};
 use super::copy::dense;
 use super::iter::for_ranges;
-use super::sync_ptr::SyncPtr;
+use crate::pool::SyncPtr;
 use crate::tensor::{contiguous_strides, wrap_dim};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
 

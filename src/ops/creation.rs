@@ -6,7 +6,7 @@
 
 use crate::kernels::access::{lock, slice_mut};
 use crate::kernels::iter::for_ranges;
-use crate::kernels::sync_ptr::SyncPtr;
+use crate::pool::SyncPtr;
 use crate::{default_dtype, dispatch, DType, Element, Error, Result, Scalar, Tensor};
 
 /// Largest element count a creation function accepts for `dtype` (the byte

@@ -1059,6 +1059,12 @@ macro_rules! dispatch_numeric {
     };
 }
 
+impl crate::error::ScalarTypeName for DType {
+    fn scalar_type_name(&self) -> &'static str {
+        DType::scalar_type_name(*self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

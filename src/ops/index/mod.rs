@@ -38,9 +38,9 @@ use crate::autograd::{check_write, derivatives, sum_to, Tangents};
 use crate::kernels::access::{elem_ptr, lock};
 use crate::kernels::index::nonzero_coords;
 use crate::kernels::iter::{apply2, check_writable, for_ranges, map2};
-use crate::kernels::sync_ptr::SyncPtr;
 use crate::ops::binary::Arith;
 use crate::ops::shape::{drop_dim, fmt_shape, signed, walk};
+use crate::pool::SyncPtr;
 use crate::tensor::{broadcast_shapes, contiguous_strides, wrap_dim, Layout};
 use crate::{dispatch, DType, Element, Error, Result, Scalar, Tensor};
 

@@ -1,12 +1,16 @@
-//! ferrograd's own rayon thread pool.
+//! ferrograd's own rayon thread pool, and [`SyncPtr`], the raw pointer
+//! its parallel sections share.
 //!
-//! Kernels that split work, and (later) the backward engine, run on this
-//! pool rather than rayon's global one, so `set_num_threads` controls exactly
+//! Kernels that split work, and the backward engine, run on this pool
+//! rather than rayon's global one, so `set_num_threads` controls exactly
 //! ferrograd's parallelism. Its size comes from `FERROGRAD_NUM_THREADS`, else
 //! `RAYON_NUM_THREADS`, else the number of cores.
 
 use parking_lot::RwLock;
 use std::sync::{Arc, OnceLock};
+
+mod sync_ptr;
+pub(crate) use sync_ptr::SyncPtr;
 
 fn default_threads() -> usize {
     ["FERROGRAD_NUM_THREADS", "RAYON_NUM_THREADS"]
@@ -78,7 +82,7 @@ pub fn par_for(n: usize, min_len: usize, body: &(dyn Fn(usize) + Sync)) {
 /// Like [`par_for`], collecting `body(i)` in index order.
 pub fn par_map<R: Send>(n: usize, body: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
     let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
-    let slots = crate::kernels::sync_ptr::SyncPtr(out.as_mut_ptr());
+    let slots = SyncPtr(out.as_mut_ptr());
     par_for(n, 1, &|i| {
         // SAFETY: each index `i < n` is written by exactly one task (its
         // slot holds `None`, which needs no drop), and `out` outlives the
