@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from datetime import timedelta
 
@@ -344,6 +345,97 @@ def ddp_caught(mode: str) -> None:
     go_on()
 
 
+class _FailOnceOnRankOne(torch.autograd.Function):
+    failures = 1
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if dist.get_rank() == 1 and _FailOnceOnRankOne.failures:
+            _FailOnceOnRankOne.failures -= 1
+            raise ValueError("bad gradient on rank one")
+        return grad
+
+
+def ddp_early(mode: str) -> None:
+    """Rank 1's backward raises before any parameter received its gradient
+    (so before DDP started any reduction): in a custom Function at the
+    module's output (``step``, ``collective``), or in a hook on the
+    module's output, which is the loss (``hook``). Rank 1 catches the error
+    and, 0.3 s later, goes on: to the next training step (``step``,
+    ``hook``) or to a collective (``collective``). Rank 0, waiting in the
+    reductions of the iteration rank 1 gave up, must hear of it at once,
+    and none of its reductions may complete (rank 1's next iteration would
+    pair with them)."""
+    from ferrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("mpi", timeout=timedelta(seconds=20))
+    r = dist.get_rank()
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(4, 4)
+            self.b = torch.nn.Linear(4, 1)
+
+        def forward(self, x):
+            y = self.b(self.a(x))
+            return y.sum() if mode == "hook" else _FailOnceOnRankOne.apply(y)
+
+    def fail_in_hook(grad):
+        raise ValueError("bad gradient on rank one")
+
+    def step(first: bool):
+        loss = model(torch.ones(2, 4))
+        if mode == "hook" and r == 1 and first:
+            loss.register_hook(fail_in_hook)
+        else:
+            loss = loss.sum()
+        loss.backward()
+
+    def say_error(what, e):
+        say(f"rank {r} got {type(e).__name__} at {what}: {e}")
+
+    torch.manual_seed(0)
+    model = DDP(Net(), bucket_cap_mb=1e-5)   # a bucket per parameter
+    start = time.perf_counter()
+    try:
+        step(True)
+    except dist.DistBackendError as e:
+        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        works = [b.work for b in model._buckets]
+        done = sum(w.is_completed() for w in works)
+        say(f"rank {r} started {len(works)} reductions and completed {done}")
+        raise
+    except ValueError:
+        assert r == 1 and model._next == 0 and all(p.grad is None for p in model.parameters())
+    if r != 1:
+        raise AssertionError("rank 0's backward completed: it reduced with another iteration of rank 1")
+    time.sleep(0.3)
+    if mode == "collective":
+        try:
+            dist.all_reduce(torch.ones(1))
+        except dist.DistBackendError as e:
+            say_error("the next collective", e)
+        else:
+            raise AssertionError("the collective after the stopped backward ran")
+    try:
+        step(False)
+    except RuntimeError as e:
+        say_error("the next forward", e)
+    else:
+        raise AssertionError("the next iteration ran")
+    assert model._next == 0   # no reduction of this iteration started either
+    try:
+        dist.all_reduce(torch.ones(1))
+    except dist.DistBackendError as e:
+        say_error("a later collective", e)
+        raise
+
+
 def errors() -> None:
     dist.init_process_group("mpi")
     n = dist.get_world_size()
@@ -485,6 +577,61 @@ def ddp() -> None:
     for p, q in zip(model.parameters(), ref.parameters(), strict=True):
         assert (p - q).abs().max().item() < 1e-12
 
+    # Backward passes that reach the outputs and no parameter, and end
+    # normally, are not taken for stopped ones: an evaluation with grad
+    # enabled, gradients with respect to the input only (autograd.grad,
+    # backward(inputs=)), a backward inside no_sync that raised on rank 1
+    # (in a hook on the output, which DDP would see outside no_sync). Then
+    # a gradient penalty (autograd.grad with create_graph, then backward
+    # through it) on a backward run by another thread: the gradients are
+    # the average of every shard's.
+    model.zero_grad()
+    xin = x[mine].clone().requires_grad_(True)
+    wrapped(xin)
+    (gx,) = torch.autograd.grad(wrapped(xin).sum(), xin)
+    assert gx.shape == xin.shape and all(p.grad is None for p in model.parameters())
+    wrapped(xin).sum().backward(inputs=[xin])
+    def fail_on_rank_one(grad):
+        if r == 1:
+            raise ValueError("bad gradient on rank one")
+
+    with wrapped.no_sync():
+        out = wrapped(xin)
+        out.register_hook(fail_on_rank_one)
+        try:
+            out.sum().backward()
+        except ValueError:
+            assert r == 1
+    model.zero_grad()
+    xin.grad = None
+
+    def penalized(net, rows):
+        xk = x[rows].clone().requires_grad_(True)
+        out = net(xk)
+        (g,) = torch.autograd.grad(out.sum(), xk, create_graph=True)
+        return ((out - y[rows]) ** 2).mean() + (g ** 2).sum()
+
+    errors: list[BaseException] = []
+
+    def train_step():
+        try:
+            penalized(wrapped, mine).backward()
+        except BaseException as e:  # noqa: BLE001  (raised again on the main thread)
+            errors.append(e)
+
+    worker = threading.Thread(target=train_step)
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
+    ref.load_state_dict(model.state_dict())
+    ref.zero_grad()
+    for k in range(n):
+        (penalized(ref, slice(rows * k, rows * (k + 1))) / n).backward()
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        assert (p.grad - q.grad).abs().max().item() < 1e-12, "gradient penalty"
+    wrapped(x[mine]).sum().backward()
+
     # Unused parameters.
     class TwoHeads(torch.nn.Module):
         def __init__(self):
@@ -549,6 +696,8 @@ if __name__ == "__main__":
         launch_size(sys.argv[2])
     elif scenario == "ddp_caught":
         ddp_caught(sys.argv[2])
+    elif scenario == "ddp_early":
+        ddp_early(sys.argv[2])
     else:
         raise SystemExit(f"unknown scenario {scenario}")
     say(f"rank ok {scenario}")

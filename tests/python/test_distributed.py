@@ -204,3 +204,31 @@ def test_an_error_caught_inside_ddp_backward_fails_the_peers_at_once(mode):
     assert detail in m.group(2), m.group(0)
     if mode != "step":
         assert "rank 1 got DistBackendError: all_reduce: this rank (1) cannot go on: its backward" in out, out
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["step", "collective", "hook"])
+def test_an_error_caught_before_ddp_backward_reaches_a_parameter_fails_the_peers_at_once(mode):
+    # Rank 1's backward raises before any parameter got its gradient, so
+    # before DDP started any reduction (in a custom Function at the
+    # module's output, or in a hook on the output); it catches the error
+    # and, 0.3 s later, goes on to the next training step or a collective.
+    # Its next iteration must not start reductions that would pair with
+    # rank 0's, which wait for the iteration rank 1 gave up: rank 1's
+    # forward raises, and rank 0 hears of it well within the 20 s timeout,
+    # none of its reductions completed.
+    p = launch(2, "ddp_early", mode, timeout=50)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    stopped = "its backward pass stopped before DistributedDataParallel started reducing the gradients"
+    m = re.search(r"rank 0 got DistBackendError after ([\d.]+) s: rank 1 failed: (.*)", out)
+    assert m and stopped in m.group(2), out
+    assert float(m.group(1)) < 5, m.group(0)
+    assert "rank 0 started 4 reductions and completed 0" in out, out
+    forward = ("rank 1 got RuntimeError at the next forward: Expected to have finished reduction in the "
+               "prior iteration before starting a new one. The backward pass of the prior iteration raised")
+    assert forward in out, out
+    if mode == "collective":
+        collective = "rank 1 got DistBackendError at the next collective: all_reduce: this rank (1)"
+        assert f"{collective} cannot go on: {stopped}" in out, out
+    assert "rank 1 got DistBackendError at a later collective: the process group is unusable" in out, out

@@ -9,11 +9,11 @@ a progress thread drives (so communication proceeds while the caller
 computes). Both wait with the group's timeout and watch a side channel on
 which the other ranks post what would otherwise leave this one waiting:
 a rank that dies of an uncaught exception, or that went on after its
-backward pass stopped with DDP's gradient reductions half started, sends
-its error; a rank that leaves (it destroyed the process group, or its
-script ended) says so. A failure, a departure or a hang thus becomes a
-:class:`DistBackendError` naming the rank or the operation instead of a
-process stuck forever.
+backward pass stopped inside DDP (with the gradient reductions half
+started, or before any of them), sends its error; a rank that leaves (it
+destroyed the process group, or its script ended) says so. A failure, a
+departure or a hang thus becomes a :class:`DistBackendError` naming the
+rank or the operation instead of a process stuck forever.
 
 When ``python -m ferrograd.distributed.run`` started the job, each rank
 also tells the launcher when it joins, finishes or fails (one line of JSON
@@ -108,6 +108,9 @@ class _State:
         # DDP's reductions started inside a backward pass and not yet waited
         # (by the thread that started them).
         self.in_backward: dict[Work, int] = {}
+        # DDP instances (by id) whose backward pass reached their outputs
+        # and none of their parameters yet, by the thread that runs it.
+        self.began: dict[int, int] = {}
         self.lock = threading.Lock()
         self.pending: collections.deque[Work] = collections.deque()
         self.wakeup = threading.Condition(self.lock)
@@ -347,7 +350,7 @@ class ProcessGroup:
         root), the ranks first compare it, and a mismatch raises on every
         rank before any data moves. ``members``: the global ranks the
         operation needs (default: the whole group)."""
-        if _state.in_backward:
+        if _state.in_backward or _state.began:
             _check_abandoned(name)
         _check_failure()
         if check is not None and _CHECK:
@@ -419,6 +422,7 @@ def init_world(timeout: timedelta) -> ProcessGroup:
     st.broken = None
     st.left = {}
     st.in_backward = {}
+    st.began = {}
     st.report_sends = []
     st.acks = []
     st.told_failure = False
@@ -528,32 +532,81 @@ def track_backward(work: Work) -> None:
         _state.in_backward[work] = threading.get_ident()
 
 
+def backward_began(owner: int) -> None:
+    """Remembers that a backward pass on this thread reached the outputs of
+    DDP instance ``owner`` (its id) and will reach its parameters. DDP
+    forgets it (:func:`backward_reached`) when the first parameter gets its
+    gradient; still remembered when the thread starts an operation outside
+    backward, it means the backward stopped before any gradient reached DDP
+    (see :func:`_check_abandoned`)."""
+    _state.began[owner] = threading.get_ident()
+
+
+def backward_reached(owner: int) -> None:
+    """Forgets :func:`backward_began` of DDP instance ``owner``: its backward
+    reached a parameter, or a new forward started."""
+    _state.began.pop(owner, None)
+
+
+# Why a rank cannot go on, as its peers and the launcher hear it.
+_STOPPED_MIDWAY = ("its backward pass stopped before DistributedDataParallel finished reducing the gradients "
+                   "(an exception raised inside backward was caught and the rank went on, leaving {} "
+                   "unfinished)")
+_STOPPED_EARLY = ("its backward pass stopped before DistributedDataParallel started reducing the gradients "
+                  "(an exception raised inside backward, before any parameter received its gradient, was "
+                  "caught and the rank went on)")
+
+
 def _check_abandoned(name: str, ending: bool = False, raise_: bool = True) -> None:
     """Reports this rank's failure when its backward pass stopped (an
-    exception raised inside it was caught) after DDP started some of the
-    gradient reductions: the other ranks wait in reductions this rank will
-    never start, and its next operations would pair with theirs. The
-    other ranks' waits then raise at once, naming this rank; so does this
-    operation (``name``), unless ``raise_`` is false."""
+    exception raised inside it was caught) inside DDP: after DDP started
+    some of the gradient reductions, or after it reached DDP's outputs but
+    before any parameter received its gradient. Either way the other ranks
+    wait in reductions this rank will never start, and its next operations
+    would pair with theirs. The other ranks' waits then raise at once,
+    naming this rank; so does this operation (``name``), unless ``raise_``
+    is false."""
     st = _state
     thread = threading.get_ident()
     mine = [w for w, t in list(st.in_backward.items()) if t == thread]
-    if not mine or _core._current_graph_task_id() >= 0:
+    began = [k for k, t in list(st.began.items()) if t == thread]
+    if not (mine or began) or _core._current_graph_task_id() >= 0:
         return
     for w in mine:
         st.in_backward.pop(w, None)
-    why = ("its backward pass stopped before DistributedDataParallel finished reducing the gradients (an "
-           "exception raised inside backward was caught and the rank went on, leaving "
-           f"{len(mine)} reduction{'' if len(mine) == 1 else 's'} unfinished)")
+    for k in began:
+        st.began.pop(k, None)
+    if mine:
+        why = _STOPPED_MIDWAY.format(f"{len(mine)} reduction{'' if len(mine) == 1 else 's'}")
+    else:
+        why = _STOPPED_EARLY
+    why = _abandon(why, ending)
+    if raise_:
+        raise DistBackendError(f"{name}: this rank ({st.rank}) cannot go on: {why}; the other ranks were "
+                               "told, and the process group is unusable")
+
+
+def report_stopped_backward(owner: int) -> None:
+    """DDP's forward found that the previous backward pass reached its
+    outputs (DDP instance ``owner``) and stopped before any parameter
+    received its gradient: reports it as :func:`_check_abandoned` does,
+    unless an operation already did."""
+    if _state.began.pop(owner, None) is not None:
+        _abandon(_STOPPED_EARLY, ending=False)
+
+
+def _abandon(why: str, ending: bool) -> str:
+    """Tells the launcher and the other ranks that this rank cannot go on
+    (``why``, with the error being handled, if any) and marks the groups
+    unusable; returns what was told."""
+    st = _state
     handling = sys.exc_info()[1]
     if handling is not None:
         why += f" (it was handling {type(handling).__name__}: {handling})"
     _tell_launcher("fail", why)
     _report(why, alive=not ending)
     st.broken = st.broken or why
-    if raise_:
-        raise DistBackendError(f"{name}: this rank ({st.rank}) cannot go on: {why}; the other ranks were "
-                               "told, and the process group is unusable")
+    return why
 
 
 def _report(error: str, alive: bool) -> bool:

@@ -17,23 +17,33 @@ same order of collectives everywhere, and backward's order can differ
 between ranks). The hook that completes the last bucket waits for the
 reductions and writes the averaged gradients back, so they are ready when
 ``backward()`` returns.
+
+A hook on each forward's outputs tells DDP that their backward began, so
+that a backward which raised before any parameter got its gradient (and
+whose exception was caught) is not mistaken for a forward without a
+backward: see Note [A backward that stopped before reaching DDP].
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 from ... import _core
 from ... import distributed as dist
+from ...autograd.graph import get_gradient_edge
+from ...distributed import _group
 from ...utils._pytree import tree_flatten
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 
 Tensor = _core.Tensor
+
+_NOT_FINISHED = "Expected to have finished reduction in the prior iteration before starting a new one. "
 
 
 class _Bucket:
@@ -128,6 +138,9 @@ class DistributedDataParallel(Module):
         self._next = 0             # the next bucket to start reducing
         self._pending = False      # this iteration's backward has not been reduced yet
         self._backward_seen = False  # a gradient hook ran since the last forward
+        self._began = False        # this forward's backward reached its outputs (and will reach a parameter)
+        self._generation = 0       # forwards prepared so far (their output hooks carry it)
+        self._checked_task = -1    # the backward whose reach the output hooks last checked
         self._fired: set[int] = set()
         self._handles = [p.register_post_accumulate_grad_hook(self._hook) for p in self._params]
 
@@ -175,14 +188,22 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Runs the wrapped module; backward averages its gradients across processes."""
         # A forward whose backward never ran (an evaluation with grad
-        # enabled) is fine; one whose backward reduced only some buckets
-        # is not.
+        # enabled) is fine; one whose backward reduced only some buckets,
+        # or stopped before reaching any parameter, is not.
+        if self._pending and self._began and not self._backward_seen:
+            _group.report_stopped_backward(id(self))
+            raise RuntimeError(
+                _NOT_FINISHED + "The backward pass of the prior iteration raised an exception after it "
+                "reached this module's outputs and before any parameter received its gradient, and the "
+                "exception was caught: this rank reduced none of that iteration's gradients, while the other "
+                "ranks wait in those reductions. They were told that this rank failed, and the process group "
+                "is unusable."
+            )
         if self._pending and self._backward_seen:
             missing = [self._param_names[k] for k, p in enumerate(self._params) if id(p) not in self._fired]
             raise RuntimeError(
-                "Expected to have finished reduction in the prior iteration before starting a new one. "
-                "This error indicates that your module has parameters that were not used in producing "
-                "loss. You can enable unused parameter detection by passing the keyword argument "
+                _NOT_FINISHED + "This error indicates that your module has parameters that were not used in "
+                "producing loss. You can enable unused parameter detection by passing the keyword argument "
                 "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by "
                 "making sure all `forward` function outputs participate in calculating loss. "
                 f"Parameters that did not receive a gradient: {missing}"
@@ -204,12 +225,18 @@ class DistributedDataParallel(Module):
         self._fired = set()
         self._backward_seen = False
         self._pending = False
+        with self._lock:
+            # Hooks of earlier forwards' outputs no longer count.
+            self._generation += 1
+            self._began = False
+            self._checked_task = -1
+            _group.backward_reached(id(self))
         if not self.require_backward_grad_sync or not _core.is_grad_enabled():
             return
         self._pending = True
+        outputs = [t for t in tree_flatten(out)[0] if isinstance(t, Tensor) and t.requires_grad]
         if self.find_unused_parameters:
-            leaves = [t for t in tree_flatten(out)[0] if isinstance(t, Tensor) and t.requires_grad]
-            reached = {id(t) for t in _core._reached_leaves(leaves)} if leaves else set()
+            reached = {id(t) for t in _core._reached_leaves(outputs)} if outputs else set()
             for p in self._params:
                 if id(p) not in reached:
                     # Ready now, with a zero contribution.
@@ -221,6 +248,84 @@ class DistributedDataParallel(Module):
                 self._start_ready_buckets()
             if self._next == len(self._buckets):
                 self._finish()     # nothing is left for backward to reduce
+        if self._pending:
+            self._watch_backward(outputs)
+
+    # Note [A backward that stopped before reaching DDP]
+    # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    # A backward that raises before any parameter got its gradient (in a
+    # custom Function's backward, or a hook, between the outputs and the
+    # first parameter) leaves no trace in the gradient hooks: without one,
+    # the next forward would look like the forward after an evaluation,
+    # and the next backward's reductions would pair with the other ranks'
+    # reductions of the iteration this rank gave up (mixing the gradients
+    # of two iterations). So each forward hooks the gradients of its
+    # outputs. A tensor hook rather than a hook on their grad_fn: tensor
+    # hooks run before the node's pre-hooks (as in torch), this one before
+    # any a user adds to the outputs later, and only where a gradient
+    # arrives.
+    #
+    # When the hook runs and the backward will reach a parameter (not so
+    # for autograd.grad with respect to the inputs, or backward(inputs=)
+    # without parameters), DDP marks the iteration as begun, here and in
+    # ``_group`` (by thread); the first gradient hook clears the mark. A
+    # mark still set at the next forward, or at an operation on that
+    # thread outside backward, means the backward stopped: the rank tells
+    # the others (their waits raise) and raises itself. The engine is asked
+    # about one parameter, the first expected to get its gradient: each
+    # question walks the graph, and asking about every parameter would walk
+    # it once per parameter in each backward that reaches none (as the
+    # attack steps of adversarial training do). A mark set wrongly raises
+    # at the next forward; a mark missed only misses a failure.
+    #
+    # What this cannot tell: a backward that raised before it reached the
+    # outputs (in the loss, computed outside the module) looks like no
+    # backward at all, and so does one that does not reach that first
+    # parameter (unused in this forward without find_unused_parameters,
+    # or left out of backward(inputs=)); one that reached the outputs and
+    # delivered no gradient to any parameter without raising
+    # (autograd.grad with respect to the parameters, which DDP does not
+    # reduce, as in torch; a custom Function returning None for every path
+    # to them) looks like one that stopped.
+    #
+    # The hooks run on the thread that called backward, while a forward may
+    # run on another: the generation (bumped under ``_lock`` by each
+    # forward) keeps a late hook of an older forward's graph from marking
+    # the new iteration. No handles are kept: a handle holds its tensor, so
+    # keeping it until the next forward would keep the graph of an
+    # evaluation (its saved activations) alive as long; a hook of an older
+    # generation does nothing, and goes with its graph. Leaves among the
+    # outputs are skipped: their gradient goes to DDP's hooks directly (a
+    # parameter), or outside the module, and a hook on a leaf would stay
+    # for its lifetime.
+
+    def _watch_backward(self, outputs: list[Tensor]) -> None:
+        """Hooks the gradients of this forward's outputs (Note [A backward
+        that stopped before reaching DDP])."""
+        me = weakref.ref(self)
+        generation = self._generation
+
+        def began(grad: Tensor) -> None:
+            ddp = me()
+            if ddp is not None:
+                ddp._backward_began(generation)
+
+        for t in outputs:
+            if t.grad_fn is not None:
+                t.register_hook(began)
+
+    def _backward_began(self, generation: int) -> None:
+        task = _core._current_graph_task_id()
+        with self._lock:
+            if (generation != self._generation or self._began or self._backward_seen or not self._pending
+                    or not self.require_backward_grad_sync or task == self._checked_task):
+                return
+            self._checked_task = task     # once per backward, not per output
+            first = next((p for b in self._buckets for p in b.params
+                          if p.requires_grad and id(p) not in self._fired), None)
+            if first is not None and _core._will_engine_execute_node(get_gradient_edge(first).node):
+                self._began = True
+                _group.backward_began(id(self))
 
     # -------------------------------------------------------------- backward
 
@@ -229,7 +334,9 @@ class DistributedDataParallel(Module):
             return
         bucket, i = self._where[id(p)]
         with self._lock:
-            self._backward_seen = True
+            if not self._backward_seen:
+                self._backward_seen = True
+                _group.backward_reached(id(self))
             if id(p) in self._fired:
                 name = self._param_names[self._index(p)]
                 raise RuntimeError(
@@ -304,3 +411,5 @@ class DistributedDataParallel(Module):
         for h in getattr(self, "_handles", ()):
             with contextlib.suppress(Exception):
                 h.remove()
+        with contextlib.suppress(Exception):
+            _group.backward_reached(id(self))
