@@ -73,6 +73,7 @@ __all__ = [
     "_vector_norm",
     "_vmap_active",
     "_will_engine_execute_node",
+    "_will_engine_run_node",
     "_wrap_number",
     "arange",
     "as_tensor",
@@ -2609,6 +2610,11 @@ def _vmap_active(delta: Any) -> builtins.int:
 def _will_engine_execute_node(node: Any) -> builtins.bool:
     """Whether the backward call running on this thread will run `node` (or
     capture its gradient).
+    """
+def _will_engine_run_node(node: Any) -> Tensor:
+    """Whether the backward call running on this thread will run `node`
+    (unlike :func:`_will_engine_execute_node`, false for the nodes whose
+    gradients `autograd.grad` captures instead).
     """
 def _wrap_number(x: Any) -> Tensor:
     """`_wrap_number(x)`: a Python number as a zero-dim tensor that promotes

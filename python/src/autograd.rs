@@ -733,6 +733,20 @@ fn _will_engine_execute_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
     autograd::will_engine_execute_node(&n.get().node()?).py()
 }
 
+/// Whether the backward call running on this thread will run `node`
+/// (unlike :func:`_will_engine_execute_node`, false for the nodes whose
+/// gradients `autograd.grad` captures instead).
+#[pyfunction]
+fn _will_engine_run_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let n = node.cast::<PyNode>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "_will_engine_run_node expects a graph Node, got {}",
+            crate::convert::type_name(node)
+        ))
+    })?;
+    autograd::will_engine_run_node(&n.get().node()?).py()
+}
+
 #[pyfunction]
 fn increment_version(tensor: &Bound<'_, PyAny>) -> PyResult<()> {
     if let Ok(t) = tensor.cast::<PyTensor>() {
@@ -1043,6 +1057,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_row_by_row_nodes, m)?)?;
     m.add_function(wrap_pyfunction!(_current_graph_task_id, m)?)?;
     m.add_function(wrap_pyfunction!(_will_engine_execute_node, m)?)?;
+    m.add_function(wrap_pyfunction!(_will_engine_run_node, m)?)?;
     m.add_function(wrap_pyfunction!(_gradient_edge, m)?)?;
     Ok(())
 }

@@ -19,6 +19,9 @@ struct TaskInfo {
     /// accumulators of `backward(inputs=...)`); empty when nothing was
     /// pruned.
     targets: Vec<Arc<dyn Node>>,
+    /// The nodes of `grad`'s inputs: their gradients are captured and
+    /// returned, so the nodes themselves do not run.
+    captured: Vec<Arc<dyn Node>>,
 }
 
 thread_local! {
@@ -50,6 +53,7 @@ pub(crate) fn enter(
             .map(|e| e.node.clone())
             .chain(run_targets.iter().cloned())
             .collect(),
+        captured: targets.iter().map(|e| e.node.clone()).collect(),
     };
     TASKS.with(|t| t.borrow_mut().push(info));
     CurrentTask
@@ -86,6 +90,20 @@ pub fn will_engine_execute_node(node: &Arc<dyn Node>) -> Result<bool> {
     Ok(reaches(std::slice::from_ref(node), |id| {
         target_ids.contains(&id)
     }))
+}
+
+/// Whether `node` runs in the innermost graph task of this thread:
+/// [`will_engine_execute_node`], except for the nodes of `grad`'s inputs,
+/// whose gradients are captured instead (a leaf's `AccumulateGrad` runs
+/// under `backward`, not under `grad`).
+pub fn will_engine_run_node(node: &Arc<dyn Node>) -> Result<bool> {
+    let wanted = node_id(node);
+    let captured = TASKS.with(|t| {
+        t.borrow()
+            .last()
+            .is_some_and(|i| i.captured.iter().any(|n| node_id(n) == wanted))
+    });
+    Ok(!captured && will_engine_execute_node(node)?)
 }
 
 /// Whether a node satisfying `hit` is reachable from `start` (iterative).

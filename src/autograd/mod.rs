@@ -36,7 +36,7 @@ pub use anomaly::{
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_stack_capture,
     set_warning_handler, AnomalyInfo, AnomalyModeGuard, CapturedStack,
 };
-pub use current::{current_graph_task_id, will_engine_execute_node};
+pub use current::{current_graph_task_id, will_engine_execute_node, will_engine_run_node};
 pub(crate) use custom::FORMULAS as HELPER_FORMULAS;
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub use engine::{

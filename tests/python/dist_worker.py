@@ -590,6 +590,10 @@ def ddp() -> None:
     wrapped(xin)
     (gx,) = torch.autograd.grad(wrapped(xin).sum(), xin)
     assert gx.shape == xin.shape and all(p.grad is None for p in model.parameters())
+    # autograd.grad with respect to the parameters: DDP reduces nothing (as
+    # in torch) and the next forward goes on.
+    gp = torch.autograd.grad(wrapped(xin).sum(), list(model.parameters()))
+    assert len(gp) == len(list(model.parameters())) and all(p.grad is None for p in model.parameters())
     wrapped(xin).sum().backward(inputs=[xin])
     def fail_on_rank_one(grad):
         if r == 1:

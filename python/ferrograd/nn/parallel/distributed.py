@@ -265,9 +265,9 @@ class DistributedDataParallel(Module):
     # any a user adds to the outputs later, and only where a gradient
     # arrives.
     #
-    # When the hook runs and the backward will reach a parameter (not so
-    # for autograd.grad with respect to the inputs, or backward(inputs=)
-    # without parameters), DDP marks the iteration as begun, here and in
+    # When the hook runs and the backward will run a parameter's gradient
+    # accumulator (not so for autograd.grad, whose inputs' gradients are
+    # captured, or backward(inputs=) without parameters), DDP marks the iteration as begun, here and in
     # ``_group`` (by thread); the first gradient hook clears the mark. A
     # mark still set at the next forward, or at an operation on that
     # thread outside backward, means the backward stopped: the rank tells
@@ -283,10 +283,9 @@ class DistributedDataParallel(Module):
     # backward at all, and so does one that does not reach that first
     # parameter (unused in this forward without find_unused_parameters,
     # or left out of backward(inputs=)); one that reached the outputs and
-    # delivered no gradient to any parameter without raising
-    # (autograd.grad with respect to the parameters, which DDP does not
-    # reduce, as in torch; a custom Function returning None for every path
-    # to them) looks like one that stopped.
+    # delivered no gradient to any parameter without raising (a custom
+    # Function returning None for every path to them) looks like one that
+    # stopped.
     #
     # The hooks run on the thread that called backward, while a forward may
     # run on another: the generation (bumped under ``_lock`` by each
@@ -323,7 +322,9 @@ class DistributedDataParallel(Module):
             self._checked_task = task     # once per backward, not per output
             first = next((p for b in self._buckets for p in b.params
                           if p.requires_grad and id(p) not in self._fired), None)
-            if first is not None and _core._will_engine_execute_node(get_gradient_edge(first).node):
+            # Run, not captured: autograd.grad with respect to the
+            # parameters accumulates nothing and DDP reduces nothing then.
+            if first is not None and _core._will_engine_run_node(get_gradient_edge(first).node):
                 self._began = True
                 _group.backward_began(id(self))
 
