@@ -1,4 +1,4 @@
-//! ferrograd's own rayon thread pool, and [`SyncPtr`], the raw pointer
+//! ferrograd's own rayon thread pool, and `SyncPtr`, the raw pointer
 //! its parallel sections share.
 //!
 //! Kernels that split work, and the backward engine, run on this pool
