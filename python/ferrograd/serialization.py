@@ -16,23 +16,28 @@ Tensors that live in one storage are written against one record, so views
 saved together still share memory after loading. Only the part of a storage
 that the saved tensors can reach is written. The layout is in docs/data.md.
 
-``load(..., weights_only=True)`` (the default) unpickles with an allowlist of
-globals, so a file cannot run code; ``weights_only=False`` is full pickle.
+``load(..., weights_only=True)`` (the default) reads the pickle with
+``_unpickler.BoundedUnpickler``: an allowlist of globals, so a file cannot run
+code, and a budget, so it cannot make the loader allocate more than its size
+allows; ``weights_only=False`` is full pickle. Before reading any member,
+``load`` checks the archive's directory (members stored and inside the file,
+records present, each storage's size equal to its member's), and a damaged
+or modified file raises an error naming the problem.
 """
 
 from __future__ import annotations
 
-import _compat_pickle
 import contextlib
 import io
 import os
 import pickle
+import re
 import sys
 import zipfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from . import _core
+from . import _core, _unpickler
 
 __all__ = [
     "add_safe_globals",
@@ -371,7 +376,9 @@ def safe_globals(globals_: list[Any]) -> Iterator[None]:
 
 def _default_allowed() -> dict[str, Any]:
     """The globals a weights-only load resolves: containers, the ferrograd
-    types a checkpoint holds, and nothing that can run code."""
+    types a checkpoint holds, and nothing that can run code. Each is called
+    only with arguments its rule (in ``_unpickler`` or :func:`_rules`)
+    accepts."""
     import builtins
     import codecs
     import collections
@@ -392,63 +399,281 @@ def _default_allowed() -> dict[str, Any]:
         allowed[f"builtins.{name}"] = getattr(builtins, name)
     for name in ("int", "float", "str", "bytes", "bool"):
         allowed[f"builtins.{name}"] = getattr(builtins, name)
-    param = getattr(getattr(ferrograd, "nn", None), "Parameter", None)
+    param, rebuild = _parameter_globals()
     if param is not None:
         allowed[_global_name(param)] = param
-        # ``pickle.dump`` of a Parameter goes through this rebuild function;
-        # the class it receives is itself resolved through this allowlist.
-        rebuild = getattr(sys.modules.get(param.__module__), "_rebuild_parameter", None)
-        if rebuild is not None:
-            allowed[_global_name(rebuild)] = rebuild
+    # ``pickle.dump`` of a Parameter goes through this rebuild function; the
+    # class it receives is itself resolved through this allowlist.
+    if rebuild is not None:
+        allowed[_global_name(rebuild)] = rebuild
     return allowed
 
 
-_WEIGHTS_ONLY_MSG = (
-    "Weights only load failed. Re-running `ferrograd.load` with `weights_only` set to `False` will "
-    "likely succeed, but it can result in arbitrary code execution. Do it only if you got the file "
-    "from a trusted source.\n\n"
-)
+def _parameter_globals() -> tuple[Any, Any]:
+    import ferrograd
+
+    param = getattr(getattr(ferrograd, "nn", None), "Parameter", None)
+    if param is None:
+        return None, None
+    return param, getattr(sys.modules.get(param.__module__), "_rebuild_parameter", None)
 
 
-def _unsupported_global(module: str, name: str) -> pickle.UnpicklingError:
-    return pickle.UnpicklingError(
-        f"{_WEIGHTS_ONLY_MSG}Unsupported global: GLOBAL {module}.{name} was not an allowed global by "
-        f"default. Please use `ferrograd.serialization.add_safe_globals([{module}.{name}])` or the "
-        f"`ferrograd.serialization.safe_globals([{module}.{name}])` context manager to allowlist this "
-        "global if you trust this class/function."
-    )
+# The rules of the ferrograd callables a weights-only load may call: each
+# checks the positional arguments and returns the bytes the call may
+# allocate (see _unpickler.CallRule).
+
+
+def _ints(v: Any) -> bool:
+    return isinstance(v, tuple | list) and all(type(n) is int for n in v)
+
+
+def _dtype_rule(args: tuple[Any, ...]) -> int:
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise _unpickler.refuse("ferrograd._dtype_from_name takes one dtype name")
+    return 0
+
+
+def _device_rule(args: tuple[Any, ...]) -> int:
+    if not (1 <= len(args) <= 2 and isinstance(args[0], str | int) and all(type(a) is int for a in args[1:])):
+        raise _unpickler.refuse("ferrograd.device takes a device name and an optional index")
+    return 64
+
+
+def _size_rule(args: tuple[Any, ...]) -> int:
+    if len(args) != 1 or not _ints(args[0]):
+        raise _unpickler.refuse("ferrograd.Size takes one tuple of ints")
+    return 64 + 8 * len(args[0])
+
+
+def _rebuild_tensor_rule(args: tuple[Any, ...]) -> int:
+    # (data, dtype name, shape, strides, requires_grad), as Tensor.__reduce__
+    # writes it; the rebuild checks that shape and strides fit the data, and
+    # copies it once.
+    if not (
+        len(args) == 5
+        and isinstance(args[0], bytes | bytearray)
+        and isinstance(args[1], str)
+        and _ints(args[2])
+        and _ints(args[3])
+        and isinstance(args[4], bool)
+    ):
+        raise _unpickler.refuse(
+            "ferrograd._core._rebuild_tensor takes (bytes, dtype name, shape, strides, requires_grad)"
+        )
+    return 256 + len(args[0])
+
+
+def _parameter_rule(args: tuple[Any, ...]) -> int:
+    if not (
+        len(args) <= 2
+        and all(isinstance(a, _core.Tensor) for a in args[:1])
+        and all(isinstance(a, bool) for a in args[1:])
+    ):
+        raise _unpickler.refuse("ferrograd.nn.Parameter takes a tensor and a bool")
+    return 256
+
+
+def _rebuild_parameter_rule(args: tuple[Any, ...]) -> int:
+    # (data, requires_grad, cls, state): cls was resolved through the
+    # allowlist; state holds attributes, never dunder names.
+    if not 2 <= len(args) <= 4:
+        raise _unpickler.refuse("ferrograd.nn.parameter._rebuild_parameter takes 2 to 4 arguments")
+    data, requires_grad = args[0], args[1]
+    cls = args[2] if len(args) > 2 else None
+    state = args[3] if len(args) > 3 else None
+    if not (
+        isinstance(data, _core.Tensor)
+        and isinstance(requires_grad, bool)
+        and (cls is None or (isinstance(cls, type) and issubclass(cls, _core.Tensor)))
+        and (state is None or (isinstance(state, dict) and all(_attribute_name(k) for k in state)))
+    ):
+        raise _unpickler.refuse(
+            "ferrograd.nn.parameter._rebuild_parameter takes (tensor, bool, Tensor subclass, attribute dict)"
+        )
+    return 256 + 104 * len(state or ())
+
+
+def _attribute_name(key: Any) -> bool:
+    return isinstance(key, str) and not key.startswith("__")
+
+
+def _rules() -> dict[Any, _unpickler.CallRule]:
+    import ferrograd
+
+    rules: dict[Any, _unpickler.CallRule] = {
+        ferrograd._dtype_from_name: _dtype_rule,
+        _core.device: _device_rule,
+        ferrograd.Size: _size_rule,
+        _core._rebuild_tensor: _rebuild_tensor_rule,
+    }
+    param, rebuild = _parameter_globals()
+    if param is not None:
+        rules[param] = _parameter_rule
+    if rebuild is not None:
+        rules[rebuild] = _rebuild_parameter_rule
+    return rules
+
+
+# ------------------------------------------------------------- the archive
+
+# A file is read as an archive when it starts with a zip record (or zipfile
+# finds an archive with data before it).
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+_VERSION = f"{_ROOT}/version"
+_BYTEORDER = f"{_ROOT}/byteorder"
+_STORAGES = f"{_ROOT}/storages"
+_PICKLE = f"{_ROOT}/data.pkl"
+_STORAGE_LINE = re.compile(r"([0-9A-Za-z_.\-]{1,64}) ([a-z0-9]{1,16}) ([0-9]{1,20}) ([0-9]{1,20})")
+# Bytes of a local file header before its name (the zip format's fixed part).
+_LOCAL_HEADER = 30
+
+
+def _tampered(message: str) -> RuntimeError:
+    return RuntimeError(f"ferrograd.load: {message}; the checkpoint is truncated, damaged or was modified")
+
+
+class _Archive:
+    """A checkpoint's zip archive, checked from its central directory before
+    any member is read: every member stored (not compressed) and inside the
+    file, no two overlapping, the records present, and each storage's
+    declared size equal to the size of its member. So the memory a file can
+    request for storages is at most its own size."""
+
+    def __init__(self, fh: IO[bytes], start: int) -> None:
+        end = fh.seek(0, os.SEEK_END)
+        fh.seek(start)
+        try:
+            self.zf = zipfile.ZipFile(fh, "r")
+        except Exception as exc:
+            raise RuntimeError(
+                "ferrograd.load: truncated or damaged archive: the file starts as a zip archive but its "
+                f"central directory cannot be read ({_unpickler.describe(exc)}); was the file cut short?"
+            ) from exc
+        try:
+            self._check_directory(min(end, getattr(self.zf, "start_dir", end)))
+            self._check_records()
+        except BaseException:
+            self.zf.close()
+            raise
+
+    def close(self) -> None:
+        self.zf.close()
+
+    def _check_directory(self, end: int) -> None:
+        infos = self.zf.infolist()
+        self.info: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            name = info.filename
+            if name in self.info:
+                raise _tampered(f"the archive holds member {name!r} twice")
+            if info.flag_bits & 0x1:
+                raise _tampered(f"member {name!r} is encrypted")
+            if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+                raise _tampered(
+                    f"member {name!r} is compressed (zip method {info.compress_type}, {info.compress_size} "
+                    f"bytes holding {info.file_size}); checkpoint members are stored uncompressed, so "
+                    "their sizes are known before reading"
+                )
+            self.info[name] = info
+        # Lower bounds of each member's extent in the file (its name takes at
+        # least one byte per character).
+        spans = sorted(
+            (i.header_offset, i.header_offset + _LOCAL_HEADER + len(i.filename) + i.compress_size, i.filename)
+            for i in infos
+        )
+        for (_, stop, name), (nxt, _, other) in zip(spans, spans[1:], strict=False):
+            if stop > nxt:
+                raise _tampered(f"members {name!r} and {other!r} overlap in the archive")
+        if spans and spans[-1][1] > end:
+            raise _tampered(f"member {spans[-1][2]!r} runs past the end of the archive's data")
+
+    def _check_records(self) -> None:
+        if _STORAGES not in self.info or _PICKLE not in self.info:
+            raise RuntimeError(
+                f"ferrograd.load: the archive is not a ferrograd checkpoint (no {_STORAGES} or {_PICKLE} "
+                "record); files written by torch.save are not supported"
+            )
+        if _VERSION not in self.info:
+            raise _tampered(f"the archive has no member {_VERSION}")
+        raw = self.read(_VERSION, limit=64)
+        match = re.fullmatch(rb"([0-9]{1,9})\n?", raw)
+        if match is None or int(match.group(1)) < 1:
+            raise _tampered(
+                f"bad version record in {_VERSION}: expected a format version number such as b'1\\n', "
+                f"found {raw[:32]!r}"
+            )
+        version = int(match.group(1))
+        if version > FORMAT_VERSION:
+            raise RuntimeError(
+                f"ferrograd.load: the file has format version {version}, newer than this ferrograd's "
+                f"{FORMAT_VERSION}"
+            )
+        self.swap = False
+        if _BYTEORDER in self.info:
+            order = self.read(_BYTEORDER, limit=16)
+            if order not in (b"little", b"big"):
+                raise _tampered(f"bad byteorder record in {_BYTEORDER}: {order[:16]!r}")
+            self.swap = order.decode() != sys.byteorder
+        self.meta: dict[str, tuple[Any, int, int]] = {}
+        records = self.read(_STORAGES)
+        if records and not records.endswith(b"\n"):
+            raise _tampered(f"bad storage record in {_STORAGES}: its last line is cut short")
+        for lineno, line in enumerate(records.split(b"\n")[:-1], start=1):
+            self._add_storage(lineno, line)
+
+    def _add_storage(self, lineno: int, line: bytes) -> None:
+        match = _STORAGE_LINE.fullmatch(line.decode("ascii", "replace"))
+        key, dtype_name, numel_text, users_text = match.groups() if match else ("", "", "0", "0")
+        if dtype_name not in _DTYPES or key in self.meta or int(users_text) < 1:
+            raise _tampered(f"bad storage record on line {lineno} of {_STORAGES}: {line[:80]!r}")
+        dtype, numel = _DTYPES[dtype_name], int(numel_text)
+        member = f"{_ROOT}/data/{key}"
+        if member not in self.info:
+            raise _tampered(f"missing member {member} for storage {key} declared in {_STORAGES}")
+        size = self.info[member].file_size
+        if size != numel * dtype.itemsize:
+            raise _tampered(
+                f"storage size mismatch: {_STORAGES} declares storage {key} as {numel} {dtype_name} elements "
+                f"({numel * dtype.itemsize} bytes) but member {member} holds {size} bytes"
+            )
+        self.meta[key] = (dtype, numel, int(users_text))
+
+    def read(self, name: str, limit: int | None = None) -> bytes:
+        """The bytes of a member whose size the directory checks vouched
+        for; zipfile verifies its CRC-32."""
+        if limit is not None and self.info[name].file_size > limit:
+            raise _tampered(f"bad record {name}: {self.info[name].file_size} bytes, at most {limit} expected")
+        try:
+            return self.zf.read(name)
+        except Exception as exc:
+            if isinstance(exc, zipfile.BadZipFile) and "CRC" in str(exc):
+                raise _tampered(
+                    f"checksum failure in member {name}: its bytes do not match the CRC-32 that the "
+                    "archive records"
+                ) from exc
+            raise _tampered(f"cannot read member {name} ({_unpickler.describe(exc)})") from exc
 
 
 class _StorageTable:
     """The storages of one archive, read lazily and cached so that every
     tensor naming a record shares the one tensor built from it."""
 
-    def __init__(self, zf: zipfile.ZipFile | None, map_location: Any) -> None:
-        self.zf = zf
+    def __init__(self, archive: _Archive | None, map_location: Any) -> None:
+        self.archive = archive
         self.map_location = map_location
-        self.meta: dict[str, tuple[Any, int, int]] = {}
+        self.meta = archive.meta if archive is not None else {}
         self.cache: dict[str, Any] = {}
-        self.swap = False
-        if zf is None:
-            return
-        names = set(zf.namelist())
-        if f"{_ROOT}/byteorder" in names:
-            self.swap = zf.read(f"{_ROOT}/byteorder").decode().strip() != sys.byteorder
-        for line in zf.read(f"{_ROOT}/storages").decode().splitlines():
-            key, dtype_name, numel, users = line.split()
-            if dtype_name not in _DTYPES:
-                raise RuntimeError(f"ferrograd.load: unknown dtype {dtype_name!r} in storage {key}")
-            self.meta[key] = (_DTYPES[dtype_name], int(numel), int(users))
+        # The distinct tensors met so far per storage: never more than the
+        # record declares, so a record is never copied twice.
+        self.users_seen: dict[str, int] = {}
 
     def raw(self, key: str) -> bytes:
-        assert self.zf is not None
+        assert self.archive is not None
         dtype, numel, _ = self.meta[key]
-        data = self.zf.read(f"{_ROOT}/data/{key}")
+        data = self.archive.read(f"{_ROOT}/data/{key}")
         if len(data) != numel * dtype.itemsize:
-            raise RuntimeError(
-                f"ferrograd.load: storage {key} holds {len(data)} bytes, expected {numel * dtype.itemsize}"
-            )
-        return _byteswap(data, dtype) if self.swap else data
+            raise _tampered(f"storage {key} holds {len(data)} bytes, expected {numel * dtype.itemsize}")
+        return _byteswap(data, dtype) if self.archive.swap else data
 
     def storage(self, key: str) -> Any:
         if key not in self.cache:
@@ -461,11 +686,18 @@ class _StorageTable:
         if key not in self.meta:
             raise pickle.UnpicklingError(f"ferrograd.load: tensor refers to a missing storage {key!r}")
         dtype, numel, users = self.meta[key]
+        seen = self.users_seen[key] = self.users_seen.get(key, 0) + 1
+        if seen > users:
+            raise pickle.UnpicklingError(
+                f"ferrograd.load: storage {key} is declared with {users} tensor(s) in {_STORAGES} but the "
+                "pickle refers to it from more; the checkpoint was modified"
+            )
         lo, hi = _extent(shape, strides)
         if offset + lo < 0 or (hi > lo and offset + hi > numel):
             raise pickle.UnpicklingError(
-                f"ferrograd.load: tensor of shape {list(shape)} and strides {list(strides)} at offset "
-                f"{offset} does not fit storage {key} of {numel} elements"
+                f"ferrograd.load: tensor of shape {_unpickler.brief(list(shape))} and strides "
+                f"{_unpickler.brief(list(strides))} at offset {offset} does not fit storage {key} of {numel} "
+                "elements"
             )
         if users == 1 and offset == 0 and hi - lo == numel and _is_dense(shape, strides):
             # The storage's only tensor, laid out densely: build it directly
@@ -513,48 +745,56 @@ def _resolve_map_location(map_location: Any) -> Any:
     return map_location
 
 
-def _make_unpickler(
+_UNPICKLER_ARGS = frozenset({"encoding", "errors", "fix_imports"})
+
+
+def _unpickle(
     file: IO[bytes],
     table: _StorageTable,
     weights_only: bool,
     pickle_module: Any,
     pickle_load_args: dict[str, Any],
-) -> pickle.Unpickler:
-    base = pickle.Unpickler if weights_only else pickle_module.Unpickler
-    allowed = _default_allowed() if weights_only else None
+) -> Any:
+    """Unpickles the structure: with the bounded unpickler and the allowlist
+    when ``weights_only``, else with ``pickle_module``'s Unpickler."""
     loaded: dict[int, Any] = {}
 
-    class _Unpickler(base):  # type: ignore[misc, valid-type]
-        def find_class(self, module: str, name: str) -> Any:
-            if allowed is None:
-                return super().find_class(module, name)
-            # Protocol 2 streams name Python 2 modules (``__builtin__``);
-            # map them as pickle's own find_class does.
-            if (module, name) in _compat_pickle.NAME_MAPPING:
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-            qual = f"{module}.{name}"
-            if qual in allowed:
-                return allowed[qual]
-            if qual in _safe_globals:
-                return _safe_globals[qual]
-            raise _unsupported_global(module, name)
+    def persistent_load(pid: Any) -> Any:
+        if not _valid_tensor_id(pid):
+            raise pickle.UnpicklingError(f"ferrograd.load: unsupported persistent id {_unpickler.brief(pid)}")
+        _, key, offset, shape, strides, requires_grad, subclass, serial = pid
+        # One saved tensor object, met several times, loads as one object.
+        if serial in loaded:
+            return loaded[serial]
+        t = table.tensor(key, offset, shape, strides, bool(requires_grad))
+        if subclass is not None:
+            t = _rebuild_subclass(find_class(*subclass), t, bool(requires_grad))
+        loaded[serial] = t
+        return t
 
+    if weights_only:
+        unexpected = sorted(set(pickle_load_args) - _UNPICKLER_ARGS)
+        if unexpected:
+            raise TypeError(
+                f"ferrograd.load: unexpected keyword argument(s) {unexpected} for a weights-only load"
+            )
+        bounded = _unpickler.BoundedUnpickler(
+            file,
+            allowed={**_safe_globals, **_default_allowed()},
+            rules=_rules(),
+            persistent_load=persistent_load,
+            **pickle_load_args,
+        )
+        find_class = bounded.find_class
+        return bounded.load()
+
+    class _Unpickler(pickle_module.Unpickler):  # type: ignore[misc, name-defined]
         def persistent_load(self, pid: Any) -> Any:
-            if not _valid_tensor_id(pid):
-                raise pickle.UnpicklingError(f"ferrograd.load: unsupported persistent id {pid!r}")
-            _, key, offset, shape, strides, requires_grad, subclass, serial = pid
-            # One saved tensor object, met several times, loads as one object.
-            if serial in loaded:
-                return loaded[serial]
-            t = table.tensor(key, offset, shape, strides, bool(requires_grad))
-            if subclass is not None:
-                cls = self.find_class(*subclass)
-                t = _rebuild_subclass(cls, t, bool(requires_grad))
-            loaded[serial] = t
-            return t
+            return persistent_load(pid)
 
-    return _Unpickler(file, **pickle_load_args)
+    unpickler = _Unpickler(file, **pickle_load_args)
+    find_class = unpickler.find_class
+    return unpickler.load()
 
 
 def _valid_tensor_id(pid: Any) -> bool:
@@ -573,7 +813,14 @@ def _valid_tensor_id(pid: Any) -> bool:
         and len(shape) == len(strides)
         and all(n >= 0 for n in shape)
         and isinstance(requires_grad, bool)
-        and (subclass is None or (isinstance(subclass, tuple) and all(isinstance(p, str) for p in subclass)))
+        and (
+            subclass is None
+            or (
+                isinstance(subclass, tuple)
+                and len(subclass) == 2
+                and all(isinstance(p, str) for p in subclass)
+            )
+        )
     )
 
 
@@ -610,8 +857,11 @@ def load(
     By default (``weights_only``) only tensors, containers, numbers,
     strings, dtypes, devices, sizes and allow-listed globals (see
     :func:`add_safe_globals`) are accepted; anything else raises
-    ``pickle.UnpicklingError`` without running code. A plain pickle stream
-    (``pickle.dump`` of tensors) is also accepted.
+    ``pickle.UnpicklingError`` without running code, and what a file may
+    make the loader allocate is bounded by the file's size (the limits are
+    in docs/data.md). A plain pickle stream (``pickle.dump`` of tensors) is
+    also accepted. A truncated, damaged or modified checkpoint raises
+    ``RuntimeError`` or ``pickle.UnpicklingError`` naming the problem.
 
     Args:
         f (str, os.PathLike or file object): the path, or a binary file
@@ -628,7 +878,9 @@ def load(
             Default: ``None`` (``True``).
         mmap (bool, optional): accepted for compatibility; the data is always
             read into memory. Default: ``None``.
-        **pickle_load_args: passed to the unpickler (e.g. ``encoding``).
+        **pickle_load_args: passed to the unpickler (``encoding``, ``errors``,
+            ``fix_imports``; any keyword of ``pickle_module.Unpickler`` with
+            ``weights_only=False``).
 
     Example:
         >>> import io
@@ -659,26 +911,19 @@ def load(
                 # zipfile needs to seek to the central directory at the end.
                 fh = io.BytesIO(fh.read())
         start = fh.tell()
-        if not zipfile.is_zipfile(fh):
-            fh.seek(start)
-            return _make_unpickler(
-                fh, _StorageTable(None, map_location), weights_only, pickle_module, pickle_load_args
-            ).load()
+        head = fh.read(4)
         fh.seek(start)
-        zf = stack.enter_context(zipfile.ZipFile(fh, "r"))
-        names = zf.namelist()
-        if f"{_ROOT}/storages" not in names or f"{_ROOT}/data.pkl" not in names:
-            raise RuntimeError(
-                "ferrograd.load: the archive is not a ferrograd checkpoint (no archive/storages or "
-                "archive/data.pkl record); files written by torch.save are not supported"
+        if not head:
+            raise pickle.UnpicklingError("ferrograd.load: the file is empty (truncated checkpoint?)")
+        if head not in _ZIP_MAGICS and not zipfile.is_zipfile(fh):
+            fh.seek(start)
+            return _unpickle(
+                fh, _StorageTable(None, map_location), weights_only, pickle_module, pickle_load_args
             )
-        version = int(zf.read(f"{_ROOT}/version").decode().strip())
-        if version > FORMAT_VERSION:
-            raise RuntimeError(
-                f"ferrograd.load: the file has format version {version}, newer than this ferrograd's "
-                f"{FORMAT_VERSION}"
-            )
-        table = _StorageTable(zf, map_location)
-        with zf.open(f"{_ROOT}/data.pkl") as pkl:
-            data = io.BytesIO(pkl.read())
-        return _make_unpickler(data, table, weights_only, pickle_module, pickle_load_args).load()
+        fh.seek(start)
+        archive = _Archive(fh, start)
+        stack.callback(archive.close)
+        # Checked against the directory: at most the file's own size.
+        data = io.BytesIO(archive.read(_PICKLE))
+        table = _StorageTable(archive, map_location)
+        return _unpickle(data, table, weights_only, pickle_module, pickle_load_args)

@@ -1,8 +1,12 @@
 """ferrograd.save / ferrograd.load: round trips, storage sharing, the file
-layout and the weights-only refusal of arbitrary globals.
+layout, the weights-only refusal of arbitrary globals, the bounds on what a
+hostile file can make a weights-only load build, and the errors damaged or
+modified checkpoints raise (tests/python/test_serialization_fuzz.py runs the
+randomized version).
 
 Oracles: NumPy (bit patterns of the saved and loaded values), the documented
-archive layout read back with ``zipfile``, and properties (aliasing after a
+archive layout read back with ``zipfile``, ``pickle.loads`` for plain
+streams, tracemalloc peaks for the bounds, and properties (aliasing after a
 write, identity of repeated objects).
 """
 
@@ -13,6 +17,8 @@ import fractions
 import io
 import os
 import pickle
+import struct
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -361,3 +367,327 @@ def test_explicit_pickle_module_needs_weights_only_false():
         torch.load(buf, pickle_module=pickle, weights_only=True)
     buf.seek(0)
     assert torch.load(buf, pickle_module=pickle, weights_only=False) == 1
+
+
+# ------------------------------------------------- bounded weights-only loads
+
+
+class _Reduces:
+    """Pickles as ``func(*args)``, as a hostile file would."""
+
+    def __init__(self, func, *args) -> None:
+        self.func = func
+        self.args = args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+def _peak_bytes_of(fn):
+    """(result or exception, tracemalloc peak) of ``fn()``."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn()
+        except Exception as exc:  # returned for the caller to check
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("in_archive", [False, True], ids=["plain-pickle", "archive"])
+def test_list_of_a_range_is_refused_without_building_it(in_archive):
+    hostile = _Reduces(list, range(10**7))
+    buf = io.BytesIO()
+    if in_archive:
+        torch.save({"w": torch.ones(2), "x": hostile}, buf)
+    else:
+        pickle.dump(hostile, buf, protocol=2)
+    assert len(buf.getvalue()) < (1000 if in_archive else 70)
+    out, peak = _peak_bytes_of(lambda: torch.load(io.BytesIO(buf.getvalue())))
+    assert isinstance(out, pickle.UnpicklingError)
+    assert "list() of a range is not allowed" in str(out)
+    assert peak < 1 << 20  # building it takes 382 MB
+
+
+@pytest.mark.parametrize("func", [bytes, bytearray], ids=["bytes", "bytearray"])
+def test_bytes_of_an_int_is_refused(func):
+    data = pickle.dumps(_Reduces(func, 2**31 - 1), protocol=2)
+    out, peak = _peak_bytes_of(lambda: torch.load(io.BytesIO(data)))
+    assert isinstance(out, pickle.UnpicklingError)
+    assert f"{func.__name__}(n) is not allowed" in str(out)
+    assert peak < 1 << 20
+
+
+def test_huge_memo_index_is_refused_and_the_memo_is_a_dict():
+    # LONG_BINPUT 0x7fffffff: CPython's C unpickler grows its memo array to
+    # twice that index (about 32 GB of zeroed pointers).
+    hostile = b"\x80\x02]r\xff\xff\xff\x7fh\x00."
+    out, peak = _peak_bytes_of(lambda: torch.load(io.BytesIO(hostile)))
+    assert isinstance(out, pickle.UnpicklingError)
+    assert "memo index 2147483647 is out of range" in str(out)
+    assert peak < 1 << 20
+    # A sparse index inside the stream is stored as one dict entry.
+    sparse = torch.load(io.BytesIO(b"\x80\x02Kxq\x09N0h\x09h\x09\x86."))
+    assert sparse == (120, 120)
+
+
+def test_repeated_copies_of_one_list_exceed_the_budget():
+    # A 3000-element list copied by tuple() 400 times: each copy is paid by
+    # a few bytes of the file, so the budget (not the file size) stops it.
+    stream = b"\x80\x02](" + b"N" * 3000 + b"eq\x00" + b"c__builtin__\ntuple\nq\x01"
+    stream += b"h\x01h\x00\x85R0" * 4000 + b"N."
+    out, peak = _peak_bytes_of(lambda: torch.load(io.BytesIO(stream)))
+    assert isinstance(out, pickle.UnpicklingError)
+    assert "bytes of objects, the limit for a weights-only load" in str(out)
+    assert peak < 4 << 20
+
+
+def test_the_densest_stream_pickle_writes_still_loads():
+    # A list of empty sets in protocol 4 builds about 140 bytes of objects
+    # per byte, under the budget's 160.
+    obj = [set() for _ in range(30_000)]
+    assert torch.load(io.BytesIO(pickle.dumps(obj, protocol=4))) == obj
+
+
+def test_deep_and_shared_tuple_keys_are_refused_before_hashing():
+    # Hashing a tuple nested 100000 deep overflows the C stack; one that
+    # shares its halves 80 times over takes 2**80 steps.
+    deep = b"\x80\x02})" + b"\x85" * 100_000 + b"Ns."
+    shared = b"\x80\x02})" + b"2\x86" * 80 + b"Ns."
+    for stream in (deep, shared):
+        with pytest.raises(pickle.UnpicklingError, match="too large to hash safely"):
+            torch.load(io.BytesIO(stream))
+    # Tuples nested a little, used as keys, are fine.
+    key = ((1, "a"), (2.5, (None,)))
+    assert torch.load(io.BytesIO(pickle.dumps({key: 1}, protocol=2))) == {key: 1}
+
+
+def test_nested_slices_and_other_codecs_are_refused():
+    nested = _Reduces(slice, slice(None))
+    with pytest.raises(pickle.UnpicklingError, match="slice"):
+        torch.load(io.BytesIO(pickle.dumps(nested, protocol=2)))
+    import codecs
+
+    wide = _Reduces(codecs.encode, "x" * 10, "utf-32")
+    with pytest.raises(pickle.UnpicklingError, match="only as _codecs.encode"):
+        torch.load(io.BytesIO(pickle.dumps(wide, protocol=2)))
+
+
+@pytest.mark.parametrize("protocol", range(6))
+def test_plain_pickles_of_every_protocol_load_as_pickle_loads_them(protocol):
+    obj = {
+        "t": torch.arange(6.0).reshape(2, 3).t(),
+        "p": torch.nn.Parameter(torch.ones(2)),
+        "scalars": [None, True, False, 0, -1, 2**70, 1.5, float("inf"), -0.0, 3 + 4j, "é😀\n\\", b"\x00\xff"],
+        "containers": ((), (1,), [1, [2]], {1, 2}, frozenset({"a"}), bytearray(b"xy")),
+        "od": collections.OrderedDict([("b", 1), ("a", 2)]),
+        "counter": collections.Counter("abca"),
+        "misc": (range(1, 9, 2), slice(1, None, -1), torch.float16, torch.device("cpu"), torch.Size([2, 3])),
+        "keys": {(1, "a"): 1, frozenset({2}): 2, 2.5: 3},
+    }
+    obj["alias"] = obj["scalars"]  # shared objects stay shared
+    data = pickle.dumps(obj, protocol=protocol)
+    out = torch.load(io.BytesIO(data))
+    ref = pickle.loads(data)
+    assert out["alias"] is out["scalars"]
+    assert isinstance(out["p"], torch.nn.Parameter) and out["p"].requires_grad
+    assert out["t"].tolist() == ref["t"].tolist() and out["t"].stride() == ref["t"].stride()
+    for k in ("scalars", "containers", "od", "counter", "misc", "keys"):
+        assert out[k] == ref[k] and type(out[k]) is type(ref[k])
+
+
+def test_plain_pickle_streams_leave_the_file_after_their_stop_opcode():
+    buf = io.BytesIO()
+    pickle.dump({"a": 1}, buf, protocol=2)
+    pickle.dump([torch.ones(2)], buf, protocol=4)
+    buf.write(b"tail")
+    buf.seek(0)
+    assert torch.load(buf) == {"a": 1}
+    assert torch.load(buf)[0].tolist() == [1.0, 1.0]
+    assert buf.read() == b"tail"
+
+
+def test_bounded_unpickler_takes_an_allowlist_rules_and_a_persistent_load():
+    from ferrograd._unpickler import BoundedUnpickler
+
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, 4)
+    pickler.persistent_id = lambda obj: f"id-{obj}" if isinstance(obj, str) and obj.startswith("$") else None
+    pickler.dump({"w": "$w", "n": fractions.Fraction(1, 3), "c": complex(1, 2)})
+    data = buf.getvalue()
+    allowed = {"fractions.Fraction": fractions.Fraction, "builtins.complex": complex}
+    out = BoundedUnpickler(data, allowed=allowed, persistent_load=str.upper).load()
+    assert out == {"w": "ID-$W", "n": fractions.Fraction(1, 3), "c": 1 + 2j}
+
+    # A rule refuses calls; a missing global names itself.
+    def no_complex(args):
+        raise pickle.UnpicklingError("no complex numbers here")
+
+    with pytest.raises(pickle.UnpicklingError, match="no complex numbers"):
+        BoundedUnpickler(data, allowed=allowed, rules={complex: no_complex}, persistent_load=str).load()
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL fractions.Fraction"):
+        BoundedUnpickler(data, allowed={}, persistent_load=str).load()
+    with pytest.raises(pickle.UnpicklingError, match="bytes of objects"):
+        BoundedUnpickler(data, allowed=allowed, persistent_load=str, budget=100).load()
+
+
+# ------------------------------------------------- damaged or modified files
+
+
+def _archive(obj=None) -> bytes:
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6.0), "v": torch.ones(3, dtype=torch.int16)} if obj is None else obj, buf)
+    return buf.getvalue()
+
+
+def _rewrite(raw: bytes, changes: dict, compress: tuple = ()) -> bytes:
+    """The archive with members replaced (``name: bytes``) or removed
+    (``name: None``); members named in ``compress`` are deflated."""
+    with zipfile.ZipFile(io.BytesIO(raw)) as src:
+        members = {n: src.read(n) for n in src.namelist()}
+    for name, data in changes.items():
+        if data is None:
+            members.pop(name)
+        else:
+            members[name] = data
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for name, data in members.items():
+            method = zipfile.ZIP_DEFLATED if name in compress else zipfile.ZIP_STORED
+            dst.writestr(zipfile.ZipInfo(name), data, compress_type=method)
+    return out.getvalue()
+
+
+def _load_bytes(raw: bytes):
+    return torch.load(io.BytesIO(raw))
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9, -1])
+def test_truncated_checkpoint_says_so(keep):
+    raw = _archive()
+    cut = raw[: int(len(raw) * keep)] if keep > 0 else raw[:-1]
+    with pytest.raises(RuntimeError, match="truncated or damaged archive"):
+        _load_bytes(cut)
+    with pytest.raises(pickle.UnpicklingError, match="empty"):
+        _load_bytes(b"")
+
+
+@pytest.mark.parametrize("record", [b"one\n", b"", b"-1\n", b"1\n" * 40])
+def test_tampered_version_record_is_named(record):
+    with pytest.raises(RuntimeError, match=r"bad (version )?record.*archive/version"):
+        _load_bytes(_rewrite(_archive(), {"archive/version": record}))
+
+
+def test_tampered_storage_and_byteorder_records_are_named():
+    raw = _archive()
+    for storages in (b"0 float32 six 1\n1 int16 3 1\n", b"0 float32 6 1\n0 int16 3 1\n", b"0 float32 6 1"):
+        with pytest.raises(RuntimeError, match="bad storage record"):
+            _load_bytes(_rewrite(raw, {"archive/storages": storages}))
+    with pytest.raises(RuntimeError, match="bad byteorder record"):
+        _load_bytes(_rewrite(raw, {"archive/byteorder": b"middle"}))
+
+
+def test_missing_members_are_named():
+    raw = _archive()
+    with pytest.raises(RuntimeError, match="missing member archive/data/0"):
+        _load_bytes(_rewrite(raw, {"archive/data/0": None}))
+    with pytest.raises(RuntimeError, match="no member archive/version"):
+        _load_bytes(_rewrite(raw, {"archive/version": None}))
+    with pytest.raises(RuntimeError, match="not a ferrograd checkpoint"):
+        _load_bytes(_rewrite(raw, {"archive/storages": None}))
+
+
+def test_storage_size_mismatch_is_refused_before_reading():
+    raw = _rewrite(_archive(), {"archive/storages": b"0 float32 1000000000000 1\n1 int16 3 1\n"})
+    out, peak = _peak_bytes_of(lambda: _load_bytes(raw))
+    assert isinstance(out, RuntimeError)
+    assert "storage size mismatch" in str(out) and "4000000000000 bytes" in str(out)
+    assert peak < 1 << 20
+
+
+def test_compressed_bomb_member_is_refused_before_reading():
+    n = 25_000_000  # 100 MB of zeros deflate to about 100 kB
+    raw = _rewrite(
+        _archive(),
+        {"archive/storages": f"0 float32 {n} 1\n1 int16 3 1\n".encode(), "archive/data/0": bytes(4 * n)},
+        compress=("archive/data/0",),
+    )
+    assert len(raw) < 200_000
+    out, peak = _peak_bytes_of(lambda: _load_bytes(raw))
+    assert isinstance(out, RuntimeError)
+    assert "member 'archive/data/0' is compressed" in str(out)
+    assert peak < 1 << 20
+
+
+def _with_overlapping_entry(raw: bytes, name: str, alias: str) -> bytes:
+    """Adds a central directory entry ``alias`` that points at the bytes of
+    member ``name`` (how a zip of overlapping entries multiplies its size)."""
+    eocd = raw.rindex(b"PK\x05\x06")
+    count, size, offset = struct.unpack("<HII", raw[eocd + 10 : eocd + 20])
+    directory = raw[offset : offset + size]
+    at = 0
+    while True:
+        n, m, k = struct.unpack("<HHH", directory[at + 28 : at + 34])
+        if directory[at + 46 : at + 46 + n] == name.encode():
+            break
+        at += 46 + n + m + k
+    record = bytearray(directory[at : at + 46 + n + m + k])
+    record[46 : 46 + n] = alias.encode()  # same length, so the lengths stay
+    directory += bytes(record)
+    tail = bytearray(raw[eocd:])
+    struct.pack_into("<HHII", tail, 8, count + 1, count + 1, len(directory), offset)
+    return raw[:offset] + directory + bytes(tail)
+
+
+def test_overlapping_members_are_refused():
+    # Refused from the directory, before any member is read.
+    raw = _with_overlapping_entry(_archive(), "archive/data/0", "archive/data/9")
+    with pytest.raises(RuntimeError, match="'archive/data/0' and 'archive/data/9' overlap"):
+        _load_bytes(raw)
+
+
+def test_checksum_failure_is_named():
+    raw = bytearray(_archive())
+    at = raw.index(np.arange(6, dtype="<f4").tobytes()) + 5
+    raw[at] ^= 0x40
+    with pytest.raises(RuntimeError, match="checksum failure in member archive/data/0"):
+        _load_bytes(bytes(raw))
+
+
+class _Serial:
+    def __init__(self, serial: int) -> None:
+        self.serial = serial
+
+
+def test_a_record_named_by_more_tensors_than_it_declares_is_refused():
+    # Two tensors naming a record of one user: without the check each would
+    # copy the storage, so a short pickle could copy one large record many
+    # times.
+    raw = _archive({"w": torch.arange(4.0)})
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, 2)
+    pickler.persistent_id = lambda obj: (
+        ("tensor", "0", 0, (4,), (1,), False, None, obj.serial) if isinstance(obj, _Serial) else None
+    )
+    pickler.dump([_Serial(0), _Serial(1)])
+    with pytest.raises(pickle.UnpicklingError, match="declared with 1 tensor"):
+        _load_bytes(_rewrite(raw, {"archive/data.pkl": buf.getvalue()}))
+
+
+def test_damaged_files_never_return_partial_results():
+    # Each damage raises; none returns an object missing the damaged part.
+    raw = _archive()
+    for damaged in (
+        raw[: len(raw) // 2],
+        _rewrite(raw, {"archive/data/1": b"\x00\x00"}),
+        _rewrite(raw, {"archive/data.pkl": _rewrite_pickle_tail(raw)}),
+    ):
+        with pytest.raises((RuntimeError, pickle.UnpicklingError)):
+            _load_bytes(damaged)
+
+
+def _rewrite_pickle_tail(raw: bytes) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        return zf.read("archive/data.pkl")[:-3]
