@@ -3,10 +3,11 @@
 Each public function of ``ferrograd``, ``ferrograd.nn.functional`` and
 ``ferrograd.linalg`` is a ``_core.routed_function``: outside ``vmap`` it
 calls the implementation directly; while a ``vmap`` runs it calls the
-batching dispatcher (``func._vmap.dispatcher``), made on first use. The
-choice is made per call in Rust, so names bound before ``vmap`` (``from
-ferrograd import cat``) batch like module attributes, and no module is
-modified while ``vmap`` runs.
+batching dispatcher, made on first use by the dispatcher factory that
+``func._vmap`` installs here when it is imported (``set_dispatcher``; this
+module imports nothing from ``func``). The choice is made per call in
+Rust, so names bound before ``vmap`` (``from ferrograd import cat``) batch
+like module attributes, and no module is modified while ``vmap`` runs.
 """
 
 from __future__ import annotations
@@ -35,11 +36,25 @@ NO_DISPATCH = frozenset({
 BY_IMPLEMENTATION: dict[int, Any] = {}
 
 
+# The vmap dispatcher factory (``func._vmap.dispatcher``), installed by
+# ``func._vmap`` when it is imported. A routed function calls it only while
+# a vmap runs, so only after ``func._vmap`` (which runs every vmap) has been
+# imported; the no-vmap path never reads it.
+_dispatcher: Callable[[str, Callable[..., Any]], Any] | None = None
+
+
+def set_dispatcher(factory: Callable[[str, Callable[..., Any]], Any]) -> None:
+    """Installs ``factory(qual, fn)``, which makes the vmap dispatcher of
+    the module function ``qual`` implemented by ``fn``."""
+    global _dispatcher
+    _dispatcher = factory
+
+
 def _factory(qual: str, fn: Callable[..., Any]) -> Callable[[], Any]:
     def make() -> Any:
-        from .func._vmap import dispatcher
-
-        return dispatcher(qual, fn)
+        if _dispatcher is None:
+            raise RuntimeError(f"{qual}: no vmap dispatcher is installed (ferrograd.func._vmap not imported)")
+        return _dispatcher(qual, fn)
 
     return make
 

@@ -9,10 +9,16 @@ With ``generate_vmap_rule = True``, ``forward``, ``setup_context``,
 ``backward`` (and ``jvp``) run on batched tensors, so their own ops are
 batched: a Function on the physical tensors wraps them, and its node in
 the graph calls the user's ``backward`` with batched gradients.
+
+This module sits below ``autograd.function`` and ``func._vmap`` and imports
+neither: ``Function.apply`` passes the ``Function`` class in, and
+``func._vmap`` installs its routing here (``set_routing``) when it is
+imported.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 from .. import _batched as B
@@ -29,25 +35,40 @@ class VmapInfo(NamedTuple):
     randomness: str
 
 
-def apply_batched(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``cls.apply(*args)`` when an argument is batched."""
-    from .function import _SingleLevelFunction
+# The routing of ``func._vmap`` (a context manager that counts a running
+# vmap and puts the batching dispatchers in place), installed by
+# ``func._vmap`` when it is imported. Only Functions applied to batched
+# arguments use it, so only inside a vmap, after ``func._vmap`` is imported.
+_routing: AbstractContextManager[Any] | None = None
 
-    if cls.setup_context is _SingleLevelFunction.setup_context:
+
+def set_routing(routing: AbstractContextManager[Any]) -> None:
+    """Installs the vmap routing that the physical Function of a generated
+    rule enters around the user's methods."""
+    global _routing
+    _routing = routing
+
+
+def apply_batched(base: Any, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls.apply(*args)`` when an argument is batched. ``base`` is
+    ``autograd.Function``: its ``setup_context`` and ``vmap`` are the ones
+    a Function must override, and a generated rule's physical Function
+    subclasses it."""
+    if cls.setup_context is base.setup_context:
         raise RuntimeError(
             "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
             "...), it must override the setup_context staticmethod. For more details, please see "
             "https://pytorch.org/docs/main/notes/extending.func.html"
         )
     if getattr(cls, "generate_vmap_rule", False):
-        if _user_vmap(cls):
+        if _user_vmap(base, cls):
             raise RuntimeError(
                 f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and an "
                 "overridden vmap staticmethod. Please set generate_vmap_rule=False or delete the "
                 "overridden vmap staticmethod to avoid ambiguity."
             )
-        return _generated(cls, args, kwargs)
-    if not _user_vmap(cls):
+        return _generated(base, cls, args, kwargs)
+    if not _user_vmap(base, cls):
         raise RuntimeError(
             f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override "
             "and implement the vmap staticmethod or set generate_vmap_rule=True. For more details, "
@@ -56,10 +77,8 @@ def apply_batched(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
     return _user_rule(cls, args, kwargs)
 
 
-def _user_vmap(cls: Any) -> bool:
-    from .function import Function
-
-    return cls.vmap is not Function.vmap
+def _user_vmap(base: Any, cls: Any) -> bool:
+    return cls.vmap is not base.vmap
 
 
 def _user_rule(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -156,12 +175,14 @@ class _CtxProxy:
 _PHYSICAL: dict[Any, Any] = {}
 
 
-def _physical_function(cls: Any) -> Any:
+def _physical_function(base: Any, cls: Any) -> Any:
     phys = _PHYSICAL.get(cls)
     if phys is not None:
         return phys
-    from ..func._vmap import _routing
-    from .function import Function
+    if _routing is None:
+        raise RuntimeError(
+            f"{cls.__name__}.apply: no vmap routing is installed (ferrograd.func._vmap is not imported)")
+    routing = _routing
 
     def wrap_all(spec: _Spec, xs: Any) -> list[Any]:
         return [B.wrap(x, spec.levels) if isinstance(x, Tensor) else x for x in xs]
@@ -169,10 +190,10 @@ def _physical_function(cls: Any) -> Any:
     def unwrap_all(spec: _Spec, xs: Any) -> list[Any]:
         return [B.physical(x, spec.levels, spec.sizes) if isinstance(x, Tensor) else x for x in xs]
 
-    class Physical(Function):
+    class Physical(base):  # type: ignore[misc]
         @staticmethod
         def forward(spec: _Spec, *args: Any) -> Any:
-            with _routing:
+            with routing:
                 out = cls.forward(*wrap_all(spec, args))
             spec.single = not isinstance(out, tuple)
             outs = unwrap_all(spec, (out,) if spec.single else out)
@@ -184,7 +205,7 @@ def _physical_function(cls: Any) -> Any:
             proxy = _CtxProxy(ctx, spec)
             ctx._vmap_ctx = proxy
             outs = wrap_all(spec, (output,) if spec.single else output)
-            with _routing:
+            with routing:
                 result = outs[0] if spec.single else tuple(outs)
                 cls.setup_context(proxy, tuple(wrap_all(spec, inputs[1:])), result)
 
@@ -192,7 +213,7 @@ def _physical_function(cls: Any) -> Any:
         def backward(ctx: Any, *grads: Any) -> Any:
             proxy = ctx._vmap_ctx
             spec = proxy._spec
-            with _routing:
+            with routing:
                 res = cls.backward(proxy, *wrap_all(spec, grads))
             res = res if isinstance(res, tuple) else (res,)
             return (None, *unwrap_all(spec, res))
@@ -201,7 +222,7 @@ def _physical_function(cls: Any) -> Any:
         def jvp(ctx: Any, *tangents: Any) -> Any:
             proxy = ctx._vmap_ctx
             spec = proxy._spec
-            with _routing:
+            with routing:
                 res = cls.jvp(proxy, *wrap_all(spec, tangents[1:]))
             outs = unwrap_all(spec, res if isinstance(res, tuple) else (res,))
             return outs[0] if spec.single else tuple(outs)
@@ -211,13 +232,13 @@ def _physical_function(cls: Any) -> Any:
     return Physical
 
 
-def _generated(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _generated(base: Any, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if kwargs:
         raise RuntimeError(f"{cls.__name__}.apply: keyword arguments are not supported under vmap")
     levels, sizes = B.collect(args, {})
     spec = _Spec(levels, sizes)
     phys_args = [B.physical(a, levels, sizes) if isinstance(a, Tensor) else a for a in args]
-    out = _physical_function(cls).apply(spec, *phys_args)
+    out = _physical_function(base, cls).apply(spec, *phys_args)
     if isinstance(out, tuple):
         return tuple(B.wrap(o, levels) for o in out)
     return B.wrap(out, levels)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _core
 from .._batched import active_levels as _batched_levels
 from .._batched import any_batched as _batched_any
+from ._function_vmap import apply_batched as _apply_batched
 from .grad_mode import is_grad_enabled, no_grad
 
 __all__ = [
@@ -465,9 +466,7 @@ class Function(_SingleLevelFunction):
             what ``forward`` returned, linked to the graph.
         """
         if _batched_levels() and _batched_any(args, kwargs):
-            from ._function_vmap import apply_batched
-
-            return apply_batched(cls, args, kwargs)
+            return _apply_batched(Function, cls, args, kwargs)
         setup_context = cls.setup_context is not _SingleLevelFunction.setup_context
         if setup_context:
             args = _bind_default_args(cls.forward, args, kwargs)

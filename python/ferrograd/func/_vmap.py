@@ -14,7 +14,8 @@ from .. import _batched as B
 from .. import _core
 from .._batched import BatchedTensor, logical_dim, logical_shape, wrap
 from .._ops_pointwise import _BINARY, _UNARY
-from .._routed import BY_IMPLEMENTATION
+from .._routed import BY_IMPLEMENTATION, set_dispatcher
+from ..autograd import _function_vmap
 from ..utils._pytree import tree_flatten, tree_unflatten
 from . import _rules as R
 
@@ -592,6 +593,15 @@ def _dispatcher(qual: str, fn: Any, rule: R.Rule | None, random: bool) -> Callab
         return result
 
     return dispatch
+
+
+# The lower layers reach this module through slots they own (they import
+# nothing from func): routed module functions make their dispatchers with
+# ``dispatcher``, and an autograd.Function's generated vmap rule enters
+# ``_routing`` around the user's methods. Installed at import, before any
+# vmap can run.
+set_dispatcher(dispatcher)
+_function_vmap.set_routing(_routing)
 
 
 # ---------------------------------------------------------------------------
