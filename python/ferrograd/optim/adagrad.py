@@ -11,10 +11,13 @@ from .._core import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _check_fused,
     _check_lr,
+    _check_non_negative,
     _closure_loss,
     _get_scalar_dtype,
     _get_value,
+    _real_views,
     _to_scalar,
     _use_grad_for_differentiable,
 )
@@ -69,14 +72,10 @@ class Adagrad(Optimizer):
         fused: bool | None = None,
     ) -> None:
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(lr_decay, "lr_decay")
+        _check_non_negative(weight_decay, "weight_decay")
+        _check_non_negative(initial_accumulator_value, "initial_accumulator_value")
+        _check_non_negative(eps, "epsilon")
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -89,11 +88,7 @@ class Adagrad(Optimizer):
             "fused": fused,
         }
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
         # Unlike the other optimizers, Adagrad's state exists from construction on.
         for group in self.param_groups:
             for p in group["params"]:
@@ -106,15 +101,9 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        self._set_missing_options(
+            {"foreach": None, "maximize": False, "differentiable": False, "fused": None}, step_tensors=True
+        )
 
     def _init_group(
         self,
@@ -124,11 +113,7 @@ class Adagrad(Optimizer):
         state_sums: list[Tensor],
         state_steps: list[Tensor],
     ) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
+        for p in self._params_with_grad(group, params, grads):
             state = self.state[p]
             state_sums.append(state["sum"])
             state_steps.append(state["step"])
@@ -178,33 +163,6 @@ def adagrad(
 ) -> None:
     """Functional Adagrad over lists of tensors; see :class:`Adagrad` for the update rule."""
     # A Rust foreach kernel would take these same lists and replace the loop below.
-    _single_tensor_adagrad(
-        params,
-        grads,
-        state_sums,
-        state_steps,
-        lr=lr,
-        weight_decay=weight_decay,
-        lr_decay=lr_decay,
-        eps=eps,
-        maximize=maximize,
-        differentiable=differentiable,
-    )
-
-
-def _single_tensor_adagrad(
-    params: list[Tensor],
-    grads: list[Tensor],
-    state_sums: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    lr: float | Tensor,
-    weight_decay: float,
-    lr_decay: float,
-    eps: float,
-    maximize: bool,
-    differentiable: bool,
-) -> None:
     lr = _to_scalar(lr)  # a tensor lr is decayed in its own dtype, as torch does
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps, strict=True):
         step_t += 1
@@ -213,10 +171,11 @@ def _single_tensor_adagrad(
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         clr = _get_value(lr / (1 + (step - 1) * lr_decay))
-        if _fg.is_complex(param):
-            grad = _fg.view_as_real(grad)
-            state_sum = _fg.view_as_real(state_sum)
-            param = _fg.view_as_real(param)
+        param, grad, state_sum = _real_views(param, grad, state_sum)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
         param.addcdiv_(grad, std, value=-clr)
+
+
+# torch's name for the per-tensor loop, which ``adagrad`` runs itself here.
+_single_tensor_adagrad = adagrad

@@ -12,10 +12,13 @@ from .._core import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _check_fused,
     _check_lr,
+    _check_non_negative,
     _closure_loss,
     _get_scalar_dtype,
     _get_value,
+    _real_views,
     _rust_step_ok,
     _to_scalar,
     _use_grad_for_differentiable,
@@ -81,14 +84,12 @@ class Adam(Optimizer):
             if foreach and not capturable:
                 raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_non_negative(eps, "epsilon")
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(weight_decay, "weight_decay")
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
@@ -117,27 +118,22 @@ class Adam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                # Old checkpoints stored the step count as a Python number.
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        self._set_missing_options(
+            {
+                "amsgrad": False,
+                "maximize": False,
+                "foreach": None,
+                "capturable": False,
+                "differentiable": False,
+                "decoupled_weight_decay": False,
+                "fused": None,
+            },
+            step_tensors=True,
+        )
 
     def _init_group(
         self,
@@ -149,11 +145,7 @@ class Adam(Optimizer):
         max_exp_avg_sqs: list[Tensor],
         state_steps: list[Tensor],
     ) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
+        for p in self._params_with_grad(group, params, grads):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
@@ -312,14 +304,9 @@ def _single_tensor_adam(
                 grad = grad.add(param, alpha=weight_decay)
 
         max_exp_avg_sq = max_exp_avg_sqs[i] if amsgrad else None
-        if _fg.is_complex(param):
-            # Complex numbers are updated as independent (real, imag) pairs.
-            param = _fg.view_as_real(param)
-            grad = _fg.view_as_real(grad)
-            exp_avg = _fg.view_as_real(exp_avg)
-            exp_avg_sq = _fg.view_as_real(exp_avg_sq)
-            if max_exp_avg_sq is not None:
-                max_exp_avg_sq = _fg.view_as_real(max_exp_avg_sq)
+        param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = _real_views(
+            param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
+        )
 
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)

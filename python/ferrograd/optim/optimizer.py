@@ -12,7 +12,7 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from typing import Any, TypeAlias
 
@@ -158,16 +158,30 @@ def _check_lr(lr: Any) -> None:
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
-def _view_as_real(params: list[Tensor], *buffers: list[Tensor]) -> None:
-    """Replace complex entries of ``params`` (and the matching buffers) by their real views.
+def _check_non_negative(value: Any, name: str) -> None:
+    """torch's check of a hyper-parameter that must be at least 0 (NaN fails it too)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """torch's checks of ``fused=True``, which is accepted (the step runs the same loop)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _real_views(param: Tensor, *tensors: Tensor | None) -> tuple[Any, ...]:
+    """``param`` and ``tensors`` (a ``None`` stays ``None``) as their real views when ``param``
+    is complex, else unchanged.
 
     Complex parameters are updated as pairs of real numbers, elementwise, as torch does.
     """
-    for i, p in enumerate(params):
-        if _fg.is_complex(p):
-            params[i] = _fg.view_as_real(p)
-            for buf in buffers:
-                buf[i] = _fg.view_as_real(buf[i])
+    if not _fg.is_complex(param):
+        return (param, *tensors)
+    return tuple(None if t is None else _fg.view_as_real(t) for t in (param, *tensors))
 
 
 def _use_grad_for_differentiable(step: Callable[..., Any]) -> Callable[..., Any]:
@@ -249,6 +263,19 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    def _set_missing_options(self, options: dict[str, Any], step_tensors: bool = False) -> None:
+        """What a subclass's ``__setstate__`` adds to an optimizer pickled by an older version:
+        the ``options`` a group lacks and, with ``step_tensors``, tensors for the ``step``
+        counts that old checkpoints stored as Python numbers."""
+        for group in self.param_groups:
+            for key, value in options.items():
+                group.setdefault(key, value)
+            if step_tensors:
+                for p in group["params"]:
+                    p_state = self.state.get(p, {})
+                    if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                        p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -349,6 +376,19 @@ class Optimizer:
         raise NotImplementedError
 
     # --- groups, gradients -----------------------------------------------------------------------
+
+    def _params_with_grad(
+        self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor]
+    ) -> Iterator[Tensor]:
+        """The parameters of ``group`` that have a gradient, in order: what every
+        ``_init_group`` goes through. Each is appended to ``params``, and its gradient to
+        ``grads``, before it is yielded."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            yield p
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group, filling options it does not give from ``defaults``.

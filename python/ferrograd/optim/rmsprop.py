@@ -12,6 +12,7 @@ from .optimizer import (
     Optimizer,
     ParamsT,
     _check_lr,
+    _check_non_negative,
     _closure_loss,
     _get_scalar_dtype,
     _get_value,
@@ -72,14 +73,10 @@ class RMSprop(Optimizer):
         differentiable: bool = False,
     ) -> None:
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_non_negative(eps, "epsilon")
+        _check_non_negative(momentum, "momentum")
+        _check_non_negative(weight_decay, "weight_decay")
+        _check_non_negative(alpha, "alpha")
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -96,17 +93,17 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, {})
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        self._set_missing_options(
+            {
+                "momentum": 0,
+                "centered": False,
+                "foreach": None,
+                "maximize": False,
+                "differentiable": False,
+                "capturable": False,
+            },
+            step_tensors=True,
+        )
 
     def _init_group(
         self,
@@ -118,11 +115,7 @@ class RMSprop(Optimizer):
         grad_avgs: list[Tensor],
         state_steps: list[Tensor],
     ) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
+        for p in self._params_with_grad(group, params, grads):
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
@@ -193,41 +186,6 @@ def rmsprop(
 ) -> None:
     """Functional RMSprop over lists of tensors; see :class:`RMSprop` for the update rule."""
     # A Rust foreach kernel would take these same lists and replace the loop below.
-    _single_tensor_rmsprop(
-        params,
-        grads,
-        square_avgs,
-        grad_avgs,
-        momentum_buffer_list,
-        state_steps,
-        lr=lr,
-        alpha=alpha,
-        eps=eps,
-        weight_decay=weight_decay,
-        momentum=momentum,
-        centered=centered,
-        maximize=maximize,
-        differentiable=differentiable,
-    )
-
-
-def _single_tensor_rmsprop(
-    params: list[Tensor],
-    grads: list[Tensor],
-    square_avgs: list[Tensor],
-    grad_avgs: list[Tensor],
-    momentum_buffer_list: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    lr: float | Tensor,
-    alpha: float,
-    eps: float,
-    weight_decay: float,
-    momentum: float,
-    centered: bool,
-    maximize: bool,
-    differentiable: bool,
-) -> None:
     lr = _get_value(_to_scalar(lr))
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
@@ -262,3 +220,7 @@ def _single_tensor_rmsprop(
             param.add_(buf, alpha=-lr)
         else:
             param.addcdiv_(grad, avg, value=-lr)
+
+
+# torch's name for the per-tensor loop, which ``rmsprop`` runs itself here.
+_single_tensor_rmsprop = rmsprop

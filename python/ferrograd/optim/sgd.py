@@ -12,6 +12,7 @@ from .._core import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    _check_fused,
     _check_lr,
     _closure_loss,
     _get_value,
@@ -90,29 +91,18 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._set_missing_options(
+            {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
+        )
 
     def _init_group(
         self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor], bufs: list[Tensor | None]
     ) -> None:
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
+        for p in self._params_with_grad(group, params, grads):
             if group["momentum"] != 0:
                 bufs.append(self.state[p].get("momentum_buffer"))
 
