@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import warnings
 import weakref
+from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
@@ -184,15 +185,20 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_lrs(self.get_lr)
+        else:
+            self.last_epoch = epoch
+            closed_form = getattr(self, "_get_closed_form_lr", None)
+            self._set_lrs(closed_form if closed_form is not None else self.get_lr)
+
+    def _set_lrs(self, compute: Callable[[], list[Any]]) -> None:
+        """Sets each group's lr to what ``compute`` returns for the current epoch (run as part
+        of a step, so ``get_lr`` does not warn) and keeps them for :meth:`get_last_lr`."""
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values, strict=True):

@@ -538,14 +538,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
-            _update_param_group_val(group, "lr", lr)
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._set_lrs(self.get_lr)
 
 
 def _check_no_plateau_and_same_optimizer(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> None:
