@@ -62,6 +62,11 @@ def _diff_input_positions(inputs: tuple[Any, ...]) -> list[int]:
     return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
+def _diff_output_positions(func_out: Any) -> list[int]:
+    """Where the outputs that require grad are among the outputs of ``func``."""
+    return _diff_input_positions(_as_tuple(func_out))
+
+
 def _element_index(shape: Sequence[int], flat: int) -> tuple[int, ...]:
     """The multi-index of the ``flat``-th element of a row-major ``shape``."""
     idx = []

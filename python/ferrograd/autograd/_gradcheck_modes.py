@@ -21,6 +21,7 @@ from ._gradcheck_jacobians import (
     _check_analytical_attributes,
     _conj_wirtinger,
     _diff_input_positions,
+    _diff_output_positions,
     _is_float_tensor,
     _largest_difference,
     _max_abs,
@@ -74,8 +75,7 @@ def _slow_gradcheck(
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, positions, eps)
         return
-    out_tuple = _as_tuple(func_out)
-    diff_out_positions = [k for k, o in enumerate(out_tuple) if isinstance(o, Tensor) and o.requires_grad]
+    diff_out_positions = _diff_output_positions(func_out)
     # numerical[j][i]: Jacobian of differentiable output i w.r.t. input j.
     numerical = []
     for pos in positions:
@@ -182,8 +182,7 @@ def _fast_gradcheck(
         _check_no_differentiable_outputs(func, inputs, positions, eps, all_u)
         return
 
-    out_tuple = _as_tuple(func_out)
-    diff_out_positions = [k for k, o in enumerate(out_tuple) if isinstance(o, Tensor) and o.requires_grad]
+    diff_out_positions = _diff_output_positions(func_out)
     # numerical[j][i] = v_i^T (J_ij u_j), J u by a central difference along u.
     numerical: list[list[float | complex]] = []
     for pos, u in zip(positions, all_u, strict=True):
@@ -228,11 +227,9 @@ def _slow_mode_report(
 ) -> str:
     """The full Jacobians of output ``i`` w.r.t. input ``j``, for a failure
     found in fast mode."""
-    out_tuple_positions = [
-        k for k, o in enumerate(_as_tuple(func(*inputs))) if isinstance(o, Tensor) and o.requires_grad
-    ]
+    diff_out_positions = _diff_output_positions(func(*inputs))
     diff_inputs = [inputs[p] for p in positions]
-    n = _numerical_jacobians(func, inputs, positions[j], eps)[out_tuple_positions[i]]
+    n = _numerical_jacobians(func, inputs, positions[j], eps)[diff_out_positions[i]]
     a = _analytical_jacobians(diff_inputs, outputs[i])[j]
     if n is None:
         return ""

@@ -141,6 +141,15 @@ _BATCHED_FORWARD_GRAD_HELP = (
 _FORWARD_BATCH = 3
 
 
+def _check_batched_result(res: Tensor, exp: Tensor, output_idx: int, input_idx: int, help_text: str) -> None:
+    """A batched result must be the stack of the unbatched ones."""
+    if tuple(res.shape) == tuple(exp.shape) and _allclose(res, exp, 1e-5, 1e-8):
+        return
+    raise GradcheckError(
+        f"For output {output_idx} and input {input_idx}:\n\n{help_text}\n\nGot:\n{res}\n\nExpected:\n{exp}"
+    )
+
+
 def _test_batched_forward_grad(func: Callable[..., Any], inputs: tuple[Any, ...], func_out: Any) -> None:
     positions = _diff_input_positions(inputs)
     float_positions = _float_output_positions(func_out)
@@ -180,12 +189,7 @@ def _test_batched_forward_grad(func: Callable[..., Any], inputs: tuple[Any, ...]
         finally:
             _core._exit_dual_level()
         for i, (res, exp) in enumerate(zip(result, expected, strict=True)):
-            if tuple(res.shape) == tuple(exp.shape) and _allclose(res, exp, 1e-5, 1e-8):
-                continue
-            raise GradcheckError(
-                f"For output {i} and input {j}:\n\n{_BATCHED_FORWARD_GRAD_HELP}\n\n"
-                f"Got:\n{res}\n\nExpected:\n{exp}"
-            )
+            _check_batched_result(res, exp, i, j, _BATCHED_FORWARD_GRAD_HELP)
 
 
 # ---------------------------------------------------------------------------
@@ -232,12 +236,7 @@ def _test_batched_grad(inputs: tuple[Any, ...], output: Tensor, output_idx: int)
         raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{_BATCHED_GRAD_HELP}") from ex
     result = materialize(batched, (len(grad_outputs),))
     for input_idx, (res, exp) in enumerate(zip(result, expected, strict=True)):
-        if tuple(res.shape) == tuple(exp.shape) and _allclose(res, exp, 1e-5, 1e-8):
-            continue
-        raise GradcheckError(
-            f"For output {output_idx} and input {input_idx}:\n\n{_BATCHED_GRAD_HELP}\n\n"
-            f"Got:\n{res}\n\nExpected:\n{exp}"
-        )
+        _check_batched_result(res, exp, output_idx, input_idx, _BATCHED_GRAD_HELP)
 
 
 def _test_backward_mul_by_grad_output(outputs: tuple[Tensor, ...], inputs: tuple[Any, ...]) -> None:
