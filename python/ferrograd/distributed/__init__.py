@@ -384,6 +384,13 @@ class _Buffer:
         if self.mem is not self.tensor:
             self.tensor.copy_(self.mem)
 
+    def write_back_reduced(self, op: ReduceOp, n: int) -> None:
+        """``write_back`` after a reduction with ``op`` over ``n`` ranks:
+        MPI sums for ``ReduceOp.AVG``, and the sum is divided here."""
+        if op is ReduceOp.AVG:
+            self.mem.div_(n)
+        self.write_back()
+
 
 _OP_CACHE: dict[tuple[ReduceOp, Any], Any] = {}
 
@@ -457,13 +464,8 @@ def _all_reduce(tensor: Tensor, op: ReduceOp, group: Any, async_op: bool, check:
     buf = _Buffer(tensor)
     MPI = _mpi()
     n = g.size()
-
-    def finish() -> None:
-        if op is ReduceOp.AVG:
-            buf.mem.div_(n)
-        buf.write_back()
-
-    work = g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop), finish, async_op,
+    work = g._run("all_reduce", lambda: g._comm.Iallreduce(MPI.IN_PLACE, buf.mem, op=mop),
+                  lambda: buf.write_back_reduced(op, n), async_op,
                   check=_sig(tensor, _OP_CODES[op]) if check else None)
     if async_op and not check:
         track_backward(work)
@@ -582,11 +584,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
     _check(input_tensor, "input_tensor")
     n = g.size()
     _same_dtype(output_tensor, input_tensor, "all_gather_into_tensor")
-    if output_tensor.numel() != n * input_tensor.numel():
-        raise ValueError(
-            f"all_gather_into_tensor: output_tensor has {output_tensor.numel()} elements, expected "
-            f"{n} x {input_tensor.numel()} (input shape {list(input_tensor.shape)}, {n} ranks)"
-        )
+    _check_blocks("all_gather_into_tensor", output_tensor, "output_tensor", input_tensor, "input", n)
     send, recv = _Buffer(input_tensor), _Buffer(output_tensor, fill=False)
     return g._run("all_gather_into_tensor", lambda: g._comm.Iallgather(send.mem, recv.mem), recv.write_back,
                   async_op, check=_sig(input_tensor, output_tensor.numel()))
@@ -595,6 +593,15 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: A
 def _same_dtype(a: Tensor, b: Tensor, what: str) -> None:
     if a.dtype != b.dtype:
         raise TypeError(f"{what}: output and input dtypes differ ({a.dtype} and {b.dtype})")
+
+
+def _check_blocks(what: str, whole: Tensor, whole_name: str, block: Tensor, block_name: str, n: int) -> None:
+    """``whole`` must have the elements of ``n`` tensors like ``block``, one per rank."""
+    if whole.numel() != n * block.numel():
+        raise ValueError(
+            f"{what}: {whole_name} has {whole.numel()} elements, expected {n} x {block.numel()} "
+            f"({block_name} shape {list(block.shape)}, {n} ranks)"
+        )
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
@@ -623,21 +630,11 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: ReduceOp = ReduceOp
     _check(input, "input")
     _same_dtype(output, input, "reduce_scatter_tensor")
     n = g.size()
-    if input.numel() != n * output.numel():
-        raise ValueError(
-            f"reduce_scatter_tensor: input has {input.numel()} elements, expected {n} x {output.numel()} "
-            f"(output shape {list(output.shape)}, {n} ranks)"
-        )
+    _check_blocks("reduce_scatter_tensor", input, "input", output, "output", n)
     mop = _mpi_op(op, input.dtype, "reduce_scatter_tensor")
     send, recv = _Buffer(input), _Buffer(output, fill=False)
-
-    def finish() -> None:
-        if op is ReduceOp.AVG:
-            recv.mem.div_(n)
-        recv.write_back()
-
     return g._run("reduce_scatter_tensor", lambda: g._comm.Ireduce_scatter_block(send.mem, recv.mem, op=mop),
-                  finish, async_op, check=_sig(output, _OP_CODES[op]))
+                  lambda: recv.write_back_reduced(op, n), async_op, check=_sig(output, _OP_CODES[op]))
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, group: Any = None,
@@ -678,9 +675,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: ReduceOp = ReduceOp.SUM, 
 
     def finish() -> None:
         if me:
-            if op is ReduceOp.AVG:
-                buf.mem.div_(g.size())
-            buf.write_back()
+            buf.write_back_reduced(op, g.size())
 
     return g._run("reduce", start, finish, async_op, check=_sig(tensor, 1000 * _OP_CODES[op] + root))
 
