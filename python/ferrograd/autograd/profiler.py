@@ -23,6 +23,7 @@ import sqlite3
 import uuid
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import ContextDecorator
 from typing import Any, Literal
 
@@ -209,18 +210,18 @@ class profile:
         return False
 
     def __repr__(self) -> str:
-        if self._needs_processing:
-            self._ensure_function_events()
-        if self._function_events is None:
-            return "<unfinished torch.autograd.profile>"
-        return repr(self._function_events)
+        return self._describe(repr)
 
     def __str__(self) -> str:
+        return self._describe(str)
+
+    def _describe(self, text: Callable[[EventList], str]) -> str:
+        """``repr`` or ``str`` of the events, once the profile has finished."""
         if self._needs_processing:
             self._ensure_function_events()
         if self._function_events is None:
             return "<unfinished torch.autograd.profile>"
-        return str(self._function_events)
+        return text(self._function_events)
 
     def _ensure_function_events(self) -> None:
         """Builds the events of the last run (once)."""
