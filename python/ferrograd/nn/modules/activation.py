@@ -2,13 +2,12 @@
 
 Each activation is a thin module over its ``ferrograd.nn.functional`` form.
 ``MultiheadAttention`` computes the projections, masks and per-head
-attention here from tensor ops (the functional module has no
+attention from tensor ops, in ``_attention`` (the functional module has no
 ``multi_head_attention_forward``).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -18,6 +17,8 @@ from ferrograd._core import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._attention import _canonical_mask as _canonical_mask
+from ._attention import _mha_attention, _mha_is_batched
 from .linear import NonDynamicallyQuantizableLinear, _factory
 from .module import Module
 
@@ -49,8 +50,11 @@ __all__ = [
 ]
 
 
-def _inplace_repr(inplace: bool) -> str:
-    return "inplace=True" if inplace else ""
+def _inplace_repr(inplace: bool, settings: str = "") -> str:
+    """``settings`` (an activation's repr), then ``inplace=True`` when ``inplace``."""
+    if not inplace:
+        return settings
+    return f"{settings}, inplace=True" if settings else "inplace=True"
 
 
 class Threshold(Module):
@@ -83,8 +87,7 @@ class Threshold(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+        return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
 
 
 class ReLU(Module):
@@ -170,8 +173,7 @@ class Hardtanh(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+        return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
 
 
 class ReLU6(Hardtanh):
@@ -358,8 +360,7 @@ class ELU(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
+        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
 
 
 class CELU(Module):
@@ -390,8 +391,7 @@ class CELU(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"alpha={self.alpha}{inplace_str}"
+        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
 
 
 class SELU(Module):
@@ -509,8 +509,7 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
-        inplace_str = ", inplace=True" if self.inplace else ""
-        return f"negative_slope={self.negative_slope}{inplace_str}"
+        return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
 
 
 class LogSigmoid(Module):
@@ -732,74 +731,6 @@ class LogSoftmax(Module):
 # ---------------------------------------------------------------------------
 
 
-def _canonical_mask(mask: Tensor | None, name: str, other: Tensor | None, other_name: str, dtype: Any) -> Any:
-    """A boolean mask (True = masked out) becomes an additive float mask with
-    ``-inf`` at the masked positions; a float mask is returned unchanged."""
-    if mask is None:
-        return None
-    is_float = mask.is_floating_point()
-    if mask.dtype != _fg.bool and not is_float:
-        raise AssertionError(f"only bool and floating types of {name} are supported")
-    if other is not None and other.dtype != mask.dtype:
-        warnings.warn(
-            f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both instead.",
-            stacklevel=3,
-        )
-    if not is_float:
-        mask = _fg.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
-    return mask
-
-
-def _mha_is_batched(
-    query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any, attn_mask: Any, heads: int
-) -> bool:
-    """Checks the ranks of the inputs and masks; True for ``(L, N, E)`` inputs."""
-    if query.dim() == 3:
-        if key.dim() != 3 or value.dim() != 3:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key` and `value` to be 3-D"
-                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
-                f" but found {key_padding_mask.dim()}-D tensor instead"
-            )
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
-                f" but found {attn_mask.dim()}-D tensor instead"
-            )
-        return True
-    if query.dim() == 2:
-        if key.dim() != 2 or value.dim() != 2:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D"
-                f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
-            )
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
-                f" but found {key_padding_mask.dim()}-D tensor instead"
-            )
-        if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
-                raise AssertionError(
-                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
-                    f" but found {attn_mask.dim()}-D tensor instead"
-                )
-            if attn_mask.dim() == 3:
-                expected = (heads, query.shape[0], key.shape[0])
-                if tuple(attn_mask.shape) != expected:
-                    raise AssertionError(
-                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
-                    )
-        return False
-    raise AssertionError(
-        f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor"
-    )
-
-
 class MultiheadAttention(Module):
     r"""Multi-head attention: ``concat(head_1, ..., head_h) W_o`` with
     ``head_i = softmax(Q_i K_i^T / sqrt(d) + mask) V_i``.
@@ -941,7 +872,8 @@ class MultiheadAttention(Module):
                 query = key = value = query.transpose(1, 0)
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        out, weights = self._attention(
+        out, weights = _mha_attention(
+            self,
             query,
             key,
             value,
@@ -970,106 +902,3 @@ class MultiheadAttention(Module):
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-
-    def _attention(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        key_padding_mask: Tensor | None,
-        need_weights: bool,
-        attn_mask: Tensor | None,
-        average_attn_weights: bool,
-        is_causal: bool,
-        is_batched: bool,
-    ) -> tuple[Tensor, Tensor | None]:
-        """Attention over sequence-first ``(L, N, E)`` inputs (or unbatched ``(L, E)``)."""
-        heads, hd = self.num_heads, self.head_dim
-        if not is_batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        tgt_len, bsz, embed_dim = query.shape
-        src_len = key.shape[0]
-        if embed_dim != self.embed_dim:
-            raise AssertionError(
-                f"was expecting embedding dimension of {self.embed_dim}, but got {embed_dim}"
-            )
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-        key_padding_mask = _canonical_mask(
-            key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype
-        )
-        if is_causal and attn_mask is None:
-            raise RuntimeError(
-                "Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                "method `generate_square_subsequent_mask` to create this mask."
-            )
-        # As torch's: with a mask present, is_causal is only a hint and the mask is used.
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype)
-
-        q, k, v = self._in_projection(query, key, value)
-        if attn_mask is not None:
-            if attn_mask.dim() == 2:
-                if tuple(attn_mask.shape) != (tgt_len, src_len):
-                    raise RuntimeError(
-                        f"The shape of the 2D attn_mask is {attn_mask.shape}, "
-                        f"but should be {(tgt_len, src_len)}."
-                    )
-                attn_mask = attn_mask.unsqueeze(0)
-            else:
-                expected = (bsz * heads, tgt_len, src_len)
-                if tuple(attn_mask.shape) != expected:
-                    raise RuntimeError(
-                        f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be {expected}."
-                    )
-        if self.bias_k is not None and self.bias_v is not None:
-            k = _fg.cat([k, self.bias_k.repeat(1, bsz, 1)])
-            v = _fg.cat([v, self.bias_v.repeat(1, bsz, 1)])
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-
-        # (L, N, E) -> (N * heads, L, head_dim)
-        q = q.reshape(tgt_len, bsz * heads, hd).transpose(0, 1)
-        k = k.reshape(k.shape[0], bsz * heads, hd).transpose(0, 1)
-        v = v.reshape(v.shape[0], bsz * heads, hd).transpose(0, 1)
-        if self.add_zero_attn:
-            k = _fg.cat([k, _fg.zeros((bsz * heads, 1, hd), dtype=k.dtype)], dim=1)
-            v = _fg.cat([v, _fg.zeros((bsz * heads, 1, hd), dtype=v.dtype)], dim=1)
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-        src_len = k.shape[1]
-        if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (bsz, src_len):
-                raise RuntimeError(
-                    f"Expected key_padded_mask.shape == {(bsz, src_len)}, "
-                    f"but got {tuple(key_padding_mask.shape)}"
-                )
-            kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, heads, -1, -1)
-            kpm = kpm.reshape(bsz * heads, 1, src_len)
-            attn_mask = kpm if attn_mask is None else attn_mask + kpm
-
-        dropout_p = self.dropout if self.training else 0.0
-        scores = (q * math.sqrt(1.0 / hd)).bmm(k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights = scores.softmax(dim=-1)
-        if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
-        out = weights.bmm(v)  # (N * heads, L, head_dim)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(tgt_len, bsz, embed_dim)
-        if not is_batched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(bsz, heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if not is_batched:
-            weights = weights.squeeze(0)
-        return out, weights
