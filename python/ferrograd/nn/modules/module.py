@@ -7,14 +7,17 @@ import itertools
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import ferrograd
 from ferrograd._core import Tensor
-from ferrograd.autograd import Function
 
 from ..parameter import Buffer, Parameter
+from ._hooks import _BackwardHook as _BackwardHook
+from ._hooks import _BackwardHookFunction as _BackwardHookFunction
+from ._hooks import _call_with_hooks
+from ._state_dict import _copy_local_state, _load_state_dict
 
 __all__ = ["Module", "RemovableHandle"]
 
@@ -40,6 +43,22 @@ def _addindent(s: str, num_spaces: int) -> str:
         return s
     pad = " " * num_spaces
     return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+
+
+def _check_new_name(module: Module, kind: str, registry: str, name: Any) -> None:
+    """The checks of ``register_buffer`` and ``register_parameter`` on the
+    ``name`` of a new ``kind`` (``"buffer"`` or ``"parameter"``) that goes
+    into the module's dict ``registry``."""
+    if registry not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    elif not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    elif "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    elif name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    elif hasattr(module, name) and name not in getattr(module, registry):
+        raise KeyError(f"attribute '{name}' already exists")
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -94,145 +113,28 @@ class RemovableHandle:
         self.remove()
 
 
+def _add_hook(
+    hooks: OrderedDict[int, Callable[..., Any]],
+    hook: Callable[..., Any],
+    prepend: bool,
+    flags: Sequence[tuple[dict[int, bool], bool]] = (),
+) -> RemovableHandle:
+    """Registers ``hook`` in ``hooks`` (first when ``prepend``) and marks it
+    in each dict of ``flags`` whose flag is set; the handle removes it from
+    ``hooks`` and from those dicts."""
+    handle = RemovableHandle(hooks, extra_dict=[d for d, _ in flags])
+    hooks[handle.id] = hook
+    for d, flag in flags:
+        if flag:
+            d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 class _Extras(dict):
     # A dict that a weakref can point to (``dict`` itself cannot be).
     pass
-
-
-class _BackwardHookFunction(Function):
-    """The identity, as one graph node: a hook on it sees exactly the
-    gradients flowing into (or out of) a module's tensors."""
-
-    @staticmethod
-    def forward(ctx: Any, *tensors: Tensor) -> tuple[Tensor, ...]:
-        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
-        # Gradients stay materialised, so a tensor input that does not
-        # require grad shows zeros in ``grad_input``, as in torch.
-        return tensors
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Tensor | None) -> tuple[Tensor | None, ...]:
-        return grads
-
-
-class _BackwardHook:
-    """Runs a module's full backward (pre-)hooks.
-
-    The module's tensor inputs go through one identity node and its tensor
-    outputs through another. A pre-hook on the output node sees the
-    gradients of the outputs (``grad_output``) and may replace them; a hook
-    on the input node sees the gradients of the inputs (``grad_input``) once
-    backward has gone through the module, calls the user's hooks with both,
-    and may replace ``grad_input``.
-    """
-
-    def __init__(self, module: Module, user_hooks: list[Callable], user_pre_hooks: list[Callable]) -> None:
-        self.module = module
-        self.user_hooks = user_hooks
-        self.user_pre_hooks = user_pre_hooks
-        self.grad_outputs: tuple[Any, ...] | None = None
-        self.n_inputs = 0
-        self.input_tensors_index: list[int] | None = None
-        self.n_outputs = 0
-        self.output_tensors_index: list[int] | None = None
-
-    @staticmethod
-    def _pack_with_none(indices: list[int], values: Any, size: int) -> tuple[Any, ...]:
-        res: list[Any] = [None] * size
-        for i, v in zip(indices, values, strict=False):
-            res[i] = v
-        return tuple(res)
-
-    @staticmethod
-    def _unpack_none(indices: list[int], values: Any) -> tuple[Any, ...]:
-        return tuple(values[i] for i in indices)
-
-    @staticmethod
-    def _wrap(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[int] | None, Any]:
-        index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        tensors = [args[i] for i in index]
-        if not (ferrograd.is_grad_enabled() and any(t.requires_grad for t in tensors)):
-            return args, None, None
-        wrapped = _BackwardHookFunction.apply(*tensors)
-        if isinstance(wrapped, Tensor):
-            wrapped = (wrapped,)
-        grad_fn = next(t.grad_fn for t in wrapped if t.grad_fn is not None)
-        out = list(args)
-        for i, t in zip(index, wrapped, strict=False):
-            out[i] = t
-        return tuple(out), index, grad_fn
-
-    def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        self.n_inputs = len(args)
-        new_args, index, grad_fn = self._wrap(args)
-        if index is None:
-            return args
-        self.input_tensors_index = index
-
-        def hook(grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> Any:
-            if not self.user_hooks:
-                return None
-            full = self._pack_with_none(index, grad_inputs, self.n_inputs)
-            for user_hook in self.user_hooks:
-                res = user_hook(self.module, full, self.grad_outputs)
-                if res is None:
-                    continue
-                if not isinstance(res, tuple):
-                    res = (res,)
-                if len(res) != len(full):
-                    raise RuntimeError(
-                        "Backward hook returned an invalid number of grad_input, "
-                        f"got {len(res)}, but expected {len(full)}"
-                    )
-                full = res
-            self.grad_outputs = None
-            return self._unpack_none(index, full)
-
-        grad_fn.register_hook(hook)
-        return new_args
-
-    def setup_output_hook(self, result: Any) -> Any:
-        single = isinstance(result, Tensor)
-        outputs = (result,) if single else result
-        if not isinstance(outputs, tuple):
-            return result
-        self.n_outputs = len(outputs)
-        new_outputs, index, grad_fn = self._wrap(outputs)
-        if index is None:
-            return result
-        self.output_tensors_index = index
-
-        def pre_hook(grad_outputs: tuple[Any, ...]) -> Any:
-            full = self._pack_with_none(index, grad_outputs, self.n_outputs)
-            for user_pre_hook in self.user_pre_hooks:
-                res = user_pre_hook(self.module, full)
-                if res is None:
-                    continue
-                if not isinstance(res, tuple):
-                    res = (res,)
-                if len(res) != len(full):
-                    raise RuntimeError(
-                        "Backward pre hook returned an invalid number of grad_output, "
-                        f"got {len(res)}, but expected {len(full)}"
-                    )
-                full = res
-            self.grad_outputs = full
-            # With no input that requires grad, backward never reaches the
-            # input node: the hooks run here, with no grad_input.
-            if self.input_tensors_index is None:
-                grad_inputs = (None,) * self.n_inputs
-                for user_hook in self.user_hooks:
-                    res = user_hook(self.module, grad_inputs, self.grad_outputs)
-                    if res is not None and not all(r is None for r in res):
-                        raise RuntimeError(
-                            "Backward hook for Modules where no input requires gradient "
-                            "should always return None or None for all gradients."
-                        )
-                self.grad_outputs = None
-            return self._unpack_none(index, full)
-
-        grad_fn.register_prehook(pre_hook)
-        return new_outputs[0] if single else new_outputs
 
 
 _P = ParamSpec("_P")
@@ -324,17 +226,8 @@ class Module:
             >>> m.running_mean, list(m.state_dict())
             (tensor([0., 0., 0.]), ['running_mean'])
         """
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        elif not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        elif "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        elif name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        elif hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
-        elif tensor is not None and not isinstance(tensor, Tensor):
+        _check_new_name(self, "buffer", "_buffers", name)
+        if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
@@ -354,17 +247,7 @@ class Module:
             >>> [name for name, _ in m.named_parameters()]
             ['bias']
         """
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        elif not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        elif "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        elif name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        elif hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
-
+        _check_new_name(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
@@ -912,46 +795,7 @@ class Module:
             if v is not None
         }
         assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not isinstance(input_param, Tensor):
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", expected torch.Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(input_param)}"
-                )
-                continue
-            # A one-element 1-D checkpoint value loads into a 0-dim tensor.
-            if param.dim() == 0 and input_param.dim() == 1 and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if input_param.shape != param.shape:
-                error_msgs.append(
-                    f"size mismatch for {key}: copying a param with shape {input_param.shape} "
-                    f"from checkpoint, the shape in current model is {param.shape}."
-                )
-                continue
-            try:
-                with ferrograd.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as ex:
-                error_msgs.append(
-                    f'While copying the parameter named "{key}", '
-                    f"whose dimensions in the model are {param.size()} and "
-                    f"whose dimensions in the checkpoint are {input_param.size()}, "
-                    f"an exception occurred : {ex.args}."
-                )
+        _copy_local_state(self, state_dict, prefix, local_state, assign, strict, missing_keys, error_msgs)
 
         extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
@@ -995,45 +839,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list[str] = []
-        unexpected_keys: list[str] = []
-        error_msgs: list[str] = []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-
-        def load(module: Module, local_state_dict: dict, prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(
-                local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
-            )
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    child_state = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
-                    load(child, child_state, child_prefix)
-
-        load(self, state_dict)
-
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(
-                    0,
-                    "Unexpected key(s) in state_dict: {}. ".format(
-                        ", ".join(f'"{k}"' for k in unexpected_keys)
-                    ),
-                )
-            if missing_keys:
-                error_msgs.insert(
-                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing_keys))
-                )
-        if error_msgs:
-            raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(
-                    self.__class__.__name__, "\n\t".join(error_msgs)
-                )
-            )
+        missing_keys, unexpected_keys = _load_state_dict(self, state_dict, strict, assign)
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     # ------------------------------------------------------------------
@@ -1054,13 +860,9 @@ class Module:
             tensor([2., 4.])
             >>> h.remove()
         """
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(
+            self._forward_pre_hooks, hook, prepend, [(self._forward_pre_hooks_with_kwargs, with_kwargs)]
+        )
 
     def register_forward_hook(
         self,
@@ -1082,18 +884,11 @@ class Module:
             tensor([2., 3.])
             >>> h.remove()
         """
-        handle = RemovableHandle(
-            self._forward_hooks,
-            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
-        )
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        flags = [
+            (self._forward_hooks_with_kwargs, with_kwargs),
+            (self._forward_hooks_always_called, always_call),
+        ]
+        return _add_hook(self._forward_hooks, hook, prepend, flags)
 
     def register_full_backward_pre_hook(
         self, hook: Callable[..., Any], prepend: bool = False
@@ -1102,11 +897,7 @@ class Module:
         gradients of the module's outputs are known; a non-None result (a
         tuple as long as ``grad_output``) replaces them.
         """
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         r"""Registers ``hook(module, grad_input, grad_output)``, called when
@@ -1128,11 +919,7 @@ class Module:
                 "single Module. Please use only one of them."
             )
         self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     # ------------------------------------------------------------------
     # Calling
@@ -1143,77 +930,7 @@ class Module:
             self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
         ):
             return forward_call(*args, **kwargs)
-
-        result = None
-        called_always_called_hooks: set[int] = set()
-
-        def inner() -> Any:
-            nonlocal result, args, kwargs
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    args_kwargs_result = hook(self, args, kwargs)
-                    if args_kwargs_result is not None:
-                        if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
-                            args, kwargs = args_kwargs_result
-                        else:
-                            raise RuntimeError(
-                                "forward pre-hook must return None or a tuple "
-                                f"of (new_args, new_kwargs), but got {args_kwargs_result}."
-                            )
-                else:
-                    args_result = hook(self, args)
-                    if args_result is not None:
-                        if not isinstance(args_result, tuple):
-                            args_result = (args_result,)
-                        args = args_result
-
-            bw_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                bw_hook = _BackwardHook(
-                    self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
-                )
-                args = bw_hook.setup_input_hook(args)
-
-            result = forward_call(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
-                    called_always_called_hooks.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    hook_result = hook(self, args, kwargs, result)
-                else:
-                    hook_result = hook(self, args, result)
-                if hook_result is not None:
-                    result = hook_result
-
-            if bw_hook is not None:
-                if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn(
-                        "For backward hooks to be called, module output should be a Tensor or a "
-                        f"tuple of Tensors but received {type(result)}",
-                        stacklevel=3,
-                    )
-                result = bw_hook.setup_output_hook(result)
-            return result
-
-        try:
-            return inner()
-        except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_always_called_hooks:
-                    try:
-                        if hook_id in self._forward_hooks_with_kwargs:
-                            hook_result = hook(self, args, kwargs, result)
-                        else:
-                            hook_result = hook(self, args, result)
-                        if hook_result is not None:
-                            result = hook_result
-                    except Exception as e:
-                        warnings.warn(
-                            "module forward hook with ``always_call=True`` raised an exception "
-                            f"that was silenced as another error was raised in forward: {e}",
-                            stacklevel=2,
-                        )
-            raise
+        return _call_with_hooks(self, forward_call, args, kwargs)
 
     if TYPE_CHECKING:
         # `module(x)` takes the arguments of the module's `forward` and
