@@ -69,6 +69,7 @@ pub mod pool;
 pub mod profiler;
 pub mod random;
 pub mod tensor;
+mod trace;
 
 pub use binding::{BindingSlot, Kept};
 pub use error::{Error, ErrorKind, ExternalError, Result, ScalarTypeName};

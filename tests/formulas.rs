@@ -195,21 +195,3 @@ fn every_recording_op_comes_from_a_table_row() {
         "ops recording outside a derivative table: {offenders:?}"
     );
 }
-
-#[test]
-fn the_kernel_layer_does_not_reach_autograd_or_ops() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src/kernels"), &mut files);
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            assert!(
-                !code.contains("autograd") && !code.contains("crate::ops"),
-                "{}:{} reaches above the kernel layer: {line}",
-                file.display(),
-                i + 1
-            );
-        }
-    }
-}

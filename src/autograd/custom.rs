@@ -38,7 +38,7 @@ derivatives! {
     /// An alias of `t` whose backward passes an undefined gradient upstream,
     /// whatever gradient it receives (torch's `UndefinedGrad`). Only reverse
     /// mode is cut; the tangent passes through.
-    pub fn undefined_grad(t: &Tensor) -> Tensor {
+    pub fn undefined_grad(t: &Tensor) -> Result<Tensor> {
         record "UndefinedGradBackward", [t];
         compute => out = output_alias(t);
         save nothing
@@ -49,7 +49,7 @@ derivatives! {
 
     /// Aliases of `present` whose backward raises `msg`: only reverse mode
     /// raises; tangents pass through.
-    fn delayed_error_aliases(present: &[Tensor], msg: String) -> Vec<Tensor> {
+    fn delayed_error_aliases(present: &[Tensor], msg: String) -> Result<Vec<Tensor>> {
         record "DelayedError", each [present];
         compute => outs = present.iter().map(output_alias).collect();
         save nothing

@@ -246,10 +246,17 @@ fn check_level(level: Option<usize>, what: &str) -> Result<Level> {
 
 /// The tangent stored on `t` itself for `generation`.
 fn own_tangent(t: &Tensor, generation: u64) -> Option<Tensor> {
-    match &*t.autograd().tangent_slot().lock() {
+    match &*t.autograd_if_made()?.tangent_slot().lock() {
         Some((g, tan)) if *g == generation => Some(tan.clone()),
         _ => None,
     }
+}
+
+/// Whether `t` was made by `detach` or `unpack_dual` (so a view never sees
+/// its base's tangent).
+fn is_fw_detached(t: &Tensor) -> bool {
+    t.autograd_if_made()
+        .map_or(t.autograd_slot().origin().detached, |m| m.is_fw_detached())
 }
 
 /// The geometry of `view` applied to `base_tangent`, which mirrors the
@@ -266,7 +273,7 @@ fn tangent_at(t: &Tensor, generation: u64) -> Option<Tensor> {
         return Some(tan);
     }
     let base = t.base()?;
-    if t.autograd().is_fw_detached() || base.dtype() != t.dtype() {
+    if is_fw_detached(t) || base.dtype() != t.dtype() {
         return None;
     }
     let bt = own_tangent(base, generation)?;
@@ -660,7 +667,7 @@ pub(crate) fn set_inplace_tangent(dst: &Tensor, tangent: Option<Tensor>) -> Resu
     }
     let Some(t) = tangent else { return Ok(()) };
     match dst.base() {
-        Some(base) if !dst.autograd().is_fw_detached() && base.dtype() == dst.dtype() => {
+        Some(base) if !is_fw_detached(dst) && base.dtype() == dst.dtype() => {
             let bt = Tensor::empty_strided_like(base)?;
             bt.zero_()?;
             let view = view_of_tangent(dst, base, &bt).ok_or_else(|| {

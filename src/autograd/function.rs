@@ -21,6 +21,7 @@
 //! mode on (`create_graph=True`) records the graph of the gradient itself.
 
 use super::forward::{self, FwState, JvpFn, Tangents};
+use super::inplace::OverlappingViewGrad;
 use super::node::{Grads, Node, NodeCore, SavedValue, TensorMeta};
 use super::saved::SavedTensor;
 use super::{gradient_edge, set_grad_fn, Edge, GradModeGuard};
@@ -451,7 +452,11 @@ impl<'a> Recorder<'a> {
     /// Declares the op a view op: outputs that are views of an input stay
     /// differentiable views once recorded (an in-place op on one rebases
     /// its base's history), though they were made with grad mode off.
-    pub fn views(mut self) -> Recorder<'a> {
+    /// `overlapping_grad` is how the view layer sums the gradients of a
+    /// view whose elements overlap onto its base, which a view whose base's
+    /// history moved on needs (see [`OverlappingViewGrad`]).
+    pub fn views(mut self, overlapping_grad: OverlappingViewGrad) -> Recorder<'a> {
+        super::inplace::set_overlapping_view_grad(overlapping_grad);
         self.views = true;
         self
     }

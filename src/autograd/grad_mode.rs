@@ -5,9 +5,11 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use crate::tensor::{
+    is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, set_inference_mode,
+};
+
 thread_local! {
-    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
-    static INFERENCE: Cell<bool> = const { Cell::new(false) };
     static BATCH: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
@@ -38,30 +40,6 @@ impl Drop for BatchGuard {
 }
 
 static MULTITHREADING: AtomicBool = AtomicBool::new(true);
-
-/// Whether ops on this thread record autograd history.
-#[inline]
-pub fn is_grad_enabled() -> bool {
-    GRAD_ENABLED.with(|c| c.get())
-}
-
-/// Turns recording on or off for this thread (see [`GradModeGuard`] for a
-/// scoped version).
-pub fn set_grad_enabled(enabled: bool) {
-    GRAD_ENABLED.with(|c| c.set(enabled))
-}
-
-/// Whether inference mode is on for this thread.
-#[inline]
-pub fn is_inference_mode_enabled() -> bool {
-    INFERENCE.with(|c| c.get())
-}
-
-/// Turns inference mode on or off for this thread (grad mode is separate;
-/// see [`InferenceModeGuard`] for the scoped version that sets both).
-pub fn set_inference_mode(enabled: bool) {
-    INFERENCE.with(|c| c.set(enabled))
-}
 
 /// Sets this thread's grad mode until dropped, then restores the previous
 /// one (`no_grad` is `GradModeGuard::new(false)`).
@@ -104,7 +82,7 @@ impl InferenceModeGuard {
     /// is dropped.
     pub fn new(enabled: bool) -> InferenceModeGuard {
         let prev_inference = is_inference_mode_enabled();
-        INFERENCE.with(|c| c.set(enabled));
+        set_inference_mode(enabled);
         InferenceModeGuard {
             prev_inference,
             _grad: GradModeGuard::new(if enabled { false } else { is_grad_enabled() }),
@@ -114,7 +92,7 @@ impl InferenceModeGuard {
 
 impl Drop for InferenceModeGuard {
     fn drop(&mut self) {
-        INFERENCE.with(|c| c.set(self.prev_inference));
+        set_inference_mode(self.prev_inference);
     }
 }
 
@@ -143,7 +121,7 @@ pub struct ThreadLocalState {
     pub(crate) saved_hooks: super::saved::SavedHooksState,
     /// The profiler run the calling thread records for, so that the pool
     /// threads running its nodes record too.
-    pub profiler: crate::profiler::Scope,
+    pub profiler: crate::trace::Scope,
 }
 
 impl ThreadLocalState {
@@ -158,7 +136,7 @@ impl ThreadLocalState {
             ),
             batch: None,
             saved_hooks: super::saved::SavedHooksState::capture(),
-            profiler: crate::profiler::current_scope(),
+            profiler: crate::trace::current_scope(),
         }
     }
 
@@ -178,7 +156,7 @@ impl ThreadLocalState {
         set_grad_enabled(self.grad_enabled);
         BATCH.with(|c| c.set(self.batch));
         super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
-        INFERENCE.with(|c| c.set(false));
+        set_inference_mode(false);
         guard
     }
 }
@@ -190,14 +168,14 @@ pub struct StateGuard {
     anomaly: (bool, bool),
     batch: Option<usize>,
     saved_hooks: super::saved::SavedHooksState,
-    _profiler: crate::profiler::ScopeGuard,
+    _profiler: crate::trace::ScopeGuard,
 }
 
 impl Drop for StateGuard {
     fn drop(&mut self) {
         std::mem::take(&mut self.saved_hooks).install();
         set_grad_enabled(self.grad);
-        INFERENCE.with(|c| c.set(self.inference));
+        set_inference_mode(self.inference);
         super::anomaly::set_anomaly_enabled(self.anomaly.0, self.anomaly.1);
         BATCH.with(|c| c.set(self.batch));
     }

@@ -15,7 +15,7 @@ use crate::{Error, Result, Tensor};
 use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 thread_local! {
     static WRITING_RESULT: Cell<bool> = const { Cell::new(false) };
@@ -312,6 +312,25 @@ impl Node for CopySlices {
     }
 }
 
+/// The gradient `g` of a view (`size`, `stride`, `offset` into its
+/// storage) whose elements overlap, with respect to a base laid out like
+/// `base_like`: each aliased element adds its gradient. A function of the
+/// view layer (it is differentiable, for double backward), given to the
+/// recorder by every view op ([`Recorder::views`](super::Recorder::views)).
+pub type OverlappingViewGrad = fn(
+    base_like: &Tensor,
+    size: &[usize],
+    stride: &[isize],
+    offset: usize,
+    g: &Tensor,
+) -> Result<Tensor>;
+
+static OVERLAPPING_VIEW_GRAD: OnceLock<OverlappingViewGrad> = OnceLock::new();
+
+pub(super) fn set_overlapping_view_grad(f: OverlappingViewGrad) {
+    OVERLAPPING_VIEW_GRAD.get_or_init(|| f);
+}
+
 /// The gradient of a view with respect to its base, through the view's
 /// geometry (used for views whose base's history changed).
 struct AsStridedBackward {
@@ -341,7 +360,12 @@ impl Node for AsStridedBackward {
         if !slice.layout().is_non_overlapping() {
             // Aliased elements of the view each add their gradient.
             let base_like = self.base.on(&flat)?;
-            let g = crate::ops::as_strided_grad(
+            let overlapping_grad = OVERLAPPING_VIEW_GRAD.get().ok_or_else(|| {
+                Error::runtime(
+                    "no view op has recorded a differentiable view of overlapping elements",
+                )
+            })?;
+            let g = overlapping_grad(
                 &base_like,
                 &self.view.shape,
                 &self.view.strides,

@@ -1,7 +1,8 @@
 //! Automatic differentiation: reverse mode (the graph, the engine, hooks,
 //! saved tensors) and forward mode (dual levels and tangents, `forward.rs`).
 //!
-//! Every tensor carries [`AutogradMeta`]: whether it requires grad, its
+//! A tensor's [`AutogradMeta`] (kept in the tensor's autograd slot, made
+//! on first write, Note [Autograd slot]) holds whether it requires grad, its
 //! accumulated `.grad`, the `grad_fn` edge of the node that produced it, and
 //! for leaves a weak link to their [`AccumulateGrad`] node. Ops record nodes
 //! through [`Recorder`] (see `function.rs`), always from a row of a
@@ -57,7 +58,7 @@ pub use grad_mode::{
     InferenceModeGuard, StateGuard, ThreadLocalState,
 };
 pub(crate) use inplace::check_write;
-pub use inplace::{increment_version, inplace, CopySlices};
+pub use inplace::{increment_version, inplace, CopySlices, OverlappingViewGrad};
 pub use mutation::{close_mutation_context, open_mutation_context};
 pub use node::{
     node_id, Attachment, Edge, Grads, Node, NodeCore, PostHook, PreHook, SavedValue, TensorHook,
@@ -71,6 +72,7 @@ pub use sum_to::{sum_to, sum_to_batched};
 pub(crate) use table::derivatives;
 pub use table::{BatchedRule, FormulaRow, ForwardRule, RecordedOutputs};
 
+use crate::tensor::Origin;
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -95,7 +97,6 @@ pub struct AutogradMeta {
     /// when `grad_fn` was last set, and whether the view is differentiable.
     view_version: AtomicU64,
     differentiable_view: AtomicBool,
-    inference: bool,
     /// The forward-mode tangent and the generation of the dual level it
     /// belongs to (see `forward.rs`).
     tangent: Mutex<Option<(u64, Tensor)>>,
@@ -103,18 +104,13 @@ pub struct AutogradMeta {
     fw_detached: AtomicBool,
 }
 
-impl Default for AutogradMeta {
-    fn default() -> Self {
-        AutogradMeta::new(false)
-    }
-}
-
 impl AutogradMeta {
-    /// Fresh slots: a leaf without gradient or hooks, marked as an
-    /// inference tensor when inference mode is on.
-    pub fn new(requires_grad: bool) -> Self {
+    /// The state of a tensor made with `origin` that autograd has not
+    /// touched yet: a leaf without gradient or hooks.
+    fn new(origin: Origin) -> Self {
+        let (view_version, differentiable_view) = origin.view.unwrap_or((0, false));
         AutogradMeta {
-            requires_grad: AtomicBool::new(requires_grad),
+            requires_grad: AtomicBool::new(false),
             has_grad_fn: AtomicBool::new(false),
             grad: Mutex::new(None),
             grad_fn: Mutex::new(None),
@@ -122,11 +118,10 @@ impl AutogradMeta {
             leaf_hooks: Mutex::new(Vec::new()),
             post_accumulate_hooks: Mutex::new(Vec::new()),
             retains_grad: AtomicBool::new(false),
-            view_version: AtomicU64::new(0),
-            differentiable_view: AtomicBool::new(false),
-            inference: is_inference_mode_enabled(),
+            view_version: AtomicU64::new(view_version),
+            differentiable_view: AtomicBool::new(differentiable_view),
             tangent: Mutex::new(None),
-            fw_detached: AtomicBool::new(false),
+            fw_detached: AtomicBool::new(origin.detached),
         }
     }
 
@@ -169,11 +164,6 @@ impl AutogradMeta {
         &self.grad
     }
 
-    /// Whether the tensor was made in inference mode.
-    pub fn is_inference(&self) -> bool {
-        self.inference
-    }
-
     /// Whether `retain_grad()` was called.
     pub fn retains_grad(&self) -> bool {
         self.retains_grad.load(Ordering::Relaxed)
@@ -204,12 +194,18 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
 /// Whether a differentiable view's recorded history is stale because its
 /// base's history changed (an in-place op on the base or another view).
 fn view_is_stale(t: &Tensor) -> bool {
-    let m = t.autograd();
-    if !m.differentiable_view.load(Ordering::Relaxed) {
+    let (version, differentiable) = match t.autograd_if_made() {
+        Some(m) => (
+            m.view_version.load(Ordering::Relaxed),
+            m.differentiable_view.load(Ordering::Relaxed),
+        ),
+        None => t.autograd_slot().origin().view.unwrap_or((0, false)),
+    };
+    if !differentiable {
         return false;
     }
     let Some(base) = t.base() else { return false };
-    m.view_version.load(Ordering::Relaxed) != t.version() && base.requires_grad()
+    version != t.version() && base.requires_grad()
 }
 
 /// The `grad_fn` edge of a non-leaf tensor. For a view whose base's
@@ -219,7 +215,7 @@ pub fn grad_fn_edge(t: &Tensor) -> Option<Edge> {
     if t.is_view() && view_is_stale(t) {
         inplace::regenerate_view_grad_fn(t);
     }
-    let m = t.autograd();
+    let m = t.autograd_if_made()?;
     if !m.has_grad_fn.load(Ordering::Acquire) {
         return None;
     }
@@ -291,7 +287,9 @@ pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
     if let Some(e) = grad_fn_edge(t) {
         return Some(e);
     }
-    if t.autograd().requires_grad_flag() {
+    if t.autograd_if_made()
+        .is_some_and(AutogradMeta::requires_grad_flag)
+    {
         return Some(Edge::new(grad_accumulator(t), 0));
     }
     None
@@ -319,7 +317,7 @@ pub(crate) fn on_node_created(node: &Arc<dyn Node>) {
 
 /// Refuses inference tensors where autograd would need them.
 pub(crate) fn check_not_inference(t: &Tensor, what: &str) -> Result<()> {
-    if t.autograd().is_inference() {
+    if t.is_inference() {
         return Err(Error::runtime(format!(
             "Inference tensors cannot be {what}. To work around you can make a clone to get a normal tensor and use it in autograd."
         )));
@@ -328,13 +326,28 @@ pub(crate) fn check_not_inference(t: &Tensor, what: &str) -> Result<()> {
 }
 
 impl Tensor {
+    /// This tensor's autograd state (`requires_grad`, `.grad`, `grad_fn`,
+    /// hooks, tangent), made on first use (Note [Autograd slot]).
+    pub fn autograd(&self) -> &AutogradMeta {
+        self.autograd_slot()
+            .get_or_init(AutogradMeta::new)
+            .expect("a tensor's autograd slot holds only AutogradMeta")
+    }
+
+    /// This tensor's autograd state if any was made: `None` means the
+    /// state of a fresh tensor (see [`AutogradMeta::new`]).
+    #[inline]
+    pub(crate) fn autograd_if_made(&self) -> Option<&AutogradMeta> {
+        self.autograd_slot().get()
+    }
+
     /// Whether gradients flow to this tensor: a leaf flagged by
     /// `requires_grad_()`, or any tensor with a `grad_fn`.
     pub fn requires_grad(&self) -> bool {
-        let m = self.autograd();
-        m.requires_grad_flag()
-            || m.has_grad_fn.load(Ordering::Acquire)
-            || (self.is_view() && view_is_stale(self))
+        let made = self
+            .autograd_if_made()
+            .is_some_and(|m| m.requires_grad_flag() || m.has_grad_fn.load(Ordering::Acquire));
+        made || (self.is_view() && view_is_stale(self))
     }
 
     /// [`Tensor::set_requires_grad`] returning the tensor (a new handle to
@@ -362,7 +375,7 @@ impl Tensor {
             }
             return Ok(());
         }
-        if value && self.autograd().is_inference() && !is_inference_mode_enabled() {
+        if value && self.is_inference() && !is_inference_mode_enabled() {
             return Err(Error::runtime(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
             ));
@@ -373,7 +386,7 @@ impl Tensor {
 
     /// The accumulated gradient (`.grad`).
     pub fn grad(&self) -> Option<Tensor> {
-        self.autograd().grad()
+        self.autograd_if_made().and_then(AutogradMeta::grad)
     }
 
     /// Sets `.grad`, checking shape and dtype as torch does.
@@ -408,11 +421,6 @@ impl Tensor {
         is_leaf(self)
     }
 
-    /// Whether this tensor was made in inference mode.
-    pub fn is_inference(&self) -> bool {
-        self.autograd().is_inference()
-    }
-
     /// `retain_grad()`: a non-leaf keeps its gradient in `.grad` after
     /// backward (a no-op on leaves).
     pub fn retain_grad(&self) -> Result<()> {
@@ -433,7 +441,9 @@ impl Tensor {
 
     /// Whether `retain_grad()` was called on this non-leaf.
     pub fn retains_grad(&self) -> bool {
-        self.autograd().retains_grad() && !self.is_leaf()
+        self.autograd_if_made()
+            .is_some_and(AutogradMeta::retains_grad)
+            && !self.is_leaf()
     }
 
     /// Registers `hook` on this tensor's gradient: whenever backward

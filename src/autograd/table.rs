@@ -27,7 +27,7 @@
 //!
 //! ```text
 //! /// docs
-//! pub fn name(&self, other: &Tensor) -> Tensor {
+//! pub fn name(&self, other: &Tensor) -> Result<Tensor> {
 //!     before { stmt; ... }?                   // grad mode still on
 //!     record "NameBackward0", [self, other];  // `opt [..]` for Option<&Tensor>,
 //!                                             // `each [xs]` for a &[Tensor] list
@@ -161,7 +161,7 @@ macro_rules! derivatives {
     // One row: its method (and in-place form) and its data.
     (@row [$table:ident $family:literal $($ty:ident)?] [$($items:tt)*] [$($done:expr,)*]
         $(#[$m:meta])*
-        $vis:vis fn $name:ident $sig:tt -> $ret:ty {
+        $vis:vis fn $name:ident $sig:tt -> Result<$ret:ty> {
             $(before { $($b:stmt;)* })?
             record $node:expr, $($opt:ident)? [$($inp:expr),* $(,)?];
             $(configure |$r:ident| $conf:expr;)?
@@ -181,9 +181,9 @@ macro_rules! derivatives {
             #[allow(redundant_semicolons)]
             $vis fn $name $sig -> $crate::Result<$ret> {
                 $($($b;)*)?
-                const ATEN: &str = $crate::profiler::aten_name(concat!("aten::", stringify!($name)));
+                const ATEN: &str = $crate::trace::aten_name(concat!("aten::", stringify!($name)));
                 #[allow(unused_mut)]
-                let mut span = $crate::profiler::op_span(
+                let mut span = $crate::trace::op_span(
                     ATEN,
                     || $crate::autograd::derivatives!(@shapes $($opt)? [$($inp),*]),
                 );
@@ -202,7 +202,7 @@ macro_rules! derivatives {
                         move |$ctx, $g| $bw,
                     )?;
                     if span.is_some() {
-                        $crate::profiler::link_output(
+                        $crate::trace::link_output(
                             &mut span,
                             &$crate::autograd::RecordedOutputs::outputs(&$o),
                         );
@@ -216,8 +216,8 @@ macro_rules! derivatives {
                 #[allow(redundant_semicolons)]
                 $vis fn $iname $sig -> $crate::Result<()> {
                     const ATEN_INPLACE: &str =
-                        $crate::profiler::aten_name(concat!("aten::", stringify!($iname)));
-                    let _span = $crate::profiler::inplace_op(ATEN_INPLACE, $dst, &[$($($io),*)?]);
+                        $crate::trace::aten_name(concat!("aten::", stringify!($iname)));
+                    let _span = $crate::trace::inplace_op(ATEN_INPLACE, $dst, &[$($($io),*)?]);
                     if $crate::autograd::inplace(
                         stringify!($iname),
                         $dst,
@@ -258,9 +258,9 @@ macro_rules! derivatives {
             &$inp.iter().collect::<::std::vec::Vec<&$crate::Tensor>>(),
         )
     };
-    (@shapes [$($inp:expr),*]) => { vec![$($crate::profiler::InputInfo::of($inp)),*] };
-    (@shapes opt [$($inp:expr),*]) => { vec![$($crate::profiler::InputInfo::of_opt($inp)),*] };
-    (@shapes each [$inp:expr]) => { $inp.iter().map($crate::profiler::InputInfo::of).collect() };
+    (@shapes [$($inp:expr),*]) => { vec![$($crate::trace::InputInfo::of($inp)),*] };
+    (@shapes opt [$($inp:expr),*]) => { vec![$($crate::trace::InputInfo::of_opt($inp)),*] };
+    (@shapes each [$inp:expr]) => { $inp.iter().map($crate::trace::InputInfo::of).collect() };
     (@batched $rec:ident broadcast) => { $rec.batched() };
     (@batched $rec:ident formula) => { $rec.batched() };
     (@batched $rec:ident rows) => { $rec };

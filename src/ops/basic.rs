@@ -15,7 +15,7 @@ derivatives! {
 
     /// `copy_(src)`'s out-of-place form: `src` broadcast to this shape and
     /// cast to this dtype; the old value gets no gradient.
-    fn copied(&self, src: &Tensor) -> Tensor {
+    fn copied(&self, src: &Tensor) -> Result<Tensor> {
         record "CopyBackwards", [self, src];
         compute {
             let dst = Tensor::try_empty(self.shape(), self.dtype())?;
@@ -33,7 +33,7 @@ derivatives! {
 
     /// `fill_(value)` as a new tensor recorded on `self`: the result does
     /// not depend on `self`, so its gradient and tangent are zero.
-    fn filled(&self, value: Scalar) -> Tensor {
+    fn filled(&self, value: Scalar) -> Result<Tensor> {
         record "FillBackward0", [self];
         compute => out = Tensor::try_full(self.shape(), value, self.dtype())?;
         save nothing
@@ -43,7 +43,7 @@ derivatives! {
     }
 
     /// [`Tensor::copy`], as a table row.
-    pub(crate) fn try_copy(&self) -> Tensor {
+    pub(crate) fn try_copy(&self) -> Result<Tensor> {
         record "CloneBackward0", [self];
         compute => out = kernels::copy::dense(self);
         save nothing
@@ -53,7 +53,7 @@ derivatives! {
     }
 
     /// [`Tensor::to_dtype`], as a table row.
-    pub(crate) fn try_to_dtype(&self, dtype: DType) -> Tensor {
+    pub(crate) fn try_to_dtype(&self, dtype: DType) -> Result<Tensor> {
         before {
             if dtype == self.dtype() {
                 return Ok(self.clone());
@@ -80,7 +80,7 @@ impl Tensor {
     /// `fill_(value)`: sets every element in place.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
-        let _span = crate::profiler::inplace_op("aten::fill_", self, &[]);
+        let _span = crate::trace::inplace_op("aten::fill_", self, &[]);
         if crate::autograd::inplace("fill_", self, &[], |old| old.filled(value))? {
             return Ok(());
         }
@@ -95,7 +95,7 @@ impl Tensor {
     /// `copy_(src)`: copies `src` (broadcast to this shape, cast to this
     /// dtype) into this tensor in place.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::copy_", self, &[src]);
+        let _span = crate::trace::inplace_op("aten::copy_", self, &[src]);
         if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
             return Ok(());
         }
@@ -104,7 +104,7 @@ impl Tensor {
 
     /// Zeros with this tensor's shape and dtype.
     pub fn zeros_like(&self) -> Result<Tensor> {
-        let _span = crate::profiler::op("aten::zeros_like", &[self]);
+        let _span = crate::trace::op("aten::zeros_like", &[self]);
         Tensor::try_zeros(self.shape(), self.dtype())
     }
 

@@ -47,7 +47,7 @@ derivatives! {
     table FORMULAS("binary: add, sub, mul") for Tensor;
 
     /// `add(other)`: `self + other` (bool + bool is logical or).
-    pub fn add(&self, other: &Tensor) -> Tensor {
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
         record "AddBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
@@ -67,7 +67,7 @@ derivatives! {
     }
 
     /// `sub(other)`: `self - other` (not defined for bool, as in torch).
-    pub fn sub(&self, other: &Tensor) -> Tensor {
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
         record "SubBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);
@@ -86,7 +86,7 @@ derivatives! {
     }
 
     /// `mul(other)`: `self * other` (bool * bool is logical and).
-    pub fn mul(&self, other: &Tensor) -> Tensor {
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
         record "MulBackward0", [self, other];
         compute {
             let (dt, a, b) = promote2(self, other);

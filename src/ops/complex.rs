@@ -126,7 +126,7 @@ derivatives! {
     /// `conj()`: the complex conjugate, computed into a new tensor (torch
     /// returns a lazily conjugated view; see docs/dtypes.md). A real tensor
     /// is returned as is.
-    pub fn conj(&self) -> Tensor {
+    pub fn conj(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return Ok(self.clone());
@@ -142,7 +142,7 @@ derivatives! {
 
     /// `conj_physical()`: the complex conjugate in a new tensor (a copy of
     /// a real tensor's values... the tensor itself, as torch).
-    pub fn conj_physical(&self) -> Tensor {
+    pub fn conj_physical(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return Ok(self.clone());
@@ -165,14 +165,14 @@ derivatives! {
 
     /// `real`: the real parts of a complex tensor, as a view of its
     /// storage (writes go through); a real tensor is returned as is.
-    pub fn real(&self) -> Tensor {
+    pub fn real(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return Ok(self.clone());
             };
         }
         record "RealBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(super::as_strided_grad);
         compute {
             let cdt = self.dtype();
         } => out = self.view_as_dtype(part_layout(self, 0), cdt.to_real());
@@ -185,7 +185,7 @@ derivatives! {
 
     /// `imag`: the imaginary parts of a complex tensor, as a view of its
     /// storage; torch's error for real tensors.
-    pub fn imag(&self) -> Tensor {
+    pub fn imag(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return Err(Error::runtime(
@@ -194,7 +194,7 @@ derivatives! {
             };
         }
         record "ImagBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(super::as_strided_grad);
         compute {
             let cdt = self.dtype();
         } => out = self.view_as_dtype(part_layout(self, 1), cdt.to_real());
@@ -207,14 +207,14 @@ derivatives! {
 
     /// `view_as_real(z)`: a real view of a complex tensor with a last dim
     /// of 2 holding the real and imaginary parts.
-    pub fn view_as_real(&self) -> Tensor {
+    pub fn view_as_real(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return Err(Error::runtime("view_as_real is only supported for complex tensors"));
             };
         }
         record "ViewAsRealBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(super::as_strided_grad);
         compute => out = self.real_pairs();
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].contiguous().view_as_complex()?)]);
@@ -224,7 +224,7 @@ derivatives! {
 
     /// `view_as_complex(x)`: a complex view of a float32/float64 tensor
     /// whose last dim (of size 2, stride 1) holds real and imaginary parts.
-    pub fn view_as_complex(&self) -> Tensor {
+    pub fn view_as_complex(&self) -> Result<Tensor> {
         before {
             if !matches!(self.dtype(), DType::Float32 | DType::Float64) {
                 return Err(Error::runtime(format!(
@@ -252,7 +252,7 @@ derivatives! {
             };
         }
         record "ViewAsComplexBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(super::as_strided_grad);
         compute {
             let strides: Vec<usize> = self.strides()[..nd - 1].iter().map(|s| s / 2).collect();
             let layout = Layout::new(&self.shape()[..nd - 1], &strides, self.offset() / 2);
@@ -265,7 +265,7 @@ derivatives! {
 
     /// `sgn()`: `z / |z|` for complex tensors (0 at 0), `sign()` for real
     /// ones.
-    pub fn sgn(&self) -> Tensor {
+    pub fn sgn(&self) -> Result<Tensor> {
         before {
             if !self.dtype().is_complex() {
                 return self.sign();
@@ -298,7 +298,7 @@ derivatives! {
     /// `angle()`: the phase `atan2(imag, real)` of complex elements, in
     /// their real dtype; for real tensors `pi` where negative, else 0 (NaN
     /// stays NaN), in the default float dtype for integers.
-    pub fn angle(&self) -> Tensor {
+    pub fn angle(&self) -> Result<Tensor> {
         record "AngleBackward0", [self];
         compute => out = if self.dtype().is_complex() {
             self.imag()?.atan2(&self.real()?)?
@@ -334,7 +334,7 @@ derivatives! {
 
     /// `complex(real, imag)`: a complex tensor from two real float tensors
     /// of one dtype (broadcast together).
-    pub fn complex(real: &Tensor, imag: &Tensor) -> Tensor {
+    pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
         before {
             let cdt = check_parts(real, imag)?;
         }
@@ -354,7 +354,7 @@ derivatives! {
 
     /// `polar(abs, angle)`: `abs * (cos(angle) + i sin(angle))` from two
     /// real float tensors of one dtype.
-    pub fn polar(abs: &Tensor, angle: &Tensor) -> Tensor {
+    pub fn polar(abs: &Tensor, angle: &Tensor) -> Result<Tensor> {
         before {
             let _ = check_parts(abs, angle)?;
         }

@@ -46,7 +46,7 @@ derivatives! {
     /// H, W]` or `[C, H, W]`) as a column: `[N, C kh kw, L]` (or `[C kh kw,
     /// L]`), L the number of windows, rows ordered by channel then kernel
     /// row then kernel column; windows over the zero padding read zeros.
-    pub fn im2col(&self, win: Window) -> Tensor {
+    pub fn im2col(&self, win: Window) -> Result<Tensor> {
         before {
             let nd = self.ndim();
             if nd != 3 && nd != 4 {
@@ -74,7 +74,7 @@ derivatives! {
     /// (`[N, C kh kw, L]` or `[C kh kw, L]`) summed back into images of
     /// `size` (`[N, C, H, W]` or `[C, H, W]`); each entry adds into the
     /// pixel its window position covers.
-    pub fn col2im(&self, size: [usize; 2], win: Window) -> Tensor {
+    pub fn col2im(&self, size: [usize; 2], win: Window) -> Result<Tensor> {
         before {
             let nd = self.ndim();
             if nd != 2 && nd != 3 {

@@ -18,6 +18,7 @@ mod creation;
 mod index;
 pub mod linalg;
 mod nn;
+mod operators;
 mod pointwise;
 pub mod reduce;
 mod shape;

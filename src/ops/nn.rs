@@ -360,7 +360,7 @@ derivatives! {
         weight: Option<&Tensor>,
         bias: Option<&Tensor>,
         eps: f64,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             let n = check_layer_norm(self, normalized_shape, weight, bias)?;
             let k = normalized_shape.len();
@@ -413,7 +413,7 @@ derivatives! {
         weight: Option<&Tensor>,
         reduction: Reduction,
         ignore_index: i64,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             check_nll(self, target, weight)?;
             if self.ndim() > 2 {

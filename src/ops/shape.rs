@@ -233,7 +233,7 @@ derivatives! {
 
     /// `cat(tensors, dim)`: concatenation along an existing dim, promoting
     /// dtypes; 1-D tensors of shape `(0,)` are skipped as in torch.
-    pub fn cat(tensors: &[Tensor], dim: isize) -> Tensor {
+    pub fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         record "CatBackward0", each [tensors];
         compute {
             let y = kernels::shape::cat(tensors, dim)?;
@@ -286,7 +286,7 @@ derivatives! {
     }
 
     /// `stack(tensors, dim)`: joins equally shaped tensors along a new dim.
-    pub fn stack(tensors: &[Tensor], dim: isize) -> Tensor {
+    pub fn stack(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         before {
             let Some(first) = tensors.first() else {
                 return Err(Error::runtime("stack expects a non-empty TensorList"));
@@ -329,7 +329,7 @@ derivatives! {
     }
 
     /// `flip(dims)`: a copy with the order of elements reversed along dims.
-    pub fn flip(&self, dims: &[isize]) -> Tensor {
+    pub fn flip(&self, dims: &[isize]) -> Result<Tensor> {
         record "FlipBackward0", [self];
         compute {
             let flip_dims = dims.to_vec();
@@ -341,7 +341,7 @@ derivatives! {
     }
 
     /// `roll` along non-empty `dims` (see [`Tensor::roll`]).
-    fn roll_dims(&self, shifts: &[i64], dims: &[isize]) -> Tensor {
+    fn roll_dims(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
         record "RollBackward0", [self];
         compute {
             // Rolling back by the opposite shifts.
@@ -356,7 +356,7 @@ derivatives! {
 
     /// `roll` without dims: the tensor rolled as if flattened (see
     /// [`Tensor::roll`]).
-    fn roll_flat(&self, shifts: &[i64]) -> Tensor {
+    fn roll_flat(&self, shifts: &[i64]) -> Result<Tensor> {
         record "RollBackward0", [self];
         compute {
             // Rolling back by the opposite shift.
@@ -371,7 +371,7 @@ derivatives! {
 
     /// `repeat(sizes)`: the tensor tiled `sizes[i]` times along each dim
     /// (leading sizes add new dims); torch's repeat, not NumPy's.
-    pub fn repeat(&self, sizes: &[usize]) -> Tensor {
+    pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
         record "RepeatBackward0", [self];
         compute {
             let y = kernels::shape::repeat(self, sizes)?;
@@ -410,7 +410,7 @@ derivatives! {
 
     /// `tril(diagonal)`: zeroes elements above the `diagonal`-th diagonal of
     /// the last two dims.
-    pub fn tril(&self, diagonal: i64) -> Tensor {
+    pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
         record "TrilBackward0", [self];
         compute => out = kernels::shape::triangle(self, diagonal, true, "tril")?;
         save nothing
@@ -424,7 +424,7 @@ derivatives! {
     }
 
     /// `triu(diagonal)`: zeroes elements below the `diagonal`-th diagonal.
-    pub fn triu(&self, diagonal: i64) -> Tensor {
+    pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
         record "TriuBackward0", [self];
         compute => out = kernels::shape::triangle(self, diagonal, false, "triu")?;
         save nothing
@@ -438,7 +438,7 @@ derivatives! {
 
     /// `diag(diagonal)`: a 1-D tensor becomes a square matrix with it on the
     /// given diagonal; a 2-D tensor gives a copy of that diagonal.
-    pub fn diag(&self, diagonal: i64) -> Tensor {
+    pub fn diag(&self, diagonal: i64) -> Result<Tensor> {
         before {
             // A 2-D input records the diagonal view and its copy.
             match self.ndim() {
@@ -467,7 +467,7 @@ derivatives! {
 
     /// `diag_embed(offset, dim1, dim2)`: the last dim becomes the diagonal
     /// of new (dim1, dim2) planes, zeros elsewhere.
-    pub fn diag_embed(&self, offset: i64, dim1: isize, dim2: isize) -> Tensor {
+    pub fn diag_embed(&self, offset: i64, dim1: isize, dim2: isize) -> Result<Tensor> {
         before {
             if self.ndim() == 0 {
                 return Err(Error::runtime(

@@ -52,7 +52,7 @@ derivatives! {
         shape: &[usize],
         name: &'static str,
         view: ViewFn,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             let fw = view.clone();
         }
@@ -83,9 +83,9 @@ derivatives! {
         for Tensor;
 
     /// `view(shape)`: same elements, new shape; `-1` infers one size.
-    pub fn view(&self, shape: &[isize]) -> Tensor {
+    pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
         record "ViewBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().view(shape)?);
@@ -96,13 +96,13 @@ derivatives! {
     }
 
     /// `reshape(shape)`: a view when strides allow, else a contiguous copy.
-    pub fn reshape(&self, shape: &[isize]) -> Tensor {
+    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
         before {
             let dims = Layout::infer_shape(shape, self.numel())?;
             let strides = self.layout().view_strides(&dims);
         }
         record if strides.is_some() { "ViewBackward0" } else { "UnsafeViewBackward0" }, [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = match &strides {
@@ -117,9 +117,9 @@ derivatives! {
 
     /// `transpose(dim0, dim1)` recorded as `name` (`t()` records
     /// `TBackward0`).
-    fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Tensor {
+    fn transpose_named(&self, dim0: isize, dim1: isize, name: &'static str) -> Result<Tensor> {
         record name, [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute => out = self.view_with_layout(self.layout().transpose(dim0, dim1)?);
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].transpose(ctx.dim(dim0), ctx.dim(dim1))?)]);
@@ -129,9 +129,9 @@ derivatives! {
 
     /// A view with the same layout whose node (`name`) passes the gradient
     /// through.
-    pub(crate) fn alias_named(&self, name: &'static str) -> Tensor {
+    pub(crate) fn alias_named(&self, name: &'static str) -> Result<Tensor> {
         record name, [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute => out = self.view_with_layout(self.layout().clone());
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].clone())]);
@@ -140,9 +140,9 @@ derivatives! {
     }
 
     /// `permute(dims)`.
-    pub fn permute(&self, dims: &[isize]) -> Tensor {
+    pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
         record "PermuteBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let permuted = self.view_with_layout(self.layout().permute(dims)?);
             let inverse = inverse_permutation(dims)?;
@@ -160,9 +160,9 @@ derivatives! {
     }
 
     /// `expand(sizes)`: broadcast without copying; `-1` keeps a size.
-    pub fn expand(&self, sizes: &[isize]) -> Tensor {
+    pub fn expand(&self, sizes: &[isize]) -> Result<Tensor> {
         record "ExpandBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().expand(sizes)?);
@@ -185,9 +185,9 @@ derivatives! {
     }
 
     /// `narrow(dim, start, length)`.
-    pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Tensor {
+    pub fn narrow(&self, dim: isize, start: isize, length: usize) -> Result<Tensor> {
         record "SliceBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().narrow(dim, start, length)?);
@@ -199,9 +199,9 @@ derivatives! {
     }
 
     /// `select(dim, index)`: removes `dim`, fixing it at `index`.
-    pub fn select(&self, dim: isize, index: isize) -> Tensor {
+    pub fn select(&self, dim: isize, index: isize) -> Result<Tensor> {
         record "SelectBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().select(dim, index)?);
@@ -213,7 +213,7 @@ derivatives! {
     }
 
     /// Python slicing `start:stop:step` along `dim` (step > 0).
-    pub fn slice(&self, dim: isize, start: isize, stop: isize, step: isize) -> Tensor {
+    pub fn slice(&self, dim: isize, start: isize, stop: isize, step: isize) -> Result<Tensor> {
         before {
             if step <= 0 {
                 return Err(Error::value("step must be greater than zero"));
@@ -224,7 +224,7 @@ derivatives! {
             };
         }
         record "SliceBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().slice(d, start, stop, step as usize)?);
@@ -236,13 +236,13 @@ derivatives! {
     }
 
     /// `squeeze()` (all size-1 dims) or `squeeze(dims)`.
-    pub fn squeeze(&self, dims: Option<&[isize]>) -> Tensor {
+    pub fn squeeze(&self, dims: Option<&[isize]>) -> Result<Tensor> {
         record match dims {
             None => "SqueezeBackward0",
             Some([_]) => "SqueezeBackward1",
             Some(_) => "SqueezeBackward2",
         }, [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().squeeze(dims)?);
@@ -253,9 +253,9 @@ derivatives! {
     }
 
     /// `unsqueeze(dim)`.
-    pub fn unsqueeze(&self, dim: isize) -> Tensor {
+    pub fn unsqueeze(&self, dim: isize) -> Result<Tensor> {
         record "UnsqueezeBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().unsqueeze(dim)?);
@@ -266,9 +266,9 @@ derivatives! {
     }
 
     /// `diagonal(offset, dim1, dim2)`.
-    pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Tensor {
+    pub fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> Result<Tensor> {
         record "DiagonalBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let input_shape: Dims = self.shape().into();
         } => out = self.view_with_layout(self.layout().diagonal(offset, dim1, dim2)?);
@@ -286,14 +286,14 @@ derivatives! {
         size: &[usize],
         stride: &[isize],
         offset: Option<usize>,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             let storage_len = self.storage().nbytes() / self.dtype().itemsize();
             let offset = offset.unwrap_or(self.offset());
             let layout = Layout::as_strided(size, stride, offset, storage_len)?;
         }
         record "AsStridedBackward0", [self];
-        configure |r| r.views();
+        configure |r| r.views(as_strided_grad);
         compute {
             let plan = LazyPlan::new(self.layout(), size, stride, offset);
         } => out = self.view_with_layout(layout);
@@ -306,7 +306,7 @@ derivatives! {
     }
 
     /// `unbind(dim)`: the slices along `dim`, as views.
-    pub fn unbind(&self, dim: isize) -> Vec<Tensor> {
+    pub fn unbind(&self, dim: isize) -> Result<Vec<Tensor>> {
         before {
             if self.ndim() == 0 {
                 return Err(Error::index(
@@ -327,7 +327,7 @@ derivatives! {
 
     /// `split(split_size, dim)`: chunks of `split_size` (the last may be
     /// smaller).
-    pub fn split(&self, split_size: usize, dim: isize) -> Vec<Tensor> {
+    pub fn split(&self, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
         before {
             let n = self.size(dim)?;
             let d = wrap_dim(dim, self.ndim())? as isize;
@@ -353,7 +353,7 @@ derivatives! {
     }
 
     /// `split(sizes, dim)` with explicit section sizes.
-    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Vec<Tensor> {
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         before {
             let n = self.size(dim)?;
             let d = wrap_dim(dim, self.ndim())?;
@@ -384,7 +384,7 @@ derivatives! {
     /// A copy with its own memory that keeps a dense layout's strides (as
     /// torch's `clone()` with `preserve_format`; see
     /// [`Tensor::clone_preserving_strides`]).
-    pub(crate) fn try_clone_preserving_strides(&self) -> Tensor {
+    pub(crate) fn try_clone_preserving_strides(&self) -> Result<Tensor> {
         before {
             if self.is_contiguous() || !self.layout().is_non_overlapping_and_dense() {
                 return Ok(self.copy());

@@ -1,7 +1,7 @@
 //! How recorded events nest: each event's parent on its thread, its self
 //! time and the memory allocated inside it.
 
-use super::{Event, EventKind};
+use crate::trace::{Event, EventKind};
 use std::collections::HashMap;
 
 /// Where an event sits among the events of its thread.

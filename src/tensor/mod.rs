@@ -1,26 +1,35 @@
-//! The [`Tensor`] handle: storage + layout + dtype + autograd slots.
+//! The [`Tensor`] handle: storage + layout + dtype + an autograd slot.
 //!
 //! A `Tensor` is a cheap, clonable handle (`Arc`) to a [`TensorImpl`]. Views
 //! share their base's [`Storage`] and version counter and differ only in
 //! [`Layout`]. Cloning the handle never copies data; [`Tensor::copy`] does.
 
+mod autograd_slot;
 mod checks;
+mod dispatch;
 mod dtype;
+mod element;
 mod layout;
+mod modes;
 mod scalar;
 mod storage;
 
+pub use autograd_slot::{AutogradSlot, Origin};
 pub(crate) use checks::{check_inplace_dtype, check_no_overlap};
-pub(crate) use dtype::num_like::FloatOps;
 pub use dtype::{
     default_complex_dtype, default_dtype, result_type, set_default_dtype, Category, Complex,
-    ComplexDouble, ComplexFloat, DType, Element, Float, PromotionOperand, RealElement, Tier,
+    ComplexDouble, ComplexFloat, DType, PromotionOperand, Tier,
 };
+pub(crate) use element::num_like::FloatOps;
+pub use element::{Element, Float, RealElement};
 pub use layout::{broadcast_shapes, contiguous_strides, wrap_dim, Dims, Layout};
+pub use modes::{is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, set_inference_mode};
 pub use scalar::Scalar;
-pub use storage::{buffer_cache_bytes, empty_buffer_cache, set_buffer_cache_limit, Storage};
+pub use storage::{
+    buffer_cache_bytes, empty_buffer_cache, set_buffer_cache_limit, set_memory_hook, MemoryHook,
+    Storage,
+};
 
-use crate::autograd::AutogradMeta;
 use crate::binding::BindingSlot;
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,7 +61,8 @@ pub struct TensorImpl {
     base: Option<Tensor>,
     /// Made from a Python/Rust scalar; lowest priority in type promotion.
     wrapped_number: bool,
-    autograd: AutogradMeta,
+    /// The autograd layer's state for this tensor (see `autograd_slot.rs`).
+    autograd: AutogradSlot,
     /// The language binding's object for this tensor (see `binding.rs`).
     binding: BindingSlot,
 }
@@ -116,7 +126,10 @@ impl Tensor {
             version: Arc::default(),
             base: None,
             wrapped_number: false,
-            autograd: AutogradMeta::default(),
+            autograd: AutogradSlot::new(Origin {
+                inference: is_inference_mode_enabled(),
+                ..Origin::default()
+            }),
             binding: BindingSlot::default(),
         }))
     }
@@ -259,11 +272,11 @@ impl Tensor {
             version: self.0.version.clone(),
             base: Some(base),
             wrapped_number: false,
-            autograd: {
-                let m = AutogradMeta::default();
-                m.mark_view(self.0.version.get());
-                m
-            },
+            autograd: AutogradSlot::new(Origin {
+                inference: is_inference_mode_enabled(),
+                detached: false,
+                view: Some((self.0.version.get(), is_grad_enabled())),
+            }),
             binding: BindingSlot::default(),
         }))
     }
@@ -315,11 +328,11 @@ impl Tensor {
             version: self.0.version.clone(),
             base: self.0.base.clone(),
             wrapped_number: false,
-            autograd: {
-                let m = AutogradMeta::default();
-                m.set_fw_detached();
-                m
-            },
+            autograd: AutogradSlot::new(Origin {
+                inference: is_inference_mode_enabled(),
+                detached: true,
+                view: None,
+            }),
             binding: BindingSlot::default(),
         }))
     }
@@ -431,9 +444,13 @@ impl Tensor {
     pub fn data_ptr(&self) -> usize {
         self.0.storage.as_ptr() as usize + self.offset() * self.dtype().itemsize()
     }
-    /// The autograd slots of this tensor (`requires_grad`, `.grad`,
-    /// `grad_fn`, hooks, tangent).
-    pub fn autograd(&self) -> &AutogradMeta {
+    /// The slot the autograd layer keeps this tensor's state in
+    /// (`requires_grad`, `.grad`, `grad_fn`, hooks, tangent).
+    pub fn autograd_slot(&self) -> &AutogradSlot {
         &self.0.autograd
+    }
+    /// Whether this tensor was made in inference mode.
+    pub fn is_inference(&self) -> bool {
+        self.0.autograd.origin().inference
     }
 }

@@ -60,10 +60,31 @@ unsafe impl Send for StorageInner {}
 // SAFETY: as above.
 unsafe impl Sync for StorageInner {}
 
+/// A function told of every buffer storage allocates (`bytes` positive)
+/// or frees (negative) at `addr`: how a memory profiler above this layer
+/// sees allocations without storage knowing of it.
+pub type MemoryHook = fn(bytes: i64, addr: usize);
+
+static MEMORY_HOOK: OnceLock<MemoryHook> = OnceLock::new();
+
+/// Installs the memory hook; the first one installed stays (returns
+/// whether `hook` is the one installed now).
+pub fn set_memory_hook(hook: MemoryHook) -> bool {
+    let installed = *MEMORY_HOOK.get_or_init(|| hook);
+    std::ptr::fn_addr_eq(installed, hook)
+}
+
+#[inline(always)]
+fn report_memory(bytes: i64, addr: usize) {
+    if let Some(hook) = MEMORY_HOOK.get() {
+        hook(bytes, addr);
+    }
+}
+
 impl Drop for StorageInner {
     fn drop(&mut self) {
         if let Owner::Owned { capacity } = self.owner {
-            crate::profiler::memory(-(self.nbytes as i64), self.ptr.as_ptr() as usize);
+            report_memory(-(self.nbytes as i64), self.ptr.as_ptr() as usize);
             buffer_cache().release(self.ptr, capacity);
         }
     }
@@ -117,7 +138,7 @@ impl Storage {
     }
 
     fn wrap_owned(ptr: NonNull<u8>, nbytes: usize, capacity: usize) -> Storage {
-        crate::profiler::memory(nbytes as i64, ptr.as_ptr() as usize);
+        report_memory(nbytes as i64, ptr.as_ptr() as usize);
         Storage(Arc::new(StorageInner {
             ptr,
             nbytes,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// pre-hooks, node pre-hooks, retain_grad, the node, post-hooks) and checks
 /// what it returns.
 pub(super) fn call_node(task: &GraphTask, node: &Arc<dyn Node>, grads: Grads) -> Result<Grads> {
-    let _spans = crate::profiler::node_spans(
+    let _spans = crate::trace::node_spans(
         || match node.static_name() {
             Some(name) => Cow::Borrowed(name),
             None => Cow::Owned(node.name()),

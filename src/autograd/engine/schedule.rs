@@ -1,13 +1,11 @@
-//! Scheduling: ready nodes run in waves, inline or on ferrograd's pool,
-//! and a pool task follows a node's single-producer successors so the
+//! Scheduling one wave of ready nodes (the loop over waves is
+//! `GraphTask::run`): inline or on ferrograd's pool, and a pool task follows a node's single-producer successors so the
 //! branches of a wide graph spread without a wave per node.
 
-use super::super::accumulate::AccumulateGrad;
 use super::super::node::{Grads, Node};
 use super::run::call_node;
 use super::task::GraphTask;
-use super::Edge;
-use crate::{Error, Result, Tensor};
+use crate::{Error, Result};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -58,84 +56,6 @@ pub fn parallel_waves() -> u64 {
     PARALLEL_WAVES.load(Ordering::Relaxed)
 }
 
-/// Runs a prepared graph task from its roots.
-pub(super) fn run_graph(task: &mut GraphTask, roots: Vec<(Edge, Tensor)>) -> Result<()> {
-    let mut ready: Vec<usize> = Vec::new();
-    for (k, (edge, g)) in roots.into_iter().enumerate() {
-        let i = task.index[&edge.node_id()];
-        task.add_grad(i, edge.input_nr, (u64::MAX, k), g);
-    }
-    for (i, &d) in task.deps.iter().enumerate() {
-        if d == 0 {
-            ready.push(i);
-        }
-    }
-    while !ready.is_empty() {
-        // Later nodes first, as torch's ready queue orders them.
-        ready.sort_by_key(|&i| std::cmp::Reverse(task.nodes[i].core().sequence_nr()));
-        let batch = std::mem::take(&mut ready);
-        let mut jobs: Vec<(usize, Grads)> = Vec::with_capacity(batch.len());
-        for i in batch {
-            let grads = task.take_inputs(i)?;
-            if let Some(caps) = task.captures.get(&i).cloned() {
-                for (input_nr, slot) in caps {
-                    let g = grads.get(input_nr).cloned().flatten();
-                    task.captured[slot] = match g {
-                        Some(g) => Some(run_capture_hooks(&task.nodes[i], input_nr, g)?),
-                        None => None,
-                    };
-                }
-            }
-            if task.needed[i] {
-                jobs.push((i, grads));
-            }
-        }
-        let results = run_wave(task, jobs)?;
-        for (i, outs, consumed) in results {
-            let node = task.nodes[i].clone();
-            let seq = node.core().sequence_nr();
-            for (k, (edge, g)) in node.core().next_edges().iter().zip(outs).enumerate() {
-                let Some(edge) = edge else { continue };
-                if consumed.get(k).copied().unwrap_or(false) {
-                    continue;
-                }
-                let j = task.index[&edge.node_id()];
-                if let Some(g) = g {
-                    task.add_grad(j, edge.input_nr, (seq, k), g);
-                }
-                task.deps[j] -= 1;
-                if task.deps[j] == 0 {
-                    ready.push(j);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Hooks registered on a tensor run on its gradient even when the gradient
-/// is captured by `grad()` rather than passed on.
-fn run_capture_hooks(node: &Arc<dyn Node>, input_nr: usize, mut g: Tensor) -> Result<Tensor> {
-    if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
-        for (h, _) in acc.variable().accumulator_hooks().0 {
-            if let Some(r) = h(&g)? {
-                g = r;
-            }
-        }
-        return Ok(g);
-    }
-    if let Some(h) = node.core().hooks_snapshot() {
-        for (nr, r) in &h.tensor_pre {
-            if *nr == input_nr {
-                if let Some(new) = (r.hook)(&g)? {
-                    g = new;
-                }
-            }
-        }
-    }
-    Ok(g)
-}
-
 /// Whether a node must run on the thread that called backward.
 pub(super) fn on_caller(n: &Arc<dyn Node>) -> bool {
     n.needs_caller_thread() || n.core().has_caller_thread_hooks()
@@ -143,7 +63,7 @@ pub(super) fn on_caller(n: &Arc<dyn Node>) -> bool {
 
 /// The outputs of one executed node, with the edges whose gradient was
 /// already consumed inside the job that ran it.
-type Executed = (usize, Grads, SmallVec<[bool; 4]>);
+pub(super) type Executed = (usize, Grads, SmallVec<[bool; 4]>);
 
 /// Results of the nodes run on the pool during one wave.
 struct Sink {
@@ -219,7 +139,7 @@ fn fanout(task: &GraphTask, i: usize) -> usize {
 
 /// Runs one wave of ready nodes; returns what ran (nodes that ran on the
 /// pool in completion order; the caller's sums do not depend on it).
-fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>> {
+pub(super) fn run_wave(task: &GraphTask, jobs: Vec<(usize, Grads)>) -> Result<Vec<Executed>> {
     let pool_jobs: Vec<usize> = jobs
         .iter()
         .filter(|(i, _)| !on_caller(&task.nodes[*i]))

@@ -1,11 +1,13 @@
 //! A backward call's graph task: the nodes reachable from the roots, how
 //! many incoming edges each has, which of them lie on a path to the
 //! requested inputs, and the buffers where gradients wait for their node
-//! (summed in key order, Note [Deterministic sums] in `mod.rs`).
+//! (summed in key order, Note [Deterministic sums] in `mod.rs`); and the
+//! loop that runs it, wave by wave (`schedule.rs` runs one wave).
 
+use super::super::accumulate::AccumulateGrad;
 use super::super::grad_mode::ThreadLocalState;
 use super::super::node::{node_id, Grads, Node};
-use super::schedule::{on_caller, run_graph, uses_pool};
+use super::schedule::{on_caller, run_wave, uses_pool};
 use super::{Edge, EngineOptions};
 use crate::{Error, Result, Tensor};
 use parking_lot::Mutex;
@@ -274,4 +276,83 @@ pub(super) fn execute_batched(
     }
     crate::autograd::anomaly::emit(std::mem::take(&mut *task.failed_nodes.lock()));
     result.map(|_| task.captured)
+}
+
+/// Runs a prepared graph task from its roots: waves of ready nodes until
+/// none is left.
+fn run_graph(task: &mut GraphTask, roots: Vec<(Edge, Tensor)>) -> Result<()> {
+    let mut ready: Vec<usize> = Vec::new();
+    for (k, (edge, g)) in roots.into_iter().enumerate() {
+        let i = task.index[&edge.node_id()];
+        task.add_grad(i, edge.input_nr, (u64::MAX, k), g);
+    }
+    for (i, &d) in task.deps.iter().enumerate() {
+        if d == 0 {
+            ready.push(i);
+        }
+    }
+    while !ready.is_empty() {
+        // Later nodes first, as torch's ready queue orders them.
+        ready.sort_by_key(|&i| std::cmp::Reverse(task.nodes[i].core().sequence_nr()));
+        let batch = std::mem::take(&mut ready);
+        let mut jobs: Vec<(usize, Grads)> = Vec::with_capacity(batch.len());
+        for i in batch {
+            let grads = task.take_inputs(i)?;
+            if let Some(caps) = task.captures.get(&i).cloned() {
+                for (input_nr, slot) in caps {
+                    let g = grads.get(input_nr).cloned().flatten();
+                    task.captured[slot] = match g {
+                        Some(g) => Some(run_capture_hooks(&task.nodes[i], input_nr, g)?),
+                        None => None,
+                    };
+                }
+            }
+            if task.needed[i] {
+                jobs.push((i, grads));
+            }
+        }
+        let results = run_wave(task, jobs)?;
+        for (i, outs, consumed) in results {
+            let node = task.nodes[i].clone();
+            let seq = node.core().sequence_nr();
+            for (k, (edge, g)) in node.core().next_edges().iter().zip(outs).enumerate() {
+                let Some(edge) = edge else { continue };
+                if consumed.get(k).copied().unwrap_or(false) {
+                    continue;
+                }
+                let j = task.index[&edge.node_id()];
+                if let Some(g) = g {
+                    task.add_grad(j, edge.input_nr, (seq, k), g);
+                }
+                task.deps[j] -= 1;
+                if task.deps[j] == 0 {
+                    ready.push(j);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hooks registered on a tensor run on its gradient even when the gradient
+/// is captured by `grad()` rather than passed on.
+fn run_capture_hooks(node: &Arc<dyn Node>, input_nr: usize, mut g: Tensor) -> Result<Tensor> {
+    if let Some(acc) = node.as_any().downcast_ref::<AccumulateGrad>() {
+        for (h, _) in acc.variable().accumulator_hooks().0 {
+            if let Some(r) = h(&g)? {
+                g = r;
+            }
+        }
+        return Ok(g);
+    }
+    if let Some(h) = node.core().hooks_snapshot() {
+        for (nr, r) in &h.tensor_pre {
+            if *nr == input_nr {
+                if let Some(new) = (r.hook)(&g)? {
+                    g = new;
+                }
+            }
+        }
+    }
+    Ok(g)
 }

@@ -8,7 +8,7 @@ derivatives! {
 
     /// `self[indices]`: a view for basic indices, a copy when any index is
     /// a tensor (NumPy/torch semantics).
-    pub fn index(&self, indices: &[TensorIndex]) -> Tensor {
+    pub fn index(&self, indices: &[TensorIndex]) -> Result<Tensor> {
         before {
             let plan = self.plan(indices)?;
             if plan.adv.is_empty() {
@@ -41,7 +41,7 @@ derivatives! {
     /// on a copy (`accumulate` adds instead, summing duplicates). Values
     /// broadcast to the indexed shape and are cast to this tensor's dtype.
     /// The in-place form bumps the version counter.
-    pub fn index_put(&self, indices: &[TensorIndex], values: &Tensor, accumulate: bool) -> Tensor {
+    pub fn index_put(&self, indices: &[TensorIndex], values: &Tensor, accumulate: bool) -> Result<Tensor> {
         record "IndexPutBackward0", [self, values];
         compute {
             let o = self.copy();

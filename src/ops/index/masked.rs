@@ -7,7 +7,7 @@ derivatives! {
 
     /// `masked_fill(mask, value)`: a copy with `value` where the bool
     /// `mask` is true; `self` and `mask` broadcast together.
-    pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Tensor {
+    pub fn masked_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         before {
             check_mask("masked_fill", mask)?;
         }
@@ -30,7 +30,7 @@ derivatives! {
 
     /// `masked_fill(mask, value)` with a 0-dim tensor `value`, which gets
     /// the sum of the gradient at the filled places.
-    pub fn masked_fill_tensor(&self, mask: &Tensor, value: &Tensor) -> Tensor {
+    pub fn masked_fill_tensor(&self, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
         before {
             check_mask("masked_fill", mask)?;
             if value.ndim() != 0 {
@@ -73,7 +73,7 @@ derivatives! {
     /// `put(index, source, accumulate)`: a copy with `source`'s elements
     /// written at the row-major positions `index` (negative indices wrap;
     /// `accumulate` adds instead).
-    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Tensor {
+    pub fn put(&self, index: &Tensor, source: &Tensor, accumulate: bool) -> Result<Tensor> {
         record "PutBackward0", [self, source];
         compute {
             let o = self.copy();
@@ -120,7 +120,7 @@ impl Tensor {
     /// table's in-place form because the mask is checked first.
     pub fn masked_fill_(&self, mask: &Tensor, value: Scalar) -> Result<()> {
         check_mask("masked_fill_", mask)?;
-        let _span = crate::profiler::inplace_op("aten::masked_fill_", self, &[]);
+        let _span = crate::trace::inplace_op("aten::masked_fill_", self, &[]);
         if crate::autograd::inplace("masked_fill_", self, &[], |s| s.masked_fill(mask, value))? {
             return Ok(());
         }
@@ -134,7 +134,7 @@ impl Tensor {
     /// rather than as the table's in-place form because its messages name
     /// the op `masked_fill_`.
     pub fn masked_fill_tensor_(&self, mask: &Tensor, value: &Tensor) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::masked_fill_", self, &[value]);
+        let _span = crate::trace::inplace_op("aten::masked_fill_", self, &[value]);
         if crate::autograd::inplace("masked_fill_", self, &[value], |s| {
             s.masked_fill_tensor(mask, value)
         })? {

@@ -7,7 +7,7 @@ derivatives! {
 
     /// `index_select(dim, index)`: the slices at `index` (1-D, int64/int32)
     /// along `dim`, copied.
-    pub fn index_select(&self, dim: isize, index: &Tensor) -> Tensor {
+    pub fn index_select(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         record "IndexSelectBackward0", [self];
         compute {
             let (shape, idx) = (self.shape().to_vec(), index.clone());
@@ -28,7 +28,7 @@ derivatives! {
 
     /// `gather(dim, index)`: `out[i][j] = self[index[i][j]][j]` (for
     /// dim 0); `index` is int64 with as many dims as `self`.
-    pub fn gather(&self, dim: isize, index: &Tensor) -> Tensor {
+    pub fn gather(&self, dim: isize, index: &Tensor) -> Result<Tensor> {
         record "GatherBackward0", [self];
         compute {
             let (shape, idx) = (self.shape().to_vec(), index.clone());
@@ -50,7 +50,7 @@ derivatives! {
 
     /// `scatter(dim, index, src)`: a copy with `out[index[i][j]][j] =
     /// src[i][j]` (dim 0); the in-place form writes into `self`.
-    pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Tensor {
+    pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         record "ScatterBackward0", [self, src];
         compute {
             let o = self.copy();
@@ -85,7 +85,7 @@ derivatives! {
 
     /// `scatter(dim, index, value)`: a copy with one value written at the
     /// indexed places (in place: `scatter_value_`).
-    pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Tensor {
+    pub fn scatter_value(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
         record "ScatterBackward1", [self];
         compute {
             let o = self.copy();
@@ -102,7 +102,7 @@ derivatives! {
 
     /// `scatter_add(dim, index, src)`: like `scatter` but adds, summing
     /// duplicate indices.
-    pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Tensor {
+    pub fn scatter_add(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         record "ScatterAddBackward0", [self, src];
         compute {
             let o = self.copy();
@@ -337,7 +337,7 @@ impl Tensor {
     /// Written out rather than as the table's in-place form of
     /// `scatter_value`, because its messages name the op `scatter_`.
     pub fn scatter_value_(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::scatter_", self, &[]);
+        let _span = crate::trace::inplace_op("aten::scatter_", self, &[]);
         if crate::autograd::inplace("scatter_", self, &[], |s| {
             s.scatter_value(dim, index, value)
         })? {

@@ -131,7 +131,7 @@ derivatives! {
 
     /// `index_add(dim, index, source, alpha)`: a copy with `alpha *
     /// source`'s slices added into the slices at `index` (duplicates sum).
-    pub fn index_add(&self, dim: isize, index: &Tensor, source: &Tensor, alpha: Scalar) -> Tensor {
+    pub fn index_add(&self, dim: isize, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
         record "IndexAddBackward0", [self, source];
         compute {
             let o = self.copy();
@@ -166,7 +166,7 @@ derivatives! {
 
     /// `index_copy(dim, index, source)`: a copy with `source`'s slices
     /// written into the slices at `index`.
-    pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Tensor {
+    pub fn index_copy(&self, dim: isize, index: &Tensor, source: &Tensor) -> Result<Tensor> {
         record "IndexCopyBackward0", [self, source];
         compute {
             let o = self.copy();
@@ -214,7 +214,7 @@ derivatives! {
 
     /// `index_fill(dim, index, value)`: a copy with the slices at `index`
     /// filled (negative indices wrap).
-    pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Tensor {
+    pub fn index_fill(&self, dim: isize, index: &Tensor, value: Scalar) -> Result<Tensor> {
         record "IndexFillBackward0", [self];
         compute {
             let o = self.copy();

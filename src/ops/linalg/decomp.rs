@@ -56,7 +56,7 @@ derivatives! {
 
     /// `linalg.inv(A)`: inverse of each square matrix (RuntimeError if one
     /// is singular).
-    pub fn inverse(&self) -> Tensor {
+    pub fn inverse(&self) -> Result<Tensor> {
         before {
             let n = check_square(self, "linalg.inv")?;
         }
@@ -78,7 +78,7 @@ derivatives! {
     }
 
     /// `linalg.det(A)`: determinant of each square matrix (0 if singular).
-    pub fn det(&self) -> Tensor {
+    pub fn det(&self) -> Result<Tensor> {
         before {
             let n = check_square(self, "linalg.det")?;
         }
@@ -111,7 +111,7 @@ derivatives! {
 
     /// `linalg.solve(A, B)`: X with `A X = B`, batched with broadcasting; B
     /// may be a (batch of) vector(s).
-    pub fn linalg_solve(&self, b: &Tensor) -> Tensor {
+    pub fn linalg_solve(&self, b: &Tensor) -> Result<Tensor> {
         before {
             let a = self;
             let n = check_square(a, "linalg.solve")?;

@@ -200,7 +200,7 @@ derivatives! {
 
     /// `einsum(equation, operands)`: Einstein summation as in torch (implicit
     /// or explicit output, repeated subscripts, `...` broadcasting).
-    pub fn einsum(equation: &str, operands: &[Tensor]) -> Tensor {
+    pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
         before {
             if operands.is_empty() {
                 return Err(Error::runtime(

@@ -336,7 +336,7 @@ derivatives! {
     table FORMULAS("matrix products: matmul, mm, bmm, mv, dot, addmm, trace") for Tensor;
 
     /// `dot(other)`: inner product of two 1-D tensors of one dtype.
-    pub fn dot(&self, other: &Tensor) -> Tensor {
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
         record "DotBackward0", [self, other];
         compute => out = dot_impl(self, other)?;
         save |s, needs| { save_operands(s, &needs, self, other); }
@@ -346,7 +346,7 @@ derivatives! {
     }
 
     /// `mv(vec)`: matrix times vector.
-    pub fn mv(&self, vec: &Tensor) -> Tensor {
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
         record "MvBackward0", [self, vec];
         compute => out = mv_impl(self, vec, gemm_backend())?;
         save |s, needs| { save_operands(s, &needs, self, vec); }
@@ -356,7 +356,7 @@ derivatives! {
     }
 
     /// `mm(mat2)`: product of two matrices.
-    pub fn mm(&self, mat2: &Tensor) -> Tensor {
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
         before {
             let mat2_cols = column_major(mat2);
         }
@@ -369,7 +369,7 @@ derivatives! {
     }
 
     /// `matmul` of a vector and a matrix (see [`Tensor::matmul`]).
-    fn matmul_vm(&self, other: &Tensor) -> Tensor {
+    fn matmul_vm(&self, other: &Tensor) -> Result<Tensor> {
         record "MmBackward0", [self, other];
         compute => out = matmul_impl(self, other, gemm_backend())?;
         save |s, needs| { save_operands(s, &needs, self, other); }
@@ -379,7 +379,7 @@ derivatives! {
     }
 
     /// `bmm(batch2)`: products of two batches of matrices of equal length.
-    pub fn bmm(&self, batch2: &Tensor) -> Tensor {
+    pub fn bmm(&self, batch2: &Tensor) -> Result<Tensor> {
         before {
             if self.ndim() != 3 {
                 return Err(Error::runtime("batch1 must be a 3D tensor"));
@@ -407,7 +407,7 @@ derivatives! {
 
     /// `matmul` with an operand of more than 2 dims (see
     /// [`Tensor::matmul`]).
-    fn matmul_nd(&self, other: &Tensor) -> Tensor {
+    fn matmul_nd(&self, other: &Tensor) -> Result<Tensor> {
         record "BmmBackward0", [self, other];
         compute => out = matmul_impl(self, other, gemm_backend())?;
         save |s, needs| { save_operands(s, &needs, self, other); }
@@ -419,7 +419,7 @@ derivatives! {
     /// `addmm(mat1, mat2, beta, alpha)`: `beta * self + alpha * (mat1 @
     /// mat2)`; `self` broadcasts to the product's shape and is ignored when
     /// `beta` is 0.
-    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Tensor {
+    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
         before {
             if mat1.ndim() != 2 {
                 return Err(Error::runtime(format!(
@@ -514,7 +514,7 @@ derivatives! {
 
     /// `trace()`: sum of the main diagonal of a matrix (integers and bool
     /// sum to int64).
-    pub fn trace(&self) -> Tensor {
+    pub fn trace(&self) -> Result<Tensor> {
         before {
             if self.ndim() != 2 {
                 return Err(Error::runtime(format!(

@@ -43,7 +43,7 @@ derivatives! {
     table FORMULAS("pointwise arithmetic: alpha forms, division, remainders, powers, atan2, maximum/minimum") for Tensor;
 
     /// `add(other, alpha=alpha)`: `self + alpha * other`.
-    pub fn add_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+    pub fn add_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
         before {
             if alpha == Scalar::Int(1) {
                 return self.add(other);
@@ -73,7 +73,7 @@ derivatives! {
     }
 
     /// `sub(other, alpha=alpha)`: `self - alpha * other` (not for bool).
-    pub fn sub_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+    pub fn sub_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
         before {
             if alpha == Scalar::Int(1) {
                 return self.sub(other);
@@ -102,7 +102,7 @@ derivatives! {
     /// `rsub(other, alpha=alpha)`: `other - alpha * self` (what `number -
     /// tensor` computes). torch records `RsubBackward1` with no edge for a
     /// Python-number `other` (a Scalar), `RsubBackward0` for a tensor.
-    pub fn rsub_scaled(&self, other: &Tensor, alpha: Scalar) -> Tensor {
+    pub fn rsub_scaled(&self, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
         record if other.is_wrapped_number() { "RsubBackward1" } else { "RsubBackward0" },
             [self, other];
         configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
@@ -125,7 +125,7 @@ derivatives! {
 
     /// `div(other)` (alias `true_divide`): true division; integer and bool
     /// inputs divide as the default float dtype.
-    pub fn div(&self, other: &Tensor) -> Tensor {
+    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
         record "DivBackward0", [self, other];
         compute {
             let dt = float_of(promoted(&[self, other]));
@@ -173,7 +173,7 @@ derivatives! {
 
     /// `div(other, rounding_mode=...)`: `None` is true division; `Trunc` and
     /// `Floor` keep the promoted dtype (integers raise on a zero divisor).
-    pub fn div_mode(&self, other: &Tensor, mode: Option<RoundingMode>) -> Tensor {
+    pub fn div_mode(&self, other: &Tensor, mode: Option<RoundingMode>) -> Result<Tensor> {
         before {
             let Some(mode) = mode else {
                 return self.div(other);
@@ -196,7 +196,7 @@ derivatives! {
 
     /// `floor_divide(other)` (`//`): quotient rounded toward -inf.
     /// Like torch, it has no derivative: backward through it raises.
-    pub fn floor_divide(&self, other: &Tensor) -> Tensor {
+    pub fn floor_divide(&self, other: &Tensor) -> Result<Tensor> {
         record "NotImplemented", [self, other];
         compute => out = self.binary_num::<FloorDiv>("floor_divide", other)?;
         save nothing
@@ -208,7 +208,7 @@ derivatives! {
     }
 
     /// `remainder(other)` (`%`): remainder with the divisor's sign.
-    pub fn remainder(&self, other: &Tensor) -> Tensor {
+    pub fn remainder(&self, other: &Tensor) -> Result<Tensor> {
         record if other.is_wrapped_number() { "RemainderBackward0" } else { "RemainderBackward1" },
             [self, other];
         configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
@@ -225,7 +225,7 @@ derivatives! {
     }
 
     /// `fmod(other)`: remainder with the dividend's sign.
-    pub fn fmod(&self, other: &Tensor) -> Tensor {
+    pub fn fmod(&self, other: &Tensor) -> Result<Tensor> {
         record if other.is_wrapped_number() { "FmodBackward0" } else { "FmodBackward1" },
             [self, other];
         configure |r| if other.is_wrapped_number() { r.scalar_input(1) } else { r };
@@ -243,7 +243,7 @@ derivatives! {
 
     /// `maximum(other)`: elementwise max; NaN if either is NaN.
     /// Where both are equal, each gets half the gradient.
-    pub fn maximum(&self, other: &Tensor) -> Tensor {
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
         record "MaximumBackward0", [self, other];
         compute => out = self.binary_num::<Maximum>("maximum", other)?;
         save |s| {
@@ -257,7 +257,7 @@ derivatives! {
 
     /// `minimum(other)`: elementwise min; NaN if either is NaN. Where both
     /// are equal, each gets half the gradient.
-    pub fn minimum(&self, other: &Tensor) -> Tensor {
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
         record "MinimumBackward0", [self, other];
         compute => out = self.binary_num::<Minimum>("minimum", other)?;
         save |s| {
@@ -271,7 +271,7 @@ derivatives! {
 
     /// `pow(exponent)`: `self ** exponent`. An integer result with a
     /// negative Python-number exponent raises, as torch.
-    pub fn pow(&self, exponent: &Tensor) -> Tensor {
+    pub fn pow(&self, exponent: &Tensor) -> Result<Tensor> {
         before {
             // torch's overloads: pow(Tensor, Scalar), pow(Scalar, Tensor) and
             // pow(Tensor, Tensor); a Scalar gets no edge.
@@ -332,7 +332,7 @@ derivatives! {
     }
 
     /// `atan2(other)` (alias `arctan2`): angle of the point (other, self).
-    pub fn atan2(&self, other: &Tensor) -> Tensor {
+    pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
         record "Atan2Backward0", [self, other];
         compute {
             let dt = float_of(promoted(&[self, other]));
@@ -383,7 +383,7 @@ impl Tensor {
         if alpha == Scalar::Int(1) {
             return self.add_(other);
         }
-        let _span = crate::profiler::inplace_op("aten::add_", self, &[other]);
+        let _span = crate::trace::inplace_op("aten::add_", self, &[other]);
         if inplace("add_", self, &[other], |s| s.add_scaled(other, alpha))? {
             return Ok(());
         }
@@ -405,7 +405,7 @@ impl Tensor {
 
     /// In-place form of [`Tensor::sub_scaled`].
     pub fn sub_scaled_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::sub_", self, &[other]);
+        let _span = crate::trace::inplace_op("aten::sub_", self, &[other]);
         if inplace("sub_", self, &[other], |s| s.sub_scaled(other, alpha))? {
             return Ok(());
         }
@@ -423,7 +423,7 @@ impl Tensor {
 
     /// `mul_(other)`: in place (bool: logical and).
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::mul_", self, &[other]);
+        let _span = crate::trace::inplace_op("aten::mul_", self, &[other]);
         if inplace("mul_", self, &[other], |s| s.mul(other))? {
             return Ok(());
         }

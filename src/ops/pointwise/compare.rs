@@ -22,7 +22,7 @@ macro_rules! comparisons {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
+                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (dt, a, b) = promote2(self, other);
                     comparisons!(@kernel $kind $name $op dt a b)
                 }
@@ -53,7 +53,7 @@ macro_rules! logical {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
+                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (a, b) = (self.to_dtype(DType::Bool), other.to_dtype(DType::Bool));
                     map2::<bool, bool, bool>(&a, &b, |$x, $y| $body)
                 }
@@ -80,7 +80,7 @@ macro_rules! bitwise {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::profiler::op(concat!("aten::", stringify!($name)), &[self, other]);
+                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
                     let (dt, a, b) = promote2(self, other);
                     match dt {
                         DType::Bool => map2::<bool, bool, bool>(&a, &b, |x, y| x $op y),

@@ -14,7 +14,7 @@ derivatives! {
     /// `where(condition, other)`: elements of `self` where `condition` is
     /// true, of `other` elsewhere (torch's `torch.where(condition, self,
     /// other)`); all three broadcast, `self` and `other` promote.
-    pub fn r#where(&self, condition: &Tensor, other: &Tensor) -> Tensor {
+    pub fn r#where(&self, condition: &Tensor, other: &Tensor) -> Result<Tensor> {
         before {
             if condition.dtype() != DType::Bool {
                 return Err(Error::runtime(format!(
@@ -56,7 +56,7 @@ derivatives! {
         node: &'static str,
         min: Option<&Tensor>,
         max: Option<&Tensor>,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             let absent = num(0.0);
         }
@@ -90,7 +90,7 @@ derivatives! {
 
     /// `lerp(end, weight)`: `self + weight * (end - self)`. Floats only;
     /// `end` (and a tensor `weight`) must have this tensor's dtype.
-    pub fn lerp(&self, end: &Tensor, weight: &Tensor) -> Tensor {
+    pub fn lerp(&self, end: &Tensor, weight: &Tensor) -> Result<Tensor> {
         record if weight.is_wrapped_number() { "LerpBackward0" } else { "LerpBackward1" },
             [self, end, weight];
         compute {
@@ -135,7 +135,7 @@ derivatives! {
     }
 
     /// `addcmul(tensor1, tensor2, value)`: `self + value * tensor1 * tensor2`.
-    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Tensor {
+    pub fn addcmul(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         record "AddcmulBackward0", [self, tensor1, tensor2];
         compute => out = self.addcmul_kernel(tensor1, tensor2, value)?;
         save |s, needs| {
@@ -172,7 +172,7 @@ derivatives! {
 
     /// `addcdiv(tensor1, tensor2, value)`: `self + value * tensor1 / tensor2`
     /// (refused when both divided tensors are integers, as torch).
-    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Tensor {
+    pub fn addcdiv(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {
         record "AddcdivBackward0", [self, tensor1, tensor2];
         compute => out = self.addcdiv_kernel(tensor1, tensor2, value)?;
         save |s, needs| {
@@ -248,7 +248,7 @@ impl Tensor {
     /// In-place form of [`Tensor::clamp`].
     pub fn clamp_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
         let bounds: smallvec::SmallVec<[&Tensor; 2]> = min.into_iter().chain(max).collect();
-        let _span = crate::profiler::inplace_op("aten::clamp_", self, &bounds);
+        let _span = crate::trace::inplace_op("aten::clamp_", self, &bounds);
         if inplace("clamp_", self, &bounds, |s| s.clamp(min, max))? {
             return Ok(());
         }
@@ -280,7 +280,7 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_min`].
     pub fn clamp_min_(&self, min: &Tensor) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::clamp_min_", self, &[min]);
+        let _span = crate::trace::inplace_op("aten::clamp_min_", self, &[min]);
         if inplace("clamp_min_", self, &[min], |s| s.clamp_min(min))? {
             return Ok(());
         }
@@ -297,7 +297,7 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_max`].
     pub fn clamp_max_(&self, max: &Tensor) -> Result<()> {
-        let _span = crate::profiler::inplace_op("aten::clamp_max_", self, &[max]);
+        let _span = crate::trace::inplace_op("aten::clamp_max_", self, &[max]);
         if inplace("clamp_max_", self, &[max], |s| s.clamp_max(max))? {
             return Ok(());
         }

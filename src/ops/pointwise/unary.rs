@@ -49,7 +49,7 @@ macro_rules! float_unary {
             table FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...") for Tensor;
             $(
                 #[doc = $doc]
-                pub fn $name(&self) -> Tensor {
+                pub fn $name(&self) -> Result<Tensor> {
                     record $node, [self];
                     compute {
                         let dt = float_of(self.dtype());
@@ -160,7 +160,7 @@ macro_rules! num_unary {
             table FORMULAS_NUM("unary numeric: neg, abs, sign, rounding, relu") for Tensor;
             $(
                 #[doc = $doc]
-                pub fn $name(&self) -> Tensor {
+                pub fn $name(&self) -> Result<Tensor> {
                     record $node, [self];
                     compute => out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
                         else if self.dtype().is_complex() {
@@ -335,7 +335,7 @@ derivatives! {
 
     /// `round(decimals=d)`: rounds to `d` decimal places (ties to even);
     /// negative `d` rounds to tens, hundreds... Floats only unless `d == 0`.
-    pub fn round_decimals(&self, decimals: i64) -> Tensor {
+    pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
         before {
             if decimals == 0 {
                 return self.round();
@@ -353,7 +353,7 @@ derivatives! {
     }
 
     /// `frac()`: `x - trunc(x)` (floats only, as torch).
-    pub fn frac(&self) -> Tensor {
+    pub fn frac(&self) -> Result<Tensor> {
         record "FracBackward0", [self];
         compute => out = dispatch_float!(self.dtype(), T => map1::<T, T>(self, |x| x - x.trunc()),
             else return Err(unsupported("frac", self.dtype())));
@@ -376,7 +376,7 @@ impl Tensor {
         if decimals == 0 {
             return self.round_();
         }
-        let _span = crate::profiler::inplace_op("aten::round_", self, &[]);
+        let _span = crate::trace::inplace_op("aten::round_", self, &[]);
         if inplace("round_", self, &[], |s| s.round_decimals(decimals))? {
             return Ok(());
         }

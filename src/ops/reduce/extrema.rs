@@ -213,7 +213,7 @@ derivatives! {
     table FORMULAS("reductions: amax, amin, max, min") for Tensor;
 
     /// `amax(dim=(), keepdim=False)`: maximum over dims (NaN propagates).
-    pub fn amax(&self, dims: Option<&[isize]>, keepdim: bool) -> Tensor {
+    pub fn amax(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
         record "AmaxBackward0", [self];
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
@@ -227,7 +227,7 @@ derivatives! {
     }
 
     /// `amin(dim=(), keepdim=False)`: minimum over dims (NaN propagates).
-    pub fn amin(&self, dims: Option<&[isize]>, keepdim: bool) -> Tensor {
+    pub fn amin(&self, dims: Option<&[isize]>, keepdim: bool) -> Result<Tensor> {
         record "AminBackward0", [self];
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
@@ -241,7 +241,7 @@ derivatives! {
     }
 
     /// `max()`: the maximum of all elements as a 0-dim tensor.
-    pub fn max_all(&self) -> Tensor {
+    pub fn max_all(&self) -> Result<Tensor> {
         record "MaxBackward1", [self];
         compute {
             let mask = dim_mask(self.ndim(), None)?;
@@ -255,7 +255,7 @@ derivatives! {
     }
 
     /// `min()`: the minimum of all elements as a 0-dim tensor.
-    pub fn min_all(&self) -> Tensor {
+    pub fn min_all(&self) -> Result<Tensor> {
         record "MinBackward1", [self];
         compute {
             let mask = dim_mask(self.ndim(), None)?;
@@ -269,7 +269,7 @@ derivatives! {
     }
 
     /// `max(dim, keepdim=False)`: `(values, indices)` (first index on ties).
-    pub fn max_dim(&self, dim: isize, keepdim: bool) -> (Tensor, Tensor) {
+    pub fn max_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
         record "MaxBackward0", [self];
         compute {
             let (d, shape) = (wrap_dim(dim, self.ndim())?, self.shape().to_vec());
@@ -287,7 +287,7 @@ derivatives! {
     }
 
     /// `min(dim, keepdim=False)`: `(values, indices)` (first index on ties).
-    pub fn min_dim(&self, dim: isize, keepdim: bool) -> (Tensor, Tensor) {
+    pub fn min_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
         record "MinBackward0", [self];
         compute {
             let (d, shape) = (wrap_dim(dim, self.ndim())?, self.shape().to_vec());

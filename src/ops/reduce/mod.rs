@@ -213,7 +213,7 @@ derivatives! {
     table FORMULAS("reductions: sum, prod, mean") for Tensor;
 
     /// `sum(dim=None, keepdim=False, dtype=None)`: ints and bool sum to int64.
-    pub fn sum(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn sum(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         record if dims.is_some() { "SumBackward1" } else { "SumBackward0" }, [self];
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
@@ -227,7 +227,7 @@ derivatives! {
     }
 
     /// `prod(dim=None, keepdim=False, dtype=None)`: ints and bool multiply in int64.
-    pub fn prod(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn prod(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         record if dims.is_some() { "ProdBackward1" } else { "ProdBackward0" }, [self];
         compute {
             let mask = dim_mask(self.ndim(), dims)?;
@@ -253,7 +253,7 @@ derivatives! {
     }
 
     /// `mean(dim=None, keepdim=False, dtype=None)`: floating dtypes only.
-    pub fn mean(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn mean(&self, dims: Option<&[isize]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         before {
             let out_dt = match dtype {
                 Some(d) if !d.is_differentiable() => {

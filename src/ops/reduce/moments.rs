@@ -143,7 +143,7 @@ derivatives! {
 
     /// `var(dim=None, correction=1, keepdim=False)`: variance, dividing by
     /// `max(0, N - correction)`.
-    pub fn var(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Tensor {
+    pub fn var(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Result<Tensor> {
         before {
             if self.dtype().is_complex() {
                 return complex_spread(self, dims, correction, keepdim, false);
@@ -163,7 +163,7 @@ derivatives! {
     }
 
     /// `std(dim=None, correction=1, keepdim=False)`: square root of `var`.
-    pub fn std(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Tensor {
+    pub fn std(&self, dims: Option<&[isize]>, correction: f64, keepdim: bool) -> Result<Tensor> {
         before {
             if self.dtype().is_complex() {
                 return complex_spread(self, dims, correction, keepdim, true);
@@ -188,7 +188,7 @@ derivatives! {
         dims: Option<&[isize]>,
         correction: f64,
         keepdim: bool,
-    ) -> (Tensor, Tensor) {
+    ) -> Result<(Tensor, Tensor)> {
         before {
             if self.dtype().is_complex() {
                 return Ok((
@@ -216,7 +216,7 @@ derivatives! {
         dims: Option<&[isize]>,
         correction: f64,
         keepdim: bool,
-    ) -> (Tensor, Tensor) {
+    ) -> Result<(Tensor, Tensor)> {
         before {
             if self.dtype().is_complex() {
                 return Ok((

@@ -35,7 +35,7 @@ derivatives! {
         dims: Option<&[isize]>,
         keepdim: bool,
         dtype: Option<DType>,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         before {
             if ord.is_nan() {
                 return Err(Error::runtime("linalg.vector_norm: ord must not be NaN"));

@@ -23,7 +23,7 @@ derivatives! {
         for Tensor;
 
     /// `cumsum(dim, dtype=None)`: running sums along `dim`.
-    pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+    pub fn cumsum(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         record "CumsumBackward0", [self];
         compute => out = cumulative(self, dim, dtype, false)?;
         save nothing
@@ -39,7 +39,7 @@ derivatives! {
     }
 
     /// `cumprod(dim, dtype=None)`: running products along `dim`.
-    pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+    pub fn cumprod(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         record "CumprodBackward0", [self];
         compute => out = cumulative(self, dim, dtype, true)?;
         save |s| { save_input_and_result(s, self, &out); }
@@ -61,7 +61,7 @@ derivatives! {
 
     /// `logsumexp(dim, keepdim=False)`: `log(sum(exp(x)))` computed stably;
     /// integer inputs compute in the default float dtype.
-    pub fn logsumexp(&self, dims: &[isize], keepdim: bool) -> Tensor {
+    pub fn logsumexp(&self, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         before {
             if self.dtype().is_complex() {
                 return complex_logsumexp(self, dims, keepdim);
@@ -96,7 +96,7 @@ derivatives! {
     }
 
     /// `softmax(dim, dtype=None)`: `exp(x) / sum(exp(x))` along `dim`.
-    pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+    pub fn softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         record "SoftmaxBackward0", [self];
         compute => out = softmax_impl("softmax", self, dim, dtype, false)?;
         save |s| {
@@ -124,7 +124,7 @@ derivatives! {
     }
 
     /// `log_softmax(dim, dtype=None)`: `x - logsumexp(x)` along `dim`.
-    pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Tensor {
+    pub fn log_softmax(&self, dim: isize, dtype: Option<DType>) -> Result<Tensor> {
         record "LogSoftmaxBackward0", [self];
         compute => out = softmax_impl("log_softmax", self, dim, dtype, true)?;
         save |s| {

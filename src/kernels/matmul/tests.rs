@@ -1,0 +1,329 @@
+//! The GEMM driver's tests: products over strided, expanded, batched and
+//! empty operands, integer wrapping, both backends, and the split paths.
+
+use super::*;
+use crate::kernels::copy::{permuted, relayout};
+use crate::tensor::Layout;
+
+/// `alpha * a @ b (+ beta * out)` into `out` through the driver.
+fn product<T: MatElem>(
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    alpha: T,
+    beta: Option<T>,
+    backend: GemmBackend,
+) -> Vec<T> {
+    // SAFETY: `out` is fresh, contiguous and of dtype T like a and b.
+    unsafe { gemm_batched::<T>(a, b, out, alpha, beta, backend) };
+    out.to_vec::<T>()
+}
+
+/// Entry `i` of a batched product computed alone.
+fn entry(a: &Tensor, b: &Tensor, i: usize) -> Vec<f64> {
+    let (ai, bi) = (
+        a.select(0, i as isize).unwrap(),
+        b.select(0, i as isize).unwrap(),
+    );
+    let out = Tensor::empty(&[ai.shape()[0], bi.shape()[1]], crate::DType::Float64);
+    product(&ai, &bi, &out, 1.0f64, None, GemmBackend::Gemm)
+}
+
+#[test]
+fn a_batch_sharing_one_right_operand_is_one_product_with_the_same_values() {
+    // b expanded over the batch (stride 0), a's rows consecutive: the
+    // folded product must equal every entry computed alone, for row
+    // counts 1 and 3 and small and large (gemm crate) sizes.
+    for &(nb, m, k, n) in &[(5, 1, 4, 6), (4, 3, 7, 5), (8, 1, 70, 90), (3, 20, 40, 50)] {
+        let a = Tensor::from_slice(
+            &(0..nb * m * k)
+                .map(|v| (v % 13) as f64 - 6.0)
+                .collect::<Vec<_>>(),
+            &[nb, m, k],
+        )
+        .unwrap();
+        let b0 = Tensor::from_slice(
+            &(0..k * n)
+                .map(|v| (v % 7) as f64 * 0.5 - 1.0)
+                .collect::<Vec<_>>(),
+            &[1, k, n],
+        )
+        .unwrap();
+        let b = b0.broadcast_to(&[nb, k, n]).unwrap();
+        let offs: Vec<(usize, usize)> = batch_offsets(&[nb], a.strides())
+            .into_iter()
+            .zip(batch_offsets(&[nb], b.strides()))
+            .collect();
+        assert!(stacked_rows(&offs, m, a.strides()[1] as isize).is_some());
+        let out = Tensor::empty(&[nb, m, n], crate::DType::Float64);
+        let got = product(&a, &b, &out, 1.0f64, None, GemmBackend::Gemm);
+        let want: Vec<f64> = (0..nb).flat_map(|i| entry(&a, &b, i)).collect();
+        assert_eq!(got, want);
+    }
+    // A transposed left operand's entries are not consecutive rows.
+    let a = Tensor::zeros(&[3, 2, 4], crate::DType::Float64)
+        .transpose(0, 1)
+        .unwrap();
+    let offs: Vec<(usize, usize)> = batch_offsets(&[2], a.strides())
+        .into_iter()
+        .map(|o| (o, 0))
+        .collect();
+    assert!(stacked_rows(&offs, 3, a.strides()[1] as isize).is_none());
+}
+
+#[test]
+fn small_products_with_unit_stride_rows_match_the_strided_loop_bitwise() {
+    let (m, k, n) = (4, 7, 9);
+    let a = Tensor::from_slice(
+        &(0..m * k)
+            .map(|v| ((v * 37) % 11) as f64 / 3.0 - 1.7)
+            .collect::<Vec<_>>(),
+        &[m, k],
+    )
+    .unwrap();
+    let vals: Vec<f64> = (0..k * n)
+        .map(|v| ((v * 53) % 17) as f64 / 7.0 - 1.1)
+        .collect();
+    let b = Tensor::from_slice(&vals, &[k, n]).unwrap();
+    // The same matrix stored column-major: unit stride down columns.
+    let bt = Tensor::from_slice(
+        &(0..k * n)
+            .map(|v| vals[(v % k) * n + v / k])
+            .collect::<Vec<_>>(),
+        &[n, k],
+    )
+    .unwrap()
+    .transpose(0, 1)
+    .unwrap();
+    assert_eq!(bt.strides()[1], k);
+    for beta in [None, Some(0.5)] {
+        let o1 = Tensor::full(&[m, n], crate::Scalar::Float(2.0), crate::DType::Float64);
+        let o2 = Tensor::full(&[m, n], crate::Scalar::Float(2.0), crate::DType::Float64);
+        let fast = product(&a, &b, &o1, 1.5f64, beta, GemmBackend::Gemm);
+        let strided = product(&a, &bt, &o2, 1.5f64, beta, GemmBackend::Gemm);
+        assert_eq!(fast, strided);
+    }
+}
+
+#[test]
+fn large_outer_products_written_around_the_caches_are_exact() {
+    // 2 x (1024 x 1) @ (1 x 1027) in f32 is over the streaming size;
+    // an odd row length leaves unaligned heads and tails.
+    let (nb, m, n) = (2, 1024, 1027);
+    let a: Vec<f32> = (0..nb * m).map(|v| (v % 29) as f32 * 0.25 - 3.0).collect();
+    let b: Vec<f32> = (0..nb * n).map(|v| (v % 31) as f32 * 0.5 - 7.0).collect();
+    let ta = Tensor::from_slice(&a, &[nb, m, 1]).unwrap();
+    let tb = Tensor::from_slice(&b, &[nb, 1, n]).unwrap();
+    // The same right operands with a column stride of 2.
+    let wide: Vec<f32> = b.iter().flat_map(|&v| [v, 99.0]).collect();
+    let tw = Tensor::from_slice(&wide, &[nb, 1, n, 2])
+        .unwrap()
+        .select(3, 0)
+        .unwrap();
+    assert_eq!(tw.strides()[2], 2);
+    for right in [&tb, &tw] {
+        let out = Tensor::empty(&[nb, m, n], crate::DType::Float32);
+        let got = product(&ta, right, &out, 1.0f32, None, GemmBackend::Gemm);
+        for i in 0..nb {
+            for r in 0..m {
+                for j in 0..n {
+                    assert_eq!(got[(i * m + r) * n + j], a[i * m + r] * b[i * n + j]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_product_of_two_matrices() {
+    let a = Tensor::from_slice(&[1i64, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    let b = Tensor::from_slice(&[7i64, 8, 9, 10, 11, 12], &[3, 2]).unwrap();
+    let out = Tensor::empty(&[2, 2], crate::DType::Int64);
+    let got = product(&a, &b, &out, 1i64, None, GemmBackend::Gemm);
+    assert_eq!(got, vec![58, 64, 139, 154]);
+}
+
+#[test]
+fn alpha_and_beta_scale_the_product_and_the_old_output() {
+    let a = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2]).unwrap();
+    let b = Tensor::from_slice(&[1i32, 0, 0, 1], &[2, 2]).unwrap();
+    let out = Tensor::from_slice(&[10i32, 20, 30, 40], &[2, 2]).unwrap();
+    // 2 * a + 3 * out
+    let got = product(&a, &b, &out, 2, Some(3), GemmBackend::Gemm);
+    assert_eq!(got, vec![32, 64, 96, 128]);
+}
+
+#[test]
+fn integer_products_wrap() {
+    let a = Tensor::from_slice(&[i32::MAX], &[1, 1]).unwrap();
+    let b = Tensor::from_slice(&[2i32], &[1, 1]).unwrap();
+    let out = Tensor::empty(&[1, 1], crate::DType::Int32);
+    assert_eq!(product(&a, &b, &out, 1, None, GemmBackend::Gemm), vec![-2]);
+}
+
+#[test]
+fn transposed_and_expanded_operands_are_read_through_their_strides() {
+    // a @ a^T with a^T a transposed view.
+    let a = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let at = permuted(&a, &[1, 0]).unwrap();
+    let out = Tensor::empty(&[2, 2], crate::DType::Float64);
+    let got = product(&a, &at, &out, 1.0, None, GemmBackend::Gemm);
+    assert_eq!(got, vec![14.0, 32.0, 32.0, 77.0]);
+    // A batch of two left operands times one right operand expanded
+    // over the batch with stride 0.
+    let a2 = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 2.0], &[2, 2, 2]).unwrap();
+    let m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let me = relayout(&m, Layout::new(&[2, 2, 2], &[0, 2, 1], 0)).unwrap();
+    let out = Tensor::empty(&[2, 2, 2], crate::DType::Float32);
+    let got = product(&a2, &me, &out, 1.0f32, None, GemmBackend::MatrixMultiply);
+    assert_eq!(got, vec![1.0, 2.0, 3.0, 4.0, 2.0, 4.0, 6.0, 8.0]);
+}
+
+#[test]
+fn an_empty_inner_dim_gives_zeros_or_the_scaled_output() {
+    let a = Tensor::empty(&[2, 0], crate::DType::Float64);
+    let b = Tensor::empty(&[0, 2], crate::DType::Float64);
+    let out = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let got = product(&a, &b, &out, 1.0, Some(0.5), GemmBackend::Gemm);
+    assert_eq!(got, vec![0.5, 1.0, 1.5, 2.0]);
+    let out = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let got = product(&a, &b, &out, 1.0, None, GemmBackend::Gemm);
+    assert_eq!(got, vec![0.0; 4]);
+}
+
+#[test]
+fn both_backends_agree_with_a_plain_sum_above_the_small_size() {
+    // 16 x 17 x 16 is past SMALL_FLOPS, so the libraries run.
+    let (m, k, n) = (16, 17, 16);
+    let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+    let bv: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+    let want: Vec<f64> = (0..m * n)
+        .map(|ij| {
+            let (i, j) = (ij / n, ij % n);
+            (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum()
+        })
+        .collect();
+    let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+    let b = Tensor::from_slice(&bv, &[k, n]).unwrap();
+    for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+        let out = Tensor::empty(&[m, n], crate::DType::Float64);
+        assert_eq!(product(&a, &b, &out, 1.0, None, backend), want);
+    }
+}
+
+#[test]
+fn products_run_as_halves_are_exact_and_do_not_depend_on_the_threads() {
+    // Short-sided products past PARALLEL_FLOPS split their longer side
+    // (columns for 64 x 784 x 128, rows for 600 x 40 x 100), through a
+    // transposed right operand and with beta. Small integers keep the
+    // sums exact; fractional values must give the same bits on one
+    // thread as on the pool.
+    for &(m, k, n) in &[(64, 784, 128), (600, 100, 40)] {
+        let g = GemmArgs::<f64> {
+            m,
+            n,
+            k,
+            a: std::ptr::null(),
+            ars: 0,
+            acs: 0,
+            b: std::ptr::null(),
+            brs: 0,
+            bcs: 0,
+            c: std::ptr::null_mut(),
+            crs: 0,
+            ccs: 0,
+            alpha: 1.0,
+            beta: None,
+        };
+        assert!(g.halves().is_some());
+        let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+        let bv: Vec<f64> = (0..n * k).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+        let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+        // b[p, j] = bv[j * k + p]: a transposed [n, k] matrix.
+        let b = Tensor::from_slice(&bv, &[n, k]).unwrap().t().unwrap();
+        let want: Vec<f64> = (0..m * n)
+            .map(|ij| {
+                let (i, j) = (ij / n, ij % n);
+                let s: f64 = (0..k).map(|p| av[i * k + p] * bv[j * k + p]).sum();
+                2.0 * s + 0.5 * (ij % 3) as f64
+            })
+            .collect();
+        let init: Vec<f64> = (0..m * n).map(|ij| (ij % 3) as f64).collect();
+        let out = Tensor::from_slice(&init, &[m, n]).unwrap();
+        assert_eq!(
+            product(&a, &b, &out, 2.0, Some(0.5), GemmBackend::Gemm),
+            want
+        );
+        let frac = |v: &[f64], s: f64| v.iter().map(|x| x * s).collect::<Vec<_>>();
+        let af = Tensor::from_slice(&frac(&av, 0.37), &[m, k]).unwrap();
+        let bf = Tensor::from_slice(&frac(&bv, 1.13), &[n, k])
+            .unwrap()
+            .t()
+            .unwrap();
+        let pooled = Tensor::empty(&[m, n], crate::DType::Float64);
+        let pooled = product(&af, &bf, &pooled, 1.0f64, None, GemmBackend::Gemm);
+        let alone = crate::pool::serial(|| {
+            let out = Tensor::empty(&[m, n], crate::DType::Float64);
+            product(&af, &bf, &out, 1.0f64, None, GemmBackend::Gemm)
+        });
+        assert_eq!(pooled, alone);
+    }
+}
+
+#[test]
+fn a_long_inner_dim_split_in_parts_gives_the_exact_product() {
+    // 16 x 4096 x 32 has a small output and a long inner dim, so the
+    // inner dim is split. Small integers keep every partial sum exact,
+    // so the parts' order cannot change the result; a transposed `b`
+    // and `beta` take the strided and accumulating paths.
+    let (m, k, n) = (16, 4096, 32);
+    assert!(k >= SPLIT_K_MIN && m * n <= SPLIT_K_MAX_OUT && m * n * k >= PARALLEL_FLOPS);
+    let av: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+    let bv: Vec<f64> = (0..n * k).map(|i| ((i * 5) % 13) as f64 - 6.0).collect();
+    let cv: Vec<f64> = (0..m * n).map(|i| (i % 7) as f64).collect();
+    let want: Vec<f64> = (0..m * n)
+        .map(|ij| {
+            let (i, j) = (ij / n, ij % n);
+            let dot: f64 = (0..k).map(|p| av[i * k + p] * bv[j * k + p]).sum();
+            2.0 * dot + 0.5 * cv[ij]
+        })
+        .collect();
+    let a = Tensor::from_slice(&av, &[m, k]).unwrap();
+    let b = Tensor::from_slice(&bv, &[n, k]).unwrap().t().unwrap();
+    for backend in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+        let out = Tensor::from_slice(&cv, &[m, n]).unwrap();
+        assert_eq!(product(&a, &b, &out, 2.0, Some(0.5), backend), want);
+    }
+}
+
+#[test]
+fn batch_offsets_walk_the_batch_in_row_major_order() {
+    assert_eq!(
+        batch_offsets(&[2, 3], &[30, 10]),
+        vec![0, 10, 20, 30, 40, 50]
+    );
+    assert_eq!(batch_offsets(&[2, 2], &[0, 4]), vec![0, 4, 0, 4]);
+    assert_eq!(batch_offsets(&[], &[]), vec![0]);
+}
+
+#[test]
+fn dot_of_strided_vectors() {
+    let a = Tensor::from_slice(&[1.0f32, 9.0, 2.0, 9.0, 3.0], &[5]).unwrap();
+    let every_other = relayout(&a, Layout::new(&[3], &[2], 0)).unwrap();
+    let b = Tensor::from_slice(&[4.0f32, 5.0, 6.0], &[3]).unwrap();
+    assert_eq!(
+        dot::<f32>(&every_other, &b).unwrap().to_vec::<f32>(),
+        vec![32.0]
+    );
+    let i = Tensor::from_slice(&[i64::MAX, 1], &[2]).unwrap();
+    let j = Tensor::from_slice(&[1i64, 1], &[2]).unwrap();
+    assert_eq!(dot::<i64>(&i, &j).unwrap().to_vec::<i64>(), vec![i64::MIN]);
+}
+
+#[test]
+fn backend_names_round_trip() {
+    for b in [GemmBackend::Gemm, GemmBackend::MatrixMultiply] {
+        assert_eq!(GemmBackend::from_name(b.name()), Some(b));
+    }
+    assert_eq!(GemmBackend::from_name("blas"), None);
+}
