@@ -149,30 +149,12 @@ def _convnd(
 
 
 def conv1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    dilation: Any = 1,
-    groups: int = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
 ) -> Tensor:
     """1-D cross-correlation over ``(N, C_in, L)``; ``weight`` is ``(C_out, C_in / groups, k)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_out, C_in / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the step of the filters. Default: ``1``.
-        padding (int, tuple of ints or str): zeros added on both sides of each
-            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
-            input size, stride 1). Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
+    {conv_args}
 
     Example:
         >>> F.conv1d(ferrograd.ones(1, 1, 5), ferrograd.ones(1, 1, 3))
@@ -182,32 +164,14 @@ def conv1d(
 
 
 def conv2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    dilation: Any = 1,
-    groups: int = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
 ) -> Tensor:
     """2-D cross-correlation over ``(N, C_in, H, W)``; ``weight`` is
     ``(C_out, C_in / groups, kH, kW)``; ``padding`` may be an int, a pair,
     ``'valid'`` or ``'same'``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_out, C_in / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the step of the filters. Default: ``1``.
-        padding (int, tuple of ints or str): zeros added on both sides of each
-            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
-            input size, stride 1). Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
+    {conv_args}
 
     Example:
         >>> F.conv2d(ferrograd.ones(1, 1, 3, 3), ferrograd.ones(1, 1, 2, 2)).shape
@@ -217,30 +181,12 @@ def conv2d(
 
 
 def conv3d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    dilation: Any = 1,
-    groups: int = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
 ) -> Tensor:
     """3-D cross-correlation over ``(N, C_in, D, H, W)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_out, C_in / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the step of the filters. Default: ``1``.
-        padding (int, tuple of ints or str): zeros added on both sides of each
-            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
-            input size, stride 1). Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
+    {conv_args}
 
     Example:
         >>> F.conv3d(ferrograd.ones(1, 1, 3, 3, 3), ferrograd.ones(1, 1, 2, 2, 2)).shape
@@ -259,10 +205,10 @@ def _conv_transposend(
     groups: int,
     dilation: Any,
     nd: int,
-    name: str,
 ) -> Tensor:
     """Transposed convolution as a stride-1 convolution of the zero-stuffed input
     with the flipped, in/out-swapped kernel (the adjoint of :func:`_convnd`)."""
+    name = f"conv_transpose{nd}d"
     x, unbatched = _batchify(input, nd, name)
     stride = _tuple(stride, nd, "stride")
     padding = _tuple(padding, nd, "padding")
@@ -306,122 +252,50 @@ def _conv_transposend(
 
 
 def conv_transpose1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    output_padding: Any = 0,
-    groups: int = 1,
-    dilation: Any = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
 ) -> Tensor:
     """1-D transposed convolution; ``weight`` is ``(C_in, C_out / groups, k)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_in, C_out / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the stride of the (forward) convolution
-            this op transposes. Default: ``1``.
-        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
-            are added on both sides of each dim. Default: ``0``.
-        output_padding (int or tuple of ints): extra size added to one side of
-            each output dim, to pick among the sizes a strided convolution maps
-            to the same input size. Default: ``0``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
+    {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose1d(ferrograd.ones(1, 1, 2), ferrograd.ones(1, 1, 2))
         tensor([[[1., 2., 1.]]])
     """
-    return _conv_transposend(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 1, "conv_transpose1d"
-    )
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
 def conv_transpose2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    output_padding: Any = 0,
-    groups: int = 1,
-    dilation: Any = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
 ) -> Tensor:
     """2-D transposed convolution; output size is
     ``(H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_in, C_out / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the stride of the (forward) convolution
-            this op transposes. Default: ``1``.
-        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
-            are added on both sides of each dim. Default: ``0``.
-        output_padding (int or tuple of ints): extra size added to one side of
-            each output dim, to pick among the sizes a strided convolution maps
-            to the same input size. Default: ``0``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
+    {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose2d(ferrograd.ones(1, 1, 2, 2), ferrograd.ones(1, 3, 2, 2), stride=2).shape
         ferrograd.Size([1, 3, 4, 4])
     """
-    return _conv_transposend(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 2, "conv_transpose2d"
-    )
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
 def conv_transpose3d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    output_padding: Any = 0,
-    groups: int = 1,
-    dilation: Any = 1,
+    input: Tensor, weight: Tensor, bias: Tensor | None = None,
+    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
 ) -> Tensor:
     """3-D transposed convolution over ``(N, C_in, D, H, W)``: the gradient of
     :func:`conv3d` with respect to its input; ``weight`` is ``(C_in, C_out / groups, kD, kH, kW)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        weight (Tensor): the filters, of shape
-            ``(C_in, C_out / groups, *kernel)``.
-        bias (Tensor, optional): added to every output channel, of shape
-            ``(C_out,)``. Default: ``None``.
-        stride (int or tuple of ints): the stride of the (forward) convolution
-            this op transposes. Default: ``1``.
-        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
-            are added on both sides of each dim. Default: ``0``.
-        output_padding (int or tuple of ints): extra size added to one side of
-            each output dim, to pick among the sizes a strided convolution maps
-            to the same input size. Default: ``0``.
-        groups (int): split the input channels into this many groups, each
-            convolved with its own filters. Default: ``1``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
+    {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose3d(ferrograd.ones(1, 1, 2, 2, 2), ferrograd.ones(1, 1, 2, 2, 2)).shape
         ferrograd.Size([1, 1, 3, 3, 3])
     """
-    return _conv_transposend(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 3, "conv_transpose3d"
-    )
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
 
 def _block_args(kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> tuple[tuple[int, ...], ...]:
@@ -439,12 +313,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
     Args:
         input (Tensor): the input, of shape ``(N, C, H, W)``.
-        kernel_size (int or tuple of ints): the size of the window.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        stride (int or tuple of ints): the step between blocks. Default: ``1``.
+        {block_args}
 
     Example:
         >>> F.unfold(ferrograd.ones(1, 2, 3, 3), 2).shape
@@ -476,12 +345,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
 
 def fold(
-    input: Tensor,
-    output_size: Any,
-    kernel_size: Any,
-    dilation: Any = 1,
-    padding: Any = 0,
-    stride: Any = 1,
+    input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
 ) -> Tensor:
     """Sums sliding blocks back into a tensor: the adjoint of :func:`unfold`,
     ``(N, C * kH * kW, L) -> (N, C, H, W)``.
@@ -490,12 +354,7 @@ def fold(
         input (Tensor): the columns, of shape ``(N, C * prod(kernel_size), L)``.
         output_size (int or tuple of ints): the spatial size ``(H, W)`` of the
             output.
-        kernel_size (int or tuple of ints): the size of the window.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        stride (int or tuple of ints): the step between blocks. Default: ``1``.
+        {block_args}
 
     Example:
         >>> F.fold(ferrograd.ones(1, 4, 4), (3, 3), 2)[0, 0]

@@ -12,7 +12,14 @@ from ferrograd._core import Tensor
 
 from ._activation import _log1p_exp, logsigmoid
 from ._distance import pairwise_distance
-from ._utils import _check_reduction, _legacy_reduction, _reduce, _route, _warn_size_mismatch
+from ._utils import (
+    _check_reduction,
+    _checked_reduction,
+    _legacy_reduction,
+    _reduce,
+    _route,
+    _warn_size_mismatch,
+)
 
 
 def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
@@ -20,88 +27,48 @@ def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
 
 
 def mse_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    weight: Tensor | None = None,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", weight: Tensor | None = None,
 ) -> Tensor:
     """Mean squared error ``(x - y)^2``, optionally weighted, then reduced.
 
-    Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target, shaped like ``input``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        weight (Tensor, optional): a weight multiplied with each element's loss
-            (broadcast against it). Default: ``None``.
+    {pointwise_loss_args}
 
     Example:
         >>> F.mse_loss(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     return _reduce(_weighted((input - target).square(), weight), reduction)
 
 
 def l1_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    weight: Tensor | None = None,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", weight: Tensor | None = None,
 ) -> Tensor:
     """Mean absolute error ``|x - y|``, optionally weighted, then reduced.
 
-    Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target, shaped like ``input``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        weight (Tensor, optional): a weight multiplied with each element's loss
-            (broadcast against it). Default: ``None``.
+    {pointwise_loss_args}
 
     Example:
         >>> F.l1_loss(ferrograd.tensor([1.0, -3.0]), ferrograd.tensor([0.0, 0.0]))
         tensor(2.)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     return _reduce(_weighted((input - target).abs(), weight), reduction)
 
 
 def smooth_l1_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    beta: float = 1.0,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", beta: float = 1.0,
 ) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = x - y``).
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target, shaped like ``input``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {input_target_args}
+        {legacy_reduction_args}
         beta (float): where the loss turns from quadratic to linear. Default:
             ``1.0``.
 
@@ -109,8 +76,7 @@ def smooth_l1_loss(
         >>> F.smooth_l1_loss(ferrograd.tensor([0.5, 3.0]), ferrograd.tensor([0.0, 0.0]), reduction="sum")
         tensor(2.6250)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -122,23 +88,16 @@ def smooth_l1_loss(
 
 
 def huber_loss(
-    input: Tensor,
-    target: Tensor,
-    reduction: str = "mean",
-    delta: float = 1.0,
-    weight: Tensor | None = None,
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
 ) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target, shaped like ``input``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {input_target_args}
+        {reduction_arg}
         delta (float): where the loss turns from quadratic to linear. Default:
             ``1.0``.
-        weight (Tensor, optional): a weight multiplied with each element's loss
-            (broadcast against it). Default: ``None``.
+        {elementwise_weight_arg}
 
     Example:
         >>> F.huber_loss(ferrograd.tensor([0.5, 3.0]), ferrograd.tensor([0.0, 0.0]), reduction="sum")
@@ -154,13 +113,8 @@ def huber_loss(
 
 
 def nll_loss(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    ignore_index: int = -100,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """Negative log likelihood: ``-weight[t] * input[n, t]`` for log-probabilities ``input``
     of shape ``(C)``, ``(N, C)`` or ``(N, C, d1, ...)`` and class indices ``target``.
@@ -171,37 +125,22 @@ def nll_loss(
         input (Tensor): log-probabilities, of shape ``(N, C)``, ``(C,)`` or
             ``(N, C, d1, ...)``.
         target (Tensor): class indices, of the shape of ``input`` without ``C``.
-        weight (Tensor, optional): a manual rescaling weight per class (shape
-            ``(C,)``). Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        ignore_index (int): target value that is ignored and does not count in
-            the mean. Default: ``-100``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {class_index_loss_args}
 
     Example:
         >>> logp = ferrograd.tensor([[-1.0, -2.0], [-3.0, -4.0]])
         >>> F.nll_loss(logp, ferrograd.tensor([1, 0]))
         tensor(2.5000)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if target.dtype == _fg.uint8:
         target = target.long()
     return _core._nll_loss(input, target, weight, reduction, int(ignore_index))
 
 
 def cross_entropy(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    ignore_index: int = -100,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """Cross entropy between logits ``input`` and ``target`` (class indices, or class
@@ -212,16 +151,7 @@ def cross_entropy(
             ``(N, C, d1, ...)``.
         target (Tensor): class indices (shape of ``input`` without ``C``) or
             class probabilities (shaped like ``input``).
-        weight (Tensor, optional): a manual rescaling weight per class (shape
-            ``(C,)``). Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        ignore_index (int): target value that is ignored and does not count in
-            the mean. Default: ``-100``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {class_index_loss_args}
         label_smoothing (float): in ``[0, 1]``: mix the target with the uniform
             distribution by this amount. Default: ``0.0``.
 
@@ -229,8 +159,7 @@ def cross_entropy(
         >>> F.cross_entropy(ferrograd.tensor([[0.0, 0.0]]), ferrograd.tensor([1]))
         tensor(0.6931)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
@@ -272,34 +201,21 @@ def cross_entropy(
 
 
 def binary_cross_entropy(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``; each log is
     clamped at -100, as torch does.
 
     Args:
         input (Tensor): probabilities in ``[0, 1]``.
-        target (Tensor): targets in ``[0, 1]``, shaped like ``input``.
-        weight (Tensor, optional): a weight per element (broadcast against
-            ``input``). Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {binary_target_args}
 
     Example:
         >>> F.binary_cross_entropy(ferrograd.tensor([0.5]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
@@ -314,28 +230,15 @@ def binary_cross_entropy(
 
 
 def binary_cross_entropy_with_logits(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    pos_weight: Tensor | None = None,
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Binary cross entropy of ``sigmoid(input)``, computed without overflow:
     ``(1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0))``.
 
     Args:
         input (Tensor): the logits.
-        target (Tensor): targets in ``[0, 1]``, shaped like ``input``.
-        weight (Tensor, optional): a weight per element (broadcast against
-            ``input``). Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {binary_target_args}
         pos_weight (Tensor, optional): a weight of the positive examples per
             class (broadcast along the last dim). Default: ``None``.
 
@@ -343,8 +246,7 @@ def binary_cross_entropy_with_logits(
         >>> F.binary_cross_entropy_with_logits(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     softplus_neg = _log1p_exp(-input)
@@ -356,12 +258,8 @@ def binary_cross_entropy_with_logits(
 
 
 def kl_div(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    log_target: bool = False,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", log_target: bool = False,
 ) -> Tensor:
     """Pointwise KL divergence ``y (log y - x)`` for log-probabilities ``x``
     (``target`` in log space too with ``log_target=True``); ``'batchmean'``
@@ -370,10 +268,8 @@ def kl_div(
     Args:
         input (Tensor): log-probabilities.
         target (Tensor): probabilities (log-probabilities with ``log_target``).
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
+        {size_average_arg}
+        {reduce_arg}
         reduction (str): ``'none'``, ``'batchmean'`` (the mathematically right
             one), ``'mean'`` or ``'sum'``. Default: ``'mean'``.
         log_target (bool): ``target`` holds log-probabilities. Default:
@@ -405,14 +301,8 @@ def kl_div(
 
 
 def poisson_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    log_input: bool = True,
-    full: bool = False,
-    size_average: bool | None = None,
-    eps: float = 1e-8,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+    size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """Poisson negative log likelihood: ``exp(x) - y x`` (``log_input``) or
     ``x - y log(x + eps)``, plus Stirling's term for ``y > 1`` when ``full``.
@@ -424,21 +314,17 @@ def poisson_nll_loss(
             otherwise ``x - y log(x + eps)``. Default: ``True``.
         full (bool): add the Stirling term ``y log y - y + 0.5 log(2 pi y)``.
             Default: ``False``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
+        {size_average_arg}
         eps (float): added inside the log when not ``log_input``. Default:
             ``1e-08``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {reduce_arg}
+        {reduction_arg}
 
     Example:
         >>> F.poisson_nll_loss(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -451,13 +337,8 @@ def poisson_nll_loss(
 
 
 def margin_ranking_loss(
-    input1: Tensor,
-    input2: Tensor,
-    target: Tensor,
-    margin: float = 0.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """``max(0, -y (x1 - x2) + margin)``.
 
@@ -467,19 +348,13 @@ def margin_ranking_loss(
         target (Tensor): ``1`` where ``input1`` should rank higher, ``-1`` where
             ``input2`` should.
         margin (float): the margin. Default: ``0.0``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {legacy_reduction_args}
 
     Example:
         >>> F.margin_ranking_loss(ferrograd.tensor([1.0]), ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
         tensor(1.)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -489,12 +364,8 @@ def margin_ranking_loss(
 
 
 def hinge_embedding_loss(
-    input: Tensor,
-    target: Tensor,
-    margin: float = 1.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``.
 
@@ -502,19 +373,13 @@ def hinge_embedding_loss(
         input (Tensor): the input tensor.
         target (Tensor): ``1`` or ``-1`` per element.
         margin (float): the margin. Default: ``1.0``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {legacy_reduction_args}
 
     Example:
         >>> F.hinge_embedding_loss(ferrograd.tensor([0.3, 0.2]), ferrograd.tensor([1.0, -1.0]))
         tensor(0.5500)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     zeros = _fg.zeros_like(input)
     margin_part = _fg.where(target != 1, (margin - input).clamp_min(0.0), zeros)
     self_part = _fg.where(target != -1, input, zeros)
@@ -522,10 +387,7 @@ def hinge_embedding_loss(
 
 
 def soft_margin_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
     """``log(1 + exp(-y x))``.
@@ -533,32 +395,21 @@ def soft_margin_loss(
     Args:
         input (Tensor): the input tensor.
         target (Tensor): ``1`` or ``-1`` per element.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {legacy_reduction_args}
 
     Example:
         >>> F.soft_margin_loss(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     z = -target * input
     loss = _log1p_exp(z)
     return _reduce(loss, reduction)
 
 
 def cosine_embedding_loss(
-    input1: Tensor,
-    input2: Tensor,
-    target: Tensor,
-    margin: float = 0.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1`` and ``max(0, cos(x1, x2) - margin)`` where ``y == -1``.
 
@@ -568,20 +419,14 @@ def cosine_embedding_loss(
         target (Tensor): ``1`` (similar) or ``-1`` (dissimilar) per pair.
         margin (float): the margin for dissimilar pairs, in ``[-1, 1]``.
             Default: ``0.0``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {legacy_reduction_args}
 
     Example:
         >>> F.cosine_embedding_loss(ferrograd.tensor([[1.0, 0.0]]), ferrograd.tensor([[0.0, 1.0]]),
         ...                         ferrograd.tensor([1.0]))
         tensor(1.)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     dim = input1.dim() - 1
     eps = 1e-12
     dot = (input1 * input2).sum(dim)
@@ -596,16 +441,8 @@ def cosine_embedding_loss(
 
 
 def triplet_margin_loss(
-    anchor: Tensor,
-    positive: Tensor,
-    negative: Tensor,
-    margin: float = 1.0,
-    p: float = 2,
-    eps: float = 1e-6,
-    swap: bool = False,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+    swap: bool = False, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance.
 
@@ -617,22 +454,15 @@ def triplet_margin_loss(
         p (float): the norm degree of the distance. Default: ``2``.
         eps (float): added to the differences, to avoid a zero norm. Default:
             ``1e-06``.
-        swap (bool): use the positive-negative distance when it is smaller than
-            the anchor-negative one. Default: ``False``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {triplet_swap_arg}
+        {legacy_reduction_args}
 
     Example:
         >>> a = ferrograd.tensor([[0.0, 0.0]])
         >>> F.triplet_margin_loss(a, a, ferrograd.tensor([[3.0, 4.0]]), margin=6.0, eps=0.0)
         tensor(1.)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -641,14 +471,8 @@ def triplet_margin_loss(
 
 
 def triplet_margin_with_distance_loss(
-    anchor: Tensor,
-    positive: Tensor,
-    negative: Tensor,
-    *,
-    distance_function: Any = None,
-    margin: float = 1.0,
-    swap: bool = False,
-    reduction: str = "mean",
+    anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function: Any = None, margin: float = 1.0,
+    swap: bool = False, reduction: str = "mean",
 ) -> Tensor:
     """:func:`triplet_margin_loss` with a custom ``distance_function`` (default pairwise L2).
 
@@ -661,10 +485,8 @@ def triplet_margin_with_distance_loss(
         distance_function (callable, optional): ``f(x1, x2)`` giving the
             distances. Default: :func:`pairwise_distance`.
         margin (float): the margin. Default: ``1.0``.
-        swap (bool): use the positive-negative distance when it is smaller than
-            the anchor-negative one. Default: ``False``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {triplet_swap_arg}
+        {reduction_arg}
 
     Example:
         >>> a, p, n = ferrograd.tensor([[0.0]]), ferrograd.tensor([[2.0]]), ferrograd.tensor([[1.0]])
@@ -685,11 +507,7 @@ def triplet_margin_with_distance_loss(
 
 
 def gaussian_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    var: Tensor | float,
-    full: bool = False,
-    eps: float = 1e-6,
+    input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
     reduction: str = "mean",
 ) -> Tensor:
     """Gaussian negative log likelihood ``0.5 (log var + (x - y)^2 / var)`` (plus
@@ -703,8 +521,7 @@ def gaussian_nll_loss(
             ``input``).
         full (bool): add the constant ``0.5 log(2 pi)``. Default: ``False``.
         eps (float): lower clamp of ``var``. Default: ``1e-06``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {reduction_arg}
 
     Example:
         >>> F.gaussian_nll_loss(ferrograd.tensor([1.0]), ferrograd.tensor([3.0]), ferrograd.tensor([2.0]))
@@ -730,12 +547,8 @@ def gaussian_nll_loss(
 
 
 def multilabel_soft_margin_loss(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """Per-class logistic loss averaged over classes: ``-mean_c(y log s(x) + (1 - y) log s(-x))``.
 
@@ -743,19 +556,13 @@ def multilabel_soft_margin_loss(
         input (Tensor): the logits, of shape ``(N, C)``.
         target (Tensor): ``0`` or ``1`` per class, shaped like ``input``.
         weight (Tensor, optional): a weight per class. Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {legacy_reduction_args}
 
     Example:
         >>> F.multilabel_soft_margin_loss(ferrograd.tensor([[0.0, 0.0]]), ferrograd.tensor([[1.0, 0.0]]))
         tensor(0.6931)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1.0 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -765,14 +572,8 @@ def multilabel_soft_margin_loss(
 
 
 def multi_margin_loss(
-    input: Tensor,
-    target: Tensor,
-    p: int = 1,
-    margin: float = 1.0,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     """Multi-class hinge: ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``.
 
@@ -781,21 +582,14 @@ def multi_margin_loss(
         target (Tensor): the class indices.
         p (int): ``1`` or ``2``: the power of each hinge term. Default: ``1``.
         margin (float): the margin. Default: ``1.0``.
-        weight (Tensor, optional): a manual rescaling weight per class (shape
-            ``(C,)``). Default: ``None``.
-        size_average (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduce (bool, optional): deprecated; use ``reduction``. Default:
-            ``None``.
-        reduction (str): how to reduce the per-element losses: ``'none'``,
-            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        {class_weight_arg}
+        {legacy_reduction_args}
 
     Example:
         >>> F.multi_margin_loss(ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]]), ferrograd.tensor([3]))
         tensor(0.3250)
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input if input.dim() == 2 else input.reshape(1, -1)

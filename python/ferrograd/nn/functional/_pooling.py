@@ -167,27 +167,12 @@ def _max_poolnd(
 
 
 def max_pool1d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
 ) -> Any:
     """1-D max pooling over ``(N, C, L)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
+    {max_pool_args}
         return_indices (bool): also return the index of each maximum, for
             :func:`max_unpool1d`. Default: ``False``.
 
@@ -199,28 +184,13 @@ def max_pool1d(
 
 
 def max_pool2d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
 ) -> Any:
     """2-D max pooling over ``(N, C, H, W)``; ``stride`` defaults to ``kernel_size``.
     With ``return_indices`` also returns flat indices into each ``H * W`` plane.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
+    {max_pool_args}
         return_indices (bool): also return the flat index (within each spatial
             plane) of each maximum, for :func:`max_unpool2d`. Default:
             ``False``.
@@ -234,27 +204,12 @@ def max_pool2d(
 
 
 def max_pool3d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
 ) -> Any:
     """3-D max pooling over ``(N, C, D, H, W)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        dilation (int or tuple of ints): the spacing between the elements of a
-            window. Default: ``1``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
+    {max_pool_args}
         return_indices (bool): also return the flat index of each maximum.
             Default: ``False``.
 
@@ -297,26 +252,12 @@ def _avg_poolnd(
 
 
 def avg_pool1d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True,
 ) -> Tensor:
     """1-D average pooling over ``(N, C, L)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
-        count_include_pad (bool): count the zero padding in the divisor of each
-            average. Default: ``True``.
+    {avg_pool_args}
 
     Example:
         >>> F.avg_pool1d(ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
@@ -326,29 +267,12 @@ def avg_pool1d(
 
 
 def avg_pool2d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
 ) -> Tensor:
     """2-D average pooling over ``(N, C, H, W)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
-        count_include_pad (bool): count the zero padding in the divisor of each
-            average. Default: ``True``.
-        divisor_override (int, optional): divide every window by this number
-            instead of its size. Default: ``None``.
+    {avg_pool_divisor_args}
 
     Example:
         >>> F.avg_pool2d(ferrograd.ones(1, 1, 4, 4), 2, padding=1, count_include_pad=False).shape
@@ -358,29 +282,12 @@ def avg_pool2d(
 
 
 def avg_pool3d(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling over ``(N, C, D, H, W)``.
 
-    Args:
-        input (Tensor): the input tensor.
-        kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        padding (int or tuple of ints): implicit padding added on both sides of
-            each spatial dim. Default: ``0``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
-        count_include_pad (bool): count the zero padding in the divisor of each
-            average. Default: ``True``.
-        divisor_override (int, optional): divide every window by this number
-            instead of its size. Default: ``None``.
+    {avg_pool_divisor_args}
 
     Example:
         >>> F.avg_pool3d(ferrograd.ones(1, 1, 4, 4, 4), 2).shape
@@ -442,8 +349,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple of ints): the spatial size of the output
-            (``None`` in a tuple keeps that input size).
+        {adaptive_output_size_arg}
 
     Example:
         >>> F.adaptive_avg_pool2d(ferrograd.ones(1, 1, 5, 7), (2, 3)).shape
@@ -459,8 +365,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple of ints): the spatial size of the output
-            (``None`` in a tuple keeps that input size).
+        {adaptive_output_size_arg}
 
     Example:
         >>> F.adaptive_avg_pool3d(ferrograd.ones(1, 1, 4, 4, 4), 2).shape
@@ -524,12 +429,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """2-D adaptive max pooling, with the same windows as :func:`adaptive_avg_pool2d`.
 
-    Args:
-        input (Tensor): the input tensor.
-        output_size (int or tuple of ints): the spatial size of the output
-            (``None`` in a tuple keeps that input size).
-        return_indices (bool): also return the flat index of each maximum.
-            Default: ``False``.
+    {adaptive_max_pool_args}
 
     Example:
         >>> F.adaptive_max_pool2d(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 1)
@@ -542,12 +442,7 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     """3-D adaptive max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``, with the
     windows of :func:`adaptive_avg_pool3d`.
 
-    Args:
-        input (Tensor): the input tensor.
-        output_size (int or tuple of ints): the spatial size of the output
-            (``None`` in a tuple keeps that input size).
-        return_indices (bool): also return the flat index of each maximum.
-            Default: ``False``.
+    {adaptive_max_pool_args}
 
     Example:
         >>> F.adaptive_max_pool3d(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
@@ -574,10 +469,8 @@ def lp_pool1d(
         input (Tensor): the input tensor.
         norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
         kernel_size (int): the window size.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
+        {pool_stride_arg}
+        {ceil_mode_arg}
 
     Example:
         >>> F.lp_pool1d(ferrograd.tensor([[[3.0, 4.0, 0.0, 1.0]]]), 2, 2)
@@ -595,10 +488,8 @@ def lp_pool2d(
         input (Tensor): the input tensor.
         norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
         kernel_size (int or tuple of ints): the size of the window.
-        stride (int or tuple of ints, optional): the step between windows.
-            Default: ``kernel_size``.
-        ceil_mode (bool): round the output size up instead of down, so a partial
-            last window counts. Default: ``False``.
+        {pool_stride_arg}
+        {ceil_mode_arg}
 
     Example:
         >>> F.lp_pool2d(ferrograd.full((1, 1, 2, 2), 2.0), 2, 2)
@@ -631,25 +522,12 @@ def _max_unpoolnd(
 
 
 def max_unpool1d(
-    input: Tensor,
-    indices: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
     output_size: Any = None,
 ) -> Tensor:
     """Partial inverse of :func:`max_pool1d`: places values at ``indices``, zeros elsewhere.
 
-    Args:
-        input (Tensor): the input tensor.
-        indices (Tensor): the indices returned by the max pooling.
-        kernel_size (int or tuple of ints): the window size of the max pooling.
-        stride (int or tuple of ints, optional): its stride. Default:
-            ``kernel_size``.
-        padding (int or tuple of ints): its padding. Default: ``0``.
-        output_size (tuple of ints, optional): the exact output size, when the
-            pooling's input size is ambiguous. Default: computed from the other
-            arguments.
+    {max_unpool_args}
 
     Example:
         >>> v, i = F.max_pool1d(ferrograd.tensor([[[1.0, 3.0, 4.0, 2.0]]]), 2, return_indices=True)
@@ -660,26 +538,13 @@ def max_unpool1d(
 
 
 def max_unpool2d(
-    input: Tensor,
-    indices: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
     output_size: Any = None,
 ) -> Tensor:
     """Partial inverse of :func:`max_pool2d`: puts each value of ``input`` at the position
     ``indices`` recorded for it and fills the rest of the output with zeros.
 
-    Args:
-        input (Tensor): the input tensor.
-        indices (Tensor): the indices returned by the max pooling.
-        kernel_size (int or tuple of ints): the window size of the max pooling.
-        stride (int or tuple of ints, optional): its stride. Default:
-            ``kernel_size``.
-        padding (int or tuple of ints): its padding. Default: ``0``.
-        output_size (tuple of ints, optional): the exact output size, when the
-            pooling's input size is ambiguous. Default: computed from the other
-            arguments.
+    {max_unpool_args}
 
     Example:
         >>> v, i = F.max_pool2d(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)

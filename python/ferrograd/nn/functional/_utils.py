@@ -9,6 +9,8 @@ from typing import Any
 from ferrograd._core import Tensor
 from ferrograd._routed import route_module
 
+from .._docs import fill_docs as _fill_docs
+
 
 def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     """Expand an int (or a 1-sequence) to an n-tuple, as torch's _ntuple does."""
@@ -37,7 +39,9 @@ def _inplace_source(input: Tensor, inplace: bool) -> Tensor:
     return input
 
 
-def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+def _legacy_reduction(
+    size_average: bool | None, reduce: bool | None, reduction: str, stacklevel: int = 3
+) -> str:
     """Map the deprecated ``size_average``/``reduce`` pair to a ``reduction`` string."""
     if size_average is None and reduce is None:
         return reduction
@@ -46,7 +50,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction:
         + ("mean" if (size_average is None or size_average) and (reduce is None or reduce) else "sum")
         + "' instead.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
@@ -72,6 +76,14 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _checked_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """A loss function's ``reduction``: :func:`_legacy_reduction` (warning at
+    the loss function's caller), then checked by :func:`_check_reduction`."""
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
+    _check_reduction(reduction)
+    return reduction
+
+
 def _warn_size_mismatch(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
@@ -87,5 +99,7 @@ def _route(namespace: dict[str, Any]) -> None:
     """Makes the public functions of a part (its globals, ``namespace``) the
     routed functions of :mod:`ferrograd.nn.functional`, before another part
     imports them: a call from one of them to another then goes through
-    ``vmap``'s rules, as a call through the module does."""
+    ``vmap``'s rules, as a call through the module does. Their docstrings'
+    shared sections are filled in first (the routed functions copy them)."""
+    _fill_docs(namespace)
     route_module(namespace, "ferrograd.nn.functional", "nn.functional.")

@@ -1,0 +1,206 @@
+"""Docstring sections that several functions and classes of :mod:`ferrograd.nn`
+share, written once.
+
+A docstring asks for a section with a line that holds only ``{name}``;
+:func:`fill_docs` replaces that line by ``SECTIONS[name]``, every line of it
+indented as the placeholder was (the section's own deeper indentation kept),
+so the docstring reads, at run time and in the API reference, as if it had
+been written out in full. A section may itself ask for other sections.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"^( *)\{([a-z][a-z0-9_]*)\}$", re.MULTILINE)
+
+SECTIONS: dict[str, str] = {
+    # --- nn.functional: convolutions -----------------------------------------------------------
+    "conv_args": """
+        Args:
+            input (Tensor): the input tensor.
+            weight (Tensor): the filters, of shape
+                ``(C_out, C_in / groups, *kernel)``.
+            bias (Tensor, optional): added to every output channel, of shape
+                ``(C_out,)``. Default: ``None``.
+            stride (int or tuple of ints): the step of the filters. Default: ``1``.
+            padding (int, tuple of ints or str): zeros added on both sides of each
+                spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
+                input size, stride 1). Default: ``0``.
+            dilation (int or tuple of ints): the spacing between the elements of a
+                window. Default: ``1``.
+            groups (int): split the input channels into this many groups, each
+                convolved with its own filters. Default: ``1``.
+    """,
+    "conv_transpose_args": """
+        Args:
+            input (Tensor): the input tensor.
+            weight (Tensor): the filters, of shape
+                ``(C_in, C_out / groups, *kernel)``.
+            bias (Tensor, optional): added to every output channel, of shape
+                ``(C_out,)``. Default: ``None``.
+            stride (int or tuple of ints): the stride of the (forward) convolution
+                this op transposes. Default: ``1``.
+            padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
+                are added on both sides of each dim. Default: ``0``.
+            output_padding (int or tuple of ints): extra size added to one side of
+                each output dim, to pick among the sizes a strided convolution maps
+                to the same input size. Default: ``0``.
+            groups (int): split the input channels into this many groups, each
+                convolved with its own filters. Default: ``1``.
+            dilation (int or tuple of ints): the spacing between the elements of a
+                window. Default: ``1``.
+    """,
+    # unfold and fold, after their own first arguments
+    "block_args": """
+        kernel_size (int or tuple of ints): the size of the window.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+        stride (int or tuple of ints): the step between blocks. Default: ``1``.
+    """,
+    # --- nn.functional: pooling ----------------------------------------------------------------
+    "pool_stride_arg": """
+        stride (int or tuple of ints, optional): the step between windows.
+            Default: ``kernel_size``.
+    """,
+    "ceil_mode_arg": """
+        ceil_mode (bool): round the output size up instead of down, so a partial
+            last window counts. Default: ``False``.
+    """,
+    "pool_window_args": """
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple of ints): the size of the window.
+        {pool_stride_arg}
+        padding (int or tuple of ints): implicit padding added on both sides of
+            each spatial dim. Default: ``0``.
+    """,
+    # the max pooling functions, before their own return_indices
+    "max_pool_args": """
+        Args:
+            {pool_window_args}
+            dilation (int or tuple of ints): the spacing between the elements of a
+                window. Default: ``1``.
+            {ceil_mode_arg}
+    """,
+    # the average pooling functions, before the divisor_override of 2-D and 3-D
+    "avg_pool_args": """
+        Args:
+            {pool_window_args}
+            {ceil_mode_arg}
+            count_include_pad (bool): count the zero padding in the divisor of each
+                average. Default: ``True``.
+    """,
+    "avg_pool_divisor_args": """
+        {avg_pool_args}
+            divisor_override (int, optional): divide every window by this number
+                instead of its size. Default: ``None``.
+    """,
+    "adaptive_output_size_arg": """
+        output_size (int or tuple of ints): the spatial size of the output
+            (``None`` in a tuple keeps that input size).
+    """,
+    "adaptive_max_pool_args": """
+        Args:
+            input (Tensor): the input tensor.
+            {adaptive_output_size_arg}
+            return_indices (bool): also return the flat index of each maximum.
+                Default: ``False``.
+    """,
+    "max_unpool_args": """
+        Args:
+            input (Tensor): the input tensor.
+            indices (Tensor): the indices returned by the max pooling.
+            kernel_size (int or tuple of ints): the window size of the max pooling.
+            stride (int or tuple of ints, optional): its stride. Default:
+                ``kernel_size``.
+            padding (int or tuple of ints): its padding. Default: ``0``.
+            output_size (tuple of ints, optional): the exact output size, when the
+                pooling's input size is ambiguous. Default: computed from the other
+                arguments.
+    """,
+    # --- nn.functional: losses -----------------------------------------------------------------
+    "input_target_args": """
+        input (Tensor): the input tensor.
+        target (Tensor): the target, shaped like ``input``.
+    """,
+    "elementwise_weight_arg": """
+        weight (Tensor, optional): a weight multiplied with each element's loss
+            (broadcast against it). Default: ``None``.
+    """,
+    # mse_loss and l1_loss
+    "pointwise_loss_args": """
+        Args:
+            {input_target_args}
+            {legacy_reduction_args}
+            {elementwise_weight_arg}
+    """,
+    "class_weight_arg": """
+        weight (Tensor, optional): a manual rescaling weight per class (shape
+            ``(C,)``). Default: ``None``.
+    """,
+    "reduction_arg": """
+        reduction (str): how to reduce the per-element losses: ``'none'``,
+            ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+    """,
+    "size_average_arg": """
+        size_average (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+    """,
+    "reduce_arg": """
+        reduce (bool, optional): deprecated; use ``reduction``. Default:
+            ``None``.
+    """,
+    "legacy_reduction_args": """
+        {size_average_arg}
+        {reduce_arg}
+        {reduction_arg}
+    """,
+    # nll_loss and cross_entropy, after their input and target
+    "class_index_loss_args": """
+        {class_weight_arg}
+        {size_average_arg}
+        ignore_index (int): target value that is ignored and does not count in
+            the mean. Default: ``-100``.
+        {reduce_arg}
+        {reduction_arg}
+    """,
+    # the binary cross entropies, after their input
+    "binary_target_args": """
+        target (Tensor): targets in ``[0, 1]``, shaped like ``input``.
+        weight (Tensor, optional): a weight per element (broadcast against
+            ``input``). Default: ``None``.
+        {legacy_reduction_args}
+    """,
+    "triplet_swap_arg": """
+        swap (bool): use the positive-negative distance when it is smaller than
+            the anchor-negative one. Default: ``False``.
+    """,
+}
+
+
+def fill_doc(doc: str) -> str:
+    """``doc`` with each placeholder line replaced by its section."""
+
+    def expand(match: re.Match[str]) -> str:
+        indent, name = match.groups()
+        text = fill_doc(inspect.cleandoc(SECTIONS[name]))
+        return "\n".join(indent + line if line else line for line in text.split("\n"))
+
+    return _PLACEHOLDER.sub(expand, doc)
+
+
+def fill_docs(namespace: dict[str, Any]) -> None:
+    """Fills the docstrings of the functions and classes defined in the module
+    whose globals are ``namespace``, and of the methods of those classes."""
+    module = namespace["__name__"]
+    for obj in list(namespace.values()):
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or obj.__module__ != module:
+            continue
+        methods = [m for m in vars(obj).values() if inspect.isfunction(m)] if inspect.isclass(obj) else []
+        for member in (obj, *methods):
+            if member.__doc__ and "{" in member.__doc__:
+                member.__doc__ = fill_doc(member.__doc__)
