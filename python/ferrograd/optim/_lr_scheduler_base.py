@@ -13,6 +13,7 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from .._core import Tensor
+from ..utils import _docs
 from .optimizer import Optimizer, _to_scalar
 
 _C = TypeVar("_C", bound=type)
@@ -30,6 +31,20 @@ def _lr_scheduler_member(cls: _C) -> _C:
             if inspect.isfunction(func):
                 func.__module__ = module
     return cls
+
+
+# Sentences that most schedulers' docstrings share: a docstring line ``{name}`` of a class
+# decorated with ``_with_doc_pieces`` stands for piece ``name``.
+_DOC_PIECES = {
+    "optimizer_arg": "optimizer (Optimizer): the optimizer whose learning rates to set.",
+    "last_epoch_arg": (
+        "last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1."
+    ),
+    "example_setup": (
+        ">>> w = ferrograd.zeros(1, requires_grad=True)\n>>> opt = ferrograd.optim.SGD([w], lr=1.0)"
+    ),
+}
+_with_doc_pieces = _docs.with_doc_pieces(_DOC_PIECES)
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -69,6 +84,7 @@ def _update_param_group_val(group: dict[str, Any], key: str, value: Any) -> None
 
 
 @_lr_scheduler_member
+@_with_doc_pieces
 class LRScheduler:
     r"""Base class of the learning-rate schedulers.
 
@@ -82,8 +98,7 @@ class LRScheduler:
             resume, pass the saved epoch and make sure the groups hold ``initial_lr``.
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
         >>> for _ in range(4):
         ...     opt.step()

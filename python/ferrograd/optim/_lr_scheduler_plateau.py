@@ -15,11 +15,13 @@ from ._lr_scheduler_base import (
     _lr_scheduler_member,
     _param_groups_val_list,
     _update_param_group_val,
+    _with_doc_pieces,
 )
 from .optimizer import Optimizer
 
 
 @_lr_scheduler_member
+@_with_doc_pieces
 class ReduceLROnPlateau(LRScheduler):
     """Reduce the lr by ``factor`` when a metric has stopped improving for ``patience`` epochs.
 
@@ -36,8 +38,7 @@ class ReduceLROnPlateau(LRScheduler):
         eps (float): reductions smaller than this are skipped (default: 1e-8).
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
         >>> for loss in [3.0, 2.0, 2.0, 2.0]:
         ...     sched.step(loss)

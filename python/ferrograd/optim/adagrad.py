@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+# Callable is the type of ``step``'s closure: imported here, where the API reference looks up the
+# names in the signature of the ``step`` that ``_steps_by_group`` gives the class.
+from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 import ferrograd as _fg
@@ -14,17 +16,19 @@ from .optimizer import (
     _check_fused,
     _check_lr,
     _check_non_negative,
-    _closure_loss,
     _get_scalar_dtype,
     _get_value,
+    _group_options,
     _real_views,
+    _state_lists,
+    _steps_by_group,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["Adagrad", "adagrad"]
 
 
+@_steps_by_group
 class Adagrad(Optimizer):
     r"""Adagrad.
 
@@ -105,47 +109,16 @@ class Adagrad(Optimizer):
             {"foreach": None, "maximize": False, "differentiable": False, "fused": None}, step_tensors=True
         )
 
-    def _init_group(
-        self,
-        group: dict[str, Any],
-        params: list[Tensor],
-        grads: list[Tensor],
-        state_sums: list[Tensor],
-        state_steps: list[Tensor],
-    ) -> None:
-        for p in self._params_with_grad(group, params, grads):
-            state = self.state[p]
-            state_sums.append(state["sum"])
-            state_steps.append(state["step"])
-
-    @_use_grad_for_differentiable
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform one optimization step.
-
-        Args:
-            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
-                with gradients enabled and its result is returned.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            state_sums: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            self._init_group(group, params, grads, state_sums, state_steps)
-            adagrad(
-                params,
-                grads,
-                state_sums,
-                state_steps,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-            )
-        return loss
+    def _step_group(self, group: dict[str, Any]) -> None:
+        params, grads = self._params_with_grad(group)
+        state_sums, state_steps = _state_lists([self.state[p] for p in params], "sum", "step")
+        adagrad(
+            params,
+            grads,
+            state_sums,
+            state_steps,
+            **_group_options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize", "differentiable"),
+        )
 
 
 def adagrad(

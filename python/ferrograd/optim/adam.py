@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+# Callable is the type of ``step``'s closure: imported here, where the API reference looks up the
+# names in the signature of the ``step`` that ``_steps_by_group`` gives the class.
+from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 import ferrograd as _fg
@@ -15,18 +17,19 @@ from .optimizer import (
     _check_fused,
     _check_lr,
     _check_non_negative,
-    _closure_loss,
-    _get_scalar_dtype,
     _get_value,
+    _group_options,
     _real_views,
     _rust_step_ok,
+    _state_lists,
+    _steps_by_group,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["Adam", "adam"]
 
 
+@_steps_by_group
 class Adam(Optimizer):
     r"""Adam: adaptive moment estimation.
 
@@ -135,70 +138,28 @@ class Adam(Optimizer):
             step_tensors=True,
         )
 
-    def _init_group(
-        self,
-        group: dict[str, Any],
-        params: list[Tensor],
-        grads: list[Tensor],
-        exp_avgs: list[Tensor],
-        exp_avg_sqs: list[Tensor],
-        max_exp_avg_sqs: list[Tensor],
-        state_steps: list[Tensor],
-    ) -> None:
-        for p in self._params_with_grad(group, params, grads):
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
-                state["exp_avg"] = _fg.zeros_like(p)
-                state["exp_avg_sq"] = _fg.zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = _fg.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            if group["amsgrad"]:
-                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-            if group["differentiable"] and state["step"].requires_grad:
-                raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
-            if group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]:
-                raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
-            state_steps.append(state["step"])
+    def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
+        max_sq = "max_exp_avg_sq" if group["amsgrad"] else None
+        params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq", max_sq)
+        return [params, grads, *_state_lists(states, "exp_avg", "exp_avg_sq", max_sq, "step")]
 
-    @_use_grad_for_differentiable
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform one optimization step.
+    def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
+        if group["differentiable"] and state["step"].requires_grad:
+            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+        if group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]:
+            raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
 
-        Args:
-            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
-                with gradients enabled and its result is returned.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            exp_avg_sqs: list[Tensor] = []
-            max_exp_avg_sqs: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            beta1, beta2 = group["betas"]
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
-            adam(
-                params,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                amsgrad=group["amsgrad"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-            )
-        return loss
+    def _step_group(self, group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        adam(
+            *self._init_group(group),
+            beta1=beta1,
+            beta2=beta2,
+            **_group_options(
+                group, "amsgrad", "lr", "weight_decay", "eps", "maximize", "differentiable",
+                "decoupled_weight_decay",
+            ),
+        )
 
 
 def adam(
@@ -247,43 +208,7 @@ def adam(
             maximize=maximize,
         )
         return
-    _single_tensor_adam(
-        params,
-        grads,
-        exp_avgs,
-        exp_avg_sqs,
-        max_exp_avg_sqs,
-        state_steps,
-        amsgrad=amsgrad,
-        beta1=beta1,
-        beta2=beta2,
-        lr=lr,
-        weight_decay=weight_decay,
-        eps=eps,
-        maximize=maximize,
-        differentiable=differentiable,
-        decoupled_weight_decay=decoupled_weight_decay,
-    )
 
-
-def _single_tensor_adam(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_avg_sqs: list[Tensor],
-    max_exp_avg_sqs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    amsgrad: bool,
-    beta1: float | Tensor,
-    beta2: float | Tensor,
-    lr: float | Tensor,
-    weight_decay: float,
-    eps: float,
-    maximize: bool,
-    differentiable: bool,
-    decoupled_weight_decay: bool,
-) -> None:
     # Tensor hyper-parameters are read as numbers (the step is not differentiated with respect
     # to them). A tensor lr is combined with the bias correction in its own dtype first, as
     # torch does, so float32 lrs round the same way.

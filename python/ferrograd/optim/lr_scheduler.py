@@ -16,7 +16,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from ._lr_scheduler_base import EPOCH_DEPRECATION_WARNING as EPOCH_DEPRECATION_WARNING
-from ._lr_scheduler_base import LRScheduler, _format_param, _param_groups_val_list, _update_param_group_val
+from ._lr_scheduler_base import (
+    LRScheduler,
+    _format_param,
+    _param_groups_val_list,
+    _update_param_group_val,
+    _with_doc_pieces,
+)
 from ._lr_scheduler_base import _LRScheduler as _LRScheduler
 from ._lr_scheduler_plateau import ReduceLROnPlateau
 from .optimizer import Optimizer
@@ -66,6 +72,7 @@ def _lambda_list(optimizer: Optimizer, lr_lambda: Any) -> list[Callable[[int], f
     return list(lr_lambda)
 
 
+@_with_doc_pieces
 class LambdaLR(LRScheduler):
     """Set each group's lr to ``initial_lr * lr_lambda(epoch)``.
 
@@ -75,8 +82,7 @@ class LambdaLR(LRScheduler):
         last_epoch (int): index of the last epoch (default: -1).
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5**epoch)
         >>> opt.step(); sched.step()
         >>> sched.get_last_lr()
@@ -107,18 +113,18 @@ class LambdaLR(LRScheduler):
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
 
+@_with_doc_pieces
 class MultiplicativeLR(LRScheduler):
     """Multiply each group's lr by ``lr_lambda(epoch)`` at every step (after the first).
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         lr_lambda (callable or list of callables): ``epoch -> factor``, one per group or
             one for all.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
         >>> opt.step(); sched.step(); opt.step(); sched.step()
         >>> sched.get_last_lr()
@@ -157,18 +163,18 @@ class MultiplicativeLR(LRScheduler):
         ]
 
 
+@_with_doc_pieces
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` epochs: ``lr = base * gamma ** (epoch // step_size)``.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         step_size (int): the period of the decay, in epochs.
         gamma (float): the factor. Default: 0.1.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.1)
         >>> for _ in range(3):
         ...     opt.step(); sched.step()
@@ -194,18 +200,18 @@ class StepLR(LRScheduler):
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
+@_with_doc_pieces
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone epoch (repeated milestones apply repeatedly).
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         milestones (iterable of ints): the epochs at which to decay.
         gamma (float): the factor. Default: 0.1.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
         >>> lrs = []
         >>> for _ in range(4):
@@ -234,18 +240,18 @@ class MultiStepLR(LRScheduler):
         return [base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs]
 
 
+@_with_doc_pieces
 class ConstantLR(LRScheduler):
     """Scale the lr by ``factor`` until epoch ``total_iters``, then restore it.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         factor (float): the scale until ``total_iters``. Default: 1/3.
         total_iters (int): the number of scaled epochs. Default: 5.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
         >>> lrs = [sched.get_last_lr()[0]]
         >>> for _ in range(3):
@@ -277,19 +283,19 @@ class ConstantLR(LRScheduler):
         return [base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs]
 
 
+@_with_doc_pieces
 class LinearLR(LRScheduler):
     """Scale the lr by a factor moving linearly from ``start_factor`` to ``end_factor`` over ``total_iters``.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         start_factor (float): the factor at epoch 0. Default: 1/3.
         end_factor (float): the factor from ``total_iters`` on. Default: 1.0.
         total_iters (int): the length of the ramp, in epochs. Default: 5.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
         >>> lrs = [sched.get_last_lr()[0]]
         >>> for _ in range(3):
@@ -337,17 +343,17 @@ class LinearLR(LRScheduler):
         ]
 
 
+@_with_doc_pieces
 class ExponentialLR(LRScheduler):
     """Multiply the lr by ``gamma`` every epoch.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         gamma (float): the factor per epoch.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
         >>> opt.step(); sched.step(); opt.step(); sched.step()
         >>> sched.get_last_lr()
@@ -369,18 +375,18 @@ class ExponentialLR(LRScheduler):
         return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
+@_with_doc_pieces
 class PolynomialLR(LRScheduler):
     """Decay the lr as ``base * (1 - min(epoch, total_iters) / total_iters) ** power``.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         total_iters (int): the epoch at which the lr reaches zero. Default: 5.
         power (float): the exponent of the decay. Default: 1.0.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=1.0)
         >>> opt.step(); sched.step()
         >>> sched.get_last_lr()
@@ -409,6 +415,7 @@ class PolynomialLR(LRScheduler):
         return [base * (1.0 - frac) ** self.power for base in self.base_lrs]
 
 
+@_with_doc_pieces
 class CosineAnnealingLR(LRScheduler):
     r"""Anneal the lr along a cosine from ``initial_lr`` (epoch 0) to ``eta_min`` (epoch ``T_max``).
 
@@ -418,14 +425,13 @@ class CosineAnnealingLR(LRScheduler):
     climbs back up along the same cosine.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         T_max (int): the number of epochs from the initial lr to ``eta_min``.
         eta_min (float): the lowest lr. Default: 0.0.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
         >>> opt.step(); sched.step()
         >>> round(sched.get_last_lr()[0], 6)
@@ -468,6 +474,7 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
+@_with_doc_pieces
 class CosineAnnealingWarmRestarts(LRScheduler):
     r"""Cosine annealing with warm restarts (SGDR).
 
@@ -476,15 +483,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     ``T_mult`` at each restart. ``step(epoch)`` accepts fractional epochs.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         T_0 (int): the length of the first cycle, in epochs.
         T_mult (int): the factor by which each cycle is longer than the last. Default: 1.
         eta_min (float): the lowest lr. Default: 0.0.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> sched = ferrograd.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
         >>> opt.step(); sched.step(); opt.step(); sched.step()
         >>> sched.get_last_lr()
@@ -573,21 +579,21 @@ def _nested_load_state_dict(scheduler: Any, state_dict: dict[str, Any]) -> None:
         s.load_state_dict(s_state)
 
 
+@_with_doc_pieces
 class SequentialLR(LRScheduler):
     """Run ``schedulers`` one after another, switching at the ``milestones`` epochs.
 
     At a milestone the next scheduler restarts from its own epoch 0.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         schedulers (list of LRScheduler): the schedulers, in order, all of ``optimizer``.
         milestones (list of ints): the epochs at which to switch (one fewer than schedulers).
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
         >>> from ferrograd.optim import lr_scheduler as S
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> warm = S.LinearLR(opt, start_factor=0.5, total_iters=2)
         >>> decay = S.ExponentialLR(opt, gamma=0.5)
         >>> sched = S.SequentialLR(opt, [warm, decay], milestones=[2])
@@ -652,6 +658,7 @@ class SequentialLR(LRScheduler):
         _nested_load_state_dict(self, state_dict)
 
 
+@_with_doc_pieces
 class ChainedScheduler(LRScheduler):
     """Step several schedulers together at every step, so their effects multiply.
 
@@ -661,8 +668,7 @@ class ChainedScheduler(LRScheduler):
 
     Example:
         >>> from ferrograd.optim import lr_scheduler as S
-        >>> w = ferrograd.zeros(1, requires_grad=True)
-        >>> opt = ferrograd.optim.SGD([w], lr=1.0)
+        {example_setup}
         >>> a = S.ConstantLR(opt, factor=0.5, total_iters=2)
         >>> b = S.ExponentialLR(opt, gamma=0.5)
         >>> sched = S.ChainedScheduler([a, b])
@@ -698,6 +704,7 @@ class ChainedScheduler(LRScheduler):
 
 
 
+@_with_doc_pieces
 class OneCycleLR(LRScheduler):
     r"""The 1cycle policy: warm the lr up to ``max_lr``, then anneal it far below the start.
 
@@ -709,7 +716,7 @@ class OneCycleLR(LRScheduler):
     Step it after every batch.
 
     Args:
-        optimizer (Optimizer): the optimizer whose learning rates to set.
+        {optimizer_arg}
         max_lr (float or list of floats): the peak lr, per group or for all.
         total_steps (int, optional): the length of the cycle; else ``epochs * steps_per_epoch``.
         epochs (int, optional): with ``steps_per_epoch``, gives ``total_steps``.
@@ -722,7 +729,7 @@ class OneCycleLR(LRScheduler):
         div_factor (float): the initial lr is ``max_lr / div_factor``. Default: 25.0.
         final_div_factor (float): the final lr is ``initial_lr / final_div_factor``. Default: 1e4.
         three_phase (bool): come back down to the initial lr before the final anneal. Default: False.
-        last_epoch (int): the index of the last epoch when resuming; -1 starts afresh. Default: -1.
+        {last_epoch_arg}
 
     Example:
         >>> w = ferrograd.zeros(1, requires_grad=True)

@@ -12,13 +12,14 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from copy import deepcopy
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import ferrograd as _fg
 
 from .._core import Tensor
+from ..utils import _grads
 
 __all__ = [
     "Optimizer",
@@ -193,6 +194,42 @@ def _use_grad_for_differentiable(step: Callable[..., Any]) -> Callable[..., Any]
             return step(self, *args, **kwargs)
 
     return wrapper
+
+
+def _state_lists(states: list[dict[str, Any]], *names: str | None) -> list[list[Any]]:
+    """For each of ``names``, that entry of every state in ``states`` (for a ``None`` name, an
+    empty list): the state lists that a functional step takes."""
+    return [[] if name is None else [state[name] for state in states] for name in names]
+
+
+def _group_options(group: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The options ``names`` of a parameter group, as keyword arguments of a functional step."""
+    return {name: group[name] for name in names}
+
+
+_OptimizerT = TypeVar("_OptimizerT", bound="type[Optimizer]")
+
+
+def _steps_by_group(cls: _OptimizerT) -> _OptimizerT:
+    """Class decorator: give ``cls`` its ``step``, which computes the closure's loss and then
+    updates the parameter groups one by one with ``cls._step_group(group)``."""
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[no-untyped-def]
+        """Perform one optimization step.
+
+        Args:
+            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
+                with gradients enabled and its result is returned.
+        """
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            self._step_group(group)
+        return loss
+
+    step.__module__ = cls.__module__
+    step.__qualname__ = f"{cls.__qualname__}.step"
+    cls.step = _use_grad_for_differentiable(step)  # type: ignore[method-assign]
+    return cls
 
 
 # --- the base class ------------------------------------------------------------------------------
@@ -375,20 +412,43 @@ class Optimizer:
         """Perform one optimization step; subclasses implement the update rule."""
         raise NotImplementedError
 
+    def _step_group(self, group: dict[str, Any]) -> None:
+        """The update of one parameter group, for the ``step`` that ``_steps_by_group`` gives
+        a subclass."""
+        raise NotImplementedError
+
     # --- groups, gradients -----------------------------------------------------------------------
 
-    def _params_with_grad(
-        self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor]
-    ) -> Iterator[Tensor]:
-        """The parameters of ``group`` that have a gradient, in order: what every
-        ``_init_group`` goes through. Each is appended to ``params``, and its gradient to
-        ``grads``, before it is yielded."""
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            yield p
+    @staticmethod
+    def _params_with_grad(group: dict[str, Any]) -> tuple[list[Tensor], list[Tensor]]:
+        """The parameters of ``group`` that have a gradient, in order, and those gradients:
+        what every group's update starts from."""
+        params = [p for p in group["params"] if p.grad is not None]
+        return params, [p.grad for p in params]
+
+    def _group_states(
+        self, group: dict[str, Any], *names: str | None
+    ) -> tuple[list[Tensor], list[Tensor], list[dict[str, Any]]]:
+        """The parameters of ``group`` that have a gradient, their gradients and their states.
+
+        A state still empty is created first: a ``step`` count and, under each of ``names``
+        (``None`` names none), zeros like the parameter. Each state then goes through
+        ``_check_state``.
+        """
+        params, grads = self._params_with_grad(group)
+        states = []
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
+                for name in filter(None, names):
+                    state[name] = _fg.zeros_like(p)
+            self._check_state(group, state)
+            states.append(state)
+        return params, grads, states
+
+    def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
+        """Checks of a parameter's state before a step (none here; subclasses add theirs)."""
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group, filling options it does not give from ``defaults``.
@@ -472,19 +532,9 @@ class Optimizer:
                 zeros. Optimizers skip parameters whose grad is ``None`` but do step (weight decay,
                 momentum) parameters whose grad is zero.
         """
+        params = itertools.chain.from_iterable(group["params"] for group in self.param_groups)
         with _fg.autograd.profiler.record_function(self._zero_grad_profile_name):
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
-                        else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+            _grads.zero_grads(params, set_to_none)
 
     # --- state dicts -----------------------------------------------------------------------------
 

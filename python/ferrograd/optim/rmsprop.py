@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+# Callable is the type of ``step``'s closure: imported here, where the API reference looks up the
+# names in the signature of the ``step`` that ``_steps_by_group`` gives the class.
+from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 import ferrograd as _fg
@@ -13,16 +15,17 @@ from .optimizer import (
     ParamsT,
     _check_lr,
     _check_non_negative,
-    _closure_loss,
-    _get_scalar_dtype,
     _get_value,
+    _group_options,
+    _state_lists,
+    _steps_by_group,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["RMSprop", "rmsprop"]
 
 
+@_steps_by_group
 class RMSprop(Optimizer):
     r"""RMSprop: divide the gradient by a running root mean square of recent gradients.
 
@@ -105,66 +108,20 @@ class RMSprop(Optimizer):
             step_tensors=True,
         )
 
-    def _init_group(
-        self,
-        group: dict[str, Any],
-        params: list[Tensor],
-        grads: list[Tensor],
-        square_avgs: list[Tensor],
-        momentum_buffers: list[Tensor],
-        grad_avgs: list[Tensor],
-        state_steps: list[Tensor],
-    ) -> None:
-        for p in self._params_with_grad(group, params, grads):
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _fg.tensor(0.0, dtype=_get_scalar_dtype())
-                state["square_avg"] = _fg.zeros_like(p)
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = _fg.zeros_like(p)
-                if group["centered"]:
-                    state["grad_avg"] = _fg.zeros_like(p)
-            square_avgs.append(state["square_avg"])
-            state_steps.append(state["step"])
-            if group["momentum"] > 0:
-                momentum_buffers.append(state["momentum_buffer"])
-            if group["centered"]:
-                grad_avgs.append(state["grad_avg"])
+    def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
+        buf = "momentum_buffer" if group["momentum"] > 0 else None
+        avg = "grad_avg" if group["centered"] else None
+        params, grads, states = self._group_states(group, "square_avg", buf, avg)
+        return [params, grads, *_state_lists(states, "square_avg", avg, buf, "step")]
 
-    @_use_grad_for_differentiable
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform one optimization step.
-
-        Args:
-            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
-                with gradients enabled and its result is returned.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            square_avgs: list[Tensor] = []
-            grad_avgs: list[Tensor] = []
-            momentum_buffers: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            self._init_group(group, params, grads, square_avgs, momentum_buffers, grad_avgs, state_steps)
-            rmsprop(
-                params,
-                grads,
-                square_avgs,
-                grad_avgs,
-                momentum_buffers,
-                state_steps,
-                lr=group["lr"],
-                alpha=group["alpha"],
-                eps=group["eps"],
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                centered=group["centered"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-            )
-        return loss
+    def _step_group(self, group: dict[str, Any]) -> None:
+        rmsprop(
+            *self._init_group(group),
+            **_group_options(
+                group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize",
+                "differentiable",
+            ),
+        )
 
 
 def rmsprop(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+# Callable is the type of ``step``'s closure: imported here, where the API reference looks up the
+# names in the signature of the ``step`` that ``_steps_by_group`` gives the class.
+from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 import ferrograd as _fg
@@ -14,16 +16,17 @@ from .optimizer import (
     ParamsT,
     _check_fused,
     _check_lr,
-    _closure_loss,
     _get_value,
+    _group_options,
     _rust_step_ok,
+    _steps_by_group,
     _to_scalar,
-    _use_grad_for_differentiable,
 )
 
 __all__ = ["SGD", "sgd"]
 
 
+@_steps_by_group
 class SGD(Optimizer):
     r"""Stochastic gradient descent, with optional momentum, dampening, Nesterov and weight decay.
 
@@ -99,44 +102,22 @@ class SGD(Optimizer):
             {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
         )
 
-    def _init_group(
-        self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor], bufs: list[Tensor | None]
-    ) -> None:
-        for p in self._params_with_grad(group, params, grads):
-            if group["momentum"] != 0:
-                bufs.append(self.state[p].get("momentum_buffer"))
-
-    @_use_grad_for_differentiable
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform one optimization step.
-
-        Args:
-            closure (Callable, optional): re-evaluates the model and returns the loss; it runs
-                with gradients enabled and its result is returned.
-        """
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            bufs: list[Tensor | None] = []
-            self._init_group(group, params, grads, bufs)
-            sgd(
-                params,
-                grads,
-                bufs,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-                differentiable=group["differentiable"],
-            )
-            if group["momentum"] != 0:
-                # Buffers created on the first step are stored back into the state.
-                for p, buf in zip(params, bufs, strict=True):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
+    def _step_group(self, group: dict[str, Any]) -> None:
+        params, grads = self._params_with_grad(group)
+        momentum = group["momentum"] != 0
+        bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
+        sgd(
+            params,
+            grads,
+            bufs,
+            **_group_options(
+                group, "weight_decay", "momentum", "lr", "dampening", "nesterov", "maximize", "differentiable"
+            ),
+        )
+        if momentum:
+            # Buffers created on the first step are stored back into the state.
+            for p, buf in zip(params, bufs, strict=True):
+                self.state[p]["momentum_buffer"] = buf
 
 
 def sgd(
@@ -177,39 +158,13 @@ def sgd(
             maximize=maximize,
         )
         return
-    _single_tensor_sgd(
-        params,
-        d_p_list,
-        momentum_buffer_list,
-        weight_decay=weight_decay,
-        momentum=momentum,
-        lr=lr,
-        dampening=dampening,
-        nesterov=nesterov,
-        maximize=maximize,
-        differentiable=differentiable,
-    )
 
-
-def _single_tensor_sgd(
-    params: list[Tensor],
-    grads: list[Tensor],
-    momentum_buffer_list: list[Tensor | None],
-    *,
-    weight_decay: float | Tensor,
-    momentum: float,
-    lr: float | Tensor,
-    dampening: float,
-    nesterov: bool,
-    maximize: bool,
-    differentiable: bool,
-) -> None:
     lr = _to_scalar(lr)
     if not differentiable:
         lr = _get_value(lr)
         weight_decay = _get_value(weight_decay)
     for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
+        grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         if momentum != 0:
