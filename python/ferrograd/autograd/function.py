@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _core
 from .._batched import active_levels as _batched_levels
 from .._batched import any_batched as _batched_any
+from ..utils import _docs
 from ._function_vmap import apply_batched as _apply_batched
 from .grad_mode import is_grad_enabled, no_grad
 
@@ -54,6 +55,25 @@ __all__ = [
     "NestedIOFunction",
     "once_differentiable",
 ]
+
+# The example Function of ``Function``'s and ``save_for_backward``'s docstrings, where a line
+# ``{exp_example}`` stands for it.
+_with_doc_pieces = _docs.with_doc_pieces(
+    {
+        "exp_example": """\
+>>> class Exp(ferrograd.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         y = x.exp()
+...         ctx.save_for_backward(y)
+...         return y
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (y,) = ctx.saved_tensors
+...         return grad * y
+>>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)""",
+    }
+)
 
 
 class FunctionCtx:
@@ -78,6 +98,7 @@ class FunctionCtx:
         def __getattr__(self, name: str) -> Any: ...
         def __setattr__(self, name: str, value: Any) -> None: ...
 
+    @_with_doc_pieces
     def save_for_backward(self, *tensors: Any) -> None:
         """Saves tensors for ``backward``, which reads them back from
         ``ctx.saved_tensors``.
@@ -92,17 +113,7 @@ class FunctionCtx:
             *tensors (Tensor or None): the tensors to save.
 
         Example:
-            >>> class Exp(ferrograd.autograd.Function):
-            ...     @staticmethod
-            ...     def forward(ctx, x):
-            ...         y = x.exp()
-            ...         ctx.save_for_backward(y)
-            ...         return y
-            ...     @staticmethod
-            ...     def backward(ctx, grad):
-            ...         (y,) = ctx.saved_tensors
-            ...         return grad * y
-            >>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)
+            {exp_example}
             >>> Exp.apply(x).sum().backward()
             >>> x.grad
             tensor([1.0000, 2.7183])
@@ -381,6 +392,7 @@ def _bind_default_args(
     return bound.args
 
 
+@_with_doc_pieces
 class Function(_SingleLevelFunction):
     """Base class for custom differentiable operations.
 
@@ -398,17 +410,7 @@ class Function(_SingleLevelFunction):
     unless decorated with :func:`once_differentiable`.
 
     Example:
-        >>> class Exp(ferrograd.autograd.Function):
-        ...     @staticmethod
-        ...     def forward(ctx, x):
-        ...         y = x.exp()
-        ...         ctx.save_for_backward(y)
-        ...         return y
-        ...     @staticmethod
-        ...     def backward(ctx, grad):
-        ...         (y,) = ctx.saved_tensors
-        ...         return grad * y
-        >>> x = ferrograd.tensor([0.0, 1.0], requires_grad=True)
+        {exp_example}
         >>> y = Exp.apply(x)
         >>> y
         tensor([1.0000, 2.7183], grad_fn=<ExpBackward>)

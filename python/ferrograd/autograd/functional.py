@@ -31,10 +31,11 @@ tensors ``func`` captured by closure, and results are detached unless
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import _batched, _core
 from .. import autograd as _autograd  # the package (its grad is defined after this module loads)
+from ..utils import _docs
 from . import forward_ad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -42,6 +43,49 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 Tensor = _core.Tensor
 _STRATEGIES = ("forward-mode", "reverse-mode")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+# Docstring text that the functions below share: a docstring line ``{name}`` stands for piece
+# ``name`` (see ``ferrograd.utils._docs``).
+_DOC_PIECES = {
+    "tensor_func_args": """\
+func (callable): takes tensors and returns a Tensor or a tuple of
+    Tensors.
+inputs (Tensor or tuple of Tensors): the point to differentiate at.""",
+    "scalar_func_args": """\
+func (callable): takes tensors and returns a one-element Tensor.
+inputs (Tensor or tuple of Tensors): the point to differentiate at.""",
+    "v_like_inputs_arg": """\
+v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
+    may be omitted when there is a single one-element input.
+    Default: ``None``.""",
+    "create_graph_strict_args": """\
+create_graph (bool): make the results differentiable (they are
+    detached otherwise). Default: ``False``.
+strict (bool): raise when an output does not depend on an input
+    (instead of returning zeros for that part). Default: ``False``.""",
+}
+_with_doc_pieces = _docs.with_doc_pieces(_DOC_PIECES)
+
+
+def _scalar_product_doc(name: str) -> Callable[[_F], _F]:
+    """Fills the docstring of ``vhp`` or ``hvp`` (``name``), whose Args, Returns and Example
+    sections (``{scalar_product_sections}``) differ only by that name."""
+    sections = f"""\
+Args:
+    {{scalar_func_args}}
+    {{v_like_inputs_arg}}
+    {{create_graph_strict_args}}
+
+Returns:
+    tuple: ``(func(inputs), {name})``.
+
+Example:
+    >>> x = ferrograd.tensor([1.0, 2.0])
+    >>> {name}(lambda t: (t ** 3).sum(), x, ferrograd.ones(2))
+    (tensor(9.), tensor([ 6., 12.]))"""
+    return _docs.with_doc_pieces({**_DOC_PIECES, "scalar_product_sections": sections})
 
 
 # ---------------------------------------------------------------------------
@@ -242,6 +286,21 @@ def _zeros_for_missing(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...
 # ---------------------------------------------------------------------------
 
 
+def _product(outs: tuple[Any, ...], ys: tuple[Any, ...], xs: tuple[Tensor, ...], v_t: Any,
+             refs: tuple[Tensor, ...], strict: bool, create_graph: bool, stage: str,
+             was_tuple: tuple[bool, bool]) -> tuple[Any, Any]:
+    """The last step of vjp, jvp, vhp and hvp: the product, as the gradient of ``ys`` with
+    respect to ``xs`` for the incoming gradient ``v_t`` (zeros shaped like ``refs`` where it is
+    missing, see :func:`_zeros_for_missing` for ``stage``), and then ``(func(inputs),
+    product)``, each unpacked as ``was_tuple`` says."""
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        grads = _grad(ys, xs, v_t, create_graph=create_graph)
+        result = _zeros_for_missing(grads, refs, strict, create_graph, stage)
+    return (_unpack(_finish(outs, create_graph), was_tuple[0]),
+            _unpack(_finish(result, create_graph), was_tuple[1]))
+
+
+@_with_doc_pieces
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """Computes ``func(inputs)`` and the vector-Jacobian product ``v^T J``
@@ -250,16 +309,11 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     One backward pass; the product is shaped like the inputs.
 
     Args:
-        func (callable): takes tensors and returns a Tensor or a tuple of
-            Tensors.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
+        {tensor_func_args}
         v (Tensor or tuple of Tensors, optional): shaped like ``func``'s
             outputs; may be omitted when ``func`` returns a single
             one-element tensor. Default: ``None``.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
+        {create_graph_strict_args}
 
     Returns:
         tuple: ``(func(inputs), vjp)``, each nested like ``func``'s outputs
@@ -280,13 +334,10 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             "The vector v can only be None if the user-provided function returns a single "
             "Tensor with a single element.",
         )
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(outs, ins, v_t, create_graph=create_graph)
-        result = _zeros_for_missing(grads, ins, strict, create_graph, "back")
-    return (_unpack(_finish(outs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outs, outs, ins, v_t, ins, strict, create_graph, "back", (outputs_tuple, inputs_tuple))
 
 
+@_with_doc_pieces
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """Computes ``func(inputs)`` and the Jacobian-vector product ``J v`` of
@@ -298,16 +349,9 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     (:func:`ferrograd.func.jvp` uses forward mode instead).
 
     Args:
-        func (callable): takes tensors and returns a Tensor or a tuple of
-            Tensors.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
-        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
-            may be omitted when there is a single one-element input.
-            Default: ``None``.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
+        {tensor_func_args}
+        {v_like_inputs_arg}
+        {create_graph_strict_args}
 
     Returns:
         tuple: ``(func(inputs), jvp)``, both nested like ``func``'s outputs.
@@ -332,11 +376,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         u = tuple(_batched.zeros_like(o).requires_grad_() for o in outs)
         g = _grad(outs, ins, u, create_graph=True)
         _check_requires_grad(g, "grad_inputs", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(g, u, v_t, create_graph=create_graph)
-        result = _zeros_for_missing(grads, outs, strict, create_graph, "back_trick")
-    return (_unpack(_finish(outs, create_graph), outputs_tuple),
-            _unpack(_finish(result, create_graph), outputs_tuple))
+    return _product(outs, g, u, v_t, outs, strict, create_graph, "back_trick", (outputs_tuple, outputs_tuple))
 
 
 def _scalar_function_gradient(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool,
@@ -363,6 +403,7 @@ def _scalar_function_gradient(func: Callable[..., Any], inputs: Any, v: Any, cre
     return inputs_tuple, ins, v_t, outs, jac
 
 
+@_scalar_product_doc("vhp")
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """Computes ``func(inputs)`` and the vector-Hessian product ``v^T H``
@@ -371,36 +412,16 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     One backward pass through the gradient; the product is shaped like the
     inputs.
 
-    Args:
-        func (callable): takes tensors and returns a one-element Tensor.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
-        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
-            may be omitted when there is a single one-element input.
-            Default: ``None``.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
-
-    Returns:
-        tuple: ``(func(inputs), vhp)``.
-
-    Example:
-        >>> x = ferrograd.tensor([1.0, 2.0])
-        >>> vhp(lambda t: (t ** 3).sum(), x, ferrograd.ones(2))
-        (tensor(9.), tensor([ 6., 12.]))
+    {scalar_product_sections}
     """
     with enable_grad():
         inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
             func, inputs, v, create_graph, strict, "vhp"
         )
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(jac, ins, v_t, create_graph=create_graph)
-        result = _zeros_for_missing(grads, ins, strict, create_graph, "double_back")
-    return (_unpack(_finish(outs, create_graph), False),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outs, jac, ins, v_t, ins, strict, create_graph, "double_back", (False, inputs_tuple))
 
 
+@_scalar_product_doc("hvp")
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """Computes ``func(inputs)`` and the Hessian-vector product ``H v`` of
@@ -411,24 +432,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     when the Hessian is symmetric, as it is for twice continuously
     differentiable functions).
 
-    Args:
-        func (callable): takes tensors and returns a one-element Tensor.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
-        v (Tensor or tuple of Tensors, optional): shaped like ``inputs``;
-            may be omitted when there is a single one-element input.
-            Default: ``None``.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
-
-    Returns:
-        tuple: ``(func(inputs), hvp)``.
-
-    Example:
-        >>> x = ferrograd.tensor([1.0, 2.0])
-        >>> hvp(lambda t: (t ** 3).sum(), x, ferrograd.ones(2))
-        (tensor(9.), tensor([ 6., 12.]))
+    {scalar_product_sections}
     """
     with enable_grad():
         inputs_tuple, ins, v_t, outs, jac = _scalar_function_gradient(
@@ -437,11 +441,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         u = tuple(_batched.zeros_like(t).requires_grad_() for t in ins)
         h_u = _grad(jac, ins, u, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        grads = _grad(h_u, u, v_t, create_graph=create_graph)
-        result = _zeros_for_missing(grads, ins, strict, create_graph, "double_back_trick")
-    return (_unpack(_finish(outs, create_graph), False),
-            _unpack(_finish(result, create_graph), inputs_tuple))
+    return _product(outs, h_u, u, v_t, ins, strict, create_graph, "double_back_trick", (False, inputs_tuple))
 
 
 # ---------------------------------------------------------------------------
@@ -575,6 +575,7 @@ def _batched_jacobian(outputs: tuple[Tensor, ...], inputs: tuple[Tensor, ...],
     return tuple(tuple(row) for row in _jacobian_blocks(stacked, outputs, inputs, out_major=True))
 
 
+@_with_doc_pieces
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
              strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode") -> Any:
@@ -589,13 +590,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     changes which ``strict`` checks torch allows).
 
     Args:
-        func (callable): takes tensors and returns a Tensor or a tuple of
-            Tensors.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
+        {tensor_func_args}
+        {create_graph_strict_args}
         vectorize (bool): accepted for compatibility (the computation is
             always batched); ``strict`` cannot be combined with it.
             Default: ``False``.
@@ -661,6 +657,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     return _unpack(_finish(jac, create_graph), (outputs_tuple, inputs_tuple))
 
 
+@_with_doc_pieces
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
             strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode") -> Any:
@@ -672,12 +669,8 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     always reverse mode, with a graph).
 
     Args:
-        func (callable): takes tensors and returns a one-element Tensor.
-        inputs (Tensor or tuple of Tensors): the point to differentiate at.
-        create_graph (bool): make the results differentiable (they are
-            detached otherwise). Default: ``False``.
-        strict (bool): raise when an output does not depend on an input
-            (instead of returning zeros for that part). Default: ``False``.
+        {scalar_func_args}
+        {create_graph_strict_args}
         vectorize (bool): as in :func:`jacobian`. Default: ``False``.
         outer_jacobian_strategy (str): the strategy of the outer Jacobian:
             ``"reverse-mode"`` or ``"forward-mode"`` (forward-over-reverse,
