@@ -99,6 +99,41 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """
     return Tensor.tile(input, dims)
 
+
+def _flip_doc(name: str, summary: str, result: str) -> str:
+    """The docstring of ``fliplr`` or ``flipud``: ``summary``, then an example on a 2x3 tensor
+    whose output is ``result``."""
+    return f"""{name}(input) -> Tensor
+
+    {summary}
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Example:
+        >>> ferrograd.{name}(ferrograd.arange(6).reshape(2, 3))
+        {result}
+    """
+
+
+def _tri_doc(name: str, zeroed: str, kept: str, example: str) -> str:
+    """The docstring of ``tril`` or ``triu``: the elements ``zeroed`` (above or below) the
+    diagonal are set to zero, the diagonal is the ``kept`` one; ``example`` follows ``>>> ferrograd.``."""
+    return f"""{name}(input, diagonal=0) -> Tensor
+
+    Returns a copy of the matrices of ``input`` (its last two dimensions)
+    with the elements {zeroed} the given diagonal set to zero.
+
+    Args:
+        input (Tensor): a tensor with at least 2 dimensions.
+        diagonal (int): the diagonal kept {kept}: 0 the main one, positive
+            above it, negative below. Default: 0.
+
+    Example:
+        >>> ferrograd.{example}
+    """
+
+
 # Module-level docs of the functions above that are Tensor methods or aliases
 # (applied when ``ferrograd`` routes them; the methods keep their own docs).
 DOCS: dict[str, str] = {
@@ -376,64 +411,28 @@ DOCS: dict[str, str] = {
         tensor([[2, 0, 1],
                 [5, 3, 4]])
     """,
-    "fliplr": """fliplr(input) -> Tensor
-
-    Reverses the order of the columns (dimension 1) of ``input``, which
-    must have at least 2 dimensions. Returns a copy.
-
-    Args:
-        input (Tensor): the input tensor.
-
-    Example:
-        >>> ferrograd.fliplr(ferrograd.arange(6).reshape(2, 3))
-        tensor([[2, 1, 0],
-                [5, 4, 3]])
-    """,
-    "flipud": """flipud(input) -> Tensor
-
-    Reverses the order of the rows (dimension 0) of ``input``, which must
-    have at least 1 dimension. Returns a copy.
-
-    Args:
-        input (Tensor): the input tensor.
-
-    Example:
-        >>> ferrograd.flipud(ferrograd.arange(6).reshape(2, 3))
-        tensor([[3, 4, 5],
-                [0, 1, 2]])
-    """,
-    "tril": """tril(input, diagonal=0) -> Tensor
-
-    Returns a copy of the matrices of ``input`` (its last two dimensions)
-    with the elements above the given diagonal set to zero.
-
-    Args:
-        input (Tensor): a tensor with at least 2 dimensions.
-        diagonal (int): the diagonal kept last: 0 the main one, positive
-            above it, negative below. Default: 0.
-
-    Example:
-        >>> ferrograd.tril(ferrograd.ones(3, 3))
+    "fliplr": _flip_doc(
+        "fliplr",
+        """Reverses the order of the columns (dimension 1) of ``input``, which
+    must have at least 2 dimensions. Returns a copy.""",
+        """tensor([[2, 1, 0],
+                [5, 4, 3]])""",
+    ),
+    "flipud": _flip_doc(
+        "flipud",
+        """Reverses the order of the rows (dimension 0) of ``input``, which must
+    have at least 1 dimension. Returns a copy.""",
+        """tensor([[3, 4, 5],
+                [0, 1, 2]])""",
+    ),
+    "tril": _tri_doc("tril", "above", "last", example="""tril(ferrograd.ones(3, 3))
         tensor([[1., 0., 0.],
                 [1., 1., 0.],
-                [1., 1., 1.]])
-    """,
-    "triu": """triu(input, diagonal=0) -> Tensor
-
-    Returns a copy of the matrices of ``input`` (its last two dimensions)
-    with the elements below the given diagonal set to zero.
-
-    Args:
-        input (Tensor): a tensor with at least 2 dimensions.
-        diagonal (int): the diagonal kept first: 0 the main one, positive
-            above it, negative below. Default: 0.
-
-    Example:
-        >>> ferrograd.triu(ferrograd.ones(3, 3), diagonal=1)
+                [1., 1., 1.]])"""),
+    "triu": _tri_doc("triu", "below", "first", example="""triu(ferrograd.ones(3, 3), diagonal=1)
         tensor([[0., 1., 1.],
                 [0., 0., 1.],
-                [0., 0., 0.]])
-    """,
+                [0., 0., 0.]])"""),
     "diag": """diag(input, diagonal=0) -> Tensor
 
     Builds a diagonal matrix from a vector, or takes a diagonal of a

@@ -12,8 +12,22 @@ from collections.abc import Sequence
 
 from ._core import Tensor, _matrix_norm, _vector_norm
 from ._core import dtype as _dtype
+from .utils import _docs
 
 __all__ = ["matrix_norm", "norm", "vector_norm"]
+
+# The arguments that ``matrix_norm``'s and ``norm``'s docstrings describe alike, where a line
+# ``{keepdim_dtype_args}`` (at the indentation of ``Args:``) stands for them.
+_with_doc_pieces = _docs.with_doc_pieces(
+    {
+        "keepdim_dtype_args": """\
+    keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
+
+Keyword args:
+    dtype (dtype, optional): convert ``A`` to this dtype first.
+        Default: ``None``.""",
+    }
+)
 
 
 def _check_tensor(name: str, x: object) -> None:
@@ -60,6 +74,7 @@ def vector_norm(
     return _vector_norm(x, ord, dim, keepdim, dtype)
 
 
+@_with_doc_pieces
 def matrix_norm(
     A: Tensor,
     ord: float | str = "fro",
@@ -81,11 +96,7 @@ def matrix_norm(
             Default: ``"fro"``.
         dim (tuple of two ints): the dims holding the matrices.
             Default: ``(-2, -1)``.
-        keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
-
-    Keyword args:
-        dtype (dtype, optional): convert ``A`` to this dtype first.
-            Default: ``None``.
+    {keepdim_dtype_args}
 
     Example:
         >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
@@ -100,6 +111,7 @@ def matrix_norm(
     return _matrix_norm(A, ord, tuple(dim), keepdim, dtype)
 
 
+@_with_doc_pieces
 def norm(
     A: Tensor,
     ord: float | str | None = None,
@@ -121,11 +133,7 @@ def norm(
             Default: ``None`` (2 for vectors, ``"fro"`` for matrices).
         dim (int or tuple of ints, optional): the dims to reduce.
             Default: ``None``.
-        keepdim (bool): keep the reduced dims with size 1. Default: ``False``.
-
-    Keyword args:
-        dtype (dtype, optional): convert ``A`` to this dtype first.
-            Default: ``None``.
+    {keepdim_dtype_args}
 
     Example:
         >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
