@@ -18,40 +18,40 @@ _PLACEHOLDER = re.compile(r"^( *)\{([a-z][a-z0-9_]*)\}$", re.MULTILINE)
 
 SECTIONS: dict[str, str] = {
     # --- nn.functional: convolutions -----------------------------------------------------------
+    "conv_bias_arg": """
+        bias (Tensor, optional): added to every output channel, of shape
+            ``(C_out,)``. Default: ``None``.
+    """,
     "conv_args": """
-        Args:
-            input (Tensor): the input tensor.
-            weight (Tensor): the filters, of shape
-                ``(C_out, C_in / groups, *kernel)``.
-            bias (Tensor, optional): added to every output channel, of shape
-                ``(C_out,)``. Default: ``None``.
-            stride (int or tuple of ints): the step of the filters. Default: ``1``.
-            padding (int, tuple of ints or str): zeros added on both sides of each
-                spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
-                input size, stride 1). Default: ``0``.
-            dilation (int or tuple of ints): the spacing between the elements of a
-                window. Default: ``1``.
-            groups (int): split the input channels into this many groups, each
-                convolved with its own filters. Default: ``1``.
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_out, C_in / groups, *kernel)``.
+        {conv_bias_arg}
+        stride (int or tuple of ints): the step of the filters. Default: ``1``.
+        padding (int, tuple of ints or str): zeros added on both sides of each
+            spatial dim, or ``'valid'`` (none) or ``'same'`` (output size =
+            input size, stride 1). Default: ``0``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
     """,
     "conv_transpose_args": """
-        Args:
-            input (Tensor): the input tensor.
-            weight (Tensor): the filters, of shape
-                ``(C_in, C_out / groups, *kernel)``.
-            bias (Tensor, optional): added to every output channel, of shape
-                ``(C_out,)``. Default: ``None``.
-            stride (int or tuple of ints): the stride of the (forward) convolution
-                this op transposes. Default: ``1``.
-            padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
-                are added on both sides of each dim. Default: ``0``.
-            output_padding (int or tuple of ints): extra size added to one side of
-                each output dim, to pick among the sizes a strided convolution maps
-                to the same input size. Default: ``0``.
-            groups (int): split the input channels into this many groups, each
-                convolved with its own filters. Default: ``1``.
-            dilation (int or tuple of ints): the spacing between the elements of a
-                window. Default: ``1``.
+        input (Tensor): the input tensor.
+        weight (Tensor): the filters, of shape
+            ``(C_in, C_out / groups, *kernel)``.
+        {conv_bias_arg}
+        stride (int or tuple of ints): the stride of the (forward) convolution
+            this op transposes. Default: ``1``.
+        padding (int or tuple of ints): ``dilation * (k - 1) - padding`` zeros
+            are added on both sides of each dim. Default: ``0``.
+        output_padding (int or tuple of ints): extra size added to one side of
+            each output dim, to pick among the sizes a strided convolution maps
+            to the same input size. Default: ``0``.
+        groups (int): split the input channels into this many groups, each
+            convolved with its own filters. Default: ``1``.
+        dilation (int or tuple of ints): the spacing between the elements of a
+            window. Default: ``1``.
     """,
     # unfold and fold, after their own first arguments
     "block_args": """
@@ -99,6 +99,10 @@ SECTIONS: dict[str, str] = {
             divisor_override (int, optional): divide every window by this number
                 instead of its size. Default: ``None``.
     """,
+    "lp_pool_head_args": """
+        input (Tensor): the input tensor.
+        norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
+    """,
     "adaptive_output_size_arg": """
         output_size (int or tuple of ints): the spatial size of the output
             (``None`` in a tuple keeps that input size).
@@ -121,6 +125,38 @@ SECTIONS: dict[str, str] = {
             output_size (tuple of ints, optional): the exact output size, when the
                 pooling's input size is ambiguous. Default: computed from the other
                 arguments.
+    """,
+    # --- nn.functional: activations and dropout -----------------------------------------------
+    "inplace_arg": """
+        inplace (bool): write the result into ``input`` and return it. Default:
+            ``False``.
+    """,
+    # softmax, softmin and log_softmax, after their input
+    "softmax_args": """
+        dim (int, optional): the dimension the values are normalised along
+            (required; ``None`` picks one as torch's legacy rule does, with a
+            warning). Default: ``None``.
+        dtype (dtype, optional): cast the input to this dtype first (avoids
+            overflow for low-precision inputs). Default: ``None``.
+    """,
+    "dropout_training_arg": """
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``True``.
+    """,
+    # dropout1d, dropout2d and dropout3d
+    "channel_dropout_args": """
+        input (Tensor): the input tensor.
+        p (float): the probability of a channel being zeroed. Default: ``0.5``.
+        {dropout_training_arg}
+        {inplace_arg}
+    """,
+    # alpha_dropout and feature_alpha_dropout
+    "alpha_dropout_args": """
+        input (Tensor): the input tensor.
+        p (float): the probability of an element being zeroed. Default: ``0.5``.
+        training (bool): apply dropout; when ``False`` the input is returned
+            unchanged. Default: ``False``.
+        {inplace_arg}
     """,
     # --- nn.functional: losses -----------------------------------------------------------------
     "input_target_args": """

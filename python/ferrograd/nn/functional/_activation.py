@@ -17,8 +17,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.relu(ferrograd.tensor([-1.0, 2.0]))
@@ -39,8 +38,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         input (Tensor): the input tensor.
         min_val (float): the lower bound. Default: ``-1.0``.
         max_val (float): the upper bound. Default: ``1.0``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.hardtanh(ferrograd.tensor([-2.0, 0.5, 3.0]))
@@ -65,8 +63,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.relu6(ferrograd.tensor([-1.0, 7.0]))
@@ -82,8 +79,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         input (Tensor): the input tensor.
         negative_slope (float): the slope for negative inputs. Default:
             ``0.01``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.leaky_relu(ferrograd.tensor([-2.0, 3.0]), 0.5)
@@ -106,8 +102,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         input (Tensor): the input tensor.
         alpha (float): the value the function tends to for large negative ``x``
             is ``-alpha``. Default: ``1.0``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.elu(ferrograd.tensor([0.0, 1.0]))
@@ -135,8 +130,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.selu(ferrograd.tensor([0.0]))
@@ -158,8 +152,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     Args:
         input (Tensor): the input tensor.
         alpha (float): the ``alpha`` of the formula. Default: ``1.0``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.celu(ferrograd.tensor([0.0, 2.0]))
@@ -203,8 +196,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.silu(ferrograd.tensor([0.0]))
@@ -239,8 +231,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.mish(ferrograd.tensor([0.0]))
@@ -269,8 +260,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.hardsigmoid(ferrograd.tensor([0.0]))
@@ -286,8 +276,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
     Args:
         input (Tensor): the input tensor.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.hardswish(ferrograd.tensor([3.0]))
@@ -361,8 +350,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         input (Tensor): the input tensor.
         threshold (float): the threshold.
         value (float): the replacement value.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.threshold(ferrograd.tensor([1.0, 3.0]), 2.0, -1.0)
@@ -397,11 +385,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
     Args:
         input (Tensor): the input tensor.
-        dim (int, optional): the dimension the values are normalised along
-            (required; ``None`` picks one as torch's legacy rule does, with a
-            warning). Default: ``None``.
-        dtype (dtype, optional): cast the input to this dtype first (avoids
-            overflow for low-precision inputs). Default: ``None``.
+        {softmax_args}
 
     Example:
         >>> F.softmax(ferrograd.tensor([0.0, 0.0]), dim=0)
@@ -417,11 +401,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
     Args:
         input (Tensor): the input tensor.
-        dim (int, optional): the dimension the values are normalised along
-            (required; ``None`` picks one as torch's legacy rule does, with a
-            warning). Default: ``None``.
-        dtype (dtype, optional): cast the input to this dtype first (avoids
-            overflow for low-precision inputs). Default: ``None``.
+        {softmax_args}
 
     Example:
         >>> F.softmin(ferrograd.tensor([1.0, 2.0]), dim=0)
@@ -437,11 +417,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
     Args:
         input (Tensor): the input tensor.
-        dim (int, optional): the dimension the values are normalised along
-            (required; ``None`` picks one as torch's legacy rule does, with a
-            warning). Default: ``None``.
-        dtype (dtype, optional): cast the input to this dtype first (avoids
-            overflow for low-precision inputs). Default: ``None``.
+        {softmax_args}
 
     Example:
         >>> F.log_softmax(ferrograd.tensor([0.0, 0.0]), dim=0)
@@ -535,8 +511,7 @@ def rrelu(
             ``0.3333333333333333``.
         training (bool): draw a random slope per element; when ``False`` the
             slope is ``(lower + upper) / 2``. Default: ``False``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {inplace_arg}
 
     Example:
         >>> F.rrelu(ferrograd.tensor([-2.0, 1.0]), 0.25, 0.25)

@@ -148,13 +148,12 @@ def _convnd(
     return out.squeeze(0) if unbatched else out
 
 
-def conv1d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
-) -> Tensor:
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D cross-correlation over ``(N, C_in, L)``; ``weight`` is ``(C_out, C_in / groups, k)``.
 
-    {conv_args}
+    Args:
+        {conv_args}
 
     Example:
         >>> F.conv1d(ferrograd.ones(1, 1, 5), ferrograd.ones(1, 1, 3))
@@ -163,15 +162,14 @@ def conv1d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
-def conv2d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
-) -> Tensor:
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation over ``(N, C_in, H, W)``; ``weight`` is
     ``(C_out, C_in / groups, kH, kW)``; ``padding`` may be an int, a pair,
     ``'valid'`` or ``'same'``.
 
-    {conv_args}
+    Args:
+        {conv_args}
 
     Example:
         >>> F.conv2d(ferrograd.ones(1, 1, 3, 3), ferrograd.ones(1, 1, 2, 2)).shape
@@ -180,13 +178,12 @@ def conv2d(
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-def conv3d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1,
-) -> Tensor:
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-D cross-correlation over ``(N, C_in, D, H, W)``.
 
-    {conv_args}
+    Args:
+        {conv_args}
 
     Example:
         >>> F.conv3d(ferrograd.ones(1, 1, 3, 3, 3), ferrograd.ones(1, 1, 2, 2, 2)).shape
@@ -251,13 +248,12 @@ def _conv_transposend(
     return out.squeeze(0) if unbatched else out
 
 
-def conv_transpose1d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
-) -> Tensor:
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     """1-D transposed convolution; ``weight`` is ``(C_in, C_out / groups, k)``.
 
-    {conv_transpose_args}
+    Args:
+        {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose1d(ferrograd.ones(1, 1, 2), ferrograd.ones(1, 1, 2))
@@ -266,14 +262,13 @@ def conv_transpose1d(
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
-def conv_transpose2d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
-) -> Tensor:
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     """2-D transposed convolution; output size is
     ``(H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
 
-    {conv_transpose_args}
+    Args:
+        {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose2d(ferrograd.ones(1, 1, 2, 2), ferrograd.ones(1, 3, 2, 2), stride=2).shape
@@ -282,14 +277,13 @@ def conv_transpose2d(
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
-def conv_transpose3d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None,
-    stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
-) -> Tensor:
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     """3-D transposed convolution over ``(N, C_in, D, H, W)``: the gradient of
     :func:`conv3d` with respect to its input; ``weight`` is ``(C_in, C_out / groups, kD, kH, kW)``.
 
-    {conv_transpose_args}
+    Args:
+        {conv_transpose_args}
 
     Example:
         >>> F.conv_transpose3d(ferrograd.ones(1, 1, 2, 2, 2), ferrograd.ones(1, 1, 2, 2, 2)).shape
@@ -344,9 +338,8 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     return cols.squeeze(0) if unbatched else cols
 
 
-def fold(
-    input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
-) -> Tensor:
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
     """Sums sliding blocks back into a tensor: the adjoint of :func:`unfold`,
     ``(N, C * kH * kW, L) -> (N, C, H, W)``.
 

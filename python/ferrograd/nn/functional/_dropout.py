@@ -41,10 +41,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     Args:
         input (Tensor): the input tensor.
         p (float): the probability of an element being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``True``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {dropout_training_arg}
+        {inplace_arg}
 
     Example:
         >>> F.dropout(ferrograd.ones(3), p=0.5, training=False)
@@ -76,12 +74,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Channel dropout for ``(N, C, L)`` or ``(C, L)`` inputs: whole channels are zeroed.
 
     Args:
-        input (Tensor): the input tensor.
-        p (float): the probability of a channel being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``True``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {channel_dropout_args}
 
     Example:
         >>> _ = ferrograd.manual_seed(0)
@@ -98,12 +91,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Channel dropout for ``(N, C, H, W)`` or ``(C, H, W)`` inputs.
 
     Args:
-        input (Tensor): the input tensor.
-        p (float): the probability of a channel being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``True``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {channel_dropout_args}
 
     Example:
         >>> F.dropout2d(ferrograd.ones(1, 2, 2, 2), p=0.5, training=False).sum()
@@ -116,12 +104,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Channel dropout for ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs.
 
     Args:
-        input (Tensor): the input tensor.
-        p (float): the probability of a channel being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``True``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {channel_dropout_args}
 
     Example:
         >>> F.dropout3d(ferrograd.ones(1, 2, 1, 2, 2), p=0.5, training=False).sum()
@@ -149,12 +132,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     """Dropout for SELU networks: keeps the input's mean and variance.
 
     Args:
-        input (Tensor): the input tensor.
-        p (float): the probability of an element being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``False``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {alpha_dropout_args}
 
     Example:
         >>> F.alpha_dropout(ferrograd.ones(3), 0.5, training=False)
@@ -172,12 +150,7 @@ def feature_alpha_dropout(
     """:func:`alpha_dropout` over whole channels.
 
     Args:
-        input (Tensor): the input tensor.
-        p (float): the probability of an element being zeroed. Default: ``0.5``.
-        training (bool): apply dropout; when ``False`` the input is returned
-            unchanged. Default: ``False``.
-        inplace (bool): write the result into ``input`` and return it. Default:
-            ``False``.
+        {alpha_dropout_args}
 
     Example:
         >>> F.feature_alpha_dropout(ferrograd.ones(1, 2, 3), 0.5, training=False)

@@ -26,10 +26,8 @@ def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
     return loss if weight is None else loss * weight
 
 
-def mse_loss(
-    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean", weight: Tensor | None = None,
-) -> Tensor:
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean squared error ``(x - y)^2``, optionally weighted, then reduced.
 
     {pointwise_loss_args}
@@ -43,10 +41,8 @@ def mse_loss(
     return _reduce(_weighted((input - target).square(), weight), reduction)
 
 
-def l1_loss(
-    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean", weight: Tensor | None = None,
-) -> Tensor:
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean absolute error ``|x - y|``, optionally weighted, then reduced.
 
     {pointwise_loss_args}
@@ -60,10 +56,8 @@ def l1_loss(
     return _reduce(_weighted((input - target).abs(), weight), reduction)
 
 
-def smooth_l1_loss(
-    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean", beta: float = 1.0,
-) -> Tensor:
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = x - y``).
 
     Args:
@@ -87,9 +81,8 @@ def smooth_l1_loss(
     return _reduce(loss, reduction)
 
 
-def huber_loss(
-    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
-) -> Tensor:
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
     Args:
@@ -112,10 +105,8 @@ def huber_loss(
     return _reduce(_weighted(loss, weight), reduction)
 
 
-def nll_loss(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
-    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood: ``-weight[t] * input[n, t]`` for log-probabilities ``input``
     of shape ``(C)``, ``(N, C)`` or ``(N, C, d1, ...)`` and class indices ``target``.
 
@@ -138,11 +129,9 @@ def nll_loss(
     return _core._nll_loss(input, target, weight, reduction, int(ignore_index))
 
 
-def cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
-    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
-    label_smoothing: float = 0.0,
-) -> Tensor:
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Cross entropy between logits ``input`` and ``target`` (class indices, or class
     probabilities of the same shape as ``input``), with optional label smoothing.
 
@@ -200,10 +189,9 @@ def cross_entropy(
     return (1.0 - label_smoothing) * nll + smooth_red * (label_smoothing / num_classes)
 
 
-def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``; each log is
     clamped at -100, as torch does.
 
@@ -229,10 +217,9 @@ def binary_cross_entropy(
     return _reduce(_weighted(loss, weight), reduction)
 
 
-def binary_cross_entropy_with_logits(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
-) -> Tensor:
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of ``sigmoid(input)``, computed without overflow:
     ``(1 - y) x + (1 + (pw - 1) y) (log1p(exp(-|x|)) + max(-x, 0))``.
 
@@ -257,10 +244,8 @@ def binary_cross_entropy_with_logits(
     return _reduce(_weighted(loss, weight), reduction)
 
 
-def kl_div(
-    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean", log_target: bool = False,
-) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence ``y (log y - x)`` for log-probabilities ``x``
     (``target`` in log space too with ``log_target=True``); ``'batchmean'``
     divides the sum by the batch size.
@@ -300,10 +285,9 @@ def kl_div(
     return _reduce(loss, reduction)
 
 
-def poisson_nll_loss(
-    input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
-    size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
     """Poisson negative log likelihood: ``exp(x) - y x`` (``log_input``) or
     ``x - y log(x + eps)``, plus Stirling's term for ``y > 1`` when ``full``.
 
@@ -336,10 +320,9 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
-def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
     """``max(0, -y (x1 - x2) + margin)``.
 
     Args:
@@ -363,10 +346,8 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 
 
-def hinge_embedding_loss(
-    input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``.
 
     Args:
@@ -386,10 +367,8 @@ def hinge_embedding_loss(
     return _reduce(margin_part + self_part, reduction)
 
 
-def soft_margin_loss(
-    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y x))``.
 
     Args:
@@ -407,10 +386,9 @@ def soft_margin_loss(
     return _reduce(loss, reduction)
 
 
-def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1`` and ``max(0, cos(x1, x2) - margin)`` where ``y == -1``.
 
     Args:
@@ -440,10 +418,9 @@ def cosine_embedding_loss(
     return _reduce(loss, reduction)
 
 
-def triplet_margin_loss(
-    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
-    swap: bool = False, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance.
 
     Args:
@@ -470,10 +447,9 @@ def triplet_margin_loss(
     return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 
-def triplet_margin_with_distance_loss(
-    anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function: Any = None, margin: float = 1.0,
-    swap: bool = False, reduction: str = "mean",
-) -> Tensor:
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
     """:func:`triplet_margin_loss` with a custom ``distance_function`` (default pairwise L2).
 
     Args:
@@ -506,10 +482,8 @@ def triplet_margin_with_distance_loss(
     return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 
-def gaussian_nll_loss(
-    input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
-    reduction: str = "mean",
-) -> Tensor:
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """Gaussian negative log likelihood ``0.5 (log var + (x - y)^2 / var)`` (plus
     ``0.5 log 2 pi`` when ``full``); ``var`` is clamped below at ``eps`` for the value
     only, as torch does.
@@ -546,10 +520,9 @@ def gaussian_nll_loss(
     return _reduce(loss, reduction)
 
 
-def multilabel_soft_margin_loss(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
-    reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
     """Per-class logistic loss averaged over classes: ``-mean_c(y log s(x) + (1 - y) log s(-x))``.
 
     Args:
@@ -571,10 +544,9 @@ def multilabel_soft_margin_loss(
     return _reduce(loss, reduction)
 
 
-def multi_margin_loss(
-    input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
-    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
-) -> Tensor:
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Multi-class hinge: ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``.
 
     Args:

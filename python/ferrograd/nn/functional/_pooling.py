@@ -166,10 +166,8 @@ def _max_poolnd(
     return values, flat
 
 
-def max_pool1d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-    ceil_mode: bool = False, return_indices: bool = False,
-) -> Any:
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """1-D max pooling over ``(N, C, L)``.
 
     {max_pool_args}
@@ -183,10 +181,8 @@ def max_pool1d(
     return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1)
 
 
-def max_pool2d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-    ceil_mode: bool = False, return_indices: bool = False,
-) -> Any:
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """2-D max pooling over ``(N, C, H, W)``; ``stride`` defaults to ``kernel_size``.
     With ``return_indices`` also returns flat indices into each ``H * W`` plane.
 
@@ -203,10 +199,8 @@ def max_pool2d(
     return _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 
-def max_pool3d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-    ceil_mode: bool = False, return_indices: bool = False,
-) -> Any:
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-D max pooling over ``(N, C, D, H, W)``.
 
     {max_pool_args}
@@ -251,10 +245,8 @@ def _avg_poolnd(
     return out.squeeze(0) if unbatched else out
 
 
-def avg_pool1d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-    ceil_mode: bool = False, count_include_pad: bool = True,
-) -> Tensor:
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
     """1-D average pooling over ``(N, C, L)``.
 
     {avg_pool_args}
@@ -266,10 +258,8 @@ def avg_pool1d(
     return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
-def avg_pool2d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
-) -> Tensor:
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """2-D average pooling over ``(N, C, H, W)``.
 
     {avg_pool_divisor_args}
@@ -281,10 +271,8 @@ def avg_pool2d(
     return _avg_poolnd(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
-def avg_pool3d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
-) -> Tensor:
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """3-D average pooling over ``(N, C, D, H, W)``.
 
     {avg_pool_divisor_args}
@@ -460,14 +448,12 @@ def _lp_poolnd(
     return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
-def lp_pool1d(
-    input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
-) -> Tensor:
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
     """Power-average pooling ``(sum x^p)^(1/p)`` over 1-D windows.
 
     Args:
-        input (Tensor): the input tensor.
-        norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
+        {lp_pool_head_args}
         kernel_size (int): the window size.
         {pool_stride_arg}
         {ceil_mode_arg}
@@ -479,14 +465,12 @@ def lp_pool1d(
     return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 1)
 
 
-def lp_pool2d(
-    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
-) -> Tensor:
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
     """Power-average pooling ``(sum x^p)^(1/p)`` over 2-D windows.
 
     Args:
-        input (Tensor): the input tensor.
-        norm_type (float): the ``p`` of the power-average: ``(sum x^p)^(1/p)``.
+        {lp_pool_head_args}
         kernel_size (int or tuple of ints): the size of the window.
         {pool_stride_arg}
         {ceil_mode_arg}
@@ -521,10 +505,8 @@ def _max_unpoolnd(
     return out.reshape(*lead, *sizes)
 
 
-def max_unpool1d(
-    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-    output_size: Any = None,
-) -> Tensor:
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
     """Partial inverse of :func:`max_pool1d`: places values at ``indices``, zeros elsewhere.
 
     {max_unpool_args}
@@ -537,10 +519,8 @@ def max_unpool1d(
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 1)
 
 
-def max_unpool2d(
-    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-    output_size: Any = None,
-) -> Tensor:
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
     """Partial inverse of :func:`max_pool2d`: puts each value of ``input`` at the position
     ``indices`` recorded for it and fills the rest of the output with zeros.
 
