@@ -73,6 +73,16 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=True):
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def check_against_numpy(out, expected):
+    """Values, dtype and shape (including empty shapes) against NumPy."""
+    expected = np.asarray(expected)
+    assert tuple(out.shape) == expected.shape, f"shape {tuple(out.shape)} != {expected.shape}"
+    if expected.size == 0:
+        assert out.numpy().dtype == expected.dtype
+        return
+    assert_close(out, expected)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

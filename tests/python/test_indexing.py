@@ -5,21 +5,12 @@ from __future__ import annotations
 import ferrograd as fg
 import numpy as np
 import pytest
-from conftest import assert_close, cases
+from conftest import cases
+from conftest import check_against_numpy as check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 DTYPES = [np.float32, np.float64, np.int64]
-
-
-def check(out, expected):
-    """Values, dtype and shape (including empty shapes) against NumPy."""
-    expected = np.asarray(expected)
-    assert tuple(out.shape) == expected.shape, f"shape {tuple(out.shape)} != {expected.shape}"
-    if expected.size == 0:
-        assert out.numpy().dtype == expected.dtype
-        return
-    assert_close(out, expected)
 
 
 def is_base(view, base):
@@ -102,13 +93,18 @@ def layouts(dtype):
     return cases(A.astype(dtype))
 
 
+def indexed(make, dtype):
+    """``(label, t, t[index], x[index])`` for each layout of ``A``, the index
+    built by the table entry ``make`` for ferrograd and for NumPy."""
+    for label, t, x in layouts(dtype):
+        yield label, t, t[make(fg.tensor)], np.asarray(x[make(np.array)])
+
+
 @pytest.mark.parametrize("name", sorted(BASIC))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_basic_getitem_matches_numpy_and_is_a_view(name, dtype):
-    make = BASIC[name]
-    for label, t, x in layouts(dtype):
-        out = t[make(fg.tensor)]
-        check(out, np.asarray(x[make(np.array)]))
+    for label, t, out, expected in indexed(BASIC[name], dtype):
+        check(out, expected)
         base = t._base if t._base is not None else t
         assert is_base(out, base), label
         assert out._is_view() and out._version == t._version
@@ -117,10 +113,8 @@ def test_basic_getitem_matches_numpy_and_is_a_view(name, dtype):
 @pytest.mark.parametrize("name", sorted(ADVANCED))
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_advanced_getitem_matches_numpy_and_copies(name, dtype):
-    make = ADVANCED[name]
-    for label, t, x in layouts(dtype):
-        out = t[make(fg.tensor)]
-        check(out, x[make(np.array)])
+    for label, _t, out, expected in indexed(ADVANCED[name], dtype):
+        check(out, expected)
         assert out._base is None, label
 
 

@@ -5,19 +5,10 @@ from __future__ import annotations
 import ferrograd as fg
 import numpy as np
 import pytest
-from conftest import assert_close, cases
+from conftest import cases
+from conftest import check_against_numpy as check
 
 DTYPES = [np.float32, np.float64, np.int64]
-
-
-def check(out, expected):
-    """Values, dtype and shape (including empty shapes) against NumPy."""
-    expected = np.asarray(expected)
-    assert tuple(out.shape) == expected.shape, f"shape {tuple(out.shape)} != {expected.shape}"
-    if expected.size == 0:
-        assert out.numpy().dtype == expected.dtype
-        return
-    assert_close(out, expected)
 
 
 def sample(shape, dtype, rng):
