@@ -23,6 +23,7 @@ The oracle is the finite difference alone; nothing is hard-coded.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import ferrograd as fg
@@ -30,6 +31,21 @@ import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 
 LAYOUTS = ("contiguous", "transposed", "sliced")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The keywords of ``check_grad`` and ``check_forward``: the layouts
+    to try, whether to check second order too, the finite-difference step,
+    the tolerances (ten times larger at second order) and the seed of
+    the random directions."""
+
+    layouts: Sequence[str] = LAYOUTS
+    second_order: bool = True
+    eps: float = 1e-6
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    seed: int = 0
 
 
 def make_leaf(a: np.ndarray, layout: str) -> fg.Tensor:
@@ -87,23 +103,14 @@ def _assert_grads_close(
 
 
 def check_grad(
-    fn: Callable[..., Any],
-    arrays: Sequence[np.ndarray],
-    *,
-    layouts: Sequence[str] = LAYOUTS,
-    second_order: bool = True,
-    eps: float = 1e-6,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
-    seed: int = 0,
-    forward: bool = True,
+    fn: Callable[..., Any], arrays: Sequence[np.ndarray], *, forward: bool = True, **settings: Any
 ) -> None:
     """Checks first (and second) order gradients of ``fn`` at ``arrays``,
-    in reverse mode and (unless ``forward=False``) in forward mode."""
+    in reverse mode and (unless ``forward=False``) in forward mode; the
+    keywords are those of :class:`Settings`."""
     if forward:
-        check_forward(
-            fn, arrays, layouts=layouts, second_order=second_order, eps=eps, atol=atol, rtol=rtol, seed=seed
-        )
+        check_forward(fn, arrays, **settings)
+    layouts, second_order, eps, atol, rtol, seed = astuple(Settings(**settings))
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     rng = np.random.default_rng(seed)
     for layout in layouts:
@@ -156,19 +163,10 @@ def _tangents_of(fn: Callable[..., Any], leaves: list[fg.Tensor], ts: list[fg.Te
         return tans
 
 
-def check_forward(
-    fn: Callable[..., Any],
-    arrays: Sequence[np.ndarray],
-    *,
-    layouts: Sequence[str] = LAYOUTS,
-    second_order: bool = True,
-    eps: float = 1e-6,
-    atol: float = 1e-6,
-    rtol: float = 1e-5,
-    seed: int = 0,
-) -> None:
+def check_forward(fn: Callable[..., Any], arrays: Sequence[np.ndarray], **settings: Any) -> None:
     """Checks forward-mode tangents of ``fn`` at ``arrays`` (see the module
-    docs)."""
+    docs); the keywords are those of :class:`Settings`."""
+    layouts, second_order, eps, atol, rtol, seed = astuple(Settings(**settings))
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     rng = np.random.default_rng(seed + 1)
     for layout in layouts:
