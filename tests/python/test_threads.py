@@ -18,13 +18,16 @@ import pytest
 N = 1 << 17  # above the size at which bindings release the GIL
 
 
-def _run(workers):
+def _run(workers, times=1):
+    """Calls each worker ``times`` times over in a thread of its own, all
+    threads at once; raises the first error a worker raised."""
     errors = []
 
     def wrap(fn):
         def go():
             try:
-                fn()
+                for _ in range(times):
+                    fn()
             except BaseException as e:  # reported to the test thread
                 errors.append(e)
 
@@ -45,10 +48,9 @@ def test_concurrent_in_place_adds_on_one_tensor_all_land():
     one = fg.ones(N, dtype=fg.float64)
 
     def work():
-        for _ in range(50):
-            acc.add_(one)
+        acc.add_(one)
 
-    _run([work] * 8)
+    _run([work] * 8, times=50)
     np.testing.assert_array_equal(acc.numpy(), np.full(N, 400.0))
     assert acc._version == 400
 
@@ -59,18 +61,15 @@ def test_crossed_in_place_updates_do_not_deadlock():
     b = fg.ones(N, dtype=fg.float64)
 
     def a_from_b():
-        for _ in range(100):
-            a.add_(b * 0)
+        a.add_(b * 0)
 
     def b_from_a():
-        for _ in range(100):
-            b.add_(a * 0)
+        b.add_(a * 0)
 
     def a_plus_b_into_a():
-        for _ in range(100):
-            a.mul_(1.0).add_(b, alpha=0)
+        a.mul_(1.0).add_(b, alpha=0)
 
-    _run([a_from_b, b_from_a, a_plus_b_into_a, b_from_a])
+    _run([a_from_b, b_from_a, a_plus_b_into_a, b_from_a], times=100)
     assert a.sum().item() == N and b.sum().item() == N
 
 
@@ -85,11 +84,10 @@ def test_concurrent_out_of_place_ops_match_numpy():
 
     def work(i):
         def go():
-            for _ in range(10):
-                results[i] = (tx @ tw).tanh().sum(dim=1)
+            results[i] = (tx @ tw).tanh().sum(dim=1)
 
         return go
 
-    _run([work(i) for i in range(6)])
+    _run([work(i) for i in range(6)], times=10)
     for r in results:
         np.testing.assert_allclose(r.numpy(), expected, rtol=1e-4, atol=1e-3)
