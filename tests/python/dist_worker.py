@@ -7,6 +7,7 @@ non-zero (through the uncaught assertion) on a mismatch."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -47,6 +48,18 @@ def data(rank: int, name: str, shape=(3, 5)) -> np.ndarray:
     if name == "uint8":
         v = np.abs(v)
     return v.astype(npdt)
+
+
+@contextlib.contextmanager
+def timing_backend_errors(r: int):
+    """Says how long the block ran before it raised DistBackendError, and
+    lets the error go on."""
+    start = time.perf_counter()
+    try:
+        yield
+    except dist.DistBackendError as e:
+        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        raise
 
 
 def tensor(a: np.ndarray, name: str):
@@ -221,12 +234,8 @@ def fail(mode: str, timeout: float) -> None:
             time.sleep(0.2)
             raise ValueError("rank one fails on purpose")
         time.sleep(60)  # never joins
-    start = time.perf_counter()
-    try:
+    with timing_backend_errors(r):
         dist.all_reduce(torch.ones(8))
-    except dist.DistBackendError as e:
-        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
-        raise
     say(f"rank {r} finished the all_reduce")
 
 
@@ -259,12 +268,8 @@ def leave(mode: str) -> None:
         time.sleep(5)
         say(f"rank {r} ok {mode}")
         return
-    start = time.perf_counter()
-    try:
+    with timing_backend_errors(r):
         dist.all_reduce(torch.ones(8))
-    except dist.DistBackendError as e:
-        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
-        raise
     say(f"rank {r} finished the all_reduce")
 
 
@@ -286,6 +291,21 @@ def launch_size(expected: str) -> None:
     dist.all_reduce(t)
     assert t.item() == dist.get_world_size()
     dist.destroy_process_group()
+
+
+class _TwoLinear(torch.nn.Module):
+    """``after(b(between(a(x))))`` with ``a`` a Linear(4, 4) and ``b`` a
+    Linear(4, 1): a scenario puts its failure between them or after them."""
+
+    def __init__(self, between=None, after=None):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 1)
+        self.between = between or (lambda y: y)
+        self.after = after or (lambda y: y)
+
+    def forward(self, x):
+        return self.after(self.b(self.between(self.a(x))))
 
 
 class _FailOnRankOne(torch.autograd.Function):
@@ -311,15 +331,6 @@ def ddp_caught(mode: str) -> None:
     dist.init_process_group("mpi", timeout=timedelta(seconds=20))
     r = dist.get_rank()
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = torch.nn.Linear(4, 4)
-            self.b = torch.nn.Linear(4, 1)
-
-        def forward(self, x):
-            return self.b(_FailOnRankOne.apply(self.a(x)))
-
     def go_on() -> None:
         try:
             dist.all_reduce(torch.ones(1))
@@ -328,13 +339,10 @@ def ddp_caught(mode: str) -> None:
             raise
 
     torch.manual_seed(0)
-    model = DDP(Net(), bucket_cap_mb=1e-5)   # a bucket per parameter
-    start = time.perf_counter()
+    model = DDP(_TwoLinear(between=_FailOnRankOne.apply), bucket_cap_mb=1e-5)   # a bucket per parameter
     try:
-        model(torch.ones(2, 4)).sum().backward()
-    except dist.DistBackendError as e:
-        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
-        raise
+        with timing_backend_errors(r):
+            model(torch.ones(2, 4)).sum().backward()
     except ValueError:
         assert r == 1 and model._next >= 1  # b's reductions started before the error
         time.sleep(0.3)
@@ -375,16 +383,6 @@ def ddp_early(mode: str) -> None:
     dist.init_process_group("mpi", timeout=timedelta(seconds=20))
     r = dist.get_rank()
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = torch.nn.Linear(4, 4)
-            self.b = torch.nn.Linear(4, 1)
-
-        def forward(self, x):
-            y = self.b(self.a(x))
-            return y.sum() if mode == "hook" else _FailOnceOnRankOne.apply(y)
-
     def fail_in_hook(grad):
         raise ValueError("bad gradient on rank one")
 
@@ -400,12 +398,12 @@ def ddp_early(mode: str) -> None:
         say(f"rank {r} got {type(e).__name__} at {what}: {e}")
 
     torch.manual_seed(0)
-    model = DDP(Net(), bucket_cap_mb=1e-5)   # a bucket per parameter
-    start = time.perf_counter()
+    after = (lambda y: y.sum()) if mode == "hook" else _FailOnceOnRankOne.apply
+    model = DDP(_TwoLinear(after=after), bucket_cap_mb=1e-5)   # a bucket per parameter
     try:
-        step(True)
-    except dist.DistBackendError as e:
-        say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        with timing_backend_errors(r):
+            step(True)
+    except dist.DistBackendError:
         works = [b.work for b in model._buckets]
         done = sum(w.is_completed() for w in works)
         say(f"rank {r} started {len(works)} reductions and completed {done}")

@@ -35,6 +35,22 @@ def ok(p: subprocess.CompletedProcess[str], n: int, scenario: str) -> None:
     assert p.stdout.count(f"rank ok {scenario}") == n, p.stdout + p.stderr
 
 
+def failed(p: subprocess.CompletedProcess[str]) -> str:
+    """The output (stdout, then stderr) of a job that must have failed."""
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out
+    return out
+
+
+def rank_one_failure_heard_by_rank_zero(out: str) -> str:
+    """What rank 0 reports of rank 1's failure, which it must have heard of
+    within 5 s (the group timeout is 20 s)."""
+    m = re.search(r"rank 0 got DistBackendError after ([\d.]+) s: rank 1 failed: (.*)", out)
+    assert m, out
+    assert float(m.group(1)) < 5, m.group(0)
+    return m.group(2)
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_collectives_match_numpy_for_every_dtype(n):
     ok(launch(n, "collectives"), n, "collectives")
@@ -55,9 +71,7 @@ def test_bad_arguments_raise_torch_errors():
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_a_failing_rank_is_reported_by_the_others(n):
-    p = launch(n, "fail", "raise", "20")
-    out = p.stdout + p.stderr
-    assert p.returncode != 0
+    out = failed(launch(n, "fail", "raise", "20"))
     assert "ValueError: rank one fails on purpose" in out
     reports = re.findall(r"rank (\d+) got DistBackendError after ([\d.]+) s: rank 1 failed: ValueError", out)
     assert sorted(int(r) for r, _ in reports) == [r for r in range(n) if r != 1], out
@@ -66,9 +80,7 @@ def test_a_failing_rank_is_reported_by_the_others(n):
 
 
 def test_a_rank_that_never_joins_times_out():
-    p = launch(2, "fail", "hang", "2", timeout=60)
-    out = p.stdout + p.stderr
-    assert p.returncode != 0
+    out = failed(launch(2, "fail", "hang", "2", timeout=60))
     m = re.search(r"all_reduce on ProcessGroup\(WORLD, size=2\) timed out after 2 s \(rank 0 of 2\)", out)
     assert m, out
 
@@ -106,9 +118,7 @@ def test_a_rank_that_leaves_early_fails_its_peers_collective_at_once(how):
     # Rank 1's script ends (or it destroys the group) while ranks 0 and 2
     # enter an all_reduce with it: they raise within the grace period, not
     # after the 20 s timeout.
-    p = launch(3, "leave", how, timeout=50)
-    out = p.stdout + p.stderr
-    assert p.returncode != 0
+    out = failed(launch(3, "leave", how, timeout=50))
     what = {"exit": r"exited \(its script ended", "destroy": "called destroy_process_group"}[how]
     reports = re.findall(rf"rank (\d+) got DistBackendError after ([\d.]+) s: all_reduce on "
                          rf"ProcessGroup\(WORLD, size=3\): rank 1 {what}", out)
@@ -190,18 +200,14 @@ def test_an_error_caught_inside_ddp_backward_fails_the_peers_at_once(mode):
     # reductions; it catches the error and, 0.3 s later, goes on. Rank 0,
     # waiting for the rest of the reductions, hears of it then (the group
     # timeout is 20 s).
-    p = launch(2, "ddp_caught", mode, timeout=50)
-    out = p.stdout + p.stderr
-    assert p.returncode != 0
-    m = re.search(r"rank 0 got DistBackendError after ([\d.]+) s: rank 1 failed: (.*)", out)
-    assert m, out
-    assert float(m.group(1)) < 5, m.group(0)
+    out = failed(launch(2, "ddp_caught", mode, timeout=50))
+    heard = rank_one_failure_heard_by_rank_zero(out)
     detail = {
         "after": "its backward pass stopped before DistributedDataParallel finished reducing the gradients",
         "handler": "(it was handling ValueError: bad gradient on rank one)",
         "step": "RuntimeError: Expected to have finished reduction in the prior iteration",
     }[mode]
-    assert detail in m.group(2), m.group(0)
+    assert detail in heard, heard
     if mode != "step":
         assert "rank 1 got DistBackendError: all_reduce: this rank (1) cannot go on: its backward" in out, out
 
@@ -217,13 +223,9 @@ def test_an_error_caught_before_ddp_backward_reaches_a_parameter_fails_the_peers
     # rank 0's, which wait for the iteration rank 1 gave up: rank 1's
     # forward raises, and rank 0 hears of it well within the 20 s timeout,
     # none of its reductions completed.
-    p = launch(2, "ddp_early", mode, timeout=50)
-    out = p.stdout + p.stderr
-    assert p.returncode != 0
+    out = failed(launch(2, "ddp_early", mode, timeout=50))
     stopped = "its backward pass stopped before DistributedDataParallel started reducing the gradients"
-    m = re.search(r"rank 0 got DistBackendError after ([\d.]+) s: rank 1 failed: (.*)", out)
-    assert m and stopped in m.group(2), out
-    assert float(m.group(1)) < 5, m.group(0)
+    assert stopped in rank_one_failure_heard_by_rank_zero(out), out
     assert "rank 0 started 4 reductions and completed 0" in out, out
     forward = ("rank 1 got RuntimeError at the next forward: Expected to have finished reduction in the "
                "prior iteration before starting a new one. The backward pass of the prior iteration raised")
