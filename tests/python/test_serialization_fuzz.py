@@ -495,6 +495,15 @@ def random_pickle(rng: random.Random) -> tuple[bytes, object]:
     return head + body, obj
 
 
+def _call_on_range(w: _Writer, name: str, n: int) -> None:
+    """Writes ``name(range(n))`` (``name`` a key of ``_GLOBALS``)."""
+    w.global_(name)
+    w.out += b"("
+    w.global_("range")
+    w.tuple_of([n], w.literal)
+    w.out += b"RtR"
+
+
 def _hostile_fragment(w: _Writer, rng: random.Random) -> str:
     """Writes one construct a weights-only load must refuse (it would
     allocate without bound, crash the interpreter, run code or break the
@@ -502,11 +511,7 @@ def _hostile_fragment(w: _Writer, rng: random.Random) -> str:
     p = w.proto
     which = rng.randrange(16)
     if which == 0:
-        w.global_("list")
-        w.out += b"("
-        w.global_("range")
-        w.tuple_of([10**7], w.literal)
-        w.out += b"RtR"
+        _call_on_range(w, "list", 10**7)
         return "list(range(10**7))"
     if which == 1:
         w.global_(rng.choice(["bytes", "bytearray"]))
@@ -567,11 +572,7 @@ def _hostile_fragment(w: _Writer, rng: random.Random) -> str:
         w.out += b")\x81" if p >= 2 else b")R"
         return "NEWOBJ of a function"
     if which == 14:
-        w.global_("Counter")
-        w.out += b"("
-        w.global_("range")
-        w.tuple_of([10**8], w.literal)
-        w.out += b"RtR"
+        _call_on_range(w, "Counter", 10**8)
         return "Counter(range)"
     w.out += b"Pforged\n" if p == 0 else b"\x8c\x06forged" + b"Q"
     return "persistent id in a plain pickle"
