@@ -16,6 +16,7 @@ import ferrograd as fg
 import ferrograd.autograd.forward_ad as fwAD
 import numpy as np
 import pytest
+from custom_functions import Cube, Double, Square, last_entry_scaled, scaled_pair
 from ferrograd.autograd import Function
 from ferrograd.autograd.function import (
     BackwardCFunction,
@@ -70,6 +71,32 @@ class ScaleShift(Function):
 
 def leaf(values, dtype=fg.float64):
     return fg.tensor(np.asarray(values, dtype=np.float64), dtype=dtype, requires_grad=True)
+
+
+def in_place(update, grad_scale):
+    """A Function that updates its input in place with ``update``, marks it
+    dirty and returns it; its backward multiplies by ``grad_scale``."""
+
+    class InPlace(Function):
+        @staticmethod
+        def forward(ctx, x):
+            update(x)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * grad_scale
+
+    return InPlace
+
+
+class _OnceDifferentiableSquare(Square):
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        assert not fg.is_grad_enabled()
+        return Square.backward(ctx, g)
 
 
 RNG = np.random.default_rng(7)
@@ -151,17 +178,6 @@ def test_needs_input_grad_and_none_for_inputs_that_need_none():
 
 
 def test_saved_tensors_version_check_and_freeing():
-    class Square(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * g * x
-
     x = leaf([1.0, 2.0])
     h = x * 1
     y = Square.apply(h)
@@ -194,15 +210,11 @@ def test_saved_output_comes_back_attached_and_graph_is_freed():
 
 
 def test_save_for_backward_rejects_non_tensors():
-    class Bad(Function):
+    class Bad(Double):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x, 3)
             return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
 
     with pytest.raises(
         TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"
@@ -231,16 +243,8 @@ def test_arbitrary_ctx_attributes_and_none_saved():
 
 
 def test_mark_dirty_in_place_custom_op():
-    class AddOne_(Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.add_(1)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 3  # a deliberately visible factor
+    class AddOne_(in_place(lambda x: x.add_(1), grad_scale=3)):  # a deliberately visible factor
+        pass
 
     a = leaf([1.0, 2.0])
     h = a * 2
@@ -257,17 +261,7 @@ def test_mark_dirty_in_place_custom_op():
 
 
 def test_mark_dirty_on_a_view_rebases_its_base():
-    class Double_(Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
+    Double_ = in_place(lambda x: x.mul_(2), grad_scale=2)
     a = leaf([1.0, 2.0, 3.0, 4.0])
     base = a * 1
     Double_.apply(base[1:3])
@@ -355,22 +349,13 @@ def test_mark_non_differentiable_and_materialized_zeros():
 
 def test_set_materialize_grads_false_passes_none():
     received = []
+    base = scaled_pair(2, 3)  # set_materialize_grads(False) in forward
 
-    class Pair(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.set_materialize_grads(False)
-            return x * 2, x * 3
-
+    class Pair(base):
         @staticmethod
         def backward(ctx, g1, g2):
             received.append((g1, g2))
-            out = None
-            if g1 is not None:
-                out = g1 * 2
-            if g2 is not None:
-                out = g2 * 3 if out is None else out + g2 * 3
-            return out
+            return base.backward(ctx, g1, g2)
 
     x = leaf([1.0, 2.0])
     a, _ = Pair.apply(x)
@@ -444,23 +429,15 @@ def test_backward_result_errors():
 
 
 def test_exceptions_keep_their_type():
-    class Raise(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class Raise(Double):
         @staticmethod
         def backward(ctx, g):
             raise KeyError("from backward")
 
-    class RaiseForward(Function):
+    class RaiseForward(Double):
         @staticmethod
         def forward(ctx, x):
             raise ValueError("from forward")
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
 
     x = leaf([1.0])
     with pytest.raises(KeyError, match="from backward"):
@@ -471,11 +448,7 @@ def test_exceptions_keep_their_type():
 
 
 def test_exception_from_custom_backward_inside_parallel_backward():
-    class Fail(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.clone()
-
+    class Fail(Double):
         @staticmethod
         def backward(ctx, g):
             raise LookupError("branch failed")
@@ -533,29 +506,16 @@ def test_non_tensor_and_integer_outputs_pass_through():
 def test_double_backward_through_differentiable_backward():
     a = np.array([0.5, -1.5, 2.0])
     x = leaf(a)
-    (g,) = fg.autograd.grad(_Cube.apply(x).sum(), x, create_graph=True)
+    (g,) = fg.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), 3 * a**2)
     (g2,) = fg.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g2.numpy(), 6 * a)
-    check_grad(lambda t: _Cube.apply(t), [a.reshape(1, 3)], second_order=True)
+    check_grad(lambda t: Cube.apply(t), [a.reshape(1, 3)], second_order=True)
 
 
 def test_once_differentiable():
-    class Square(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, g):
-            assert not fg.is_grad_enabled()
-            (x,) = ctx.saved_tensors
-            return 2 * g * x
-
     x = leaf([1.0, -2.0])
-    y = Square.apply(x)
+    y = _OnceDifferentiableSquare.apply(x)
     # The cotangent requires grad, so the result must be differentiable.
     v = leaf([1.0, 1.0])
     (g,) = fg.autograd.grad(y, x, v, create_graph=True)
@@ -566,7 +526,7 @@ def test_once_differentiable():
     ):
         g.sum().backward()
     # Without create_graph nothing is wrapped.
-    y2 = Square.apply(x)
+    y2 = _OnceDifferentiableSquare.apply(x)
     (g,) = fg.autograd.grad(y2.sum(), x)
     assert not g.requires_grad
 
@@ -578,15 +538,7 @@ def test_jvp_vmap_and_backward_vjp_defaults():
     with pytest.raises(NotImplementedError, match="override the vmap staticmethod"):
         Exp.vmap(None, None)
 
-    class Both(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
-
+    class Both(Double):
         @staticmethod
         def vjp(ctx, g):
             return g
@@ -595,13 +547,10 @@ def test_jvp_vmap_and_backward_vjp_defaults():
         Both.apply(leaf([1.0])).sum().backward()
 
     class VjpOnly(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
+        """Double with its backward given as ``vjp`` instead, and a jvp."""
 
-        @staticmethod
-        def vjp(ctx, g):
-            return g * 2
+        forward = staticmethod(Double.forward)
+        vjp = staticmethod(Double.backward)
 
         @staticmethod
         def jvp(ctx, t):
@@ -667,11 +616,11 @@ def test_float32_inputs_and_dtype_cast():
     class Half(Function):
         @staticmethod
         def forward(ctx, x):
-            return x * 0.5
+            return x / 2
 
         @staticmethod
         def backward(ctx, g):
-            return (g * 0.5).to(fg.float64)
+            return (g / 2).to(fg.float64)
 
     x = fg.tensor([1.0, 2.0], requires_grad=True)
     Half.apply(x).sum().backward()
@@ -730,23 +679,6 @@ def test_concurrent_backward_through_one_retained_custom_graph():
         np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
 
 
-class _Cube(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x**3
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3 * g * x * x
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return 3 * t * x * x
-
-
 class _SinCos(Function):
     """Two outputs, a number argument and a tensor that needs no grad."""
 
@@ -765,35 +697,28 @@ class _SinCos(Function):
         return gx, gw, None
 
 
-class _WrongCube(Function):
+class _WrongCube(Cube):
     """The derivative is off by 10% at the last element only."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x**3
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        scale = fg.ones_like(x)
-        scale.view(-1)[-1] = 1.1
-        return 3 * g * x * x * scale
+        return 3 * g * x * x * last_entry_scaled(x, 1.1)
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_gradcheck_and_gradgradcheck_accept_correct_functions(fast_mode):
     x = fg.tensor(RNG.uniform(0.5, 1.5, (2, 3)), dtype=fg.float64, requires_grad=True)
     w = fg.tensor(RNG.uniform(-1, 1, (2, 3)), dtype=fg.float64, requires_grad=True)
-    assert fg.autograd.gradcheck(_Cube.apply, (x,), fast_mode=fast_mode)
-    assert fg.autograd.gradgradcheck(_Cube.apply, (x,), fast_mode=fast_mode)
+    assert fg.autograd.gradcheck(Cube.apply, (x,), fast_mode=fast_mode)
+    assert fg.autograd.gradgradcheck(Cube.apply, (x,), fast_mode=fast_mode)
     assert fg.autograd.gradcheck(_SinCos.apply, (x, w, 2.5), fast_mode=fast_mode)
     assert fg.autograd.gradgradcheck(_SinCos.apply, (x, w, 2.5), fast_mode=fast_mode)
     assert fg.autograd.gradcheck(Exp.apply, (x,), fast_mode=fast_mode, check_batched_grad=True)
     assert fg.autograd.gradgradcheck(Exp.apply, (x,), fast_mode=fast_mode)
     # Forward mode through jvp, and forward-over-reverse through backward
     # (Exp's backward reads its saved output).
-    for fn in (_Cube.apply, Exp.apply):
+    for fn in (Cube.apply, Exp.apply):
         assert fg.autograd.gradcheck(
             fn, (x,), fast_mode=fast_mode, check_forward_ad=True, check_batched_forward_grad=True
         )
@@ -815,24 +740,12 @@ def test_gradcheck_catches_a_wrong_custom_backward_and_says_where():
 
 
 def test_gradgradcheck_fails_for_once_differentiable_functions():
-    class Square(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * g * x
-
     x = fg.tensor(RNG.uniform(-1, 1, 4), dtype=fg.float64, requires_grad=True)
-    assert fg.autograd.gradcheck(Square.apply, (x,))
+    assert fg.autograd.gradcheck(_OnceDifferentiableSquare.apply, (x,))
     # The first derivative is cut off from the inputs, so its Jacobian is
     # zero where the true second derivative (2 * v) is not.
     with pytest.raises(fg.autograd.gradcheck.GradcheckError, match="Jacobian mismatch for output 0"):
-        fg.autograd.gradgradcheck(Square.apply, (x,))
+        fg.autograd.gradgradcheck(_OnceDifferentiableSquare.apply, (x,))
 
 
 # ---------------------------------------------------------------------------
@@ -977,15 +890,6 @@ def test_jvp_gets_none_without_materialize_and_for_non_tensor_arguments():
 
 
 def test_missing_jvp_raises_not_implemented_in_forward_mode():
-    class NoJvp(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = leaf([1.0, 2.0])
     with fwAD.dual_level():
         dx = fwAD.make_dual(x, _t([1.0, 1.0]))
@@ -994,12 +898,12 @@ def test_missing_jvp_raises_not_implemented_in_forward_mode():
             match="You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD",
         ):
-            NoJvp.apply(dx)
+            Double.apply(dx)
         # Forward AD is back on for this thread after the error.
         assert fg._core._is_fwd_grad_enabled()
         # Without tangents on the inputs, jvp is not needed.
-        assert fwAD.unpack_dual(NoJvp.apply(x)).tangent is None
-    NoJvp.apply(x).sum().backward()
+        assert fwAD.unpack_dual(Double.apply(x)).tangent is None
+    Double.apply(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 

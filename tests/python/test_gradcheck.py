@@ -19,6 +19,14 @@ import warnings
 
 import ferrograd as fg
 import pytest
+from custom_functions import (
+    Cube,
+    Double,
+    last_entry_scaled,
+    no_gradient_at_all,
+    scaled_pair,
+    when_no_output_has_a_gradient,
+)
 from ferrograd.autograd import gradcheck, gradgradcheck
 from ferrograd.autograd.gradcheck import GradcheckError
 
@@ -338,38 +346,10 @@ def test_undefined_output_grad_check_catches_nonzero_input_grads():
             _test_undefined_grad(fn, (rand_leaf(3, seed=20),))
 
 
-class _TwoOutputs(fg.autograd.Function):
-    """``(2x, 3x)``; backward sees ``None`` for an output without gradient."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        return x * 2, x * 3
-
-    @staticmethod
-    def backward(ctx, ga, gb):
-        out = None
-        if ga is not None:
-            out = 2 * ga
-        if gb is not None:
-            out = 3 * gb if out is None else out + 3 * gb
-        return out
-
-
-class _OnesWhenAllUndefined(_TwoOutputs):
-    @staticmethod
-    def backward(ctx, ga, gb):
-        if ga is None and gb is None:
-            return fg.ones(3, dtype=fg.float64)
-        return _TwoOutputs.backward(ctx, ga, gb)
-
-
-class _RaisesWhenAllUndefined(_TwoOutputs):
-    @staticmethod
-    def backward(ctx, ga, gb):
-        if ga is None and gb is None:
-            raise RuntimeError("no gradient at all")
-        return _TwoOutputs.backward(ctx, ga, gb)
+# (2x, 3x); backward sees None for an output without gradient.
+_TwoOutputs = scaled_pair(2, 3)
+_OnesWhenAllUndefined = when_no_output_has_a_gradient(_TwoOutputs, lambda: fg.ones(3, dtype=fg.float64))
+_RaisesWhenAllUndefined = when_no_output_has_a_gradient(_TwoOutputs, no_gradient_at_all)
 
 
 def test_function_handling_undefined_grads_passes():
@@ -552,12 +532,16 @@ def test_forward_ad_is_independent_of_a_wrong_backward():
 
 
 class _SinWrongJvp(fg.autograd.Function):
-    """sin with a correct backward and a jvp off by 10% at the last element."""
+    """sin with a correct backward and a jvp off by 10% at the last element
+    (in the setup_context style)."""
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
+    def forward(x):
         return x.sin()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx, g):
@@ -567,9 +551,7 @@ class _SinWrongJvp(fg.autograd.Function):
     @staticmethod
     def jvp(ctx, t):
         (x,) = ctx.saved_tensors
-        scale = fg.ones_like(x)
-        scale.view(-1)[-1] = 1.1
-        return t * x.cos() * scale
+        return t * x.cos() * last_entry_scaled(x, 1.1)
 
 
 def test_wrong_jvp_fails_naming_forward_mode_and_the_entry():
@@ -602,19 +584,10 @@ def test_wrong_jvp_names_the_right_output_and_input():
 
 
 def test_function_without_jvp_raises_not_implemented():
-    class NoJvp(fg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = rand_leaf(3, seed=47)
-    assert gradcheck(NoJvp.apply, (x,))
+    assert gradcheck(Double.apply, (x,))
     with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
-        gradcheck(NoJvp.apply, (x,), check_forward_ad=True)
+        gradcheck(Double.apply, (x,), check_forward_ad=True)
     assert fg._core._current_dual_level() == -1
 
 
@@ -703,25 +676,15 @@ class _SinCosMul(fg.autograd.Function):
         return tx * x.cos() * y + x.sin() * ty
 
 
-class _CubeCutSecondOrder(fg.autograd.Function):
-    """x * x * x with a right first derivative whose backward detaches x:
+class _CubeCutSecondOrder(Cube):
+    """x ** 3 with a right first derivative whose backward detaches x:
     the gradient has the right value but not the right derivative."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x * x
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         x = x.detach()
         return 3 * g * x * x
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return 3 * t * x * x
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])

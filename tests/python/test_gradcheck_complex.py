@@ -21,6 +21,7 @@ import warnings
 
 import ferrograd as fg
 import pytest
+from custom_functions import Square, no_gradient_at_all, scaled_pair, when_no_output_has_a_gradient
 from ferrograd.autograd import gradcheck, gradgradcheck
 from ferrograd.autograd.gradcheck import GradcheckError
 
@@ -88,13 +89,8 @@ def fast_mode_numbers(msg: str) -> tuple[complex, complex]:
 # --- custom Functions --------------------------------------------------------
 
 
-class _Square(fg.autograd.Function):
+class _Square(Square):
     """z * z with torch's convention: gradient g * conj(2 z), tangent 2 z t."""
-
-    @staticmethod
-    def forward(ctx, z):
-        ctx.save_for_backward(z)
-        return z * z
 
     @staticmethod
     def backward(ctx, g):
@@ -236,31 +232,9 @@ class _RealToComplexConjJvp(_RealToComplex):
         return t * (1 - 2j)
 
 
-class _TwoComplexOutputs(fg.autograd.Function):
-    """``(2 z, 1j * z)``; backward sees None for an output without gradient."""
-
-    @staticmethod
-    def forward(ctx, z):
-        ctx.set_materialize_grads(False)
-        return z * 2, z * 1j
-
-    @staticmethod
-    def backward(ctx, ga, gb):
-        out = None
-        if ga is not None:
-            out = 2 * ga
-        if gb is not None:
-            part = gb * (-1j)
-            out = part if out is None else out + part
-        return out
-
-
-class _RaisesWhenAllUndefined(_TwoComplexOutputs):
-    @staticmethod
-    def backward(ctx, ga, gb):
-        if ga is None and gb is None:
-            raise RuntimeError("no gradient at all")
-        return _TwoComplexOutputs.backward(ctx, ga, gb)
+# (2 z, 1j * z); backward sees None for an output without gradient.
+_TwoComplexOutputs = scaled_pair(2, 1j)
+_RaisesWhenAllUndefined = when_no_output_has_a_gradient(_TwoComplexOutputs, no_gradient_at_all)
 
 
 # --- passing on correct functions ------------------------------------------

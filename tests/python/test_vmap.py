@@ -8,6 +8,7 @@ import ferrograd as torch
 import ferrograd.nn.functional as F
 import numpy as np
 import pytest
+from custom_functions import Cube, Double
 from ferrograd.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 BATCH = 3
@@ -536,7 +537,9 @@ def test_model_ensembling_with_stacked_state():
 # ---------------------------------------------------------------------------
 
 
-class CubeGenerated(torch.autograd.Function):
+class CubeGenerated(Cube):
+    """Cube in the setup_context style (backward and jvp inherited)."""
+
     generate_vmap_rule = True
 
     @staticmethod
@@ -546,16 +549,6 @@ class CubeGenerated(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * g
-
-    @staticmethod
-    def jvp(ctx, t):
-        (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * t
 
 
 class ScaleWithRule(torch.autograd.Function):
@@ -584,7 +577,9 @@ class ScaleWithRule(torch.autograd.Function):
         return ScaleWithRule.apply(x, s), 0
 
 
-class NoRule(torch.autograd.Function):
+class NoRule(Double):
+    """Double in the setup_context style, without a batching rule."""
+
     @staticmethod
     def forward(x):
         return x * 2
@@ -593,21 +588,11 @@ class NoRule(torch.autograd.Function):
     def setup_context(ctx, inputs, output):
         pass
 
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
 
+class OldStyle(Double):
+    """Double (whose forward takes ctx) asking for a generated rule."""
 
-class OldStyle(torch.autograd.Function):
     generate_vmap_rule = True
-
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
 
 
 def test_function_generate_vmap_rule_values_grads_and_jvp():
