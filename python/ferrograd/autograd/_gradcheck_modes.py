@@ -6,7 +6,7 @@ mode (one random direction per input and per output) and forward mode
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import _core
 from . import forward_ad as fwAD
@@ -36,6 +36,25 @@ from ._gradcheck_jacobians import (
     _zeros,
 )
 
+
+class _Case(NamedTuple):
+    """What one gradcheck mode checks: ``func`` (whose result at ``inputs`` is ``func_out``,
+    with the differentiable ``outputs`` that backward checks go through), the finite-difference
+    step and tolerances, and the ``prefix`` of its error messages. Forward checks use neither
+    ``outputs`` nor ``check_grad_dtypes`` and ``nondet_tol``."""
+
+    func: Callable[..., Any]
+    func_out: Any
+    inputs: tuple[Any, ...]
+    outputs: tuple[Tensor, ...]
+    eps: float
+    rtol: float
+    atol: float
+    check_grad_dtypes: bool = False
+    nondet_tol: float = 0.0
+    prefix: _Prefix = _no_prefix
+
+
 # ---------------------------------------------------------------------------
 # Slow mode: full Jacobians.
 
@@ -59,18 +78,8 @@ def _check_no_differentiable_outputs(
                 raise GradcheckError("Numerical gradient for function expected to be zero")
 
 
-def _slow_gradcheck(
-    func: Callable[..., Any],
-    func_out: Any,
-    inputs: tuple[Any, ...],
-    outputs: tuple[Tensor, ...],
-    eps: float,
-    rtol: float,
-    atol: float,
-    check_grad_dtypes: bool,
-    nondet_tol: float,
-    prefix: _Prefix = _no_prefix,
-) -> None:
+def _slow_gradcheck(case: _Case) -> None:
+    func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, prefix = case
     positions = _diff_input_positions(inputs)
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, positions, eps)
@@ -159,18 +168,8 @@ def _adjusted_atol(atol: float, u: _Direction, v: Tensor | None) -> float:
     return atol * sum_u * sum_v
 
 
-def _fast_gradcheck(
-    func: Callable[..., Any],
-    func_out: Any,
-    inputs: tuple[Any, ...],
-    outputs: tuple[Tensor, ...],
-    eps: float,
-    rtol: float,
-    atol: float,
-    check_grad_dtypes: bool,
-    nondet_tol: float,
-    prefix: _Prefix = _no_prefix,
-) -> None:
+def _fast_gradcheck(case: _Case) -> None:
+    func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, prefix = case
     positions = _diff_input_positions(inputs)
     diff_inputs = [inputs[p] for p in positions]
     gen = _core.Generator()
@@ -348,15 +347,8 @@ def _forward_jacobians(
     return jacobians
 
 
-def _slow_forward_gradcheck(
-    func: Callable[..., Any],
-    func_out: Any,
-    inputs: tuple[Any, ...],
-    eps: float,
-    rtol: float,
-    atol: float,
-    prefix: _Prefix = _no_prefix,
-) -> None:
+def _slow_forward_gradcheck(case: _Case) -> None:
+    func, func_out, inputs, _, eps, rtol, atol, _, _, prefix = case
     positions = _diff_input_positions(inputs)
     float_positions = _float_output_positions(func_out)
     out_tuple = _as_tuple(func_out)
@@ -375,15 +367,8 @@ def _slow_forward_gradcheck(
             )
 
 
-def _fast_forward_gradcheck(
-    func: Callable[..., Any],
-    func_out: Any,
-    inputs: tuple[Any, ...],
-    eps: float,
-    rtol: float,
-    atol: float,
-    prefix: _Prefix = _no_prefix,
-) -> None:
+def _fast_forward_gradcheck(case: _Case) -> None:
+    func, func_out, inputs, _, eps, rtol, atol, _, _, prefix = case
     # One random unit tangent u per input: J u from one forward-mode pass
     # against J u from one central difference along u, entry by entry.
     positions = _diff_input_positions(inputs)

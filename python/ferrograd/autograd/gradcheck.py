@@ -50,6 +50,7 @@ from ._gradcheck_jacobians import (
     _real_dtype,
 )
 from ._gradcheck_modes import (
+    _Case,
     _check_no_differentiable_outputs,
     _fast_forward_gradcheck,
     _fast_gradcheck,
@@ -563,16 +564,10 @@ def _gradcheck_helper(
         for part_func, part_out, prefix in _backward_parts(func, func_out, tupled_inputs):
             part_outputs = _differentiable_outputs(part_out)
             check(
-                part_func,
-                part_out,
-                tupled_inputs,
-                part_outputs,
-                eps,
-                rtol,
-                atol,
-                check_grad_dtypes,
-                nondet_tol,
-                prefix,
+                _Case(
+                    part_func, part_out, tupled_inputs, part_outputs, eps, rtol, atol, check_grad_dtypes,
+                    nondet_tol, prefix,
+                )
             )
     if check_forward_ad:
         forward_check = _fast_forward_gradcheck if fast_mode else _slow_forward_gradcheck
@@ -583,7 +578,7 @@ def _gradcheck_helper(
                     positions = _diff_input_positions(part_inputs)
                     _check_no_differentiable_outputs(part_func, part_inputs, positions, eps)
                 continue
-            forward_check(part_func, part_out, part_inputs, eps, rtol, atol, prefix)
+            forward_check(_Case(part_func, part_out, part_inputs, (), eps, rtol, atol, prefix=prefix))
         if check_undefined_grad:
             for part_func, part_inputs, part_out, _ in parts:
                 if _differentiable_outputs(part_out):
