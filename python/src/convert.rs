@@ -489,3 +489,13 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     d.set_item("version", 3)?;
     Ok(d)
 }
+
+/// A Python number for a scalar.
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        Scalar::Complex(z) => complex_to_py(py, z),
+    })
+}

@@ -639,6 +639,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_anomaly_check_nan_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(set_anomaly_enabled, m)?)?;
+    crate::autograd::set_owned_object(|py, node| {
+        let f = node.as_any().downcast_ref::<PyFunctionNode>()?;
+        Some(f.ctx(py))
+    });
     autograd::set_stack_capture(Some(Box::new(python_stack)));
     autograd::set_warning_handler(Some(Box::new(warn_user)));
     Ok(())

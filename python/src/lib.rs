@@ -6,6 +6,7 @@
 //! `multiple-pymethods`) and its module functions in its `register`.
 
 mod autograd;
+mod complex;
 mod convert;
 mod creation;
 mod dtype;
@@ -14,6 +15,7 @@ mod errors;
 mod forward_ad;
 mod function;
 mod interop;
+mod joining;
 mod linalg;
 mod nn;
 mod optim;
@@ -24,6 +26,10 @@ mod routed;
 mod saved_hooks;
 mod shape_index;
 mod tensor;
+mod tensor_autograd;
+mod tensor_convert;
+mod tensor_methods;
+mod unary_methods;
 mod views;
 
 use dtype::{PyDType, PyDevice};
@@ -107,8 +113,8 @@ fn promote_types(type1: &Bound<'_, PyAny>, type2: &Bound<'_, PyAny>) -> PyResult
 ///     ferrograd.int8
 #[pyfunction]
 fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResult<PyDType> {
-    let a = tensor::arg(tensor1, "tensor1")?;
-    let b = tensor::arg(tensor2, "tensor2")?;
+    let a = convert::tensor_arg(tensor1, "tensor1")?;
+    let b = convert::tensor_arg(tensor2, "tensor2")?;
     Ok(PyDType {
         dt: ferrograd::result_type(&[a.promotion_operand(), b.promotion_operand()]),
     })
@@ -263,12 +269,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(_set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_kernel, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor::_rebuild_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_methods::_rebuild_tensor, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;
+    complex::register(m)?;
     reduce::register(m)?;
     views::register(m)?;
     shape_index::register(m)?;
+    joining::register(m)?;
     linalg::register(m)?;
     nn::register(m)?;
     optim::register(m)?;

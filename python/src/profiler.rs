@@ -1,6 +1,6 @@
 //! The profiler's recorder (`ferrograd::profiler`) for the Python modules
 //! `autograd.profiler`, `autograd.profiler_util` and `profiler`: start and
-//! stop a run, user ranges, the recorded events as plain tuples, and the
+//! stop a run, user ranges, the recorded events as typed records, and the
 //! Python frames an op was called from (`with_stack`).
 
 use crate::errors::IntoPyResult;
@@ -8,7 +8,7 @@ use ferrograd::profiler::{self, Event, EventKind, Profiler, ProfilerConfig, Reco
 use ferrograd::DType;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyList;
 use std::sync::OnceLock;
 
 /// The running profiler, if any (one per process).
@@ -112,39 +112,63 @@ fn c_type_name(d: Option<DType>) -> &'static str {
     d.map_or("", DType::c_type_name)
 }
 
-fn row<'py>(py: Python<'py>, e: &Event, n: &profiler::Nesting) -> PyResult<Bound<'py, PyTuple>> {
-    let shapes = e.inputs.as_ref().map(|i| {
-        i.iter()
-            .map(|i| i.shape.clone())
-            .collect::<Vec<Vec<usize>>>()
-    });
-    let dtypes = e
-        .inputs
-        .as_ref()
-        .map(|i| i.iter().map(|i| c_type_name(i.dtype)).collect::<Vec<_>>());
-    let seq = e.sequence_nr.map_or(-1, |s| s as i64);
-    let items: [Bound<'py, PyAny>; 16] = [
-        e.label().as_ref().into_pyobject(py)?.into_any(),
-        kind_name(e.kind).into_pyobject(py)?.into_any(),
-        e.start_ns.into_pyobject(py)?.into_any(),
-        e.end_ns.into_pyobject(py)?.into_any(),
-        e.thread.into_pyobject(py)?.into_any(),
-        e.depth.into_pyobject(py)?.into_any(),
-        seq.into_pyobject(py)?.into_any(),
-        n.fwd_thread.unwrap_or(0).into_pyobject(py)?.into_any(),
-        shapes.into_pyobject(py)?.into_any(),
-        dtypes.into_pyobject(py)?.into_any(),
-        e.stack.clone().into_pyobject(py)?.into_any(),
-        e.bytes.into_pyobject(py)?.into_any(),
-        n.parent
-            .map_or(-1, |p| p as i64)
-            .into_pyobject(py)?
-            .into_any(),
-        n.self_ns.into_pyobject(py)?.into_any(),
-        n.memory.into_pyobject(py)?.into_any(),
-        n.self_memory.into_pyobject(py)?.into_any(),
-    ];
-    PyTuple::new(py, items)
+/// One recorded event as the Python profiler reads it, with its place in
+/// the nesting (`profiler::nest`): the one record that crosses the binding.
+#[pyclass(name = "_ProfilerEvent", module = "ferrograd._core", frozen, get_all)]
+struct PyProfilerEvent {
+    /// The op, node or range name (`aten::mul`, `MulBackward0`, ...).
+    name: String,
+    /// `op`, `backward`, `evaluate`, `user` or `memory`.
+    kind: &'static str,
+    /// Start and end on the run's clock, in nanoseconds.
+    start_ns: u64,
+    end_ns: u64,
+    /// The recording thread's id.
+    thread: u64,
+    /// Spans open on the thread when the event began.
+    depth: u32,
+    /// The backward node's sequence number (its forward op's too); -1 when none.
+    sequence_nr: i64,
+    /// For backward events: the thread of the forward op that recorded the node (0: none).
+    fwd_thread: u64,
+    /// The inputs' shapes and C type names, when shapes were recorded.
+    input_shapes: Option<Vec<Vec<usize>>>,
+    input_dtypes: Option<Vec<&'static str>>,
+    /// The caller's frames, when stacks were recorded.
+    stack: Option<Vec<String>>,
+    /// Memory events: bytes allocated (positive) or freed (negative).
+    bytes: i64,
+    /// The index of the enclosing event in the run's list; -1 when none.
+    parent: i64,
+    /// Time not spent in children.
+    self_ns: u64,
+    /// Bytes allocated minus freed inside the event, and outside its children.
+    cpu_memory_usage: i64,
+    self_cpu_memory_usage: i64,
+}
+
+impl PyProfilerEvent {
+    fn new(e: &Event, n: &profiler::Nesting) -> PyProfilerEvent {
+        let inputs = e.inputs.as_ref();
+        PyProfilerEvent {
+            name: e.label().into_owned(),
+            kind: kind_name(e.kind),
+            start_ns: e.start_ns,
+            end_ns: e.end_ns,
+            thread: e.thread,
+            depth: e.depth,
+            sequence_nr: e.sequence_nr.map_or(-1, |s| s as i64),
+            fwd_thread: n.fwd_thread.unwrap_or(0),
+            input_shapes: inputs.map(|i| i.iter().map(|i| i.shape.clone()).collect()),
+            input_dtypes: inputs.map(|i| i.iter().map(|i| c_type_name(i.dtype)).collect()),
+            stack: e.stack.clone(),
+            bytes: e.bytes,
+            parent: n.parent.map_or(-1, |p| p as i64),
+            self_ns: n.self_ns,
+            cpu_memory_usage: n.memory,
+            self_cpu_memory_usage: n.self_memory,
+        }
+    }
 }
 
 #[pymethods]
@@ -163,16 +187,13 @@ impl PyProfilerResult {
         self.recording.threads.clone()
     }
 
-    /// One tuple per event, ordered by thread, then start (outer first):
-    /// `(name, kind, start_ns, end_ns, thread, depth, sequence_nr,
-    /// fwd_thread, input_shapes, input_dtypes, stack, bytes, parent,
-    /// self_ns, cpu_memory_usage, self_cpu_memory_usage)`.
-    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// The events, ordered by thread, then start (outer first).
+    fn events<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let events = &self.recording.events;
         let nesting = profiler::nest(events);
         let list = PyList::empty(py);
         for (e, n) in events.iter().zip(&nesting) {
-            list.append(row(py, e, n)?)?;
+            list.append(Bound::new(py, PyProfilerEvent::new(e, n))?)?;
         }
         Ok(list)
     }
@@ -229,6 +250,7 @@ fn frames(py: Python<'_>) -> PyResult<Vec<String>> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProfilerResult>()?;
+    m.add_class::<PyProfilerEvent>()?;
     m.add_class::<PyRecordFunction>()?;
     m.add_function(wrap_pyfunction!(_profiler_start, m)?)?;
     m.add_function(wrap_pyfunction!(_profiler_stop, m)?)?;

@@ -638,9 +638,9 @@ fn normal(
                 "normal(): size may only be given when mean and std are numbers",
             ));
         }
-        let m = crate::tensor::arg(mean, "mean")?;
+        let m = crate::convert::tensor_arg(mean, "mean")?;
         let s = match std {
-            Some(s) => crate::tensor::arg(s, "std")?,
+            Some(s) => crate::convert::tensor_arg(s, "std")?,
             None => Tensor::scalar(1.0),
         };
         let n = m.numel().max(s.numel());
@@ -798,7 +798,7 @@ impl PyTensor {
         let me = &slf.get().t;
         match p {
             Some(pt) if pt.cast::<PyTensor>().is_ok() => {
-                let pt = crate::tensor::arg(pt, "p")?;
+                let pt = crate::convert::tensor_arg(pt, "p")?;
                 nogil(slf.py(), me.numel(), || {
                     me.bernoulli_tensor_(&pt, g.as_deref())
                 })

@@ -460,7 +460,7 @@ fn broadcast_tensors<'py>(
         };
     let ts: Vec<ferrograd::Tensor> = items
         .iter()
-        .map(|o| crate::tensor::arg(o, "tensors"))
+        .map(|o| crate::convert::tensor_arg(o, "tensors"))
         .collect::<PyResult<_>>()?;
     let mut shape: Vec<usize> = Vec::new();
     for t in &ts {

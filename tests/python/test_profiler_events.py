@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import types
 import warnings
 
 import pytest
@@ -30,6 +31,34 @@ STACK_MUL = ["t.py(3): f", "t.py(9): <module>"]
 STACK_SUM = ["t.py(4): f", "t.py(9): <module>"]
 
 
+EVENT_FIELDS = (
+    "name",
+    "kind",
+    "start_ns",
+    "end_ns",
+    "thread",
+    "depth",
+    "sequence_nr",
+    "fwd_thread",
+    "input_shapes",
+    "input_dtypes",
+    "stack",
+    "bytes",
+    "parent",
+    "self_ns",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+)
+
+
+def test_fake_events_have_the_fields_of_the_binding_record():
+    from ferrograd import _core
+
+    getters = {n: v for n, v in vars(_core._ProfilerEvent).items() if not n.startswith("_")}
+    fields = {n for n, v in getters.items() if isinstance(v, types.GetSetDescriptorType)}
+    assert fields == set(EVENT_FIELDS)
+
+
 def row(
     name,
     kind,
@@ -46,11 +75,10 @@ def row(
     parent=-1,
     mem=0,
 ):
-    # (name, kind, start_ns, end_ns, thread, depth, sequence_nr, fwd_thread,
-    #  input_shapes, input_dtypes, stack, bytes, parent, self_ns,
-    #  cpu_memory_usage, self_cpu_memory_usage); depth, self_ns and the self
-    # memory are not read by the Python layer.
-    return (name, kind, start, end, thread, 0, seq, fwd, shapes, dtypes, stack, nbytes, parent, 0, mem, 0)
+    # The fields of the binding's event record (`_core._ProfilerEvent`);
+    # depth, self_ns and the self memory are not read by the Python layer.
+    values = (name, kind, start, end, thread, 0, seq, fwd, shapes, dtypes, stack, nbytes, parent, 0, mem, 0)
+    return types.SimpleNamespace(**dict(zip(EVENT_FIELDS, values, strict=True)))
 
 
 class FakeResult:
@@ -58,14 +86,14 @@ class FakeResult:
         self._rows = rows
         self._threads = threads
 
-    def rows(self):
+    def events(self):
         return list(self._rows)
 
     def threads(self):
         return list(self._threads)
 
     def trace_start_ns(self):
-        return min((r[2] for r in self._rows), default=0)
+        return min((r.start_ns for r in self._rows), default=0)
 
     def __len__(self):
         return len(self._rows)

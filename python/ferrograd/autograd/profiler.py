@@ -441,7 +441,7 @@ def _events_from_result(
 
 
 def _build_events(result: Any, use_device: str | None, profile_memory: bool, with_flops: bool) -> EventList:
-    rows = result.rows()
+    rows = result.events()
     base = result.trace_start_ns()
     events = EventList(use_device=use_device, profile_memory=profile_memory, with_flops=with_flops)
     events._thread_names = dict(result.threads())
@@ -453,7 +453,9 @@ def _build_events(result: Any, use_device: str | None, profile_memory: bool, wit
     recorded = FunctionEvent._recorded
     next_id = 0
     for i, row in enumerate(rows):
-        (name, kind, start, end, thread, _depth, seq, fwd, shapes, dtypes, stack, nbytes, parent) = row[:13]
+        name, kind, start, end, thread = row.name, row.kind, row.start_ns, row.end_ns, row.thread
+        seq, fwd, stack, nbytes, parent = row.sequence_nr, row.fwd_thread, row.stack, row.bytes, row.parent
+        shapes, dtypes = row.input_shapes, row.input_dtypes
         if kind == "memory":
             memory.append(((start - base) / 1000.0, thread, nbytes))
             if parent < 0:
@@ -475,7 +477,7 @@ def _build_events(result: Any, use_device: str | None, profile_memory: bool, wit
             [] if stack is None else stack,
             scopes.get(kind, _SCOPE_FUNCTION),
             use_device,
-            row[14],
+            row.cpu_memory_usage,
             seq,
             _estimate_flops(name, shapes) if with_flops and shapes else 0,
             kind == "user",
