@@ -1,29 +1,20 @@
-//! Fused backward kernels: pointwise derivative formulas that the
-//! derivative tables write as several differentiable ops (`g * (1 - y * y)`
-//! is a mul, a sub and a mul, each allocating a full tensor) computed in one
-//! pass over memory instead.
-//!
-//! Each formula is one closure over elements of the concrete float type,
-//! and it performs exactly the floating-point operations of its composed
-//! form in `crate::ops`, in the same order, each rounded to the element
-//! type: the two give the same bits (Rust never contracts `a * b + c` into
-//! a fused multiply-add, and these bodies must not call `mul_add`). A
-//! Python-number constant of the composed form (`num(LN_2)`) is cast to
-//! the element type as the op casts it (`LN_2 as T`). The tests in
-//! `tests/fused_backward.rs` compare the two paths bit for bit.
+//! Fused backward kernels: the pointwise derivative formulas of
+//! `formulas.rs` run over the elements of `f32`/`f64` tensors in one pass
+//! over memory, where the derivative tables run the same formulas as
+//! several differentiable ops (`g * (1 - y * y)` is a mul, a sub and a mul,
+//! each allocating a full tensor). Both run one definition, so they give
+//! the same bits (`tests/fused_backward.rs` compares them).
 //!
 //! The kernels know nothing of autograd: the ops decide when a fused
 //! kernel may replace the composed formula (when no graph is being built
 //! and every operand has the same float dtype, [`same_float`]; the composed
-//! formula handles promotion).
+//! formula handles promotion; the 16-bit floats take the composed formula,
+//! whose every op rounds to them).
 
 use super::access::{elem_ptr, lock};
+use super::formulas;
 use super::iter::{map2, map3};
-use super::vmath::PowElem;
 use crate::{DType, Error, Result, Tensor};
-
-const LN_2: f64 = std::f64::consts::LN_2;
-const LN_10: f64 = std::f64::consts::LN_10;
 
 /// The float dtype every one of `operands` has, if they share one that
 /// the fused kernels compute in.
@@ -41,108 +32,77 @@ fn mixed_dtypes() -> Error {
 /// function that runs one of them through the `iter` driver `$map`
 /// (broadcasting, slice loops for contiguous operands, parallel chunks
 /// when large).
-/// Runs `$body` with `$T` bound to `f32` or `f64` (the dtypes
-/// [`same_float`] admits; the 16-bit floats take the composed formula,
-/// whose every op rounds to them).
-macro_rules! dispatch_wide {
-    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {
-        match $dtype {
-            DType::Float32 => {
-                type $T = f32;
-                $body
-            }
-            DType::Float64 => {
-                type $T = f64;
-                $body
-            }
-            _ => $other,
-        }
-    };
-}
-
 macro_rules! fused_fns {
     ($(#[$em:meta])* enum $kind:ident; fn $run:ident via $map:ident $args:tt;
-     $($(#[$m:meta])* $op:ident |$($x:ident),+| $body:expr;)*) => {
+     $($(#[$m:meta])* $op:ident => $f:ident $xs:tt;)*) => {
         $(#[$em])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub(crate) enum $kind {
             $($(#[$m])* $op,)*
         }
-        fused_fns!(@run $kind $run $map $args $args [$($op ($($x),+) $body;)*]);
+        fused_fns!(@run $kind $run $map $args $args [$($op $f $xs;)*]);
     };
     (@run $kind:ident $run:ident $map:ident ($($arg:ident),+) $args:tt
-     [$($op:ident $xs:tt $body:expr;)*]) => {
+     [$($op:ident $f:ident $xs:tt;)*]) => {
         /// The formula `f` over the operands (broadcast together) into a
         /// new contiguous tensor; they must share a float dtype.
         pub(crate) fn $run(f: $kind, $($arg: &Tensor),+) -> Result<Tensor> {
             let dt = same_float(&[$($arg),+]).ok_or_else(mixed_dtypes)?;
-            dispatch_wide!(dt, T => match f {
-                $($kind::$op => fused_fns!(@map $map $args $xs $body),)*
+            crate::dispatch_wide_float!(dt, T => match f {
+                $($kind::$op => fused_fns!(@map $map $args $f $xs),)*
             }, else Err(mixed_dtypes()))
         }
     };
-    (@map $map:ident ($($arg:ident),+) ($($x:ident),+) $body:expr) => {
-        $map($($arg),+, |$($x: T),+| -> T { $body })
+    (@map $map:ident ($($arg:ident),+) $f:ident ($($x:ident),+)) => {
+        $map($($arg),+, |$($x: T),+| -> T { element(formulas::$f($(&$x),+)) })
     };
 }
 
+/// The value of a formula over elements, which never fails.
+#[inline(always)]
+fn element<T>(r: Result<T>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(_) => unreachable!("formulas over elements do not fail"),
+    }
+}
+
 fused_fns! {
-    /// A derivative `(g, v) -> g * f(v)`-style formula of a unary op: `g`
-    /// is the output gradient, `v` the saved input `x` or output `y`.
+    /// A derivative formula of a unary op over the output gradient `g`
+    /// and the saved input `x` or output `y`.
     enum Grad2; fn grad2 via map2(g, v);
-    /// `g / (y * 2)`.
-    Sqrt |g, y| g / (y * 2.0);
-    /// `g * (y * y * y) * -0.5`.
-    Rsqrt |g, y| (g * ((y * y) * y)) * -0.5;
-    /// `g * (y * ln 2)`.
-    Exp2 |g, y| g * (y * LN_2 as T);
-    /// `g * (y + 1)`.
-    Expm1 |g, y| g * (y + 1.0);
-    /// `g / (x + 1)`.
-    Log1p |g, x| g / (x + 1.0);
-    /// `g / (x * ln 2)`.
-    Log2 |g, x| g / (x * LN_2 as T);
-    /// `g / (x * ln 10)`.
-    Log10 |g, x| g / (x * LN_10 as T);
-    /// `g * (y * y + 1)`.
-    Tan |g, y| g * ((y * y) + 1.0);
-    /// `g * rsqrt(1 - x * x)`, with `rsqrt(v)` computed as `1 / sqrt(v)`
-    /// (as its kernel does; so the rows below).
-    Asin |g, x| g * (1.0 / (1.0 - (x * x)).sqrt());
-    /// `g * -rsqrt(1 - x * x)`.
-    Acos |g, x| g * -(1.0 / (1.0 - (x * x)).sqrt());
-    /// `g / (x * x + 1)`.
-    Atan |g, x| g / ((x * x) + 1.0);
-    /// `g * rsqrt(x * x + 1)`.
-    Asinh |g, x| g * (1.0 / ((x * x) + 1.0).sqrt());
-    /// `g * rsqrt(x * x - 1)`.
-    Acosh |g, x| g * (1.0 / ((x * x) - 1.0).sqrt());
-    /// `g / (1 - x * x)`.
-    Atanh |g, x| g / (1.0 - (x * x));
-    /// `g * (1 - y * y)`.
-    Tanh |g, y| g * (1.0 - (y * y));
-    /// `g * (y * (1 - y))`.
-    Sigmoid |g, y| g * (y * (1.0 - y));
-    /// `g * -(y * y)`.
-    Reciprocal |g, y| g * -(y * y);
-    /// `g * sign(x)` (sign 0 at 0 and NaN).
-    Abs |g, x| g * (if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 });
-    /// `g` where `y > 0` (or NaN), else 0.
-    Relu |g, y| if y <= 0.0 { 0.0 } else { g };
+    Sqrt => sqrt(g, y);
+    Rsqrt => rsqrt(g, y);
+    Exp2 => exp2(g, y);
+    Expm1 => expm1(g, y);
+    Log1p => log1p(g, x);
+    Log2 => log2(g, x);
+    Log10 => log10(g, x);
+    Tan => tan(g, y);
+    Asin => asin(g, x);
+    Acos => acos(g, x);
+    Atan => atan(g, x);
+    Asinh => asinh(g, x);
+    Acosh => acosh(g, x);
+    Atanh => atanh(g, x);
+    Tanh => tanh(g, y);
+    Sigmoid => sigmoid(g, y);
+    Reciprocal => reciprocal(g, y);
+    Abs => abs(g, x);
+    Relu => relu(g, y);
 }
 
 fused_fns! {
     /// A derivative formula over the output gradient and two saved values.
     enum Grad3; fn grad3 via map3(g, a, b);
-    /// `div`'s gradient for the divisor: `-(g * ((a / b) / b))`.
-    DivOther |g, a, b| -(g * ((a / b) / b));
-    /// `pow`'s gradient for the base with a tensor exponent `e`:
-    /// `g * (e * x^(e - 1))`, 0 where `e == 0`.
-    PowBase |g, x, e| if e == 0.0 { 0.0 } else { g * (e * x.pow_elem(e - 1.0)) };
-    /// `atan2(y, x)`'s gradient for `y`: `(g * x) / (y * y + x * x)`.
-    Atan2Y |g, y, x| (g * x) / ((y * y) + (x * x));
-    /// `atan2(y, x)`'s gradient for `x`: `-((g * y) / (y * y + x * x))`.
-    Atan2X |g, y, x| -((g * y) / ((y * y) + (x * x)));
+    /// `div`'s gradient for the divisor.
+    DivOther => div_other(g, a, b);
+    /// `pow`'s gradient for the base with a tensor exponent.
+    PowBase => pow_base(g, x, e);
+    /// `atan2(y, x)`'s gradient for `y`.
+    Atan2Y => atan2_dy(g, y, x);
+    /// `atan2(y, x)`'s gradient for `x`.
+    Atan2X => atan2_dx(g, y, x);
 }
 
 /// `pow`'s gradient for the base with a scalar exponent:
@@ -156,21 +116,24 @@ pub(crate) fn pow_scalar_grad(g: &Tensor, x: &Tensor, e: &Tensor, em1: &Tensor) 
             "fused pow gradient: the exponent must be one element",
         ));
     }
-    dispatch_wide!(dt, T => {
+    crate::dispatch_wide_float!(dt, T => {
         let em1: T = {
             let _g = lock(&[em1], None);
             // SAFETY: `em1` is read-locked, holds one element and has dtype `T`.
             unsafe { *elem_ptr::<T>(em1) }
         };
-        // x^1 and x^0 exactly, and without a pow per element (the
-        // gradients of squares and linear terms).
         let (one, zero) = (<T as crate::Element>::from_f64(1.0), <T as crate::Element>::from_f64(0.0));
+        // x^1 and x^0 exactly, and without a pow per element (the
+        // gradients of squares and linear terms): the formula with
+        // `x ^ em1` written as `x` and as 1.
         if em1 == one {
             map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x) })
         } else if em1 == zero {
             map3(g, x, e, move |g: T, _x: T, e: T| -> T { g * e })
         } else {
-            map3(g, x, e, move |g: T, x: T, e: T| -> T { g * (e * x.pow_elem(em1)) })
+            map3(g, x, e, move |g: T, x: T, e: T| -> T {
+                element(formulas::pow_base_scalar(&g, &x, &e, &em1))
+            })
         }
     }, else Err(mixed_dtypes()))
 }

@@ -44,6 +44,7 @@ pub(crate) mod basic;
 pub(crate) mod conv;
 pub(crate) mod copy;
 pub(crate) mod fold;
+pub(crate) mod formulas;
 pub(crate) mod fused;
 pub(crate) mod half;
 pub(crate) mod index;

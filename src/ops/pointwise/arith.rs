@@ -9,6 +9,7 @@ use super::{
 use crate::autograd::{
     check_write, derivatives, inplace, BackwardCtx, Grads, SavedValue, Tangents,
 };
+use crate::kernels::formulas;
 use crate::kernels::fused::{grad3, pow_scalar_grad, Grad3};
 use crate::kernels::half::half_map2;
 use crate::kernels::iter::{apply2, map2, map2_blocks, Run};
@@ -150,7 +151,7 @@ derivatives! {
                 Some(a) if fusable(&[&g[0], &a, &other]) => {
                     Some(grad3(Grad3::DivOther, &g[0], &a, &other)?)
                 }
-                Some(a) => Some(g[0].mul(&a.conj()?.div(&other)?.div(&other)?)?.neg()?),
+                Some(a) => Some(formulas::div_other(&g[0], &a.conj()?, &other)?),
                 None => None,
             };
             let d_self = ctx.needs(0).then(|| g[0].div(&other)).transpose()?;
@@ -350,17 +351,17 @@ derivatives! {
                 let one = |i, f| ctx.needs(i).then(|| grad3(f, &g[0], &y, &x)).transpose();
                 return Ok(vec![one(0, Grad3::Atan2Y)?, one(1, Grad3::Atan2X)?]);
             }
-            let r2 = y.mul(&y)?.add(&x.mul(&x)?)?;
-            let d_y = ctx.needs(0).then(|| g[0].mul(&x)?.div(&r2)).transpose()?;
-            let d_x = ctx.needs(1).then(|| g[0].mul(&y)?.div(&r2)?.neg()).transpose()?;
+            let r2 = formulas::atan2_r2(&y, &x)?;
+            let d_y = ctx.needs(0).then(|| formulas::atan2_y(&g[0], &x, &r2)).transpose()?;
+            let d_x = ctx.needs(1).then(|| formulas::atan2_x(&g[0], &y, &r2)).transpose()?;
             Ok(vec![d_y, d_x])
         };
         forward elementwise(|t| {
-            let r2 = self.mul(self)?.add(&other.mul(other)?)?;
+            let r2 = formulas::atan2_r2(self, other)?;
             t.sum1(|i, t| if i == 0 {
-                t.mul(other)?.div(&r2)
+                formulas::atan2_y(t, other, &r2)
             } else {
-                t.mul(self)?.div(&r2)?.neg()
+                formulas::atan2_x(t, self, &r2)
             })
         });
         // The formula broadcasts over a leading batch dim of `g`.
@@ -529,13 +530,12 @@ fn pow_grad_base(g: &Tensor, base: &Tensor, exp: &Tensor) -> Result<Tensor> {
             let dt = g.dtype();
             return pow_scalar_grad(g, base, &exp.to_dtype(dt), &minus_one.to_dtype(dt));
         }
-        return g.mul(&exp.mul(&base.pow(&minus_one)?)?);
+        return formulas::pow_base_scalar(g, base, exp, &minus_one);
     }
     if fusable(&[g, base, exp]) {
         return grad3(Grad3::PowBase, g, base, exp);
     }
-    let grad = g.mul(&exp.mul(&base.pow(&exp.sub(&num(1i64))?)?)?)?;
-    zero_where(&grad, &exp.eq(&num(0.0))?)
+    formulas::pow_base(g, base, exp)
 }
 
 /// `d(a^b)/db = a^b * log(a)` (`y` is `a^b`), taken as 0 where `a == 0`

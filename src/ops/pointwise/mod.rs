@@ -67,17 +67,58 @@ fn num(v: impl Into<crate::Scalar>) -> Tensor {
 }
 
 // Note [Fused backward]: a pointwise backward formula is written with
-// differentiable ops (`g.mul(&one_minus_sq(y)?)` for tanh), so that with
-// `create_graph=True` the backward records its own graph and double
-// backward works. Each of those ops allocates and walks a full tensor.
-// When nothing would be recorded (grad mode off, as it is inside backward
-// exactly when `create_graph=False`, and no forward-mode tangent on the
-// operands: `autograd::records_nothing`) and the operands share a float
-// dtype, the rows marked `fused` run the same formula as one closure over
-// elements instead (`kernels::fused`), one pass and one allocation. The
-// closure repeats the composed formula's floating-point operations in the
-// same order, so both paths give the same bits (tests/fused_backward.rs
-// compares them for every fused formula).
+// differentiable ops, so that with `create_graph=True` the backward
+// records its own graph and double backward works. Each of those ops
+// allocates and walks a full tensor. When nothing would be recorded (grad
+// mode off, as it is inside backward exactly when `create_graph=False`,
+// and no forward-mode tangent on the operands:
+// `autograd::records_nothing`) and the operands share a float dtype, the
+// rows marked `fused` run the same formula over elements instead
+// (`kernels::fused`), one pass and one allocation. The formula is written
+// once (`kernels::formulas`, generic over `Operand`, which tensors
+// implement below and float elements implement there), so both paths run
+// the same operations in the same order and give the same bits
+// (tests/fused_backward.rs compares them for every fused formula).
+
+/// Tensors as formula operands: each step is the differentiable op.
+impl crate::kernels::formulas::Operand for Tensor {
+    fn add(&self, o: &Tensor) -> Result<Tensor> {
+        Tensor::add(self, o)
+    }
+    fn sub(&self, o: &Tensor) -> Result<Tensor> {
+        Tensor::sub(self, o)
+    }
+    fn mul(&self, o: &Tensor) -> Result<Tensor> {
+        Tensor::mul(self, o)
+    }
+    fn div(&self, o: &Tensor) -> Result<Tensor> {
+        Tensor::div(self, o)
+    }
+    fn neg(&self) -> Result<Tensor> {
+        Tensor::neg(self)
+    }
+    fn rsqrt(&self) -> Result<Tensor> {
+        Tensor::rsqrt(self)
+    }
+    fn pow(&self, e: &Tensor) -> Result<Tensor> {
+        Tensor::pow(self, e)
+    }
+    fn sgn(&self) -> Result<Tensor> {
+        Tensor::sgn(self)
+    }
+    fn zero_where_zero(&self, at: &Tensor) -> Result<Tensor> {
+        zero_where(self, &at.eq(&num(0.0))?)
+    }
+    fn zero_where_nonpositive(&self, by: &Tensor) -> Result<Tensor> {
+        zero_where(self, &by.le(&num(0.0))?)
+    }
+    fn lit(v: f64) -> Tensor {
+        num(v)
+    }
+    fn int(v: i64) -> Tensor {
+        num(v)
+    }
+}
 
 /// Whether a backward formula over `operands` may run as a fused kernel
 /// (Note [Fused backward]).

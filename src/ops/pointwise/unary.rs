@@ -2,8 +2,9 @@
 //! predicates (isnan...) and logical/bitwise not.
 
 use super::math::Num;
-use super::{assign, check_inplace, float_of, fusable, num, unsupported, zero_where};
+use super::{assign, check_inplace, float_of, fusable, num, unsupported};
 use crate::autograd::{check_write, derivatives, inplace};
+use crate::kernels::formulas;
 use crate::kernels::fused::{grad2, Grad2};
 use crate::kernels::iter::{apply1, map1};
 use crate::kernels::pointwise::{float_apply, float_map, FloatFn};
@@ -85,67 +86,60 @@ macro_rules! float_unary {
     };
 }
 
-const LN_2: f64 = std::f64::consts::LN_2;
-const LN_10: f64 = std::f64::consts::LN_10;
 /// `2 / sqrt(pi)`, the scale of erf's derivative `2/sqrt(pi) * exp(-x^2)`.
 const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
-/// `1 - x * x`.
-fn one_minus_sq(x: &Tensor) -> Result<Tensor> {
-    num(1.0).sub(&x.mul(x)?)
-}
-
 float_unary! {
     "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ => Sqrt,
-        "SqrtBackward0" result, fused Sqrt => |g, y| g.div(&y.mul(&num(2.0))?)?; // inf at 0, as torch
+        "SqrtBackward0" result, fused Sqrt => |g, y| formulas::sqrt(g, y)?;
     "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ => Rsqrt,
-        "RsqrtBackward0" result, fused Rsqrt => |g, y| g.mul(&y.mul(y)?.mul(y)?)?.mul(&num(-0.5))?;
+        "RsqrtBackward0" result, fused Rsqrt => |g, y| formulas::rsqrt(g, y)?;
     "`exp()`: `e^x`." exp exp_ => Exp,
         "ExpBackward0" result => |g, y| g.mul(y)?;
     "`exp2()`: `2^x`." exp2 exp2_ => Exp2,
-        "Exp2Backward0" result, fused Exp2 => |g, y| g.mul(&y.mul(&num(LN_2))?)?;
+        "Exp2Backward0" result, fused Exp2 => |g, y| formulas::exp2(g, y)?;
     "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ => Expm1,
-        "Expm1Backward0" result, fused Expm1 => |g, y| g.mul(&y.add(&num(1.0))?)?;
+        "Expm1Backward0" result, fused Expm1 => |g, y| formulas::expm1(g, y)?;
     "`log()`: natural logarithm." log log_ => Log,
         "LogBackward0" self => |g, x| g.div(x)?;
     "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ => Log1p,
-        "Log1PBackward0" self, fused Log1p => |g, x| g.div(&x.add(&num(1.0))?)?;
+        "Log1PBackward0" self, fused Log1p => |g, x| formulas::log1p(g, x)?;
     "`log2()`: base-2 logarithm." log2 log2_ => Log2,
-        "Log2Backward0" self, fused Log2 => |g, x| g.div(&x.mul(&num(LN_2))?)?;
+        "Log2Backward0" self, fused Log2 => |g, x| formulas::log2(g, x)?;
     "`log10()`: base-10 logarithm." log10 log10_ => Log10,
-        "Log10Backward0" self, fused Log10 => |g, x| g.div(&x.mul(&num(LN_10))?)?;
+        "Log10Backward0" self, fused Log10 => |g, x| formulas::log10(g, x)?;
     "`sin()`." sin sin_ => Sin,
         "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
     "`cos()`." cos cos_ => Cos,
         "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
     "`tan()`." tan tan_ => Tan,
-        "TanBackward0" result, fused Tan => |g, y| g.mul(&y.mul(y)?.add(&num(1.0))?)?;
+        "TanBackward0" result, fused Tan => |g, y| formulas::tan(g, y)?;
     "`asin()` (alias `arcsin`)." asin asin_ => Asin,
-        "AsinBackward0" self, fused Asin => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?)?;
+        "AsinBackward0" self, fused Asin => |g, x| formulas::asin(g, x)?;
     "`acos()` (alias `arccos`)." acos acos_ => Acos,
-        "AcosBackward0" self, fused Acos => |g, x| g.mul(&one_minus_sq(x)?.rsqrt()?.neg()?)?;
+        "AcosBackward0" self, fused Acos => |g, x| formulas::acos(g, x)?;
     "`atan()` (alias `arctan`)." atan atan_ => Atan,
-        "AtanBackward0" self, fused Atan => |g, x| g.div(&x.mul(x)?.add(&num(1.0))?)?;
+        "AtanBackward0" self, fused Atan => |g, x| formulas::atan(g, x)?;
     "`sinh()`." sinh sinh_ => Sinh,
         "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
     "`cosh()`." cosh cosh_ => Cosh,
         "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
     "`tanh()`." tanh tanh_ => Tanh,
-        "TanhBackward0" result, fused Tanh => |g, y| g.mul(&one_minus_sq(y)?)?;
+        "TanhBackward0" result, fused Tanh => |g, y| formulas::tanh(g, y)?;
     "`asinh()` (alias `arcsinh`)." asinh asinh_ => Asinh,
-        "AsinhBackward0" self, fused Asinh => |g, x| g.mul(&x.mul(x)?.add(&num(1.0))?.rsqrt()?)?;
+        "AsinhBackward0" self, fused Asinh => |g, x| formulas::asinh(g, x)?;
     "`acosh()` (alias `arccosh`)." acosh acosh_ => Acosh,
-        "AcoshBackward0" self, fused Acosh => |g, x| g.mul(&x.mul(x)?.sub(&num(1.0))?.rsqrt()?)?;
+        "AcoshBackward0" self, fused Acosh => |g, x| formulas::acosh(g, x)?;
     "`atanh()` (alias `arctanh`)." atanh atanh_ => Atanh,
-        "AtanhBackward0" self, fused Atanh => |g, x| g.div(&one_minus_sq(x)?)?;
+        "AtanhBackward0" self, fused Atanh => |g, x| formulas::atanh(g, x)?;
     "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ => Sigmoid,
-        "SigmoidBackward0" result, fused Sigmoid => |g, y| g.mul(&y.mul(&num(1.0).sub(y)?)?)?;
+        "SigmoidBackward0" result, fused Sigmoid => |g, y| formulas::sigmoid(g, y)?;
     "`erf()`: the error function." erf erf_ => Erf,
         "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
     "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ => Erfc,
         "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
     "`reciprocal()`: `1 / x`." reciprocal reciprocal_ => Reciprocal,
-        "ReciprocalBackward0" result, fused Reciprocal => |g, y| g.mul(&y.mul(y)?.neg()?)?;
+        "ReciprocalBackward0" result, fused Reciprocal => |g, y| formulas::reciprocal(g, y)?;
 }
 
 /// Defines dtype-preserving unary ops over the numeric dtypes, one row each
@@ -271,7 +265,7 @@ fn abs_grad(g: &Tensor, x: &Tensor) -> Result<Tensor> {
     if g.dtype().is_complex() {
         g.mul(&x.sgn()?.conj()?)?.real()
     } else {
-        g.mul(&x.sgn()?)
+        formulas::abs(g, x)
     }
 }
 
@@ -313,7 +307,7 @@ num_unary! {
     "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
         "NegBackward0" none => |g, _| g.neg()?;
     "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL,
-        "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?; // 0 at 0, as torch
+        "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?;
     "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
         "SignBackward0" none => |g, _| g.zeros_like()?;
     "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL,
@@ -327,7 +321,7 @@ num_unary! {
     // relu'(0) = 0: the gradient passes only where the result is positive
     // (or NaN), as torch's threshold_backward.
     "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL,
-        "ReluBackward0" result, fused Relu => |g, y| zero_where(g, &y.le(&num(0.0))?)?;
+        "ReluBackward0" result, fused Relu => |g, y| formulas::relu(g, y)?;
 }
 
 derivatives! {
