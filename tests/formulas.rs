@@ -5,7 +5,10 @@
 
 use ferrograd::autograd::{BatchedRule, FormulaRow, ForwardRule};
 use ferrograd::ops::derivative_tables;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::rust_files;
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -152,17 +155,6 @@ fn op_names_are_unique_within_a_family() {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len(), "duplicate rows in {}", table[0].family);
-    }
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
     }
 }
 

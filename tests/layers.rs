@@ -17,6 +17,9 @@
 //! Comments are not code and are skipped.
 
 use std::collections::HashMap;
+mod common;
+
+use common::rust_files;
 use std::path::{Path, PathBuf};
 
 const LAYERS: &[&[&str]] = &[
@@ -35,17 +38,6 @@ fn layer_of(module: &str) -> Option<usize> {
 
 fn src() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The text with every `//` comment blanked (string literals that hold

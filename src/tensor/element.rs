@@ -120,8 +120,12 @@ macro_rules! impl_complex_element {
 impl_complex_element!(f32, DType::Complex64);
 impl_complex_element!(f64, DType::Complex128);
 
+/// Elements that cast to and from `f64`/`i64` with `as`. The narrow
+/// integers (`via i64`) take floats through int64 first, so that they
+/// truncate toward zero into int64 and then wrap, as torch's do for values
+/// within int64's range (`-1.7` becomes 255 as uint8).
 macro_rules! impl_numeric_element {
-    ($t:ty, $dt:expr) => {
+    ($t:ty, $dt:expr $(, via $w:ty)?) => {
         impl Element for $t {
             const DTYPE: DType = $dt;
             #[inline(always)]
@@ -138,7 +142,7 @@ macro_rules! impl_numeric_element {
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                v as $t
+                v $(as $w)? as $t
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
@@ -164,53 +168,9 @@ impl_numeric_element!(f32, DType::Float32);
 impl_numeric_element!(f64, DType::Float64);
 impl_numeric_element!(i32, DType::Int32);
 impl_numeric_element!(i64, DType::Int64);
-
-/// The narrow integers: conversions from floats truncate toward zero into
-/// int64 and then wrap, as torch's do for values within int64's range
-/// (`-1.7` becomes 255 as uint8).
-macro_rules! impl_narrow_int_element {
-    ($t:ty, $dt:expr) => {
-        impl Element for $t {
-            const DTYPE: DType = $dt;
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn to_i64(self) -> i64 {
-                self as i64
-            }
-            #[inline(always)]
-            fn to_bool(self) -> bool {
-                self != 0
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as i64 as $t
-            }
-            #[inline(always)]
-            fn from_i64(v: i64) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn from_bool(v: bool) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn zero() -> Self {
-                0
-            }
-            #[inline(always)]
-            fn one() -> Self {
-                1
-            }
-        }
-    };
-}
-
-impl_narrow_int_element!(u8, DType::UInt8);
-impl_narrow_int_element!(i8, DType::Int8);
-impl_narrow_int_element!(i16, DType::Int16);
+impl_numeric_element!(u8, DType::UInt8, via i64);
+impl_numeric_element!(i8, DType::Int8, via i64);
+impl_numeric_element!(i16, DType::Int16, via i64);
 
 /// The 16-bit floats. Every conversion into them goes through float32 and
 /// rounds to nearest-even from there, as torch converts (so a float64 or

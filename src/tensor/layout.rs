@@ -189,13 +189,9 @@ impl Layout {
         true
     }
 
-    /// Every element has its own address and the addresses form one dense
-    /// block (in some dim order): true for contiguous tensors and their
-    /// permutations.
-    pub fn is_non_overlapping_and_dense(&self) -> bool {
-        if self.numel() <= 1 {
-            return true;
-        }
+    /// The `(stride, size)` of every dim of size other than 1, smallest
+    /// stride first.
+    fn dims_by_stride(&self) -> SmallVec<[(usize, usize); 6]> {
         let mut dims: SmallVec<[(usize, usize); 6]> = self
             .shape
             .iter()
@@ -204,6 +200,17 @@ impl Layout {
             .map(|(&n, &s)| (s, n))
             .collect();
         dims.sort_unstable();
+        dims
+    }
+
+    /// Every element has its own address and the addresses form one dense
+    /// block (in some dim order): true for contiguous tensors and their
+    /// permutations.
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        if self.numel() <= 1 {
+            return true;
+        }
+        let dims = self.dims_by_stride();
         let mut expected = 1usize;
         for (s, n) in dims {
             if s != expected {
@@ -220,14 +227,7 @@ impl Layout {
         if self.numel() <= 1 {
             return true;
         }
-        let mut dims: SmallVec<[(usize, usize); 6]> = self
-            .shape
-            .iter()
-            .zip(&self.strides)
-            .filter(|(&n, _)| n != 1)
-            .map(|(&n, &s)| (s, n))
-            .collect();
-        dims.sort_unstable();
+        let dims = self.dims_by_stride();
         let mut span = 0usize; // max offset reachable by the smaller dims
         for (s, n) in dims {
             if s == 0 || s <= span {

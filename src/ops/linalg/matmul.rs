@@ -59,42 +59,6 @@ pub(crate) fn xshape(s: &[usize]) -> String {
 macro_rules! dispatch_mat {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
         match $dtype {
-            DType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            DType::Int8 => {
-                type $T = i8;
-                $body
-            }
-            DType::Int16 => {
-                type $T = i16;
-                $body
-            }
-            DType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            DType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            DType::Float32 => {
-                type $T = f32;
-                $body
-            }
-            DType::Float64 => {
-                type $T = f64;
-                $body
-            }
-            DType::Complex64 => {
-                type $T = $crate::ComplexFloat;
-                $body
-            }
-            DType::Complex128 => {
-                type $T = $crate::ComplexDouble;
-                $body
-            }
             // Widened to float32 by the callers before they get here.
             DType::Float16 | DType::BFloat16 => Err(Error::runtime(format!(
                 "\"{}\": 16-bit operands must be widened first",
@@ -104,6 +68,9 @@ macro_rules! dispatch_mat {
                 "\"{}\" not implemented for 'Bool'",
                 $op
             ))),
+            dt => $crate::dispatch_int!(dt, $T => $body,
+                else $crate::dispatch_wide_float!(dt, $T => $body,
+                else $crate::dispatch_complex!(dt, $T => $body, else unreachable!()))),
         }
     };
 }
