@@ -215,6 +215,47 @@ SECTIONS: dict[str, str] = {
         swap (bool): use the positive-negative distance when it is smaller than
             the anchor-negative one. Default: ``False``.
     """,
+    # --- nn.init -------------------------------------------------------------------------------
+    "fill_tensor_arg": """
+        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
+            parameters may be passed).
+    """,
+    "generator_arg": """
+        generator (Generator, optional): the random number generator to draw
+            from. Default: ``None`` (the global one).
+    """,
+    "returns_tensor": """
+        Returns:
+            Tensor: ``tensor`` itself.
+    """,
+    "gain_generator_args": """
+        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
+            ``1.0``.
+        {generator_arg}
+    """,
+    "xavier_args": """
+        Args:
+            {fill_tensor_arg}
+            {gain_generator_args}
+
+        {returns_tensor}
+    """,
+    "kaiming_args": """
+        Args:
+            {fill_tensor_arg}
+            {kaiming_random_args}
+
+        {returns_tensor}
+    """,
+    "kaiming_random_args": """
+        a (float): the negative slope of the rectifier that follows (for
+            ``'leaky_relu'``). Default: ``0``.
+        mode (str): ``'fan_in'`` keeps the variance of the forward activations,
+            ``'fan_out'`` that of the backward gradients. Default: ``'fan_in'``.
+        nonlinearity (str): the nonlinearity that follows, for
+            :func:`calculate_gain`. Default: ``'leaky_relu'``.
+        {generator_arg}
+    """,
 }
 
 

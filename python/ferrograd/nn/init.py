@@ -15,6 +15,8 @@ from typing import Any
 import ferrograd as _fg
 from ferrograd._core import Tensor
 
+from ._docs import fill_docs as _fill_docs
+
 __all__ = [
     "calculate_gain",
     "constant_",
@@ -33,15 +35,7 @@ __all__ = [
     "zeros_",
 ]
 
-_LINEAR_FNS = (
-    "linear",
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-)
+_LINEAR_FNS = ("linear", *(f"conv{kind}{n}d" for kind in ("", "_transpose") for n in (1, 2, 3)))
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -103,15 +97,12 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = No
     """Fills ``tensor`` with draws from ``U(a, b)``.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
         a (float): the lower bound. Default: ``0.0``.
         b (float): the upper bound. Default: ``1.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
+        {generator_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> w = nn.init.uniform_(ferrograd.empty(3, 5), -0.1, 0.1)
@@ -124,16 +115,13 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
     """Fills ``tensor`` with draws from ``N(mean, std^2)``.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
         mean (float): the mean of the normal distribution. Default: ``0.0``.
         std (float): the standard deviation of the normal distribution. Default:
             ``1.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
+        {generator_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> w = nn.init.normal_(ferrograd.empty(3, 5), std=0.02)
@@ -142,14 +130,8 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
         return tensor.normal_(mean, std, generator=generator)
 
 
-def trunc_normal_(
-    tensor: Tensor,
-    mean: float = 0.0,
-    std: float = 1.0,
-    a: float = -2.0,
-    b: float = 2.0,
-    generator: Any = None,
-) -> Tensor:
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
     """Fills ``tensor`` with draws from ``N(mean, std^2)`` truncated to ``[a, b]``.
 
     Sampling is by rejection, as in torch: when ``[a, b]`` holds more than 30%
@@ -158,18 +140,15 @@ def trunc_normal_(
     Every redraw fills a full-size buffer, so the stream matches torch's.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
         mean (float): the mean of the normal distribution. Default: ``0.0``.
         std (float): the standard deviation of the normal distribution. Default:
             ``1.0``.
         a (float): the lower bound. Default: ``-2.0``.
         b (float): the upper bound. Default: ``2.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
+        {generator_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> w = nn.init.trunc_normal_(ferrograd.empty(3, 5), std=0.02, a=-0.04, b=0.04)
@@ -222,12 +201,10 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fills ``tensor`` with ``val``.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
         val (float): the fill value.
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> nn.init.constant_(ferrograd.empty(2), 0.5)
@@ -241,11 +218,9 @@ def ones_(tensor: Tensor) -> Tensor:
     """Fills ``tensor`` with ones.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> nn.init.ones_(ferrograd.empty(2))
@@ -258,11 +233,9 @@ def zeros_(tensor: Tensor) -> Tensor:
     """Fills ``tensor`` with zeros.
 
     Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
+        {fill_tensor_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> nn.init.zeros_(ferrograd.empty(2))
@@ -278,8 +251,7 @@ def eye_(tensor: Tensor) -> Tensor:
     Args:
         tensor (Tensor): a 2-D tensor to fill in place.
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> nn.init.eye_(ferrograd.empty(2, 3))
@@ -300,8 +272,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         tensor (Tensor): a 3-, 4- or 5-D tensor to fill in place.
         groups (int): the number of groups of the convolution. Default: ``1``.
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> w = nn.init.dirac_(ferrograd.empty(2, 2, 3))
@@ -328,16 +299,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot uniform: ``U(-a, a)`` with ``a = gain * sqrt(6 / (fan_in + fan_out))``.
 
-    Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
-        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
-            ``1.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
-
-    Returns:
-        Tensor: ``tensor`` itself.
+    {xavier_args}
 
     Example:
         >>> w = nn.init.xavier_uniform_(ferrograd.empty(3, 5), gain=nn.init.calculate_gain("relu"))
@@ -351,16 +313,7 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot normal: ``N(0, std^2)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
 
-    Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
-        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
-            ``1.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
-
-    Returns:
-        Tensor: ``tensor`` itself.
+    {xavier_args}
 
     Example:
         >>> w = nn.init.xavier_normal_(ferrograd.empty(200, 100))
@@ -377,29 +330,11 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform_(
-    tensor: Tensor,
-    a: float = 0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator: Any = None,
-) -> Tensor:
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: Any = None) -> Tensor:
     """He uniform: ``U(-bound, bound)`` with ``bound = gain * sqrt(3 / fan_mode)``.
 
-    Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
-        a (float): the negative slope of the rectifier that follows (for
-            ``'leaky_relu'``). Default: ``0``.
-        mode (str): ``'fan_in'`` keeps the variance of the forward activations,
-            ``'fan_out'`` that of the backward gradients. Default: ``'fan_in'``.
-        nonlinearity (str): the nonlinearity that follows, for
-            :func:`calculate_gain`. Default: ``'leaky_relu'``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
-
-    Returns:
-        Tensor: ``tensor`` itself.
+    {kaiming_args}
 
     Example:
         >>> w = nn.init.kaiming_uniform_(ferrograd.empty(3, 5), mode="fan_out", nonlinearity="relu")
@@ -411,29 +346,11 @@ def kaiming_uniform_(
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(
-    tensor: Tensor,
-    a: float = 0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator: Any = None,
-) -> Tensor:
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: Any = None) -> Tensor:
     """He normal: ``N(0, std^2)`` with ``std = gain / sqrt(fan_mode)``.
 
-    Args:
-        tensor (Tensor): the tensor to fill in place (under ``no_grad``, so
-            parameters may be passed).
-        a (float): the negative slope of the rectifier that follows (for
-            ``'leaky_relu'``). Default: ``0``.
-        mode (str): ``'fan_in'`` keeps the variance of the forward activations,
-            ``'fan_out'`` that of the backward gradients. Default: ``'fan_in'``.
-        nonlinearity (str): the nonlinearity that follows, for
-            :func:`calculate_gain`. Default: ``'leaky_relu'``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
-
-    Returns:
-        Tensor: ``tensor`` itself.
+    {kaiming_args}
 
     Example:
         >>> w = nn.init.kaiming_normal_(ferrograd.empty(200, 100), nonlinearity="relu")
@@ -452,13 +369,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
     Args:
         tensor (Tensor): a tensor with at least 2 dims to fill in place.
-        gain (float): the scaling factor (see :func:`calculate_gain`). Default:
-            ``1.0``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
+        {gain_generator_args}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> q = nn.init.orthogonal_(ferrograd.empty(4, 4))
@@ -497,11 +410,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
         sparsity (float): the fraction of each column set to zero.
         std (float): the standard deviation of the normal distribution. Default:
             ``0.01``.
-        generator (Generator, optional): the random number generator to draw
-            from. Default: ``None`` (the global one).
+        {generator_arg}
 
-    Returns:
-        Tensor: ``tensor`` itself.
+    {returns_tensor}
 
     Example:
         >>> w = nn.init.sparse_(ferrograd.empty(10, 3), sparsity=0.3)
@@ -518,3 +429,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
             order = _fg.randperm(rows, generator=generator) if generator is not None else _fg.randperm(rows)
             tensor[order[:num_zeros], col] = 0
     return tensor
+
+
+_fill_docs(globals())
