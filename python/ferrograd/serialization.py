@@ -231,6 +231,14 @@ def _write_aligned(zf: zipfile.ZipFile, name: str, data: bytes, position: int) -
     zf.writestr(info, data)
 
 
+def _open(stack: contextlib.ExitStack[Any], f: FileLike, mode: str) -> IO[bytes]:
+    """``f`` as a binary file: a path is opened in ``mode`` (and closed by ``stack``), a file
+    object is returned as it is."""
+    if isinstance(f, str | os.PathLike):
+        return stack.enter_context(open(f, mode))  # noqa: SIM115
+    return f
+
+
 def _write_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_STORED
@@ -283,11 +291,7 @@ def save(
     ).encode()
 
     with contextlib.ExitStack() as stack:
-        fh: IO[bytes]
-        if isinstance(f, str | os.PathLike):
-            fh = stack.enter_context(open(f, "wb"))  # noqa: SIM115
-        else:
-            fh = f
+        fh = _open(stack, f, "wb")
         zf = stack.enter_context(zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True))
         _write_member(zf, f"{_ROOT}/version", f"{FORMAT_VERSION}\n".encode())
         if not _disable_byteorder_record:
@@ -902,14 +906,10 @@ def load(
     map_location = _resolve_map_location(map_location)
 
     with contextlib.ExitStack() as stack:
-        fh: IO[bytes]
-        if isinstance(f, str | os.PathLike):
-            fh = stack.enter_context(open(f, "rb"))  # noqa: SIM115
-        else:
-            fh = f
-            if not (hasattr(fh, "seekable") and fh.seekable()):
-                # zipfile needs to seek to the central directory at the end.
-                fh = io.BytesIO(fh.read())
+        fh = _open(stack, f, "rb")
+        if fh is f and not (hasattr(fh, "seekable") and fh.seekable()):
+            # zipfile needs to seek to the central directory at the end.
+            fh = io.BytesIO(fh.read())
         start = fh.tell()
         head = fh.read(4)
         fh.seek(start)
