@@ -28,6 +28,7 @@ from contextlib import ContextDecorator
 from typing import Any, Literal
 
 from .. import _core
+from ..utils import _docs
 from .profiler_util import (
     _SCOPE_BACKWARD_FUNCTION,
     _SCOPE_FUNCTION,
@@ -309,13 +310,8 @@ class profile:
             use_python_export (bool): chooses between torch's two writers;
                 ferrograd has one, so it is ignored. Default: ``False``.
         """
-        events = self._events()
-        saved = events._trace_metadata
-        events._trace_metadata = {**saved, **(metadata or {})}
-        try:
+        with self._events()._extra_trace_metadata(metadata or {}) as events:
             events.export_chrome_trace(path)
-        finally:
-            events._trace_metadata = saved
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Writes the recorded stacks in collapsed form, for flame graphs
@@ -578,6 +574,19 @@ class record_function(ContextDecorator):
 _annotation_warned: set[str] = set()
 
 
+# The arguments of emit_nvtx and emit_itt, described once: a docstring line
+# ``{external_annotation_args}`` stands for them.
+_with_doc_pieces = _docs.with_doc_pieces(
+    {
+        "external_annotation_args": """\
+Args:
+    enabled (bool): ``False`` makes the block a plain no-op (no
+        warning). Default: ``True``.
+    record_shapes (bool): accepted for compatibility. Default: ``False``.""",
+    }
+)
+
+
 class _ExternalAnnotations:
     _tool = ""
     _label = ""
@@ -609,30 +618,26 @@ class _ExternalAnnotations:
         return False
 
 
+@_with_doc_pieces
 class emit_nvtx(_ExternalAnnotations):
     """Accepted for torch compatibility: torch wraps each op in an NVTX
     range for nvprof / Nsight; ferrograd has no NVTX library, so the block
     runs normally and entering warns once.
 
-    Args:
-        enabled (bool): ``False`` makes the block a plain no-op (no
-            warning). Default: ``True``.
-        record_shapes (bool): accepted for compatibility. Default: ``False``.
+    {external_annotation_args}
     """
 
     _tool = "NVTX"
     _label = "NVTX"
 
 
+@_with_doc_pieces
 class emit_itt(_ExternalAnnotations):
     """Accepted for torch compatibility: torch wraps each op in an ITT range
     for Intel VTune; ferrograd has no ITT library, so the block runs
     normally and entering warns once.
 
-    Args:
-        enabled (bool): ``False`` makes the block a plain no-op (no
-            warning). Default: ``True``.
-        record_shapes (bool): accepted for compatibility. Default: ``False``.
+    {external_annotation_args}
     """
 
     _tool = "ITT"

@@ -15,6 +15,7 @@ runs on the CPU only, so every device time and device memory figure is 0.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import warnings
 from collections import defaultdict, namedtuple
@@ -659,6 +660,17 @@ class EventList(list):
 
     def __str__(self) -> str:
         return self.table()
+
+    @contextlib.contextmanager
+    def _extra_trace_metadata(self, metadata: dict[str, str]) -> Iterator[EventList]:
+        """The events, with ``metadata`` (key -> JSON text) added to their trace's top-level
+        keys until the block ends."""
+        saved = self._trace_metadata
+        self._trace_metadata = {**saved, **metadata}
+        try:
+            yield self
+        finally:
+            self._trace_metadata = saved
 
     # --- structure -------------------------------------------------------
 

@@ -29,10 +29,10 @@ PROFILER_STEP_NAME = "ProfilerStep"
 _warned: set[str] = set()
 
 
-def _warn_once(message: str) -> None:
+def _warn_once(message: str, stacklevel: int = 3) -> None:
     if message not in _warned:
         _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 class ProfilerActivity(Enum):
@@ -211,6 +211,15 @@ def _activity_set(activities: Iterable[Any] | None) -> set[ProfilerActivity]:
     return chosen
 
 
+
+def _warn_unrecorded(activities: set[ProfilerActivity]) -> None:
+    """Warns (once each, pointing at the caller of the profiler's constructor) about the chosen
+    activities that ferrograd does not record."""
+    for activity in sorted(activities - supported_activities(), key=lambda a: a.value):
+        message = f"ferrograd records CPU activity only; {activity} is ignored (no device runs in ferrograd)"
+        _warn_once(message, stacklevel=4)
+
+
 class _KinetoProfile:
     """The profiler without steps: ``start()`` / ``stop()`` around the code
     to record, then the same results as :class:`profile`."""
@@ -230,10 +239,7 @@ class _KinetoProfile:
         custom_trace_id_callback: Callable[[], str] | None = None,
     ) -> None:
         self.activities = _activity_set(activities)
-        for activity in sorted(self.activities - supported_activities(), key=lambda a: a.value):
-            _warn_once(
-                f"ferrograd records CPU activity only; {activity} is ignored (no device runs in ferrograd)"
-            )
+        _warn_unrecorded(self.activities)
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -247,6 +253,13 @@ class _KinetoProfile:
         self.use_device: str | None = None
         self.preset_metadata: dict[str, str] = {}
         self._trace_metadata: dict[str, str] = {}
+
+    def _current(self, doing: str) -> prof.profile:
+        """The profile of the current cycle; before there is one, an AssertionError saying
+        that the profiler must be initialized before ``doing``."""
+        if self.profiler is None:
+            raise AssertionError(f"Profiler must be initialized before {doing}")
+        return self.profiler
 
     def start(self) -> None:
         self.prepare_trace()
@@ -280,9 +293,7 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         if self.execution_trace_observer:
             self.execution_trace_observer.start()
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before starting trace")
-        self.profiler._start_trace()
+        self._current("starting trace")._start_trace()
         for flag in ("profile_memory", "with_stack", "record_shapes", "with_modules", "with_flops"):
             if getattr(self, flag):
                 self.add_metadata_json(flag, "1")
@@ -292,19 +303,13 @@ class _KinetoProfile:
     def stop_trace(self) -> None:
         if self.execution_trace_observer:
             self.execution_trace_observer.stop()
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before stopping trace")
-        self.profiler.__exit__(None, None, None)
+        self._current("stopping trace").__exit__(None, None, None)
 
     def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
         """Writes the last recorded cycle as a Chrome trace (gzip-compressed
         when ``path`` ends with ``.gz``)."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before exporting chrome trace")
-        events = self.profiler._events()
-        saved = events._trace_metadata
-        events._trace_metadata = {**saved, **self._trace_metadata}
-        try:
+        recorded = self._current("exporting chrome trace")._events()
+        with recorded._extra_trace_metadata(self._trace_metadata) as events:
             if path.endswith(".gz"):
                 from ..autograd.profiler_util import _write_chrome_trace
 
@@ -312,14 +317,10 @@ class _KinetoProfile:
                     _write_chrome_trace(events, f)
             else:
                 events.export_chrome_trace(path)
-        finally:
-            events._trace_metadata = saved
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Writes collapsed stacks (needs ``with_stack=True``)."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before exporting stacks")
-        self.profiler.export_stacks(path, metric)
+        self._current("exporting stacks").export_stacks(path, metric)
 
     def key_averages(
         self,
@@ -329,15 +330,13 @@ class _KinetoProfile:
     ) -> EventList:
         """The events grouped by name (and optionally input shapes, stack
         or overload name)."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before getting key averages")
-        return self.profiler.key_averages(group_by_input_shape, group_by_stack_n, group_by_overload_name)
+        return self._current("getting key averages").key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def events(self) -> EventList | None:
         """The unaggregated events of the last recorded cycle."""
-        if self.profiler is None:
-            raise AssertionError("Profiler must be initialized before accessing events")
-        return self.profiler.function_events
+        return self._current("accessing events").function_events
 
     def add_metadata(self, key: str, value: str) -> None:
         """Adds a string ``value`` under ``key`` at the top of the trace."""
