@@ -17,6 +17,27 @@ fn given<T: AsRef<Tensor>>(grads: impl IntoIterator<Item = T>) -> Vec<Option<Ten
         .collect()
 }
 
+/// The `retain_graph` and `create_graph` setters of an options builder.
+macro_rules! graph_flags {
+    ($options:ident) => {
+        /// Keep the saved tensors so that the graph can be run through
+        /// again (default: the value of
+        #[doc = concat!("[`", stringify!($options), "::create_graph`]).")]
+        pub fn retain_graph(mut self, retain: bool) -> Self {
+            self.retain_graph = Some(retain);
+            self
+        }
+
+        /// Record the backward computation, so that the gradients it
+        /// produces can themselves be differentiated (higher-order
+        /// derivatives).
+        pub fn create_graph(mut self, create: bool) -> Self {
+            self.create_graph = create;
+            self
+        }
+    };
+}
+
 /// How [`Tensor::backward_with`] and [`backward`] run: the gradients to
 /// start from, whether to keep or differentiate the graph, and which
 /// tensors receive `.grad`.
@@ -64,19 +85,7 @@ impl BackwardOptions {
         self
     }
 
-    /// Keep the saved tensors so that backward can run through the graph
-    /// again (default: the value of [`BackwardOptions::create_graph`]).
-    pub fn retain_graph(mut self, retain: bool) -> Self {
-        self.retain_graph = Some(retain);
-        self
-    }
-
-    /// Record the backward computation, so that the gradients it produces
-    /// can themselves be differentiated (higher-order derivatives).
-    pub fn create_graph(mut self, create: bool) -> Self {
-        self.create_graph = create;
-        self
-    }
+    graph_flags!(BackwardOptions);
 
     /// Accumulate only into these tensors (leaves or not) or edges, instead
     /// of every leaf the outputs reach.
@@ -192,19 +201,7 @@ impl GradOptions {
         self
     }
 
-    /// Keep the saved tensors so that the graph can be differentiated again
-    /// (default: the value of [`GradOptions::create_graph`]).
-    pub fn retain_graph(mut self, retain: bool) -> Self {
-        self.retain_graph = Some(retain);
-        self
-    }
-
-    /// Record the backward computation, so that the returned gradients can
-    /// themselves be differentiated (higher-order derivatives).
-    pub fn create_graph(mut self, create: bool) -> Self {
-        self.create_graph = create;
-        self
-    }
+    graph_flags!(GradOptions);
 
     /// Return zeros for inputs the outputs do not reach, instead of an
     /// error ([`grad_with`]) or `None` ([`grad_allow_unused`]).

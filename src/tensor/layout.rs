@@ -238,20 +238,23 @@ impl Layout {
         true
     }
 
+    /// How many leading dims expanding to `n` dims adds, or torch's error
+    /// when `n` is fewer than this layout has.
+    fn expand_lead(&self, n: usize) -> Result<usize> {
+        n.checked_sub(self.ndim()).ok_or_else(|| Error::Shape {
+            op: "expand",
+            msg: format!(
+                "the number of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({})",
+                self.ndim()
+            ),
+        })
+    }
+
     /// Strides broadcast to `shape` (0 for broadcast dims), or an error when
     /// this layout cannot be expanded to it.
     pub fn broadcast_strides(&self, shape: &[usize]) -> Result<Dims> {
         let n = shape.len();
-        if self.ndim() > n {
-            return Err(Error::Shape {
-                op: "expand",
-                msg: format!(
-                    "the number of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({})",
-                    self.ndim()
-                ),
-            });
-        }
-        let lead = n - self.ndim();
+        let lead = self.expand_lead(n)?;
         let mut out: Dims = smallvec::smallvec![0; n];
         for i in 0..n {
             if i < lead {
@@ -278,16 +281,7 @@ impl Layout {
     /// `expand`: broadcast to `shape`; `-1` keeps a size.
     pub fn expand(&self, sizes: &[isize]) -> Result<Layout> {
         let n = sizes.len();
-        if n < self.ndim() {
-            return Err(Error::Shape {
-                op: "expand",
-                msg: format!(
-                    "the number of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({})",
-                    self.ndim()
-                ),
-            });
-        }
-        let lead = n - self.ndim();
+        let lead = self.expand_lead(n)?;
         let mut shape: Dims = smallvec::smallvec![0; n];
         for i in 0..n {
             shape[i] = match sizes[i] {

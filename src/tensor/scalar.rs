@@ -81,36 +81,26 @@ impl Scalar {
     }
 }
 
-impl From<f64> for Scalar {
-    fn from(v: f64) -> Self {
-        Scalar::Float(v)
-    }
+/// `From` conversions into a [`Scalar`] variant, widening on the way.
+macro_rules! scalar_from {
+    ($($t:ty => $variant:ident($v:ident) $conv:expr;)*) => {$(
+        impl From<$t> for Scalar {
+            fn from($v: $t) -> Self {
+                Scalar::$variant($conv)
+            }
+        }
+    )*};
 }
-impl From<f32> for Scalar {
-    fn from(v: f32) -> Self {
-        Scalar::Float(v as f64)
-    }
+
+scalar_from! {
+    f64 => Float(v) v;
+    f32 => Float(v) v as f64;
+    i64 => Int(v) v;
+    i32 => Int(v) v as i64;
+    bool => Bool(v) v;
+    Complex<f64> => Complex(v) v;
 }
-impl From<i64> for Scalar {
-    fn from(v: i64) -> Self {
-        Scalar::Int(v)
-    }
-}
-impl From<i32> for Scalar {
-    fn from(v: i32) -> Self {
-        Scalar::Int(v as i64)
-    }
-}
-impl From<bool> for Scalar {
-    fn from(v: bool) -> Self {
-        Scalar::Bool(v)
-    }
-}
-impl From<Complex<f64>> for Scalar {
-    fn from(v: Complex<f64>) -> Self {
-        Scalar::Complex(v)
-    }
-}
+
 impl From<Complex<f32>> for Scalar {
     fn from(v: Complex<f32>) -> Self {
         Scalar::Complex(Complex::new(v.re as f64, v.im as f64))

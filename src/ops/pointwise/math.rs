@@ -34,13 +34,30 @@ pub trait Num: Arith {
     /// `a` raised to `b`.
     fn power(a: Self, b: Self) -> Self;
     /// Rounding toward negative infinity (identity for integers).
-    fn to_floor(a: Self) -> Self;
+    #[inline(always)]
+    fn to_floor(a: Self) -> Self {
+        a
+    }
     /// Rounding toward positive infinity (identity for integers).
-    fn to_ceil(a: Self) -> Self;
+    #[inline(always)]
+    fn to_ceil(a: Self) -> Self {
+        a
+    }
     /// Rounding toward zero (identity for integers).
-    fn to_trunc(a: Self) -> Self;
+    #[inline(always)]
+    fn to_trunc(a: Self) -> Self {
+        a
+    }
     /// Rounding to nearest, ties to even (identity for integers).
-    fn to_round(a: Self) -> Self;
+    #[inline(always)]
+    fn to_round(a: Self) -> Self {
+        a
+    }
+    /// `max(a, 0)`, NaN staying NaN.
+    #[inline(always)]
+    fn relu(a: Self) -> Self {
+        Self::max_nan(a, Self::zero())
+    }
 }
 
 macro_rules! num_int {
@@ -136,22 +153,6 @@ macro_rules! num_int {
                     exp >>= 1;
                 }
                 acc
-            }
-            #[inline(always)]
-            fn to_floor(a: Self) -> Self {
-                a
-            }
-            #[inline(always)]
-            fn to_ceil(a: Self) -> Self {
-                a
-            }
-            #[inline(always)]
-            fn to_trunc(a: Self) -> Self {
-                a
-            }
-            #[inline(always)]
-            fn to_round(a: Self) -> Self {
-                a
             }
         }
     };
@@ -303,22 +304,6 @@ impl Num for u8 {
     }
     fn power(a: Self, b: Self) -> Self {
         a.wrapping_pow(b as u32)
-    }
-    #[inline(always)]
-    fn to_floor(a: Self) -> Self {
-        a
-    }
-    #[inline(always)]
-    fn to_ceil(a: Self) -> Self {
-        a
-    }
-    #[inline(always)]
-    fn to_trunc(a: Self) -> Self {
-        a
-    }
-    #[inline(always)]
-    fn to_round(a: Self) -> Self {
-        a
     }
 }
 

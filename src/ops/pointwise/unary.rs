@@ -156,7 +156,7 @@ macro_rules! num_unary {
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
                     record $node, [self];
-                    compute => out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, $f::<T>),
+                    compute => out = dispatch_numeric!(self.dtype(), T => map1::<T, T>(self, <T as Num>::$f),
                         else if self.dtype().is_complex() {
                             complex_num_unary(stringify!($name), self)?
                         } else {
@@ -186,7 +186,7 @@ macro_rules! num_unary {
                     // Elementwise formulas broadcast over a batch dim.
                     batched broadcast;
                     inplace $name_(self) |s| s.$name();
-                        => dispatch_numeric!(self.dtype(), T => apply1::<T>(self, $f::<T>),
+                        => dispatch_numeric!(self.dtype(), T => apply1::<T>(self, <T as Num>::$f),
                             else if self.dtype().is_complex() {
                                 complex_num_unary_(stringify!($name_), self)
                             } else {
@@ -278,31 +278,6 @@ fn bool_error(op: &str) -> Error {
     }
 }
 
-fn negate<T: Num>(x: T) -> T {
-    T::negate(x)
-}
-fn magnitude<T: Num>(x: T) -> T {
-    T::magnitude(x)
-}
-fn sign<T: Num>(x: T) -> T {
-    T::sign(x)
-}
-fn floor<T: Num>(x: T) -> T {
-    T::to_floor(x)
-}
-fn ceil<T: Num>(x: T) -> T {
-    T::to_ceil(x)
-}
-fn trunc<T: Num>(x: T) -> T {
-    T::to_trunc(x)
-}
-fn round<T: Num>(x: T) -> T {
-    T::to_round(x)
-}
-fn relu<T: Num>(x: T) -> T {
-    T::max_nan(x, T::zero())
-}
-
 num_unary! {
     "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
         "NegBackward0" none => |g, _| g.neg()?;
@@ -310,13 +285,13 @@ num_unary! {
         "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?;
     "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
         "SignBackward0" none => |g, _| g.zeros_like()?;
-    "`floor()` (integers unchanged)." floor floor_ => floor, bool: NO_BOOL,
+    "`floor()` (integers unchanged)." floor floor_ => to_floor, bool: NO_BOOL,
         "FloorBackward0" none => |g, _| g.zeros_like()?;
-    "`ceil()` (integers unchanged)." ceil ceil_ => ceil, bool: NO_BOOL,
+    "`ceil()` (integers unchanged)." ceil ceil_ => to_ceil, bool: NO_BOOL,
         "CeilBackward0" none => |g, _| g.zeros_like()?;
-    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => trunc, bool: NO_BOOL,
+    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => to_trunc, bool: NO_BOOL,
         "TruncBackward0" none => |g, _| g.zeros_like()?;
-    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => round, bool: NO_BOOL,
+    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => to_round, bool: NO_BOOL,
         "RoundBackward0" none => |g, _| g.zeros_like()?;
     // relu'(0) = 0: the gradient passes only where the result is positive
     // (or NaN), as torch's threshold_backward.
