@@ -183,13 +183,12 @@ def _call_with_hooks(
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 args_kwargs_result = hook(module, args, kwargs)
                 if args_kwargs_result is not None:
-                    if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
-                        args, kwargs = args_kwargs_result
-                    else:
+                    if not (isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2):
                         raise RuntimeError(
                             "forward pre-hook must return None or a tuple "
                             f"of (new_args, new_kwargs), but got {args_kwargs_result}."
                         )
+                    args, kwargs = args_kwargs_result
             else:
                 args_result = hook(module, args)
                 if args_result is not None:

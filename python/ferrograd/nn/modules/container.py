@@ -170,6 +170,17 @@ class Sequential(Module):
         return input
 
 
+def _abs_string_index(self: Module, idx: int) -> str:
+    """The key of position ``idx`` (negative counts from the end) in the list
+    container ``self``."""
+    idx = operator.index(idx)
+    if not (-len(self) <= idx < len(self)):  # type: ignore[arg-type]
+        raise IndexError(f"index {idx} is out of range")
+    if idx < 0:
+        idx += len(self)  # type: ignore[arg-type]
+    return str(idx)
+
+
 class ModuleList(Module):
     r"""Holds submodules in a list, registered under ``"0"``, ``"1"``, ...
 
@@ -188,13 +199,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
@@ -347,23 +352,20 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, Iterable):
-                    raise TypeError(
-                        "ModuleDict update sequence element #"
-                        + str(j)
-                        + " should be Iterable; is"
-                        + type(m).__name__
-                    )
-                if not len(m) == 2:  # type: ignore[arg-type]
-                    raise ValueError(
-                        "ModuleDict update sequence element #"
-                        + str(j)
-                        + " has length "
-                        + str(len(m))
-                        + "; 2 is required"  # type: ignore[arg-type]
-                    )
-                self[m[0]] = m[1]  # type: ignore[index]
+            _update_from_pairs(self, "ModuleDict", modules)
+
+
+def _update_from_pairs(target: Any, name: str, pairs: Iterable[Any]) -> None:
+    """``target[key] = value`` for each ``(key, value)`` element of ``pairs``, as
+    ``update`` does with a sequence; ``name`` (the dict's class) begins the error
+    raised for an element that is not an iterable of length 2."""
+    for j, pair in enumerate(pairs):
+        element = f"{name} update sequence element #{j}"
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"{element} should be Iterable; is{type(pair).__name__}")
+        if not len(pair) == 2:  # type: ignore[arg-type]
+            raise ValueError(f"{element} has length {len(pair)}; 2 is required")  # type: ignore[arg-type]
+        target[pair[0]] = pair[1]  # type: ignore[index]
 
 
 def _param_line(k: Any, p: Any, dtype_text: str) -> str:
@@ -393,13 +395,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx: int | slice) -> Any:
         if isinstance(idx, slice):
@@ -574,23 +570,7 @@ class ParameterDict(Module):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element #"
-                        + str(j)
-                        + " should be Iterable; is"
-                        + type(p).__name__
-                    )
-                if not len(p) == 2:  # type: ignore[arg-type]
-                    raise ValueError(
-                        "ParameterDict update sequence element #"
-                        + str(j)
-                        + " has length "
-                        + str(len(p))
-                        + "; 2 is required"  # type: ignore[arg-type]
-                    )
-                self[p[0]] = p[1]  # type: ignore[index]
+            _update_from_pairs(self, "ParameterDict", parameters)
 
     def extra_repr(self) -> str:
         """One line per parameter: its key, type and shape."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 import ferrograd
 from ferrograd._core import Tensor
 
+from ...utils._grads import zero_grads as _zero_grads
 from ..parameter import Buffer, Parameter
 from ._hooks import _BackwardHook as _BackwardHook
 from ._hooks import _BackwardHookFunction as _BackwardHookFunction
@@ -602,17 +603,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         r"""Resets the gradients of all parameters: to ``None`` (default), or
         to zeros in place with ``set_to_none=False``."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        _zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self) -> Module:
         r"""Returns ``self`` (ferrograd tensors already live in process memory)."""

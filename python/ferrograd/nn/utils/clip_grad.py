@@ -102,13 +102,8 @@ def clip_grads_with_norm_(
 
 
 @_no_grad
-def clip_grad_norm_(
-    parameters: _TensorOrTensors,
-    max_norm: float,
-    norm_type: float = 2.0,
-    error_if_nonfinite: bool = False,
-    foreach: bool | None = None,
-) -> Tensor:
+def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     r"""Clips the gradient norm of ``parameters`` in place: the norm of all
     gradients together (as one vector) is scaled down to ``max_norm`` when
     larger.
@@ -135,13 +130,8 @@ def clip_grad_norm_(
     return total_norm
 
 
-def clip_grad_norm(
-    parameters: _TensorOrTensors,
-    max_norm: float,
-    norm_type: float = 2.0,
-    error_if_nonfinite: bool = False,
-    foreach: bool | None = None,
-) -> Tensor:
+def clip_grad_norm(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     r"""Deprecated alias of :func:`clip_grad_norm_`."""
     warnings.warn(
         "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
