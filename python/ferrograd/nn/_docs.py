@@ -6,6 +6,9 @@ A docstring asks for a section with a line that holds only ``{name}``;
 indented as the placeholder was (the section's own deeper indentation kept),
 so the docstring reads, at run time and in the API reference, as if it had
 been written out in full. A section may itself ask for other sections.
+
+A placeholder ``{name:value}`` also passes ``value``: each ``<value>`` in the
+section's text becomes ``value`` (for sections that differ only in a default).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import inspect
 import re
 from typing import Any
 
-_PLACEHOLDER = re.compile(r"^( *)\{([a-z][a-z0-9_]*)\}$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^( *)\{([a-z][a-z0-9_]*)(?::([^{}]*))?\}$", re.MULTILINE)
 
 SECTIONS: dict[str, str] = {
     # --- nn.functional: convolutions -----------------------------------------------------------
@@ -256,6 +259,46 @@ SECTIONS: dict[str, str] = {
             :func:`calculate_gain`. Default: ``'leaky_relu'``.
         {generator_arg}
     """,
+    # --- nn.modules: convolutions --------------------------------------------------------------
+    "conv_layer_args": """
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the window step. Default: 1.
+        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``.
+        device, dtype: of the parameters.
+    """,
+    "conv_transpose_layer_args": """
+        in_channels (int): the channels of the input.
+        out_channels (int): the channels of the output.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple): the step of the windows. Default: 1.
+        padding (int or tuple): trimmed from both sides of the output. Default: 0.
+        output_padding (int or tuple): extra size added to one side of the output. Default: 0.
+        groups (int): split the channels into this many independent groups. Default: 1.
+        bias (bool): learn an additive bias. Default: True.
+        dilation (int or tuple): the spacing between kernel elements. Default: 1.
+        padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
+        device, dtype: of the parameters.
+    """,
+    # --- nn.modules: normalisation -------------------------------------------------------------
+    # the batch and instance norms; <value> is the default of affine and track_running_stats
+    "running_stats_args": """
+        Args:
+            num_features (int): the number of channels ``C``.
+            eps (float): added to the variance. Default: 1e-5.
+            momentum (float or None): the weight of the new batch in the running statistics; None uses a
+                cumulative average. Default: 0.1.
+            affine (bool): learn a per-channel ``weight`` and ``bias``. Default: <value>.
+            track_running_stats (bool): keep running statistics for evaluation. Default: <value>.
+            device, dtype: of the parameters and buffers.
+            bias (bool): learn the ``bias`` too. Default: True.
+    """,
 }
 
 
@@ -263,8 +306,11 @@ def fill_doc(doc: str) -> str:
     """``doc`` with each placeholder line replaced by its section."""
 
     def expand(match: re.Match[str]) -> str:
-        indent, name = match.groups()
-        text = fill_doc(inspect.cleandoc(SECTIONS[name]))
+        indent, name, value = match.groups()
+        text = inspect.cleandoc(SECTIONS[name])
+        if value is not None:
+            text = text.replace("<value>", value)
+        text = fill_doc(text)
         return "\n".join(indent + line if line else line for line in text.split("\n"))
 
     return _PLACEHOLDER.sub(expand, doc)

@@ -11,11 +11,25 @@ from ferrograd._core import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
-from .linear import _factory
+from .._docs import fill_docs as _fill_docs
+from .linear import _factory, _new_parameters
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+def _affine_parameters(module: Module, kw: dict[str, Any], shape: Any, affine: bool, bias: bool) -> None:
+    """A norm's ``weight`` and ``bias`` of ``shape``, uninitialised: both None
+    without ``affine``, the bias None without ``bias``."""
+    _new_parameters(module, kw, weight=shape if affine else None, bias=shape if affine and bias else None)
+
+
+def _reset_affine(affine: bool, weight: Tensor | None, bias: Tensor | None) -> None:
+    """With ``affine``, ``weight`` to ones and ``bias`` (when there is one) to zeros."""
+    if affine:
+        init.ones_(weight)
+        if bias is not None:
+            init.zeros_(bias)
 
 
 class _NormBase(Module):
@@ -26,18 +40,9 @@ class _NormBase(Module):
     _version = 2
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
-    def __init__(
-        self,
-        num_features: int,
-        eps: float = 1e-5,
-        momentum: float | None = 0.1,
-        affine: bool = True,
-        track_running_stats: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-        *,
-        bias: bool = True,
-    ) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+                 *, bias: bool = True) -> None:
         super().__init__()
         kw = _factory(device, dtype)
         self.num_features = num_features
@@ -45,15 +50,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_fg.empty(num_features, **kw))
-            if bias:
-                self.bias = Parameter(_fg.empty(num_features, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, kw, num_features, affine, bias)
         if track_running_stats:
             self.register_buffer("running_mean", _fg.zeros(num_features, **kw))
             self.register_buffer("running_var", _fg.ones(num_features, **kw))
@@ -73,10 +70,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.affine, self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -88,16 +82,9 @@ class _NormBase(Module):
             f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
 
-    def _load_from_state_dict(
-        self,
-        state_dict: Mapping[str, Any],
-        prefix: str,
-        local_metadata: dict,
-        strict: bool,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-        error_msgs: list[str],
-    ) -> None:
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             key = prefix + "num_batches_tracked"
@@ -143,15 +130,7 @@ class BatchNorm1d(_BatchNorm):
     mean and unbiased variance (``momentum=None`` keeps a cumulative average);
     in evaluation the running statistics are used.
 
-    Args:
-        num_features (int): the number of channels ``C``.
-        eps (float): added to the variance. Default: 1e-5.
-        momentum (float or None): the weight of the new batch in the running statistics; None uses a
-            cumulative average. Default: 0.1.
-        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
-        track_running_stats (bool): keep running statistics for evaluation. Default: True.
-        device, dtype: of the parameters and buffers.
-        bias (bool): learn the ``bias`` too. Default: True.
+    {running_stats_args:True}
 
     Example:
         >>> m = nn.BatchNorm1d(100)
@@ -167,15 +146,7 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     r"""Batch normalisation over ``(N, C, H, W)``, per channel ``C``.
 
-    Args:
-        num_features (int): the number of channels ``C``.
-        eps (float): added to the variance. Default: 1e-5.
-        momentum (float or None): the weight of the new batch in the running statistics; None uses a
-            cumulative average. Default: 0.1.
-        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
-        track_running_stats (bool): keep running statistics for evaluation. Default: True.
-        device, dtype: of the parameters and buffers.
-        bias (bool): learn the ``bias`` too. Default: True.
+    {running_stats_args:True}
 
     Example:
         >>> m = nn.BatchNorm2d(3, affine=False)
@@ -191,15 +162,7 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     r"""Batch normalisation over ``(N, C, D, H, W)``, per channel ``C``.
 
-    Args:
-        num_features (int): the number of channels ``C``.
-        eps (float): added to the variance. Default: 1e-5.
-        momentum (float or None): the weight of the new batch in the running statistics; None uses a
-            cumulative average. Default: 0.1.
-        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: True.
-        track_running_stats (bool): keep running statistics for evaluation. Default: True.
-        device, dtype: of the parameters and buffers.
-        bias (bool): learn the ``bias`` too. Default: True.
+    {running_stats_args:True}
 
     Example:
         >>> nn.BatchNorm3d(2)(ferrograd.randn(3, 2, 2, 2, 2)).shape
@@ -209,3 +172,6 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+_fill_docs(globals())

@@ -6,13 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ferrograd as _fg
 from ferrograd._core import Tensor
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
-from .linear import _factory
+from .._docs import fill_docs as _fill_docs
+from .linear import _factory, _new_parameters
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
@@ -44,22 +43,10 @@ class _ConvNd(Module):
         "kernel_size",
     ]
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: tuple[int, ...],
-        stride: tuple[int, ...],
-        padding: str | tuple[int, ...],
-        dilation: tuple[int, ...],
-        transposed: bool,
-        output_padding: tuple[int, ...],
-        groups: int,
-        bias: bool,
-        padding_mode: str,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple[int, ...],
+                 stride: tuple[int, ...], padding: str | tuple[int, ...], dilation: tuple[int, ...],
+                 transposed: bool, output_padding: tuple[int, ...], groups: int, bias: bool,
+                 padding_mode: str, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -103,11 +90,7 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(_fg.empty(shape, **kw))
-        if bias:
-            self.bias = Parameter(_fg.empty(out_channels, **kw))
-        else:
-            self.register_parameter("bias", None)
+        _new_parameters(self, kw, weight=shape, bias=out_channels if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -150,36 +133,14 @@ class _ConvNd(Module):
 class _ConvLayer(_ConvNd):
     _nd = 0
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        dilation: Any = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         n = self._nd
-        super().__init__(
-            in_channels,
-            out_channels,
-            _ntuple(kernel_size, n),
-            _ntuple(stride, n),
-            padding if isinstance(padding, str) else _ntuple(padding, n),
-            _ntuple(dilation, n),
-            False,
-            _ntuple(0, n),
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
+        padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n), _ntuple(stride, n), padding,
+                         _ntuple(dilation, n), False, _ntuple(0, n), groups, bias, padding_mode, device,
+                         dtype)
 
 
 class Conv1d(_ConvLayer):
@@ -190,17 +151,7 @@ class Conv1d(_ConvLayer):
     one of ``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``.
 
     Args:
-        in_channels (int): the channels of the input.
-        out_channels (int): the channels of the output.
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple): the window step. Default: 1.
-        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
-        dilation (int or tuple): the spacing between kernel elements. Default: 1.
-        groups (int): split the channels into this many independent groups. Default: 1.
-        bias (bool): learn an additive bias. Default: True.
-        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``.
-        device, dtype: of the parameters.
+        {conv_layer_args}
 
     Example:
         >>> m = nn.Conv1d(16, 33, 3, stride=2)
@@ -219,17 +170,7 @@ class Conv2d(_ConvLayer):
     of ``'zeros'``, ``'reflect'``, ``'replicate'``, ``'circular'``.
 
     Args:
-        in_channels (int): the channels of the input.
-        out_channels (int): the channels of the output.
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple): the window step. Default: 1.
-        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
-        dilation (int or tuple): the spacing between kernel elements. Default: 1.
-        groups (int): split the channels into this many independent groups. Default: 1.
-        bias (bool): learn an additive bias. Default: True.
-        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``.
-        device, dtype: of the parameters.
+        {conv_layer_args}
 
     Example:
         >>> m = nn.Conv2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2))
@@ -244,17 +185,7 @@ class Conv3d(_ConvLayer):
     r"""3-D convolution over ``(N, C_in, D, H, W)`` inputs.
 
     Args:
-        in_channels (int): the channels of the input.
-        out_channels (int): the channels of the output.
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple): the window step. Default: 1.
-        padding (int, tuple or str): implicit padding on both sides, or ``'valid'`` / ``'same'``. Default: 0.
-        dilation (int or tuple): the spacing between kernel elements. Default: 1.
-        groups (int): split the channels into this many independent groups. Default: 1.
-        bias (bool): learn an additive bias. Default: True.
-        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``.
-        device, dtype: of the parameters.
+        {conv_layer_args}
 
     Example:
         >>> nn.Conv3d(2, 4, 3)(ferrograd.randn(1, 2, 5, 5, 5)).shape
@@ -267,39 +198,16 @@ class Conv3d(_ConvLayer):
 class _ConvTransposeNd(_ConvNd):
     _nd = 0
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        output_padding: Any = 0,
-        groups: int = 1,
-        bias: bool = True,
-        dilation: Any = 1,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
         n = self._nd
-        super().__init__(
-            in_channels,
-            out_channels,
-            _ntuple(kernel_size, n),
-            _ntuple(stride, n),
-            _ntuple(padding, n),
-            _ntuple(dilation, n),
-            True,
-            _ntuple(output_padding, n),
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-        )
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n), _ntuple(stride, n),
+                         _ntuple(padding, n), _ntuple(dilation, n), True, _ntuple(output_padding, n), groups,
+                         bias, padding_mode, device, dtype)
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
         """The ``output_padding`` that makes the output ``output_size`` (spatial, or with
@@ -355,17 +263,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     transposed convolution can produce.
 
     Args:
-        in_channels (int): the channels of the input.
-        out_channels (int): the channels of the output.
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple): the step of the windows. Default: 1.
-        padding (int or tuple): trimmed from both sides of the output. Default: 0.
-        output_padding (int or tuple): extra size added to one side of the output. Default: 0.
-        groups (int): split the channels into this many independent groups. Default: 1.
-        bias (bool): learn an additive bias. Default: True.
-        dilation (int or tuple): the spacing between kernel elements. Default: 1.
-        padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
-        device, dtype: of the parameters.
+        {conv_transpose_layer_args}
 
     Example:
         >>> m = nn.ConvTranspose1d(4, 2, 3, stride=2)
@@ -382,17 +280,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     ``weight`` is ``(in_channels, out_channels / groups, kH, kW)``.
 
     Args:
-        in_channels (int): the channels of the input.
-        out_channels (int): the channels of the output.
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple): the step of the windows. Default: 1.
-        padding (int or tuple): trimmed from both sides of the output. Default: 0.
-        output_padding (int or tuple): extra size added to one side of the output. Default: 0.
-        groups (int): split the channels into this many independent groups. Default: 1.
-        bias (bool): learn an additive bias. Default: True.
-        dilation (int or tuple): the spacing between kernel elements. Default: 1.
-        padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
-        device, dtype: of the parameters.
+        {conv_transpose_layer_args}
 
     Example:
         >>> m = nn.ConvTranspose2d(16, 33, 3, stride=2)
@@ -402,3 +290,6 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _nd = 2
+
+
+_fill_docs(globals())

@@ -8,6 +8,7 @@ from typing import Any
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .batchnorm import _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
@@ -16,18 +17,9 @@ __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
 class _InstanceNorm(_NormBase):
     _no_batch_dim = 0
 
-    def __init__(
-        self,
-        num_features: int,
-        eps: float = 1e-5,
-        momentum: float = 0.1,
-        affine: bool = False,
-        track_running_stats: bool = False,
-        device: Any = None,
-        dtype: Any = None,
-        *,
-        bias: bool = True,
-    ) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
@@ -69,15 +61,7 @@ class InstanceNorm1d(_InstanceNorm):
     r"""Normalises each (sample, channel) row of ``(N, C, L)`` (or ``(C, L)``) over ``L``.
     No affine and no running statistics by default.
 
-    Args:
-        num_features (int): the number of channels ``C``.
-        eps (float): added to the variance. Default: 1e-5.
-        momentum (float or None): the weight of the new batch in the running statistics; None uses a
-            cumulative average. Default: 0.1.
-        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: False.
-        track_running_stats (bool): keep running statistics for evaluation. Default: False.
-        device, dtype: of the parameters and buffers.
-        bias (bool): learn the ``bias`` too. Default: True.
+    {running_stats_args:False}
 
     Example:
         >>> nn.InstanceNorm1d(100)(ferrograd.randn(20, 100, 40)).shape
@@ -94,15 +78,7 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     r"""Normalises each (sample, channel) plane of ``(N, C, H, W)`` (or ``(C, H, W)``).
 
-    Args:
-        num_features (int): the number of channels ``C``.
-        eps (float): added to the variance. Default: 1e-5.
-        momentum (float or None): the weight of the new batch in the running statistics; None uses a
-            cumulative average. Default: 0.1.
-        affine (bool): learn a per-channel ``weight`` and ``bias``. Default: False.
-        track_running_stats (bool): keep running statistics for evaluation. Default: False.
-        device, dtype: of the parameters and buffers.
-        bias (bool): learn the ``bias`` too. Default: True.
+    {running_stats_args:False}
 
     Example:
         >>> nn.InstanceNorm2d(3, affine=True)(ferrograd.randn(2, 3, 4, 4)).shape
@@ -114,3 +90,6 @@ class InstanceNorm2d(_InstanceNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (3, 4):
             raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+_fill_docs(globals())

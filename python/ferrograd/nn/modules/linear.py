@@ -26,6 +26,16 @@ def _factory(device: Any, dtype: Any) -> dict[str, Any]:
     return kwargs
 
 
+def _new_parameters(module: Module, kw: dict[str, Any], **shapes: Any) -> None:
+    """Gives ``module`` an uninitialised parameter of each shape in ``shapes``,
+    in order, by name; a shape of None registers that parameter as None."""
+    for name, shape in shapes.items():
+        if shape is None:
+            module.register_parameter(name, None)
+        else:
+            setattr(module, name, Parameter(_fg.empty(shape, **kw)))
+
+
 class Identity(Module):
     r"""Returns its input unchanged; any constructor arguments are ignored.
 
@@ -72,11 +82,7 @@ class Linear(Module):
         kw = _factory(device, dtype)
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_fg.empty((out_features, in_features), **kw))
-        if bias:
-            self.bias = Parameter(_fg.empty(out_features, **kw))
-        else:
-            self.register_parameter("bias", None)
+        _new_parameters(self, kw, weight=(out_features, in_features), bias=out_features if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -128,25 +134,15 @@ class Bilinear(Module):
 
     __constants__ = ["in1_features", "in2_features", "out_features"]
 
-    def __init__(
-        self,
-        in1_features: int,
-        in2_features: int,
-        out_features: int,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         kw = _factory(device, dtype)
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(_fg.empty((out_features, in1_features, in2_features), **kw))
-        if bias:
-            self.bias = Parameter(_fg.empty(out_features, **kw))
-        else:
-            self.register_parameter("bias", None)
+        shape = (out_features, in1_features, in2_features)
+        _new_parameters(self, kw, weight=shape, bias=out_features if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -194,11 +190,8 @@ class LazyLinear(Linear):
         self._factory_kwargs = _factory(device, dtype)
         self.in_features = 0
         self.out_features = out_features
-        self.weight = Parameter(_fg.empty((out_features, 0), **self._factory_kwargs))
-        if bias:
-            self.bias = Parameter(_fg.empty(out_features, **self._factory_kwargs))
-        else:
-            self.register_parameter("bias", None)
+        _new_parameters(self, self._factory_kwargs, weight=(out_features, 0),
+                        bias=out_features if bias else None)
 
     def reset_parameters(self) -> None:
         """Initialises the parameters as :class:`Linear` does, once ``in_features`` is known."""

@@ -11,6 +11,7 @@ from ferrograd._core import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .batchnorm import _affine_parameters, _reset_affine
 from .linear import _factory
 from .module import Module
 
@@ -83,37 +84,19 @@ class LayerNorm(Module):
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
-    def __init__(
-        self,
-        normalized_shape: Any,
-        eps: float = 1e-5,
-        elementwise_affine: bool = True,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         kw = _factory(device, dtype)
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_fg.empty(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(_fg.empty(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, kw, self.normalized_shape, elementwise_affine, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Sets ``weight`` to ones and ``bias`` to zeros (when present)."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.elementwise_affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         """Applies :func:`ferrograd.nn.functional.layer_norm` with this module's settings."""
@@ -150,17 +133,8 @@ class GroupNorm(Module):
 
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
-    def __init__(
-        self,
-        num_groups: int,
-        num_channels: int,
-        eps: float = 1e-5,
-        affine: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-        *,
-        bias: bool = True,
-    ) -> None:
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
@@ -169,23 +143,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_fg.empty(num_channels, **kw))
-            if bias:
-                self.bias = Parameter(_fg.empty(num_channels, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, kw, num_channels, affine, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Sets ``weight`` to ones and ``bias`` to zeros (when present)."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self.affine, self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         """Applies :func:`ferrograd.nn.functional.group_norm` with this module's settings."""
@@ -220,14 +183,8 @@ class RMSNorm(Module):
 
     __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
-    def __init__(
-        self,
-        normalized_shape: Any,
-        eps: float | None = None,
-        elementwise_affine: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
