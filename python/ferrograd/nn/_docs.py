@@ -286,6 +286,41 @@ SECTIONS: dict[str, str] = {
         padding_mode (str): only ``'zeros'``. Default: ``'zeros'``.
         device, dtype: of the parameters.
     """,
+    # --- nn.modules: pooling -------------------------------------------------------------------
+    "max_pool_layer_args": """
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple, optional): the window step. Default: ``kernel_size``.
+        padding (int or tuple): implicit ``-inf`` padding on both sides. Default: 0.
+        dilation (int or tuple): the spacing between window elements. Default: 1.
+        return_indices (bool): also return the indices of the maxima. Default: False.
+        ceil_mode (bool): round the output size up. Default: False.
+    """,
+    # --- nn.modules: padding and upsampling ----------------------------------------------------
+    "pad1d_arg": """
+        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+    """,
+    "pad2d_arg": """
+        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
+    """,
+    # the Args and Example of a 2-D padding layer; <value> is its name
+    "pad2d_ones_args": """
+        Args:
+            {pad2d_arg}
+
+        Example:
+            >>> nn.<value>(1)(ferrograd.ones(1, 1, 2, 2)).shape
+            ferrograd.Size([1, 1, 4, 4])
+    """,
+    # the Args and Example of a 2-D upsampling layer; <value> is its name
+    "upsampling_2d_args": """
+        Args:
+            size (int or tuple of 2 ints, optional): the output size.
+            scale_factor (float or tuple, optional): the scale (give it or ``size``).
+
+        Example:
+            >>> nn.<value>(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
+            ferrograd.Size([1, 1, 4, 4])
+    """,
     # --- nn.modules: normalisation -------------------------------------------------------------
     # the batch and instance norms; <value> is the default of affine and track_running_stats
     "running_stats_args": """

@@ -8,6 +8,7 @@ from typing import Any
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .module import Module
 
 __all__ = [
@@ -71,7 +72,7 @@ class ConstantPad1d(_ConstantPadNd):
     r"""Pads the last dimension with ``value``; ``padding`` is an int or ``(left, right)``.
 
     Args:
-        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        {pad1d_arg}
         value (float): the fill value.
 
     Example:
@@ -85,7 +86,7 @@ class ConstantPad2d(_ConstantPadNd):
     ``(left, right, top, bottom)``.
 
     Args:
-        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
+        {pad2d_arg}
         value (float): the fill value.
 
     Example:
@@ -100,7 +101,7 @@ class ZeroPad1d(ConstantPad1d):
     r"""Pads the last dimension with zeros.
 
     Args:
-        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        {pad1d_arg}
 
     Example:
         >>> nn.ZeroPad1d((1, 2))(ferrograd.ones(1, 1))
@@ -119,7 +120,7 @@ class ZeroPad2d(ConstantPad2d):
     r"""Pads the last two dimensions with zeros.
 
     Args:
-        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
+        {pad2d_arg}
 
     Example:
         >>> nn.ZeroPad2d(1)(ferrograd.ones(1, 1, 1))
@@ -140,7 +141,7 @@ class ReflectionPad1d(_PadNd):
     r"""Pads the last dimension with its reflection (the edge is not repeated).
 
     Args:
-        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        {pad1d_arg}
 
     Example:
         >>> nn.ReflectionPad1d(2)(ferrograd.tensor([[0.0, 1.0, 2.0, 3.0]]))
@@ -153,12 +154,7 @@ class ReflectionPad1d(_PadNd):
 class ReflectionPad2d(_PadNd):
     r"""Pads the last two dimensions with their reflection.
 
-    Args:
-        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
-
-    Example:
-        >>> nn.ReflectionPad2d(1)(ferrograd.ones(1, 1, 2, 2)).shape
-        ferrograd.Size([1, 1, 4, 4])
+    {pad2d_ones_args:ReflectionPad2d}
     """
 
     _mode = "reflect"
@@ -169,7 +165,7 @@ class ReplicationPad1d(_PadNd):
     r"""Pads the last dimension by repeating its edge values.
 
     Args:
-        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        {pad1d_arg}
 
     Example:
         >>> nn.ReplicationPad1d(2)(ferrograd.tensor([[0.0, 1.0]]))
@@ -183,7 +179,7 @@ class ReplicationPad2d(_PadNd):
     r"""Pads the last two dimensions by repeating their edge values.
 
     Args:
-        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
+        {pad2d_arg}
 
     Example:
         >>> nn.ReplicationPad2d((1, 0, 1, 0))(ferrograd.ones(1, 1, 2, 2)).shape
@@ -198,7 +194,7 @@ class CircularPad1d(_PadNd):
     r"""Pads the last dimension by wrapping around.
 
     Args:
-        padding (int or tuple of 2 ints): the left and right amounts (one int for both).
+        {pad1d_arg}
 
     Example:
         >>> nn.CircularPad1d(1)(ferrograd.tensor([[0.0, 1.0, 2.0]]))
@@ -211,13 +207,11 @@ class CircularPad1d(_PadNd):
 class CircularPad2d(_PadNd):
     r"""Pads the last two dimensions by wrapping around.
 
-    Args:
-        padding (int or tuple of 4 ints): ``(left, right, top, bottom)`` (one int for all).
-
-    Example:
-        >>> nn.CircularPad2d(1)(ferrograd.ones(1, 1, 2, 2)).shape
-        ferrograd.Size([1, 1, 4, 4])
+    {pad2d_ones_args:CircularPad2d}
     """
 
     _mode = "circular"
     _pairs = 2
+
+
+_fill_docs(globals())

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .conv import _ntuple
 from .module import Module
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -25,15 +29,8 @@ __all__ = [
 class _MaxPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
 
-    def __init__(
-        self,
-        kernel_size: Any,
-        stride: Any = None,
-        padding: Any = 0,
-        dilation: Any = 1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -49,17 +46,17 @@ class _MaxPoolNd(Module):
             f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
 
+    def _pool(self, pool: Callable[..., Any], input: Tensor) -> Any:
+        """``pool`` (a functional max pooling) applied with this module's settings."""
+        return pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                    ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
 
 class MaxPool1d(_MaxPoolNd):
     r"""1-D max pooling over ``(N, C, L)``; ``stride`` defaults to ``kernel_size``.
 
     Args:
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple, optional): the window step. Default: ``kernel_size``.
-        padding (int or tuple): implicit ``-inf`` padding on both sides. Default: 0.
-        dilation (int or tuple): the spacing between window elements. Default: 1.
-        return_indices (bool): also return the indices of the maxima. Default: False.
-        ceil_mode (bool): round the output size up. Default: False.
+        {max_pool_layer_args}
 
     Example:
         >>> nn.MaxPool1d(3, stride=2)(ferrograd.randn(20, 16, 50)).shape
@@ -68,15 +65,7 @@ class MaxPool1d(_MaxPoolNd):
 
     def forward(self, input: Tensor) -> Any:
         """Applies :func:`ferrograd.nn.functional.max_pool1d` with this module's settings."""
-        return F.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+        return self._pool(F.max_pool1d, input)
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -84,12 +73,7 @@ class MaxPool2d(_MaxPoolNd):
     returns the flat index of each maximum within its ``H * W`` plane.
 
     Args:
-        kernel_size (int or tuple): the window size.
-        stride (int or tuple, optional): the window step. Default: ``kernel_size``.
-        padding (int or tuple): implicit ``-inf`` padding on both sides. Default: 0.
-        dilation (int or tuple): the spacing between window elements. Default: 1.
-        return_indices (bool): also return the indices of the maxima. Default: False.
-        ceil_mode (bool): round the output size up. Default: False.
+        {max_pool_layer_args}
 
     Example:
         >>> nn.MaxPool2d((3, 2), stride=(2, 1))(ferrograd.randn(20, 16, 50, 32)).shape
@@ -98,15 +82,7 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input: Tensor) -> Any:
         """Applies :func:`ferrograd.nn.functional.max_pool2d` with this module's settings."""
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+        return self._pool(F.max_pool2d, input)
 
 
 class _AvgPoolNd(Module):
@@ -132,14 +108,8 @@ class AvgPool1d(_AvgPoolNd):
         tensor([[[2., 4., 6.]]])
     """
 
-    def __init__(
-        self,
-        kernel_size: Any,
-        stride: Any = None,
-        padding: Any = 0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-    ) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
         super().__init__()
         self.kernel_size = _ntuple(kernel_size, 1)
         self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
@@ -173,15 +143,8 @@ class AvgPool2d(_AvgPoolNd):
 
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
-    def __init__(
-        self,
-        kernel_size: Any,
-        stride: Any = None,
-        padding: Any = 0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        divisor_override: int | None = None,
-    ) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -294,3 +257,6 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input: Tensor) -> Any:
         """Applies :func:`ferrograd.nn.functional.adaptive_max_pool2d` with this module's settings."""
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+_fill_docs(globals())

@@ -7,6 +7,7 @@ from typing import Any
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
@@ -77,13 +78,7 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     r"""``Upsample`` with ``mode='nearest'``.
 
-    Args:
-        size (int or tuple of 2 ints, optional): the output size.
-        scale_factor (float or tuple, optional): the scale (give it or ``size``).
-
-    Example:
-        >>> nn.UpsamplingNearest2d(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
-        ferrograd.Size([1, 1, 4, 4])
+    {upsampling_2d_args:UpsamplingNearest2d}
     """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
@@ -93,14 +88,11 @@ class UpsamplingNearest2d(Upsample):
 class UpsamplingBilinear2d(Upsample):
     r"""``Upsample`` with ``mode='bilinear'`` and ``align_corners=True``.
 
-    Args:
-        size (int or tuple of 2 ints, optional): the output size.
-        scale_factor (float or tuple, optional): the scale (give it or ``size``).
-
-    Example:
-        >>> nn.UpsamplingBilinear2d(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
-        ferrograd.Size([1, 1, 4, 4])
+    {upsampling_2d_args:UpsamplingBilinear2d}
     """
 
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+_fill_docs(globals())
