@@ -259,6 +259,38 @@ SECTIONS: dict[str, str] = {
             :func:`calculate_gain`. Default: ``'leaky_relu'``.
         {generator_arg}
     """,
+    # --- nn.modules: activations and losses ----------------------------------------------------
+    "elementwise_shape": """
+        Shape:
+            Input ``(*)``, any shape; output of the same shape.
+    """,
+    "inplace_layer_arg": """
+        inplace (bool): write the result into the input. Default: False.
+    """,
+    "inplace_layer_args": """
+        Args:
+            {inplace_layer_arg}
+
+        {elementwise_shape}
+    """,
+    "softmax_layer_args": """
+        Args:
+            dim (int): the dim along which the outputs sum to 1.
+
+        {elementwise_shape}
+    """,
+    "loss_reduction_arg": """
+        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
+            Default: ``'mean'``.
+    """,
+    "legacy_loss_reduction_args": """
+        {loss_reduction_arg}
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+    """,
+    "short_legacy_loss_reduction_args": """
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
+        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+    """,
     # --- nn.modules: convolutions --------------------------------------------------------------
     "conv_layer_args": """
         in_channels (int): the channels of the input.

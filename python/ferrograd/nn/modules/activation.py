@@ -16,6 +16,7 @@ from ferrograd._core import Tensor
 
 from .. import functional as F
 from .. import init
+from .._docs import fill_docs as _fill_docs
 from ..parameter import Parameter
 from ._attention import _canonical_mask as _canonical_mask
 from ._attention import _mha_attention, _mha_is_batched
@@ -23,30 +24,9 @@ from .linear import NonDynamicallyQuantizableLinear, _factory
 from .module import Module
 
 __all__ = [
-    "CELU",
-    "ELU",
-    "GELU",
-    "GLU",
-    "Hardsigmoid",
-    "Hardswish",
-    "Hardtanh",
-    "LeakyReLU",
-    "LogSigmoid",
-    "LogSoftmax",
-    "Mish",
-    "MultiheadAttention",
-    "PReLU",
-    "ReLU",
-    "ReLU6",
-    "SELU",
-    "SiLU",
-    "Sigmoid",
-    "Softmax",
-    "Softmin",
-    "Softplus",
-    "Softsign",
-    "Tanh",
-    "Threshold",
+    "CELU", "ELU", "GELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+    "LogSoftmax", "Mish", "MultiheadAttention", "PReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid",
+    "Softmax", "Softmin", "Softplus", "Softsign", "Tanh", "Threshold",
 ]
 
 
@@ -63,10 +43,9 @@ class Threshold(Module):
     Args:
         threshold (float): the value to compare against.
         value (float): the replacement for elements not above ``threshold``.
-        inplace (bool): write the result into the input. Default: False.
+        {inplace_layer_arg}
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.Threshold(0.1, 20.0)(ferrograd.tensor([0.0, 0.5]))
@@ -93,11 +72,7 @@ class Threshold(Module):
 class ReLU(Module):
     r"""``max(0, x)`` elementwise.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.ReLU()(ferrograd.tensor([-1.0, 2.0]))
@@ -125,11 +100,10 @@ class Hardtanh(Module):
     Args:
         min_val (float): the lower bound. Default: -1.0.
         max_val (float): the upper bound. Default: 1.0.
-        inplace (bool): write the result into the input. Default: False.
+        {inplace_layer_arg}
         min_value, max_value: deprecated names of ``min_val`` and ``max_val``.
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.Hardtanh(-2, 2)(ferrograd.tensor([-3.0, 1.0, 3.0]))
@@ -179,11 +153,7 @@ class Hardtanh(Module):
 class ReLU6(Hardtanh):
     r"""``min(max(0, x), 6)``.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.ReLU6()(ferrograd.tensor([-1.0, 7.0]))
@@ -214,11 +184,7 @@ class Sigmoid(Module):
 class Hardsigmoid(Module):
     r"""``relu6(x + 3) / 6``.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.Hardsigmoid()(ferrograd.tensor([0.0, 3.0]))
@@ -252,11 +218,7 @@ class Tanh(Module):
 class SiLU(Module):
     r"""``x * sigmoid(x)`` (swish).
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.SiLU()(ferrograd.tensor([0.0]))
@@ -281,11 +243,7 @@ class SiLU(Module):
 class Mish(Module):
     r"""``x * tanh(softplus(x))``.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.Mish()(ferrograd.tensor([0.0]))
@@ -310,11 +268,7 @@ class Mish(Module):
 class Hardswish(Module):
     r"""``x * relu6(x + 3) / 6``.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.Hardswish()(ferrograd.tensor([3.0]))
@@ -337,10 +291,9 @@ class ELU(Module):
 
     Args:
         alpha (float): the scale of the negative part. Default: 1.0.
-        inplace (bool): write the result into the input. Default: False.
+        {inplace_layer_arg}
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.ELU()(ferrograd.tensor([1.0]))
@@ -368,10 +321,9 @@ class CELU(Module):
 
     Args:
         alpha (float): the scale of the negative part. Default: 1.0.
-        inplace (bool): write the result into the input. Default: False.
+        {inplace_layer_arg}
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.CELU()(ferrograd.tensor([1.0]))
@@ -397,11 +349,7 @@ class CELU(Module):
 class SELU(Module):
     r"""``scale * elu(x, alpha)`` with the self-normalising constants.
 
-    Args:
-        inplace (bool): write the result into the input. Default: False.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {inplace_layer_args}
 
     Example:
         >>> nn.SELU()(ferrograd.tensor([0.0]))
@@ -458,8 +406,7 @@ class GELU(Module):
     Args:
         approximate (str): ``'none'`` (the erf form) or ``'tanh'``. Default: ``'none'``.
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.GELU()(ferrograd.tensor([0.0]))
@@ -486,10 +433,9 @@ class LeakyReLU(Module):
 
     Args:
         negative_slope (float): the slope for negative inputs. Default: 0.01.
-        inplace (bool): write the result into the input. Default: False.
+        {inplace_layer_arg}
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.LeakyReLU(0.1)(ferrograd.tensor([-1.0, 2.0]))
@@ -532,8 +478,7 @@ class Softplus(Module):
         beta (float): the sharpness. Default: 1.0.
         threshold (float): above ``beta * x > threshold`` the output is ``x``. Default: 20.0.
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.Softplus()(ferrograd.tensor([0.0]))
@@ -627,11 +572,7 @@ class PReLU(Module):
 class Softmin(Module):
     r"""``softmax(-x)`` along ``dim``.
 
-    Args:
-        dim (int): the dim along which the outputs sum to 1.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {softmax_layer_args}
 
     Example:
         >>> nn.Softmin(dim=0)(ferrograd.tensor([0.0, 0.0]))
@@ -661,11 +602,7 @@ class Softmin(Module):
 class Softmax(Module):
     r"""``exp(x) / sum(exp(x))`` along ``dim``.
 
-    Args:
-        dim (int): the dim along which the outputs sum to 1.
-
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {softmax_layer_args}
 
     Example:
         >>> nn.Softmax(dim=1)(ferrograd.zeros(1, 4))
@@ -698,8 +635,7 @@ class LogSoftmax(Module):
     Args:
         dim (int): the dim to normalise along.
 
-    Shape:
-        Input ``(*)``, any shape; output of the same shape.
+    {elementwise_shape}
 
     Example:
         >>> nn.LogSoftmax(dim=0)(ferrograd.zeros(2))
@@ -902,3 +838,6 @@ class MultiheadAttention(Module):
         else:
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+
+
+_fill_docs(globals())

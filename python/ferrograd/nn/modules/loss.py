@@ -9,6 +9,7 @@ from typing import Any
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .distance import PairwiseDistance
 from .module import Module
 
@@ -62,8 +63,7 @@ class L1Loss(_Loss):
     r"""Mean (or sum) absolute error ``|x - y|``.
 
     Args:
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {short_legacy_loss_reduction_args}
 
     Example:
         >>> nn.L1Loss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
@@ -79,8 +79,7 @@ class MSELoss(_Loss):
     r"""Mean (or sum) squared error ``(x - y)^2``.
 
     Args:
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {short_legacy_loss_reduction_args}
 
     Example:
         >>> nn.MSELoss()(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([0.0, 0.0]))
@@ -97,9 +96,7 @@ class SmoothL1Loss(_Loss):
 
     Args:
         beta (float): where the loss changes from quadratic to linear. Default: 1.0.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> nn.SmoothL1Loss()(ferrograd.tensor([0.5, 3.0]), ferrograd.zeros(2))
@@ -125,8 +122,7 @@ class HuberLoss(_Loss):
     r"""``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
 
     Args:
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
+        {loss_reduction_arg}
         delta (float): where the loss changes from quadratic to linear. Default: 1.0.
 
     Example:
@@ -149,9 +145,7 @@ class NLLLoss(_WeightedLoss):
     Args:
         weight (Tensor, optional): a weight per class, shape ``(C,)``.
         ignore_index (int): a target value that contributes nothing. Default: -100.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Shape:
         Input ``(N, C)`` or ``(N, C, d1, ...)`` log-probabilities; target ``(N)`` or
@@ -190,8 +184,7 @@ class CrossEntropyLoss(_WeightedLoss):
     Args:
         weight (Tensor, optional): a weight per class, shape ``(C,)``.
         ignore_index (int): a target value that contributes nothing. Default: -100.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
+        {loss_reduction_arg}
         label_smoothing (float): mix the target with the uniform distribution by this
             amount, in ``[0, 1]``. Default: 0.0.
         size_average, reduce: deprecated forms of ``reduction``; leave them None.
@@ -238,8 +231,7 @@ class BCELoss(_WeightedLoss):
 
     Args:
         weight (Tensor, optional): a weight broadcast over the elements.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {short_legacy_loss_reduction_args}
 
     Example:
         >>> nn.BCELoss()(ferrograd.tensor([0.5]), ferrograd.tensor([1.0]))
@@ -259,8 +251,7 @@ class BCEWithLogitsLoss(_Loss):
 
     Args:
         weight (Tensor, optional): a weight broadcast over the batch.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
+        {loss_reduction_arg}
         pos_weight (Tensor, optional): a weight for the positive term, per class.
         size_average, reduce: deprecated forms of ``reduction``; leave them None.
 
@@ -335,9 +326,7 @@ class PoissonNLLLoss(_Loss):
         log_input (bool): the input holds log-rates (else rates). Default: True.
         full (bool): add the Stirling term of ``log(y!)``. Default: False.
         eps (float): added inside the log when ``log_input`` is False. Default: 1e-8.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> nn.PoissonNLLLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
@@ -378,8 +367,7 @@ class GaussianNLLLoss(_Loss):
     Args:
         full (bool): add the constant ``0.5 log(2 pi)``. Default: False.
         eps (float): the lower clamp of the variance. Default: 1e-6.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
+        {loss_reduction_arg}
 
     Example:
         >>> nn.GaussianNLLLoss()(ferrograd.zeros(2), ferrograd.zeros(2), ferrograd.ones(2))
@@ -403,9 +391,7 @@ class HingeEmbeddingLoss(_Loss):
 
     Args:
         margin (float): the margin for ``y = -1``. Default: 1.0.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> nn.HingeEmbeddingLoss()(ferrograd.tensor([0.3, 0.3]), ferrograd.tensor([1.0, -1.0]))
@@ -433,8 +419,7 @@ class SoftMarginLoss(_Loss):
     r"""Two-class logistic loss ``log(1 + exp(-y x))``.
 
     Args:
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {short_legacy_loss_reduction_args}
 
     Example:
         >>> nn.SoftMarginLoss()(ferrograd.tensor([0.0]), ferrograd.tensor([1.0]))
@@ -453,8 +438,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     Args:
         weight (Tensor, optional): a weight per class.
-        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``. Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {short_legacy_loss_reduction_args}
 
     Example:
         >>> nn.MultiLabelSoftMarginLoss()(ferrograd.zeros(1, 2), ferrograd.tensor([[1.0, 0.0]]))
@@ -473,9 +457,7 @@ class CosineEmbeddingLoss(_Loss):
 
     Args:
         margin (float): the margin for ``y = -1``, in ``[-1, 1]``. Default: 0.0.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> x = ferrograd.tensor([[1.0, 0.0]])
@@ -505,9 +487,7 @@ class MarginRankingLoss(_Loss):
 
     Args:
         margin (float): the margin. Default: 0.0.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> nn.MarginRankingLoss()(ferrograd.tensor([1.0]), ferrograd.tensor([2.0]), ferrograd.tensor([1.0]))
@@ -538,9 +518,7 @@ class MultiMarginLoss(_WeightedLoss):
         p (int): 1 or 2. Default: 1.
         margin (float): the margin. Default: 1.0.
         weight (Tensor, optional): a weight per class.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> nn.MultiMarginLoss()(ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]]), ferrograd.tensor([3]))
@@ -583,9 +561,7 @@ class TripletMarginLoss(_Loss):
         p (float): the norm of the distance. Default: 2.0.
         eps (float): added to the differences before the norm. Default: 1e-6.
         swap (bool): use the smaller of ``d(a, n)`` and ``d(p, n)``. Default: False.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
-        size_average, reduce: deprecated forms of ``reduction``; leave them None.
+        {legacy_loss_reduction_args}
 
     Example:
         >>> a = ferrograd.zeros(1, 2)
@@ -635,8 +611,7 @@ class TripletMarginWithDistanceLoss(_Loss):
             row. Default: :class:`PairwiseDistance`.
         margin (float): the margin. Default: 1.0.
         swap (bool): use the smaller of ``d(a, n)`` and ``d(p, n)``. Default: False.
-        reduction (str): ``'none'`` (one loss per element), ``'mean'`` or ``'sum'``.
-            Default: ``'mean'``.
+        {loss_reduction_arg}
 
     Example:
         >>> a = ferrograd.zeros(1, 2)
@@ -679,3 +654,6 @@ class TripletMarginWithDistanceLoss(_Loss):
             swap=self.swap,
             reduction=self.reduction,
         )
+
+
+_fill_docs(globals())
