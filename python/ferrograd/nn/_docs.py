@@ -353,6 +353,21 @@ SECTIONS: dict[str, str] = {
             >>> nn.<value>(scale_factor=2)(ferrograd.ones(1, 1, 2, 2)).shape
             ferrograd.Size([1, 1, 4, 4])
     """,
+    # --- nn.modules: transformer ---------------------------------------------------------------
+    # the encoder and decoder layers; <value> names the sequence dim (S or T)
+    "transformer_layer_args": """
+        Args:
+            d_model (int): the model dim.
+            nhead (int): the number of attention heads.
+            dim_feedforward (int): the hidden size of the feed-forward block. Default: 2048.
+            dropout (float): the dropout rate. Default: 0.1.
+            activation (str or callable): of the feed-forward block. Default: ``relu``.
+            layer_norm_eps (float): the norms' eps. Default: 1e-5.
+            batch_first (bool): inputs are ``(N, <value>, E)`` instead of ``(<value>, N, E)``. Default: False.
+            norm_first (bool): normalise before each block instead of after. Default: False.
+            bias (bool): biases in the linear layers and norms. Default: True.
+            device, dtype: of the parameters.
+    """,
     # --- nn.modules: normalisation -------------------------------------------------------------
     # the batch and instance norms; <value> is the default of affine and track_running_stats
     "running_stats_args": """

@@ -17,6 +17,7 @@ import ferrograd as _fg
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .._docs import fill_docs as _fill_docs
 from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask
 from .container import ModuleList
 from .dropout import Dropout
@@ -54,6 +55,29 @@ def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = N
     return _fg.triu(_fg.full((sz, sz), float("-inf"), **kwargs), diagonal=1)
 
 
+def _feed_forward_and_norms(layer: Module, blocks: int, d_model: int, dim_feedforward: int, dropout: float,
+                            layer_norm_eps: float, norm_first: bool, bias: bool, kw: dict[str, Any]) -> None:
+    """Gives a transformer layer with ``blocks`` residual blocks, in torch's
+    order, its feed-forward block (``linear1``, ``dropout``, ``linear2``),
+    ``norm_first``, then ``norm1``... and ``dropout1``... (one of each per block)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+    layer.norm_first = norm_first
+    for i in range(1, blocks + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    for i in range(1, blocks + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+
+
+def _self_attention_block(layer: Module, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                          is_causal: bool = False) -> Tensor:
+    """A transformer layer's self-attention block (its ``_sa_block``), before the residual."""
+    x = layer.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                        is_causal=is_causal)[0]
+    return layer.dropout1(x)
+
+
 class TransformerEncoderLayer(Module):
     r"""Self-attention followed by a feed-forward block, each wrapped in a
     residual connection and a ``LayerNorm`` (after the residual by default,
@@ -63,17 +87,7 @@ class TransformerEncoderLayer(Module):
     ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``.
     ``activation`` is ``'relu'``, ``'gelu'`` or any callable.
 
-    Args:
-        d_model (int): the model dim.
-        nhead (int): the number of attention heads.
-        dim_feedforward (int): the hidden size of the feed-forward block. Default: 2048.
-        dropout (float): the dropout rate. Default: 0.1.
-        activation (str or callable): of the feed-forward block. Default: ``relu``.
-        layer_norm_eps (float): the norms' eps. Default: 1e-5.
-        batch_first (bool): inputs are ``(N, S, E)`` instead of ``(S, N, E)``. Default: False.
-        norm_first (bool): normalise before each block instead of after. Default: False.
-        bias (bool): biases in the linear layers and norms. Default: True.
-        device, dtype: of the parameters.
+    {transformer_layer_args:S}
 
     Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
@@ -83,33 +97,17 @@ class TransformerEncoderLayer(Module):
 
     __constants__ = ["norm_first"]
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable[[Tensor], Tensor] = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
         )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        _feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first,
+                                bias, kw)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         self.activation_relu_or_gelu = _activation_code(activation)
@@ -141,19 +139,7 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(
-        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool = False
-    ) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
+    _sa_block = _self_attention_block
 
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
@@ -249,17 +235,7 @@ class TransformerDecoderLayer(Module):
     r"""Self-attention, attention over the encoder output (``memory``) and a
     feed-forward block, each with a residual connection and a ``LayerNorm``.
 
-    Args:
-        d_model (int): the model dim.
-        nhead (int): the number of attention heads.
-        dim_feedforward (int): the hidden size of the feed-forward block. Default: 2048.
-        dropout (float): the dropout rate. Default: 0.1.
-        activation (str or callable): of the feed-forward block. Default: ``relu``.
-        layer_norm_eps (float): the norms' eps. Default: 1e-5.
-        batch_first (bool): inputs are ``(N, T, E)`` instead of ``(T, N, E)``. Default: False.
-        norm_first (bool): normalise before each block instead of after. Default: False.
-        bias (bool): biases in the linear layers and norms. Default: True.
-        device, dtype: of the parameters.
+    {transformer_layer_args:T}
 
     Example:
         >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
@@ -269,20 +245,10 @@ class TransformerDecoderLayer(Module):
 
     __constants__ = ["norm_first"]
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable[[Tensor], Tensor] = F.relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(
@@ -291,16 +257,8 @@ class TransformerDecoderLayer(Module):
         self.multihead_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
         )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        _feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first,
+                                bias, kw)
         if isinstance(activation, str):
             self.activation = _get_activation_fn(activation)
         else:
@@ -310,17 +268,10 @@ class TransformerDecoderLayer(Module):
         state.setdefault("activation", F.relu)
         super().__setstate__(state)
 
-    def forward(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        tgt_is_causal: bool = False,
-        memory_is_causal: bool = False,
-    ) -> Tensor:
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
         """Self-attention, attention to ``memory``, then feed-forward, each with residual and norm."""
         x = tgt
         if self.norm_first:
@@ -337,28 +288,10 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(
-        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool = False
-    ) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=key_padding_mask,
-            is_causal=is_causal,
-            need_weights=False,
-        )[0]
-        return self.dropout1(x)
+    _sa_block = _self_attention_block
 
-    def _mha_block(
-        self,
-        x: Tensor,
-        mem: Tensor,
-        attn_mask: Tensor | None,
-        key_padding_mask: Tensor | None,
-        is_causal: bool = False,
-    ) -> Tensor:
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                   is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(
             x,
             mem,
@@ -400,17 +333,10 @@ class TransformerDecoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        tgt_is_causal: bool | None = None,
-        memory_is_causal: bool = False,
-    ) -> Tensor:
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
         """Passes ``tgt`` through each layer (attending to ``memory``), then the final ``norm`` if any."""
         output = tgt
         for mod in self.layers:
@@ -427,3 +353,6 @@ class TransformerDecoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+_fill_docs(globals())
