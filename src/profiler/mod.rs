@@ -1,5 +1,5 @@
-//! Profiler runs: [`Profiler::start`] turns the event recorder of
-//! [`crate::trace`] on for the calling thread (and the work done for it),
+//! Profiler runs: [`Profiler::start`] turns the event recorder
+//! in `src/trace/` on for the calling thread (and the work done for it),
 //! [`Profiler::stop`] collects what it recorded as a [`Recording`], and
 //! [`nest`] recovers each event's parent, self time and memory. The
 //! recorder's own items (events, spans, scopes, `record_function`) are

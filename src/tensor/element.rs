@@ -287,36 +287,20 @@ pub mod num_like {
         fn neg_infinity() -> Self;
         fn nan() -> Self;
     }
+    /// `FloatOps` for `$t`: the unary functions `$f` and `atan2` run as
+    /// `$wide` (the type itself, or float32 for the 16-bit floats, which
+    /// compute there and round once).
     macro_rules! impl_float_ops {
-        ($t:ty) => {
+        ($t:ty, $wide:ty, $to:path, $from:path) => {
             impl FloatOps for $t {
-                #[inline(always)]
-                fn sqrt(self) -> Self {
-                    <$t>::sqrt(self)
-                }
-                #[inline(always)]
-                fn exp(self) -> Self {
-                    <$t>::exp(self)
-                }
-                #[inline(always)]
-                fn ln(self) -> Self {
-                    <$t>::ln(self)
-                }
-                #[inline(always)]
-                fn abs(self) -> Self {
-                    <$t>::abs(self)
-                }
+                impl_float_ops!(@unary $t, $to, $from; sqrt exp ln abs trunc);
                 #[inline(always)]
                 fn is_nan(self) -> bool {
                     <$t>::is_nan(self)
                 }
                 #[inline(always)]
-                fn trunc(self) -> Self {
-                    <$t>::trunc(self)
-                }
-                #[inline(always)]
                 fn atan2(self, x: Self) -> Self {
-                    <$t>::atan2(self, x)
+                    $from(<$wide>::atan2($to(self), $to(x)))
                 }
                 fn infinity() -> Self {
                     <$t>::INFINITY
@@ -329,54 +313,31 @@ pub mod num_like {
                 }
             }
         };
+        (@unary $t:ty, $to:path, $from:path; $($f:ident)*) => {$(
+            #[inline(always)]
+            fn $f(self) -> Self {
+                $from($to(self).$f())
+            }
+        )*};
     }
-    impl_float_ops!(f32);
-    impl_float_ops!(f64);
 
-    /// The 16-bit floats compute in float32 and round once.
-    macro_rules! impl_half_ops {
-        ($t:ty) => {
-            impl FloatOps for $t {
-                #[inline(always)]
-                fn sqrt(self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().sqrt())
-                }
-                #[inline(always)]
-                fn exp(self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().exp())
-                }
-                #[inline(always)]
-                fn ln(self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().ln())
-                }
-                #[inline(always)]
-                fn abs(self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().abs())
-                }
-                #[inline(always)]
-                fn is_nan(self) -> bool {
-                    <$t>::is_nan(self)
-                }
-                #[inline(always)]
-                fn trunc(self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().trunc())
-                }
-                #[inline(always)]
-                fn atan2(self, x: Self) -> Self {
-                    <$t>::from_f32_const(self.to_f32_const().atan2(x.to_f32_const()))
-                }
-                fn infinity() -> Self {
-                    <$t>::INFINITY
-                }
-                fn neg_infinity() -> Self {
-                    <$t>::NEG_INFINITY
-                }
-                fn nan() -> Self {
-                    <$t>::NAN
-                }
-            }
-        };
+    #[inline(always)]
+    fn same<T>(x: T) -> T {
+        x
     }
-    impl_half_ops!(half::f16);
-    impl_half_ops!(half::bf16);
+
+    impl_float_ops!(f32, f32, same, same);
+    impl_float_ops!(f64, f64, same, same);
+    impl_float_ops!(
+        half::f16,
+        f32,
+        half::f16::to_f32_const,
+        half::f16::from_f32_const
+    );
+    impl_float_ops!(
+        half::bf16,
+        f32,
+        half::bf16::to_f32_const,
+        half::bf16::from_f32_const
+    );
 }
