@@ -3,23 +3,21 @@
 Subclass :class:`Function` with static ``forward`` and ``backward``
 methods and call ``apply``::
 
-    class Exp(Function):
+    class Scale(Function):
         @staticmethod
-        def forward(ctx, x):
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
+        def forward(ctx, x, factor):
+            ctx.factor = factor
+            return x * factor
 
         @staticmethod
         def backward(ctx, grad):
-            (y,) = ctx.saved_tensors
-            return grad * y
+            return grad * ctx.factor, None  # no gradient for ``factor``
 
 ``apply`` runs ``forward`` with grad mode off and, when an input requires
 grad, links the outputs to a graph node of the Rust engine whose backward
 calls ``backward`` (on the thread that called backward, holding the GIL
 only for the call). The node's Python face is ``ctx`` itself: an instance
-of the class's backward class (``ExpBackward``), which is also what the
+of the class's backward class (``ScaleBackward``), which is also what the
 outputs' ``grad_fn`` returns.
 
 Forward-mode AD: inside a dual level, when an argument has a tangent,
