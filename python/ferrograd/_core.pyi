@@ -18,6 +18,7 @@ __all__ = [
     "Tensor",
     "_FunctionBase",
     "_Node",
+    "_ProfilerEvent",
     "_ProfilerResult",
     "_RecordFunction",
     "__version__",
@@ -2463,15 +2464,65 @@ class _Node:
         """For `AccumulateGrad`: the leaf it accumulates into."""
 
 @final
+class _ProfilerEvent:
+    """One recorded event as the Python profiler reads it, with its place in
+    the nesting (`profiler::nest`): the one record that crosses the binding.
+    """
+    @property
+    def bytes(self) -> Any:
+        """Memory events: bytes allocated (positive) or freed (negative)."""
+    @property
+    def cpu_memory_usage(self) -> Any:
+        """Bytes allocated minus freed inside the event."""
+    @property
+    def depth(self) -> Any:
+        """Spans open on the thread when the event began."""
+    @property
+    def end_ns(self) -> Any:
+        """End on the run's clock, in nanoseconds."""
+    @property
+    def fwd_thread(self) -> Any:
+        """For backward events: the thread of the forward op that recorded the node (0: none)."""
+    @property
+    def input_dtypes(self) -> Any:
+        """The inputs' C type names (`float`, `long int`, ...), when shapes were recorded."""
+    @property
+    def input_shapes(self) -> Any:
+        """The inputs' shapes, when shapes were recorded."""
+    @property
+    def kind(self) -> Any:
+        """`op`, `backward`, `evaluate`, `user` or `memory`."""
+    @property
+    def name(self) -> Any:
+        """The op, node or range name (`aten::mul`, `MulBackward0`, ...)."""
+    @property
+    def parent(self) -> Any:
+        """The index of the enclosing event in the run's list; -1 when none."""
+    @property
+    def self_cpu_memory_usage(self) -> Any:
+        """Bytes allocated minus freed inside the event, outside its children."""
+    @property
+    def self_ns(self) -> Any:
+        """Time not spent in children."""
+    @property
+    def sequence_nr(self) -> Any:
+        """The backward node's sequence number (its forward op's too); -1 when none."""
+    @property
+    def stack(self) -> Any:
+        """The caller's frames, when stacks were recorded."""
+    @property
+    def start_ns(self) -> Any:
+        """Start on the run's clock, in nanoseconds."""
+    @property
+    def thread(self) -> Any:
+        """The recording thread's id."""
+
+@final
 class _ProfilerResult:
     """The events of one profiler run."""
     def __len__(self) -> builtins.int: ...
-    def rows(self) -> Any:
-        """One tuple per event, ordered by thread, then start (outer first):
-        `(name, kind, start_ns, end_ns, thread, depth, sequence_nr,
-        fwd_thread, input_shapes, input_dtypes, stack, bytes, parent,
-        self_ns, cpu_memory_usage, self_cpu_memory_usage)`.
-        """
+    def events(self) -> Any:
+        """The events, ordered by thread, then start (outer first)."""
     def threads(self) -> Any:
         """The recorded threads: `(id, name)` pairs."""
     def trace_start_ns(self) -> Any:

@@ -120,8 +120,9 @@ struct PyProfilerEvent {
     name: String,
     /// `op`, `backward`, `evaluate`, `user` or `memory`.
     kind: &'static str,
-    /// Start and end on the run's clock, in nanoseconds.
+    /// Start on the run's clock, in nanoseconds.
     start_ns: u64,
+    /// End on the run's clock, in nanoseconds.
     end_ns: u64,
     /// The recording thread's id.
     thread: u64,
@@ -131,8 +132,9 @@ struct PyProfilerEvent {
     sequence_nr: i64,
     /// For backward events: the thread of the forward op that recorded the node (0: none).
     fwd_thread: u64,
-    /// The inputs' shapes and C type names, when shapes were recorded.
+    /// The inputs' shapes, when shapes were recorded.
     input_shapes: Option<Vec<Vec<usize>>>,
+    /// The inputs' C type names (`float`, `long int`, ...), when shapes were recorded.
     input_dtypes: Option<Vec<&'static str>>,
     /// The caller's frames, when stacks were recorded.
     stack: Option<Vec<String>>,
@@ -142,8 +144,9 @@ struct PyProfilerEvent {
     parent: i64,
     /// Time not spent in children.
     self_ns: u64,
-    /// Bytes allocated minus freed inside the event, and outside its children.
+    /// Bytes allocated minus freed inside the event.
     cpu_memory_usage: i64,
+    /// Bytes allocated minus freed inside the event, outside its children.
     self_cpu_memory_usage: i64,
 }
 
