@@ -1,23 +1,18 @@
 """Docstring sections that several functions and classes of :mod:`ferrograd.nn`
 share, written once.
 
-A docstring asks for a section with a line that holds only ``{name}``;
-:func:`fill_docs` replaces that line by ``SECTIONS[name]``, every line of it
-indented as the placeholder was (the section's own deeper indentation kept),
-so the docstring reads, at run time and in the API reference, as if it had
-been written out in full. A section may itself ask for other sections.
-
-A placeholder ``{name:value}`` also passes ``value``: each ``<value>`` in the
-section's text becomes ``value`` (for sections that differ only in a default).
+A docstring asks for a section with a line that holds only ``{name}`` (or
+``{name:value}``); :func:`fill_docs` replaces that line by ``SECTIONS[name]``
+as :func:`ferrograd.utils._docs.fill_doc` does, so the docstring reads, at
+run time and in the API reference, as if it had been written out in full.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 from typing import Any
 
-_PLACEHOLDER = re.compile(r"^( *)\{([a-z][a-z0-9_]*)(?::([^{}]*))?\}$", re.MULTILINE)
+from ..utils import _docs
 
 SECTIONS: dict[str, str] = {
     # --- nn.functional: convolutions -----------------------------------------------------------
@@ -384,18 +379,12 @@ SECTIONS: dict[str, str] = {
 }
 
 
+_CLEAN = {name: inspect.cleandoc(text) for name, text in SECTIONS.items()}
+
+
 def fill_doc(doc: str) -> str:
     """``doc`` with each placeholder line replaced by its section."""
-
-    def expand(match: re.Match[str]) -> str:
-        indent, name, value = match.groups()
-        text = inspect.cleandoc(SECTIONS[name])
-        if value is not None:
-            text = text.replace("<value>", value)
-        text = fill_doc(text)
-        return "\n".join(indent + line if line else line for line in text.split("\n"))
-
-    return _PLACEHOLDER.sub(expand, doc)
+    return _docs.fill_doc(doc, _CLEAN)
 
 
 def fill_docs(namespace: dict[str, Any]) -> None:
