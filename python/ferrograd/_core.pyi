@@ -69,6 +69,7 @@ __all__ = [
     "_set_inference_mode",
     "_sgd_step",
     "_to_dlpack",
+    "_unary_rows",
     "_undefined_grad",
     "_unpack_dual",
     "_vector_norm",
@@ -707,7 +708,7 @@ class Tensor:
             tensor([1.+0.j, 2.+0.j], dtype=ferrograd.complex128)
         """
     def ceil(self) -> Tensor:
-        """Each element rounded up to an integer value.
+        """Each element rounded up to an integer value (integers unchanged).
 
         See :func:`ferrograd.ceil`.
         """
@@ -1121,7 +1122,7 @@ class Tensor:
             tensor([1., 2.])
         """
     def floor(self) -> Tensor:
-        """Each element rounded down to an integer value.
+        """Each element rounded down to an integer value (integers unchanged).
 
         See :func:`ferrograd.floor`.
         """
@@ -1628,7 +1629,7 @@ class Tensor:
     def ne_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.ne`."""
     def neg(self) -> Tensor:
-        """Negation of each element, ``-x``.
+        """Negation of each element, ``-x`` (not for bool: see ``logical_not``).
 
         See :func:`ferrograd.neg`.
         """
@@ -1848,7 +1849,7 @@ class Tensor:
             [[2.0, 4.0]]
         """
     def relu(self) -> Tensor:
-        """Rectified linear unit of each element, ``max(x, 0)``.
+        """Rectified linear unit of each element, ``max(x, 0)`` (NaN stays NaN).
 
         See :func:`ferrograd.relu`.
         """
@@ -2024,7 +2025,7 @@ class Tensor:
     def sigmoid_(self) -> Tensor:
         """In-place version of :meth:`Tensor.sigmoid`."""
     def sign(self) -> Tensor:
-        """Sign of each element: -1, 0 or 1.
+        """Sign of each element: -1, 0 or 1 (0 for NaN; bool unchanged).
 
         See :func:`ferrograd.sign`.
         """
@@ -2072,7 +2073,7 @@ class Tensor:
         See :func:`ferrograd.split`.
         """
     def sqrt(self) -> Tensor:
-        """Square root of each element.
+        """Square root of each element (NaN below zero).
 
         See :func:`ferrograd.sqrt`.
         """
@@ -2231,7 +2232,7 @@ class Tensor:
     def true_divide_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.true_divide`."""
     def trunc(self) -> Tensor:
-        """Each element rounded toward zero to an integer value.
+        """Each element rounded toward zero to an integer value (integers unchanged).
 
         See :func:`ferrograd.trunc`.
         """
@@ -2646,6 +2647,11 @@ def _sgd_step(params: Any, grads: Any, momentum_buffers: Any, fresh: Any, *, lr:
 def _to_dlpack(tensor: Tensor) -> Any:
     """`_to_dlpack(tensor)`: a legacy DLPack capsule of the tensor's memory
     (`ferrograd.utils.dlpack.to_dlpack`).
+    """
+def _unary_rows() -> list[tuple[builtins.str, builtins.str, builtins.str, list[builtins.str], builtins.bool, builtins.str]]:
+    """The rows of the core's unary tables, each as ``(table, name, inplace,
+    aliases, by_hand, doc)``: ``by_hand`` rows have methods written by hand
+    (with other parameters); the others' methods come from the rows.
     """
 def _undefined_grad(t: Any) -> Tensor:
     """`UndefinedGrad()(t)`: an alias of `t` whose backward passes an

@@ -76,62 +76,23 @@ def _binary(name: str, method: str | None = None) -> _BinaryOp:
     return op
 
 
-# One line per function (not a loop over the lists), so that type checkers see them.
-abs = _unary("abs")
-absolute = _unary("absolute")
-acos = _unary("acos")
+# One line per function (not a loop over the lists), so that type checkers
+# see them. The functions of the unary table rows are at the end of the module,
+# written from the rows.
 angle = _unary("angle")
 conj_physical = _unary("conj_physical")
 sgn = _unary("sgn")
-acosh = _unary("acosh")
-arccos = _unary("arccos")
-arccosh = _unary("arccosh")
-arcsin = _unary("arcsin")
-arcsinh = _unary("arcsinh")
-arctan = _unary("arctan")
-arctanh = _unary("arctanh")
-asin = _unary("asin")
-asinh = _unary("asinh")
-atan = _unary("atan")
-atanh = _unary("atanh")
 bitwise_not = _unary("bitwise_not")
-ceil = _unary("ceil")
-cos = _unary("cos")
-cosh = _unary("cosh")
-erf = _unary("erf")
-erfc = _unary("erfc")
-exp = _unary("exp")
-exp2 = _unary("exp2")
-expm1 = _unary("expm1")
-fix = _unary("fix")
-floor = _unary("floor")
 frac = _unary("frac")
 isfinite = _unary("isfinite")
 isinf = _unary("isinf")
 isnan = _unary("isnan")
 isneginf = _unary("isneginf")
 isposinf = _unary("isposinf")
-log = _unary("log")
-log10 = _unary("log10")
-log1p = _unary("log1p")
-log2 = _unary("log2")
 logical_not = _unary("logical_not")
-neg = _unary("neg")
-negative = _unary("negative")
 positive = _unary("positive")
-reciprocal = _unary("reciprocal")
-relu = _unary("relu")
-rsqrt = _unary("rsqrt")
-sigmoid = _unary("sigmoid")
-sign = _unary("sign")
 signbit = _unary("signbit")
-sin = _unary("sin")
-sinh = _unary("sinh")
-sqrt = _unary("sqrt")
 square = _unary("square")
-tan = _unary("tan")
-tanh = _unary("tanh")
-trunc = _unary("trunc")
 arctan2 = _binary("arctan2")
 atan2 = _binary("atan2")
 bitwise_and = _binary("bitwise_and")
@@ -634,32 +595,17 @@ is_conj = Tensor.is_conj
 is_neg = Tensor.is_neg
 
 __all__ = [
-    "abs",
-    "absolute",
-    "acos",
-    "acosh",
     "add",
     "addcdiv",
     "addcmul",
     "allclose",
     "angle",
-    "arccos",
-    "arccosh",
-    "arcsin",
-    "arcsinh",
-    "arctan",
     "arctan2",
-    "arctanh",
-    "asin",
-    "asinh",
-    "atan",
     "atan2",
-    "atanh",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
-    "ceil",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -668,20 +614,11 @@ __all__ = [
     "clip_",
     "conj",
     "conj_physical",
-    "cos",
-    "cosh",
     "div",
     "divide",
     "eq",
     "equal",
-    "erf",
-    "erfc",
-    "exp",
-    "exp2",
     "exp_",
-    "expm1",
-    "fix",
-    "floor",
     "floor_divide",
     "fmod",
     "frac",
@@ -702,10 +639,6 @@ __all__ = [
     "lerp",
     "less",
     "less_equal",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -716,35 +649,110 @@ __all__ = [
     "mul",
     "multiply",
     "ne",
-    "neg",
-    "negative",
     "not_equal",
     "positive",
     "pow",
     "real",
-    "reciprocal",
-    "relu",
     "relu_",
     "remainder",
     "resolve_conj",
     "resolve_neg",
     "round",
-    "rsqrt",
     "rsub",
     "sgn",
-    "sigmoid",
     "sigmoid_",
-    "sign",
     "signbit",
-    "sin",
-    "sinh",
-    "sqrt",
     "square",
     "sub",
     "subtract",
-    "tan",
-    "tanh",
     "true_divide",
-    "trunc",
     "where",
 ]
+
+# BEGIN unary rows: written by scripts/gen_stubs.py from the rows of the core's unary
+# tables (_core._unary_rows()); edit the rows, not these lines.
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+exp = _unary("exp")
+exp2 = _unary("exp2")
+expm1 = _unary("expm1")
+log = _unary("log")
+log1p = _unary("log1p")
+log2 = _unary("log2")
+log10 = _unary("log10")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+asin = _unary("asin")
+arcsin = _unary("arcsin")
+acos = _unary("acos")
+arccos = _unary("arccos")
+atan = _unary("atan")
+arctan = _unary("arctan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+tanh = _unary("tanh")
+asinh = _unary("asinh")
+arcsinh = _unary("arcsinh")
+acosh = _unary("acosh")
+arccosh = _unary("arccosh")
+atanh = _unary("atanh")
+arctanh = _unary("arctanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+erfc = _unary("erfc")
+reciprocal = _unary("reciprocal")
+neg = _unary("neg")
+negative = _unary("negative")
+abs = _unary("abs")
+absolute = _unary("absolute")
+sign = _unary("sign")
+floor = _unary("floor")
+ceil = _unary("ceil")
+trunc = _unary("trunc")
+fix = _unary("fix")
+relu = _unary("relu")
+__all__ += [
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "arcsin",
+    "acos",
+    "arccos",
+    "atan",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "arcsinh",
+    "acosh",
+    "arccosh",
+    "atanh",
+    "arctanh",
+    "sigmoid",
+    "erf",
+    "erfc",
+    "reciprocal",
+    "neg",
+    "negative",
+    "abs",
+    "absolute",
+    "sign",
+    "floor",
+    "ceil",
+    "trunc",
+    "fix",
+    "relu",
+]
+# END unary rows

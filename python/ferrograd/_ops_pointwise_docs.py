@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
+from ._core import _unary_rows
+
 _FLOAT = "Integer and bool inputs give a result of the default float dtype; complex inputs are supported."
 _FLOAT_REAL = (
     "Integer and bool inputs give a result of the default float dtype; complex inputs are not supported."
@@ -350,11 +352,11 @@ _BINARY_DOCS: dict[str, tuple[str, str, str, str, str]] = {
         _B_ARITH, "[1.0, 2.0, 3.0]", "ferrograd.tensor([2.0, 0.5, -1.0])", "tensor([ 2.,  1., -3.])",
     ),
 }
+# The aliases the unary table rows declare (``| arcsin arcsin_``), and the others.
 _ALIASES = {
-    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
-    "arctan": "atan", "arctanh": "atanh", "fix": "trunc", "negative": "neg", "arctan2": "atan2",
-    "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "multiply": "mul",
-    "not_equal": "ne",
+    **{alias: name for _, name, _, aliases, _, _ in _unary_rows() for alias in aliases},
+    "arctan2": "atan2", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+    "multiply": "mul", "not_equal": "ne",
 }  # fmt: skip
 
 

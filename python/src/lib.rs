@@ -270,6 +270,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_methods::_rebuild_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(unary_methods::_unary_rows, m)?)?;
     creation::register(m)?;
     elementwise::register(m)?;
     complex::register(m)?;

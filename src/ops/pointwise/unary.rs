@@ -44,10 +44,12 @@ macro_rules! jvp_value {
 /// [`Grad2::F`] that computes the same formula when no graph is being built
 /// (Note [Fused backward]).
 macro_rules! float_unary {
-    ($($doc:literal $name:ident $name_:ident => $kernel:ident,
+    ($table:ident($family:literal);
+     $($(#[binding($how:ident)])? $doc:literal $name:ident $name_:ident $(| $alias:ident $alias_:ident)*
+       => $kernel:ident,
        $node:literal $saved:ident $(, fused $fz:ident)? => |$g:ident, $v:ident| $grad:expr;)*) => {
         crate::autograd::derivatives! {
-            table FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...") for Tensor;
+            table $table($family) for Tensor;
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
@@ -89,58 +91,99 @@ macro_rules! float_unary {
 /// `2 / sqrt(pi)`, the scale of erf's derivative `2/sqrt(pi) * exp(-x^2)`.
 const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
 
-float_unary! {
-    "`sqrt()`: square root (NaN below zero)." sqrt sqrt_ => Sqrt,
-        "SqrtBackward0" result, fused Sqrt => |g, y| formulas::sqrt(g, y)?;
-    "`rsqrt()`: `1 / sqrt(x)`." rsqrt rsqrt_ => Rsqrt,
-        "RsqrtBackward0" result, fused Rsqrt => |g, y| formulas::rsqrt(g, y)?;
-    "`exp()`: `e^x`." exp exp_ => Exp,
-        "ExpBackward0" result => |g, y| g.mul(y)?;
-    "`exp2()`: `2^x`." exp2 exp2_ => Exp2,
-        "Exp2Backward0" result, fused Exp2 => |g, y| formulas::exp2(g, y)?;
-    "`expm1()`: `e^x - 1`, accurate near zero." expm1 expm1_ => Expm1,
-        "Expm1Backward0" result, fused Expm1 => |g, y| formulas::expm1(g, y)?;
-    "`log()`: natural logarithm." log log_ => Log,
-        "LogBackward0" self => |g, x| g.div(x)?;
-    "`log1p()`: `log(1 + x)`, accurate near zero." log1p log1p_ => Log1p,
-        "Log1PBackward0" self, fused Log1p => |g, x| formulas::log1p(g, x)?;
-    "`log2()`: base-2 logarithm." log2 log2_ => Log2,
-        "Log2Backward0" self, fused Log2 => |g, x| formulas::log2(g, x)?;
-    "`log10()`: base-10 logarithm." log10 log10_ => Log10,
-        "Log10Backward0" self, fused Log10 => |g, x| formulas::log10(g, x)?;
-    "`sin()`." sin sin_ => Sin,
-        "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
-    "`cos()`." cos cos_ => Cos,
-        "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
-    "`tan()`." tan tan_ => Tan,
-        "TanBackward0" result, fused Tan => |g, y| formulas::tan(g, y)?;
-    "`asin()` (alias `arcsin`)." asin asin_ => Asin,
-        "AsinBackward0" self, fused Asin => |g, x| formulas::asin(g, x)?;
-    "`acos()` (alias `arccos`)." acos acos_ => Acos,
-        "AcosBackward0" self, fused Acos => |g, x| formulas::acos(g, x)?;
-    "`atan()` (alias `arctan`)." atan atan_ => Atan,
-        "AtanBackward0" self, fused Atan => |g, x| formulas::atan(g, x)?;
-    "`sinh()`." sinh sinh_ => Sinh,
-        "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
-    "`cosh()`." cosh cosh_ => Cosh,
-        "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
-    "`tanh()`." tanh tanh_ => Tanh,
-        "TanhBackward0" result, fused Tanh => |g, y| formulas::tanh(g, y)?;
-    "`asinh()` (alias `arcsinh`)." asinh asinh_ => Asinh,
-        "AsinhBackward0" self, fused Asinh => |g, x| formulas::asinh(g, x)?;
-    "`acosh()` (alias `arccosh`)." acosh acosh_ => Acosh,
-        "AcoshBackward0" self, fused Acosh => |g, x| formulas::acosh(g, x)?;
-    "`atanh()` (alias `arctanh`)." atanh atanh_ => Atanh,
-        "AtanhBackward0" self, fused Atanh => |g, x| formulas::atanh(g, x)?;
-    "`sigmoid()`: `1 / (1 + e^-x)`." sigmoid sigmoid_ => Sigmoid,
-        "SigmoidBackward0" result, fused Sigmoid => |g, y| formulas::sigmoid(g, y)?;
-    "`erf()`: the error function." erf erf_ => Erf,
-        "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
-    "`erfc()`: `1 - erf(x)`, accurate for large x." erfc erfc_ => Erfc,
-        "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
-    "`reciprocal()`: `1 / x`." reciprocal reciprocal_ => Reciprocal,
-        "ReciprocalBackward0" result, fused Reciprocal => |g, y| formulas::reciprocal(g, y)?;
+/// The rows of the table `FORMULAS_FLOAT`, handed to `$callback`: this
+/// module's `float_unary!`, which makes each row's op, and the Python
+/// binding's generator of Tensor methods. A row reads: its one-line doc, the
+/// op and its in-place form, any aliases (`| arcsin arcsin_`, Python names
+/// only), the `FloatFn` kernel, then the node, what it saves and the
+/// derivative. `#[binding(by_hand)]` before a row keeps it out of the
+/// generated Python methods (the binding writes that one itself).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! float_unary_rows {
+    ($callback:ident) => {
+        $callback! {
+            FORMULAS_FLOAT("unary float functions: sqrt, exp, log, trigonometric, erf...");
+            "Square root of each element (NaN below zero)."
+            sqrt sqrt_ => Sqrt,
+                "SqrtBackward0" result, fused Sqrt => |g, y| formulas::sqrt(g, y)?;
+            "Reciprocal square root of each element, ``1 / sqrt(x)``."
+            rsqrt rsqrt_ => Rsqrt,
+                "RsqrtBackward0" result, fused Rsqrt => |g, y| formulas::rsqrt(g, y)?;
+            "Exponential of each element, ``e ** x``."
+            exp exp_ => Exp,
+                "ExpBackward0" result => |g, y| g.mul(y)?;
+            "Base-2 exponential of each element, ``2 ** x``."
+            exp2 exp2_ => Exp2,
+                "Exp2Backward0" result, fused Exp2 => |g, y| formulas::exp2(g, y)?;
+            "``exp(x) - 1`` for each element, accurate for small ``x``."
+            expm1 expm1_ => Expm1,
+                "Expm1Backward0" result, fused Expm1 => |g, y| formulas::expm1(g, y)?;
+            "Natural logarithm of each element."
+            log log_ => Log,
+                "LogBackward0" self => |g, x| g.div(x)?;
+            "``log(1 + x)`` for each element, accurate for small ``x``."
+            log1p log1p_ => Log1p,
+                "Log1PBackward0" self, fused Log1p => |g, x| formulas::log1p(g, x)?;
+            "Base-2 logarithm of each element."
+            log2 log2_ => Log2,
+                "Log2Backward0" self, fused Log2 => |g, x| formulas::log2(g, x)?;
+            "Base-10 logarithm of each element."
+            log10 log10_ => Log10,
+                "Log10Backward0" self, fused Log10 => |g, x| formulas::log10(g, x)?;
+            "Sine of each element (in radians)."
+            sin sin_ => Sin,
+                "SinBackward0" self => |g, x| g.mul(&x.cos()?)?;
+            "Cosine of each element (in radians)."
+            cos cos_ => Cos,
+                "CosBackward0" self => |g, x| g.mul(&x.sin()?.neg()?)?;
+            "Tangent of each element (in radians)."
+            tan tan_ => Tan,
+                "TanBackward0" result, fused Tan => |g, y| formulas::tan(g, y)?;
+            "Inverse sine of each element."
+            asin asin_ | arcsin arcsin_ => Asin,
+                "AsinBackward0" self, fused Asin => |g, x| formulas::asin(g, x)?;
+            "Inverse cosine of each element."
+            acos acos_ | arccos arccos_ => Acos,
+                "AcosBackward0" self, fused Acos => |g, x| formulas::acos(g, x)?;
+            "Inverse tangent of each element."
+            atan atan_ | arctan arctan_ => Atan,
+                "AtanBackward0" self, fused Atan => |g, x| formulas::atan(g, x)?;
+            "Hyperbolic sine of each element."
+            sinh sinh_ => Sinh,
+                "SinhBackward0" self => |g, x| g.mul(&x.cosh()?)?;
+            "Hyperbolic cosine of each element."
+            cosh cosh_ => Cosh,
+                "CoshBackward0" self => |g, x| g.mul(&x.sinh()?)?;
+            "Hyperbolic tangent of each element."
+            tanh tanh_ => Tanh,
+                "TanhBackward0" result, fused Tanh => |g, y| formulas::tanh(g, y)?;
+            "Inverse hyperbolic sine of each element."
+            asinh asinh_ | arcsinh arcsinh_ => Asinh,
+                "AsinhBackward0" self, fused Asinh => |g, x| formulas::asinh(g, x)?;
+            "Inverse hyperbolic cosine of each element."
+            acosh acosh_ | arccosh arccosh_ => Acosh,
+                "AcoshBackward0" self, fused Acosh => |g, x| formulas::acosh(g, x)?;
+            "Inverse hyperbolic tangent of each element."
+            atanh atanh_ | arctanh arctanh_ => Atanh,
+                "AtanhBackward0" self, fused Atanh => |g, x| formulas::atanh(g, x)?;
+            "Logistic sigmoid of each element, ``1 / (1 + exp(-x))``."
+            sigmoid sigmoid_ => Sigmoid,
+                "SigmoidBackward0" result, fused Sigmoid => |g, y| formulas::sigmoid(g, y)?;
+            "Gauss error function of each element."
+            erf erf_ => Erf,
+                "ErfBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(TWO_OVER_SQRT_PI))?)?;
+            "Complementary error function of each element, ``1 - erf(x)``."
+            erfc erfc_ => Erfc,
+                "ErfcBackward0" self => |g, x| g.mul(&x.mul(x)?.neg()?.exp()?.mul(&num(-TWO_OVER_SQRT_PI))?)?;
+            "Reciprocal of each element, ``1 / x``."
+            reciprocal reciprocal_ => Reciprocal,
+                "ReciprocalBackward0" result, fused Reciprocal => |g, y| formulas::reciprocal(g, y)?;
+        }
+    };
 }
+
+float_unary_rows!(float_unary);
 
 /// Defines dtype-preserving unary ops over the numeric dtypes, one row each
 /// of the table `FORMULAS_NUM`; `$bool` says what bool tensors do: `Some(f)`
@@ -148,10 +191,12 @@ float_unary! {
 /// gradient `$g` and the saved `self` or `result` as `$v` (`none`: nothing
 /// saved, `$v` is unused); `fused F` as in `float_unary!`.
 macro_rules! num_unary {
-    ($($doc:literal $name:ident $name_:ident => $f:ident, bool: $bool:expr,
+    ($table:ident($family:literal);
+     $($(#[binding($how:ident)])? $doc:literal $name:ident $name_:ident $(| $alias:ident $alias_:ident)*
+       => $f:ident, bool: $bool:expr,
        $node:literal $saved:ident $(, fused $fz:ident)? => |$g:ident, $v:pat_param| $grad:expr;)*) => {
         crate::autograd::derivatives! {
-            table FORMULAS_NUM("unary numeric: neg, abs, sign, rounding, relu") for Tensor;
+            table $table($family) for Tensor;
             $(
                 #[doc = $doc]
                 pub fn $name(&self) -> Result<Tensor> {
@@ -278,26 +323,46 @@ fn bool_error(op: &str) -> Error {
     }
 }
 
-num_unary! {
-    "`neg()`: `-x` (not for bool; use `logical_not`)." neg neg_ => negate, bool: NO_BOOL,
-        "NegBackward0" none => |g, _| g.neg()?;
-    "`abs()`: `|x|`." abs abs_ => magnitude, bool: NO_BOOL,
-        "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?;
-    "`sign()`: -1, 0 or 1 (0 for NaN; bool unchanged)." sign sign_ => sign, bool: Some(|x: bool| x),
-        "SignBackward0" none => |g, _| g.zeros_like()?;
-    "`floor()` (integers unchanged)." floor floor_ => to_floor, bool: NO_BOOL,
-        "FloorBackward0" none => |g, _| g.zeros_like()?;
-    "`ceil()` (integers unchanged)." ceil ceil_ => to_ceil, bool: NO_BOOL,
-        "CeilBackward0" none => |g, _| g.zeros_like()?;
-    "`trunc()` (alias `fix`; integers unchanged)." trunc trunc_ => to_trunc, bool: NO_BOOL,
-        "TruncBackward0" none => |g, _| g.zeros_like()?;
-    "`round()`: to nearest, ties to even (integers unchanged)." round round_ => to_round, bool: NO_BOOL,
-        "RoundBackward0" none => |g, _| g.zeros_like()?;
-    // relu'(0) = 0: the gradient passes only where the result is positive
-    // (or NaN), as torch's threshold_backward.
-    "`relu()`: `max(x, 0)` (NaN stays NaN)." relu relu_ => relu, bool: NO_BOOL,
-        "ReluBackward0" result, fused Relu => |g, y| formulas::relu(g, y)?;
+/// The rows of the table `FORMULAS_NUM`, handed to `$callback` as
+/// `float_unary_rows!` hands its rows; `bool:` says what a bool input does.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! num_unary_rows {
+    ($callback:ident) => {
+        $callback! {
+            FORMULAS_NUM("unary numeric: neg, abs, sign, rounding, relu");
+            "Negation of each element, ``-x`` (not for bool: see ``logical_not``)."
+            neg neg_ | negative negative_ => negate, bool: NO_BOOL,
+                "NegBackward0" none => |g, _| g.neg()?;
+            "Absolute value of each element (the modulus for complex tensors)."
+            abs abs_ | absolute absolute_ => magnitude, bool: NO_BOOL,
+                "AbsBackward0" self, fused Abs => |g, x| abs_grad(g, x)?;
+            "Sign of each element: -1, 0 or 1 (0 for NaN; bool unchanged)."
+            sign sign_ => sign, bool: Some(|x: bool| x),
+                "SignBackward0" none => |g, _| g.zeros_like()?;
+            "Each element rounded down to an integer value (integers unchanged)."
+            floor floor_ => to_floor, bool: NO_BOOL,
+                "FloorBackward0" none => |g, _| g.zeros_like()?;
+            "Each element rounded up to an integer value (integers unchanged)."
+            ceil ceil_ => to_ceil, bool: NO_BOOL,
+                "CeilBackward0" none => |g, _| g.zeros_like()?;
+            "Each element rounded toward zero to an integer value (integers unchanged)."
+            trunc trunc_ | fix fix_ => to_trunc, bool: NO_BOOL,
+                "TruncBackward0" none => |g, _| g.zeros_like()?;
+            #[binding(by_hand)]
+            "Each element rounded to the nearest integer, ties to even (integers unchanged)."
+            round round_ => to_round, bool: NO_BOOL,
+                "RoundBackward0" none => |g, _| g.zeros_like()?;
+            // relu'(0) = 0: the gradient passes only where the result is positive
+            // (or NaN), as torch's threshold_backward.
+            "Rectified linear unit of each element, ``max(x, 0)`` (NaN stays NaN)."
+            relu relu_ => relu, bool: NO_BOOL,
+                "ReluBackward0" result, fused Relu => |g, y| formulas::relu(g, y)?;
+        }
+    };
 }
+
+num_unary_rows!(num_unary);
 
 derivatives! {
     table FORMULAS_ROUND("unary float rounding: round(decimals), frac") for Tensor;
