@@ -457,6 +457,13 @@ class FunctionEvent(FormattedTimesMixin):
         )
 
 
+# What an average takes from the first event of its key.
+_AVG_IDENTITY = (
+    "key", "node_id", "is_async", "is_remote", "cpu_parent", "cpu_children", "overload_name",
+    "input_shapes", "stack", "scope", "device_type", "is_legacy", "use_device",
+)  # fmt: skip
+
+
 class FunctionEventAvg(FormattedTimesMixin):
     """Totals over the events of one key (see ``EventList.key_averages``):
     ``count`` calls, summed times and memory; ``cpu_time`` is the average
@@ -494,19 +501,9 @@ class FunctionEventAvg(FormattedTimesMixin):
         if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
             raise AssertionError(f"cannot add a {type(other).__name__} to a FunctionEventAvg")
         if self.key is None:
-            self.key = other.key
-            self.node_id = other.node_id
-            self.is_async = other.is_async
-            self.is_remote = other.is_remote
-            self.cpu_parent = other.cpu_parent
-            self.cpu_children = other.cpu_children
-            self.overload_name = other.overload_name
-            self.input_shapes = other.input_shapes
-            self.stack = other.stack
-            self.scope = other.scope
-            self.device_type = other.device_type
-            self.is_legacy = other.is_legacy
-            self.use_device = other.use_device
+            # The first event of the key gives the average its identity.
+            for attr in _AVG_IDENTITY:
+                setattr(self, attr, getattr(other, attr))
             self.is_user_annotation = bool(other.is_user_annotation)
         elif other.key != self.key:
             raise AssertionError(f"cannot add an event of key {other.key!r} to the average of {self.key!r}")
