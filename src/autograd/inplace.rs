@@ -14,7 +14,6 @@ use super::{grad_fn_edge, gradient_edge, is_grad_enabled, set_grad_fn, Edge};
 use crate::{Error, Result, Tensor};
 use std::any::Any;
 use std::cell::Cell;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 thread_local! {
@@ -58,19 +57,20 @@ pub(crate) fn check_write(dst: &Tensor) -> Result<()> {
 }
 
 pub(crate) fn check_leaf(dst: &Tensor) -> Result<()> {
-    let m = dst.autograd();
-    if m.requires_grad_flag() && grad_fn_edge(dst).is_none() {
+    // Read without making autograd state: most destinations never had any.
+    let leaf_flag = |t: &Tensor| t.autograd_if_made().is_some_and(|m| m.requires_grad_flag());
+    if leaf_flag(dst) && grad_fn_edge(dst).is_none() {
         return Err(Error::runtime(
             "a leaf Variable that requires grad is being used in an in-place operation.",
         ));
     }
     if let Some(base) = dst.base() {
-        if base.autograd().requires_grad_flag() && grad_fn_edge(base).is_none() {
+        if leaf_flag(base) && grad_fn_edge(base).is_none() {
             return Err(Error::runtime(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.",
             ));
         }
-        if base.requires_grad() && !m.differentiable_view.load(Ordering::Relaxed) {
+        if base.requires_grad() && !super::view_state(dst).1 {
             return Err(Error::runtime(
                 "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output of a function that returns multiple views or was created in no_grad mode; such views cannot be modified inplace. You should replace the inplace operation by an out-of-place one.",
             ));

@@ -191,16 +191,23 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
     }
 }
 
-/// Whether a differentiable view's recorded history is stale because its
-/// base's history changed (an in-place op on the base or another view).
-fn view_is_stale(t: &Tensor) -> bool {
-    let (version, differentiable) = match t.autograd_if_made() {
+/// A view's version at its making and whether it is differentiable, read
+/// without making the tensor's autograd state (`(0, false)` for a
+/// non-view).
+pub(crate) fn view_state(t: &Tensor) -> (u64, bool) {
+    match t.autograd_if_made() {
         Some(m) => (
             m.view_version.load(Ordering::Relaxed),
             m.differentiable_view.load(Ordering::Relaxed),
         ),
         None => t.autograd_slot().origin().view.unwrap_or((0, false)),
-    };
+    }
+}
+
+/// Whether a differentiable view's recorded history is stale because its
+/// base's history changed (an in-place op on the base or another view).
+fn view_is_stale(t: &Tensor) -> bool {
+    let (version, differentiable) = view_state(t);
     if !differentiable {
         return false;
     }

@@ -174,3 +174,29 @@ fn scalar_of<T: Element>(v: T) -> Scalar {
         Category::Complex => Scalar::Complex(v.to_complex()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{DType, Tensor};
+
+    /// In-place writes with grad mode on check the destination's autograd
+    /// state without making it: a tensor autograd never saw keeps an empty
+    /// slot, while the leaf checks still refuse what torch refuses.
+    #[test]
+    fn inplace_writes_leave_a_plain_tensor_without_autograd_state() {
+        let t = Tensor::ones(&[3], DType::Float32);
+        let v = t.narrow(0, 1, 2).unwrap();
+        t.fill_(2.0).unwrap();
+        t.add_(&Tensor::ones(&[3], DType::Float32)).unwrap();
+        v.zero_().unwrap();
+        assert!(t.autograd_if_made().is_none() && v.autograd_if_made().is_none());
+        assert_eq!(t.to_vec::<f32>(), vec![3.0, 0.0, 0.0]);
+
+        let leaf = Tensor::ones(&[3], DType::Float32);
+        leaf.set_requires_grad(true).unwrap();
+        let err = leaf.fill_(1.0).unwrap_err().to_string();
+        assert!(err.contains("leaf Variable that requires grad"), "{err}");
+        let err = leaf.narrow(0, 0, 1).unwrap().add_(&leaf.narrow(0, 1, 1).unwrap());
+        assert!(err.unwrap_err().to_string().contains("view of a leaf Variable"));
+    }
+}
