@@ -143,3 +143,6 @@ _route_module(globals(), "ferrograd", "", docs={
     **_ops_shape_index.DOCS, **_ops_views.DOCS,
 })  # fmt: skip
 del _route_module
+
+# torch.functional (the same functions as above), an attribute as in torch.
+from . import functional as functional  # noqa: E402
