@@ -151,7 +151,7 @@ from ._pooling import (
     max_unpool1d,
     max_unpool2d,
 )
-from ._sparse import embedding, one_hot
+from ._sparse import embedding, embedding_bag, one_hot
 from ._utils import _apply_inplace as _apply_inplace
 from ._utils import _check_reduction as _check_reduction
 from ._utils import _inplace_source as _inplace_source
@@ -201,6 +201,7 @@ __all__ = [
     "elu",
     "elu_",
     "embedding",
+    "embedding_bag",
     "feature_alpha_dropout",
     "fold",
     "gaussian_nll_loss",
