@@ -1,4 +1,5 @@
-"""``ferrograd.utils``: data loading and DLPack interchange."""
+"""``ferrograd.utils``: data loading, DLPack interchange and benchmarking."""
 
+from . import benchmark as benchmark
 from . import data as data
 from . import dlpack as dlpack
