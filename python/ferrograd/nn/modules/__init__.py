@@ -80,8 +80,9 @@ from .pooling import (
     MaxPool1d,
     MaxPool2d,
 )
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
+    Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
     TransformerEncoder,
@@ -122,6 +123,7 @@ __all__: list[str] = [
     "Dropout3d",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
     "FeatureAlphaDropout",
     "Flatten",
     "GELU",
@@ -183,6 +185,7 @@ __all__: list[str] = [
     "Softsign",
     "Tanh",
     "Threshold",
+    "Transformer",
     "TransformerDecoder",
     "TransformerDecoderLayer",
     "TransformerEncoder",

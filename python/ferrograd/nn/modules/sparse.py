@@ -1,4 +1,5 @@
-"""``Embedding``: a lookup table of trainable vectors."""
+"""``Embedding``: a lookup table of trainable vectors; ``EmbeddingBag``: the sums,
+means or maxima of bags of them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..parameter import Parameter
 from .linear import _factory
 from .module import Module
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -164,3 +165,170 @@ class Embedding(Module):
             scale_grad_by_freq=scale_grad_by_freq,
             sparse=sparse,
         )
+
+
+class EmbeddingBag(Module):
+    r"""A table of ``num_embeddings`` vectors of size ``embedding_dim`` that returns,
+    for each bag of indices, the sum, mean or maximum of the bag's vectors
+    (:func:`ferrograd.nn.functional.embedding_bag`). ``weight`` starts as
+    ``N(0, 1)``; the row at ``padding_idx`` starts at zero, is left out of
+    every bag and never receives a gradient.
+
+    Args:
+        num_embeddings (int): the number of rows (the vocabulary size).
+        embedding_dim (int): the size of each row.
+        max_norm (float, optional): rows looked up are renormalised in place to at most this norm.
+        norm_type (float): the p of the ``max_norm`` norm. Default: 2.0.
+        scale_grad_by_freq (bool): scale gradients by the inverse frequency of each index in
+            the batch (not with ``mode='max'``). Default: False.
+        mode (str): ``'sum'``, ``'mean'`` or ``'max'``. Default: ``'mean'``.
+        sparse (bool): must be False (sparse gradients are not supported). Default: False.
+        include_last_offset (bool): ``offsets`` has one more entry than there are bags,
+            the end of the last bag. Default: False.
+        padding_idx (int, optional): an index left out of the bags; its row starts at zero.
+        device, dtype: of the ``weight`` parameter.
+
+    Shape:
+        Input: ``(B, N)`` integer indices (``B`` bags of ``N``), or 1-D indices with 1-D
+        ``offsets`` (the start of each bag); output ``(B, embedding_dim)``.
+
+    Example:
+        >>> bag = nn.EmbeddingBag.from_pretrained(ferrograd.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        >>> bag(ferrograd.tensor([0, 1, 2, 2]), ferrograd.tensor([0, 3]))
+        tensor([[3., 4.],
+                [5., 6.]])
+        >>> nn.EmbeddingBag(10, 3, mode="sum", padding_idx=0)
+        EmbeddingBag(10, 3, mode='sum', padding_idx=0)
+    """
+
+    __constants__ = [
+        "num_embeddings",
+        "embedding_dim",
+        "max_norm",
+        "norm_type",
+        "scale_grad_by_freq",
+        "mode",
+        "sparse",
+        "include_last_offset",
+        "padding_idx",
+    ]
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(_fg.empty((num_embeddings, embedding_dim), **_factory(device, dtype)))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self) -> None:
+        """Re-draws ``weight`` from ``N(0, 1)`` and zeroes the ``padding_idx`` row."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with _fg.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(
+        self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None
+    ) -> Tensor:
+        """One row per bag of ``input`` (split at ``offsets`` when 1-D), weighted by
+        ``per_sample_weights`` (``mode='sum'`` only) when given."""
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> EmbeddingBag:
+        r"""An ``EmbeddingBag`` whose weight is ``embeddings`` (shared, not copied);
+        frozen (``requires_grad=False``) unless ``freeze=False``. The other
+        arguments are the constructor's.
+
+        Example:
+            >>> bag = nn.EmbeddingBag.from_pretrained(ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]]), mode="max")
+            >>> bag(ferrograd.tensor([[0, 1]])), bag.weight.requires_grad
+            (tensor([[3., 4.]]), False)
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+        bag.weight.requires_grad = not freeze
+        return bag

@@ -1,5 +1,6 @@
 """Transformer blocks: ``TransformerEncoderLayer``, ``TransformerEncoder``,
-``TransformerDecoderLayer`` and ``TransformerDecoder``.
+``TransformerDecoderLayer``, ``TransformerDecoder`` and the full encoder-decoder
+``Transformer``.
 
 The blocks are compositions of :class:`MultiheadAttention`, ``Linear``,
 ``LayerNorm`` and ``Dropout``; there is no fused fast path, so results are
@@ -17,6 +18,7 @@ import ferrograd as _fg
 from ferrograd._core import Tensor
 
 from .. import functional as F
+from .. import init
 from .._docs import fill_docs as _fill_docs
 from .activation import GELU, MultiheadAttention, ReLU, _canonical_mask
 from .container import ModuleList
@@ -25,7 +27,13 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ = [
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]
 
 
 def _get_clones(module: Module, n: int) -> ModuleList:
@@ -53,6 +61,25 @@ def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = N
     """A float causal mask: 0 on and below the diagonal, ``-inf`` above."""
     kwargs = {"dtype": dtype} if dtype is not None else {}
     return _fg.triu(_fg.full((sz, sz), float("-inf"), **kwargs), diagonal=1)
+
+
+def _seq_len(x: Tensor, batch_first: bool) -> int:
+    """The sequence length of a transformer input: ``(L, E)``, ``(L, N, E)`` or ``(N, L, E)``."""
+    if x.dim() == 2:
+        return int(x.shape[0])
+    return int(x.shape[1 if batch_first else 0])
+
+
+def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: int | None = None) -> bool:
+    """Resolves an ``is_causal`` hint: a bool is returned as given; with ``None``,
+    whether ``mask`` equals the causal mask of ``size`` (default: its second-last dim)."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    sz = size if size is not None else int(mask.shape[-2])
+    causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+    if tuple(mask.shape) != tuple(causal.shape):
+        return False
+    return bool((mask == causal).all())
 
 
 def _feed_forward_and_norms(layer: Module, blocks: int, d_model: int, dim_feedforward: int, dropout: float,
@@ -221,10 +248,12 @@ class TransformerEncoder(Module):
             src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype
         )
         mask = _canonical_mask(mask, "mask", None, "", src.dtype)
+        seq_len = _seq_len(src, self.layers[0].self_attn.batch_first)
+        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
         for mod in self.layers:
             output = mod(
-                output, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask
+                output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
             )
         if self.norm is not None:
             output = self.norm(output)
@@ -339,6 +368,9 @@ class TransformerDecoder(Module):
                 memory_is_causal: bool = False) -> Tensor:
         """Passes ``tgt`` through each layer (attending to ``memory``), then the final ``norm`` if any."""
         output = tgt
+        tgt_is_causal = _detect_is_causal_mask(
+            tgt_mask, tgt_is_causal, _seq_len(tgt, self.layers[0].self_attn.batch_first)
+        )
         for mod in self.layers:
             output = mod(
                 output,
@@ -347,12 +379,131 @@ class TransformerDecoder(Module):
                 memory_mask=memory_mask,
                 tgt_key_padding_mask=tgt_key_padding_mask,
                 memory_key_padding_mask=memory_key_padding_mask,
-                tgt_is_causal=bool(tgt_is_causal),
+                tgt_is_causal=tgt_is_causal,
                 memory_is_causal=memory_is_causal,
             )
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class Transformer(Module):
+    r"""An encoder-decoder transformer: a :class:`TransformerEncoder` of
+    ``num_encoder_layers`` layers and a :class:`TransformerDecoder` of
+    ``num_decoder_layers`` layers, each stack followed by a ``LayerNorm``.
+    The decoder attends to the encoder's output (``memory``).
+
+    Submodules follow torch's names (``encoder.layers.0.self_attn``, ...,
+    ``encoder.norm``, ``decoder.layers.0.multihead_attn``, ..., ``decoder.norm``),
+    so ``state_dict`` keys match torch's. Every parameter with more than one
+    dim is re-drawn with ``xavier_uniform_`` after construction (custom
+    encoders and decoders included).
+
+    Args:
+        d_model (int): the model dim. Default: 512.
+        nhead (int): the number of attention heads. Default: 8.
+        num_encoder_layers (int): the number of encoder layers. Default: 6.
+        num_decoder_layers (int): the number of decoder layers. Default: 6.
+        dim_feedforward (int): the hidden size of the feed-forward blocks. Default: 2048.
+        dropout (float): the dropout rate. Default: 0.1.
+        activation (str or callable): of the feed-forward blocks. Default: ``relu``.
+        custom_encoder (Module, optional): used instead of the default encoder.
+        custom_decoder (Module, optional): used instead of the default decoder.
+        layer_norm_eps (float): the norms' eps. Default: 1e-5.
+        batch_first (bool): inputs are ``(N, S, E)`` instead of ``(S, N, E)``. Default: False.
+        norm_first (bool): normalise before each block instead of after. Default: False.
+        bias (bool): biases in the linear layers and norms. Default: True.
+        device, dtype: of the parameters.
+
+    Shape:
+        ``src``: ``(S, N, E)`` (``(N, S, E)`` with ``batch_first=True``, or unbatched
+        ``(S, E)``); ``tgt``: ``(T, N, E)``; output: the shape of ``tgt``.
+
+    Example:
+        >>> model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+        ...                        dim_feedforward=16, batch_first=True)
+        >>> src, tgt = ferrograd.randn(3, 5, 8), ferrograd.randn(3, 4, 8)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(4)
+        >>> model(src, tgt, tgt_mask=mask).shape
+        ferrograd.Size([3, 4, 8])
+        >>> [k for k in model.state_dict() if k.startswith("decoder.layers.0.norm3")]
+        ['decoder.layers.0.norm3.weight', 'decoder.layers.0.norm3.bias']
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, custom_encoder: Any | None = None,
+                 custom_decoder: Any | None = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                      norm_first, bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*layer_args, **kw),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*layer_args, **kw),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+            )
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        """Encodes ``src`` into ``memory``, then decodes ``tgt`` attending to it.
+
+        ``src_mask``/``tgt_mask``/``memory_mask`` are the attention masks of the
+        encoder's self-attention, the decoder's self-attention and the decoder's
+        attention to ``memory``; the ``*_key_padding_mask`` arguments mark padded
+        positions of ``src``, ``tgt`` and ``memory`` (``(N, S)``, ``(N, T)``,
+        ``(N, S)``); the ``*_is_causal`` hints say the matching mask is causal
+        (``None`` checks the mask).
+        """
+        is_batched = src.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if is_batched and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        r"""A square causal mask for a sequence of length ``sz``: ``0.0`` on and
+        below the diagonal (positions that may be attended), ``-inf`` above.
+
+        Example:
+            >>> nn.Transformer.generate_square_subsequent_mask(3)
+            tensor([[0., -inf, -inf],
+                    [0., 0., -inf],
+                    [0., 0., 0.]])
+        """
+        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
 
 
 _fill_docs(globals())
