@@ -19,6 +19,7 @@ from . import linalg as linalg
 from . import nn as nn
 from . import optim as optim
 from . import profiler as profiler
+from . import testing as testing
 from . import utils as utils
 from ._config import are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled
 from ._config import get_default_device as get_default_device
