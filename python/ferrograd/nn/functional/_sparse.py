@@ -99,22 +99,21 @@ def _check_index_dtype(t: Tensor) -> None:
 def _bag_bounds(offsets: Tensor, n: int, include_last_offset: bool) -> list[tuple[int, int]]:
     """The ``[start, end)`` range of positions of the flat input in each bag."""
     offs = [int(o) for o in offsets.tolist()]
-    if include_last_offset:
-        if not offs:
-            raise RuntimeError("include_last_offset: number of offset should be at least 1")
-        ends, offs = offs[1:], offs[:-1]
-    else:
-        ends = offs[1:] + [n]
+    if include_last_offset and not offs:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
     if offs and offs[0] != 0:
         raise RuntimeError(
             "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
             f"position 0. However, got {offs[0]}"
         )
-    last = (offs + ends)[-1] if offs else 0
-    if last > n:
+    if offs and offs[-1] > n:
         raise RuntimeError(
-            f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}"
+            f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {offs[-1]}"
         )
+    if include_last_offset:
+        ends, offs = offs[1:], offs[:-1]
+    else:
+        ends = offs[1:] + [n] if offs else []
     bounds = list(zip(offs, ends, strict=True))
     if any(end < start for start, end in bounds):
         raise RuntimeError("embedding_bag: offsets must be non-decreasing")
