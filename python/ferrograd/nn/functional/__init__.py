@@ -76,9 +76,9 @@ from ._distance import (
 )
 from ._dropout import _SELU_DROPOUT_ALPHA as _SELU_DROPOUT_ALPHA
 from ._dropout import _alpha_dropout_impl as _alpha_dropout_impl
+from ._dropout import _channel_noise_dropout as _channel_noise_dropout
 from ._dropout import _check_p as _check_p
 from ._dropout import _dropout_with_noise_shape as _dropout_with_noise_shape
-from ._dropout import _feature_dropout as _feature_dropout
 from ._dropout import (
     alpha_dropout,
     dropout,
