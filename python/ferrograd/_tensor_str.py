@@ -2,8 +2,10 @@
 
 ``tensor([1.5000, 2.0000], requires_grad=True)``: 4 decimals, integer-valued
 floats printed as ``1.``, scientific notation when magnitudes span more than
-three orders (or exceed 1e8 or fall below 1e-4), summarised with ``...`` past
-1000 elements, and ``dtype=`` shown when it is not the default for its kind.
+three orders (or exceed 1e8 or fall below 1e-4, the last only for values
+that are not all integers), summarised with ``...`` past 1000 elements, and
+``dtype=`` shown when it is not the default for its kind. A suffix that does
+not fit on the data's last line goes on a line of its own.
 Complex elements print as ``1.0000+2.0000j``: real and imaginary parts each
 get the float rules over all the shown parts of their kind.
 """
@@ -51,10 +53,8 @@ class _Formatter:
             self.int_mode = all(v == math.floor(v) for v in finite)
             if nonzero:
                 lo, hi = min(nonzero), max(nonzero)
-                if self.int_mode:
-                    self.sci = hi > 1e8
-                else:
-                    self.sci = hi / lo > 1000.0 or hi > 1e8 or lo < 1e-4
+                # Integer-valued floats skip only the small-magnitude test.
+                self.sci = hi / lo > 1000.0 or hi > 1e8 or (not self.int_mode and lo < 1e-4)
         if kind == "float":
             # As torch: only nonzero finite values set the width (nan, inf and
             # zeros are padded to it but never widen it).
@@ -101,7 +101,8 @@ def _render(nested, ndim, fmt, indent):
     if ndim == 0:
         return fmt.cell(nested)
     if ndim == 1:
-        cells = ["..." if v is None else fmt.cell(v) for v in nested]
+        # torch writes a row's elision as one more cell, " ...".
+        cells = [" ..." if v is None else fmt.cell(v) for v in nested]
         per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
         lines = [", ".join(cells[i : i + per_line]) for i in range(0, len(cells), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -146,7 +147,26 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    out = prefix + body
-    for s in suffixes:
-        out += ", " + s
-    return out + ")"
+    return _with_suffixes(prefix + body, suffixes, indent)
+
+
+def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """``text`` closed with its suffixes (``dtype=...``, ``grad_fn=<...>``).
+
+    As torch: a suffix that would take its line past ``LINEWIDTH`` starts a
+    line of its own, indented under the data. torch counts the data's last
+    line two characters longer than it is, so a suffix stays there only when
+    that line, closing ``)`` included, remains under 80 characters; a line
+    a suffix started is counted at its true length, without the ``)``.
+    """
+    parts = [text]
+    line = len(text) - (text.rfind("\n") + 1) + 2
+    for suffix in suffixes:
+        if line + 2 + len(suffix) > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            line += 2 + len(suffix)
+    parts.append(")")
+    return "".join(parts)

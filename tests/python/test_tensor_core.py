@@ -221,6 +221,80 @@ def test_repr_matches_torch_format():
     assert "..." in big and big.startswith("tensor([0., 0., 0.,")
 
 
+def test_repr_moves_a_suffix_that_passes_the_line_width_to_its_own_line():
+    # Expected strings as torch 2.13 prints them (dtype names aside).
+    assert repr(fg.arange(12.0).requires_grad_()) == (
+        "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11.],\n"
+        "       requires_grad=True)"
+    )
+    assert repr(fg.ones(12, requires_grad=True)) == (
+        "tensor([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.], requires_grad=True)"
+    )
+    # The line would be exactly 80 characters: torch still moves the suffix.
+    assert repr(fg.full((12,), 1.0, requires_grad=True) * 2) == (
+        "tensor([2., 2., 2., 2., 2., 2., 2., 2., 2., 2., 2., 2.],\n"
+        "       grad_fn=<MulBackward0>)"
+    )
+    assert repr(fg.full((9,), 5.0, requires_grad=True) * 2) == (
+        "tensor([10., 10., 10., 10., 10., 10., 10., 10., 10.], grad_fn=<MulBackward0>)"
+    )
+    assert repr((fg.arange(7.0) / 7).requires_grad_()) == (
+        "tensor([0.0000, 0.1429, 0.2857, 0.4286, 0.5714, 0.7143, 0.8571],\n"
+        "       requires_grad=True)"
+    )
+    assert repr((fg.arange(30.0).reshape(3, 10) / 7).requires_grad_() * 2) == (
+        "tensor([[0.0000, 0.2857, 0.5714, 0.8571, 1.1429, 1.4286, 1.7143, 2.0000, 2.2857,\n"
+        "         2.5714],\n"
+        "        [2.8571, 3.1429, 3.4286, 3.7143, 4.0000, 4.2857, 4.5714, 4.8571, 5.1429,\n"
+        "         5.4286],\n"
+        "        [5.7143, 6.0000, 6.2857, 6.5714, 6.8571, 7.1429, 7.4286, 7.7143, 8.0000,\n"
+        "         8.2857]], grad_fn=<MulBackward0>)"
+    )
+    assert repr(fg.ones(2, 5, requires_grad=True) * fg.arange(5.0)) == (
+        "tensor([[0., 1., 2., 3., 4.],\n"
+        "        [0., 1., 2., 3., 4.]], grad_fn=<MulBackward0>)"
+    )
+
+
+def test_repr_places_each_of_several_suffixes_by_the_line_width():
+    assert repr(fg.arange(20, dtype=fg.int16)) == (
+        "tensor([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15, 16, 17,\n"
+        "        18, 19], dtype=ferrograd.int16)"
+    )
+    assert repr(fg.arange(9, dtype=fg.int32) * 100000) == (
+        "tensor([     0, 100000, 200000, 300000, 400000, 500000, 600000, 700000, 800000],\n"
+        "       dtype=ferrograd.int32)"
+    )
+    # dtype fits after the data, grad_fn then does not.
+    assert repr((fg.arange(4.0, dtype=fg.float64) / 3).requires_grad_() * 2) == (
+        "tensor([0.0000, 0.6667, 1.3333, 2.0000], dtype=ferrograd.float64,\n"
+        "       grad_fn=<MulBackward0>)"
+    )
+    # dtype starts a line and grad_fn follows it there.
+    w = fg.arange(12.0, dtype=fg.float64)
+    assert repr((w / 3).requires_grad_().sum(0, keepdim=True) * w) == (
+        "tensor([  0.,  22.,  44.,  66.,  88., 110., 132., 154., 176., 198., 220., 242.],\n"
+        "       dtype=ferrograd.float64, grad_fn=<MulBackward0>)"
+    )
+    assert repr((fg.arange(18.0, dtype=fg.float64).reshape(2, 9) / 3).requires_grad_() * 2) == (
+        "tensor([[ 0.0000,  0.6667,  1.3333,  2.0000,  2.6667,  3.3333,  4.0000,  4.6667,\n"
+        "          5.3333],\n"
+        "        [ 6.0000,  6.6667,  7.3333,  8.0000,  8.6667,  9.3333, 10.0000, 10.6667,\n"
+        "         11.3333]], dtype=ferrograd.float64, grad_fn=<MulBackward0>)"
+    )
+
+
+def test_repr_integer_valued_floats_spanning_three_orders_use_scientific_notation():
+    assert repr(fg.tensor([1.0, 2000.0])) == "tensor([1.0000e+00, 2.0000e+03])"
+    assert repr(fg.tensor([1.0, 1000.0])) == "tensor([   1., 1000.])"
+    # Summarised: only the shown values count; the elision is written " ...".
+    assert repr(fg.arange(1001.0)) == "tensor([   0.,    1.,    2.,  ...,  998.,  999., 1000.])"
+    assert repr(fg.arange(2000.0).requires_grad_()) == (
+        "tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n"
+        "        1.9990e+03], requires_grad=True)"
+    )
+
+
 @pytest.mark.parametrize("make", [
     lambda: fg.tensor([[1.5, 2.0], [3.0, 4.0]]),
     lambda: fg.tensor([[1, 2, 3], [4, 5, 6]], dtype=fg.int32).t(),
