@@ -363,7 +363,7 @@ def trim_sigfig(x: float, n: int) -> float:
 
     Example:
         >>> trim_sigfig(3.14159, 2)
-        3.0999999046325684
+        3.1000001430511475
         >>> f"{trim_sigfig(1234.5, 2):.1f}"
         '1200.0'
     """

@@ -145,7 +145,9 @@ class _Table:
         if self.colorize == Colorize.ROWWISE:
             return min(m.median for m in self.grid[i] if m is not None)
         group = [
-            row[j] for k, row in enumerate(self.grid) if self.group_of[k] == self.group_of[i] and row[j]
+            row[j]
+            for k, row in enumerate(self.grid)
+            if self.group_of[k] == self.group_of[i] and row[j] is not None
         ]
         return min(m.median for m in group) if group else None
 
@@ -211,9 +213,9 @@ class Compare:
         ...     m([3.0e-5, 3.1e-5, 3.2e-5], "int", "n=10"),
         ... ]
         >>> Compare(results).print()
-        [--------------- add ---------------]
+        [----------- add ------------]
                      |  n=10  |  n=100
-        1 threads: --------------------------
+        1 threads: -------------------
               float  |  11.0  |   21.0
               int    |  31.0  |
         <BLANKLINE>
