@@ -77,7 +77,11 @@ class _Unsupported(Exception):
 
 
 def _tolerances(
-    dtypes: list[Any], rtol: float | None, atol: float | None, path: tuple[Any, ...], table: dict | None = None
+    dtypes: list[Any],
+    rtol: float | None,
+    atol: float | None,
+    path: tuple[Any, ...],
+    table: dict[Any, tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     if (rtol is None) != (atol is None):
         missing = "rtol" if rtol is None else "atol"
@@ -126,9 +130,7 @@ def _mismatch_text(
 def _scalar_mismatch(actual: Any, expected: Any, rtol: float, atol: float) -> str:
     abs_diff = abs(actual - expected)
     rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    return _mismatch_text(
-        "Scalars", f"Expected {expected} but got {actual}.", abs_diff, rel_diff, rtol, atol
-    )
+    return _mismatch_text("Scalars", f"Expected {expected} but got {actual}.", abs_diff, rel_diff, rtol, atol)
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -296,7 +298,9 @@ class _TensorPair(_Pair):
             common = ferrograd.promote_types(actual.dtype, expected.dtype)
             actual, expected = actual.to(common), expected.to(common)
 
-        matches = ferrograd.isclose(actual, expected, rtol=self.rtol, atol=self.atol, equal_nan=self.equal_nan)
+        matches = ferrograd.isclose(
+            actual, expected, rtol=self.rtol, atol=self.atol, equal_nan=self.equal_nan
+        )
         if bool(matches.all().item()):
             return
         if actual.dim() == 0:
@@ -316,7 +320,9 @@ def _pairs(actual: Any, expected: Any, path: tuple[Any, ...], options: dict[str,
     if _is_sequence(actual) and _is_sequence(expected):
         if len(actual) != len(expected):
             raise _Failure(
-                AssertionError, f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", path
+                AssertionError,
+                f"The length of the sequences mismatch: {len(actual)} != {len(expected)}",
+                path,
             )
         return [p for i in range(len(actual)) for p in _pairs(actual[i], expected[i], (*path, i), options)]
     if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):

@@ -129,18 +129,17 @@ def make_tensor(
 
     Example:
         >>> from ferrograd.testing import make_tensor
-        >>> x = make_tensor(2, 3, dtype=_core.float32, device="cpu", low=-1, high=1)
+        >>> x = make_tensor(2, 3, dtype=ferrograd.float32, device="cpu", low=-1, high=1)
         >>> x.shape, x.dtype, bool(((x >= -1) & (x < 1)).all())
         (ferrograd.Size([2, 3]), ferrograd.float32, True)
-        >>> n = make_tensor((4, 5), dtype=_core.int64, device="cpu", noncontiguous=True)
+        >>> n = make_tensor((4, 5), dtype=ferrograd.int64, device="cpu", noncontiguous=True)
         >>> n.is_contiguous(), n.stride()
         (False, (10, 2))
-        >>> make_tensor(3, dtype=_core.uint8, device="cpu", low=7, high=8)
+        >>> make_tensor(3, dtype=ferrograd.uint8, device="cpu", low=7, high=8)
         tensor([7, 7, 7], dtype=ferrograd.uint8)
     """
-    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
-        shape = shape[0]  # type: ignore[assignment]
-    size = tuple(shape)
+    dims: Any = shape[0] if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence) else shape
+    size: tuple[int, ...] = tuple(dims)
     if noncontiguous and memory_format is not None:
         raise ValueError(
             "The parameters `noncontiguous` and `memory_format` are mutually exclusive, "
