@@ -1,7 +1,11 @@
 """``ferrograd.save`` and ``ferrograd.load``: checkpoints of tensors and of
 the Python containers that hold them (state dicts, optimizer states).
 
-The file is a zip archive (stored, not compressed) with:
+``save`` writes torch's zip format (``_torch_checkpoint``), and ``load``
+reads it, so checkpoints move between torch and ferrograd both ways.
+``load`` also reads ferrograd's earlier format, which this module writes
+with ``save(..., _format="ferrograd")``: a zip archive (stored, not
+compressed) with:
 
 * ``archive/version``: the format version (``1``) as text;
 * ``archive/byteorder``: ``little``, the byte order of every record;
@@ -252,14 +256,16 @@ def save(
     pickle_protocol: int = DEFAULT_PROTOCOL,
     _use_new_zipfile_serialization: bool = True,
     _disable_byteorder_record: bool = False,
+    *,
+    _format: str = "torch",
 ) -> None:
     """Saves ``obj`` (tensors and the containers, numbers and strings around
     them) to ``f``, a path or a writable binary file object.
 
     Tensors keep their dtype, shape, strides and ``requires_grad``; tensors
-    that share a storage share it again after :func:`load`. The file is a zip
-    archive laid out as torch's (a pickle of the structure plus one member per
-    storage), described in docs/data.md.
+    that share a storage share it again after :func:`load`. The file is in
+    torch's zip format (a pickle of the structure plus one member per
+    storage), so ``torch.load`` reads it too; see docs/data.md.
 
     Args:
         obj (object): what to save: a tensor, a ``state_dict``, nested
@@ -280,9 +286,30 @@ def save(
     """
     if not _use_new_zipfile_serialization:
         raise RuntimeError("ferrograd.save writes only the zip format (_use_new_zipfile_serialization=True)")
+    if _format not in ("torch", "ferrograd"):
+        raise ValueError(f"ferrograd.save: _format must be 'torch' or 'ferrograd', not {_format!r}")
     layout = _Layout()
-    _TensorPickler(io.BytesIO(), pickle_protocol, layout, final=False).dump(obj)
     final = io.BytesIO()
+    if _format == "torch":
+        from . import _torch_checkpoint
+
+        if pickle_module is not pickle:
+            raise ValueError("ferrograd.save: torch's format is written with the standard pickle module")
+        _torch_checkpoint.TorchPickler(io.BytesIO(), pickle_protocol, layout, final=False).dump(obj)
+        _torch_checkpoint.TorchPickler(final, pickle_protocol, layout, final=True).dump(obj)
+        # torch names the archive's root after the file (``archive`` for a
+        # file object).
+        root = _ROOT
+        if isinstance(f, str | os.PathLike):
+            root = os.path.splitext(os.path.basename(os.fspath(f)))[0] or _ROOT
+        with contextlib.ExitStack() as stack:
+            fh = _open(stack, f, "wb")
+            zf = stack.enter_context(zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True))
+            _torch_checkpoint.write(
+                zf, root, final.getvalue(), layout.records.values(), _write_aligned, _write_member
+            )
+        return
+    _TensorPickler(io.BytesIO(), pickle_protocol, layout, final=False).dump(obj)
     _TensorPickler(final, pickle_protocol, layout, final=True).dump(obj)
     records = layout.records
 
@@ -528,6 +555,9 @@ _BYTEORDER = f"{_ROOT}/byteorder"
 _STORAGES = f"{_ROOT}/storages"
 _PICKLE = f"{_ROOT}/data.pkl"
 _STORAGE_LINE = re.compile(r"([0-9A-Za-z_.\-]{1,64}) ([a-z0-9]{1,16}) ([0-9]{1,20}) ([0-9]{1,20})")
+# How torch's legacy (non-zip) files start: a protocol-2 pickle of the
+# format's magic number.
+_TORCH_LEGACY_MAGIC = pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2)
 # Bytes of a local file header before its name (the zip format's fixed part).
 _LOCAL_HEADER = 30
 
@@ -555,7 +585,14 @@ class _Archive:
             ) from exc
         try:
             self._check_directory(min(end, getattr(self.zf, "start_dir", end)))
-            self._check_records()
+            # ``torch.save``'s archives: one ``<root>/data.pkl`` and no
+            # storage table.
+            pickles = [n for n in self.info if n.count("/") == 1 and n.endswith("/data.pkl")]
+            self.torch_root: str | None = None
+            if _STORAGES not in self.info and len(pickles) == 1:
+                self.torch_root = pickles[0].split("/")[0]
+            else:
+                self._check_records()
         except BaseException:
             self.zf.close()
             raise
@@ -594,8 +631,8 @@ class _Archive:
     def _check_records(self) -> None:
         if _STORAGES not in self.info or _PICKLE not in self.info:
             raise RuntimeError(
-                f"ferrograd.load: the archive is not a ferrograd checkpoint (no {_STORAGES} or {_PICKLE} "
-                "record); files written by torch.save are not supported"
+                f"ferrograd.load: the archive is neither a ferrograd checkpoint (no {_STORAGES} or "
+                f"{_PICKLE} record) nor one written by torch.save (one <name>/data.pkl record)"
             )
         if _VERSION not in self.info:
             raise _tampered(f"the archive has no member {_VERSION}")
@@ -855,8 +892,8 @@ def load(
     mmap: bool | None = None,
     **pickle_load_args: Any,
 ) -> Any:
-    """Loads an object saved with :func:`save` from ``f``, a path or a
-    readable binary file object.
+    """Loads an object saved with :func:`save` (or with ``torch.save``) from
+    ``f``, a path or a readable binary file object.
 
     By default (``weights_only``) only tensors, containers, numbers,
     strings, dtypes, devices, sizes and allow-listed globals (see
@@ -917,12 +954,32 @@ def load(
             raise pickle.UnpicklingError("ferrograd.load: the file is empty (truncated checkpoint?)")
         if head not in _ZIP_MAGICS and not zipfile.is_zipfile(fh):
             fh.seek(start)
+            if fh.read(len(_TORCH_LEGACY_MAGIC)) == _TORCH_LEGACY_MAGIC:
+                raise RuntimeError(
+                    "ferrograd.load: the file is in torch's legacy serialization format (written by "
+                    "torch.save with _use_new_zipfile_serialization=False, or by torch before 1.6), which "
+                    "ferrograd does not read; save it again with torch.save's default (zip) format"
+                )
+            fh.seek(start)
             return _unpickle(
                 fh, _StorageTable(None, map_location), weights_only, pickle_module, pickle_load_args
             )
         fh.seek(start)
         archive = _Archive(fh, start)
         stack.callback(archive.close)
+        if archive.torch_root is not None:
+            from . import _torch_checkpoint
+
+            return _torch_checkpoint.load(
+                archive,
+                archive.torch_root,
+                map_location,
+                weights_only,
+                _safe_globals,
+                pickle_module,
+                pickle_load_args,
+                lambda t: _apply_map_location(t, map_location),
+            )
         # Checked against the directory: at most the file's own size.
         data = io.BytesIO(archive.read(_PICKLE))
         table = _StorageTable(archive, map_location)

@@ -237,9 +237,10 @@ def test_several_objects_in_one_stream_and_prefix_bytes():
 
 
 def test_archive_layout_is_as_documented():
+    # ferrograd's own format (save(..., _format="ferrograd")), still read by load.
     x = torch.arange(6.0)
     buf = io.BytesIO()
-    torch.save({"a": x, "b": x[2:], "c": torch.ones(2, dtype=torch.int16)}, buf)
+    torch.save({"a": x, "b": x[2:], "c": torch.ones(2, dtype=torch.int16)}, buf, _format="ferrograd")
     raw = buf.getvalue()
     with zipfile.ZipFile(io.BytesIO(raw)) as zf:
         names = set(zf.namelist())
@@ -537,8 +538,11 @@ def test_bounded_unpickler_takes_an_allowlist_rules_and_a_persistent_load():
 
 
 def _archive(obj=None) -> bytes:
+    """An archive in ferrograd's own format (the one these checks read;
+    torch's format has its own tests in test_torch_checkpoint.py)."""
     buf = io.BytesIO()
-    torch.save({"w": torch.arange(6.0), "v": torch.ones(3, dtype=torch.int16)} if obj is None else obj, buf)
+    obj = {"w": torch.arange(6.0), "v": torch.ones(3, dtype=torch.int16)} if obj is None else obj
+    torch.save(obj, buf, _format="ferrograd")
     return buf.getvalue()
 
 
