@@ -26,7 +26,7 @@ MODULES = [
     "ferrograd.func", "ferrograd.optim", "ferrograd.optim.lr_scheduler", "ferrograd.utils.data",
     "ferrograd.profiler", "ferrograd.distributed",
     "ferrograd.autograd.function", "ferrograd.autograd.profiler_util", "ferrograd.serialization",
-    "ferrograd.utils.dlpack",
+    "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
 ]  # fmt: skip
 
 
