@@ -6,11 +6,10 @@ from __future__ import annotations
 import cmath
 import collections.abc
 import contextlib
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 import ferrograd
 
@@ -191,9 +190,18 @@ class _NonePair(_Pair):
             self.fail(f"None mismatch: {self.actual} is not {self.expected}")
 
 
+def _numpy_scalars() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """numpy's bool and number scalar types, when numpy is loaded (numpy is
+    optional: without it no value can be a numpy scalar)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return (), ()
+    return (np.bool_,), (np.number,)
+
+
 class _BoolPair(_Pair):
     def __init__(self, actual: Any, expected: Any, path: tuple[Any, ...], **options: Any) -> None:
-        if not all(isinstance(x, (bool, np.bool_)) for x in (actual, expected)):
+        if not all(isinstance(x, (bool, *_numpy_scalars()[0])) for x in (actual, expected)):
             raise _Unsupported
         super().__init__(bool(actual), bool(expected), path)
 
@@ -215,10 +223,10 @@ class _NumberPair(_Pair):
         check_dtype: bool,
         **options: Any,
     ) -> None:
-        kinds = (int, float, complex, np.number)
-        if not all(isinstance(x, kinds) for x in (actual, expected)):
+        numbers = _numpy_scalars()[1]
+        if not all(isinstance(x, (int, float, complex, *numbers)) for x in (actual, expected)):
             raise _Unsupported
-        actual, expected = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
+        actual, expected = (x.item() if isinstance(x, numbers) else x for x in (actual, expected))
         super().__init__(actual, expected, path)
         dtypes = [_NUMBER_DTYPES[type(x)] for x in (actual, expected)]
         self.rtol, self.atol = _tolerances(dtypes, rtol, atol, path)
