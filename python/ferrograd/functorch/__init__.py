@@ -21,6 +21,7 @@ from typing import Any
 from .. import _core
 from .. import func as _func
 from ..nn.modules.module import Module
+from ..utils import _docs
 from ._make_functional import (
     FunctionalModule,
     FunctionalModuleWithBuffers,
@@ -35,6 +36,21 @@ __all__ = [
 ]  # fmt: skip
 
 __version__: str = _core.__version__
+
+# Argument descriptions the transforms' docstrings share: a docstring line ``{name}`` of a
+# function decorated with ``_with_doc_pieces`` stands for piece ``name``.
+_DOC_PIECES = {
+    "func_aux_arg": (
+        "func (Callable): a function returning a one-element tensor (and an\n"
+        "    auxiliary value when ``has_aux``)."
+    ),
+    "argnums_arg": "argnums (int or tuple of int): the arguments to differentiate.\n    Default: ``0``.",
+    "has_aux_arg": "has_aux (bool): ``func`` returns ``(output, aux)``. Default:\n    ``False``.",
+    "randomness_arg": (
+        'randomness (str): ``"error"``, ``"different"`` or ``"same"``.\n    Default: ``"error"``.'
+    ),
+}
+_with_doc_pieces = _docs.with_doc_pieces(_DOC_PIECES)
 
 
 def _warn_deprecated(api: str, new_api: str | None = None) -> None:
@@ -51,6 +67,7 @@ def _warn_deprecated(api: str, new_api: str | None = None) -> None:
     )
 
 
+@_with_doc_pieces
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: int | None = None) -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.vmap` (the vectorizing map), with a
@@ -62,8 +79,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
             Default: ``0``.
         out_dims (int or tuple): where the batch dim goes in each output.
             Default: ``0``.
-        randomness (str): ``"error"``, ``"different"`` or ``"same"``.
-            Default: ``"error"``.
+        {randomness_arg}
 
     Keyword args:
         chunk_size (int, optional): run the batch in chunks of this size.
@@ -83,17 +99,15 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
     return _func.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
+@_with_doc_pieces
 def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
          has_aux: bool = False) -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.func.grad`, with a ``FutureWarning``.
 
     Args:
-        func (Callable): a function returning a one-element tensor (and an
-            auxiliary value when ``has_aux``).
-        argnums (int or tuple of int): the arguments to differentiate.
-            Default: ``0``.
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {func_aux_arg}
+        {argnums_arg}
+        {has_aux_arg}
 
     Returns:
         Callable: the gradient function.
@@ -108,18 +122,16 @@ def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     return _func.grad(func, argnums, has_aux)
 
 
+@_with_doc_pieces
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.func.grad_and_value`, with a
     ``FutureWarning``.
 
     Args:
-        func (Callable): a function returning a one-element tensor (and an
-            auxiliary value when ``has_aux``).
-        argnums (int or tuple of int): the arguments to differentiate.
-            Default: ``0``.
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {func_aux_arg}
+        {argnums_arg}
+        {has_aux_arg}
 
     Returns:
         Callable: a function returning ``(gradient, value)``.
@@ -134,6 +146,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     return _func.grad_and_value(func, argnums, has_aux)
 
 
+@_with_doc_pieces
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Deprecated: :func:`ferrograd.func.vjp`, with a ``FutureWarning``.
 
@@ -143,8 +156,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             them).
 
     Keyword args:
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {has_aux_arg}
 
     Returns:
         tuple: ``(output, vjp_fn)`` (and ``aux`` when ``has_aux``).
@@ -159,6 +171,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return _func.vjp(func, *primals, has_aux=has_aux)
 
 
+@_with_doc_pieces
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> Any:
     """Deprecated: :func:`ferrograd.func.jvp`, with a ``FutureWarning``.
@@ -171,8 +184,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     Keyword args:
         strict (bool): raise for outputs independent of the inputs
             (refused, as in torch). Default: ``False``.
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {has_aux_arg}
 
     Returns:
         tuple: ``(output, jvp_out)`` (and ``aux`` when ``has_aux``).
@@ -187,18 +199,17 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     return _func.jvp(func, primals, tangents, strict=strict, has_aux=has_aux)
 
 
+@_with_doc_pieces
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
            chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.func.jacrev`, with a ``FutureWarning``.
 
     Args:
         func (Callable): the function.
-        argnums (int or tuple of int): the arguments to differentiate.
-            Default: ``0``.
+        {argnums_arg}
 
     Keyword args:
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {has_aux_arg}
         chunk_size (int, optional): rows of the Jacobian per backward
             pass. Default: ``None`` (all at once).
 
@@ -217,20 +228,18 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                         _preallocate_and_copy=_preallocate_and_copy)
 
 
+@_with_doc_pieces
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.func.jacfwd`, with a ``FutureWarning``.
 
     Args:
         func (Callable): the function.
-        argnums (int or tuple of int): the arguments to differentiate.
-            Default: ``0``.
-        has_aux (bool): ``func`` returns ``(output, aux)``. Default:
-            ``False``.
+        {argnums_arg}
+        {has_aux_arg}
 
     Keyword args:
-        randomness (str): ``"error"``, ``"different"`` or ``"same"``.
-            Default: ``"error"``.
+        {randomness_arg}
 
     Returns:
         Callable: the Jacobian function.
@@ -246,14 +255,14 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
     return _func.jacfwd(func, argnums, has_aux, randomness=randomness)
 
 
+@_with_doc_pieces
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """Deprecated: :func:`ferrograd.func.hessian`, with a
     ``FutureWarning``.
 
     Args:
         func (Callable): a function returning a one-element tensor.
-        argnums (int or tuple of int): the arguments to differentiate.
-            Default: ``0``.
+        {argnums_arg}
 
     Returns:
         Callable: the Hessian function.
