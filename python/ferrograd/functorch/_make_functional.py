@@ -16,6 +16,7 @@ from typing import Any
 from .. import _core
 from ..func._functional_call import functional_call
 from ..nn.modules.module import Module
+from ..utils import _docs
 
 Tensor = _core.Tensor
 
@@ -35,6 +36,23 @@ def _bind(api: str, names: tuple[str, ...], values: Iterable[Tensor], kind: str)
     return dict(zip(names, values, strict=True))
 
 
+# Text the two functional modules' docstrings share: a docstring line ``{name}`` of a class or
+# method decorated with ``_with_doc_pieces`` stands for piece ``name``.
+_DOC_PIECES = {
+    "stateless_model_arg": (
+        "stateless_model (nn.Module): the module to run (a copy of the\n    original model)."
+    ),
+    "param_names_arg": (
+        "param_names (tuple of str): the dotted parameter names, in the\n    order ``params`` are given."
+    ),
+    "params_arg": "params (iterable of Tensor): one tensor per name in\n    ``param_names``, in that order.",
+    "model_args": "*args: the model's positional arguments.\n**kwargs: the model's keyword arguments.",
+    "returns_model_output": "Returns:\n    what the model returns.",
+}
+_with_doc_pieces = _docs.with_doc_pieces(_DOC_PIECES)
+
+
+@_with_doc_pieces
 class FunctionalModule(Module):
     """A module run as a function of its parameters: what
     :func:`make_functional` returns.
@@ -44,10 +62,8 @@ class FunctionalModule(Module):
     order) in place of its parameters.
 
     Args:
-        stateless_model (nn.Module): the module to run (a copy of the
-            original model).
-        param_names (tuple of str): the dotted parameter names, in the
-            order ``params`` are given.
+        {stateless_model_arg}
+        {param_names_arg}
 
     Example:
         >>> lin = nn.Linear(2, 1)
@@ -61,17 +77,15 @@ class FunctionalModule(Module):
         self.stateless_model = stateless_model
         self.param_names = tuple(param_names)
 
+    @_with_doc_pieces
     def forward(self, params: Iterable[Tensor], *args: Any, **kwargs: Any) -> Any:
         """Runs the model with ``params`` as its parameters.
 
         Args:
-            params (iterable of Tensor): one tensor per name in
-                ``param_names``, in that order.
-            *args: the model's positional arguments.
-            **kwargs: the model's keyword arguments.
+            {params_arg}
+            {model_args}
 
-        Returns:
-            what the model returns.
+        {returns_model_output}
 
         Example:
             >>> lin = nn.Linear(2, 1)
@@ -83,6 +97,7 @@ class FunctionalModule(Module):
         return functional_call(self.stateless_model, values, args, kwargs)
 
 
+@_with_doc_pieces
 class FunctionalModuleWithBuffers(Module):
     """A module run as a function of its parameters and buffers: what
     :func:`make_functional_with_buffers` and
@@ -95,10 +110,8 @@ class FunctionalModuleWithBuffers(Module):
     mode) are updated in the given tensors.
 
     Args:
-        stateless_model (nn.Module): the module to run (a copy of the
-            original model).
-        param_names (tuple of str): the dotted parameter names, in the
-            order ``params`` are given.
+        {stateless_model_arg}
+        {param_names_arg}
         buffer_names (tuple of str): the dotted buffer names, in the order
             ``buffers`` are given.
 
@@ -116,20 +129,18 @@ class FunctionalModuleWithBuffers(Module):
         self.param_names = tuple(param_names)
         self.buffer_names = tuple(buffer_names)
 
+    @_with_doc_pieces
     def forward(self, params: Iterable[Tensor], buffers: Iterable[Tensor], *args: Any, **kwargs: Any) -> Any:
         """Runs the model with ``params`` and ``buffers`` as its parameters
         and buffers.
 
         Args:
-            params (iterable of Tensor): one tensor per name in
-                ``param_names``, in that order.
+            {params_arg}
             buffers (iterable of Tensor): one tensor per name in
                 ``buffer_names``, in that order.
-            *args: the model's positional arguments.
-            **kwargs: the model's keyword arguments.
+            {model_args}
 
-        Returns:
-            what the model returns.
+        {returns_model_output}
 
         Example:
             >>> lin = nn.Linear(2, 1)
