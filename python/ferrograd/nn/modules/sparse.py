@@ -17,6 +17,58 @@ from .module import Module
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+# What Embedding and EmbeddingBag share: the weight table, its initialisation, the
+# ``max_norm`` settings in their reprs and the check of a pretrained table.
+
+
+def _set_weight(
+    module: Embedding | EmbeddingBag, _weight: Tensor | None, device: Any, dtype: Any, requires_grad: bool
+) -> None:
+    """Sets ``module.weight``: ``_weight`` itself, which must be ``(num_embeddings,
+    embedding_dim)``, or when None a new table drawn by ``module.reset_parameters()``."""
+    shape = (module.num_embeddings, module.embedding_dim)
+    if _weight is None:
+        module.weight = Parameter(_fg.empty(shape, **_factory(device, dtype)), requires_grad=requires_grad)
+        module.reset_parameters()
+    else:
+        if list(_weight.shape) != list(shape):
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
+def _reset_weight(module: Embedding | EmbeddingBag) -> None:
+    """Re-draws ``module.weight`` from ``N(0, 1)`` and zeroes the ``padding_idx`` row."""
+    init.normal_(module.weight)
+    _zero_padding_row(module)
+
+
+def _zero_padding_row(module: Embedding | EmbeddingBag) -> None:
+    if module.padding_idx is not None:
+        with _fg.no_grad():
+            module.weight[module.padding_idx].fill_(0)
+
+
+def _norm_repr(module: Embedding | EmbeddingBag) -> str:
+    """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of the repr: the
+    settings that differ from the defaults."""
+    s = ""
+    if module.max_norm is not None:
+        s += f", max_norm={module.max_norm}"
+    if module.norm_type != 2:
+        s += f", norm_type={module.norm_type}"
+    if module.scale_grad_by_freq is not False:
+        s += f", scale_grad_by_freq={module.scale_grad_by_freq}"
+    return s
+
+
+def _pretrained_shape(embeddings: Tensor) -> tuple[int, int]:
+    """``(rows, cols)`` of a pretrained table, which must be 2-D."""
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    rows, cols = embeddings.shape
+    return rows, cols
+
+
 class Embedding(Module):
     r"""A table of ``num_embeddings`` vectors of size ``embedding_dim``, looked up by
     integer index. ``weight`` starts as ``N(0, 1)``; the row at ``padding_idx`` starts
@@ -83,27 +135,15 @@ class Embedding(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(
-                _fg.empty((num_embeddings, embedding_dim), **_factory(device, dtype)),
-                requires_grad=not _freeze,
-            )
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _set_weight(self, _weight, device, dtype, requires_grad=not _freeze)
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
         """Re-draws ``weight`` from ``N(0, 1)`` and zeroes the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
+        _reset_weight(self)
 
     def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with _fg.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        _zero_padding_row(self)
 
     def forward(self, input: Tensor) -> Tensor:
         """The rows of ``weight`` at the indices in ``input``."""
@@ -122,12 +162,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += _norm_repr(self)
         if self.sparse is not False:
             s += ", sparse=True"
         return s
@@ -151,9 +186,7 @@ class Embedding(Module):
             >>> emb(ferrograd.tensor([1]))
             tensor([[3., 4.]])
         """
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         return cls(
             num_embeddings=rows,
             embedding_dim=cols,
@@ -239,26 +272,17 @@ class EmbeddingBag(Module):
                 raise AssertionError("padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(_fg.empty((num_embeddings, embedding_dim), **_factory(device, dtype)))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+        _set_weight(self, _weight, device, dtype, requires_grad=True)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
 
     def reset_parameters(self) -> None:
         """Re-draws ``weight`` from ``N(0, 1)`` and zeroes the ``padding_idx`` row."""
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
+        _reset_weight(self)
 
     def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with _fg.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        _zero_padding_row(self)
 
     def forward(
         self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None
@@ -282,12 +306,7 @@ class EmbeddingBag(Module):
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += _norm_repr(self)
         s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
@@ -315,9 +334,7 @@ class EmbeddingBag(Module):
             >>> bag(ferrograd.tensor([[0, 1]])), bag.weight.requires_grad
             (tensor([[3., 4.]]), False)
         """
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         bag = cls(
             num_embeddings=rows,
             embedding_dim=cols,
