@@ -268,25 +268,11 @@ class FunctionEvent(FormattedTimesMixin):
         input_dtypes: list[str] | None = None,
         **extra: Any,
     ) -> None:
-        self.id = id
-        self.name = name
-        self.trace_name = trace_name
-        self.time_range = Interval(start_us, end_us)
-        self.thread = thread
-        self.fwd_thread = fwd_thread
-        self.kernels: list[Kernel] = []
-        self.cpu_children: list[FunctionEvent] = []
-        self.cpu_parent: FunctionEvent | None = None
-        self.input_shapes = input_shapes
-        self.input_dtypes = input_dtypes
-        self.stack = stack
-        self.scope = scope
-        self.use_device = use_device
-        self.cpu_memory_usage = cpu_memory_usage
-        self.sequence_nr = sequence_nr
-        self.device_resource_id = thread if device_resource_id is None else device_resource_id
-        self.flops = flops
-        self.is_user_annotation = is_user_annotation
+        self._set_fields(id, name, trace_name, thread, start_us, end_us, fwd_thread, input_shapes,
+                         input_dtypes, stack, scope, use_device, cpu_memory_usage, sequence_nr, flops,
+                         is_user_annotation)
+        if device_resource_id is not None:
+            self.device_resource_id = device_resource_id
         if overload_name is not None:
             self.overload_name = overload_name
         if node_id != -1:
@@ -313,48 +299,54 @@ class FunctionEvent(FormattedTimesMixin):
             setattr(self, key, value)
 
     @classmethod
-    def _recorded(
-        cls,
+    def _recorded(cls, *fields: Any) -> FunctionEvent:
+        """An event of a profile: the constructor's work without its keyword
+        handling (one of these is built per recorded span). ``fields`` are
+        :meth:`_set_fields`' arguments, in its order."""
+        e = cls.__new__(cls)
+        e._set_fields(*fields)
+        return e
+
+    def _set_fields(
+        self,
         id: int,
         name: str,
         trace_name: str | None,
         thread: int,
         start_us: float,
         end_us: float,
-        fwd_thread: int,
-        input_shapes: list[list[int]],
+        fwd_thread: int | None,
+        input_shapes: list[list[int]] | None,
         input_dtypes: list[str] | None,
-        stack: list[str],
+        stack: list[str] | None,
         scope: int,
         use_device: str | None,
         cpu_memory_usage: int,
         sequence_nr: int,
-        flops: int,
+        flops: int | None,
         is_user_annotation: bool,
-    ) -> FunctionEvent:
-        """An event of a profile: the constructor's work without its keyword
-        handling (one of these is built per recorded span)."""
-        e = cls.__new__(cls)
-        e.id = id
-        e.name = name
-        e.trace_name = trace_name
-        e.time_range = Interval(start_us, end_us)
-        e.thread = thread
-        e.fwd_thread = fwd_thread
-        e.kernels = []
-        e.cpu_children = []
-        e.cpu_parent = None
-        e.input_shapes = input_shapes
-        e.input_dtypes = input_dtypes
-        e.stack = stack
-        e.scope = scope
-        e.use_device = use_device
-        e.cpu_memory_usage = cpu_memory_usage
-        e.sequence_nr = sequence_nr
-        e.device_resource_id = thread
-        e.flops = flops
-        e.is_user_annotation = is_user_annotation
-        return e
+    ) -> None:
+        """The fields every event has (the others are set only when they differ from
+        the class defaults); ``device_resource_id`` starts as ``thread``."""
+        self.id = id
+        self.name = name
+        self.trace_name = trace_name
+        self.time_range = Interval(start_us, end_us)
+        self.thread = thread
+        self.fwd_thread = fwd_thread
+        self.kernels: list[Kernel] = []
+        self.cpu_children: list[FunctionEvent] = []
+        self.cpu_parent: FunctionEvent | None = None
+        self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes
+        self.stack = stack
+        self.scope = scope
+        self.use_device = use_device
+        self.cpu_memory_usage = cpu_memory_usage
+        self.sequence_nr = sequence_nr
+        self.device_resource_id = thread
+        self.flops = flops
+        self.is_user_annotation = is_user_annotation
 
     def append_kernel(self, name: str, device: int, duration: float) -> None:
         """Attaches a device kernel this CPU event launched."""
