@@ -13,6 +13,12 @@ from typing import Any, Protocol
 
 from ._core import Tensor, _wrap_number
 from ._ops_pointwise_docs import DOCS
+from .utils._docs import with_doc_pieces as _with_doc_pieces
+
+# The ``out=`` keyword's description, shared by the docstrings below.
+_doc_pieces = _with_doc_pieces({
+    "out": "out (Tensor, optional): a tensor of the result's shape that receives\n    the result.",
+})
 
 # A tensor operand, or a Python number where torch accepts a Scalar.
 _TensorLike = Tensor | float | int | bool
@@ -129,6 +135,7 @@ clamp_ = Tensor.clamp_
 clip_ = Tensor.clip_
 
 
+@_doc_pieces
 def add(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor | None = None) -> Tensor:
     """Adds ``other``, scaled by ``alpha``, to ``input``: ``input + alpha * other``.
 
@@ -143,8 +150,7 @@ def add(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor
 
     Keyword args:
         alpha (Number): the multiplier of ``other``. Default: 1.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -157,6 +163,7 @@ def add(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor
     return _finish(_tensor(input).add(other, alpha=alpha), out)
 
 
+@_doc_pieces
 def sub(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor | None = None) -> Tensor:
     """Subtracts ``other``, scaled by ``alpha``, from ``input``: ``input - alpha * other``.
 
@@ -169,8 +176,7 @@ def sub(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor
 
     Keyword args:
         alpha (Number): the multiplier of ``other``. Default: 1.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -201,6 +207,7 @@ def rsub(input: _TensorLike, other: _TensorLike, *, alpha: float = 1) -> Tensor:
     return _tensor(input)._rsub(other, alpha=alpha)
 
 
+@_doc_pieces
 def div(
     input: _TensorLike, other: _TensorLike, *, rounding_mode: str | None = None, out: Tensor | None = None
 ) -> Tensor:
@@ -219,8 +226,7 @@ def div(
     Keyword args:
         rounding_mode (str, optional): None, ``"trunc"`` or ``"floor"``.
             Default: None.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> x = ferrograd.tensor([7, -7])
@@ -237,6 +243,7 @@ def div(
 divide = div
 
 
+@_doc_pieces
 def pow(input: _TensorLike, exponent: _TensorLike, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """Raises ``input`` to the power ``exponent``, elementwise.
 
@@ -250,8 +257,7 @@ def pow(input: _TensorLike, exponent: _TensorLike, *, out: Tensor | None = None)
         exponent (Tensor or Number): the exponent.
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -263,6 +269,7 @@ def pow(input: _TensorLike, exponent: _TensorLike, *, out: Tensor | None = None)
     return _finish(_tensor(input).pow(exponent), out)
 
 
+@_doc_pieces
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
     """Rounds each element of ``input`` to the nearest integer, or to ``decimals`` decimal places.
 
@@ -276,8 +283,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
     Keyword args:
         decimals (int): the number of decimal places to keep (negative rounds
             to tens, hundreds...). Default: 0.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> ferrograd.round(ferrograd.tensor([0.5, 1.5, 2.5, -1.7]))
@@ -288,6 +294,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
     return _finish(_input(input, "round").round(decimals=decimals), out)
 
 
+@_doc_pieces
 def clamp(  # noqa: A002
     input: Tensor,
     min: _TensorLike | None = None,
@@ -308,8 +315,7 @@ def clamp(  # noqa: A002
         max (Number or Tensor, optional): the upper bound. Default: None.
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> x = ferrograd.tensor([-2.0, 0.5, 3.0])
@@ -324,6 +330,7 @@ def clamp(  # noqa: A002
 clip = clamp
 
 
+@_doc_pieces
 def clamp_min(input: Tensor, min: _TensorLike, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """Limits each element of ``input`` from below: ``maximum(input, min)``.
 
@@ -332,8 +339,7 @@ def clamp_min(input: Tensor, min: _TensorLike, *, out: Tensor | None = None) -> 
         min (Number or Tensor): the lower bound.
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> ferrograd.clamp_min(ferrograd.tensor([1.0, 2.0, 3.0]), 2)
@@ -342,6 +348,7 @@ def clamp_min(input: Tensor, min: _TensorLike, *, out: Tensor | None = None) -> 
     return _finish(_input(input, "clamp_min").clamp_min(min), out)
 
 
+@_doc_pieces
 def clamp_max(input: Tensor, max: _TensorLike, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """Limits each element of ``input`` from above: ``minimum(input, max)``.
 
@@ -350,8 +357,7 @@ def clamp_max(input: Tensor, max: _TensorLike, *, out: Tensor | None = None) -> 
         max (Number or Tensor): the upper bound.
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> ferrograd.clamp_max(ferrograd.tensor([1.0, 2.0, 3.0]), 2)
@@ -360,6 +366,7 @@ def clamp_max(input: Tensor, max: _TensorLike, *, out: Tensor | None = None) -> 
     return _finish(_input(input, "clamp_max").clamp_max(max), out)
 
 
+@_doc_pieces
 def where(
     condition: Tensor,
     input: _TensorLike | None = None,
@@ -380,8 +387,7 @@ def where(
         other (Tensor or Number): the values where it is False.
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -404,6 +410,7 @@ def where(
     return _finish(_tensor(input).where(condition, other), out)
 
 
+@_doc_pieces
 def lerp(input: Tensor, end: Tensor, weight: _TensorLike, *, out: Tensor | None = None) -> Tensor:
     """Interpolates linearly between ``input`` and ``end``: ``input + weight * (end - input)``.
 
@@ -416,8 +423,7 @@ def lerp(input: Tensor, end: Tensor, weight: _TensorLike, *, out: Tensor | None 
             1 gives ``end``).
 
     Keyword args:
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> start = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -427,6 +433,7 @@ def lerp(input: Tensor, end: Tensor, weight: _TensorLike, *, out: Tensor | None 
     return _finish(_input(input, "lerp").lerp(end, weight), out)
 
 
+@_doc_pieces
 def addcmul(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1, out: Tensor | None = None
 ) -> Tensor:
@@ -442,8 +449,7 @@ def addcmul(
 
     Keyword args:
         value (Number): the multiplier of the product. Default: 1.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> a = ferrograd.tensor([1.0, 2.0, 3.0])
@@ -453,6 +459,7 @@ def addcmul(
     return _finish(_input(input, "addcmul").addcmul(tensor1, tensor2, value=value), out)
 
 
+@_doc_pieces
 def addcdiv(
     input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1, out: Tensor | None = None
 ) -> Tensor:
@@ -468,8 +475,7 @@ def addcdiv(
 
     Keyword args:
         value (Number): the multiplier of the quotient. Default: 1.
-        out (Tensor, optional): a tensor of the result's shape that receives
-            the result.
+        {out}
 
     Example:
         >>> a = ferrograd.tensor([1.0, 2.0, 3.0])

@@ -706,21 +706,24 @@ class Module:
         r"""Casts all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
 
+    def _cast_floating(self, dtype: Any) -> Module:
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
     def float(self) -> Module:
         r"""Casts floating point parameters and buffers to ``float32``."""
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+        return self._cast_floating(ferrograd.float32)
 
     def double(self) -> Module:
         r"""Casts floating point parameters and buffers to ``float64``."""
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+        return self._cast_floating(ferrograd.float64)
 
     def half(self) -> Module:
         r"""Casts floating point parameters and buffers to ``float16``."""
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+        return self._cast_floating(ferrograd.float16)
 
     def bfloat16(self) -> Module:
         r"""Casts floating point parameters and buffers to ``bfloat16``."""
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+        return self._cast_floating(ferrograd.bfloat16)
 
     # ------------------------------------------------------------------
     # state_dict

@@ -105,7 +105,31 @@ def _self_attention_block(layer: Module, x: Tensor, attn_mask: Tensor | None, ke
     return layer.dropout1(x)
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: their attention modules
+    (``attentions``, in torch's order), the feed-forward block, norms and
+    dropouts, and the activation (``relu`` for a pickle without one)."""
+
+    __constants__ = ["norm_first"]
+
+    def _build(self, attentions: tuple[str, ...], d_model: int, nhead: int, dim_feedforward: int,
+               dropout: float, activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float,
+               batch_first: bool, norm_first: bool, bias: bool, kw: dict[str, Any]) -> None:
+        for name in attentions:
+            attention = MultiheadAttention(
+                d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+            )
+            setattr(self, name, attention)
+        _feed_forward_and_norms(self, len(attentions) + 1, d_model, dim_feedforward, dropout, layer_norm_eps,
+                                norm_first, bias, kw)
+        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("activation", F.relu)
+        super().__setstate__(state)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     r"""Self-attention followed by a feed-forward block, each wrapped in a
     residual connection and a ``LayerNorm`` (after the residual by default,
     before the block with ``norm_first=True``).
@@ -122,28 +146,14 @@ class TransformerEncoderLayer(Module):
         ferrograd.Size([3, 5, 8])
     """
 
-    __constants__ = ["norm_first"]
-
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
-        )
-        _feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first,
-                                bias, kw)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
-        self.activation_relu_or_gelu = _activation_code(activation)
-        self.activation = activation
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "activation"):
-            self.activation = F.relu
+        self._build(("self_attn",), d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, {"device": device, "dtype": dtype})
+        self.activation_relu_or_gelu = _activation_code(self.activation)
 
     def forward(
         self,
@@ -260,7 +270,7 @@ class TransformerEncoder(Module):
         return output
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     r"""Self-attention, attention over the encoder output (``memory``) and a
     feed-forward block, each with a residual connection and a ``LayerNorm``.
 
@@ -272,30 +282,13 @@ class TransformerDecoderLayer(Module):
         ferrograd.Size([4, 3, 8])
     """
 
-    __constants__ = ["norm_first"]
-
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
-        )
-        _feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first,
-                                bias, kw)
-        if isinstance(activation, str):
-            self.activation = _get_activation_fn(activation)
-        else:
-            self.activation = activation
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state.setdefault("activation", F.relu)
-        super().__setstate__(state)
+        self._build(("self_attn", "multihead_attn"), d_model, nhead, dim_feedforward, dropout, activation,
+                    layer_norm_eps, batch_first, norm_first, bias, {"device": device, "dtype": dtype})
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
