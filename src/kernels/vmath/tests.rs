@@ -41,25 +41,22 @@ fn ulps(got: f64, want: f64, mant: i32, emin: i32) -> f64 {
     (got - want).abs() / 2f64.powi(e) * 2f64.powi(mant)
 }
 
-/// Largest ulp error of `K` over `xs` (float32) and the worst input.
-fn worst_f32<K: Unary<f32>>(xs: &[f32], reference: fn(f64) -> f64) -> (f64, f32) {
-    let mut out = vec![0f32; xs.len()];
-    run::<f32, K>(xs, &mut out);
-    let mut worst = (0.0, 0.0);
+/// Largest error (by `error(x, y)` for input `x` and output `y`) of `K`
+/// over `xs`, and the worst input; checks that the slice and scalar paths
+/// give the same bits.
+fn worst<T: Real + std::fmt::LowerExp, K: Unary<T>>(
+    xs: &[T],
+    error: impl Fn(T, T) -> f64,
+) -> (f64, T) {
+    let mut out = vec![T::c(0.0); xs.len()];
+    run::<T, K>(xs, &mut out);
+    let mut worst = (0.0, T::c(0.0));
     for (&x, &y) in xs.iter().zip(&out) {
-        assert_eq!(
-            y.to_bits(),
-            K::eval(x).to_bits(),
+        assert!(
+            y.to_bits() == K::eval(x).to_bits(),
             "slice and scalar paths differ at {x:e}"
         );
-        let want = reference(x as f64);
-        // A reference beyond float32's range rounds to infinity.
-        let want = if (want as f32).is_infinite() {
-            want as f32 as f64
-        } else {
-            want
-        };
-        let e = ulps(y as f64, want, 23, -126);
+        let e = error(x, y);
         if e > worst.0 || e.is_nan() {
             worst = (e, x);
         }
@@ -67,23 +64,23 @@ fn worst_f32<K: Unary<f32>>(xs: &[f32], reference: fn(f64) -> f64) -> (f64, f32)
     worst
 }
 
+/// Largest ulp error of `K` over `xs` (float32) and the worst input.
+fn worst_f32<K: Unary<f32>>(xs: &[f32], reference: fn(f64) -> f64) -> (f64, f32) {
+    worst::<f32, K>(xs, |x, y| {
+        let want = reference(x as f64);
+        // A reference beyond float32's range rounds to infinity.
+        let want = if (want as f32).is_infinite() {
+            want as f32 as f64
+        } else {
+            want
+        };
+        ulps(y as f64, want, 23, -126)
+    })
+}
+
 /// Largest ulp error of `K` over `xs` (float64) and the worst input.
 fn worst_f64<K: Unary<f64>>(xs: &[f64], reference: fn(f64) -> f64) -> (f64, f64) {
-    let mut out = vec![0f64; xs.len()];
-    run::<f64, K>(xs, &mut out);
-    let mut worst = (0.0, 0.0);
-    for (&x, &y) in xs.iter().zip(&out) {
-        assert_eq!(
-            y.to_bits(),
-            K::eval(x).to_bits(),
-            "slice and scalar paths differ at {x:e}"
-        );
-        let e = ulps(y, reference(x), 52, -1022);
-        if e > worst.0 {
-            worst = (e, x);
-        }
-    }
-    worst
+    worst::<f64, K>(xs, |x, y| ulps(y, reference(x), 52, -1022))
 }
 
 /// Values every function is tried at.
@@ -304,6 +301,15 @@ macro_rules! for_each_function {
     };
 }
 
+/// `debug` in a debug build (which tries fewer inputs), `release` otherwise.
+fn by_build<T>(debug: T, release: T) -> T {
+    if cfg!(debug_assertions) {
+        debug
+    } else {
+        release
+    }
+}
+
 /// Tolerance of every function, in ulps.
 const TOL: f64 = 2.0;
 
@@ -321,21 +327,13 @@ fn tol64(name: &str) -> f64 {
 
 #[test]
 fn float32_within_two_ulp() {
-    let stride = if cfg!(debug_assertions) {
-        40_009
-    } else {
-        4_099
-    };
+    let stride = by_build(40_009, 4_099);
     let mut failed: Vec<String> = Vec::new();
     macro_rules! check {
         ($k:ident, $r:expr, $dense:expr) => {{
             let (lo, hi): (f32, f32) = $dense;
             // A debug build tries a thinner slice of the dense stretch.
-            let hi = if cfg!(debug_assertions) {
-                f32::from_bits(lo.to_bits() + 100_000).min(hi)
-            } else {
-                hi
-            };
+            let hi = by_build(f32::from_bits(lo.to_bits() + 100_000).min(hi), hi);
             let (e, x) = worst_f32::<$k>(&inputs32((lo, hi), stride), $r);
             println!("float32 {:8}: {e:.3} ulp at {x:e}", stringify!($k));
             if e > TOL {
@@ -349,11 +347,7 @@ fn float32_within_two_ulp() {
 
 #[test]
 fn float64_within_two_ulp() {
-    let n = if cfg!(debug_assertions) {
-        20_000
-    } else {
-        1_000_000
-    };
+    let n = by_build(20_000, 1_000_000);
     let mut failed: Vec<String> = Vec::new();
     macro_rules! check {
         ($k:ident, $r:expr, $dense:expr) => {{
@@ -422,11 +416,7 @@ fn trigonometric_reduction_edges_within_two_ulp() {
 #[test]
 fn inverse_trigonometric_float64_dense_within_two_ulp() {
     // Every 2^40-th float64 bit pattern in [-1, 1] and around the reduction points.
-    let step = if cfg!(debug_assertions) {
-        1u64 << 46
-    } else {
-        1u64 << 40
-    };
+    let step = by_build(1u64 << 46, 1u64 << 40);
     let mut xs = Vec::new();
     let mut b = 0u64;
     while b <= 1f64.to_bits() {
@@ -504,11 +494,7 @@ fn circular_special_values_follow_ieee() {
 #[test]
 fn pow_float32_within_two_ulp() {
     use super::pow::pow_f32;
-    let n = if cfg!(debug_assertions) {
-        200_000
-    } else {
-        4_000_000
-    };
+    let n = by_build(200_000, 4_000_000);
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut worst = (0.0, 0.0f32, 0.0f32);
     let mut xs = Vec::with_capacity(n);
