@@ -196,7 +196,13 @@ mod tests {
         leaf.set_requires_grad(true).unwrap();
         let err = leaf.fill_(1.0).unwrap_err().to_string();
         assert!(err.contains("leaf Variable that requires grad"), "{err}");
-        let err = leaf.narrow(0, 0, 1).unwrap().add_(&leaf.narrow(0, 1, 1).unwrap());
-        assert!(err.unwrap_err().to_string().contains("view of a leaf Variable"));
+        let err = leaf
+            .narrow(0, 0, 1)
+            .unwrap()
+            .add_(&leaf.narrow(0, 1, 1).unwrap());
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("view of a leaf Variable"));
     }
 }
