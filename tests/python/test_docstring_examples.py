@@ -27,6 +27,7 @@ MODULES = [
     "ferrograd.profiler", "ferrograd.distributed",
     "ferrograd.autograd.function", "ferrograd.autograd.profiler_util", "ferrograd.serialization",
     "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
+    "ferrograd.utils.safetensors",
 ]  # fmt: skip
 
 
