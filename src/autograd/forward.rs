@@ -336,13 +336,8 @@ pub fn make_dual(primal: &Tensor, tangent: &Tensor, level: Option<usize>) -> Res
             tangent.shape()
         )));
     }
-    if tangent.dtype() != primal.dtype() {
-        return Err(Error::runtime(format!(
-            "Trying to set a forward gradient that has a different dtype than that of the original Tensor, this is not supported. Tensor is of dtype {} while the given forward gradient is of dtype {}.",
-            primal.dtype(),
-            tangent.dtype()
-        )));
-    }
+    // The tangent keeps its own floating dtype (as torch allows): the
+    // forward formulas promote it with the primal's values.
     let dual = {
         let _off = FwGradGuard::new(false);
         primal.alias_named("MakeDualBackward0")?

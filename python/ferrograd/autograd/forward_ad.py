@@ -103,12 +103,6 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
-    if tangent.dtype != tensor.dtype:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different dtype than that of the original "
-            f"Tensor, this is not supported. Tensor is of dtype {tensor.dtype} while the given "
-            f"forward gradient is of dtype {tangent.dtype}."
-        )
     return _core._make_dual(tensor, tangent, level)
 
 
