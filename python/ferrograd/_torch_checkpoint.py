@@ -459,9 +459,14 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
     the second writes offsets relative to the range's start."""
 
     def __init__(self, file: Any, protocol: int, layout: Any, final: bool) -> None:
+        import ferrograd
+
         super().__init__(file, protocol)
         self.layout = layout
         self.final = final
+        # Resolved once: reducer_override runs for every object pickled.
+        self.size_type = ferrograd.Size
+        self.parameter_type = _parameter_class()
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
         if isinstance(obj, _core.dtype):
@@ -484,15 +489,13 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
         return ("storage", _name("torch", kind or "FloatStorage"), rec.key, "cpu", rec.numel)
 
     def reducer_override(self, obj: Any) -> Any:
-        import ferrograd
-
-        if isinstance(obj, ferrograd.Size):
+        if isinstance(obj, self.size_type):
             return _name("torch", "Size"), (tuple(obj),)
         if isinstance(obj, _core.device):
             return _name("torch", "device"), (str(obj),)
         if not isinstance(obj, _core.Tensor):
             return NotImplemented
-        if isinstance(obj, _parameter_class()):
+        if isinstance(obj, self.parameter_type):
             data = obj.detach()
             return _name("torch._utils", "_rebuild_parameter"), (
                 data,
@@ -502,11 +505,13 @@ class TorchPickler(pickle._Pickler):  # type: ignore[name-defined, misc]
         if _dtype_name(obj.dtype) not in _STORAGE_OF_DTYPE:
             raise pickle.PicklingError(f"ferrograd.save: torch has no storage type for dtype {obj.dtype}")
         shape, strides, offset = tuple(obj.shape), tuple(obj.stride()), obj.storage_offset()
-        self.layout.serial(obj)
+        # The serial keeps the tensor alive until the save ends (record keys
+        # are addresses).
+        serial = self.layout.serial(obj)
         rec = self.layout.record_for(obj)
         if not self.final:
             lo, hi = _extent(shape, strides)
-            rec.add(self.layout.serial(obj), offset + lo, offset + hi)
+            rec.add(serial, offset + lo, offset + hi)
         rel = 0 if rec.numel == 0 else offset - rec.start
         args = (_StorageRef(rec), rel, shape, strides, bool(obj.requires_grad), collections.OrderedDict())
         if type(obj) is _core.Tensor:
