@@ -72,6 +72,7 @@ from ._core import view_as_complex as view_as_complex
 from ._core import view_as_real as view_as_real
 from ._core import zeros as zeros
 from ._core import zeros_like as zeros_like
+from ._ops_composite import *  # noqa: F403
 from ._ops_linalg import *  # noqa: F403
 from ._ops_pointwise import *  # noqa: F403
 from ._ops_random import *  # noqa: F403
@@ -134,13 +135,21 @@ def _dtype_from_name(name: str) -> dtype:
     return _DTYPES[name]
 
 
-from . import _ops_linalg, _ops_pointwise, _ops_random, _ops_reduce, _ops_shape_index, _ops_views  # noqa: E402
+from . import (  # noqa: E402
+    _ops_composite,
+    _ops_linalg,
+    _ops_pointwise,
+    _ops_random,
+    _ops_reduce,
+    _ops_shape_index,
+    _ops_views,
+)
 from ._routed import route_module as _route_module  # noqa: E402
 
 # The module-level docs of the functions that are Tensor methods, aliases or
 # factory-made, from the DOCS table of the module that defines each.
 _route_module(globals(), "ferrograd", "", docs={
-    **_ops_linalg.DOCS, **_ops_pointwise.DOCS, **_ops_random.DOCS, **_ops_reduce.DOCS,
+    **_ops_composite.DOCS, **_ops_linalg.DOCS, **_ops_pointwise.DOCS, **_ops_random.DOCS, **_ops_reduce.DOCS,
     **_ops_shape_index.DOCS, **_ops_views.DOCS,
 })  # fmt: skip
 del _route_module

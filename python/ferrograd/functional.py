@@ -19,6 +19,38 @@ Example:
 
 from __future__ import annotations
 
-from . import broadcast_shapes, broadcast_tensors, einsum, norm, split
+from . import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    cdist,
+    chain_matmul,
+    einsum,
+    meshgrid,
+    norm,
+    split,
+    tensordot,
+    unravel_index,
+)
 
-__all__ = ["broadcast_shapes", "broadcast_tensors", "einsum", "norm", "split"]
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "einsum",
+    "meshgrid",
+    "norm",
+    "split",
+    "tensordot",
+    "unravel_index",
+]

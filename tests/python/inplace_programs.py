@@ -10,12 +10,18 @@ start it. Steps:
 * ``base``: a non-leaf made from ``x`` (``x * 1.0``, ``x.clone()``,
   ``x.tanh()``);
 * ``view``: a view of a slot (transpose, ``t()``, a step slice, narrow,
-  select, diagonal, unsqueeze, ``view`` and ``reshape`` of contiguous
-  tensors);
+  select, diagonal, unsqueeze, ``atleast_3d``, ``view`` and ``reshape`` of
+  contiguous tensors);
 * ``inplace``: an in-place write into a slot (a view or a base):
   arithmetic with alpha, ``clamp_``, ``copy_``, setitem with an int, a
   slice or a mask, ``masked_fill_``, ``index_add_``, unary in-place ops;
-* ``op``: an out-of-place op making a new slot.
+* ``op``: an out-of-place op making a new slot (pointwise ops, and the
+  composites ``cdist`` of a slot's rows with themselves, ``tensordot``,
+  ``block_diag`` and ``chain_matmul`` of a slot with its sine, ``meshgrid``
+  and ``cartesian_prod`` of the slot's first row, ``s[0, ..., 0, :]``, with
+  its sine). torch's ``cdist`` has neither a second derivative nor forward
+  mode, so torch fails those checks of a program with a ``cdist`` step and
+  its verdict there comes from the first-order gradient alone.
 
 The loss is ``sum_k (slot_k * c_k).sin().sum()`` over a chosen set of
 slots. ``run(program, backend, x, w)`` replays a program on a backend:
@@ -26,12 +32,16 @@ which is the oracle for forward values and for finite differences.
 Generation replays each candidate step on NumPy and rejects it when it
 would leave the region where the program is smooth and bounded: values
 above 20, ``clamp_`` bounds within 1e-2 of a value (a kink), ``sqrt_``
-of values below 0.2, divisors below 0.3 in magnitude. Finite differences
-with steps far below those margins therefore see a smooth function.
+of values below 0.2, divisors below 0.3 in magnitude, and for ``cdist``
+distances between different rows (for p=1 and 1.5 also each coordinate
+difference, for p=inf the gap between the two largest) below 1e-2.
+Finite differences with steps far below those margins therefore see a
+smooth function.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +50,16 @@ import numpy as np
 W_SIZE = 24
 X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
-OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square"]
+COMPOSITES = ["cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod"]
+OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
+# The slot dimensions an op accepts (an op not listed accepts any).
+OP_NDIMS = {
+    "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
+    "cartesian_prod": (1, 2, 3, 4),
+}  # fmt: skip
+# The orders of cdist (the constant of a cdist step).
+CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
+SMOOTH_MARGIN = 1e-2
 
 
 class Reject(Exception):
@@ -88,6 +107,11 @@ def _short(args: Any) -> str:
 # Backends
 
 
+def first_row(t: Any) -> Any:
+    """``t[0, ..., 0, :]``: a 1-D view of ``t`` (``t`` itself below 2-D)."""
+    return t[(0,) * (t.ndim - 1)] if t.ndim > 1 else t
+
+
 class TorchLike:
     """Runs programs on a torch-compatible module (ferrograd or torch)."""
 
@@ -121,6 +145,8 @@ class TorchLike:
             return t.diagonal(*a)
         if op == "unsqueeze":
             return t.unsqueeze(*a)
+        if op == "atleast_3d":
+            return self.T.atleast_3d(t)
         if op == "view":
             return t.view(*a)
         if op == "reshape":
@@ -185,6 +211,23 @@ class TorchLike:
             return a * a
         if name == "mul_slot":
             return a * args[1].sin()
+        if name == "cdist":
+            return self.T.cdist(a, a, p=c)
+        if name == "tensordot":
+            return self.T.tensordot(a, a.sin(), dims=([0], [0]))
+        if name == "block_diag":
+            return self.T.block_diag(a, a.sin())
+        if name == "chain_matmul":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # deprecated in torch
+                return self.T.chain_matmul(a, a.T.sin(), a)
+        if name == "meshgrid":
+            v = first_row(a)
+            rows, cols = self.T.meshgrid(v, v.sin(), indexing="ij")
+            return rows * cols
+        if name == "cartesian_prod":
+            v = first_row(a)
+            return self.T.cartesian_prod(v, v.sin())
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -245,6 +288,8 @@ class NumpyBackend(TorchLike):
             return np.lib.stride_tricks.as_strided(t, shape, strides)
         if op == "unsqueeze":
             return np.expand_dims(t, a[0] % (t.ndim + 1))
+        if op == "atleast_3d":
+            return np.atleast_3d(t)
         if op in ("view", "reshape"):
             assert t.flags.c_contiguous
             r = t.reshape(a)
@@ -324,11 +369,56 @@ class NumpyBackend(TorchLike):
             r = a * c + 0.5
         elif name == "square":
             r = a * a
-        else:
+        elif name == "mul_slot":
             r = a * np.sin(args[1])
+        else:
+            r = self.composite(name, a, c)
         # A fresh row-major array (as ferrograd's results are), also for
         # 0-dim results.
         return np.array(r, order="C")
+
+    def composite(self, name: str, a: np.ndarray, c: float) -> np.ndarray:
+        """The composite ops, each by its formula."""
+        if name == "cdist":
+            return self.cdist(a, c)
+        if name == "tensordot":
+            return np.tensordot(a, np.sin(a), axes=([0], [0]))
+        if name == "block_diag":
+            blocks = [np.reshape(b, (1, -1)) if b.ndim < 2 else b for b in (a, np.sin(a))]
+            out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+            out[: blocks[0].shape[0], : blocks[0].shape[1]] = blocks[0]
+            out[blocks[0].shape[0] :, blocks[0].shape[1] :] = blocks[1]
+            return out
+        if name == "chain_matmul":
+            return np.linalg.multi_dot([a, np.sin(a.T), a])
+        if name == "meshgrid":
+            v = first_row(a)
+            rows, cols = np.meshgrid(v, np.sin(v), indexing="ij")
+            return rows * cols
+        if name == "cartesian_prod":
+            v = first_row(a)
+            return np.stack([np.repeat(v, v.size), np.tile(np.sin(v), v.size)], axis=1)
+        raise ValueError(name)
+
+    def cdist(self, a: np.ndarray, p: float) -> np.ndarray:
+        """p-norm distances between the rows of ``a`` (batched over its
+        leading dimensions); while generating, rejects inputs near a kink of
+        the distance between different rows."""
+        d = np.abs(a[..., :, None, :] - a[..., None, :, :])
+        rows = a.shape[-2]
+        if self.generating and rows > 1 and a.shape[-1]:
+            apart = d[..., ~np.eye(rows, dtype=bool), :]  # pairs of different rows
+            if p in (1.0, 1.5):
+                self.reject_if(apart.min() < SMOOTH_MARGIN, "cdist: a coordinate difference near 0")
+            elif p == np.inf:
+                top = np.sort(apart, axis=-1)
+                gap = top[..., -1] - (top[..., -2] if a.shape[-1] > 1 else 0.0)
+                self.reject_if(gap.min() < SMOOTH_MARGIN, "cdist: the largest difference near a tie")
+            distance = np.sqrt((apart**2).sum(-1))
+            self.reject_if(distance.min() < SMOOTH_MARGIN, "cdist: two rows near each other")
+        if p == np.inf:
+            return d.max(-1, initial=0.0)
+        return (d**p).sum(-1) ** (1 / p)
 
     def loss(self, terms: list) -> float:
         return float(sum(np.sin(t * c).sum() for t, c in terms))
@@ -376,6 +466,7 @@ def _views_for(rng: np.random.Generator, shape: tuple[int, ...]) -> list[tuple[s
         out.append(("select", (d, int(rng.integers(-shape[d], shape[d])))))
     if nd <= 3:
         out.append(("unsqueeze", (int(rng.integers(-nd - 1, nd + 1)),)))
+    out.append(("atleast_3d", ()))
     return out
 
 
@@ -492,11 +583,16 @@ def _candidate(rng: np.random.Generator, prog: Program, env_np: list) -> tuple |
         op, a = _inplace_step(rng, t, env_np)
         return ("inplace", i, op, a)
     name = OUT_OF_PLACE[int(rng.integers(len(OUT_OF_PLACE)))]
+    if t.ndim not in OP_NDIMS.get(name, (t.ndim,)):
+        return None
     args = [i]
     if name == "mul_slot":
         same = [j for j, s in enumerate(env_np) if s.shape == t.shape]
         args.append(same[int(rng.integers(len(same)))])
-    return ("op", n, name, args, float(np.round(rng.uniform(-1.5, 1.5), 3)))
+    c = float(np.round(rng.uniform(-1.5, 1.5), 3))
+    if name == "cdist":
+        c = CDIST_P[int(rng.integers(len(CDIST_P)))]
+    return ("op", n, name, args, c)
 
 
 SAVES_SELF_INPLACE = {"tanh_", "sigmoid_", "exp_", "sqrt_", "sin_", "cos_", "square", "clamp_"}
@@ -519,9 +615,9 @@ def _frozen_roots(prog: Program) -> tuple[list[int], set[int]]:
             roots.append(roots[st[2]])
         elif kind == "op":
             roots.append(st[1])
-            if st[2] in ("sin", "square", "mul_slot"):
+            if st[2] in ("sin", "square", "mul_slot") or st[2] in COMPOSITES:
                 frozen.update(roots[j] for j in st[3])
-            if st[2] == "tanh":
+            if st[2] in ("tanh", "cdist"):
                 frozen.add(st[1])
         elif kind == "inplace":
             op, a = st[2], st[3]

@@ -2,7 +2,9 @@
 
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
-reshapes, einsum, norms) applied to a vector or a square matrix in float64,
+reshapes, einsum, norms, and the composites cdist, tensordot, block_diag,
+atleast_*d, meshgrid, cartesian_prod and chain_matmul) applied to a vector or
+a square matrix in float64,
 with constants drawn from the seed. ``check_program`` runs every
 composition of ``ferrograd.func``'s transforms (and
 ``autograd.functional``) on it and compares each with a loop of the
@@ -22,6 +24,7 @@ import argparse
 import math
 import sys
 import time
+import warnings
 
 import ferrograd as torch
 import ferrograd.nn.functional as F
@@ -89,6 +92,22 @@ UNARY = {
 }
 
 
+def chain_matmul(*matrices):
+    """``torch.chain_matmul`` without its deprecation warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.chain_matmul(*matrices)
+
+
+def meshgrid_mix(a, b, indexing):
+    """A function of both grids of ``meshgrid(a, b)``."""
+    ga, gb = torch.meshgrid(a, b, indexing=indexing)
+    return ga * gb + ga.sin()
+
+
+CDIST_P = [0.5, 1, 1.5, 2, 3.5, math.inf]
+
+
 def draw_op(rng, s):
     """One op applicable to shape ``s`` (1-d or 2-d): ``(name, fn, out_shape)``."""
     d = len(s)
@@ -136,6 +155,20 @@ def draw_op(rng, s):
         add("unsqueeze", lambda t, dd=ud: t.unsqueeze(dd), (1, s[0]) if ud == 0 else (s[0], 1))
         add("vector_norm", lambda t: torch.linalg.vector_norm(t, dim=0, keepdim=True), (1,))
         add("normalize", lambda t: t / (1 + t.norm()), s)
+        # Composites of a vector: one point for cdist, a coordinate vector
+        # for meshgrid and cartesian_prod, a row for block_diag.
+        add("atleast_2d", torch.atleast_2d, (1, s[0]))
+        p = CDIST_P[int(rng.integers(len(CDIST_P)))]
+        points = const(rng, m, s[0])
+        add(f"cdist_point(p={p})", lambda t, c=points, p=p: torch.cdist(t.unsqueeze(0), c, p=p), (1, m))
+        add("tensordot_0", lambda t, v=v_m: torch.tensordot(t, v, dims=0), (s[0], m))
+        add("tensordot_1", lambda t, w=w_right: torch.tensordot(t, w, dims=1), (m,))
+        add("meshgrid_ij", lambda t, v=v_m: meshgrid_mix(t, v, "ij"), (s[0], m))
+        add("meshgrid_xy", lambda t, v=v_m: meshgrid_mix(v, t, "xy"), (s[0], m))
+        add("meshgrid_self", lambda t: meshgrid_mix(t, t.cos(), "ij"), (s[0], s[0]))
+        add("cartesian_prod", lambda t, v=v_m: torch.cartesian_prod(t, v), (s[0] * m, 2))
+        add("cartesian_prod_self", lambda t: torch.cartesian_prod(t, t.tanh()), (s[0] * s[0], 2))
+        add("block_diag_row", lambda t, v=v_m: torch.block_diag(t, v), (2, s[0] + m))
     else:
         v = const(rng, s[1])
         w2 = weight(rng, s[1], m)
@@ -160,6 +193,23 @@ def draw_op(rng, s):
         add("sum_dim", lambda t, dd=k: t.sum(dd), s[:k] + s[k + 1:])
         add("matrix_norm", lambda t: torch.linalg.matrix_norm(t).reshape(1), (1,))
         add("row_normalize", lambda t: t / (1 + torch.linalg.vector_norm(t, dim=-1, keepdim=True)), s)
+        # Composites of a matrix: its rows as points for cdist, contractions
+        # with constants, a block of a block matrix, a factor of a chain.
+        p = CDIST_P[int(rng.integers(len(CDIST_P)))]
+        points = const(rng, m, s[1])
+        add(f"cdist(p={p})", lambda t, c=points, p=p: torch.cdist(t, c, p=p), (s[0], m))
+        mm_mode = "use_mm_for_euclid_dist"
+        add("cdist_mm", lambda t, c=points: torch.cdist(c, t, compute_mode=mm_mode), (m, s[0]))
+        add("tensordot_1", lambda t, w=w2: torch.tensordot(t, w, dims=1), (s[0], m))
+        w3 = const(rng, s[0], s[1], m)
+        add("tensordot_2", lambda t, w=w3: torch.tensordot(t, w, dims=2), (m,))
+        add("tensordot_pairs", lambda t, w=w_mm: torch.tensordot(t, w, dims=([0], [1])), (s[1], m))
+        block = const(rng, m, int(rng.integers(1, 3)))
+        add("block_diag", lambda t, c=block: torch.block_diag(t, c), (s[0] + m, s[1] + block.shape[1]))
+        c3 = const(rng, 1, s[1], m)
+        add("atleast_3d", lambda t, c=c3: (torch.atleast_3d(t) * c).sum(0), (s[1], m))
+        if s[0] == s[1]:
+            add("chain_matmul", lambda t, a=w_mm, b=w2: chain_matmul(a, t, t.tanh(), b), (m, m))
     # Along a dim.
     add("softmax", lambda t, dd=k: torch.softmax(t, dd), s)
     add("log_softmax", lambda t, dd=k: F.log_softmax(t, dim=dd), s)
