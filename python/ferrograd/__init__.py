@@ -44,6 +44,7 @@ from ._core import float32 as float32
 from ._core import float64 as float64
 from ._core import from_dlpack as from_dlpack
 from ._core import from_numpy as from_numpy
+from ._core import frombuffer as frombuffer
 from ._core import full as full
 from ._core import full_like as full_like
 from ._core import get_default_dtype as get_default_dtype

@@ -68,7 +68,8 @@ class Storage:
         self.base: Any = None
         # Read when the pickle first names the storage, so that a damaged
         # member is reported as such; dropped once the tensors hold it.
-        self.raw: bytes | None = reader.raw(self)
+        # A mapped archive's storages are not read: tensors lie over the file.
+        self.raw: bytes | None = None if reader.archive.mapped is not None else reader.raw(self)
 
     def tensor(self, offset: int, size: tuple[int, ...], stride: tuple[int, ...]) -> Any:
         if not (type(offset) is int and _ints(size) and _ints(stride) and len(size) == len(stride)):
@@ -93,10 +94,7 @@ class Storage:
             whole = offset == 0 and hi - lo == self.numel and _is_dense(size, stride)
             shape, strides = (size, stride) if whole else ((self.numel,), (1,))
             raw, self.raw = self.raw, None
-            assert raw is not None
-            self.base = self.reader.place(
-                _core._rebuild_tensor(raw, _dtype_name(self.dtype), shape, strides, False)
-            )
+            self.base = self.reader.place(self.reader.rebuild(self, raw, shape, strides))
             if whole:
                 return self.base
         return self.base.as_strided(tuple(size), tuple(stride), offset)
@@ -297,6 +295,15 @@ class Reader:
     def raw(self, storage: Storage) -> bytes:
         data = self.archive.read(f"{self.root}/data/{storage.key}")
         return _byteswap(data, storage.dtype) if self.swap else data
+
+    def rebuild(self, storage: Storage, raw: bytes | None, shape: Any, strides: Any) -> Any:
+        """A tensor of ``shape`` and ``strides`` over ``storage``: from its
+        bytes already read, or through the archive (a mapped file's own
+        memory when it can be)."""
+        if raw is not None:
+            return _core._rebuild_tensor(raw, _dtype_name(storage.dtype), shape, strides, False)
+        member = f"{self.root}/data/{storage.key}"
+        return self.archive.rebuild(member, storage.dtype, shape, strides, self.swap)
 
     def persistent_load(self, pid: Any) -> Storage:
         if isinstance(pid, tuple) and pid[:1] == ("tensor",):

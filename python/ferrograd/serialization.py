@@ -36,6 +36,7 @@ import io
 import os
 import pickle
 import re
+import struct
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -597,8 +598,48 @@ class _Archive:
             self.zf.close()
             raise
 
+    mapped: Any = None
+    """The file mapped copy-on-write (``load(..., mmap=True)``), or None."""
+
     def close(self) -> None:
         self.zf.close()
+
+    def map(self, fh: IO[bytes]) -> None:
+        """Maps the file privately, as torch's ``mmap=True`` does: storages
+        become tensors over the mapped pages (read when first touched),
+        and writes to them stay in this process, never in the file."""
+        import mmap
+
+        self.mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+
+    def rebuild(self, name: str, dtype: Any, shape: Any, strides: Any, swap: bool) -> Any:
+        """A tensor of ``shape`` and ``strides`` over the bytes of member
+        ``name`` (whose size the caller checked against the layout): the
+        mapped file's own memory when the archive is mapped and the member
+        lies at an address aligned for ``dtype``, else a copy of the bytes
+        (byte-swapped when ``swap``)."""
+        if self.mapped is not None and not swap:
+            start = self._data_start(name)
+            if start % dtype.itemsize == 0:
+                return _core._frombuffer_strided(
+                    self.mapped, _dtype_name(dtype), start, tuple(shape), tuple(strides)
+                )
+        data = self.read(name)
+        data = _byteswap(data, dtype) if swap else data
+        return _core._rebuild_tensor(data, _dtype_name(dtype), shape, strides, False)
+
+    def _data_start(self, name: str) -> int:
+        """Where member ``name``'s bytes start in the mapped file, from its
+        local header."""
+        info = self.info[name]
+        head = self.mapped[info.header_offset : info.header_offset + _LOCAL_HEADER]
+        if len(head) != _LOCAL_HEADER or head[:4] != b"PK\x03\x04":
+            raise _tampered(f"member {name!r} has no local header where the archive's directory puts it")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        start = info.header_offset + _LOCAL_HEADER + name_len + extra_len
+        if start + info.file_size > len(self.mapped):
+            raise _tampered(f"member {name!r} runs past the end of the file")
+        return start
 
     def _check_directory(self, end: int) -> None:
         infos = self.zf.infolist()
@@ -708,19 +749,17 @@ class _StorageTable:
         # record declares, so a record is never copied twice.
         self.users_seen: dict[str, int] = {}
 
-    def raw(self, key: str) -> bytes:
+    def rebuild(self, key: str, shape: Any, strides: Any) -> Any:
+        """A tensor over storage ``key``'s record (its size was checked
+        against the storage table when the archive was opened)."""
         assert self.archive is not None
-        dtype, numel, _ = self.meta[key]
-        data = self.archive.read(f"{_ROOT}/data/{key}")
-        if len(data) != numel * dtype.itemsize:
-            raise _tampered(f"storage {key} holds {len(data)} bytes, expected {numel * dtype.itemsize}")
-        return _byteswap(data, dtype) if self.archive.swap else data
+        dtype = self.meta[key][0]
+        t = self.archive.rebuild(f"{_ROOT}/data/{key}", dtype, shape, strides, self.archive.swap)
+        return _apply_map_location(t, self.map_location)
 
     def storage(self, key: str) -> Any:
         if key not in self.cache:
-            dtype, numel, _ = self.meta[key]
-            base = _core._rebuild_tensor(self.raw(key), _dtype_name(dtype), (numel,), (1,), False)
-            self.cache[key] = _apply_map_location(base, self.map_location)
+            self.cache[key] = self.rebuild(key, (self.meta[key][1],), (1,))
         return self.cache[key]
 
     def tensor(self, key: str, offset: int, shape: Any, strides: Any, requires_grad: bool) -> Any:
@@ -743,8 +782,7 @@ class _StorageTable:
         if users == 1 and offset == 0 and hi - lo == numel and _is_dense(shape, strides):
             # The storage's only tensor, laid out densely: build it directly
             # so it is a plain tensor rather than a view of a hidden storage.
-            t = _core._rebuild_tensor(self.raw(key), _dtype_name(dtype), shape, strides, False)
-            t = _apply_map_location(t, self.map_location)
+            t = self.rebuild(key, shape, strides)
         elif numel == 0:
             t = _core.empty(tuple(shape), dtype=dtype)
         else:
@@ -917,8 +955,14 @@ def load(
     Keyword args:
         weights_only (bool, optional): restrict what may be loaded, as above.
             Default: ``None`` (``True``).
-        mmap (bool, optional): accepted for compatibility; the data is always
-            read into memory. Default: ``None``.
+        mmap (bool, optional): map the file into memory instead of reading
+            it: tensors lie over the file's pages (copy-on-write: writing to
+            them never changes the file), which are read only when touched.
+            ``f`` must be a path, and the file a zip checkpoint (torch's or
+            ferrograd's). A storage whose bytes are not aligned for its dtype
+            in the file is read into memory instead. Don't truncate or
+            rewrite the file while such tensors live. Default: ``None``
+            (False).
         **pickle_load_args: passed to the unpickler (``encoding``, ``errors``,
             ``fix_imports``; any keyword of ``pickle_module.Unpickler`` with
             ``weights_only=False``).
@@ -942,6 +986,8 @@ def load(
     pickle_load_args.setdefault("encoding", "utf-8")
     map_location = _resolve_map_location(map_location)
 
+    if mmap and not isinstance(f, str | os.PathLike):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     with contextlib.ExitStack() as stack:
         fh = _open(stack, f, "rb")
         if fh is f and not (hasattr(fh, "seekable") and fh.seekable()):
@@ -953,6 +999,11 @@ def load(
         if not head:
             raise pickle.UnpicklingError("ferrograd.load: the file is empty (truncated checkpoint?)")
         if head not in _ZIP_MAGICS and not zipfile.is_zipfile(fh):
+            if mmap:
+                raise RuntimeError(
+                    f"mmap can only be used with zip checkpoints (torch.save's default format, or "
+                    f"ferrograd.save's); {os.fspath(f)!r} is not one"  # type: ignore[arg-type]
+                )
             fh.seek(start)
             if fh.read(len(_TORCH_LEGACY_MAGIC)) == _TORCH_LEGACY_MAGIC:
                 raise RuntimeError(
@@ -967,6 +1018,8 @@ def load(
         fh.seek(start)
         archive = _Archive(fh, start)
         stack.callback(archive.close)
+        if mmap:
+            archive.map(fh)
         if archive.torch_root is not None:
             from . import _torch_checkpoint
 

@@ -12,6 +12,7 @@ use crate::errors::IntoPyResult;
 use crate::tensor::{PyTensor, TensorOut};
 use ferrograd::tensor::{contiguous_strides, Layout, Storage};
 use ferrograd::{DType, Tensor};
+use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -694,7 +695,170 @@ fn _to_dlpack(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<Py<PyAny>
     tensor.__dlpack__(py, None, None, None, None)
 }
 
+/// frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor
+///
+/// A 1-D tensor over the memory of ``buffer``, an object of the Python
+/// buffer protocol (``bytes``, ``bytearray``, ``memoryview``, ``array.array``,
+/// ``mmap.mmap``...), without copying: writes through either are seen by
+/// the other, and the tensor keeps the buffer alive (and exported, so a
+/// ``bytearray`` cannot be resized nor an ``mmap`` closed meanwhile).
+///
+/// A read-only buffer (``bytes``) gives a tensor anyway, with torch's
+/// ``UserWarning``: writing to that tensor changes memory Python believes
+/// immutable.
+///
+/// Args:
+///     buffer (object): a C-contiguous object of the buffer protocol.
+///
+/// Keyword args:
+///     dtype (dtype): the element type (required).
+///     count (int): how many elements to read; ``-1`` reads to the end of
+///         the buffer. Default: ``-1``.
+///     offset (int): how many bytes of the buffer to skip. The first element
+///         must lie at an address that is a multiple of the element size.
+///         Default: ``0``.
+///     requires_grad (bool): whether the tensor requires grad. Default: False.
+///
+/// Example:
+///     >>> import array
+///     >>> a = array.array("f", [1.0, 2.0, 3.0])
+///     >>> t = ferrograd.frombuffer(a, dtype=ferrograd.float32)
+///     >>> a[0] = 9.0
+///     >>> t
+///     tensor([9., 2., 3.])
+///     >>> ferrograd.frombuffer(bytearray(b"\x01\x02\x03"), dtype=ferrograd.uint8, offset=1)
+///     tensor([2, 3], dtype=ferrograd.uint8)
+#[pyfunction]
+#[pyo3(signature = (buffer, *, dtype, count = -1, offset = 0, requires_grad = false))]
+pub fn frombuffer(
+    buffer: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+    count: i64,
+    offset: i64,
+    requires_grad: bool,
+) -> PyResult<TensorOut> {
+    let dt = crate::dtype::parse_dtype(dtype)?;
+    let buf = exported(buffer)?;
+    let len = buf.len_bytes() as i64;
+    let isz = dt.itemsize() as i64;
+    if len == 0 || count == 0 {
+        return Err(PyValueError::new_err(format!(
+            "both buffer length ({len}) and count ({count}) must not be 0"
+        )));
+    }
+    if offset < 0 || offset >= len {
+        return Err(PyValueError::new_err(format!(
+            "offset ({offset} bytes) must be non-negative and no greater than buffer length ({len} bytes) minus 1"
+        )));
+    }
+    let n = if count < 0 {
+        if (len - offset) % isz != 0 {
+            return Err(PyValueError::new_err(format!(
+                "buffer length ({} bytes) after offset ({offset} bytes) must be a multiple of element size ({isz})",
+                len - offset
+            )));
+        }
+        (len - offset) / isz
+    } else {
+        if count.checked_mul(isz).is_none_or(|b| b > len - offset) {
+            return Err(PyValueError::new_err(format!(
+                "requested buffer length ({count} * {isz} bytes) after offset ({offset} bytes) must not be greater than actual buffer length ({len} bytes)"
+            )));
+        }
+        count
+    };
+    let layout = Layout::contiguous(&[n as usize]);
+    let t = over_buffer(buffer, buf, dt, offset as usize, layout)?;
+    crate::creation::finish(t, requires_grad)
+}
+
+/// `_frombuffer_strided(buffer, dtype_name, offset, shape, strides)`: a
+/// tensor (not a view) with that layout over `buffer`'s memory from byte
+/// `offset` on, as [`frombuffer`] shares it (for memory-mapped loading).
+#[pyfunction]
+fn _frombuffer_strided(
+    buffer: &Bound<'_, PyAny>,
+    dtype_name: &str,
+    offset: usize,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+) -> PyResult<TensorOut> {
+    let dt = DType::from_name(dtype_name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown dtype name {dtype_name:?}")))?;
+    let buf = exported(buffer)?;
+    let layout = Layout::checked(&shape, &strides, 0).py()?;
+    let need = layout.max_extent().checked_mul(dt.itemsize());
+    if need.is_none_or(|b| {
+        offset
+            .checked_add(b)
+            .is_none_or(|end| end > buf.len_bytes())
+    }) {
+        return Err(PyValueError::new_err(format!(
+            "a tensor of shape {shape:?} and strides {strides:?} of {dt} from byte {offset} does not fit a buffer of {} bytes",
+            buf.len_bytes()
+        )));
+    }
+    Ok(TensorOut(over_buffer(buffer, buf, dt, offset, layout)?))
+}
+
+/// `obj`'s memory as one C-contiguous block, or torch's ValueError.
+fn exported(obj: &Bound<'_, PyAny>) -> PyResult<PyUntypedBuffer> {
+    let buf = PyUntypedBuffer::get(obj)
+        .map_err(|_| PyValueError::new_err("object does not implement Python buffer protocol."))?;
+    if !buf.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "frombuffer: the buffer is not C-contiguous; pass a contiguous copy",
+        ));
+    }
+    Ok(buf)
+}
+
+/// A tensor of `layout` over the memory of `buf` (exported from `obj`)
+/// from byte `offset` on; the caller checked that the layout fits.
+fn over_buffer(
+    obj: &Bound<'_, PyAny>,
+    buf: PyUntypedBuffer,
+    dt: DType,
+    offset: usize,
+    layout: Layout,
+) -> PyResult<Tensor> {
+    let addr = buf.buf_ptr() as usize + offset;
+    if !addr.is_multiple_of(dt.itemsize()) {
+        return Err(PyValueError::new_err(format!(
+            "frombuffer: the data at offset {offset} lies at an address that is not a multiple of the \
+             element size of {dt} ({} bytes); ferrograd reads elements only at aligned addresses, so \
+             pass a buffer (or offset) that aligns them, or a copy",
+            dt.itemsize()
+        )));
+    }
+    let nbytes = layout.max_extent() * dt.itemsize();
+    if dt == DType::Bool && nbytes > 0 {
+        // SAFETY: the exported buffer spans `offset + nbytes` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, nbytes) };
+        if bytes.iter().any(|&b| b > 1) {
+            return Err(PyValueError::new_err(
+                "frombuffer: a bool tensor's bytes must be 0 or 1, and the buffer holds others",
+            ));
+        }
+    }
+    if buf.readonly() {
+        let warnings = obj.py().import("warnings")?;
+        warnings.call_method1(
+            "warn",
+            ("The given buffer is not writable, and ferrograd does not support non-writable tensors. This means you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the buffer to protect its data or make it writable before converting it to a tensor.",),
+        )?;
+    }
+    // SAFETY: the buffer stays exported (its memory valid and unmoved)
+    // until `buf`, owned by the storage, is dropped; it spans the layout
+    // (checked by the callers), aligned for `dt` and, for bool, holding
+    // only 0 and 1.
+    let storage = unsafe { Storage::from_foreign(addr as *mut u8, nbytes, Box::new(buf)) };
+    Tensor::from_parts(storage, layout, dt).py()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(frombuffer, m)?)?;
+    m.add_function(wrap_pyfunction!(_frombuffer_strided, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(_to_dlpack, m)?)?;
     Ok(())
