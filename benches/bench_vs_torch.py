@@ -112,6 +112,10 @@ def kernels_workload(torch) -> dict[str, float]:
     out = {"tanh 4M": _ms(big.tanh, 5), "sum 4M": _ms(big.sum, 50)}
     for name in ("exp", "sigmoid", "sin", "log"):
         out[f"{name} 512x512"] = _ms(getattr(m, name), 50)
+    # Dense inputs in other layouts: results keep the layout, one flat loop.
+    out["exp 512x512 transposed"] = _ms(m.t().exp, 50)
+    c = torch.randn(8, 64, 32, 32).contiguous(memory_format=torch.channels_last)
+    out["add 8x64x32x32 channels_last"] = _ms(lambda: c + c, 20)
     return out
 
 

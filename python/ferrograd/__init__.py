@@ -32,9 +32,12 @@ from ._core import Tensor as Tensor
 from ._core import as_tensor as as_tensor
 from ._core import bfloat16 as bfloat16
 from ._core import bool as bool  # noqa: A004  (torch.bool)
+from ._core import channels_last as channels_last
+from ._core import channels_last_3d as channels_last_3d
 from ._core import complex as complex
 from ._core import complex64 as complex64
 from ._core import complex128 as complex128
+from ._core import contiguous_format as contiguous_format
 from ._core import device as device
 from ._core import dtype as dtype
 from ._core import empty as empty
@@ -58,10 +61,12 @@ from ._core import is_anomaly_enabled as is_anomaly_enabled
 from ._core import is_complex as is_complex
 from ._core import is_floating_point as is_floating_point
 from ._core import is_tensor as is_tensor
+from ._core import memory_format as memory_format
 from ._core import numel as numel
 from ._core import ones as ones
 from ._core import ones_like as ones_like
 from ._core import polar as polar
+from ._core import preserve_format as preserve_format
 from ._core import promote_types as promote_types
 from ._core import result_type as result_type
 from ._core import set_anomaly_enabled as set_anomaly_enabled

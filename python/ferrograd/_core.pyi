@@ -33,6 +33,7 @@ __all__ = [
     "_empty_cache",
     "_enter_dual_level",
     "_exit_dual_level",
+    "_frombuffer_strided",
     "_function_apply",
     "_fw_grad",
     "_get_gemm_backend",
@@ -84,9 +85,12 @@ __all__ = [
     "broadcast_shapes",
     "broadcast_tensors",
     "cat",
+    "channels_last",
+    "channels_last_3d",
     "complex",
     "complex128",
     "complex64",
+    "contiguous_format",
     "default_generator",
     "device",
     "dstack",
@@ -100,6 +104,7 @@ __all__ = [
     "float64",
     "from_dlpack",
     "from_numpy",
+    "frombuffer",
     "full",
     "full_like",
     "get_default_dtype",
@@ -123,11 +128,13 @@ __all__ = [
     "linspace",
     "logspace",
     "manual_seed",
+    "memory_format",
     "normal",
     "numel",
     "ones",
     "ones_like",
     "polar",
+    "preserve_format",
     "promote_types",
     "rand",
     "rand_like",
@@ -767,12 +774,16 @@ class Tensor:
     def clone(self, *, memory_format: Any = ...) -> Tensor:
         """A copy of this tensor with its own memory.
 
-        The copy is differentiable (gradients flow back to ``self``) and keeps the
-        strides of a dense layout (a transposed tensor's clone is transposed
-        too); use :meth:`contiguous` for row-major order.
+        The copy is differentiable (gradients flow back to ``self``) and by
+        default keeps the strides of a dense layout (a transposed tensor's
+        clone is transposed too; a layout with gaps gives a dense copy in the
+        same dim order); use :meth:`contiguous` for row-major order.
 
         Keyword args:
-            memory_format: accepted for compatibility; ignored.
+            memory_format (memory_format, optional): the copy's layout:
+                ``ferrograd.preserve_format`` (the default),
+                ``ferrograd.contiguous_format``, ``ferrograd.channels_last`` or
+                ``ferrograd.channels_last_3d``.
 
         Example:
             >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
@@ -796,12 +807,16 @@ class Tensor:
     def conj_physical_(self) -> Tensor:
         """In-place version of :meth:`Tensor.conj_physical`."""
     def contiguous(self, memory_format: Any = ...) -> Tensor:
-        """``self`` if it is contiguous, else a row-major copy of it.
+        """``self`` if it is contiguous in ``memory_format``, else a copy laid
+        out so.
 
         The copy is recorded by autograd like :meth:`clone`.
 
         Args:
-            memory_format: accepted for compatibility; ignored.
+            memory_format (memory_format, optional): ``ferrograd.contiguous_format``
+                (row-major, the default), ``ferrograd.channels_last`` (4-D
+                tensors) or ``ferrograd.channels_last_3d`` (5-D); another rank
+                raises a RuntimeError.
 
         Example:
             >>> t = ferrograd.arange(6).view(2, 3).t()
@@ -1298,11 +1313,14 @@ class Tensor:
         See :func:`ferrograd.is_conj`.
         """
     def is_contiguous(self, memory_format: Any = ...) -> builtins.bool:
-        """Whether the elements are laid out in row-major order without gaps.
+        """Whether the elements are laid out without gaps in the order of
+        ``memory_format`` (row-major by default).
 
         Args:
-            memory_format: accepted for compatibility; only the default
-                (row-major) format is checked.
+            memory_format (memory_format, optional): ``ferrograd.contiguous_format``
+                (the default), ``ferrograd.channels_last`` (4-D) or
+                ``ferrograd.channels_last_3d`` (5-D); dims of size 1 may have
+                any stride.
 
         Example:
             >>> t = ferrograd.zeros(2, 3)
@@ -2167,7 +2185,7 @@ class Tensor:
 
         See :func:`ferrograd.tile`.
         """
-    def to(self, *args: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., copy: Any = ..., non_blocking: Any = ...) -> Tensor:
+    def to(self, *args: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | None = ..., copy: Any = ..., non_blocking: Any = ..., memory_format: Any = ...) -> Tensor:
         """This tensor converted to another dtype (device arguments are checked only).
 
         Accepted forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
@@ -2184,6 +2202,9 @@ class Tensor:
             device (str or device, optional): the target device (CPU only).
             copy (bool): always return a new tensor. Default: False.
             non_blocking (bool): accepted for compatibility; ignored.
+            memory_format (memory_format, optional): the layout of a new
+                tensor (``ferrograd.preserve_format``, the default, keeps this
+                one's); a tensor already laid out so is returned as it is.
 
         Example:
             >>> t = ferrograd.tensor([1.5, 2.5])
@@ -2557,6 +2578,11 @@ def _enter_dual_level(batch: Any = ...) -> Tensor:
     dim of that size.
     """
 def _exit_dual_level(level: Any = ...) -> Tensor: ...
+def _frombuffer_strided(buffer: Any, dtype_name: Any, offset: Any, shape: Any, strides: Any) -> Tensor:
+    """`_frombuffer_strided(buffer, dtype_name, offset, shape, strides)`: a
+    tensor (not a view) with that layout over `buffer`'s memory from byte
+    `offset` on, as [`frombuffer`] shares it (for memory-mapped loading).
+    """
 def _function_apply(cls: Any, args: Any, kwargs: Any, setup_context: Any) -> Any:
     """`Function.apply`: runs `forward` (and `setup_context`) with grad mode
     off, then links the outputs to a new node when an input requires grad.
@@ -2789,6 +2815,8 @@ def cat(tensors: Any, dim: Any = ...) -> Tensor:
         >>> ferrograd.cat([a, b], dim=1)
         tensor([[1, 2, 3, 4]])
     """
+channels_last: memory_format
+channels_last_3d: memory_format
 def complex(real: Any, imag: Any) -> Tensor:
     """Builds a complex tensor from its real and imaginary parts:
     ``real + 1j * imag``.
@@ -2804,6 +2832,7 @@ def complex(real: Any, imag: Any) -> Tensor:
     """
 complex128: dtype
 complex64: dtype
+contiguous_format: memory_format
 default_generator: Generator
 @final
 class device:
@@ -2945,7 +2974,10 @@ def empty(*args: Any, size: Any = ..., out: Tensor | None = ..., dtype: _DTypeLi
         dtype (dtype, optional): the element type. Default: the default dtype.
         layout (layout, optional): accepted for compatibility and ignored.
         pin_memory (bool): accepted for compatibility and ignored. Default: False.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout:
+            ``ferrograd.contiguous_format`` (row-major, the default) or
+            ``ferrograd.channels_last`` / ``ferrograd.channels_last_3d`` for
+            4-D / 5-D shapes.
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
 
@@ -2965,7 +2997,8 @@ def empty_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = .
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
 
@@ -3033,6 +3066,41 @@ def from_numpy(ndarray: Any) -> Tensor:
         >>> a
         array([ 0, 10,  2])
     """
+def frombuffer(buffer: Any, *, dtype: _DTypeLike | None, count: Any = ..., offset: Any = ..., requires_grad: builtins.bool = ...) -> Tensor:
+    """frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor
+
+    A 1-D tensor over the memory of ``buffer``, an object of the Python
+    buffer protocol (``bytes``, ``bytearray``, ``memoryview``, ``array.array``,
+    ``mmap.mmap``...), without copying: writes through either are seen by
+    the other, and the tensor keeps the buffer alive (and exported, so a
+    ``bytearray`` cannot be resized nor an ``mmap`` closed meanwhile).
+
+    A read-only buffer (``bytes``) gives a tensor anyway, with torch's
+    ``UserWarning``: writing to that tensor changes memory Python believes
+    immutable.
+
+    Args:
+        buffer (object): a C-contiguous object of the buffer protocol.
+
+    Keyword args:
+        dtype (dtype): the element type (required).
+        count (int): how many elements to read; ``-1`` reads to the end of
+            the buffer. Default: ``-1``.
+        offset (int): how many bytes of the buffer to skip. The first element
+            must lie at an address that is a multiple of the element size.
+            Default: ``0``.
+        requires_grad (bool): whether the tensor requires grad. Default: False.
+
+    Example:
+        >>> import array
+        >>> a = array.array("f", [1.0, 2.0, 3.0])
+        >>> t = ferrograd.frombuffer(a, dtype=ferrograd.float32)
+        >>> a[0] = 9.0
+        >>> t
+        tensor([9., 2., 3.])
+        >>> ferrograd.frombuffer(bytearray(b"\\x01\\x02\\x03"), dtype=ferrograd.uint8, offset=1)
+        tensor([2, 3], dtype=ferrograd.uint8)
+    """
 def full(size: Any, fill_value: Any, *, out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
     """Returns a tensor of shape ``size`` with every element equal to ``fill_value``.
 
@@ -3073,7 +3141,8 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: _DTypeLike | None = ...,
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
 
@@ -3284,6 +3353,32 @@ def manual_seed(seed: builtins.int) -> Any:
         >>> ferrograd.rand(2)
         tensor([0.4963, 0.7682])
     """
+@final
+class memory_format:
+    """How a dense tensor's dims are ordered in memory: the type of
+    ``ferrograd.contiguous_format`` (row-major), ``ferrograd.channels_last``
+    (``N, C, H, W`` stored as ``N, H, W, C``), ``ferrograd.channels_last_3d``
+    (the five-dim form) and ``ferrograd.preserve_format`` (keep the source's
+    layout), as torch's ``torch.memory_format``.
+
+    Example:
+        >>> x = ferrograd.zeros(2, 3, 4, 5).contiguous(memory_format=ferrograd.channels_last)
+        >>> x.stride(), x.is_contiguous(memory_format=ferrograd.channels_last)
+        ((60, 1, 15, 3), True)
+        >>> ferrograd.channels_last
+        ferrograd.channels_last
+    """
+    def __eq__(self, other: builtins.object, /) -> builtins.bool: ...
+    def __ge__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
+    def __gt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
+    def __hash__(self) -> builtins.int: ...
+    def __le__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
+    def __lt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Any: ...
+    def __ne__(self, other: builtins.object, /) -> builtins.bool: ...
+    def __reduce__(self) -> Any:
+        """Pickled by name: loads as the module's own value."""
+    def __repr__(self) -> builtins.str: ...
+
 def normal(mean: Any, std: Any = ..., size: Any = ..., *, generator: Any = ..., out: Tensor | None = ..., dtype: _DTypeLike | None = ..., layout: Any = ..., device: _DeviceLike | None = ..., requires_grad: builtins.bool = ...) -> Tensor:
     """normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
 
@@ -3361,7 +3456,8 @@ def ones_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
 
@@ -3382,6 +3478,7 @@ def polar(abs: Any, angle: Any) -> Tensor:
         >>> ferrograd.polar(ferrograd.tensor([2.0]), ferrograd.tensor([0.0]))
         tensor([2.+0.j])
     """
+preserve_format: memory_format
 def promote_types(type1: Any, type2: Any) -> dtype:
     """Returns the smallest dtype that both ``type1`` and ``type2`` convert to
     without losing range or kind (torch's promotion table: ints before floats
@@ -3434,7 +3531,8 @@ def rand_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
         generator (Generator, optional): the generator to draw from. Default:
@@ -3492,7 +3590,8 @@ def randint_like(input: Tensor, *args: Any, low: Any = ..., high: Any = ..., dty
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
         generator (Generator, optional): the generator to draw from. Default:
@@ -3539,7 +3638,8 @@ def randn_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = .
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and ignored.
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
         generator (Generator, optional): the generator to draw from. Default:
@@ -3929,8 +4029,8 @@ def zeros_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = .
     Keyword args:
         dtype (dtype, optional): the element type. Default: ``input.dtype``.
         layout (layout, optional): accepted for compatibility and ignored.
-        memory_format (memory_format, optional): accepted for compatibility and
-            ignored (the result is contiguous).
+        memory_format (memory_format, optional): the layout of the result.
+            Default: ``ferrograd.preserve_format`` (``input``'s layout).
         device (device or str, optional): only ``"cpu"`` is supported.
         requires_grad (bool): whether the new tensor requires grad. Default: False.
 

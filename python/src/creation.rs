@@ -7,6 +7,7 @@ use crate::convert::{self, int_list, shape_args, sizes};
 use crate::dtype::{check_device, parse_opt_dtype};
 use crate::errors::{catch_panic, IntoPyResult};
 use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
+use ferrograd::tensor::{Dims, Layout, MemoryFormat};
 use ferrograd::{default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -144,7 +145,8 @@ pub fn from_numpy(ndarray: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
 
 /// What every shape factory does: the shape from `*size` or `size=`, the
 /// default float dtype unless `dtype=` is given, made by `make` without the
-/// GIL and written into `out=` when given.
+/// GIL, laid out in `format` when given (`empty`'s `memory_format=`), and
+/// written into `out=` when given.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn shaped(
     py: Python<'_>,
@@ -154,13 +156,27 @@ pub(crate) fn shaped(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
+    format: Option<MemoryFormat>,
     make: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
 ) -> PyResult<Py<PyAny>> {
     check_device(device)?;
     let shape = shape_of(args, size)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
+    let strides = match format {
+        None => None,
+        Some(MemoryFormat::Preserve) => {
+            return Err(PyRuntimeError::new_err(
+                "unsupported memory format Preserve",
+            ))
+        }
+        Some(f) => Some(f.strides_like(&Layout::contiguous(&shape)).py()?),
+    };
     let n: usize = shape.iter().product();
-    let t = nogil(py, n, || make(&shape, dt)).py()?;
+    let t = nogil(py, n, || match &strides {
+        Some(s) => in_layout(make(&shape, dt)?, s),
+        None => make(&shape, dt),
+    })
+    .py()?;
     deliver(py, t, out, requires_grad)
 }
 
@@ -186,9 +202,9 @@ macro_rules! shape_factories {
             [generator => $g] [] |$shape, $dt| $make);)*
     };
     // One factory with doc attributes `$doc` and pyo3 signature `$sig`: an
-    // optional generator parameter (converted into `$g` for `make`) and
-    // trailing keywords that are accepted and ignored.
-    (@fn $(#[$doc:meta])* $name:ident $sig:tt [$($gen:ident => $g:ident)?] [$($ignored:ident)*] $make:expr) => {
+    // optional generator parameter (converted into `$g` for `make`) and an
+    // optional trailing `memory_format` keyword.
+    (@fn $(#[$doc:meta])* $name:ident $sig:tt [$($gen:ident => $g:ident)?] [$($format:ident)?] $make:expr) => {
         $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = $sig)]
@@ -204,12 +220,13 @@ macro_rules! shape_factories {
             device: Option<&Bound<'_, PyAny>>,
             requires_grad: bool,
             pin_memory: bool,
-            $($ignored: Option<&Bound<'_, PyAny>>,)*
+            $($format: Option<&Bound<'_, PyAny>>,)?
         ) -> PyResult<Py<PyAny>> {
-            let _ = (layout, pin_memory $(, $ignored)*);
+            let _ = (layout, pin_memory);
             let _span = ferrograd::profiler::op_span(concat!("aten::", stringify!($name)), Vec::new);
             $(let $g = core_gen($gen);)?
-            $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, $make)
+            let format = $crate::memory_format::parse_opt(stringify!($name), None $(.or(Some($format)))?)?;
+            $crate::creation::shaped(py, args, size, out, dtype, device, requires_grad, format, $make)
         }
     };
 }
@@ -281,7 +298,10 @@ shape_factories! {
     ///     dtype (dtype, optional): the element type. Default: the default dtype.
     ///     layout (layout, optional): accepted for compatibility and ignored.
     ///     pin_memory (bool): accepted for compatibility and ignored. Default: False.
-    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): the layout:
+    ///         ``ferrograd.contiguous_format`` (row-major, the default) or
+    ///         ``ferrograd.channels_last`` / ``ferrograd.channels_last_3d`` for
+    ///         4-D / 5-D shapes.
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///
@@ -364,21 +384,51 @@ pub fn full(
     deliver(size.py(), t, out, requires_grad)
 }
 
-/// What every `*_like` factory does: the input's shape, its dtype unless
-/// `dtype=` is given, made by `make` without the GIL.
+/// What every `*_like` factory (`fname`) does: the input's shape, its
+/// dtype unless `dtype=` is given, made by `make` without the GIL and laid
+/// out as `memory_format=` asks (the input's layout by default).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn like(
     py: Python<'_>,
+    fname: &str,
     input: &PyTensor,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
+    memory_format: Option<&Bound<'_, PyAny>>,
     make: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
 ) -> PyResult<TensorOut> {
     check_device(device)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
+    let strides = like_strides(fname, &input.t, memory_format)?;
     let shape = input.t.shape().to_vec();
-    let t = nogil(py, input.t.numel(), || make(&shape, dt)).py()?;
+    let t = nogil(py, input.t.numel(), || {
+        in_layout(make(&shape, dt)?, &strides)
+    })
+    .py()?;
     finish(t, requires_grad)
+}
+
+/// The strides of a `*_like` result of `fname` made from `input` in the
+/// `memory_format=` given (preserve when absent), or torch's error.
+pub(crate) fn like_strides(
+    fname: &str,
+    input: &Tensor,
+    memory_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Dims> {
+    let fmt = crate::memory_format::parse(fname, memory_format)?.unwrap_or(MemoryFormat::Preserve);
+    fmt.strides_like(input.layout()).py()
+}
+
+/// A fresh row-major `t` (no autograd, no other handle) read through the
+/// dense `strides` instead: the same memory in the order they give, so
+/// values made in memory order (random draws) lie in memory as torch's do.
+pub(crate) fn in_layout(t: Tensor, strides: &[usize]) -> ferrograd::Result<Tensor> {
+    if t.strides() == strides {
+        return Ok(t);
+    }
+    let layout = Layout::new(t.shape(), strides, 0);
+    Tensor::from_parts(t.storage().clone(), layout, t.dtype())
 }
 
 /// `*_like` factories with torch's keywords: `name(input, *, dtype=None,
@@ -413,13 +463,15 @@ macro_rules! like_factories {
             memory_format: Option<&Bound<'_, PyAny>>,
             $($gen: Gen<'_, '_>,)?
         ) -> PyResult<TensorOut> {
-            let _ = (layout, memory_format);
+            let _ = layout;
             let _span = ferrograd::profiler::op_span(
                 concat!("aten::", stringify!($name)),
                 || vec![ferrograd::profiler::InputInfo::of(&input.t)],
             );
             $(let $g = core_gen($gen);)?
-            $crate::creation::like(py, &input, dtype, device, requires_grad, $make)
+            $crate::creation::like(
+                py, stringify!($name), &input, dtype, device, requires_grad, memory_format, $make,
+            )
         }
     };
 }
@@ -437,8 +489,8 @@ like_factories! {
     /// Keyword args:
     ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
     ///     layout (layout, optional): accepted for compatibility and ignored.
-    ///     memory_format (memory_format, optional): accepted for compatibility and
-    ///         ignored (the result is contiguous).
+    ///     memory_format (memory_format, optional): the layout of the result.
+    ///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///
@@ -458,7 +510,8 @@ like_factories! {
     /// Keyword args:
     ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
     ///     layout (layout, optional): accepted for compatibility and ignored.
-    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): the layout of the result.
+    ///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///
@@ -477,7 +530,8 @@ like_factories! {
     /// Keyword args:
     ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
     ///     layout (layout, optional): accepted for compatibility and ignored.
-    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): the layout of the result.
+    ///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///
@@ -499,7 +553,8 @@ like_factories! {
 /// Keyword args:
 ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
 ///     layout (layout, optional): accepted for compatibility and ignored.
-///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+///     memory_format (memory_format, optional): the layout of the result.
+///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
 ///     device (device or str, optional): only ``"cpu"`` is supported.
 ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
 ///
@@ -519,11 +574,18 @@ pub fn full_like(
     requires_grad: bool,
     memory_format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
+    let _ = layout;
     let v = self::fill_value(fill_value)?;
-    like(py, &input, dtype, device, requires_grad, |s, d| {
-        Tensor::try_full(s, v, d)
-    })
+    like(
+        py,
+        "full_like",
+        &input,
+        dtype,
+        device,
+        requires_grad,
+        memory_format,
+        |s, d| Tensor::try_full(s, v, d),
+    )
 }
 
 /// Returns `t`, or copies it into `out=` (which must already have its shape).

@@ -17,6 +17,7 @@ mod function;
 mod interop;
 mod joining;
 mod linalg;
+mod memory_format;
 mod nn;
 mod optim;
 mod profiler;
@@ -271,6 +272,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_in_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_methods::_rebuild_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(unary_methods::_unary_rows, m)?)?;
+    memory_format::register(m)?;
     creation::register(m)?;
     elementwise::register(m)?;
     complex::register(m)?;

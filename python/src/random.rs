@@ -2,7 +2,9 @@
 //! sampling functions and in-place methods.
 
 use crate::convert::{int_list, sizes};
-use crate::creation::{deliver, finish, integer, like_factories, number, shape_factories};
+use crate::creation::{
+    deliver, finish, in_layout, integer, like_factories, like_strides, number, shape_factories,
+};
 use crate::dtype::{check_device, parse_opt_dtype, PyDevice};
 use crate::errors::IntoPyResult;
 use crate::tensor::{nogil, PyTensor, TensorOut};
@@ -447,7 +449,8 @@ like_factories! {
     /// Keyword args:
     ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
     ///     layout (layout, optional): accepted for compatibility and ignored.
-    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): the layout of the result.
+    ///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///     generator (Generator, optional): the generator to draw from. Default:
@@ -469,7 +472,8 @@ like_factories! {
     /// Keyword args:
     ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
     ///     layout (layout, optional): accepted for compatibility and ignored.
-    ///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+    ///     memory_format (memory_format, optional): the layout of the result.
+    ///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
     ///     device (device or str, optional): only ``"cpu"`` is supported.
     ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
     ///     generator (Generator, optional): the generator to draw from. Default:
@@ -497,7 +501,8 @@ like_factories! {
 /// Keyword args:
 ///     dtype (dtype, optional): the element type. Default: ``input.dtype``.
 ///     layout (layout, optional): accepted for compatibility and ignored.
-///     memory_format (memory_format, optional): accepted for compatibility and ignored.
+///     memory_format (memory_format, optional): the layout of the result.
+///         Default: ``ferrograd.preserve_format`` (``input``'s layout).
 ///     device (device or str, optional): only ``"cpu"`` is supported.
 ///     requires_grad (bool): whether the new tensor requires grad. Default: False.
 ///     generator (Generator, optional): the generator to draw from. Default:
@@ -522,15 +527,16 @@ fn randint_like(
     memory_format: Option<&Bound<'_, PyAny>>,
     generator: Gen<'_, '_>,
 ) -> PyResult<TensorOut> {
-    let _ = (layout, memory_format);
+    let _ = layout;
     check_device(device)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let (l, h) = low_high(&pos, low, high, "randint_like")?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
+    let strides = like_strides("randint_like", &input.t, memory_format)?;
     let g = core_gen(generator);
     let shape = input.t.shape().to_vec();
     let t = nogil(py, input.t.numel(), || {
-        Tensor::randint(l, h, &shape, dt, g.as_deref())
+        in_layout(Tensor::randint(l, h, &shape, dt, g.as_deref())?, &strides)
     })
     .py()?;
     finish(t, requires_grad)

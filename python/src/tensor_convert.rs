@@ -6,8 +6,9 @@ use crate::convert::scalar_to_py;
 use crate::convert::{array_interface, to_list};
 use crate::dtype::{parse_dtype, PyDType, PyDevice};
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil_ok, wrap, wrap_any, PyTensor};
+use crate::tensor::{nogil, nogil_ok, wrap, wrap_any, PyTensor};
 use crate::tensor_methods::one_value;
+use ferrograd::tensor::MemoryFormat;
 use ferrograd::DType;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -163,6 +164,9 @@ impl PyTensor {
     ///     device (str or device, optional): the target device (CPU only).
     ///     copy (bool): always return a new tensor. Default: False.
     ///     non_blocking (bool): accepted for compatibility; ignored.
+    ///     memory_format (memory_format, optional): the layout of a new
+    ///         tensor (``ferrograd.preserve_format``, the default, keeps this
+    ///         one's); a tensor already laid out so is returned as it is.
     ///
     /// Example:
     ///     >>> t = ferrograd.tensor([1.5, 2.5])
@@ -172,7 +176,7 @@ impl PyTensor {
     ///     True
     ///     >>> t.to(ferrograd.zeros(1, dtype=ferrograd.float64))
     ///     tensor([1.5000, 2.5000], dtype=ferrograd.float64)
-    #[pyo3(signature = (*args, dtype = None, device = None, copy = false, non_blocking = false))]
+    #[pyo3(signature = (*args, dtype = None, device = None, copy = false, non_blocking = false, memory_format = None))]
     fn to(
         slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
@@ -180,8 +184,11 @@ impl PyTensor {
         device: Option<&Bound<'_, PyAny>>,
         copy: bool,
         non_blocking: bool,
+        memory_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let _ = non_blocking;
+        let fmt =
+            crate::memory_format::parse("to", memory_format)?.unwrap_or(MemoryFormat::Preserve);
         crate::dtype::check_device(device)?;
         let mut target = crate::dtype::parse_opt_dtype(dtype)?;
         for a in args.iter() {
@@ -196,16 +203,20 @@ impl PyTensor {
         let me = slf.get();
         let py = slf.py();
         let dt = target.unwrap_or(me.t.dtype());
-        if dt == me.t.dtype() && !copy {
+        let laid_out = fmt == MemoryFormat::Preserve || fmt.matches(me.t.layout());
+        if dt == me.t.dtype() && !copy && laid_out {
             return Ok(slf.clone().into_any().unbind());
         }
-        let t = nogil_ok(py, me.t.numel(), || {
-            if dt == me.t.dtype() {
-                me.t.copy()
+        let t = nogil(py, me.t.numel(), || {
+            let cast = me.t.to_dtype(dt);
+            if dt == me.t.dtype() || !laid_out {
+                // Still `self` (or a cast not yet laid out as asked): a copy.
+                cast.try_copy_as(fmt)
             } else {
-                me.t.to_dtype(dt)
+                Ok(cast)
             }
-        })?;
+        })
+        .py()?;
         wrap_any(py, t)
     }
 

@@ -5,9 +5,10 @@
 use crate::convert;
 use crate::errors::IntoPyResult;
 use crate::tensor::{
-    dense_bytes, generic_setattr, keep_dict, live_object, nogil_ok, py_helper, rebuild, register,
+    dense_bytes, generic_setattr, keep_dict, live_object, nogil, py_helper, rebuild, register,
     size_obj, wrap_any, PyState, PyTensor, TensorOut, PENDING_SUBCLASS,
 };
+use ferrograd::tensor::MemoryFormat;
 use ferrograd::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -263,27 +264,38 @@ impl PyTensor {
     fn storage_offset(&self) -> usize {
         self.t.offset()
     }
-    /// Whether the elements are laid out in row-major order without gaps.
+    /// Whether the elements are laid out without gaps in the order of
+    /// ``memory_format`` (row-major by default).
     ///
     /// Args:
-    ///     memory_format: accepted for compatibility; only the default
-    ///         (row-major) format is checked.
+    ///     memory_format (memory_format, optional): ``ferrograd.contiguous_format``
+    ///         (the default), ``ferrograd.channels_last`` (4-D) or
+    ///         ``ferrograd.channels_last_3d`` (5-D); dims of size 1 may have
+    ///         any stride.
     ///
     /// Example:
     ///     >>> t = ferrograd.zeros(2, 3)
     ///     >>> t.is_contiguous(), t.t().is_contiguous()
     ///     (True, False)
     #[pyo3(signature = (memory_format = None))]
-    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> bool {
-        let _ = memory_format;
-        self.t.is_contiguous()
+    fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        Ok(
+            match crate::memory_format::parse("is_contiguous", memory_format)? {
+                None | Some(MemoryFormat::Preserve) => self.t.is_contiguous(),
+                Some(f) => f.matches(self.t.layout()),
+            },
+        )
     }
-    /// ``self`` if it is contiguous, else a row-major copy of it.
+    /// ``self`` if it is contiguous in ``memory_format``, else a copy laid
+    /// out so.
     ///
     /// The copy is recorded by autograd like :meth:`clone`.
     ///
     /// Args:
-    ///     memory_format: accepted for compatibility; ignored.
+    ///     memory_format (memory_format, optional): ``ferrograd.contiguous_format``
+    ///         (row-major, the default), ``ferrograd.channels_last`` (4-D
+    ///         tensors) or ``ferrograd.channels_last_3d`` (5-D); another rank
+    ///         raises a RuntimeError.
     ///
     /// Example:
     ///     >>> t = ferrograd.arange(6).view(2, 3).t()
@@ -297,13 +309,16 @@ impl PyTensor {
         slf: &Bound<'_, Self>,
         memory_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let _ = memory_format;
+        let fmt = match crate::memory_format::parse("contiguous", memory_format)? {
+            None | Some(MemoryFormat::Preserve) => MemoryFormat::Contiguous,
+            Some(f) => f,
+        };
         let me = slf.get();
-        if me.t.is_contiguous() {
+        if fmt.matches(me.t.layout()) {
             return Ok(slf.clone().into_any().unbind());
         }
         let py = slf.py();
-        let t = nogil_ok(py, me.t.numel(), || me.t.copy())?;
+        let t = nogil(py, me.t.numel(), || me.t.try_copy_as(fmt)).py()?;
         wrap_any(py, t)
     }
     /// The address of the first element, as an ``int``.
@@ -341,12 +356,16 @@ impl PyTensor {
 
     /// A copy of this tensor with its own memory.
     ///
-    /// The copy is differentiable (gradients flow back to ``self``) and keeps the
-    /// strides of a dense layout (a transposed tensor's clone is transposed
-    /// too); use :meth:`contiguous` for row-major order.
+    /// The copy is differentiable (gradients flow back to ``self``) and by
+    /// default keeps the strides of a dense layout (a transposed tensor's
+    /// clone is transposed too; a layout with gaps gives a dense copy in the
+    /// same dim order); use :meth:`contiguous` for row-major order.
     ///
     /// Keyword args:
-    ///     memory_format: accepted for compatibility; ignored.
+    ///     memory_format (memory_format, optional): the copy's layout:
+    ///         ``ferrograd.preserve_format`` (the default),
+    ///         ``ferrograd.contiguous_format``, ``ferrograd.channels_last`` or
+    ///         ``ferrograd.channels_last_3d``.
     ///
     /// Example:
     ///     >>> a = ferrograd.tensor([1.0, 2.0], requires_grad=True)
@@ -361,9 +380,12 @@ impl PyTensor {
         py: Python<'_>,
         memory_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let _ = memory_format;
+        let fmt = crate::memory_format::parse("clone", memory_format)?;
         let t = &self.t;
-        let out = nogil_ok(py, t.numel(), || t.clone_preserving_strides())?;
+        let out = nogil(py, t.numel(), || {
+            t.try_copy_as(fmt.unwrap_or(MemoryFormat::Preserve))
+        })
+        .py()?;
         Ok(out.into())
     }
 

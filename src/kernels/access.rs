@@ -99,7 +99,10 @@ pub(crate) unsafe fn view_strided<'a, T: Element>(
 /// # Safety
 /// As [`view`], and `t.is_contiguous()`.
 pub(crate) unsafe fn slice<T: Element>(t: &Tensor) -> &[T] {
-    debug_assert!(t.is_contiguous());
+    assert!(
+        t.is_contiguous(),
+        "a kernel read a strided tensor as a slice"
+    );
     std::slice::from_raw_parts(elem_ptr::<T>(t), t.numel())
 }
 
@@ -111,6 +114,9 @@ pub(crate) unsafe fn slice<T: Element>(t: &Tensor) -> &[T] {
 // tensor), not from the `&Tensor` borrow.
 #[allow(clippy::mut_from_ref)]
 pub(crate) unsafe fn slice_mut<T: Element>(t: &Tensor) -> &mut [T] {
-    debug_assert!(t.is_contiguous());
+    assert!(
+        t.is_contiguous(),
+        "a kernel read a strided tensor as a slice"
+    );
     std::slice::from_raw_parts_mut(elem_ptr::<T>(t), t.numel())
 }

@@ -3,7 +3,7 @@
 //! `preserve_format`, pickling).
 
 use super::access::{lock, slice_mut};
-use super::iter::{apply1, apply2};
+use super::iter::{apply1, apply2, fill2};
 use crate::tensor::{Layout, Storage};
 use crate::{dispatch, Element, Result, Scalar, Tensor};
 
@@ -12,6 +12,13 @@ use crate::{dispatch, Element, Result, Scalar, Tensor};
 pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     dispatch!(dst.dtype(), T => dispatch!(src.dtype(), S => {
         apply2::<T, S>(dst, src, |_, s| T::cast_from(s))
+    }))
+}
+
+/// [`copy_into`] for a fresh `dst` nobody has seen: no version bump.
+pub(crate) fn copy_into_fresh(dst: &Tensor, src: &Tensor) -> Result<()> {
+    dispatch!(dst.dtype(), T => dispatch!(src.dtype(), S => {
+        fill2::<T, S>(dst, src, |_, s| T::cast_from(s))
     }))
 }
 
@@ -57,6 +64,17 @@ pub(crate) fn dense_span_copy(t: &Tensor) -> Tensor {
     }
     let layout = Layout::new(t.shape(), t.strides(), 0);
     Tensor::from_parts(storage, layout, t.dtype()).expect("dense span fits")
+}
+
+/// A copy of `t` in new memory laid out with the dense `strides` (a
+/// memcpy of the span when they are `t`'s own dense strides).
+pub(crate) fn strided_copy(t: &Tensor, strides: &[usize]) -> Result<Tensor> {
+    if t.strides() == strides && t.layout().is_non_overlapping_and_dense() {
+        return Ok(dense_span_copy(t));
+    }
+    let out = Tensor::try_empty_strided(t.shape(), strides, t.dtype())?;
+    copy_into_fresh(&out, t)?;
+    Ok(out)
 }
 
 /// The raw bytes of the memory span of `t`, whose layout must be

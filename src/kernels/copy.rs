@@ -1,21 +1,30 @@
 //! Dense copies and dtype casts, the building blocks other kernels use to
 //! bring an operand into a layout or dtype they can loop over.
 
-use super::iter::map1;
-use crate::tensor::Layout;
-use crate::{dispatch, DType, Element, Result, Tensor};
+use crate::tensor::{Layout, MemoryFormat};
+use crate::{DType, Result, Tensor};
 
-/// A new row-major tensor with `t`'s values.
+/// A new row-major tensor with `t`'s values (whatever `t`'s layout:
+/// elementwise results follow their inputs' layout, this does not).
 pub(crate) fn dense(t: &Tensor) -> Tensor {
-    dispatch!(t.dtype(), T => map1::<T, T>(t, |x| x))
+    let out = Tensor::empty(t.shape(), t.dtype());
+    super::basic::copy_into_fresh(&out, t).expect("a fresh tensor of the same shape and dtype");
+    out
 }
 
-/// `t`'s values as `dtype` (`t` itself when it already has it).
+/// `t`'s values as `dtype` (`t` itself when it already has it), laid out
+/// as torch's `to` lays them out (`t`'s strides when they are dense).
 pub(crate) fn cast(t: &Tensor, dtype: DType) -> Tensor {
     if t.dtype() == dtype {
         return t.clone();
     }
-    dispatch!(t.dtype(), S => dispatch!(dtype, T => map1::<S, T>(t, T::cast_from)))
+    let strides = MemoryFormat::Preserve
+        .strides_like(t.layout())
+        .expect("preserve applies to every rank");
+    let out =
+        Tensor::try_empty_strided(t.shape(), &strides, dtype).unwrap_or_else(|e| panic!("{e}"));
+    super::basic::copy_into_fresh(&out, t).expect("a fresh tensor of the same shape");
+    out
 }
 
 /// The same storage seen through another layout (a raw view: no autograd

@@ -7,13 +7,14 @@
 //! otherwise, and split the work over ferrograd's pool when it is large. Callers pass inputs already
 //! cast to the closure's element types.
 
-use super::access::{elem_ptr, lock, slice, slice_mut};
+use super::access::{elem_ptr, lock, slice_mut};
 use super::nest::Nest;
 use crate::pool::SyncPtr;
 use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
-use crate::tensor::broadcast_shapes;
 pub(crate) use crate::tensor::check_no_overlap;
+use crate::tensor::{broadcast_shapes, elementwise_strides, Dims};
 use crate::{Element, Error, Result, Tensor};
+use smallvec::SmallVec;
 
 pub(crate) const CHUNK: usize = 1 << 14;
 
@@ -206,29 +207,41 @@ unsafe fn run2_inplace<T: Element, B: Element>(
     }
 }
 
-/// Reads `t` as a flat operand for an output of `shape`, if possible.
+/// Reads `t` as a flat operand for an output of `shape` laid out with the
+/// dense strides `os`, if possible: one value, or an operand whose
+/// elements lie in memory in the output's order.
 ///
 /// # Safety
 /// The caller holds `t`'s storage lock.
-unsafe fn flat<T: Element>(t: &Tensor, shape: &[usize]) -> Option<Flat<T>> {
+unsafe fn flat<T: Element>(t: &Tensor, shape: &[usize], os: &[usize]) -> Option<Flat<T>> {
     // One element, or one element expanded (every stride 0, as the
     // gradient of a sum is): the same value everywhere.
     if t.numel() == 1 || (t.numel() > 0 && t.strides().iter().all(|&s| s == 0)) {
         Some(Flat::Splat(*super::access::elem_ptr::<T>(t)))
-    } else if t.shape() == shape && t.is_contiguous() {
-        Some(Flat::Slice(slice::<T>(t).as_ptr()))
+    } else if t.shape() == shape && same_order(t, os) {
+        Some(Flat::Slice(super::access::elem_ptr::<T>(t) as *const T))
     } else {
         None
     }
 }
 
-/// Row-major strides of `shape`.
-fn dense_strides(shape: &[usize]) -> crate::tensor::Dims {
-    let mut st: crate::tensor::Dims = smallvec::smallvec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        st[d] = st[d + 1] * shape[d + 1];
-    }
-    st
+/// Whether `t` has the dense strides `os` on every dim that has more than
+/// one element (so its elements lie in memory in the same order).
+fn same_order(t: &Tensor, os: &[usize]) -> bool {
+    t.shape()
+        .iter()
+        .zip(t.strides().iter().zip(os))
+        .all(|(&n, (&s, &o))| n == 1 || s == o)
+}
+
+/// A new tensor of `shape` for the result of an elementwise op over
+/// `inputs`, laid out as torch lays such results out (see
+/// [`elementwise_strides`]), with those strides.
+fn fresh(shape: &[usize], inputs: &[&Tensor], dtype: crate::DType) -> Result<(Tensor, Dims)> {
+    let layouts: SmallVec<[&crate::tensor::Layout; 4]> =
+        inputs.iter().map(|t| t.layout()).collect();
+    let os = elementwise_strides(shape, &layouts);
+    Ok((Tensor::try_empty_strided(shape, &os, dtype)?, os))
 }
 
 /// An operand of a strided run at `p` with inner stride `st`, as a slice
@@ -247,19 +260,19 @@ unsafe fn at<T: Element>(p: *const T, st: usize) -> Option<Flat<T>> {
 
 /// `out[i] = f(x[i])` into a new contiguous tensor of `U`.
 pub(crate) fn map1<T: Element, U: Element>(x: &Tensor, f: impl Fn(T) -> U + Sync + Send) -> Tensor {
-    let out = Tensor::empty(x.shape(), U::DTYPE);
+    let (out, os) = fresh(x.shape(), &[x], U::DTYPE).unwrap_or_else(|e| panic!("{e}"));
     let n = out.numel();
     let _g = lock(&[x], None);
-    // SAFETY: `x` is locked for reading; `out` is fresh and ours alone.
+    // SAFETY: `x` is locked for reading; `out` is fresh and ours alone, a
+    // dense block of `n` elements from its first.
     unsafe {
-        if let Some(a) = flat::<T>(x, x.shape()) {
-            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+        if let Some(a) = flat::<T>(x, x.shape(), &os) {
+            let o = SyncPtr(elem_ptr::<U>(&out));
             for_ranges(n, |s, e| {
                 run1(o.get(), a, s, e, &f);
             });
         } else {
-            let cs = dense_strides(x.shape());
-            let nest = Nest::new(x.shape(), [&cs, x.strides()]);
+            let nest = Nest::new(x.shape(), [&os, x.strides()]);
             let [_, sx] = nest.inner_strides();
             let (o, px) = (SyncPtr(elem_ptr::<U>(&out)), SyncPtr(elem_ptr::<T>(x)));
             // The nest's offsets stay inside each operand's layout, and each
@@ -292,17 +305,18 @@ pub(crate) fn map1_blocks<T: Element>(
     if x.numel() <= 1 {
         return map1(x, elem);
     }
-    if !x.is_contiguous() {
-        return map1_runs(x, block);
+    let (out, os) = fresh(x.shape(), &[x], T::DTYPE).unwrap_or_else(|e| panic!("{e}"));
+    if !same_order(x, &os) {
+        return map1_runs(x, out, &os, block);
     }
-    let out = Tensor::empty(x.shape(), T::DTYPE);
     let n = out.numel();
     let _g = lock(&[x], None);
-    // SAFETY: `x` is locked for reading and contiguous; `out` is fresh and
-    // ours alone, and each range of it is written by one worker only.
+    // SAFETY: `x` is locked for reading and dense in the order of `out`,
+    // which is fresh and ours alone, and each range of it is written by
+    // one worker only.
     unsafe {
-        let src = slice::<T>(x);
-        let o = SyncPtr(slice_mut::<T>(&out).as_mut_ptr());
+        let src = std::slice::from_raw_parts(elem_ptr::<T>(x) as *const T, n);
+        let o = SyncPtr(elem_ptr::<T>(&out));
         for_ranges(n, |s, e| {
             block(
                 &src[s..e],
@@ -315,10 +329,13 @@ pub(crate) fn map1_blocks<T: Element>(
 
 /// [`map1_blocks`] over a strided `x`: `block` on each run, read in place
 /// when the nest finds it contiguous and gathered in pieces otherwise.
-fn map1_runs<T: Element>(x: &Tensor, block: impl Fn(&[T], &mut [T]) + Sync + Send) -> Tensor {
-    let out = Tensor::empty(x.shape(), T::DTYPE);
-    let cs = dense_strides(x.shape());
-    let nest = Nest::new(x.shape(), [&cs, x.strides()]);
+fn map1_runs<T: Element>(
+    x: &Tensor,
+    out: Tensor,
+    os: &[usize],
+    block: impl Fn(&[T], &mut [T]) + Sync + Send,
+) -> Tensor {
+    let nest = Nest::new(x.shape(), [os, x.strides()]);
     let [_, sx] = nest.inner_strides();
     let _g = lock(&[x], None);
     let (o, px) = (SyncPtr(elem_ptr::<T>(&out)), SyncPtr(elem_ptr::<T>(x)));
@@ -392,6 +409,7 @@ pub(crate) fn map2_blocks<T: Element>(
     block: impl Fn(Run<'_, T>, Run<'_, T>, &mut [T]) + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
+    let (out, os) = fresh(&shape, &[a, b], T::DTYPE)?;
     {
         let _g = lock(&[a, b], None);
         // SAFETY: inputs are locked for reading and `flat` only reads an
@@ -399,11 +417,9 @@ pub(crate) fn map2_blocks<T: Element>(
         // or one value; `out` is fresh and ours alone, and each range of
         // it is written by one worker only.
         unsafe {
-            if let (Some(fa), Some(fb)) = (flat::<T>(a, &shape), flat::<T>(b, &shape)) {
-                // Allocated only here: the strided path below has its own.
-                let out = Tensor::try_empty(&shape, T::DTYPE)?;
+            if let (Some(fa), Some(fb)) = (flat::<T>(a, &shape, &os), flat::<T>(b, &shape, &os)) {
                 let n = out.numel();
-                let o = SyncPtr(slice_mut::<T>(&out).as_mut_ptr());
+                let o = SyncPtr(elem_ptr::<T>(&out));
                 for_ranges(n, |s, e| {
                     block(
                         fa.run(s, e),
@@ -417,10 +433,8 @@ pub(crate) fn map2_blocks<T: Element>(
     }
     // Strided operands: `block` on the runs that are contiguous or one
     // value, `elem` on the others.
-    let out = Tensor::try_empty(&shape, T::DTYPE)?;
-    let cs = dense_strides(&shape);
     let (sa, sb) = (bstrides(a, &shape)?, bstrides(b, &shape)?);
-    let nest = Nest::new(&shape, [&cs, &sa, &sb]);
+    let nest = Nest::new(&shape, [&os, &sa, &sb]);
     let [_, ia, ib] = nest.inner_strides();
     let _g = lock(&[a, b], None);
     let o = SyncPtr(elem_ptr::<T>(&out));
@@ -453,21 +467,21 @@ pub(crate) fn map2<A: Element, B: Element, U: Element>(
     f: impl Fn(A, B) -> U + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(a.shape(), b.shape())?;
-    let out = Tensor::try_empty(&shape, U::DTYPE)?;
+    let (out, os) = fresh(&shape, &[a, b], U::DTYPE)?;
     let n = out.numel();
     let _g = lock(&[a, b], None);
-    // SAFETY: inputs are locked for reading; `out` is fresh and ours alone;
-    // broadcast strides only reach elements the inputs' layouts reach.
+    // SAFETY: inputs are locked for reading; `out` is fresh and ours alone,
+    // a dense block of `n` elements from its first; broadcast strides only
+    // reach elements the inputs' layouts reach.
     unsafe {
-        if let (Some(fa), Some(fb)) = (flat::<A>(a, &shape), flat::<B>(b, &shape)) {
-            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+        if let (Some(fa), Some(fb)) = (flat::<A>(a, &shape, &os), flat::<B>(b, &shape, &os)) {
+            let o = SyncPtr(elem_ptr::<U>(&out));
             for_ranges(n, |s, e| {
                 run2(o.get(), fa, fb, s, e, &f);
             });
         } else {
-            let cs = dense_strides(&shape);
             let (sa, sb) = (bstrides(a, &shape)?, bstrides(b, &shape)?);
-            let nest = Nest::new(&shape, [&cs, &sa, &sb]);
+            let nest = Nest::new(&shape, [&os, &sa, &sb]);
             let [_, ia, ib] = nest.inner_strides();
             let o = SyncPtr(elem_ptr::<U>(&out));
             let (pa, pb) = (SyncPtr(elem_ptr::<A>(a)), SyncPtr(elem_ptr::<B>(b)));
@@ -498,28 +512,27 @@ pub(crate) fn map3<A: Element, B: Element, C: Element, U: Element>(
     f: impl Fn(A, B, C) -> U + Sync + Send,
 ) -> Result<Tensor> {
     let shape = broadcast_shapes(&broadcast_shapes(a.shape(), b.shape())?, c.shape())?;
-    let out = Tensor::try_empty(&shape, U::DTYPE)?;
+    let (out, os) = fresh(&shape, &[a, b, c], U::DTYPE)?;
     let n = out.numel();
     let _g = lock(&[a, b, c], None);
     // SAFETY: as in `map2`.
     unsafe {
         if let (Some(fa), Some(fb), Some(fc)) = (
-            flat::<A>(a, &shape),
-            flat::<B>(b, &shape),
-            flat::<C>(c, &shape),
+            flat::<A>(a, &shape, &os),
+            flat::<B>(b, &shape, &os),
+            flat::<C>(c, &shape, &os),
         ) {
-            let o = SyncPtr(slice_mut::<U>(&out).as_mut_ptr());
+            let o = SyncPtr(elem_ptr::<U>(&out));
             for_ranges(n, |s, e| {
                 run3(o.get(), fa, fb, fc, s, e, &f);
             });
         } else {
-            let cs = dense_strides(&shape);
             let (sa, sb, sc) = (
                 bstrides(a, &shape)?,
                 bstrides(b, &shape)?,
                 bstrides(c, &shape)?,
             );
-            let nest = Nest::new(&shape, [&cs, &sa, &sb, &sc]);
+            let nest = Nest::new(&shape, [&os, &sa, &sb, &sc]);
             let [_, ia, ib, ic] = nest.inner_strides();
             let o = SyncPtr(elem_ptr::<U>(&out));
             let (pa, pb, pc) = (
@@ -583,10 +596,11 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
     let n = dst.numel();
     {
         let _g = lock(&[], Some(dst));
-        // SAFETY: `dst` is write-locked and does not overlap itself.
+        // SAFETY: `dst` is write-locked and does not overlap itself; a
+        // dense `dst` is a block of `n` elements from its first.
         unsafe {
-            if dst.is_contiguous() {
-                let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
+            if dst.layout().is_non_overlapping_and_dense() {
+                let o = SyncPtr(elem_ptr::<T>(dst));
                 for_ranges(n, |s, e| {
                     // SAFETY: each range is written by one worker only.
                     let d = std::slice::from_raw_parts_mut(o.get().add(s), e - s);
@@ -658,8 +672,21 @@ pub(crate) fn apply1_blocks<T: Element>(
     Ok(())
 }
 
-/// `dst = f(dst, b)` in place, `b` broadcast to `dst`'s shape.
+/// `dst = f(dst, b)` in place, `b` broadcast to `dst`'s shape; bumps
+/// `dst`'s version.
 pub(crate) fn apply2<T: Element, B: Element>(
+    dst: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, B) -> T + Sync + Send,
+) -> Result<()> {
+    fill2(dst, b, f)?;
+    dst.bump_version();
+    Ok(())
+}
+
+/// [`apply2`] without the version bump: for filling a tensor nobody has
+/// seen yet (a fresh copy's memory).
+pub(crate) fn fill2<T: Element, B: Element>(
     dst: &Tensor,
     b: &Tensor,
     f: impl Fn(T, B) -> T + Sync + Send,
@@ -674,8 +701,9 @@ pub(crate) fn apply2<T: Element, B: Element>(
         // SAFETY: `dst` is write-locked and non-overlapping; `b` is locked
         // (or shares `dst`'s lock with an identical layout).
         unsafe {
-            if let (true, Some(fb)) = (dst.is_contiguous(), flat::<B>(&b, &shape)) {
-                let o = SyncPtr(slice_mut::<T>(dst).as_mut_ptr());
+            let dense = dst.layout().is_non_overlapping_and_dense();
+            if let (true, Some(fb)) = (dense, flat::<B>(&b, &shape, dst.strides())) {
+                let o = SyncPtr(elem_ptr::<T>(dst));
                 for_ranges(n, |s, e| {
                     run2_inplace(o.get(), fb, s, e, &f);
                 });
@@ -700,7 +728,6 @@ pub(crate) fn apply2<T: Element, B: Element>(
             }
         }
     }
-    dst.bump_version();
     Ok(())
 }
 

@@ -11,7 +11,7 @@
 //! itself so that higher orders work.
 
 use crate::autograd::{derivatives, Tangents};
-use crate::tensor::{wrap_dim, Dims, Layout};
+use crate::tensor::{wrap_dim, Dims, Layout, MemoryFormat};
 use crate::{Error, Result, Tensor};
 use smallvec::SmallVec;
 use std::sync::{Arc, OnceLock};
@@ -381,20 +381,22 @@ derivatives! {
         batched rows because "the gradients are joined along the forward's dim";
     }
 
-    /// A copy with its own memory that keeps a dense layout's strides (as
-    /// torch's `clone()` with `preserve_format`; see
-    /// [`Tensor::clone_preserving_strides`]).
-    pub(crate) fn try_clone_preserving_strides(&self) -> Result<Tensor> {
+    /// A copy with its own memory laid out in `fmt` (torch's `clone` with
+    /// `memory_format`; see [`MemoryFormat::strides_like`]), or torch's
+    /// error when `fmt` needs another rank.
+    pub fn try_copy_as(&self, fmt: MemoryFormat) -> Result<Tensor> {
         before {
-            if self.is_contiguous() || !self.layout().is_non_overlapping_and_dense() {
+            if fmt == MemoryFormat::Contiguous {
                 return Ok(self.copy());
             };
         }
         record "CloneBackward0", [self];
-        compute => out = crate::kernels::basic::dense_span_copy(self);
+        compute {
+            let strides = fmt.strides_like(self.layout())?;
+        } => out = crate::kernels::basic::strided_copy(self, &strides)?;
         save nothing
         backward |ctx, g| Ok(vec![Some(g[0].clone())]);
-        forward formula(|t| t.map1(|t| Ok(t.clone_preserving_strides())));
+        forward formula(|t| t.map1(|t| t.try_copy_as(fmt)));
         batched rows because "not declared batched yet, though g passes through and would broadcast";
     }
 }
@@ -538,8 +540,8 @@ impl Tensor {
     /// A copy with its own memory that keeps a dense layout's strides (as
     /// torch's `clone()` with `preserve_format`); others become contiguous.
     pub fn clone_preserving_strides(&self) -> Tensor {
-        self.try_clone_preserving_strides()
-            .expect("nothing is saved")
+        self.try_copy_as(MemoryFormat::Preserve)
+            .expect("preserve applies to every rank")
     }
 }
 

@@ -10,6 +10,7 @@ mod dispatch;
 mod dtype;
 mod element;
 mod layout;
+mod memory_format;
 mod modes;
 mod scalar;
 mod storage;
@@ -23,6 +24,7 @@ pub use dtype::{
 pub(crate) use element::num_like::FloatOps;
 pub use element::{Element, Float, RealElement};
 pub use layout::{broadcast_shapes, contiguous_strides, wrap_dim, Dims, Layout};
+pub use memory_format::{elementwise_strides, MemoryFormat};
 pub use modes::{is_grad_enabled, is_inference_mode_enabled, set_grad_enabled, set_inference_mode};
 pub use scalar::Scalar;
 pub use storage::{
@@ -307,15 +309,22 @@ impl Tensor {
     /// A tensor with the shape and strides of `like` (offset 0) whose
     /// contents are unspecified.
     pub fn empty_strided_like(like: &Tensor) -> Result<Tensor> {
-        let layout = Layout::new(like.shape(), like.strides(), 0);
+        Self::try_empty_strided(like.shape(), like.strides(), like.dtype())
+    }
+
+    /// A new tensor of `shape` with `strides` over fresh memory just large
+    /// enough for them (contents as [`Tensor::try_empty`]), or an error
+    /// when the size overflows or memory cannot be had.
+    pub fn try_empty_strided(shape: &[usize], strides: &[usize], dtype: DType) -> Result<Tensor> {
+        let layout = Layout::checked(shape, strides, 0)?;
         let elems = layout.max_extent();
-        let nbytes = Self::checked_nbytes(&[elems], like.dtype())?;
-        let storage = if like.dtype() == DType::Bool {
+        let nbytes = Self::checked_nbytes(&[elems], dtype)?;
+        let storage = if dtype == DType::Bool {
             Storage::try_zeroed(nbytes)?
         } else {
             Storage::try_uninit(nbytes)?
         };
-        Tensor::from_parts(storage, layout, like.dtype())
+        Tensor::from_parts(storage, layout, dtype)
     }
 
     /// A new handle on the same data that is not a view and has no autograd

@@ -643,10 +643,10 @@ class Module:
     def _swap_in(old: Tensor, new: Tensor) -> Tensor:
         # torch swaps the new data into the old object (``old.data = new``);
         # ferrograd's ``.data =`` copies and needs the same shape and dtype,
-        # so a converted dtype gets a new Parameter instead.
+        # so a converted dtype or layout gets a new Parameter instead.
         if new is old:
             return old
-        if new.shape == old.shape and new.dtype == old.dtype:
+        if new.shape == old.shape and new.dtype == old.dtype and new.stride() == old.stride():
             old.data = new
             return old
         if isinstance(old, Parameter):
@@ -674,13 +674,21 @@ class Module:
         dtype, or moves them to a device (only the CPU exists).
 
         ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``,
-        each also by keyword; returns ``self``.
+        each also by keyword; returns ``self``. ``memory_format=`` (e.g.
+        ``ferrograd.channels_last``) lays out the 4-D and 5-D parameters and
+        buffers in that format.
 
         Example:
             >>> model = nn.Linear(2, 2)
             >>> model.to(ferrograd.float64).weight.dtype
             ferrograd.float64
         """
+        memory_format = kwargs.pop("memory_format", None)
+        if memory_format is not None and not isinstance(memory_format, ferrograd.memory_format):
+            raise TypeError(
+                "to() received an invalid combination of arguments: memory_format must be "
+                f"ferrograd.memory_format, not {type(memory_format).__name__}"
+            )
         device, dtype = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(
@@ -694,6 +702,8 @@ class Module:
                 if t.is_complex() and not dtype.is_complex:
                     return t
                 t = t.to(dtype)
+            if memory_format is not None and t.dim() in (4, 5):
+                t = t.to(memory_format=memory_format)
             return t
 
         return self._apply(convert)
@@ -968,7 +978,6 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
     dtype = kwargs.pop("dtype", None)
     tensor = kwargs.pop("tensor", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments: unexpected {sorted(kwargs)}")
     for a in args:
