@@ -235,6 +235,34 @@ def test_norm_subgradients_at_zero():
     np.testing.assert_array_equal(grad_of(lambda x: x.norm(p=0), a), [0, 0, 0])
 
 
+@pytest.mark.parametrize("p", [0.5, 1.5, 3.0, -2.0])
+def test_p_norm_gradient_is_zero_at_a_zero_element(p):
+    # d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1): 0 at x_i = 0
+    # for p > 1 (where central differences agree), and torch's subgradient
+    # 0 for p < 1 (|x_i|^(p-1) is infinite there), never NaN.
+    a = np.array([0.0, -1.25, 2.0, 0.0])
+    got = grad_of(lambda x: fg.linalg.vector_norm(x, ord=p), a)
+    assert np.isfinite(got).all()
+    if p > 0:
+        n = (np.abs(a) ** p).sum() ** (1 / p)
+        nz = a != 0
+        want = np.zeros_like(a)
+        want[nz] = np.sign(a[nz]) * np.abs(a[nz]) ** (p - 1) / n ** (p - 1)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    if p > 1:
+        eps = 1e-6
+        for i in range(a.size):
+            d = np.zeros_like(a)
+            d[i] = eps
+            fd = ((np.abs(a + d) ** p).sum() ** (1 / p) - (np.abs(a - d) ** p).sum() ** (1 / p)) / (2 * eps)
+            assert abs(got[i] - fd) < 1e-6
+        # The gradient's own derivative is finite too.
+        x = fg.tensor(a, requires_grad=True)
+        (g,) = fg.autograd.grad(fg.linalg.vector_norm(x, ord=p), x, create_graph=True)
+        (h,) = fg.autograd.grad(g.sum(), x)
+        assert np.isfinite(h.numpy()).all()
+
+
 # --------------------------------------------------- softmax family, scans
 
 

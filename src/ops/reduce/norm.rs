@@ -245,7 +245,7 @@ fn spectral(
 /// reduced dims kept as size 1), with torch's subgradients:
 /// `0`: none; `1`: `g sign(x)`; `2`: `g x / n` (0 where `n = 0`); `±inf`:
 /// `g sign(x)` shared evenly among the elements with `|x| = n`; otherwise
-/// `g x |x|^(p-2) / n^(p-1)` (0 where `n = 0`).
+/// `g x |x|^(p-2) / n^(p-1)` (0 where `n = 0`, and where `x = 0`).
 fn norm_backward(g: &Tensor, x: &Tensor, n: &Tensor, ord: f64, mask: &[bool]) -> Result<Tensor> {
     let zero = Tensor::scalar(0.0);
     if ord == 0.0 {
@@ -269,6 +269,12 @@ fn norm_backward(g: &Tensor, x: &Tensor, n: &Tensor, ord: f64, mask: &[bool]) ->
         return x.mul(&zero.r#where(&at_zero, &g.div(&n_safe)?)?);
     }
     let scale = zero.r#where(&at_zero, &g.div(&n_safe.pow(&Tensor::scalar(ord - 1.0))?)?)?;
-    x.mul(&x.abs()?.pow(&Tensor::scalar(ord - 2.0))?)?
-        .mul(&scale)
+    // x |x|^(p-2) is 0 at x = 0: its limit for p > 1 and torch's
+    // subgradient for p < 1. Evaluated there on |x| = 1 and then masked,
+    // since |0|^(p-2) is infinite for p < 2 and 0 * inf would be NaN (in
+    // this gradient and in its derivative).
+    let x_zero = x.eq(&zero)?;
+    let abs_safe = Tensor::scalar(1.0).r#where(&x_zero, &x.abs()?)?;
+    let dir = x.mul(&abs_safe.pow(&Tensor::scalar(ord - 2.0))?)?;
+    zero.r#where(&x_zero, &dir)?.mul(&scale)
 }
