@@ -19,8 +19,9 @@ start it. Steps:
   composites ``cdist`` of a slot's rows with themselves, ``tensordot``,
   ``block_diag`` and ``chain_matmul`` of a slot with its sine, ``meshgrid``
   and ``cartesian_prod`` of the slot's first row, ``s[0, ..., 0, :]``, with
-  its sine). torch's ``cdist`` has neither a second derivative nor forward
-  mode, so torch fails those checks of a program with a ``cdist`` step and
+  its sine, and ``embedding_bag`` with a matrix slot as the table).
+  torch's ``cdist`` has neither a second derivative nor forward mode, so
+  torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
 
 The loss is ``sum_k (slot_k * c_k).sin().sum()`` over a chosen set of
@@ -50,12 +51,14 @@ import numpy as np
 W_SIZE = 24
 X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
-COMPOSITES = ["cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod"]
+COMPOSITES = [
+    "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
+]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
 OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
-    "cartesian_prod": (1, 2, 3, 4),
+    "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,),
 }  # fmt: skip
 # The orders of cdist (the constant of a cdist step).
 CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
@@ -228,6 +231,18 @@ class TorchLike:
         if name == "cartesian_prod":
             v = first_row(a)
             return self.T.cartesian_prod(v, v.sin())
+        if name == "embedding_bag":
+            # The slot's rows as a table: bags [row 0] and [last row, row 0],
+            # summed (c >= 0) or averaged.
+            if self.T.__name__ == "torch":
+                # torch's embedding_bag has no forward mode; the same bags by
+                # indexing give torch's verdict on the program.
+                second = a[-1] + a[0]
+                return self.T.stack([a[0], second if c >= 0 else second / 2])
+            rows = self.T.tensor([0, a.shape[0] - 1, 0])
+            offsets = self.T.tensor([0, 1])
+            mode = "sum" if c >= 0 else "mean"
+            return self.T.nn.functional.embedding_bag(rows, a, offsets, mode=mode)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -398,6 +413,9 @@ class NumpyBackend(TorchLike):
         if name == "cartesian_prod":
             v = first_row(a)
             return np.stack([np.repeat(v, v.size), np.tile(np.sin(v), v.size)], axis=1)
+        if name == "embedding_bag":
+            second = a[-1] + a[0]
+            return np.stack([a[0], second if c >= 0 else second / 2])
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

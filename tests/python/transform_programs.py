@@ -3,8 +3,8 @@
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, and the composites cdist, tensordot, block_diag,
-atleast_*d, meshgrid, cartesian_prod and chain_matmul) applied to a vector or
-a square matrix in float64,
+atleast_*d, meshgrid, cartesian_prod, chain_matmul and embedding bags) applied
+to a vector or a square matrix in float64,
 with constants drawn from the seed. ``check_program`` runs every
 composition of ``ferrograd.func``'s transforms (and
 ``autograd.functional``) on it and compares each with a loop of the
@@ -193,6 +193,20 @@ def draw_op(rng, s):
         add("sum_dim", lambda t, dd=k: t.sum(dd), s[:k] + s[k + 1:])
         add("matrix_norm", lambda t: torch.linalg.matrix_norm(t).reshape(1), (1,))
         add("row_normalize", lambda t: t / (1 + torch.linalg.vector_norm(t, dim=-1, keepdim=True)), s)
+        # Bags of the matrix's rows, the matrix as an embedding table (two
+        # bags split at a drawn cut; either may be empty).
+        n_idx = int(rng.integers(1, 5))
+        bag_idx = torch.tensor(rng.integers(0, s[0], size=n_idx))
+        offsets = torch.tensor([0, int(rng.integers(0, n_idx + 1))])
+        mode = ["sum", "mean", "max"][int(rng.integers(3))]
+        psw = const(rng, n_idx) if mode == "sum" and rng.random() < 0.5 else None
+        add(
+            f"embedding_bag_{mode}" + ("_weighted" if psw is not None else ""),
+            lambda t, i=bag_idx, o=offsets, md=mode, w=psw: F.embedding_bag(
+                i, t, o, mode=md, per_sample_weights=w
+            ),
+            (2, s[1]),
+        )
         # Composites of a matrix: its rows as points for cdist, contractions
         # with constants, a block of a block matrix, a factor of a chain.
         p = CDIST_P[int(rng.integers(len(CDIST_P)))]
