@@ -61,14 +61,27 @@ fn leaf(n: &[usize], seed: u64, dt: DType) -> Tensor {
     t
 }
 
+/// The bit patterns of `t`'s values, every NaN as one pattern: which NaN
+/// a kernel produces (its sign and payload) depends on the instructions
+/// the loop happened to use, and is no part of the value.
 fn bits(t: &Tensor) -> Vec<u64> {
     match t.dtype() {
         DType::Float32 => t
             .to_vec::<f32>()
             .iter()
-            .map(|v| v.to_bits() as u64)
+            .map(|v| {
+                if v.is_nan() {
+                    u64::MAX
+                } else {
+                    v.to_bits() as u64
+                }
+            })
             .collect(),
-        _ => t.to_vec::<f64>().iter().map(|v| v.to_bits()).collect(),
+        _ => t
+            .to_vec::<f64>()
+            .iter()
+            .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+            .collect(),
     }
 }
 
