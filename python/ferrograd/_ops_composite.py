@@ -21,6 +21,7 @@ import ferrograd as _fg
 
 from ._core import Tensor
 from ._core import dtype as _dtype
+from ._ops_pointwise import _finish
 
 __all__ = [
     "atleast_1d",
@@ -70,15 +71,6 @@ def _check_tensors(tensors: Sequence[object]) -> None:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
-
-
-def _finish(result: Tensor, out: Tensor | None) -> Tensor:
-    """``result``, written into ``out`` when one is given."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"out must be a Tensor, not {type(out).__name__}")
-    return out._store_out(result)
 
 
 # ---------------------------------------------------------------------------
@@ -144,12 +136,10 @@ def atleast_2d(*tensors: Any) -> Tensor | tuple[Tensor, ...]:
     row; tensors with two or more dimensions are returned as they are.
 
     Args:
-        *tensors (Tensor or sequence of Tensors): one tensor, several
-            tensors, or one list or tuple of tensors.
+        *tensors (Tensor or sequence of Tensors): as for :func:`atleast_1d`.
 
     Returns:
-        Tensor or tuple of Tensors: a tensor for a single tensor argument,
-        otherwise a tuple with one entry per input.
+        Tensor or tuple of Tensors: as for :func:`atleast_1d`.
 
     Example:
         >>> ferrograd.atleast_2d(ferrograd.tensor([1, 2, 3]))
@@ -168,12 +158,10 @@ def atleast_3d(*tensors: Any) -> Tensor | tuple[Tensor, ...]:
     more dimensions are returned as they are.
 
     Args:
-        *tensors (Tensor or sequence of Tensors): one tensor, several
-            tensors, or one list or tuple of tensors.
+        *tensors (Tensor or sequence of Tensors): as for :func:`atleast_1d`.
 
     Returns:
-        Tensor or tuple of Tensors: a tensor for a single tensor argument,
-        otherwise a tuple with one entry per input.
+        Tensor or tuple of Tensors: as for :func:`atleast_1d`.
 
     Example:
         >>> ferrograd.atleast_3d(ferrograd.tensor([1, 2])).shape

@@ -768,7 +768,7 @@ pub fn frombuffer(
         count
     };
     let layout = Layout::contiguous(&[n as usize]);
-    let t = over_buffer(buffer, buf, dt, offset as usize, layout)?;
+    let t = over_buffer(buf, dt, offset as usize, layout)?;
     crate::creation::finish(t, requires_grad)
 }
 
@@ -798,7 +798,7 @@ fn _frombuffer_strided(
             buf.len_bytes()
         )));
     }
-    Ok(TensorOut(over_buffer(buffer, buf, dt, offset, layout)?))
+    Ok(TensorOut(over_buffer(buf, dt, offset, layout)?))
 }
 
 /// `obj`'s memory as one C-contiguous block, or torch's ValueError.
@@ -813,15 +813,9 @@ fn exported(obj: &Bound<'_, PyAny>) -> PyResult<PyUntypedBuffer> {
     Ok(buf)
 }
 
-/// A tensor of `layout` over the memory of `buf` (exported from `obj`)
-/// from byte `offset` on; the caller checked that the layout fits.
-fn over_buffer(
-    obj: &Bound<'_, PyAny>,
-    buf: PyUntypedBuffer,
-    dt: DType,
-    offset: usize,
-    layout: Layout,
-) -> PyResult<Tensor> {
+/// A tensor of `layout` over the memory of `buf` from byte `offset` on;
+/// the caller checked that the layout fits.
+fn over_buffer(buf: PyUntypedBuffer, dt: DType, offset: usize, layout: Layout) -> PyResult<Tensor> {
     let addr = buf.buf_ptr() as usize + offset;
     if !addr.is_multiple_of(dt.itemsize()) {
         return Err(PyValueError::new_err(format!(
@@ -842,11 +836,13 @@ fn over_buffer(
         }
     }
     if buf.readonly() {
-        let warnings = obj.py().import("warnings")?;
-        warnings.call_method1(
-            "warn",
-            ("The given buffer is not writable, and ferrograd does not support non-writable tensors. This means you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the buffer to protect its data or make it writable before converting it to a tensor.",),
-        )?;
+        Python::attach(|py| {
+            py.import("warnings")?.call_method1(
+                "warn",
+                ("The given buffer is not writable, and ferrograd does not support non-writable tensors. This means you can write to the underlying (supposedly non-writable) buffer using the tensor. You may want to copy the buffer to protect its data or make it writable before converting it to a tensor.",),
+            )
+            .map(drop)
+        })?;
     }
     // SAFETY: the buffer stays exported (its memory valid and unmoved)
     // until `buf`, owned by the storage, is dropped; it spans the layout

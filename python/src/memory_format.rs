@@ -17,15 +17,10 @@ use pyo3::prelude::*;
 ///     ((60, 1, 15, 3), True)
 ///     >>> ferrograd.channels_last
 ///     ferrograd.channels_last
-#[pyclass(
-    name = "memory_format",
-    module = "ferrograd",
-    frozen,
-    eq,
-    hash,
-    from_py_object
-)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+// One object per format (the module's values, which unpickling returns),
+// so identity is equality.
+#[pyclass(name = "memory_format", module = "ferrograd", frozen, from_py_object)]
+#[derive(Clone, Copy)]
 pub struct PyMemoryFormat {
     pub f: MemoryFormat,
 }
