@@ -393,7 +393,7 @@ def load(
     data = archive.read(f"{root}/data.pkl")
     names = torch_globals()
     if weights_only:
-        from .serialization import _default_allowed, _rules
+        from ._weights_only import _default_allowed, _rules
 
         bounded = _unpickler.BoundedUnpickler(
             data,
