@@ -205,3 +205,45 @@ fn narrow_integers_wrap_like_twos_complement() {
     assert_eq!(f.to_dtype(DType::UInt8).to_vec::<u8>(), vec![255, 44]);
     assert_eq!(u.sum(None, false, None).unwrap().dtype(), DType::Int64);
 }
+
+#[test]
+fn resized_keeps_values_in_memory_and_grows_only_unshared_storage() {
+    let a = t32(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[6]);
+    let small = a.resized(&[2, 2], None).unwrap();
+    assert!(small.storage().same(a.storage()));
+    assert!(small.shares_version_counter(&a));
+    assert_eq!(small.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0]);
+    // `a` and `small` share the storage: growing it is refused.
+    let err = small.resized(&[3, 3], None).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Runtime);
+    drop(a);
+    let grown = small.resized(&[3, 3], None).unwrap();
+    assert_eq!(
+        grown.to_vec::<f32>(),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0]
+    );
+    // Autograd state is shared with the handle it replaces.
+    let leaf = t32(&[1.0, 2.0], &[2]);
+    let next = leaf.resized(&[1], None).unwrap();
+    next.set_requires_grad(true).unwrap();
+    assert!(leaf.requires_grad());
+    assert!(next.resized(&[2], None).is_err());
+}
+
+#[test]
+fn set_to_reads_the_source_storage_and_never_past_it() {
+    let src = t32(&(0..10).map(|x| x as f32).collect::<Vec<_>>(), &[10]);
+    let t = t32(&[0.0], &[1]);
+    let v0 = t.version();
+    let s = t.set_to(&src, 2, &[2, 2], Some(&[1, 3])).unwrap();
+    assert_eq!(s.to_vec::<f32>(), vec![2.0, 5.0, 3.0, 6.0]);
+    assert!(s.storage().same(src.storage()) && s.shares_version_counter(&t));
+    assert_eq!(s.version(), v0 + 1);
+    assert!(!s.is_view());
+    let err = t.set_to(&src, 8, &[2, 2], Some(&[1, 3])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Runtime);
+    let ints = Tensor::from_slice(&[1i64, 2], &[2]).unwrap();
+    assert!(t.set_to(&ints, 0, &[2], None).is_err());
+    let e = t.set_to_empty().unwrap();
+    assert_eq!((e.shape(), e.numel()), (&[0usize][..], 0));
+}

@@ -1945,6 +1945,47 @@ class Tensor:
             tensor([[0, 1],
                     [2, 3]])
         """
+    def resize_(self, *size: Any, memory_format: Any = ...) -> Tensor:
+        """Gives this tensor the shape ``size``, in place, and returns it.
+
+        The elements are laid out densely in ``memory_format`` (row-major by
+        default) from the same storage offset; values already in memory keep
+        their place in it, and elements past the old storage are zero. The
+        same shape without a format changes nothing. A storage too small is
+        replaced by a larger copy, which is refused while other tensors (views)
+        share it or when its memory belongs to another library (e.g. NumPy):
+        no tensor ever reads past its storage.
+
+        Args:
+            size (ints or a tuple of ints): the new shape.
+            memory_format (memory_format, optional): the new layout's order.
+
+        Raises:
+            RuntimeError: the tensor requires grad, the size overflows, or a
+                storage that cannot grow would have to.
+
+        Example:
+            >>> t = ferrograd.arange(6.0)
+            >>> t.resize_(2, 2)
+            tensor([[0., 1.],
+                    [2., 3.]])
+            >>> t.resize_(7)
+            tensor([0., 1., 2., 3., 4., 5., 0.])
+        """
+    def resize_as_(self, the_template: Any, memory_format: Any = ...) -> Tensor:
+        """Gives this tensor the shape of ``the_template``, in place, as
+        :meth:`resize_` does, and returns it (the dtypes may differ).
+
+        Args:
+            the_template (Tensor): the tensor whose shape is taken.
+            memory_format (memory_format, optional): the new layout's order.
+
+        Example:
+            >>> t = ferrograd.arange(4.0)
+            >>> t.resize_as_(ferrograd.zeros(2, 2, dtype=ferrograd.int64))
+            tensor([[0., 1.],
+                    [2., 3.]])
+        """
     def resolve_conj(self) -> Tensor:
         """This tensor's values with no pending conjugation.
 
@@ -2010,6 +2051,40 @@ class Tensor:
         """A view of entry ``index`` of dim ``dim``, with that dim removed.
 
         See :func:`ferrograd.select`.
+        """
+    def set_(self, source: Any = ..., storage_offset: Any = ..., size: Any = ..., stride: Any = ...) -> Tensor:
+        """Makes this tensor read another tensor's memory, in place, and
+        returns it.
+
+        ``set_(source)`` gives it ``source``'s storage, shape, strides and
+        offset; ``set_(source, storage_offset, size, stride)`` reads
+        ``source``'s storage through that layout (``storage_offset`` counts
+        from the start of the storage; ``stride`` defaults to row-major);
+        ``set_()`` leaves it empty, of shape ``(0,)``. Writes through either
+        tensor are seen by both. The dtypes must match, and the layout must
+        lie inside the storage. Outside :func:`ferrograd.no_grad` neither
+        tensor may require grad (``set_`` is not differentiated); under it a
+        parameter keeps its gradient and hooks.
+
+        Args:
+            source (Tensor, optional): the tensor whose memory is read.
+            storage_offset (int): the first element's position in that memory.
+            size (tuple of ints, optional): the shape.
+            stride (tuple of ints, optional): the strides, in elements.
+
+        Raises:
+            RuntimeError: dtypes differ, the layout reads past the storage, or
+                a tensor requires grad while grad mode is on.
+
+        Example:
+            >>> src = ferrograd.arange(6.0)
+            >>> t = ferrograd.zeros(1)
+            >>> t.set_(src, 1, (2, 2), (1, 2))
+            tensor([[1., 3.],
+                    [2., 4.]])
+            >>> _ = t.fill_(7.0)
+            >>> src
+            tensor([0., 7., 7., 7., 7., 5.])
         """
     def sgn(self) -> Tensor:
         """``x / abs(x)`` for complex elements (0 where ``x`` is 0); :meth:`sign` for real ones.

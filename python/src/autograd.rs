@@ -539,7 +539,7 @@ fn saved_was_freed(node: &Arc<dyn Node>, key: &str) -> bool {
 }
 
 fn opt_tensors(v: &[Option<PyRef<'_, PyTensor>>]) -> Vec<Option<Tensor>> {
-    v.iter().map(|t| t.as_ref().map(|t| t.t.clone())).collect()
+    v.iter().map(|t| t.as_ref().map(|t| t.tensor())).collect()
 }
 
 /// Reads an input of `grad`: a tensor, or a `GradientEdge(node, output_nr)`.
@@ -552,7 +552,7 @@ pub(crate) fn is_gradient_edge(obj: &Bound<'_, PyAny>) -> bool {
 
 pub(crate) fn grad_input(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<GradInput> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(GradInput::Tensor(t.get().t.clone()));
+        return Ok(GradInput::Tensor(t.get().tensor()));
     }
     if let (Ok(node), Ok(nr)) = (obj.getattr("node"), obj.getattr("output_nr")) {
         if let Ok(n) = node.cast::<PyNode>() {
@@ -659,7 +659,7 @@ fn _grad(
 /// The leaves that gradients of `outputs` would accumulate into (each once).
 #[pyfunction]
 fn _reached_leaves(outputs: Vec<PyRef<'_, PyTensor>>) -> Vec<TensorOut> {
-    let ts: Vec<Tensor> = outputs.iter().map(|t| t.t.clone()).collect();
+    let ts: Vec<Tensor> = outputs.iter().map(|t| t.tensor()).collect();
     autograd::reached_leaves(&ts)
         .into_iter()
         .map(TensorOut)
@@ -782,7 +782,7 @@ fn _will_engine_run_node(node: &Bound<'_, PyAny>) -> PyResult<bool> {
 #[pyfunction]
 fn increment_version(tensor: &Bound<'_, PyAny>) -> PyResult<()> {
     if let Ok(t) = tensor.cast::<PyTensor>() {
-        autograd::increment_version(&t.get().t);
+        autograd::increment_version(&t.get().tensor());
         return Ok(());
     }
     for t in tensor.try_iter()? {
@@ -794,7 +794,7 @@ fn increment_version(tensor: &Bound<'_, PyAny>) -> PyResult<()> {
 /// The gradient edge of a tensor: `(node, output_nr)`.
 #[pyfunction]
 fn _gradient_edge(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<(Py<PyAny>, usize)> {
-    match autograd::gradient_edge(&tensor.t) {
+    match autograd::gradient_edge(&tensor.tensor()) {
         Some(e) => Ok((node_object(py, e.node)?, e.input_nr)),
         None => Err(PyRuntimeError::new_err(
             "It is not possible to get the gradient edge for a Tensor that does not require gradients",

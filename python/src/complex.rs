@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 /// TypeError otherwise.
 fn tensor_only(obj: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<Tensor> {
     match obj.cast::<PyTensor>() {
-        Ok(t) => Ok(t.get().t.clone()),
+        Ok(t) => Ok(t.get().tensor()),
         Err(_) => Err(PyTypeError::new_err(format!(
             "complex(): argument '{what}' (position {position}) must be Tensor, not {}",
             crate::convert::type_name(obj)
@@ -34,7 +34,7 @@ fn tensor_only(obj: &Bound<'_, PyAny>, what: &str, position: usize) -> PyResult<
 ///             [ 3., -1.]])
 #[pyfunction]
 pub fn view_as_real(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-    Ok(input.t.view_as_real().py()?.into())
+    Ok(input.tensor().view_as_real().py()?.into())
 }
 
 /// Returns a complex view of the real tensor ``input``, whose last dimension
@@ -51,7 +51,7 @@ pub fn view_as_real(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
 ///     tensor([1.+2.j, 3.+4.j])
 #[pyfunction]
 pub fn view_as_complex(input: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-    Ok(input.t.view_as_complex().py()?.into())
+    Ok(input.tensor().view_as_complex().py()?.into())
 }
 
 /// Builds a complex tensor from its real and imaginary parts:

@@ -58,8 +58,8 @@ pub fn number_arg(obj: Option<&Bound<'_, PyAny>>, what: &str, default: Scalar) -
         return Ok(default);
     };
     if let Ok(t) = obj.cast::<PyTensor>() {
-        if t.get().t.numel() == 1 {
-            return t.get().t.item().py();
+        if t.get().tensor().numel() == 1 {
+            return t.get().tensor().item().py();
         }
     }
     scalar(obj)?.ok_or_else(|| {
@@ -71,7 +71,7 @@ pub fn number_arg(obj: Option<&Bound<'_, PyAny>>, what: &str, default: Scalar) -
 /// NumPy scalar/array (copied). `None` if `obj` is none of these.
 pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(Some(t.get().t.clone()));
+        return Ok(Some(t.get().tensor()));
     }
     if let Some(s) = scalar(obj)? {
         return Ok(Some(Tensor::scalar(s)));
@@ -111,7 +111,7 @@ pub fn int_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<isize>> {
         return Ok(vec![obj.extract::<isize>()?]);
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         if t.dtype().category() == ferrograd::tensor::Category::Integer && t.ndim() <= 1 {
             return Ok(t.to_vec::<i64>().into_iter().map(|v| v as isize).collect());
         }
@@ -225,7 +225,7 @@ fn collect(
         return Ok(());
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         if t.ndim() == 0 {
             let s = t.item().py()?;
             return collect_scalar(s, depth, shape, known, out);
@@ -299,7 +299,7 @@ fn collect_scalar(
 /// complex dtype if any complex, else the default float dtype.
 pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = t.get().t.copy();
+        let t = t.get().tensor().copy();
         return Ok(match dtype {
             Some(d) => t.to_dtype(d),
             None => t,

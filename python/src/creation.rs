@@ -94,7 +94,7 @@ pub fn as_tensor(
     let py = data.py();
     if let Ok(t) = data.cast::<PyTensor>() {
         return match dt {
-            Some(d) if d != t.get().t.dtype() => wrap_any(py, t.get().t.to_dtype(d)),
+            Some(d) if d != t.get().tensor().dtype() => wrap_any(py, t.get().tensor().to_dtype(d)),
             _ => Ok(t.clone().into_any().unbind()),
         };
     }
@@ -327,8 +327,8 @@ fn fill_value(v: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         return Ok(s);
     }
     if let Ok(t) = v.cast::<PyTensor>() {
-        if t.get().t.numel() == 1 {
-            return t.get().t.item().py();
+        if t.get().tensor().numel() == 1 {
+            return t.get().tensor().item().py();
         }
     }
     Err(PyTypeError::new_err(format!(
@@ -399,10 +399,10 @@ pub(crate) fn like(
     make: impl FnOnce(&[usize], DType) -> ferrograd::Result<Tensor> + Send,
 ) -> PyResult<TensorOut> {
     check_device(device)?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    let strides = like_strides(fname, &input.t, memory_format)?;
-    let shape = input.t.shape().to_vec();
-    let t = nogil(py, input.t.numel(), || {
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.tensor().dtype());
+    let strides = like_strides(fname, &input.tensor(), memory_format)?;
+    let shape = input.tensor().shape().to_vec();
+    let t = nogil(py, input.tensor().numel(), || {
         in_layout(make(&shape, dt)?, &strides)
     })
     .py()?;
@@ -466,7 +466,7 @@ macro_rules! like_factories {
             let _ = layout;
             let _span = ferrograd::profiler::op_span(
                 concat!("aten::", stringify!($name)),
-                || vec![ferrograd::profiler::InputInfo::of(&input.t)],
+                || vec![ferrograd::profiler::InputInfo::of(&input.tensor())],
             );
             $(let $g = core_gen($gen);)?
             $crate::creation::like(
@@ -600,7 +600,7 @@ pub(crate) fn deliver(
             let dst = o
                 .cast::<PyTensor>()
                 .map_err(|_| PyTypeError::new_err("out must be a Tensor"))?;
-            let d = &dst.get().t;
+            let d = &dst.get().tensor();
             if d.shape() != t.shape() {
                 return Err(PyRuntimeError::new_err(format!(
                     "out tensor has shape {:?} but the result has shape {:?} (resizing out= is not supported)",

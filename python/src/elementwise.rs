@@ -64,7 +64,7 @@ fn alpha_op_<'py>(
 ) -> PyResult<Bound<'py, PyTensor>> {
     let b = arg(other, "other")?;
     let k = number(alpha, "alpha", Scalar::Int(1))?;
-    let a = &slf.get().t;
+    let a = &slf.get().tensor();
     nogil(slf.py(), a.numel(), || f(a, &b, k)).py()?;
     Ok(slf.clone())
 }
@@ -83,7 +83,7 @@ macro_rules! operators {
                     let Some(b) = operand(other)? else {
                         return Ok(py.NotImplemented());
                     };
-                    let a = &self.t;
+                    let a = &self.tensor();
                     let out = nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?;
                     new_obj(py, out)
                 }
@@ -92,7 +92,7 @@ macro_rules! operators {
                     let Some(b) = operand(other)? else {
                         return Ok(py.NotImplemented());
                     };
-                    let a = &self.t;
+                    let a = &self.tensor();
                     let reflected: fn(&Tensor, &Tensor) -> ferrograd::Result<Tensor> = $reflected;
                     let out = nogil(py, a.numel().max(b.numel()), || reflected(a, &b)).py()?;
                     new_obj(py, out)
@@ -100,7 +100,7 @@ macro_rules! operators {
 
                 fn $iop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
                     let b = arg(other, "other")?;
-                    let a = &self.t;
+                    let a = &self.tensor();
                     nogil(py, a.numel(), || a.$f_(&b)).py()
                 }
             )*
@@ -131,7 +131,7 @@ macro_rules! comparison_operators {
                     let Some(b) = operand(other)? else {
                         return Ok(py.NotImplemented());
                     };
-                    let a = &self.t;
+                    let a = &self.tensor();
                     let out = nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?;
                     new_obj(py, out)
                 }
@@ -157,21 +157,21 @@ impl PyTensor {
     /// The result is computed into new memory (torch returns a lazily conjugated
     /// view); a real tensor is returned as is. See :func:`ferrograd.conj`.
     fn conj(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.conj()).py()?.into())
     }
     /// ``x / abs(x)`` for complex elements (0 where ``x`` is 0); :meth:`sign` for real ones.
     ///
     /// See :func:`ferrograd.sgn`.
     fn sgn(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.sgn()).py()?.into())
     }
     /// Argument (phase) of each element in radians; 0 or pi for real tensors.
     ///
     /// See :func:`ferrograd.angle`.
     fn angle(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.angle()).py()?.into())
     }
     /// This tensor's values with no pending conjugation.
@@ -179,21 +179,21 @@ impl PyTensor {
     /// ferrograd conjugates eagerly (:meth:`is_conj` is always False), so this
     /// returns a tensor equal to ``self``. See :func:`ferrograd.resolve_conj`.
     fn resolve_conj(&self) -> TensorOut {
-        self.t.resolve_conj().into()
+        self.tensor().resolve_conj().into()
     }
     /// This tensor's values with no pending negation: ferrograd has no lazy
     /// negation, so this returns ``self``.
     ///
     /// See :func:`ferrograd.resolve_neg`.
     fn resolve_neg(&self) -> TensorOut {
-        self.t.clone().into()
+        self.tensor().into()
     }
     /// Whether this tensor is a lazily conjugated view: always False, as
     /// :meth:`conj` conjugates eagerly.
     ///
     /// See :func:`ferrograd.is_conj`.
     fn is_conj(&self) -> bool {
-        self.t.is_conj()
+        self.tensor().is_conj()
     }
     /// Whether this tensor is a lazily negated view: always False in ferrograd.
     ///
@@ -215,12 +215,12 @@ impl PyTensor {
     ///     tensor([0.+2.j, 0.-1.j])
     #[getter]
     fn get_real(&self) -> PyResult<TensorOut> {
-        Ok(self.t.real().py()?.into())
+        Ok(self.tensor().real().py()?.into())
     }
     #[setter]
     fn set_real(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v = arg(value, "real")?;
-        self.t.real().py()?.copy_(&v).py()
+        self.tensor().real().py()?.copy_(&v).py()
     }
     /// The imaginary parts of a complex tensor, as a real view sharing its
     /// memory (an error for a real tensor).
@@ -232,12 +232,12 @@ impl PyTensor {
     ///     tensor([ 2., -1.])
     #[getter]
     fn get_imag(&self) -> PyResult<TensorOut> {
-        Ok(self.t.imag().py()?.into())
+        Ok(self.tensor().imag().py()?.into())
     }
     #[setter]
     fn set_imag(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v = arg(value, "imag")?;
-        self.t.imag().py()?.copy_(&v).py()
+        self.tensor().imag().py()?.copy_(&v).py()
     }
 }
 
@@ -249,7 +249,7 @@ macro_rules! predicates {
             $(
                 $(#[doc = $doc])*
                 fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
-                    let t = &self.t;
+                    let t = &self.tensor();
                     Ok(nogil_ok(py, t.numel(), || t.$name())?.into())
                 }
             )*
@@ -284,7 +284,7 @@ macro_rules! fallible_predicates {
             $(
                 $(#[doc = $doc])*
                 fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
-                    let t = &self.t;
+                    let t = &self.tensor();
                     Ok(nogil(py, t.numel(), || t.$name()).py()?.into())
                 }
             )*
@@ -320,7 +320,7 @@ macro_rules! binary_methods {
                         Ok(b) => b,
                         Err(e) => return batched_method(py, stringify!($name), (slf, other), e),
                     };
-                    let a = &slf.get().t;
+                    let a = &slf.get().tensor();
                     new_obj(py, nogil(py, a.numel().max(b.numel()), || a.$f(&b)).py()?)
                 }
 
@@ -331,7 +331,7 @@ macro_rules! binary_methods {
                         Ok(b) => b,
                         Err(e) => return batched_method(py, stringify!($name_), (slf, other), e),
                     };
-                    let a = &slf.get().t;
+                    let a = &slf.get().tensor();
                     nogil(py, a.numel(), || a.$f_(&b)).py()?;
                     Ok(slf.clone().into_any().unbind())
                 }
@@ -442,7 +442,7 @@ macro_rules! alpha_methods {
                     other: &Bound<'_, PyAny>,
                     alpha: Option<&Bound<'_, PyAny>>,
                 ) -> PyResult<TensorOut> {
-                    alpha_op(py, &self.t, other, alpha, $f)
+                    alpha_op(py, &self.tensor(), other, alpha, $f)
                 }
 
                 #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
@@ -488,7 +488,7 @@ macro_rules! method_pairs {
                 #[pyo3(signature = $sig)]
                 fn $name(&self, py: Python<'_>, $($arg: $ty),*) -> PyResult<TensorOut> {
                     $($parse;)*
-                    let x = &self.t;
+                    let x = &self.tensor();
                     let work = x.numel()$(.max($w))?;
                     Ok(nogil(py, work, || x.$f($($a),*)).py()?.into())
                 }
@@ -497,7 +497,7 @@ macro_rules! method_pairs {
                 #[pyo3(signature = $sig)]
                 fn $name_<'py>(slf: &Bound<'py, Self>, $($arg: $ty),*) -> PyResult<Bound<'py, Self>> {
                     $($parse;)*
-                    let x = &slf.get().t;
+                    let x = &slf.get().tensor();
                     nogil(slf.py(), x.numel(), || x.$f_($($a),*)).py()?;
                     Ok(slf.clone())
                 }
@@ -542,7 +542,7 @@ method_pairs! {
     /// See :func:`ferrograd.lerp`.
     lerp lerp_ => lerp lerp_ (end, weight) (end: PyRef<'_, PyTensor>, weight: &Bound<'_, PyAny>) {
         let w = arg(weight, "weight")?;
-        let e = &end.t;
+        let e = &end.tensor();
     } (e, &w) work e.numel();
     /// ``self + value * tensor1 * tensor2``.
     ///
@@ -578,7 +578,7 @@ impl PyTensor {
         if !modulo.is_none() {
             return Ok(py.NotImplemented());
         }
-        let a = &self.t;
+        let a = &self.tensor();
         new_obj(py, nogil(py, a.numel().max(b.numel()), || a.pow(&b)).py()?)
     }
 
@@ -594,7 +594,7 @@ impl PyTensor {
         if !modulo.is_none() {
             return Ok(py.NotImplemented());
         }
-        let a = &self.t;
+        let a = &self.tensor();
         new_obj(py, nogil(py, a.numel().max(b.numel()), || b.pow(a)).py()?)
     }
 
@@ -606,17 +606,17 @@ impl PyTensor {
     ) -> PyResult<()> {
         let _ = modulo;
         let b = arg(other, "exponent")?;
-        let a = &self.t;
+        let a = &self.tensor();
         nogil(py, a.numel(), || a.pow_(&b)).py()
     }
 
     fn __neg__(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.neg()).py()?.into())
     }
 
     fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        slf.get().t.positive().py()?;
+        slf.get().tensor().positive().py()?;
         Ok(slf.clone().into_any().unbind())
     }
 
@@ -628,18 +628,18 @@ impl PyTensor {
     }
 
     fn __abs__(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.abs()).py()?.into())
     }
 
     fn __invert__(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.bitwise_not()).py()?.into())
     }
 
     /// In-place version of :meth:`Tensor.logical_not` (writes 1 and 0 in ``self``'s dtype).
     fn logical_not_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.logical_not_()).py()?;
         Ok(slf.clone())
     }
@@ -652,7 +652,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        alpha_op(py, &self.t, other, alpha, Tensor::rsub_scaled)
+        alpha_op(py, &self.tensor(), other, alpha, Tensor::rsub_scaled)
     }
 
     /// ``self / other``, with optional rounding.
@@ -669,7 +669,7 @@ impl PyTensor {
     ) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
         let mode = self::rounding_mode(rounding_mode)?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, a.numel().max(b.numel()), || a.div_mode(&b, mode))
             .py()?
             .into())
@@ -684,7 +684,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let b = arg(other, "other")?;
         let mode = self::rounding_mode(rounding_mode)?;
-        let a = &slf.get().t;
+        let a = &slf.get().tensor();
         nogil(slf.py(), a.numel(), || a.div_mode_(&b, mode)).py()?;
         Ok(slf.clone())
     }
@@ -715,7 +715,7 @@ impl PyTensor {
     /// See :func:`ferrograd.maximum`.
     fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, a.numel().max(b.numel()), || a.maximum(&b))
             .py()?
             .into())
@@ -726,7 +726,7 @@ impl PyTensor {
     /// See :func:`ferrograd.minimum`.
     fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = arg(other, "other")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, a.numel().max(b.numel()), || a.minimum(&b))
             .py()?
             .into())
@@ -763,7 +763,7 @@ impl PyTensor {
         other: &Bound<'_, PyAny>,
     ) -> PyResult<TensorOut> {
         let y = arg(other, "other")?;
-        let (x, c) = (&self.t, &condition.t);
+        let (x, c) = (&self.tensor(), &condition.tensor());
         Ok(nogil(py, x.numel().max(y.numel()), || x.r#where(c, &y))
             .py()?
             .into())
@@ -781,7 +781,7 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<TensorOut> {
-        let (a, b) = (&self.t, &other.t);
+        let (a, b) = (&self.tensor(), &other.tensor());
         Ok(nogil(py, a.numel(), || a.isclose(b, rtol, atol, equal_nan))
             .py()?
             .into())
@@ -799,7 +799,7 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<bool> {
-        let (a, b) = (&self.t, &other.t);
+        let (a, b) = (&self.tensor(), &other.tensor());
         nogil(py, a.numel(), || a.allclose(b, rtol, atol, equal_nan)).py()
     }
 
@@ -807,7 +807,7 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.equal`.
     fn equal(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
-        let (a, b) = (&self.t, &other.t);
+        let (a, b) = (&self.tensor(), &other.tensor());
         nogil(py, a.numel(), || a.equal(b)).py()
     }
 
@@ -821,7 +821,7 @@ impl PyTensor {
     ///     tensor([2.5000, 2.5000, 2.5000])
     fn fill_<'py>(slf: &Bound<'py, Self>, value: &Bound<'_, PyAny>) -> PyResult<Bound<'py, Self>> {
         if let Ok(v) = value.cast::<PyTensor>() {
-            let d = v.get().t.ndim();
+            let d = v.get().tensor().ndim();
             if d != 0 {
                 return Err(PyRuntimeError::new_err(format!(
                     "fill_ only supports 0-dimension value tensor but got tensor with {d} dimensions."
@@ -829,7 +829,7 @@ impl PyTensor {
             }
         }
         let v = number(Some(value), "value", Scalar::Int(0))?;
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.fill_(v)).py()?;
         Ok(slf.clone())
     }
@@ -840,7 +840,7 @@ impl PyTensor {
     ///     >>> ferrograd.ones(3).zero_()
     ///     tensor([0., 0., 0.])
     fn zero_<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.zero_()).py()?;
         Ok(slf.clone())
     }
@@ -866,7 +866,7 @@ impl PyTensor {
         non_blocking: bool,
     ) -> PyResult<Bound<'py, Self>> {
         let _ = non_blocking;
-        let (t, s) = (&slf.get().t, &src.t);
+        let (t, s) = (&slf.get().tensor(), &src.tensor());
         nogil(slf.py(), t.numel(), || t.copy_(s)).py()?;
         Ok(slf.clone())
     }
@@ -876,7 +876,7 @@ impl PyTensor {
         slf: &Bound<'py, Self>,
         result: PyRef<'_, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        let (t, r) = (&slf.get().t, &result.t);
+        let (t, r) = (&slf.get().tensor(), &result.tensor());
         nogil(slf.py(), t.numel(), || t.store_(r)).py()?;
         Ok(slf.clone())
     }

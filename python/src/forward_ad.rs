@@ -45,7 +45,7 @@ fn _current_dual_level() -> i64 {
 #[pyfunction]
 #[pyo3(signature = (tensor, tangent, level=None))]
 fn _make_dual(tensor: &PyTensor, tangent: &PyTensor, level: Option<i64>) -> PyResult<TensorOut> {
-    autograd::make_dual(&tensor.t, &tangent.t, level_arg(level)?)
+    autograd::make_dual(&tensor.tensor(), &tangent.tensor(), level_arg(level)?)
         .py()
         .map(TensorOut)
 }
@@ -53,7 +53,7 @@ fn _make_dual(tensor: &PyTensor, tangent: &PyTensor, level: Option<i64>) -> PyRe
 #[pyfunction]
 #[pyo3(signature = (tensor, level=None))]
 fn _unpack_dual(tensor: &PyTensor, level: Option<i64>) -> PyResult<(TensorOut, Option<TensorOut>)> {
-    let (p, t) = autograd::unpack_dual(&tensor.t, level_arg(level)?).py()?;
+    let (p, t) = autograd::unpack_dual(&tensor.tensor(), level_arg(level)?).py()?;
     Ok((TensorOut(p), t.map(TensorOut)))
 }
 
@@ -72,13 +72,13 @@ fn _is_fwd_grad_enabled() -> bool {
 /// a custom Function's `jvp`).
 #[pyfunction]
 fn _set_fw_grad(tensor: &PyTensor, tangent: &PyTensor) -> PyResult<()> {
-    autograd::set_fw_grad(&tensor.t, &tangent.t).py()
+    autograd::set_fw_grad(&tensor.tensor(), &tangent.tensor()).py()
 }
 
 /// The tangent of `tensor` at the open level (None without one).
 #[pyfunction]
 fn _fw_grad(tensor: &PyTensor) -> Option<TensorOut> {
-    autograd::fw_grad(&tensor.t).map(TensorOut)
+    autograd::fw_grad(&tensor.tensor()).map(TensorOut)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -108,7 +108,7 @@ impl PyFunctionNode {
                     )));
                 }
                 match o.cast::<PyTensor>() {
-                    Ok(t) => Ok(Some(t.get().t.clone())),
+                    Ok(t) => Ok(Some(t.get().tensor())),
                     Err(_) => Err(PyRuntimeError::new_err(format!(
                         "expected Variable or None (got {})",
                         crate::convert::type_name(o)
@@ -285,7 +285,7 @@ fn tensor_ids(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Vec<(usize
     for (i, o) in obj.try_iter()?.enumerate() {
         let o = o?;
         match o.cast::<PyTensor>() {
-            Ok(t) => out.push((t.get().t.id(), t.get().t.clone())),
+            Ok(t) => out.push((t.get().tensor().id(), t.get().tensor())),
             Err(_) => {
                 return Err(PyTypeError::new_err(format!(
                     "{what} can only accept variables, but argument {i} is of type {}",
@@ -316,7 +316,7 @@ fn _function_apply<'py>(
     for a in args.iter() {
         match a.cast::<PyTensor>() {
             Ok(t) => {
-                let t = t.get().t.clone();
+                let t = t.get().tensor();
                 needs.push(grad_on && t.requires_grad());
                 inputs.push(Some(t));
             }
@@ -373,7 +373,7 @@ fn _function_apply<'py>(
     let input_ids: Vec<usize> = inputs.iter().flatten().map(Tensor::id).collect();
     let out_tensors: Vec<Option<Tensor>> = outs
         .iter()
-        .map(|o| o.cast::<PyTensor>().ok().map(|t| t.get().t.clone()))
+        .map(|o| o.cast::<PyTensor>().ok().map(|t| t.get().tensor()))
         .collect();
     for (id, _) in &dirty {
         if !input_ids.contains(id) {
@@ -474,7 +474,7 @@ fn _function_apply<'py>(
                         crate::convert::type_name(&o)
                     )));
                 };
-                let t = &t.get().t;
+                let t = &t.get().tensor();
                 let own_output = out_tensors
                     .iter()
                     .position(|o| o.as_ref().is_some_and(|o| o.id() == t.id()))
@@ -502,7 +502,7 @@ fn _function_apply<'py>(
 /// undefined gradient upstream.
 #[pyfunction]
 fn _undefined_grad(t: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-    Ok(TensorOut(autograd::undefined_grad(&t.t).py()?))
+    Ok(TensorOut(autograd::undefined_grad(&t.tensor()).py()?))
 }
 
 /// `DelayedError(msg)(*tensors)`: aliases whose backward raises `msg`.
@@ -513,7 +513,7 @@ fn _delayed_error(
 ) -> PyResult<Vec<Option<TensorOut>>> {
     let ts: Vec<Option<Tensor>> = tensors
         .iter()
-        .map(|t| t.as_ref().map(|t| t.t.clone()))
+        .map(|t| t.as_ref().map(|t| t.tensor()))
         .collect();
     Ok(autograd::delayed_error(msg, &ts)
         .py()?

@@ -72,7 +72,7 @@ impl PyTensor {
         view: *mut ffi::Py_buffer,
         flags: c_int,
     ) -> PyResult<()> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         if let Some(why) = export_refusal(t) {
             return Err(PyBufferError::new_err(why));
         }
@@ -607,14 +607,14 @@ impl PyTensor {
                 )));
             }
         }
-        if let Some(why) = export_refusal(&self.t) {
+        if let Some(why) = export_refusal(&self.tensor()) {
             return Err(PyRuntimeError::new_err(why));
         }
         let copied = copy == Some(true);
         let t = if copied {
-            self.t.detach().copy()
+            self.tensor().detach().copy()
         } else {
-            self.t.clone()
+            self.tensor()
         };
         match max_version {
             Some((major, _)) if major >= 1 => export_versioned(py, &t, copied),

@@ -25,7 +25,7 @@ fn tensor_list(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
     for (i, item) in seq.try_iter()?.enumerate() {
         let item = item?;
         match item.cast::<PyTensor>() {
-            Ok(t) => out.push(t.get().t.clone()),
+            Ok(t) => out.push(t.get().tensor()),
             Err(_) => {
                 return Err(PyTypeError::new_err(format!(
                     "expected Tensor as element {i} in argument 0, but got {}",

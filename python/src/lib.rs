@@ -23,6 +23,7 @@ mod optim;
 mod profiler;
 mod random;
 mod reduce;
+mod resize;
 mod routed;
 mod saved_hooks;
 mod shape_index;
@@ -134,7 +135,7 @@ fn result_type(tensor1: &Bound<'_, PyAny>, tensor2: &Bound<'_, PyAny>) -> PyResu
 ///     False
 #[pyfunction]
 fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
-    input.t.dtype().is_floating_point()
+    input.tensor().dtype().is_floating_point()
 }
 
 /// Returns True if the dtype of ``input`` is a complex type (``complex64`` or
@@ -148,7 +149,7 @@ fn is_floating_point(input: PyRef<'_, PyTensor>) -> bool {
 ///     True
 #[pyfunction]
 fn is_complex(input: PyRef<'_, PyTensor>) -> bool {
-    input.t.dtype().is_complex()
+    input.tensor().dtype().is_complex()
 }
 
 /// Returns True if ``obj`` is a ferrograd tensor (including parameters and
@@ -175,7 +176,7 @@ fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
 ///     6
 #[pyfunction]
 fn numel(input: PyRef<'_, PyTensor>) -> usize {
-    input.t.numel()
+    input.tensor().numel()
 }
 
 /// Sets how many threads ferrograd's pool uses for intra-op parallelism.

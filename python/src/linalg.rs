@@ -13,7 +13,7 @@ use pyo3::types::{PyList, PyTuple};
 /// `obj` as a tensor, or torch's TypeError for `fname`'s argument `what`.
 pub(crate) fn tensor_only(obj: &Bound<'_, PyAny>, fname: &str, what: &str) -> PyResult<Tensor> {
     match obj.cast::<PyTensor>() {
-        Ok(t) => Ok(t.get().t.clone()),
+        Ok(t) => Ok(t.get().tensor()),
         Err(_) => Err(PyTypeError::new_err(format!(
             "{fname}(): argument '{what}' must be Tensor, not {}",
             obj.get_type().name()?
@@ -38,7 +38,7 @@ impl PyTensor {
             Some(b) if !b.is_wrapped_number() => b,
             _ => return Ok(py.NotImplemented()),
         };
-        let a = &self.t;
+        let a = &self.tensor();
         let out = nogil(py, work(a, &b), || a.matmul(&b)).py()?;
         wrap_any(py, out)
     }
@@ -48,7 +48,7 @@ impl PyTensor {
             Some(a) if !a.is_wrapped_number() => a,
             _ => return Ok(py.NotImplemented()),
         };
-        let b = &self.t;
+        let b = &self.tensor();
         let out = nogil(py, work(&a, b), || a.matmul(b)).py()?;
         wrap_any(py, out)
     }
@@ -58,7 +58,7 @@ impl PyTensor {
     /// See :func:`ferrograd.matmul`.
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(other, "matmul", "other")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(a, &b), || a.matmul(&b)).py()?.into())
     }
 
@@ -67,7 +67,7 @@ impl PyTensor {
     /// See :func:`ferrograd.mm`.
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "mm", "mat2")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(a, &b), || a.mm(&b)).py()?.into())
     }
 
@@ -76,7 +76,7 @@ impl PyTensor {
     /// See :func:`ferrograd.bmm`.
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(mat2, "bmm", "mat2")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(a, &b), || a.bmm(&b)).py()?.into())
     }
 
@@ -85,7 +85,7 @@ impl PyTensor {
     /// See :func:`ferrograd.mv`.
     fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec, "mv", "vec")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, a.numel(), || a.mv(&b)).py()?.into())
     }
 
@@ -94,7 +94,7 @@ impl PyTensor {
     /// See :func:`ferrograd.dot`.
     fn dot(&self, py: Python<'_>, tensor: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(tensor, "dot", "tensor")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, a.numel(), || a.dot(&b)).py()?.into())
     }
 
@@ -103,7 +103,7 @@ impl PyTensor {
     /// See :func:`ferrograd.outer`.
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let b = tensor_only(vec2, "outer", "vec2")?;
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(
             nogil(py, a.numel().saturating_mul(b.numel()), || a.outer(&b))
                 .py()?
@@ -131,7 +131,7 @@ impl PyTensor {
         let m1 = tensor_only(mat1, "addmm", "mat1")?;
         let m2 = tensor_only(mat2, "addmm", "mat2")?;
         let (beta, alpha) = (coeff(beta, "beta")?, coeff(alpha, "alpha")?);
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(&m1, &m2), || a.addmm(&m1, &m2, beta, alpha))
             .py()?
             .into())
@@ -141,14 +141,14 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.trace`.
     fn trace(&self) -> PyResult<TensorOut> {
-        Ok(self.t.trace().py()?.into())
+        Ok(self.tensor().trace().py()?.into())
     }
 
     /// Inverse of a square matrix (or of each in a batch).
     ///
     /// See :func:`ferrograd.inverse`.
     fn inverse(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(a, a), || a.inverse()).py()?.into())
     }
 
@@ -156,7 +156,7 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.det`.
     fn det(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let a = &self.t;
+        let a = &self.tensor();
         Ok(nogil(py, work(a, a), || a.det()).py()?.into())
     }
 }

@@ -77,7 +77,7 @@ fn state_tensor(bytes: Vec<u8>) -> TensorOut {
 
 fn parse_state(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     let values: Vec<i64> = if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         if t.dtype().is_floating_point() || t.ndim() != 1 {
             return Err(PyTypeError::new_err(format!(
                 "RNG state must be a 1-D tensor of bytes (from get_state()), got {} with shape {:?}",
@@ -531,11 +531,11 @@ fn randint_like(
     check_device(device)?;
     let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
     let (l, h) = low_high(&pos, low, high, "randint_like")?;
-    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.t.dtype());
-    let strides = like_strides("randint_like", &input.t, memory_format)?;
+    let dt = parse_opt_dtype(dtype)?.unwrap_or(input.tensor().dtype());
+    let strides = like_strides("randint_like", &input.tensor(), memory_format)?;
     let g = core_gen(generator);
-    let shape = input.t.shape().to_vec();
-    let t = nogil(py, input.t.numel(), || {
+    let shape = input.tensor().shape().to_vec();
+    let t = nogil(py, input.tensor().numel(), || {
         in_layout(Tensor::randint(l, h, &shape, dt, g.as_deref())?, &strides)
     })
     .py()?;
@@ -700,7 +700,7 @@ impl PyTensor {
             .unwrap_or(0.0);
         let b = to.map(|v| float_arg(v, "to")).transpose()?.unwrap_or(1.0);
         let g = core_gen(generator);
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.uniform_(a, b, g.as_deref())).py()?;
         Ok(slf.clone())
     }
@@ -731,7 +731,7 @@ impl PyTensor {
             .unwrap_or(0.0);
         let s = std.map(|v| float_arg(v, "std")).transpose()?.unwrap_or(1.0);
         let g = core_gen(generator);
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.normal_(m, s, g.as_deref())).py()?;
         Ok(slf.clone())
     }
@@ -776,7 +776,7 @@ impl PyTensor {
         let f = f.map(|v| integer(&v, "from")).transpose()?;
         let to = t.map(|v| integer(&v, "to")).transpose()?;
         let g = core_gen(generator);
-        let me = &slf.get().t;
+        let me = &slf.get().tensor();
         nogil(slf.py(), me.numel(), || me.random_(f, to, g.as_deref())).py()?;
         Ok(slf.clone())
     }
@@ -801,7 +801,7 @@ impl PyTensor {
         generator: Gen<'_, 'py>,
     ) -> PyResult<Bound<'py, Self>> {
         let g = core_gen(generator);
-        let me = &slf.get().t;
+        let me = &slf.get().tensor();
         match p {
             Some(pt) if pt.cast::<PyTensor>().is_ok() => {
                 let pt = crate::convert::tensor_arg(pt, "p")?;
@@ -841,7 +841,7 @@ impl PyTensor {
             .transpose()?
             .unwrap_or(1.0);
         let g = core_gen(generator);
-        let me = &slf.get().t;
+        let me = &slf.get().tensor();
         nogil(slf.py(), me.numel(), || me.exponential_(l, g.as_deref())).py()?;
         Ok(slf.clone())
     }
@@ -858,7 +858,7 @@ impl PyTensor {
         out: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let g = core_gen(generator);
-        let me = &self.t;
+        let me = &self.tensor();
         let t = match p.filter(|p| !p.is_none()) {
             Some(pv) => {
                 let pv = float_arg(pv, "p")?;
@@ -884,7 +884,7 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         let n = integer(num_samples, "num_samples")?;
         let g = core_gen(generator);
-        let me = &self.t;
+        let me = &self.tensor();
         let t = nogil(py, me.numel(), || {
             me.multinomial(n, replacement, g.as_deref())
         })

@@ -189,7 +189,7 @@ macro_rules! reductions_with_dtype {
                     keepdim: bool,
                     dtype: Option<&Bound<'_, PyAny>>,
                 ) -> PyResult<TensorOut> {
-                    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+                    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.tensor());
                     Ok(nogil(py, t.numel(), || t.$name(dims.as_deref(), keepdim, dt))
                         .py()?
                         .into())
@@ -229,7 +229,7 @@ macro_rules! reductions {
                     dim: Option<&Bound<'_, PyAny>>,
                     keepdim: bool,
                 ) -> PyResult<TensorOut> {
-                    let (dims, t) = (dims_arg(dim)?, &self.t);
+                    let (dims, t) = (dims_arg(dim)?, &self.tensor());
                     Ok(nogil(py, t.numel(), || t.$name(dims.as_deref(), keepdim))
                         .py()?
                         .into())
@@ -273,7 +273,7 @@ macro_rules! along_dim_with_dtype {
                     dim: &Bound<'_, PyAny>,
                     dtype: Option<&Bound<'_, PyAny>>,
                 ) -> PyResult<TensorOut> {
-                    let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.t);
+                    let (d, dt, t) = (one_dim(dim)?, parse_opt_dtype(dtype)?, &self.tensor());
                     Ok(nogil(py, t.numel(), || t.$name(d, dt)).py()?.into())
                 }
             )*
@@ -314,7 +314,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<Py<PyAny>> {
-        extreme_method(py, &self.t, dim, keepdim, true)
+        extreme_method(py, &self.tensor(), dim, keepdim, true)
     }
 
     /// Minimum: of all elements, along a dim, or against another tensor.
@@ -329,7 +329,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<Py<PyAny>> {
-        extreme_method(py, &self.t, dim, keepdim, false)
+        extreme_method(py, &self.tensor(), dim, keepdim, false)
     }
 
     /// Index of the maximum along ``dim`` (of the flattened tensor when None).
@@ -343,7 +343,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<TensorOut> {
         let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.argmax(d, keepdim)).py()?.into())
     }
 
@@ -358,7 +358,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<TensorOut> {
         let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.argmin(d, keepdim)).py()?.into())
     }
 
@@ -373,7 +373,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<Py<PyAny>> {
         let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
-        let t = &self.t;
+        let t = &self.tensor();
         let (lo, hi) = nogil(py, t.numel(), || t.aminmax(d, keepdim)).py()?;
         named_pair(py, "aminmax", lo, hi)
     }
@@ -391,7 +391,7 @@ impl PyTensor {
         correction: Option<f64>,
     ) -> PyResult<TensorOut> {
         let (dims, c) = var_args(dim, unbiased, correction)?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.var(dims.as_deref(), c, keepdim))
             .py()?
             .into())
@@ -410,7 +410,7 @@ impl PyTensor {
         correction: Option<f64>,
     ) -> PyResult<TensorOut> {
         let (dims, c) = var_args(dim, unbiased, correction)?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.std(dims.as_deref(), c, keepdim))
             .py()?
             .into())
@@ -428,7 +428,12 @@ impl PyTensor {
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let (p, dims, dt, t) = (norm_p(p)?, dims_arg(dim)?, parse_opt_dtype(dtype)?, &self.t);
+        let (p, dims, dt, t) = (
+            norm_p(p)?,
+            dims_arg(dim)?,
+            parse_opt_dtype(dtype)?,
+            &self.tensor(),
+        );
         Ok(
             nogil(py, t.numel(), || tensor_norm(t, p, dims, keepdim, dt))
                 .py()?
@@ -447,7 +452,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<TensorOut> {
         let dims = int_list(dim, "dim")?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.logsumexp(&dims, keepdim))
             .py()?
             .into())
@@ -458,7 +463,7 @@ impl PyTensor {
     /// See :func:`ferrograd.count_nonzero`.
     #[pyo3(signature = (dim = None))]
     fn count_nonzero(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>) -> PyResult<TensorOut> {
-        let (dims, t) = (dims_arg(dim)?, &self.t);
+        let (dims, t) = (dims_arg(dim)?, &self.tensor());
         Ok(nogil(py, t.numel(), || t.count_nonzero(dims.as_deref()))
             .py()?
             .into())
@@ -487,7 +492,7 @@ fn extreme_method(
             wrap_any(py, r)
         }
         Some(o) if o.cast::<PyTensor>().is_ok() => {
-            let other = o.cast::<PyTensor>()?.get().t.clone();
+            let other = o.cast::<PyTensor>()?.get().tensor();
             let r = nogil(py, t.numel().max(other.numel()), || {
                 if is_max {
                     t.maximum(&other)
@@ -553,7 +558,7 @@ fn var_mean<'py>(
     correction: Option<f64>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (dims, c) = var_args(dim, unbiased, correction)?;
-    let t = &input.t;
+    let t = &input.tensor();
     let (v, m) = nogil(py, t.numel(), || t.var_mean(dims.as_deref(), c, keepdim)).py()?;
     PyTuple::new(py, [TensorOut(v), TensorOut(m)])
 }
@@ -598,7 +603,7 @@ fn std_mean<'py>(
     correction: Option<f64>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (dims, c) = var_args(dim, unbiased, correction)?;
-    let t = &input.t;
+    let t = &input.tensor();
     let (s, m) = nogil(py, t.numel(), || t.std_mean(dims.as_deref(), c, keepdim)).py()?;
     PyTuple::new(py, [TensorOut(s), TensorOut(m)])
 }
@@ -620,7 +625,7 @@ fn _vector_norm(
             ord.repr().map(|r| r.to_string()).unwrap_or_default()
         ))
     })?;
-    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &x.t);
+    let (dims, dt, t) = (dims_arg(dim)?, parse_opt_dtype(dtype)?, &x.tensor());
     Ok(nogil(py, t.numel(), || {
         t.vector_norm(ord, dims.as_deref(), keepdim, dt)
     })
@@ -649,7 +654,7 @@ fn _matrix_norm(
             )))
         }
     };
-    let (dt, t) = (parse_opt_dtype(dtype)?, &a.t);
+    let (dt, t) = (parse_opt_dtype(dtype)?, &a.tensor());
     Ok(
         nogil(py, t.numel(), || t.matrix_norm(ord, pair, keepdim, dt))
             .py()?

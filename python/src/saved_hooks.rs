@@ -42,7 +42,7 @@ impl SavedTensorHooks for PyHooks {
                 .map_err(from_py)?;
             let r = r.bind(py);
             match r.cast::<PyTensor>() {
-                Ok(t) => Ok(t.get().t.clone()),
+                Ok(t) => Ok(t.get().tensor()),
                 Err(_) => Err(Error::type_error(format!(
                     "Output of saved tensor unpack_hook expected to be a Tensor but got result of type {}",
                     crate::convert::type_name(r)

@@ -19,7 +19,7 @@ fn slice_bound(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
         return Ok(None);
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         if t.numel() == 1 && !t.dtype().is_floating_point() {
             return Ok(Some(t.item().py()?.to_i64()));
         }
@@ -89,7 +89,7 @@ fn index_item(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         return Ok(TensorIndex::Ellipsis);
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return tensor_index(t.get().t.clone());
+        return tensor_index(t.get().tensor());
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         return sequence_index(obj);
@@ -136,7 +136,7 @@ fn parse_index(obj: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
 /// A setitem value as a tensor of (at most) this dtype's values.
 fn value_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.get().t.clone());
+        return Ok(t.get().tensor());
     }
     if let Some(s) = scalar(obj)? {
         return Ok(Tensor::scalar(s));
@@ -147,7 +147,7 @@ fn value_tensor(obj: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Tensor> {
 /// A fill value given as a tensor that requires grad (it then gets a
 /// gradient, so it must not be turned into a number).
 fn grad_value(obj: &Bound<'_, PyAny>) -> Option<Tensor> {
-    let t = obj.cast::<PyTensor>().ok()?.get().t.clone();
+    let t = obj.cast::<PyTensor>().ok()?.get().tensor();
     (t.requires_grad() || ferrograd::autograd::fw_grad(&t).is_some()).then_some(t)
 }
 
@@ -157,7 +157,7 @@ fn fill_scalar(op: &str, obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
         return Ok(s);
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = &t.get().t;
+        let t = &t.get().tensor();
         if t.ndim() != 0 {
             return Err(PyRuntimeError::new_err(format!(
                 "{op} only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
@@ -205,7 +205,7 @@ fn usize_sizes(v: &[isize]) -> PyResult<Vec<usize>> {
 #[pymethods]
 impl PyTensor {
     fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         // Fast path: one int.
         if index.is_instance_of::<PyInt>() && !index.is_instance_of::<PyBool>() {
             if let Ok(i) = index.extract::<isize>() {
@@ -229,7 +229,7 @@ impl PyTensor {
         index: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let t = &self.t;
+        let t = &self.tensor();
         // Fast path: one int or slice, and a Python number.
         if let Some(s) = scalar(value)? {
             let simple = (index.is_instance_of::<PyInt>() && !index.is_instance_of::<PyBool>())
@@ -257,7 +257,7 @@ impl PyTensor {
         values: &Bound<'_, PyAny>,
         accumulate: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         let idx = put_indices(indices)?;
         let v = value_tensor(values, t.dtype())?;
         nogil(slf.py(), t.numel(), || t.index_put_(&idx, &v, accumulate)).py()?;
@@ -275,7 +275,7 @@ impl PyTensor {
         values: &Bound<'_, PyAny>,
         accumulate: bool,
     ) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         let idx = put_indices(indices)?;
         let v = value_tensor(values, t.dtype())?;
         Ok(nogil(py, t.numel(), || t.index_put(&idx, &v, accumulate))
@@ -294,20 +294,20 @@ impl PyTensor {
         dims: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
         let d = dims_or_kw(args, dims)?;
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.flip(&d)).py()?.into())
     }
     /// A copy with the columns (dim 1) in reverse order.
     ///
     /// See :func:`ferrograd.fliplr`.
     fn fliplr(&self) -> PyResult<TensorOut> {
-        Ok(self.t.fliplr().py()?.into())
+        Ok(self.tensor().fliplr().py()?.into())
     }
     /// A copy with the rows (dim 0) in reverse order.
     ///
     /// See :func:`ferrograd.flipud`.
     fn flipud(&self) -> PyResult<TensorOut> {
-        Ok(self.t.flipud().py()?.into())
+        Ok(self.tensor().flipud().py()?.into())
     }
 
     /// A copy with elements shifted circularly by ``shifts`` along ``dims``.
@@ -328,7 +328,7 @@ impl PyTensor {
             Some(d) if !d.is_none() => int_list(d, "dims")?,
             _ => vec![],
         };
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.roll(&s, &d)).py()?.into())
     }
 
@@ -348,7 +348,7 @@ impl PyTensor {
     #[pyo3(signature = (*sizes))]
     fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(sizes)?)?;
-        let t = &self.t;
+        let t = &self.tensor();
         let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
         Ok(nogil(py, work, || t.repeat(&reps)).py()?.into())
     }
@@ -359,7 +359,7 @@ impl PyTensor {
     #[pyo3(signature = (*dims))]
     fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
         let reps = usize_sizes(&shape_args(dims)?)?;
-        let t = &self.t;
+        let t = &self.tensor();
         let work = reps.iter().fold(t.numel(), |a, &r| a.saturating_mul(r));
         Ok(nogil(py, work, || t.tile(&reps)).py()?.into())
     }
@@ -369,7 +369,7 @@ impl PyTensor {
     /// See :func:`ferrograd.tril`.
     #[pyo3(signature = (diagonal = 0))]
     fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.tril(diagonal)).py()?.into())
     }
     /// A copy with the elements below diagonal ``diagonal`` set to zero.
@@ -377,20 +377,20 @@ impl PyTensor {
     /// See :func:`ferrograd.triu`.
     #[pyo3(signature = (diagonal = 0))]
     fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.triu(diagonal)).py()?.into())
     }
     /// In-place version of :meth:`Tensor.tril`.
     #[pyo3(signature = (diagonal = 0))]
     fn tril_<'py>(slf: &Bound<'py, Self>, diagonal: i64) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.tril_(diagonal)).py()?;
         Ok(slf.clone())
     }
     /// In-place version of :meth:`Tensor.triu`.
     #[pyo3(signature = (diagonal = 0))]
     fn triu_<'py>(slf: &Bound<'py, Self>, diagonal: i64) -> PyResult<Bound<'py, Self>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         nogil(slf.py(), t.numel(), || t.triu_(diagonal)).py()?;
         Ok(slf.clone())
     }
@@ -399,7 +399,7 @@ impl PyTensor {
     /// See :func:`ferrograd.diag`.
     #[pyo3(signature = (diagonal = 0))]
     fn diag(&self, diagonal: i64) -> PyResult<TensorOut> {
-        Ok(self.t.diag(diagonal).py()?.into())
+        Ok(self.tensor().diag(diagonal).py()?.into())
     }
     /// Matrices with the last dim of ``self`` on their diagonals (dims ``dim1`` and ``dim2``).
     ///
@@ -412,7 +412,7 @@ impl PyTensor {
         dim1: isize,
         dim2: isize,
     ) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil(py, t.numel(), || t.diag_embed(offset, dim1, dim2))
             .py()?
             .into())
@@ -430,7 +430,7 @@ impl PyTensor {
         output_size: Option<usize>,
     ) -> PyResult<TensorOut> {
         let reps = match repeats.cast::<PyTensor>() {
-            Ok(r) => r.get().t.clone(),
+            Ok(r) => r.get().tensor(),
             Err(_) => {
                 if repeats.is_instance_of::<PyBool>() || !repeats.is_instance_of::<PyInt>() {
                     return Err(PyTypeError::new_err(format!(
@@ -441,7 +441,7 @@ impl PyTensor {
                 Tensor::scalar_tensor(repeats.extract::<i64>()?, DType::Int64)
             }
         };
-        let t = &self.t;
+        let t = &self.tensor();
         let out = nogil(py, t.numel(), || t.repeat_interleave(&reps, dim)).py()?;
         check_output_size(&out, dim, output_size)?;
         Ok(out.into())
@@ -456,8 +456,8 @@ impl PyTensor {
         dim: isize,
         index: PyRef<'_, PyTensor>,
     ) -> PyResult<TensorOut> {
-        let t = &self.t;
-        let i = &index.t;
+        let t = &self.tensor();
+        let i = &index.tensor();
         Ok(nogil(py, t.numel(), || t.index_select(dim, i)).py()?.into())
     }
 
@@ -473,8 +473,8 @@ impl PyTensor {
         sparse_grad: bool,
     ) -> PyResult<TensorOut> {
         let _ = sparse_grad;
-        let t = &self.t;
-        let i = &index.t;
+        let t = &self.tensor();
+        let i = &index.tensor();
         Ok(nogil(py, i.numel(), || t.gather(dim, i)).py()?.into())
     }
 
@@ -490,10 +490,10 @@ impl PyTensor {
         src: Option<&Bound<'_, PyAny>>,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let (t, i) = (&self.t, &index.t);
+        let (t, i) = (&self.tensor(), &index.tensor());
         let out = match (src, value) {
             (Some(s), None) if s.cast::<PyTensor>().is_ok() => {
-                let st = &s.cast::<PyTensor>()?.get().t;
+                let st = &s.cast::<PyTensor>()?.get().tensor();
                 nogil(py, i.numel(), || t.scatter(dim, i, st))
             }
             (Some(v), None) | (None, Some(v)) => {
@@ -518,7 +518,14 @@ impl PyTensor {
         src: Option<&Bound<'_, PyAny>>,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        scatter_into(slf.py(), &slf.get().t, dim, &index.t, src, value)?;
+        scatter_into(
+            slf.py(),
+            &slf.get().tensor(),
+            dim,
+            &index.tensor(),
+            src,
+            value,
+        )?;
         Ok(slf.clone())
     }
 
@@ -532,7 +539,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<TensorOut> {
-        let (t, i, s) = (&self.t, &index.t, &src.t);
+        let (t, i, s) = (&self.tensor(), &index.tensor(), &src.tensor());
         Ok(nogil(py, i.numel(), || t.scatter_add(dim, i, s))
             .py()?
             .into())
@@ -545,7 +552,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        let (t, i, s) = (&slf.get().t, &index.t, &src.t);
+        let (t, i, s) = (&slf.get().tensor(), &index.tensor(), &src.tensor());
         nogil(slf.py(), i.numel(), || t.scatter_add_(dim, i, s)).py()?;
         Ok(slf.clone())
     }
@@ -563,7 +570,7 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
         let a = alpha_scalar(alpha)?;
-        let (t, i, s) = (&self.t, &index.t, &source.t);
+        let (t, i, s) = (&self.tensor(), &index.tensor(), &source.tensor());
         Ok(nogil(py, s.numel(), || t.index_add(dim, i, s, a))
             .py()?
             .into())
@@ -579,7 +586,7 @@ impl PyTensor {
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let a = alpha_scalar(alpha)?;
-        let (t, i, s) = (&slf.get().t, &index.t, &source.t);
+        let (t, i, s) = (&slf.get().tensor(), &index.tensor(), &source.tensor());
         nogil(slf.py(), s.numel(), || t.index_add_(dim, i, s, a)).py()?;
         Ok(slf.clone())
     }
@@ -594,7 +601,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         source: PyRef<'_, PyTensor>,
     ) -> PyResult<TensorOut> {
-        let (t, i, s) = (&self.t, &index.t, &source.t);
+        let (t, i, s) = (&self.tensor(), &index.tensor(), &source.tensor());
         Ok(nogil(py, s.numel(), || t.index_copy(dim, i, s))
             .py()?
             .into())
@@ -607,7 +614,7 @@ impl PyTensor {
         index: PyRef<'_, PyTensor>,
         source: PyRef<'_, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        let (t, i, s) = (&slf.get().t, &index.t, &source.t);
+        let (t, i, s) = (&slf.get().tensor(), &index.tensor(), &source.tensor());
         nogil(slf.py(), s.numel(), || t.index_copy_(dim, i, s)).py()?;
         Ok(slf.clone())
     }
@@ -622,7 +629,11 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<TensorOut> {
         let v = fill_scalar("index_fill_", value)?;
-        Ok(self.t.index_fill(dim, &index.t, v).py()?.into())
+        Ok(self
+            .tensor()
+            .index_fill(dim, &index.tensor(), v)
+            .py()?
+            .into())
     }
 
     /// In-place version of :meth:`Tensor.index_fill`.
@@ -633,7 +644,10 @@ impl PyTensor {
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let v = fill_scalar("index_fill_", value)?;
-        slf.get().t.index_fill_(dim, &index.t, v).py()?;
+        slf.get()
+            .tensor()
+            .index_fill_(dim, &index.tensor(), v)
+            .py()?;
         Ok(slf.clone())
     }
 
@@ -646,7 +660,7 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<TensorOut> {
-        let (t, m) = (&self.t, &mask.t);
+        let (t, m) = (&self.tensor(), &mask.tensor());
         if let Some(vt) = grad_value(value) {
             return Ok(nogil(py, t.numel(), || t.masked_fill_tensor(m, &vt))
                 .py()?
@@ -662,7 +676,7 @@ impl PyTensor {
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        let (t, m) = (&slf.get().t, &mask.t);
+        let (t, m) = (&slf.get().tensor(), &mask.tensor());
         if let Some(vt) = grad_value(value) {
             nogil(slf.py(), t.numel(), || t.masked_fill_tensor_(m, &vt)).py()?;
             return Ok(slf.clone());
@@ -676,7 +690,7 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.masked_select`.
     fn masked_select(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-        let (t, m) = (&self.t, &mask.t);
+        let (t, m) = (&self.tensor(), &mask.tensor());
         Ok(nogil(py, t.numel(), || t.masked_select(m)).py()?.into())
     }
 
@@ -684,7 +698,7 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.take`.
     fn take(&self, py: Python<'_>, index: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-        let (t, i) = (&self.t, &index.t);
+        let (t, i) = (&self.tensor(), &index.tensor());
         Ok(nogil(py, i.numel(), || t.take(i)).py()?.into())
     }
 
@@ -710,7 +724,10 @@ impl PyTensor {
         source: PyRef<'_, PyTensor>,
         accumulate: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        slf.get().t.put_(&index.t, &source.t, accumulate).py()?;
+        slf.get()
+            .tensor()
+            .put_(&index.tensor(), &source.tensor(), accumulate)
+            .py()?;
         Ok(slf.clone())
     }
 
@@ -728,7 +745,11 @@ impl PyTensor {
         source: PyRef<'_, PyTensor>,
         accumulate: bool,
     ) -> PyResult<TensorOut> {
-        Ok(self.t.put(&index.t, &source.t, accumulate).py()?.into())
+        Ok(self
+            .tensor()
+            .put(&index.tensor(), &source.tensor(), accumulate)
+            .py()?
+            .into())
     }
 
     /// Indices of the nonzero elements: an ``(n, ndim)`` tensor, or one tensor per dim with ``as_tuple=True``.
@@ -736,7 +757,7 @@ impl PyTensor {
     /// See :func:`ferrograd.nonzero`.
     #[pyo3(signature = (*, as_tuple = false))]
     fn nonzero<'py>(&self, py: Python<'py>, as_tuple: bool) -> PyResult<Bound<'py, PyAny>> {
-        let t = &self.t;
+        let t = &self.tensor();
         if as_tuple {
             let parts = nogil_ok(py, t.numel(), || t.nonzero_tuple())?;
             return Ok(PyTuple::new(py, parts.into_iter().map(TensorOut))?.into_any());
@@ -749,7 +770,7 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.argwhere`.
     fn argwhere(&self, py: Python<'_>) -> PyResult<TensorOut> {
-        let t = &self.t;
+        let t = &self.tensor();
         Ok(nogil_ok(py, t.numel(), || t.argwhere())?.into())
     }
 }
@@ -767,7 +788,7 @@ fn put_indices(obj: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
         let item = item?;
         match item.cast::<PyTensor>() {
             Ok(t) => {
-                let t = t.get().t.clone();
+                let t = t.get().tensor();
                 if t.dtype().is_floating_point() {
                     return Err(PyIndexError::new_err(
                         "tensors used as indices must be long, int, byte or bool tensors",
@@ -804,7 +825,7 @@ fn scatter_into(
     match (src, value) {
         (Some(s), None) => {
             if let Ok(st) = s.cast::<PyTensor>() {
-                let st = &st.get().t;
+                let st = &st.get().tensor();
                 return nogil(py, index.numel(), || out.scatter_(dim, index, st)).py();
             }
             let v = fill_scalar("scatter", s)?;
@@ -879,7 +900,7 @@ fn repeat_interleave(
     match repeats {
         Some(r) => input.repeat_interleave(py, r, dim, output_size),
         None => {
-            let reps = &input.t;
+            let reps = &input.tensor();
             if reps.ndim() > 1 {
                 return Err(PyRuntimeError::new_err(
                     "repeats must be 0-dim or 1-dim tensor",

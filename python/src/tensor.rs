@@ -6,6 +6,7 @@
 
 use crate::errors::{catch_panic, FromPanic, IntoPyResult};
 use ferrograd::{DType, Layout, Storage, Tensor};
+use parking_lot::Mutex;
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -66,11 +67,64 @@ pub fn nogil_ok<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Se
 // One Python object per tensor: see Note [Python objects of tensors].
 #[pyclass(name = "Tensor", module = "ferrograd", frozen, weakref, subclass, dict)]
 pub struct PyTensor {
-    pub t: Tensor,
+    /// The tensor's current handle: replaced (never mutated) by `resize_`
+    /// and `set_`, which give the tensor new memory (Note [Swapped
+    /// handles]).
+    cell: Mutex<Tensor>,
     /// This object's address once it is the tensor's registered object
     /// (null before), so that `Drop` clears only its own registration.
     pub(crate) me: AtomicPtr<ffi::PyObject>,
 }
+
+impl PyTensor {
+    /// An object for `t`, not yet registered (see [`wrap`]).
+    pub(crate) fn new(t: Tensor) -> PyTensor {
+        PyTensor {
+            cell: Mutex::new(t),
+            me: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The tensor this object stands for.
+    #[inline]
+    pub fn tensor(&self) -> Tensor {
+        self.cell.lock().clone()
+    }
+
+    /// How many handles its tensor has, this object's included (none
+    /// cloned for the asking).
+    pub(crate) fn handle_count(&self) -> usize {
+        self.cell.lock().handle_count()
+    }
+
+    /// Makes this object stand for `next`, the tensor's next handle (from
+    /// [`Tensor::rebound`]): its registration and what Python attached to
+    /// the tensor move along. The GIL is held (`_py`).
+    pub(crate) fn replace(&self, _py: Python<'_>, next: Tensor) {
+        let old = std::mem::replace(&mut *self.cell.lock(), next.clone());
+        if old.same(&next) {
+            return;
+        }
+        let kept = old.binding_slot().take_kept();
+        if kept.is_some() {
+            next.binding_slot().with_kept(|k| *k = kept);
+        }
+        let me = self.me.load(Ordering::Acquire);
+        if !me.is_null() && old.binding_slot().clear_object(me.cast()) {
+            next.binding_slot().set_object(me.cast());
+        }
+        drop(old);
+    }
+}
+
+// Note [Swapped handles]
+// A core tensor's layout and storage never change, yet `resize_` and
+// `set_` change them for every Python name bound to the tensor. The object
+// therefore holds its tensor in a cell and reads it by cloning the handle
+// (`tensor()`); those two methods put the tensor's next handle in the cell
+// (`replace`). A method that read the old handle keeps a live clone of it
+// until it returns, so no borrow ever dangles; it simply finishes on the
+// memory it started with, as a kernel running on another thread would.
 
 // Note [Python objects of tensors]
 // A tensor's binding slot holds the address of its Python object, without
@@ -138,7 +192,7 @@ impl Drop for PyTensor {
     fn drop(&mut self) {
         let me = *self.me.get_mut();
         if !me.is_null() {
-            self.t.binding_slot().clear_object(me.cast());
+            self.tensor().binding_slot().clear_object(me.cast());
         }
     }
 }
@@ -193,12 +247,12 @@ thread_local! {
 pub(crate) fn register(obj: &Bound<'_, PyTensor>, exact: bool) {
     let me = obj.get();
     me.me.store(obj.as_ptr(), Ordering::Release);
-    me.t.binding_slot().set_object(obj.as_ptr().cast());
+    me.tensor().binding_slot().set_object(obj.as_ptr().cast());
     if !exact {
         let me = obj.clone().into_any().unbind();
-        let old = with_state(&obj.get().t, |st| st.object.replace(me));
+        let old = with_state(&obj.get().tensor(), |st| st.object.replace(me));
         drop(old);
-    } else if !obj.get().t.binding_slot().has_kept() {
+    } else if !obj.get().tensor().binding_slot().has_kept() {
         // Nothing kept, so this object is in no cycle: the collector need
         // not look at it until something is (`track`).
         // SAFETY: the GIL is held and `obj` is a live, tracked object of a
@@ -227,13 +281,7 @@ pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyTensor>> {
         return Ok(obj);
     }
     let attrs = kept_attrs(py, &t);
-    let obj = Bound::new(
-        py,
-        PyTensor {
-            t,
-            me: AtomicPtr::new(std::ptr::null_mut()),
-        },
-    )?;
+    let obj = Bound::new(py, PyTensor::new(t))?;
     register(&obj, true);
     if let Some(d) = attrs {
         // SAFETY: the GIL is held; both objects are alive, and the kept
@@ -265,7 +313,7 @@ pub(crate) fn keep_dict(obj: &Bound<'_, PyTensor>) -> PyResult<()> {
         )?
     };
     let d = d.unbind();
-    let old = with_state(&obj.get().t, |st| match &st.attrs {
+    let old = with_state(&obj.get().tensor(), |st| match &st.attrs {
         Some(kept) if kept.is(&d) => None,
         _ => st.attrs.replace(d),
     });

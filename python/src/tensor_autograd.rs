@@ -31,8 +31,12 @@ impl PyTensor {
     ///     tensor([2., 4.])
     #[getter]
     fn get_grad(&self, py: Python<'_>) -> PyResult<Option<TensorOut>> {
-        let g = self.t.grad();
-        if g.is_none() && self.t.requires_grad() && !self.t.is_leaf() && !self.t.retains_grad() {
+        let g = self.tensor().grad();
+        if g.is_none()
+            && self.tensor().requires_grad()
+            && !self.tensor().is_leaf()
+            && !self.tensor().retains_grad()
+        {
             PyErr::warn(
                 py,
                 &py.get_type::<pyo3::exceptions::PyUserWarning>(),
@@ -44,7 +48,7 @@ impl PyTensor {
     }
     #[setter(grad)]
     fn set_grad(&self, value: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
-        self.t.set_grad(value.map(|g| g.t.clone())).py()
+        self.tensor().set_grad(value.map(|g| g.tensor())).py()
     }
     /// The graph node that produced this tensor, or None for a leaf.
     ///
@@ -60,7 +64,7 @@ impl PyTensor {
     ///     <MulBackward0 object at 0x...>
     #[getter]
     fn grad_fn(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        self.t
+        self.tensor()
             .grad_fn()
             .map(|e| node_object(py, e.node))
             .transpose()
@@ -114,8 +118,8 @@ impl PyTensor {
                     .collect::<PyResult<_>>()?,
             ),
         };
-        let ts = vec![GradInput::Tensor(self.t.clone())];
-        let gs = vec![gradient.map(|g| g.t.clone())];
+        let ts = vec![GradInput::Tensor(self.tensor())];
+        let gs = vec![gradient.map(|g| g.tensor())];
         run_backward(py, ts, gs, retain_graph, create_graph, inputs)
     }
     /// Whether this tensor is a leaf of the autograd graph.
@@ -131,7 +135,7 @@ impl PyTensor {
     ///     (True, False, True)
     #[getter]
     fn is_leaf(&self) -> bool {
-        self.t.is_leaf()
+        self.tensor().is_leaf()
     }
     /// Which output of its :attr:`grad_fn` this tensor is (0 for leaves).
     ///
@@ -141,12 +145,12 @@ impl PyTensor {
     ///     (0, 1)
     #[getter]
     fn output_nr(&self) -> usize {
-        self.t.grad_fn().map_or(0, |e| e.input_nr)
+        self.tensor().grad_fn().map_or(0, |e| e.input_nr)
     }
     /// Whether this non-leaf tensor keeps its :attr:`grad` (set by :meth:`retain_grad`).
     #[getter]
     fn retains_grad(&self) -> bool {
-        self.t.retains_grad()
+        self.tensor().retains_grad()
     }
     /// Makes this non-leaf tensor keep its gradient in :attr:`grad` after backward.
     ///
@@ -160,7 +164,7 @@ impl PyTensor {
     ///     >>> y.grad
     ///     tensor([1., 1.])
     fn retain_grad(&self) -> PyResult<()> {
-        self.t.retain_grad().py()
+        self.tensor().retain_grad().py()
     }
     /// Whether this tensor was made under :class:`ferrograd.inference_mode`.
     ///
@@ -172,7 +176,7 @@ impl PyTensor {
     ///     >>> t.is_inference(), ferrograd.ones(1).is_inference()
     ///     (True, False)
     fn is_inference(&self) -> bool {
-        self.t.is_inference()
+        self.tensor().is_inference()
     }
     /// Detaches this tensor from the graph in place and returns it.
     ///
@@ -187,23 +191,23 @@ impl PyTensor {
     ///     >>> y.is_leaf, y.requires_grad
     ///     (True, False)
     fn detach_(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        slf.get().t.detach_().py()?;
+        slf.get().tensor().detach_().py()?;
         Ok(slf.clone().into_any().unbind())
     }
     #[setter(data)]
     fn set_data(&self, value: PyRef<'_, PyTensor>) -> PyResult<()> {
-        let v = &value.t;
-        if v.shape() != self.t.shape() || v.dtype() != self.t.dtype() {
+        let v = &value.tensor();
+        if v.shape() != self.tensor().shape() || v.dtype() != self.tensor().dtype() {
             return Err(PyRuntimeError::new_err(format!(
                 "ferrograd tensors keep their shape and dtype: cannot assign .data of shape {:?} and dtype {} to a tensor of shape {:?} and dtype {}",
                 v.shape(),
                 v.dtype(),
-                self.t.shape(),
-                self.t.dtype()
+                self.tensor().shape(),
+                self.tensor().dtype()
             )));
         }
         let _g = autograd::no_grad();
-        self.t.data().copy_(v).py()
+        self.tensor().data().copy_(v).py()
     }
     /// Registers a hook called with this tensor's gradient during backward.
     ///
@@ -227,10 +231,10 @@ impl PyTensor {
     ///     >>> handle.remove()
     fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
         let id = self
-            .t
+            .tensor()
             .register_caller_thread_hook(py_tensor_hook(hook))
             .py()?;
-        Ok(PyHookHandle::on_tensor(&self.t, id))
+        Ok(PyHookHandle::on_tensor(&self.tensor(), id))
     }
     /// Registers a hook called after backward accumulated into this leaf's ``.grad``.
     ///
@@ -260,9 +264,9 @@ impl PyTensor {
             })
         });
         let id = self
-            .t
+            .tensor()
             .register_caller_thread_post_accumulate_grad_hook(f)
             .py()?;
-        Ok(PyHookHandle::on_tensor(&self.t, id))
+        Ok(PyHookHandle::on_tensor(&self.tensor(), id))
     }
 }

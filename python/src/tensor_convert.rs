@@ -23,7 +23,9 @@ impl PyTensor {
     ///     (ferrograd.int64, ferrograd.float32)
     #[getter]
     fn dtype(&self) -> PyDType {
-        PyDType { dt: self.t.dtype() }
+        PyDType {
+            dt: self.tensor().dtype(),
+        }
     }
 
     /// The device holding the tensor: always ``device(type='cpu')``.
@@ -37,7 +39,7 @@ impl PyTensor {
     }
 
     fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let z = one_value(&self.t)?.to_complex();
+        let z = one_value(&self.tensor())?.to_complex();
         Ok(crate::convert::complex_to_py(py, z))
     }
 
@@ -51,7 +53,7 @@ impl PyTensor {
     ///     >>> ferrograd.tensor([[7]]).item()
     ///     7
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        scalar_to_py(py, self.t.item().py()?)
+        scalar_to_py(py, self.tensor().item().py()?)
     }
     /// The values as nested Python lists of numbers (a number for a 0-dim tensor).
     ///
@@ -61,7 +63,7 @@ impl PyTensor {
     ///     >>> ferrograd.tensor(2.5).tolist()
     ///     2.5
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_list(py, &self.t)
+        to_list(py, &self.tensor())
     }
 
     /// A NumPy array sharing this tensor's memory (no copy).
@@ -83,17 +85,17 @@ impl PyTensor {
     #[pyo3(signature = (*, force = false))]
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
         let me = slf.get();
-        if me.t.requires_grad() && !force {
+        if me.tensor().requires_grad() && !force {
             return Err(PyRuntimeError::new_err(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
             ));
         }
-        if me.t.dtype() == DType::BFloat16 {
+        if me.tensor().dtype() == DType::BFloat16 {
             return Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16"));
         }
         let np = slf.py().import("numpy")?;
-        if force && me.t.requires_grad() {
-            let d = wrap(slf.py(), me.t.detach())?;
+        if force && me.tensor().requires_grad() {
+            let d = wrap(slf.py(), me.tensor().detach())?;
             return np.call_method1("asarray", (d,));
         }
         np.call_method1("asarray", (slf,))
@@ -109,19 +111,19 @@ impl PyTensor {
 
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        if self.t.requires_grad() {
+        if self.tensor().requires_grad() {
             return Err(PyRuntimeError::new_err(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",
             ));
         }
-        if self.t.dtype() == DType::BFloat16 {
+        if self.tensor().dtype() == DType::BFloat16 {
             // NumPy has no bfloat16: without this attribute NumPy falls
             // back to `__array__`, which widens to float32.
             return Err(pyo3::exceptions::PyAttributeError::new_err(
                 "bfloat16 tensors have no NumPy memory layout; np.asarray widens them to float32",
             ));
         }
-        array_interface(py, &self.t)
+        array_interface(py, &self.tensor())
     }
 
     #[pyo3(signature = (dtype = None, copy = None))]
@@ -131,9 +133,12 @@ impl PyTensor {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let np = slf.py().import("numpy")?;
-        let arr = if slf.get().t.dtype() == DType::BFloat16 {
+        let arr = if slf.get().tensor().dtype() == DType::BFloat16 {
             // NumPy has no bfloat16: a float32 copy (exact).
-            let wide = wrap(slf.py(), slf.get().t.detach().to_dtype(DType::Float32))?;
+            let wide = wrap(
+                slf.py(),
+                slf.get().tensor().detach().to_dtype(DType::Float32),
+            )?;
             np.call_method1("asarray", (wide,))?
         } else {
             Self::numpy(slf, false)?
@@ -193,7 +198,7 @@ impl PyTensor {
         let mut target = crate::dtype::parse_opt_dtype(dtype)?;
         for a in args.iter() {
             if let Ok(other) = a.cast::<PyTensor>() {
-                target = Some(other.get().t.dtype());
+                target = Some(other.get().tensor().dtype());
             } else if let Ok(d) = parse_dtype(&a) {
                 target = Some(d);
             } else {
@@ -202,14 +207,14 @@ impl PyTensor {
         }
         let me = slf.get();
         let py = slf.py();
-        let dt = target.unwrap_or(me.t.dtype());
-        let laid_out = fmt == MemoryFormat::Preserve || fmt.matches(me.t.layout());
-        if dt == me.t.dtype() && !copy && laid_out {
+        let dt = target.unwrap_or(me.tensor().dtype());
+        let laid_out = fmt == MemoryFormat::Preserve || fmt.matches(me.tensor().layout());
+        if dt == me.tensor().dtype() && !copy && laid_out {
             return Ok(slf.clone().into_any().unbind());
         }
-        let t = nogil(py, me.t.numel(), || {
-            let cast = me.t.to_dtype(dt);
-            if dt == me.t.dtype() || !laid_out {
+        let t = nogil(py, me.tensor().numel(), || {
+            let cast = me.tensor().to_dtype(dt);
+            if dt == me.tensor().dtype() || !laid_out {
                 // Still `self` (or a cast not yet laid out as asked): a copy.
                 cast.try_copy_as(fmt)
             } else {
@@ -241,12 +246,13 @@ impl PyTensor {
     fn r#type(slf: &Bound<'_, Self>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype {
             // torch's names, so `x.type() == 'torch.FloatTensor'` holds.
-            None => Ok(
-                format!("torch.{}Tensor", slf.get().t.dtype().scalar_type_name())
-                    .into_pyobject(slf.py())?
-                    .into_any()
-                    .unbind(),
-            ),
+            None => Ok(format!(
+                "torch.{}Tensor",
+                slf.get().tensor().dtype().scalar_type_name()
+            )
+            .into_pyobject(slf.py())?
+            .into_any()
+            .unbind()),
             Some(d) => match d.cast::<PyString>() {
                 Ok(name) => cast_to(slf, crate::dtype::parse_type_name(&name.to_cow()?)?),
                 Err(_) => cast_to(slf, parse_dtype(d)?),
@@ -395,7 +401,7 @@ impl PyTensor {
     ///     >>> ferrograd.tensor([1, 2]).type_as(ferrograd.zeros(1))
     ///     tensor([1., 2.])
     fn type_as(slf: &Bound<'_, Self>, other: PyRef<'_, PyTensor>) -> PyResult<Py<PyAny>> {
-        cast_to(slf, other.t.dtype())
+        cast_to(slf, other.tensor().dtype())
     }
     /// Returns ``self``: every ferrograd tensor is already on the CPU.
     fn cpu(slf: &Bound<'_, Self>) -> Py<PyAny> {
@@ -405,10 +411,10 @@ impl PyTensor {
 
 fn cast_to(slf: &Bound<'_, PyTensor>, dt: DType) -> PyResult<Py<PyAny>> {
     let me = slf.get();
-    if me.t.dtype() == dt {
+    if me.tensor().dtype() == dt {
         return Ok(slf.clone().into_any().unbind());
     }
     let py = slf.py();
-    let t = nogil_ok(py, me.t.numel(), || me.t.to_dtype(dt))?;
+    let t = nogil_ok(py, me.tensor().numel(), || me.tensor().to_dtype(dt))?;
     wrap_any(py, t)
 }

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::Ordering;
 
 #[pymethods]
 impl PyTensor {
@@ -26,10 +26,7 @@ impl PyTensor {
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         if args.is_empty() {
             if let Some(t) = PENDING_SUBCLASS.with(|p| p.borrow_mut().take()) {
-                return Ok(PyTensor {
-                    t,
-                    me: AtomicPtr::new(std::ptr::null_mut()),
-                });
+                return Ok(PyTensor::new(t));
             }
         }
         let dt = ferrograd::default_dtype();
@@ -44,10 +41,7 @@ impl PyTensor {
                 convert::data_to_tensor(&first, Some(dt))?
             }
         };
-        Ok(PyTensor {
-            t,
-            me: AtomicPtr::new(std::ptr::null_mut()),
-        })
+        Ok(PyTensor::new(t))
     }
 
     /// `Tensor._make_subclass(cls, data, require_grad=False)`: a new
@@ -78,7 +72,7 @@ impl PyTensor {
                     .unwrap_or_default()
             ))
         })?;
-        let t = src.get().t.detach();
+        let t = src.get().tensor().detach();
         t.set_requires_grad(require_grad).py()?;
         // `Tensor.__new__(cls)` takes the pending tensor (a subclass's own
         // `__new__` is bypassed, so it may call this one).
@@ -100,7 +94,7 @@ impl PyTensor {
     ) {
         let _ = (args, kwargs);
         if slf.get().me.load(Ordering::Acquire).is_null()
-            && live_object(slf.py(), &slf.get().t).is_none()
+            && live_object(slf.py(), &slf.get().tensor()).is_none()
         {
             register(slf, slf.get_type().is(slf.py().get_type::<PyTensor>()));
         }
@@ -129,10 +123,10 @@ impl PyTensor {
         // written (a collection can start while its `__dict__` is made);
         // `me` is set only after they are, so until then nothing else is
         // read.
-        if self.me.load(Ordering::Acquire).is_null() || self.t.handle_count() != 1 {
+        if self.me.load(Ordering::Acquire).is_null() || self.handle_count() != 1 {
             return Ok(());
         }
-        let state = self.t.binding_slot().try_with_kept(|k| {
+        let state = self.tensor().binding_slot().try_with_kept(|k| {
             let Some(st) = k.and_then(|k| k.downcast_ref::<PyState>()) else {
                 return Ok(());
             };
@@ -143,8 +137,8 @@ impl PyTensor {
     }
 
     fn __clear__(&self) {
-        if !self.me.load(Ordering::Acquire).is_null() && self.t.handle_count() == 1 {
-            drop(self.t.binding_slot().take_kept());
+        if !self.me.load(Ordering::Acquire).is_null() && self.handle_count() == 1 {
+            drop(self.tensor().binding_slot().take_kept());
         }
     }
 
@@ -155,7 +149,7 @@ impl PyTensor {
     ///     ferrograd.Size([2, 3])
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        size_obj(py, self.t.shape())
+        size_obj(py, self.tensor().shape())
     }
 
     /// The shape as a :class:`ferrograd.Size`, or the size of one dim.
@@ -171,8 +165,8 @@ impl PyTensor {
     #[pyo3(signature = (dim = None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
-            None => size_obj(py, self.t.shape()),
-            Some(d) => Ok(self.t.size(d).py()?.into_pyobject(py)?.into_any()),
+            None => size_obj(py, self.tensor().shape()),
+            Some(d) => Ok(self.tensor().size(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
 
@@ -182,26 +176,26 @@ impl PyTensor {
     ///     >>> ferrograd.zeros(2, 3).dim()
     ///     2
     fn dim(&self) -> usize {
-        self.t.ndim()
+        self.tensor().ndim()
     }
     /// The number of dims; same as :meth:`dim`.
     #[getter]
     fn ndim(&self) -> usize {
-        self.t.ndim()
+        self.tensor().ndim()
     }
     /// Alias for :meth:`Tensor.dim`.
     fn ndimension(&self) -> usize {
-        self.t.ndim()
+        self.tensor().ndim()
     }
     /// The number of elements (the product of the shape).
     ///
     /// See :func:`ferrograd.numel`.
     fn numel(&self) -> usize {
-        self.t.numel()
+        self.tensor().numel()
     }
     /// Alias for :meth:`Tensor.numel`.
     fn nelement(&self) -> usize {
-        self.t.numel()
+        self.tensor().numel()
     }
     /// The size of one element in bytes.
     ///
@@ -209,12 +203,12 @@ impl PyTensor {
     ///     >>> ferrograd.zeros(2).element_size(), ferrograd.zeros(2, dtype=ferrograd.float64).element_size()
     ///     (4, 8)
     fn element_size(&self) -> usize {
-        self.t.dtype().itemsize()
+        self.tensor().dtype().itemsize()
     }
     /// The size of one element in bytes; same as :meth:`element_size`.
     #[getter]
     fn itemsize(&self) -> usize {
-        self.t.dtype().itemsize()
+        self.tensor().dtype().itemsize()
     }
     /// The size of the elements in bytes, ``numel() * element_size()``.
     ///
@@ -223,7 +217,7 @@ impl PyTensor {
     ///     24
     #[getter]
     fn nbytes(&self) -> usize {
-        self.t.numel() * self.t.dtype().itemsize()
+        self.tensor().numel() * self.tensor().dtype().itemsize()
     }
     /// True: every ferrograd tensor is on the CPU.
     #[getter]
@@ -251,8 +245,8 @@ impl PyTensor {
     #[pyo3(signature = (dim = None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<isize>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
-            None => Ok(PyTuple::new(py, self.t.strides())?.into_any()),
-            Some(d) => Ok(self.t.stride(d).py()?.into_pyobject(py)?.into_any()),
+            None => Ok(PyTuple::new(py, self.tensor().strides())?.into_any()),
+            Some(d) => Ok(self.tensor().stride(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
     /// The position of the first element in the memory this tensor views, in elements.
@@ -262,7 +256,7 @@ impl PyTensor {
     ///     >>> t[2:].storage_offset(), t.view(2, 3)[1].storage_offset()
     ///     (2, 3)
     fn storage_offset(&self) -> usize {
-        self.t.offset()
+        self.tensor().offset()
     }
     /// Whether the elements are laid out without gaps in the order of
     /// ``memory_format`` (row-major by default).
@@ -281,8 +275,8 @@ impl PyTensor {
     fn is_contiguous(&self, memory_format: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         Ok(
             match crate::memory_format::parse("is_contiguous", memory_format)? {
-                None | Some(MemoryFormat::Preserve) => self.t.is_contiguous(),
-                Some(f) => f.matches(self.t.layout()),
+                None | Some(MemoryFormat::Preserve) => self.tensor().is_contiguous(),
+                Some(f) => f.matches(self.tensor().layout()),
             },
         )
     }
@@ -314,11 +308,11 @@ impl PyTensor {
             Some(f) => f,
         };
         let me = slf.get();
-        if fmt.matches(me.t.layout()) {
+        if fmt.matches(me.tensor().layout()) {
             return Ok(slf.clone().into_any().unbind());
         }
         let py = slf.py();
-        let t = nogil(py, me.t.numel(), || me.t.try_copy_as(fmt)).py()?;
+        let t = nogil(py, me.tensor().numel(), || me.tensor().try_copy_as(fmt)).py()?;
         wrap_any(py, t)
     }
     /// The address of the first element, as an ``int``.
@@ -331,19 +325,19 @@ impl PyTensor {
     ///     >>> t[1:].data_ptr() - t.data_ptr() == t.element_size()
     ///     True
     fn data_ptr(&self) -> usize {
-        self.t.data_ptr()
+        self.tensor().data_ptr()
     }
     /// Whether the dtype is a floating point type (float16, bfloat16, float32, float64).
     ///
     /// See :func:`ferrograd.is_floating_point`.
     fn is_floating_point(&self) -> bool {
-        self.t.dtype().is_floating_point()
+        self.tensor().dtype().is_floating_point()
     }
     /// Whether the dtype is a complex type (complex64, complex128).
     ///
     /// See :func:`ferrograd.is_complex`.
     fn is_complex(&self) -> bool {
-        self.t.dtype().is_complex()
+        self.tensor().dtype().is_complex()
     }
     /// Whether the dtype can hold negative values (False for ``uint8`` and ``bool``).
     ///
@@ -351,7 +345,7 @@ impl PyTensor {
     ///     >>> ferrograd.zeros(1).is_signed(), ferrograd.zeros(1, dtype=ferrograd.uint8).is_signed()
     ///     (True, False)
     fn is_signed(&self) -> bool {
-        self.t.dtype().is_signed()
+        self.tensor().dtype().is_signed()
     }
 
     /// A copy of this tensor with its own memory.
@@ -381,7 +375,7 @@ impl PyTensor {
         memory_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
         let fmt = crate::memory_format::parse("clone", memory_format)?;
-        let t = &self.t;
+        let t = &self.tensor();
         let out = nogil(py, t.numel(), || {
             t.try_copy_as(fmt.unwrap_or(MemoryFormat::Preserve))
         })
@@ -390,14 +384,14 @@ impl PyTensor {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        if self.t.ndim() == 0 {
+        if self.tensor().ndim() == 0 {
             return Err(PyTypeError::new_err("len() of a 0-d tensor"));
         }
-        Ok(self.t.shape()[0])
+        Ok(self.tensor().shape()[0])
     }
 
     fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let t = &slf.get().t;
+        let t = &slf.get().tensor();
         if t.ndim() == 0 {
             return Err(PyTypeError::new_err("iteration over a 0-d tensor"));
         }
@@ -418,7 +412,7 @@ impl PyTensor {
     /// `format(t, spec)`: a 0-dim tensor formats as its Python number;
     /// others accept only an empty spec and give their `str`.
     fn __format__(slf: &Bound<'_, Self>, format_spec: &str) -> PyResult<Py<PyAny>> {
-        if slf.get().t.ndim() == 0 {
+        if slf.get().tensor().ndim() == 0 {
             let item = slf.call_method0("item")?;
             return Ok(item.call_method1("__format__", (format_spec,))?.unbind());
         }
@@ -431,30 +425,30 @@ impl PyTensor {
     }
 
     fn __bool__(&self) -> PyResult<bool> {
-        if self.t.numel() != 1 {
+        if self.tensor().numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with more than one value is ambiguous (shape {:?})",
-                self.t.shape()
+                self.tensor().shape()
             )));
         }
-        Ok(self.t.item().py()?.to_bool())
+        Ok(self.tensor().item().py()?.to_bool())
     }
     fn __float__(&self) -> PyResult<f64> {
-        real_value(&self.t, "double").map(|s| s.to_f64())
+        real_value(&self.tensor(), "double").map(|s| s.to_f64())
     }
     fn __int__(&self) -> PyResult<i64> {
-        real_value(&self.t, "int64_t").map(|s| s.to_i64())
+        real_value(&self.tensor(), "int64_t").map(|s| s.to_i64())
     }
     fn __index__(&self) -> PyResult<i64> {
-        if self.t.dtype().is_differentiable() || self.t.numel() != 1 {
+        if self.tensor().dtype().is_differentiable() || self.tensor().numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(self.t.item().py()?.to_i64())
+        Ok(self.tensor().item().py()?.to_i64())
     }
     fn __hash__(&self) -> usize {
-        self.t.id()
+        self.tensor().id()
     }
 
     /// Whether autograd records operations on this tensor.
@@ -470,11 +464,11 @@ impl PyTensor {
     ///     (True, True, False)
     #[getter]
     fn get_requires_grad(&self) -> bool {
-        self.t.requires_grad()
+        self.tensor().requires_grad()
     }
     #[setter(requires_grad)]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
-        self.t.set_requires_grad(value).py()
+        self.tensor().set_requires_grad(value).py()
     }
     /// Sets :attr:`requires_grad` in place and returns ``self``.
     ///
@@ -489,7 +483,7 @@ impl PyTensor {
     ///     tensor([0., 0.], requires_grad=True)
     #[pyo3(signature = (requires_grad = true))]
     fn requires_grad_(slf: &Bound<'_, Self>, requires_grad: bool) -> PyResult<Py<PyAny>> {
-        slf.get().t.set_requires_grad(requires_grad).py()?;
+        slf.get().tensor().set_requires_grad(requires_grad).py()?;
         Ok(slf.clone().into_any().unbind())
     }
     /// The version counter: how many in-place writes this tensor's memory has had.
@@ -506,14 +500,14 @@ impl PyTensor {
     ///     1
     #[getter]
     fn _version(&self) -> u64 {
-        self.t.version()
+        self.tensor().version()
     }
     #[getter]
     fn _base(&self) -> Option<TensorOut> {
-        self.t.base().cloned().map(TensorOut)
+        self.tensor().base().cloned().map(TensorOut)
     }
     fn _is_view(&self) -> bool {
-        self.t.is_view()
+        self.tensor().is_view()
     }
     /// A tensor sharing this tensor's memory, cut from the autograd graph.
     ///
@@ -527,8 +521,8 @@ impl PyTensor {
     ///     >>> y.requires_grad, y.data_ptr() == x.data_ptr()
     ///     (False, True)
     fn detach(&self) -> TensorOut {
-        let _span = ferrograd::profiler::op("aten::detach", &[&self.t]);
-        TensorOut(self.t.detach())
+        let _span = ferrograd::profiler::op("aten::detach", &[&self.tensor()]);
+        TensorOut(self.tensor().detach())
     }
     /// A detached alias of this tensor that autograd does not track.
     ///
@@ -544,18 +538,18 @@ impl PyTensor {
     ///     tensor([10., 20.], requires_grad=True)
     #[getter]
     fn get_data(&self) -> TensorOut {
-        TensorOut(self.t.data())
+        TensorOut(self.tensor().data())
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Py<PyAny>, Bound<'py, PyTuple>)> {
-        let (bytes, strides) = dense_bytes(&self.t);
+        let (bytes, strides) = dense_bytes(&self.tensor());
         let f = py.import("ferrograd._core")?.getattr("_rebuild_tensor")?;
         let args = (
             PyBytes::new(py, &bytes),
-            self.t.dtype().name(),
-            PyTuple::new(py, self.t.shape())?,
+            self.tensor().dtype().name(),
+            PyTuple::new(py, self.tensor().shape())?,
             PyTuple::new(py, strides)?,
-            self.t.requires_grad(),
+            self.tensor().requires_grad(),
         )
             .into_pyobject(py)?;
         Ok((f.unbind(), args))
@@ -568,9 +562,9 @@ impl PyTensor {
             rebuild(&bytes, t.dtype(), t.shape(), &strides)
         };
         let _ = py;
-        let out = copy(&self.t)?;
-        out.set_requires_grad(self.t.requires_grad()).py()?;
-        if let Some(g) = self.t.grad() {
+        let out = copy(&self.tensor())?;
+        out.set_requires_grad(self.tensor().requires_grad()).py()?;
+        if let Some(g) = self.tensor().grad() {
             out.autograd().set_grad(Some(copy(&g)?));
         }
         Ok(out.into())

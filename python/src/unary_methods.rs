@@ -27,7 +27,7 @@ fn call_<'py>(
     slf: &Bound<'py, PyTensor>,
     f: fn(&Tensor) -> ferrograd::Result<()>,
 ) -> PyResult<Bound<'py, PyTensor>> {
-    let t = &slf.get().t;
+    let t = &slf.get().tensor();
     nogil(slf.py(), t.numel(), || f(t)).py()?;
     Ok(slf.clone())
 }
@@ -42,7 +42,7 @@ macro_rules! method_pair {
         impl PyTensor {
             #[doc = concat!($doc, "\n\nSee :func:`ferrograd.", stringify!($name), "`.")]
             fn $name(&self, py: Python<'_>) -> PyResult<TensorOut> {
-                call(py, &self.t, Tensor::$name)
+                call(py, &self.tensor(), Tensor::$name)
             }
 
             #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($name), "`.")]
@@ -53,7 +53,7 @@ macro_rules! method_pair {
             $(
                 #[doc = concat!("Alias for :meth:`Tensor.", stringify!($name), "`.")]
                 fn $alias(&self, py: Python<'_>) -> PyResult<TensorOut> {
-                    call(py, &self.t, Tensor::$name)
+                    call(py, &self.tensor(), Tensor::$name)
                 }
 
                 #[doc = concat!("In-place version of :meth:`Tensor.", stringify!($alias), "`.")]

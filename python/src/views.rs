@@ -44,17 +44,17 @@ impl PyTensor {
         if shape.len() == 1 {
             let a = shape.get_item(0)?;
             if let Ok(d) = crate::dtype::parse_dtype(&a) {
-                if d == self.t.dtype() {
-                    return Ok(self.t.alias().py()?.into());
+                if d == self.tensor().dtype() {
+                    return Ok(self.tensor().alias().py()?.into());
                 }
                 return Err(PyTypeError::new_err(format!(
                     "view(dtype) between different dtypes ({} -> {}) is not supported",
-                    self.t.dtype(),
+                    self.tensor().dtype(),
                     d
                 )));
             }
         }
-        Ok(self.t.view(&dims_args(shape)?).py()?.into())
+        Ok(self.tensor().view(&dims_args(shape)?).py()?.into())
     }
     /// ``self.view(other.shape)``: a view with ``other``'s shape.
     ///
@@ -66,15 +66,15 @@ impl PyTensor {
     ///     tensor([[0, 1],
     ///             [2, 3]])
     fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-        let s: Vec<isize> = other.t.shape().iter().map(|&n| n as isize).collect();
-        Ok(self.t.view(&s).py()?.into())
+        let s: Vec<isize> = other.tensor().shape().iter().map(|&n| n as isize).collect();
+        Ok(self.tensor().view(&s).py()?.into())
     }
     /// This tensor with a new shape: a view when the layout allows, else a copy.
     ///
     /// See :func:`ferrograd.reshape`.
     #[pyo3(signature = (*shape))]
     fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
-        Ok(self.t.reshape(&dims_args(shape)?).py()?.into())
+        Ok(self.tensor().reshape(&dims_args(shape)?).py()?.into())
     }
     /// ``self.reshape(other.shape)``: a view when the layout allows, else a copy.
     ///
@@ -86,15 +86,15 @@ impl PyTensor {
     ///     tensor([[0, 1],
     ///             [2, 3]])
     fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-        let s: Vec<isize> = other.t.shape().iter().map(|&n| n as isize).collect();
-        Ok(self.t.reshape(&s).py()?.into())
+        let s: Vec<isize> = other.tensor().shape().iter().map(|&n| n as isize).collect();
+        Ok(self.tensor().reshape(&s).py()?.into())
     }
     /// Dims ``start_dim`` to ``end_dim`` merged into one (a view when possible).
     ///
     /// See :func:`ferrograd.flatten`.
     #[pyo3(signature = (start_dim = 0, end_dim = -1))]
     fn flatten(&self, start_dim: isize, end_dim: isize) -> PyResult<TensorOut> {
-        Ok(self.t.flatten(start_dim, end_dim).py()?.into())
+        Ok(self.tensor().flatten(start_dim, end_dim).py()?.into())
     }
     /// All elements in one dim, in row-major order (a view when possible).
     ///
@@ -104,14 +104,14 @@ impl PyTensor {
     ///     >>> ferrograd.arange(6).view(2, 3).t().ravel()
     ///     tensor([0, 3, 1, 4, 2, 5])
     fn ravel(&self) -> PyResult<TensorOut> {
-        Ok(self.t.flatten(0, -1).py()?.into())
+        Ok(self.tensor().flatten(0, -1).py()?.into())
     }
     /// Dim ``dim`` split into the dims ``sizes`` (a view).
     ///
     /// See :func:`ferrograd.unflatten`.
     fn unflatten(&self, dim: isize, sizes: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         Ok(self
-            .t
+            .tensor()
             .unflatten(dim, &int_list(sizes, "sizes")?)
             .py()?
             .into())
@@ -120,21 +120,21 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.transpose`.
     fn transpose(&self, dim0: isize, dim1: isize) -> PyResult<TensorOut> {
-        Ok(self.t.transpose(dim0, dim1).py()?.into())
+        Ok(self.tensor().transpose(dim0, dim1).py()?.into())
     }
     /// Alias for :meth:`Tensor.transpose`.
     fn swapaxes(&self, axis0: isize, axis1: isize) -> PyResult<TensorOut> {
-        Ok(self.t.transpose(axis0, axis1).py()?.into())
+        Ok(self.tensor().transpose(axis0, axis1).py()?.into())
     }
     /// Alias for :meth:`Tensor.transpose`.
     fn swapdims(&self, dim0: isize, dim1: isize) -> PyResult<TensorOut> {
-        Ok(self.t.transpose(dim0, dim1).py()?.into())
+        Ok(self.tensor().transpose(dim0, dim1).py()?.into())
     }
     /// Transpose of a tensor of at most 2 dims (a view).
     ///
     /// See :func:`ferrograd.t`.
     fn t(&self) -> PyResult<TensorOut> {
-        Ok(self.t.t().py()?.into())
+        Ok(self.tensor().t().py()?.into())
     }
     /// A view with all dims in reverse order.
     ///
@@ -143,7 +143,7 @@ impl PyTensor {
     ///     ferrograd.Size([3, 2, 1])
     #[getter(T)]
     fn get_t_all(&self) -> PyResult<TensorOut> {
-        Ok(self.t.reversed_dims().py()?.into())
+        Ok(self.tensor().reversed_dims().py()?.into())
     }
     /// A view with the last two dims swapped (a batch of transposed matrices).
     ///
@@ -152,13 +152,13 @@ impl PyTensor {
     ///     ferrograd.Size([1, 3, 2])
     #[getter(mT)]
     fn get_mt(&self) -> PyResult<TensorOut> {
-        Ok(self.t.mt().py()?.into())
+        Ok(self.tensor().mt().py()?.into())
     }
     /// Conjugate transpose of the last two dims.
     ///
     /// See :func:`ferrograd.adjoint`.
     fn adjoint(&self) -> PyResult<TensorOut> {
-        Ok(self.t.adjoint().py()?.into())
+        Ok(self.tensor().adjoint().py()?.into())
     }
     /// Conjugate transpose of the last two dims (``self.mT.conj()``); needs 2 or more dims.
     ///
@@ -168,10 +168,10 @@ impl PyTensor {
     ///             [0.-3.j]])
     #[getter(mH)]
     fn get_mh(&self) -> PyResult<TensorOut> {
-        if self.t.ndim() < 2 {
+        if self.tensor().ndim() < 2 {
             return Err(PyRuntimeError::new_err(format!(
                 "tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.",
-                self.t.ndim()
+                self.tensor().ndim()
             )));
         }
         self.adjoint()
@@ -186,8 +186,8 @@ impl PyTensor {
     ///             [2.]])
     #[getter(H)]
     fn get_h(&self) -> PyResult<TensorOut> {
-        match self.t.ndim() {
-            0 => Ok(self.t.conj().py()?.into()),
+        match self.tensor().ndim() {
+            0 => Ok(self.tensor().conj().py()?.into()),
             2 => self.adjoint(),
             d => {
                 let hint = if d > 2 {
@@ -206,7 +206,7 @@ impl PyTensor {
     /// See :func:`ferrograd.permute`.
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
-        Ok(self.t.permute(&dims_args(dims)?).py()?.into())
+        Ok(self.tensor().permute(&dims_args(dims)?).py()?.into())
     }
     /// A view with dims ``source`` moved to positions ``destination``.
     ///
@@ -218,7 +218,7 @@ impl PyTensor {
     ) -> PyResult<TensorOut> {
         let s = int_list(source, "source")?;
         let d = int_list(destination, "destination")?;
-        Ok(self.t.movedim(&s, &d).py()?.into())
+        Ok(self.tensor().movedim(&s, &d).py()?.into())
     }
     /// Alias for :meth:`Tensor.movedim`.
     fn moveaxis(
@@ -246,7 +246,7 @@ impl PyTensor {
     ///     (1, 0)
     #[pyo3(signature = (*sizes))]
     fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<TensorOut> {
-        Ok(self.t.expand(&dims_args(sizes)?).py()?.into())
+        Ok(self.tensor().expand(&dims_args(sizes)?).py()?.into())
     }
     /// ``self.expand(other.shape)``: a broadcast view with ``other``'s shape.
     ///
@@ -258,14 +258,18 @@ impl PyTensor {
     ///     tensor([[1, 2],
     ///             [1, 2]])
     fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<TensorOut> {
-        Ok(self.t.broadcast_to(other.t.shape()).py()?.into())
+        Ok(self
+            .tensor()
+            .broadcast_to(other.tensor().shape())
+            .py()?
+            .into())
     }
     /// A view broadcast to the shape ``size``.
     ///
     /// See :func:`ferrograd.broadcast_to`.
     fn broadcast_to(&self, size: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
         let s: Vec<isize> = int_list(size, "size")?;
-        Ok(self.t.expand(&s).py()?.into())
+        Ok(self.tensor().expand(&s).py()?.into())
     }
     /// A view of ``length`` entries of dim ``dim`` from ``start``.
     ///
@@ -276,13 +280,13 @@ impl PyTensor {
                 "narrow(): length must be non-negative, got {length}"
             ))
         })?;
-        Ok(self.t.narrow(dim, start, length).py()?.into())
+        Ok(self.tensor().narrow(dim, start, length).py()?.into())
     }
     /// A view of entry ``index`` of dim ``dim``, with that dim removed.
     ///
     /// See :func:`ferrograd.select`.
     fn select(&self, dim: isize, index: isize) -> PyResult<TensorOut> {
-        Ok(self.t.select(dim, index).py()?.into())
+        Ok(self.tensor().select(dim, index).py()?.into())
     }
     /// A view without size-1 dims (only those in ``dim`` when given).
     ///
@@ -290,20 +294,20 @@ impl PyTensor {
     #[pyo3(signature = (dim = None))]
     fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<TensorOut> {
         let dims = dim.map(|d| int_list(d, "dim")).transpose()?;
-        Ok(self.t.squeeze(dims.as_deref()).py()?.into())
+        Ok(self.tensor().squeeze(dims.as_deref()).py()?.into())
     }
     /// A view with a new size-1 dim at position ``dim``.
     ///
     /// See :func:`ferrograd.unsqueeze`.
     fn unsqueeze(&self, dim: isize) -> PyResult<TensorOut> {
-        Ok(self.t.unsqueeze(dim).py()?.into())
+        Ok(self.tensor().unsqueeze(dim).py()?.into())
     }
     /// A view of the diagonal of dims ``dim1`` and ``dim2``, at ``offset``.
     ///
     /// See :func:`ferrograd.diagonal`.
     #[pyo3(signature = (offset = 0, dim1 = 0, dim2 = 1))]
     fn diagonal(&self, offset: isize, dim1: isize, dim2: isize) -> PyResult<TensorOut> {
-        Ok(self.t.diagonal(offset, dim1, dim2).py()?.into())
+        Ok(self.tensor().diagonal(offset, dim1, dim2).py()?.into())
     }
     /// A view of this tensor's memory with the given sizes, strides and offset.
     ///
@@ -342,7 +346,7 @@ impl PyTensor {
         let size = sizes(&int_list(size, "size")?)?;
         let stride = int_list(stride, "stride")?;
         Ok(self
-            .t
+            .tensor()
             .as_strided(&size, &stride, storage_offset)
             .py()?
             .into())
@@ -352,7 +356,7 @@ impl PyTensor {
     /// See :func:`ferrograd.unbind`.
     #[pyo3(signature = (dim = 0))]
     fn unbind<'py>(&self, py: Python<'py>, dim: isize) -> PyResult<Bound<'py, PyTuple>> {
-        list(py, self.t.unbind(dim).py()?)
+        list(py, self.tensor().unbind(dim).py()?)
     }
     /// Views of pieces along ``dim``: of size ``split_size_or_sections``, or of the listed sizes.
     ///
@@ -371,10 +375,10 @@ impl PyTensor {
                     "split expects split_size be non-negative, but got split_size={n}"
                 ))
             })?;
-            return list(py, self.t.split(n, dim).py()?);
+            return list(py, self.tensor().split(n, dim).py()?);
         }
         let s = sizes(&int_list(split_size_or_sections, "split_size_or_sections")?)?;
-        list(py, self.t.split_with_sizes(&s, dim).py()?)
+        list(py, self.tensor().split_with_sizes(&s, dim).py()?)
     }
     /// Views of ``chunks`` near-equal pieces along ``dim`` (the last may be smaller).
     ///
@@ -391,7 +395,7 @@ impl PyTensor {
                 "chunk expects `chunks` to be greater than 0, got: {chunks}"
             ))
         })?;
-        list(py, self.t.chunk(chunks, dim).py()?)
+        list(py, self.tensor().chunk(chunks, dim).py()?)
     }
 }
 

@@ -21,6 +21,7 @@ mod nn;
 mod operators;
 mod pointwise;
 pub mod reduce;
+mod resize;
 mod shape;
 mod view;
 pub use binary::Arith;

@@ -12,7 +12,7 @@
 //! value for its whole life, the one its first filler chose.
 
 use std::any::Any;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// What was known about a tensor's autograd state when it was made.
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,7 +30,7 @@ pub struct Origin {
 /// An empty-until-needed slot for a tensor's autograd state.
 pub struct AutogradSlot {
     origin: Origin,
-    state: OnceLock<Box<dyn Any + Send + Sync>>,
+    state: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl AutogradSlot {
@@ -38,6 +38,20 @@ impl AutogradSlot {
         AutogradSlot {
             origin,
             state: OnceLock::new(),
+        }
+    }
+
+    /// A slot for another tensor that is the same tensor to autograd (see
+    /// [`Tensor::rebound`](super::Tensor::rebound)): both read and write
+    /// one state from now on. A slot still empty stays independent.
+    pub(super) fn shared(&self) -> AutogradSlot {
+        let state = OnceLock::new();
+        if let Some(s) = self.state.get() {
+            let _ = state.set(Arc::clone(s));
+        }
+        AutogradSlot {
+            origin: self.origin,
+            state,
         }
     }
 
@@ -56,7 +70,7 @@ impl AutogradSlot {
     /// use. Returns `None` only if the slot already holds another type.
     pub fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce(Origin) -> T) -> Option<&T> {
         self.state
-            .get_or_init(|| Box::new(init(self.origin)))
+            .get_or_init(|| Arc::new(init(self.origin)))
             .downcast_ref()
     }
 }

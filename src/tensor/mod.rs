@@ -346,6 +346,34 @@ impl Tensor {
         }))
     }
 
+    /// This tensor over other memory: `storage` read through `layout`, with
+    /// this tensor's dtype, version counter and autograd state (gradient,
+    /// hooks, `requires_grad`), shared from now on. The result is a view of
+    /// this tensor's base when it keeps this tensor's storage, else a base
+    /// of its own. What `resize_` and `set_` leave behind (see
+    /// [`Tensor::resized`] and [`Tensor::set_to`]); a binding that holds
+    /// the tensor swaps its handle for this one.
+    pub fn rebound(&self, storage: Storage, layout: Layout) -> Result<Tensor> {
+        let layout = Self::from_parts(storage.clone(), layout, self.dtype())?
+            .layout()
+            .clone();
+        let base = if storage.same(self.storage()) {
+            self.0.base.clone()
+        } else {
+            None
+        };
+        Ok(Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            dtype: self.0.dtype,
+            version: Arc::clone(&self.0.version),
+            base,
+            wrapped_number: false,
+            autograd: self.0.autograd.shared(),
+            binding: BindingSlot::default(),
+        })))
+    }
+
     /// Like [`Tensor::detach`] but with its own version counter (torch's
     /// `.data`).
     pub fn data(&self) -> Tensor {

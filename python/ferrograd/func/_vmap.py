@@ -189,6 +189,42 @@ def _forward(name: str) -> R.Rule:
     return rule
 
 
+def _resize(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``resize_``/``resize_as_`` of a batched tensor: every row resized as a
+    copy of itself would be, stacked into the tensor's new value."""
+    self, rest = args[0], list(args[1:])
+    if rest and isinstance(rest[0], Tensor):  # resize_as_(template)
+        rest = list(logical_shape(rest[0]))
+    if type(self) is not BatchedTensor:
+        return self.resize_(*rest, **kwargs)
+    nb = len(self._lv)
+    rows = self._p.reshape(-1, *self._p.shape[nb:])
+    s = _core.stack([r.clone().resize_(*rest, **kwargs) for r in rows])
+    self._p = s.reshape(*self._p.shape[:nb], *s.shape[1:])
+    return self
+
+
+def _set(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``set_`` of a batched tensor: it reads the source's memory (each row
+    its own row of a batched source, or all of them a plain one)."""
+    self, rest = args[0], args[1:]
+    source = rest[0] if rest else kwargs.get("source")
+    if len(rest) > 1 or set(kwargs) - {"source"}:
+        raise RuntimeError("vmap: set_ with a storage offset, size or stride is not supported on batched "
+                           "tensors (each row's storage position is not a batched value)")
+    levels, sizes = B.collect(args, kwargs)
+    if type(self) is not BatchedTensor or self._lv != levels:
+        B.raise_inplace(self, levels, sizes)
+    bshape = [sizes[lv] for lv in levels]
+    if source is None:
+        self._p = _core.zeros(*bshape, 0, dtype=self._p.dtype)
+    elif type(source) is BatchedTensor:
+        self._p = B.physical(source, levels, sizes)
+    else:
+        self._p = source.expand(*bshape, *source.shape)
+    return self
+
+
 def _build_method_rules() -> dict[str, R.Rule]:
     rules: dict[str, R.Rule] = {}
     for name in _POINTWISE:
@@ -245,6 +281,7 @@ def _build_method_rules() -> dict[str, R.Rule]:
         "numel": R._meta(lambda x: math.prod(logical_shape(x))),
         "nelement": R._meta(lambda x: math.prod(logical_shape(x))),
         "adjoint": lambda a, k: R._transpose_last(a, k, conj=True),
+        "resize_": _resize, "resize_as_": _resize, "set_": _set,
     })
     if _method("median") is not None:
         rules["median"] = _median
@@ -490,7 +527,7 @@ _TENSOR_ARG_METHODS = [
     "expand_as", "view_as", "reshape_as", "type_as", "gather", "index_select", "copy_", "add_", "sub_",
     "div_", "masked_fill_", "divide", "subtract", "clamp_min", "clamp_max", "clip", "isclose",
     "addcdiv", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "take",
-    "put", "index_put", "allclose", "equal", "to", "backward",
+    "put", "index_put", "allclose", "equal", "to", "backward", "set_", "resize_as_",
 ]
 
 
