@@ -372,6 +372,27 @@ def func_workload(torch) -> dict[str, float]:
     }
 
 
+def linalg_workload(torch) -> dict[str, float]:
+    """Decompositions and solves, forward and forward + backward (ms)."""
+    torch.manual_seed(0)
+    out = {}
+    for shape in ((64, 64), (256, 256), (1024, 1024), (8, 64, 64)):
+        n = shape[-1]
+        x = torch.randn(*shape, dtype=torch.float64)
+        a = (x @ x.mT / n + torch.eye(n, dtype=torch.float64)).requires_grad_()
+        b = torch.randn(*shape[:-1], 4, dtype=torch.float64)
+        tag = "x".join(map(str, shape))
+        reps = 2 if n >= 1024 else 20
+        out[f"cholesky {tag}"] = _ms(lambda a=a: torch.linalg.cholesky(a.detach()), reps)
+        out[f"cholesky fwd+bwd {tag}"] = _ms(lambda a=a: torch.linalg.cholesky(a).sum().backward(), reps)
+        low = torch.linalg.cholesky(a.detach())
+        out[f"solve_triangular {tag}, 4 rhs"] = _ms(
+            lambda low=low, b=b: torch.linalg.solve_triangular(low, b, upper=False), reps)
+        out[f"solve fwd+bwd {tag}, 4 rhs"] = _ms(
+            lambda a=a, b=b: torch.linalg.solve(a, b).sum().backward(), reps)
+    return out
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
@@ -380,6 +401,7 @@ WORKLOADS = {
     "complex": complex_workload,
     "nn": nn_workload,
     "func": func_workload,
+    "linalg": linalg_workload,
 }
 
 

@@ -220,6 +220,10 @@ def decorators(cls) -> list[str]:
     stubtest checks both against the runtime class."""
     if not cls.__flags__ & (1 << 10):  # Py_TPFLAGS_BASETYPE
         return ["@final"]
+    if issubclass(cls, BaseException):
+        # An exception made by the C API adds only a __dict__ to its base's
+        # layout, which stubtest does not count as a layout of its own.
+        return []
     base = cls.__base__
     if cls.__basicsize__ != base.__basicsize__ or cls.__itemsize__ != base.__itemsize__:
         return ["@disjoint_base"]
@@ -227,7 +231,11 @@ def decorators(cls) -> list[str]:
 
 
 def class_stub(cls, name: str) -> list[str]:
-    bases = [b.__name__ for b in cls.__bases__ if getattr(b, "__module__", "") == core.__name__]
+    bases = [
+        b.__name__
+        for b in cls.__bases__
+        if getattr(b, "__module__", "") == core.__name__ or (b.__module__ == "builtins" and b is not object)
+    ]
     head = f"class {name}({', '.join(bases)}):" if bases else f"class {name}:"
     lines = decorators(cls) + [head]
     lines += docstring(vars(cls).get("__doc__"), "    ")

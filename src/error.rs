@@ -21,6 +21,9 @@ pub enum ErrorKind {
     /// torch raises `NotImplementedError` (a subclass of `RuntimeError`):
     /// an op has no kernel for a dtype.
     NotImplemented,
+    /// torch raises `torch.linalg.LinAlgError` (a subclass of
+    /// `RuntimeError`): a matrix is singular or not positive definite.
+    LinAlg,
 }
 
 /// Everything that can go wrong in ferrograd.
@@ -116,6 +119,12 @@ pub enum Error {
     #[error("{0}")]
     NotImplemented(String),
 
+    /// A decomposition or solve that failed on its input's values: a
+    /// singular matrix, one that is not positive definite (torch's
+    /// `LinAlgError`).
+    #[error("{0}")]
+    LinAlg(String),
+
     /// An error raised by user code called from inside ferrograd (a hook,
     /// a custom function), carried through unchanged so the caller gets the
     /// original error back.
@@ -149,6 +158,7 @@ impl Error {
             Error::Value(_) => ErrorKind::Value,
             Error::Assertion(_) => ErrorKind::Assertion,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
+            Error::LinAlg(_) => ErrorKind::LinAlg,
             _ => ErrorKind::Runtime,
         }
     }
@@ -180,6 +190,11 @@ impl Error {
     /// A `NotImplementedError` with a message of its own.
     pub fn not_implemented_msg(msg: impl Into<String>) -> Self {
         Error::NotImplemented(msg.into())
+    }
+
+    /// Shorthand for a `LinAlgError`.
+    pub fn linalg(msg: impl Into<String>) -> Self {
+        Error::LinAlg(msg.into())
     }
 
     /// Shorthand for a `ValueError`.

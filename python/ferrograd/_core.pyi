@@ -13,6 +13,7 @@ _DeviceLike = builtins.str | device
 
 __all__ = [
     "Generator",
+    "LinAlgError",
     "RemovableHandle",
     "SavedTensor",
     "Tensor",
@@ -42,7 +43,10 @@ __all__ = [
     "_im2col",
     "_is_fwd_grad_enabled",
     "_layer_norm",
+    "_linalg_cholesky",
+    "_linalg_cholesky_ex",
     "_linalg_solve",
+    "_linalg_solve_triangular",
     "_make_dual",
     "_matrix_norm",
     "_max_pool2d_indices",
@@ -213,6 +217,9 @@ class Generator:
         Args:
             new_state (Tensor or list of ints): the state bytes.
         """
+
+class LinAlgError(RuntimeError):
+    """A linear algebra function failed on its input's values (a singular matrix, one that is not positive definite); a subclass of RuntimeError, as torch.linalg.LinAlgError."""
 
 @final
 class RemovableHandle:
@@ -740,6 +747,42 @@ class Tensor:
         Example:
             >>> ferrograd.tensor([1.7, -2.7]).char()
             tensor([ 1, -2], dtype=ferrograd.int8)
+        """
+    def cholesky(self, upper: Any = ...) -> Tensor:
+        """The Cholesky factor of this Hermitian positive-definite matrix (or
+        batch of them): ``L`` with ``A = L L^H``, or with ``upper=True``
+        ``U`` with ``A = U^H U``.
+
+        Deprecated in torch in favour of :func:`ferrograd.linalg.cholesky`,
+        which this calls (with a warning). Raises
+        :class:`ferrograd.linalg.LinAlgError` for a matrix that is not
+        positive definite.
+
+        Args:
+            upper (bool): return the upper factor.
+
+        Example:
+            >>> import warnings; warnings.simplefilter("ignore")
+            >>> ferrograd.tensor([[4.0, 2.0], [2.0, 5.0]]).cholesky()
+            tensor([[2., 0.],
+                    [1., 2.]])
+        """
+    def cholesky_inverse(self, upper: Any = ...) -> Tensor:
+        """The inverse of ``A = L L^H`` given its Cholesky factor ``L``
+        (this tensor; ``U^H U`` with ``upper=True``). See
+        :func:`ferrograd.cholesky_inverse`.
+
+        Args:
+            upper (bool): this tensor is the upper factor.
+        """
+    def cholesky_solve(self, input2: Any, upper: Any = ...) -> Tensor:
+        """Solves ``A X = self`` for ``A = L L^H`` given its Cholesky factor
+        ``input2`` (``U^H U`` with ``upper=True``). See
+        :func:`ferrograd.cholesky_solve`.
+
+        Args:
+            input2 (Tensor): the Cholesky factor.
+            upper (bool): ``input2`` is the upper factor.
         """
     def chunk(self, chunks: Any, dim: Any = ...) -> tuple[Tensor, ...]:
         """Views of ``chunks`` near-equal pieces along ``dim`` (the last may be smaller).
@@ -2309,6 +2352,17 @@ class Tensor:
 
         See :func:`ferrograd.transpose`.
         """
+    def triangular_solve(self, A: Any, upper: Any = ..., transpose: Any = ..., unitriangular: Any = ...) -> Tensor:
+        """Solves ``A X = self`` for a triangular ``A`` and returns
+        ``(solution, cloned_coefficient)``. See
+        :func:`ferrograd.triangular_solve`.
+
+        Args:
+            A (Tensor): the triangular coefficient matrices.
+            upper (bool): ``A`` is upper triangular.
+            transpose (bool): solve ``A^T X = self``.
+            unitriangular (bool): take ``A``'s diagonal as ones.
+        """
     def tril(self, diagonal: Any = ...) -> Tensor:
         """A copy with the elements above diagonal ``diagonal`` set to zero.
 
@@ -2675,8 +2729,16 @@ def _im2col(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride
 def _is_fwd_grad_enabled() -> Tensor: ...
 def _layer_norm(input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: Any) -> Tensor:
     """`nn.functional.layer_norm` (arguments checked in Rust)."""
+def _linalg_cholesky(A: Any, upper: Any) -> Tensor:
+    """`linalg.cholesky(A, upper)`."""
+def _linalg_cholesky_ex(A: Any, upper: Any) -> Tensor:
+    """`linalg.cholesky_ex(A, upper)`: `(L, info)`."""
 def _linalg_solve(A: Any, B: Any) -> Tensor:
     """`linalg.solve(A, B)`."""
+def _linalg_solve_triangular(A: Any, B: Any, flags: Any) -> Tensor:
+    """`linalg.solve_triangular(A, B, upper, left, unitriangular)`, with the
+    three flags in that order.
+    """
 def _make_dual(tensor: Tensor, tangent: Any, level: Any = ...) -> Tensor: ...
 def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:
     """Kernel of `linalg.matrix_norm`."""

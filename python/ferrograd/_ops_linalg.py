@@ -1,10 +1,14 @@
 """Module-level forms of the linalg operations (``ferrograd.matmul(a, b)``)."""
 
 from ._core import Tensor, einsum
+from ._ops_pointwise import _finish
 
 __all__ = [
     "addmm",
     "bmm",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "det",
     "dot",
     "einsum",
@@ -15,6 +19,7 @@ __all__ = [
     "mv",
     "outer",
     "trace",
+    "triangular_solve",
 ]
 
 addmm = Tensor.addmm
@@ -28,6 +33,124 @@ mm = Tensor.mm
 mv = Tensor.mv
 outer = Tensor.outer
 trace = Tensor.trace
+
+
+def _check(fname: str, **args: object) -> None:
+    """torch's TypeError for an argument of ``fname`` that is not a tensor."""
+    for what, x in args.items():
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{fname}(): argument '{what}' must be Tensor, not {type(x).__name__}")
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """cholesky(input, upper=False, *, out=None) -> Tensor
+
+    The Cholesky factor of a Hermitian positive-definite matrix, or of each
+    matrix in a batch: ``L`` with ``A = L L^H`` (from ``A``'s lower
+    triangle), or with ``upper=True`` ``U`` with ``A = U^H U`` (from its
+    upper triangle). Deprecated in torch in favour of
+    :func:`ferrograd.linalg.cholesky`, which this calls (with a warning).
+
+    Args:
+        input (Tensor): a ``(*, n, n)`` float or complex tensor.
+        upper (bool): return the upper factor.
+        out (Tensor, optional): the output tensor.
+
+    Raises:
+        ferrograd.linalg.LinAlgError: a matrix is not positive definite.
+
+    Example:
+        >>> import warnings; warnings.simplefilter("ignore")
+        >>> ferrograd.cholesky(ferrograd.tensor([[4.0, 2.0], [2.0, 5.0]]))
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    _check("cholesky", input=input)
+    return _finish(input.cholesky(upper), out)
+
+
+def cholesky_solve(
+    input: Tensor, input2: Tensor, upper: bool = False, *, out: Tensor | None = None
+) -> Tensor:
+    """cholesky_solve(B, L, upper=False, *, out=None) -> Tensor
+
+    Solves ``A X = B`` for a Hermitian positive-definite ``A`` given its
+    Cholesky factor ``L`` (``A = L L^H``, or ``A = U^H U`` with
+    ``upper=True``), by two triangular solves. Batch dims broadcast;
+    differentiable with respect to ``B`` and ``L``.
+
+    Args:
+        input (Tensor): the right-hand sides ``B``, of shape ``(*, n, k)``.
+        input2 (Tensor): the factor, of shape ``(*, n, n)``.
+        upper (bool): ``input2`` is the upper factor.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> A = ferrograd.tensor([[4.0, 2.0], [2.0, 5.0]])
+        >>> L = ferrograd.linalg.cholesky(A)
+        >>> ferrograd.cholesky_solve(ferrograd.tensor([[6.0], [7.0]]), L)
+        tensor([[1.],
+                [1.]])
+    """
+    _check("cholesky_solve", input=input, input2=input2)
+    return _finish(input.cholesky_solve(input2, upper), out)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """cholesky_inverse(L, upper=False, *, out=None) -> Tensor
+
+    The inverse of a Hermitian positive-definite ``A`` given its Cholesky
+    factor (``A = L L^H``, or ``A = U^H U`` with ``upper=True``), by
+    triangular solves against the identity. Differentiable.
+
+    Args:
+        input (Tensor): the factor, of shape ``(*, n, n)``.
+        upper (bool): ``input`` is the upper factor.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> L = ferrograd.tensor([[2.0, 0.0], [1.0, 2.0]])
+        >>> ferrograd.cholesky_inverse(L)
+        tensor([[ 0.3125, -0.1250],
+                [-0.1250,  0.2500]])
+    """
+    _check("cholesky_inverse", input=input)
+    return _finish(input.cholesky_inverse(upper), out)
+
+
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False,
+    *, out: tuple[Tensor, Tensor] | None = None,
+) -> tuple[Tensor, Tensor]:
+    """triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None)
+
+    Solves ``A X = b`` (``A^T X = b`` with ``transpose``) for a triangular
+    ``A`` and returns the named tuple ``(solution, cloned_coefficient)``, the
+    second a copy of ``A``. The legacy form of
+    :func:`ferrograd.linalg.solve_triangular` (note ``upper=True`` by
+    default here); batch dims broadcast.
+
+    Args:
+        b (Tensor): the right-hand sides, of shape ``(*, n, k)``.
+        A (Tensor): the triangular matrices, of shape ``(*, n, n)``.
+        upper (bool): ``A`` is upper triangular.
+        transpose (bool): solve ``A^T X = b``.
+        unitriangular (bool): take ``A``'s diagonal as ones.
+        out (tuple of two Tensors, optional): the output tensors.
+
+    Example:
+        >>> A = ferrograd.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> ferrograd.triangular_solve(ferrograd.tensor([[4.0], [8.0]]), A).solution
+        tensor([[1.],
+                [2.]])
+    """
+    _check("triangular_solve", input=b, A=A)
+    r = b.triangular_solve(A, upper, transpose, unitriangular)
+    if out is None:
+        return r
+    _finish(r[0], out[0])
+    _finish(r[1], out[1])
+    return type(r)(out)
 
 # Module-level docs of the functions above that are Tensor methods (applied
 # when ``ferrograd`` routes them; the methods keep their own docs).

@@ -1,10 +1,121 @@
 """``ferrograd.linalg``: the ``torch.linalg`` functions ferrograd provides."""
 
-from ._core import Tensor
+from . import return_types as _return_types
+from ._core import LinAlgError, Tensor
+from ._core import _linalg_cholesky as _cholesky
+from ._core import _linalg_cholesky_ex as _cholesky_ex
 from ._core import _linalg_solve as solve
+from ._core import _linalg_solve_triangular as _solve_triangular
+from ._ops_pointwise import _finish
 from .linalg_norms import matrix_norm, norm, vector_norm
 
-__all__ = ["det", "inv", "matmul", "matrix_norm", "norm", "solve", "vector_norm"]
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "matmul", "matrix_norm", "norm", "solve",
+    "solve_triangular", "vector_norm",
+]  # fmt: skip
+
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """cholesky(A, *, upper=False, out=None) -> Tensor
+
+    Computes the Cholesky decomposition of a Hermitian positive-definite
+    matrix, or of each matrix in a batch: ``L`` lower triangular with
+    ``A = L L^H``, read from ``A``'s lower triangle; with ``upper=True``,
+    ``U = L^H`` with ``A = U^H U``, read from the upper triangle. Computes in
+    ``A``'s own dtype (float32, float64, complex64, complex128).
+
+    Differentiable (reverse and forward mode). The gradient assumes ``A``
+    Hermitian: it is Hermitian itself, spread over both triangles.
+
+    Args:
+        A (Tensor): a ``(*, n, n)`` tensor.
+        upper (bool): return the upper factor.
+        out (Tensor, optional): the output tensor.
+
+    Raises:
+        LinAlgError: a matrix is not positive definite (the message names
+            the order of the first leading minor that is not, and the batch
+            element).
+
+    Example:
+        >>> A = ferrograd.tensor([[4.0, 2.0], [2.0, 5.0]])
+        >>> ferrograd.linalg.cholesky(A)
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    return _finish(_cholesky(A, upper), out)
+
+
+def cholesky_ex(
+    A: Tensor, *, upper: bool = False, check_errors: bool = False, out: tuple[Tensor, Tensor] | None = None
+) -> tuple[Tensor, Tensor]:
+    """cholesky_ex(A, *, upper=False, check_errors=False, out=None) -> (Tensor, Tensor)
+
+    :func:`cholesky` without the error: returns the named tuple
+    ``(L, info)``, where ``info`` (int32, one per matrix) is 0 for a matrix
+    that was factored and otherwise the order of its first leading minor
+    that is not positive definite (its ``L`` is then zeros). With
+    ``check_errors=True`` such a matrix raises :class:`LinAlgError`.
+
+    Args:
+        A (Tensor): a ``(*, n, n)`` tensor.
+        upper (bool): return the upper factor.
+        check_errors (bool): raise for a matrix that is not positive definite.
+        out (tuple of two Tensors, optional): the output tensors.
+
+    Example:
+        >>> A = ferrograd.tensor([[[4.0, 2.0], [2.0, 5.0]], [[1.0, 2.0], [2.0, 1.0]]])
+        >>> ferrograd.linalg.cholesky_ex(A).info
+        tensor([0, 2], dtype=ferrograd.int32)
+    """
+    r = _cholesky_ex(A, upper)
+    if check_errors:
+        codes = r.info.reshape(-1).tolist()
+        bad = next((i for i, k in enumerate(codes) if k), None)
+        if bad is not None:
+            where = f"(Batch element {bad}): " if r.info.dim() else ""
+            raise LinAlgError(
+                f"linalg.cholesky_ex: {where}The factorization could not be completed because the input is "
+                f"not positive-definite (the leading minor of order {codes[bad]} is not positive-definite)."
+            )
+    if out is None:
+        return r
+    _finish(r[0], out[0])
+    _finish(r[1], out[1])
+    return _return_types.linalg_cholesky_ex(out)
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
+    out: Tensor | None = None,
+) -> Tensor:
+    """solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None) -> Tensor
+
+    Computes the solution ``X`` of ``A X = B`` (``left=True``) or
+    ``X A = B`` for a triangular ``A``, reading only its upper or lower
+    triangle (and taking its diagonal as ones with ``unitriangular``). Batch
+    dims broadcast. A zero on the diagonal gives infinities or NaNs (no
+    error, as in torch). Differentiable with respect to both (``A``'s
+    gradient lies on the triangle read).
+
+    Args:
+        A (Tensor): the ``(*, n, n)`` triangular matrices.
+        B (Tensor): the right-hand sides: ``(*, n, k)``, or ``(*, k, n)``
+            with ``left=False``.
+        upper (bool): ``A`` is upper triangular (keyword-only, required).
+        left (bool): solve ``A X = B`` rather than ``X A = B``.
+        unitriangular (bool): take ``A``'s diagonal as ones.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> A = ferrograd.tensor([[2.0, 0.0], [1.0, 4.0]])
+        >>> ferrograd.linalg.solve_triangular(A, ferrograd.tensor([[2.0], [9.0]]), upper=False)
+        tensor([[1.],
+                [2.]])
+    """
+    return _finish(_solve_triangular(A, B, (upper, left, unitriangular)), out)
+
 
 det = Tensor.det
 inv = Tensor.inverse

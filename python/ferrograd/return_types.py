@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-__all__ = ["aminmax", "max", "min"]
+__all__ = ["aminmax", "linalg_cholesky_ex", "max", "min", "triangular_solve"]
 
 
 class _StructSeq(tuple):
@@ -47,3 +47,5 @@ def _make(name: str, fields: tuple[str, ...]) -> type:
 max = _make("max", ("values", "indices"))  # noqa: A001
 min = _make("min", ("values", "indices"))  # noqa: A001
 aminmax = _make("aminmax", ("min", "max"))
+linalg_cholesky_ex = _make("linalg_cholesky_ex", ("L", "info"))
+triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))

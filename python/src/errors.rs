@@ -8,6 +8,13 @@ use pyo3::exceptions::{
 use pyo3::prelude::PyAnyMethods;
 use pyo3::PyErr;
 
+pyo3::create_exception!(
+    ferrograd.linalg,
+    LinAlgError,
+    PyRuntimeError,
+    "A linear algebra function failed on its input's values (a singular matrix, one that is not positive definite); a subclass of RuntimeError, as torch.linalg.LinAlgError."
+);
+
 /// Converts a core error into the matching Python exception.
 pub fn to_py(e: Error) -> PyErr {
     if let Error::External { payload, .. } = &e {
@@ -23,6 +30,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Value => PyValueError::new_err(msg),
         ErrorKind::Assertion => PyAssertionError::new_err(msg),
         ErrorKind::NotImplemented => PyNotImplementedError::new_err(msg),
+        ErrorKind::LinAlg => LinAlgError::new_err(msg),
     }
 }
 

@@ -9,6 +9,7 @@ mod autograd;
 mod complex;
 mod convert;
 mod creation;
+mod decomp;
 mod dtype;
 mod elementwise;
 mod errors;
@@ -282,6 +283,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shape_index::register(m)?;
     joining::register(m)?;
     linalg::register(m)?;
+    decomp::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
     random::register(m)?;

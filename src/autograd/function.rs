@@ -264,6 +264,21 @@ impl Saver<'_> {
             }
         }
     }
+    /// Saves output `output_nr` when `needed` (a formula that reads it only
+    /// for some inputs' gradients), else an empty slot in its place.
+    pub fn save_output_if(
+        &mut self,
+        needed: bool,
+        name: &'static str,
+        t: &Tensor,
+        output_nr: usize,
+    ) {
+        if needed {
+            self.save_output(name, t, output_nr);
+        } else {
+            self.save_opt(name, None);
+        }
+    }
     /// Records a non-tensor argument for `_saved_<name>`.
     pub fn attr(&mut self, name: &'static str, value: SavedValue) {
         self.attrs.push((name, value));

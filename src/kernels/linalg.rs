@@ -200,9 +200,19 @@ unsafe fn gather<T: Element, S: Field>(t: &Tensor, off: usize, rows: usize, cols
     v
 }
 
+/// The batch offsets of each matrix of `a` and of `b`, two batches of
+/// matrices of one batch shape.
+pub(crate) fn pair_offsets(a: &Tensor, b: &Tensor) -> (Vec<usize>, Vec<usize>) {
+    let batch = &a.shape()[..a.ndim() - 2];
+    (
+        batch_offsets(batch, a.strides()),
+        batch_offsets(batch, b.strides()),
+    )
+}
+
 /// Runs `f(i)` for each batch entry, in parallel when the work is large;
 /// returns the results in order, or the error of the first failing entry.
-fn per_batch<R: Send>(
+pub(crate) fn per_batch<R: Send>(
     nb: usize,
     work: usize,
     f: impl Fn(usize) -> Result<R> + Sync + Send,
@@ -244,7 +254,7 @@ pub(crate) fn inv<T: Element, S: Field>(a: &Tensor, n: usize) -> Result<Tensor> 
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
         let lu = Lu::new(unsafe { gather::<T, S>(a, offs[i], n, n) }, n);
         if let Some(j) = lu.zero_pivot {
-            return Err(Error::runtime(format!(
+            return Err(Error::linalg(format!(
                 "linalg.inv: {}The diagonal element {} is zero, the inversion could not be completed because the input matrix is singular.",
                 batch_prefix(nd > 2, i),
                 j + 1
@@ -280,10 +290,7 @@ pub(crate) fn solve<T: Element, S: Field>(
 ) -> Result<Tensor> {
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
-    let (oa, ob) = (
-        batch_offsets(batch, a.strides()),
-        batch_offsets(batch, b.strides()),
-    );
+    let (oa, ob) = pair_offsets(a, b);
     let batched = nd > 2;
     let _g = lock(&[a, b], None);
     let blocks = per_batch(oa.len(), n * n * (n + k), |i| {
@@ -297,7 +304,7 @@ pub(crate) fn solve<T: Element, S: Field>(
         };
         let lu = Lu::new(am, n);
         if lu.zero_pivot.is_some() {
-            return Err(Error::runtime(format!(
+            return Err(Error::linalg(format!(
                 "torch.linalg.solve: {}The solver failed because the input matrix is singular.",
                 batch_prefix(batched, i)
             )));

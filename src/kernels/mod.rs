@@ -43,6 +43,7 @@ pub(crate) mod arith;
 pub(crate) mod basic;
 pub(crate) mod conv;
 pub(crate) mod copy;
+pub(crate) mod decomp;
 pub(crate) mod fold;
 pub(crate) mod formulas;
 pub(crate) mod fused;

@@ -47,6 +47,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         shape::FORMULAS,
         linalg::matmul::FORMULAS,
         linalg::decomp::FORMULAS,
+        linalg::cholesky::FORMULAS,
         linalg::einsum::FORMULAS,
         conv::FORMULAS,
         nn::FORMULAS,

@@ -19,7 +19,9 @@ start it. Steps:
   composites ``cdist`` of a slot's rows with themselves, ``tensordot``,
   ``block_diag`` and ``chain_matmul`` of a slot with its sine, ``meshgrid``
   and ``cartesian_prod`` of the slot's first row, ``s[0, ..., 0, :]``, with
-  its sine, and ``embedding_bag`` with a matrix slot as the table).
+  its sine, ``embedding_bag`` with a matrix slot as the table, and
+  ``linalg.cholesky`` and ``linalg.solve_triangular`` of matrices made from
+  a slot's rows).
   torch's ``cdist`` has neither a second derivative nor forward mode, so
   torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
@@ -53,12 +55,13 @@ X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
+    "cholesky", "solve_triangular",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
 OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
-    "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,),
+    "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
 }  # fmt: skip
 # The orders of cdist (the constant of a cdist step).
 CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
@@ -243,6 +246,16 @@ class TorchLike:
             offsets = self.T.tensor([0, 1])
             mode = "sum" if c >= 0 else "mean"
             return self.T.nn.functional.embedding_bag(rows, a, offsets, mode=mode)
+        if name == "cholesky":
+            # The factor of a positive-definite matrix made from the slot's
+            # rows (upper for c < 0).
+            gram = a @ a.mT / a.shape[-1] + self.T.eye(a.shape[-2], dtype=a.dtype)
+            return self.T.linalg.cholesky(gram, upper=c < 0)
+        if name == "solve_triangular":
+            # The slot solved against a triangle of a matrix with a diagonal
+            # in (1, 3) made from its rows.
+            m = (a @ a.mT).tanh() + 2 * self.T.eye(a.shape[-2], dtype=a.dtype)
+            return self.T.linalg.solve_triangular(m, a, upper=c >= 0)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -388,6 +401,10 @@ class NumpyBackend(TorchLike):
             r = a * np.sin(args[1])
         else:
             r = self.composite(name, a, c)
+        if name in ("cholesky", "solve_triangular"):
+            # Column-major matrices, as torch's and ferrograd's linalg
+            # results are.
+            return np.swapaxes(np.array(np.swapaxes(r, -1, -2), order="C"), -1, -2)
         # A fresh row-major array (as ferrograd's results are), also for
         # 0-dim results.
         return np.array(r, order="C")
@@ -416,6 +433,13 @@ class NumpyBackend(TorchLike):
         if name == "embedding_bag":
             second = a[-1] + a[0]
             return np.stack([a[0], second if c >= 0 else second / 2])
+        if name == "cholesky":
+            gram = a @ np.swapaxes(a, -1, -2) / a.shape[-1] + np.eye(a.shape[-2])
+            low = np.linalg.cholesky(gram)
+            return np.swapaxes(low, -1, -2) if c < 0 else low
+        if name == "solve_triangular":
+            m = np.tanh(a @ np.swapaxes(a, -1, -2)) + 2 * np.eye(a.shape[-2])
+            return np.linalg.solve(np.triu(m) if c >= 0 else np.tril(m), a)
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

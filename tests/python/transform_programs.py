@@ -2,8 +2,9 @@
 
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
-reshapes, einsum, norms, and the composites cdist, tensordot, block_diag,
-atleast_*d, meshgrid, cartesian_prod, chain_matmul and embedding bags) applied
+reshapes, einsum, norms, cholesky, cholesky_solve and solve_triangular, and
+the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
+cartesian_prod, chain_matmul and embedding bags) applied
 to a vector or a square matrix in float64,
 with constants drawn from the seed. ``check_program`` runs every
 composition of ``ferrograd.func``'s transforms (and
@@ -184,6 +185,24 @@ def draw_op(rng, s):
         if s[0] == s[1]:
             add("einsum_ii->i", lambda t: torch.einsum("ii->i", t), (s[0],))
             add("diagonal", lambda t: t.diagonal(), (s[0],))
+            # Factorizations of a positive-definite matrix made from t, and
+            # triangular solves with t (or a constant) as the triangle.
+            eye = torch.eye(s[0], dtype=DT)
+            up = bool(rng.random() < 0.5)
+            add(f"cholesky(upper={up})",
+                lambda t, e=eye, u=up: torch.linalg.cholesky(t @ t.T / len(t) + e, upper=u), s)
+            rhs = const(rng, s[0], m)
+            add("cholesky_solve",
+                lambda t, e=eye, r=rhs: torch.cholesky_solve(r, torch.linalg.cholesky(t @ t.T + e)),
+                (s[0], m))
+            left = bool(rng.random() < 0.5)
+            add(f"solve_triangular(A=t, upper={up}, left={left})",
+                lambda t, e=eye, r=rhs, u=up, lf=left: torch.linalg.solve_triangular(
+                    t.tanh() + 2 * e, r if lf else r.T, upper=u, left=lf),
+                (s[0], m) if left else (m, s[0]))
+            tri = torch.tril(const(rng, s[0], s[0])) * 0.3 + eye
+            add("solve_triangular(B=t)",
+                lambda t, a=tri: torch.linalg.solve_triangular(a, t, upper=False, unitriangular=True), s)
         add("transpose", lambda t: t.T, (s[1], s[0]))
         add("flatten", lambda t: t.reshape(-1), (s[0] * s[1],))
         row = int(rng.integers(0, s[0]))

@@ -13,7 +13,7 @@ use crate::tensor::broadcast_shapes;
 use crate::{Error, Result, Tensor};
 
 /// Checks that `a` is a float batch of square matrices, for `op`.
-fn check_square(a: &Tensor, op: &str) -> Result<usize> {
+pub(super) fn check_square(a: &Tensor, op: &str) -> Result<usize> {
     if !a.dtype().is_differentiable() {
         return Err(Error::runtime(format!(
             "{op}: Expected a floating point or complex tensor as input. Got {}",
@@ -162,11 +162,7 @@ derivatives! {
         };
         save |s, needs| {
             s.save("A", a);
-            if needs[0] {
-                s.save_output("result", &x, 0);
-            } else {
-                s.save_opt("result", None);
-            }
+            s.save_output_if(needs[0], "result", &x, 0);
         }
         backward |ctx, g| {
             // gB = A^{-H} g, gA = -gB X^H

@@ -8,6 +8,7 @@
 //! `matrixmultiply`, see [`set_gemm_backend`]) fed with the operands' own
 //! strides, so transposed, sliced and expanded inputs are not copied.
 
+pub(crate) mod cholesky;
 pub(crate) mod decomp;
 pub(crate) mod einsum;
 pub(crate) mod matmul;

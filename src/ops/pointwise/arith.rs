@@ -300,11 +300,7 @@ derivatives! {
                     s.save(name, t);
                 }
             }
-            if needs[1] {
-                s.save_output("result", &out, 0);
-            } else {
-                s.save_opt("result", None);
-            }
+            s.save_output_if(needs[1], "result", &out, 0);
         }
         backward |ctx, g| {
             // Complex values take the conjugate derivatives: the formulas
