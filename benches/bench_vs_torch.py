@@ -390,7 +390,26 @@ def linalg_workload(torch) -> dict[str, float]:
             lambda low=low, b=b: torch.linalg.solve_triangular(low, b, upper=False), reps)
         out[f"solve fwd+bwd {tag}, 4 rhs"] = _ms(
             lambda a=a, b=b: torch.linalg.solve(a, b).sum().backward(), reps)
+        # Sign-free losses, so both libraries differentiate the same thing.
+        out[f"qr fwd+bwd {tag}"] = _ms(lambda a=a: _qr_loss(torch, a).backward(), reps)
+        out[f"eigh fwd+bwd {tag}"] = _ms(lambda a=a: _eigh_loss(torch, a).backward(), reps)
+        out[f"svd fwd+bwd {tag}"] = _ms(lambda a=a: _svd_loss(torch, a).backward(), reps)
     return out
+
+
+def _qr_loss(torch, a):
+    q, r = torch.linalg.qr(a)
+    return (q * r.diagonal(dim1=-2, dim2=-1).unsqueeze(-2)).sum()
+
+
+def _eigh_loss(torch, a):
+    w, v = torch.linalg.eigh(a)
+    return (v * v * w.unsqueeze(-2)).sum()
+
+
+def _svd_loss(torch, a):
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    return (u @ vh).sum() + s.sum()
 
 
 WORKLOADS = {

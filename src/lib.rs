@@ -76,6 +76,7 @@ pub use error::{Error, ErrorKind, ExternalError, Result, ScalarTypeName};
 /// The 16-bit float element types (`float16`, `bfloat16`), from the `half` crate.
 pub use half::{bf16, f16};
 pub use ops::conv::Window;
+pub use ops::linalg::QrMode;
 pub use ops::Reduction;
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{

@@ -45,8 +45,21 @@ __all__ = [
     "_layer_norm",
     "_linalg_cholesky",
     "_linalg_cholesky_ex",
+    "_linalg_cond",
+    "_linalg_cross",
+    "_linalg_eigh",
+    "_linalg_eigvalsh",
+    "_linalg_matrix_power",
+    "_linalg_matrix_rank",
+    "_linalg_multi_dot",
+    "_linalg_qr",
+    "_linalg_slogdet",
     "_linalg_solve",
     "_linalg_solve_triangular",
+    "_linalg_svd",
+    "_linalg_svdvals",
+    "_linalg_vander",
+    "_linalg_vecdot",
     "_make_dual",
     "_matrix_norm",
     "_max_pool2d_indices",
@@ -1517,6 +1530,15 @@ class Tensor:
 
         See :func:`ferrograd.log_softmax`.
         """
+    def logdet(self) -> Tensor:
+        """``log(det(self))`` of this square matrix (or batch): NaN for a real
+        matrix with a negative determinant, ``-inf`` for a singular one.
+        Differentiable.
+
+        Example:
+            >>> ferrograd.tensor([[2.0, 0.0], [0.0, 3.0]]).logdet()
+            tensor(1.7918)
+        """
     def logical_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bool tensor, True where both ``self`` and ``other`` are nonzero.
 
@@ -1815,6 +1837,14 @@ class Tensor:
             >>> t.put_(ferrograd.tensor([1, 1]), ferrograd.tensor([1.0, 2.0]), accumulate=True)
             tensor([[0., 3.],
                     [0., 0.]])
+        """
+    def qr(self, some: Any = ...) -> Tensor:
+        """The QR decomposition of this matrix (or batch): the named tuple
+        ``(Q, R)``, reduced with ``some=True`` and complete otherwise. See
+        :func:`ferrograd.linalg.qr`.
+
+        Args:
+            some (bool): the reduced decomposition (``Q`` ``m x k``).
         """
     def random_(self, *args: Any, **kwargs: Any) -> Tensor:
         """Fills ``self`` in place with random integers (in ``self``'s dtype).
@@ -2198,6 +2228,11 @@ class Tensor:
             >>> t.size(), t.size(-1)
             (ferrograd.Size([2, 3]), 3)
         """
+    def slogdet(self) -> Tensor:
+        """The sign (phase) and log of the absolute determinant of this square
+        matrix (or batch): the named tuple ``(sign, logabsdet)``. See
+        :func:`ferrograd.linalg.slogdet`.
+        """
     def softmax(self, dim: Any, dtype: _DTypeLike | None = ...) -> Tensor:
         """Softmax along ``dim``: ``exp(x)`` normalised to sum to 1.
 
@@ -2269,6 +2304,17 @@ class Tensor:
         """Sum of the elements over ``dim`` (all dims when None).
 
         See :func:`ferrograd.sum`.
+        """
+    def svd(self, some: Any = ..., compute_uv: Any = ...) -> Tensor:
+        """The singular value decomposition of this matrix (or batch): the
+        named tuple ``(U, S, V)`` with ``A = U diag(S) V^H`` (note ``V``,
+        not ``V^H``); thin with ``some=True``. With ``compute_uv=False``,
+        ``U`` and ``V`` are zero-filled ``m x m`` and ``n x n`` matrices.
+        See :func:`ferrograd.linalg.svd`.
+
+        Args:
+            some (bool): the thin decomposition.
+            compute_uv (bool): compute the singular vectors.
         """
     def swapaxes(self, axis0: Any, axis1: Any) -> Tensor:
         """Alias for :meth:`Tensor.transpose`."""
@@ -2733,12 +2779,31 @@ def _linalg_cholesky(A: Any, upper: Any) -> Tensor:
     """`linalg.cholesky(A, upper)`."""
 def _linalg_cholesky_ex(A: Any, upper: Any) -> Tensor:
     """`linalg.cholesky_ex(A, upper)`: `(L, info)`."""
+def _linalg_cond(A: Any, p: Any) -> Tensor: ...
+def _linalg_cross(a: Any, b: Any, dim: Any) -> Tensor: ...
+def _linalg_eigh(A: Any, UPLO: Any) -> Tensor:
+    """`linalg.eigh(A, UPLO)`: `(eigenvalues, eigenvectors)`."""
+def _linalg_eigvalsh(A: Any, UPLO: Any) -> Tensor:
+    """`linalg.eigvalsh(A, UPLO)`."""
+def _linalg_matrix_power(A: Any, n: Any) -> Tensor: ...
+def _linalg_matrix_rank(A: Any, atol: Any, rtol: Any, hermitian: Any) -> Tensor: ...
+def _linalg_multi_dot(tensors: Any) -> Tensor: ...
+def _linalg_qr(A: Any, mode: Any) -> Tensor:
+    """`linalg.qr(A, mode)`: `(Q, R)`."""
+def _linalg_slogdet(A: Any) -> Tensor:
+    """`linalg.slogdet(A)`: `(sign, logabsdet)`."""
 def _linalg_solve(A: Any, B: Any) -> Tensor:
     """`linalg.solve(A, B)`."""
 def _linalg_solve_triangular(A: Any, B: Any, flags: Any) -> Tensor:
     """`linalg.solve_triangular(A, B, upper, left, unitriangular)`, with the
     three flags in that order.
     """
+def _linalg_svd(A: Any, full_matrices: Any) -> Tensor:
+    """`linalg.svd(A, full_matrices)`: `(U, S, Vh)`."""
+def _linalg_svdvals(A: Any) -> Tensor:
+    """`linalg.svdvals(A)`."""
+def _linalg_vander(x: Any, N: Any) -> Tensor: ...
+def _linalg_vecdot(x: Any, y: Any, dim: Any) -> Tensor: ...
 def _make_dual(tensor: Tensor, tangent: Any, level: Any = ...) -> Tensor: ...
 def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:
     """Kernel of `linalg.matrix_norm`."""

@@ -1,7 +1,11 @@
 """Module-level forms of the linalg operations (``ferrograd.matmul(a, b)``)."""
 
 from ._core import Tensor, einsum
+from ._linalg_compose import matrix_power
+from ._linalg_spectral import _finish_all
 from ._ops_pointwise import _finish
+from .return_types import qr as _qr_tuple
+from .return_types import svd as _svd_tuple
 
 __all__ = [
     "addmm",
@@ -14,10 +18,15 @@ __all__ = [
     "einsum",
     "ger",
     "inverse",
+    "logdet",
     "matmul",
+    "matrix_power",
     "mm",
     "mv",
     "outer",
+    "qr",
+    "slogdet",
+    "svd",
     "trace",
     "triangular_solve",
 ]
@@ -327,3 +336,89 @@ DOCS: dict[str, str] = {
                 [ 1.5000, -0.5000]])
     """,
 }
+
+
+def qr(
+    input: Tensor, some: bool = True, *, out: tuple[Tensor, Tensor] | None = None
+) -> tuple[Tensor, Tensor]:
+    """qr(input, some=True, *, out=None) -> (Tensor, Tensor)
+
+    The QR decomposition of ``input`` as the named tuple ``(Q, R)``: the
+    reduced one with ``some=True``, the complete one otherwise. The legacy
+    form of :func:`ferrograd.linalg.qr` (``mode='reduced'`` or
+    ``'complete'``).
+
+    Args:
+        input (Tensor): a ``(*, m, n)`` float or complex tensor.
+        some (bool): the reduced decomposition.
+        out (tuple of two Tensors, optional): the output tensors.
+
+    Example:
+        >>> Q, R = ferrograd.qr(ferrograd.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> R.abs()
+        tensor([[5.0000, 2.2000],
+                [0.0000, 0.4000]])
+    """
+    _check("qr", input=input)
+    return _finish_all(input.qr(some), out, _qr_tuple)
+
+
+def svd(
+    input: Tensor, some: bool = True, compute_uv: bool = True, *,
+    out: tuple[Tensor, Tensor, Tensor] | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """svd(input, some=True, compute_uv=True, *, out=None) -> (Tensor, Tensor, Tensor)
+
+    The singular value decomposition ``input = U diag(S) V^H`` as the named
+    tuple ``(U, S, V)`` (``V``, where :func:`ferrograd.linalg.svd` returns
+    ``Vh``): thin with ``some=True`` (the default here, unlike
+    ``linalg.svd``). With ``compute_uv=False`` only ``S`` is computed and
+    ``U``, ``V`` are zero-filled ``(*, m, m)`` and ``(*, n, n)`` tensors.
+
+    Args:
+        input (Tensor): a ``(*, m, n)`` float or complex tensor.
+        some (bool): the thin decomposition.
+        compute_uv (bool): compute ``U`` and ``V``.
+        out (tuple of three Tensors, optional): the output tensors.
+
+    Example:
+        >>> ferrograd.svd(ferrograd.tensor([[3.0, 0.0], [4.0, 5.0]])).S
+        tensor([6.7082, 2.2361])
+    """
+    _check("svd", input=input)
+    return _finish_all(input.svd(some, compute_uv), out, _svd_tuple)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """logdet(input) -> Tensor
+
+    ``log(det(input))`` of a square matrix, or of each matrix in a batch,
+    from :func:`ferrograd.linalg.slogdet`: NaN for a real matrix with a
+    negative determinant, ``-inf`` for a singular one; for complex input,
+    the complex logarithm. Differentiable.
+
+    Args:
+        input (Tensor): a ``(*, n, n)`` float or complex tensor.
+
+    Example:
+        >>> ferrograd.logdet(ferrograd.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        tensor(1.7918)
+    """
+    _check("logdet", input=input)
+    return input.logdet()
+
+
+def slogdet(input: Tensor) -> tuple[Tensor, Tensor]:
+    """slogdet(input) -> (Tensor, Tensor)
+
+    The named tuple ``(sign, logabsdet)`` of :func:`ferrograd.linalg.slogdet`.
+
+    Args:
+        input (Tensor): a ``(*, n, n)`` float or complex tensor.
+
+    Example:
+        >>> ferrograd.slogdet(ferrograd.tensor([[2.0, 0.0], [0.0, -3.0]])).sign
+        tensor(-1.)
+    """
+    _check("slogdet", input=input)
+    return input.slogdet()

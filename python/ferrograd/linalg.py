@@ -6,12 +6,15 @@ from ._core import _linalg_cholesky as _cholesky
 from ._core import _linalg_cholesky_ex as _cholesky_ex
 from ._core import _linalg_solve as solve
 from ._core import _linalg_solve_triangular as _solve_triangular
+from ._linalg_compose import cond, cross, diagonal, matrix_power, matrix_rank, multi_dot, vander, vecdot
+from ._linalg_spectral import eigh, eigvalsh, qr, slogdet, svd, svdvals
 from ._ops_pointwise import _finish
 from .linalg_norms import matrix_norm, norm, vector_norm
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "matmul", "matrix_norm", "norm", "solve",
-    "solve_triangular", "vector_norm",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+    "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Self
 
-__all__ = ["aminmax", "linalg_cholesky_ex", "max", "min", "triangular_solve"]
+__all__ = [
+    "aminmax", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "min",
+    "qr", "slogdet", "svd", "triangular_solve",
+]  # fmt: skip
 
 
 class _StructSeq(tuple):
@@ -48,4 +51,11 @@ max = _make("max", ("values", "indices"))  # noqa: A001
 min = _make("min", ("values", "indices"))  # noqa: A001
 aminmax = _make("aminmax", ("min", "max"))
 linalg_cholesky_ex = _make("linalg_cholesky_ex", ("L", "info"))
+linalg_qr = _make("linalg_qr", ("Q", "R"))
+linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
+linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
+slogdet = _make("slogdet", ("sign", "logabsdet"))
+qr = _make("qr", ("Q", "R"))
+svd = _make("svd", ("U", "S", "V"))
 triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))

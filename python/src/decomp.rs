@@ -12,22 +12,21 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 
 /// Work of an `n x n` factorization of every matrix of `t`.
-fn cubic(t: &Tensor) -> usize {
+pub(crate) fn cubic(t: &Tensor) -> usize {
     t.numel()
         .saturating_mul(t.shape().last().copied().unwrap_or(1))
 }
 
-/// `ferrograd.return_types.<name>` holding `a` and `b`.
-fn named(
+/// `ferrograd.return_types.<name>` holding `items`.
+pub(crate) fn named<const N: usize>(
     py: Python<'_>,
     cell: &'static PyOnceLock<Py<PyAny>>,
     name: &str,
-    a: Tensor,
-    b: Tensor,
+    items: [Tensor; N],
 ) -> PyResult<Py<PyAny>> {
     let cls = py_helper(py, cell, "ferrograd.return_types", name)?;
-    let pair = PyTuple::new(py, [TensorOut(a), TensorOut(b)])?;
-    Ok(cls.call1((pair,))?.unbind())
+    let tuple = PyTuple::new(py, items.map(TensorOut))?;
+    Ok(cls.call1((tuple,))?.unbind())
 }
 
 /// `linalg.cholesky_ex(A, upper)`: `(L, info)`.
@@ -38,7 +37,7 @@ fn linalg_cholesky_ex(py: Python<'_>, A: &Bound<'_, PyAny>, upper: bool) -> PyRe
     static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let a = tensor_only(A, "linalg_cholesky_ex", "A")?;
     let (l, info) = nogil(py, cubic(&a), || a.linalg_cholesky_ex(upper)).py()?;
-    named(py, &CELL, "linalg_cholesky_ex", l, info)
+    named(py, &CELL, "linalg_cholesky_ex", [l, info])
 }
 
 /// `linalg.cholesky(A, upper)`.
@@ -172,7 +171,7 @@ impl PyTensor {
             b.triangular_solve(&a, upper, transpose, unitriangular)
         })
         .py()?;
-        named(py, &CELL, "triangular_solve", x, c)
+        named(py, &CELL, "triangular_solve", [x, c])
     }
 }
 

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PySequence;
 
 /// Tensors from a sequence argument (cat/stack).
-fn tensor_list(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
+pub(crate) fn tensor_list(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
     if obj.cast::<PyTensor>().is_ok() {
         return Err(PyTypeError::new_err(format!(
             "{op}(): argument 'tensors' must be tuple of Tensors, not Tensor"

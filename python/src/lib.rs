@@ -7,6 +7,7 @@
 
 mod autograd;
 mod complex;
+mod compose;
 mod convert;
 mod creation;
 mod decomp;
@@ -28,6 +29,7 @@ mod resize;
 mod routed;
 mod saved_hooks;
 mod shape_index;
+mod spectral;
 mod tensor;
 mod tensor_autograd;
 mod tensor_convert;
@@ -284,6 +286,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     joining::register(m)?;
     linalg::register(m)?;
     decomp::register(m)?;
+    spectral::register(m)?;
+    compose::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
     random::register(m)?;

@@ -53,7 +53,7 @@ fn ord_number(p: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
     Ok(None)
 }
 
-fn matrix_ord(ord: &Bound<'_, PyAny>) -> PyResult<MatrixOrd> {
+pub(crate) fn matrix_ord(ord: &Bound<'_, PyAny>) -> PyResult<MatrixOrd> {
     if let Some(p) = ord_number(ord)? {
         return Ok(MatrixOrd::P(p));
     }

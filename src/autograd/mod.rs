@@ -45,6 +45,7 @@ pub use engine::{
     GradInput,
 };
 pub use entry::{backward, grad, grad_allow_unused, grad_with, BackwardOptions, GradOptions};
+pub(crate) use forward::any_tangent;
 pub use forward::{
     current_dual_level, enter_batched_dual_level, enter_dual_level, exit_dual_level, fw_grad,
     is_fwd_grad_enabled, make_dual, set_fw_grad, set_fwd_grad_enabled, unpack_dual, DualLevel,

@@ -126,6 +126,12 @@ impl RecordedOutputs for Vec<Tensor> {
     }
 }
 
+impl RecordedOutputs for (Tensor, Tensor, Tensor) {
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
+        smallvec::smallvec![&self.0, &self.1, &self.2]
+    }
+}
+
 impl RecordedOutputs for (Tensor, Tensor) {
     fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
         smallvec::smallvec![&self.0, &self.1]

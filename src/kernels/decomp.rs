@@ -13,16 +13,103 @@ use crate::tensor::{contiguous_strides, Layout, Storage};
 use crate::{Complex, Element, Result, Tensor};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
+use faer::linalg::householder as hh;
+use faer::linalg::qr::no_pivoting::factor as qrf;
+use faer::linalg::svd::{svd as faer_svd, svd_scratch, ComputeSvdVectors};
 use faer::linalg::triangular_solve as tri;
-use faer::{Mat, Par};
+use faer::{Conj, Mat, Par};
 
 /// The dtypes faer computes in: ferrograd's float32/float64 and their
 /// complex counterparts.
-pub(crate) trait Faer: Element + faer::traits::ComplexField {}
-impl Faer for f32 {}
-impl Faer for f64 {}
-impl Faer for Complex<f32> {}
-impl Faer for Complex<f64> {}
+pub(crate) trait Faer: Element + faer::traits::ComplexField {
+    /// The real dtype of eigenvalues and singular values.
+    type Re: Element;
+    fn re(&self) -> Self::Re;
+    /// `p` with `|p| = 1` and `conj(p) x` real, of the sign of `x`'s real
+    /// part (1 for real types and for zero).
+    fn phase(&self) -> Self {
+        *self
+    }
+    /// `conj(p) x` for the phase `p` of [`Faer::phase`] (real types: `x`).
+    fn unphase(&self, _p: &Self) -> Self {
+        *self
+    }
+    /// The real part, as this type.
+    fn real_only(&self) -> Self {
+        *self
+    }
+    /// `x p`.
+    fn rephase(&self, _p: &Self) -> Self {
+        *self
+    }
+}
+impl Faer for f32 {
+    type Re = f32;
+    fn re(&self) -> f32 {
+        *self
+    }
+}
+impl Faer for f64 {
+    type Re = f64;
+    fn re(&self) -> f64 {
+        *self
+    }
+}
+impl Faer for Complex<f32> {
+    type Re = f32;
+    fn re(&self) -> f32 {
+        self.re
+    }
+    fn phase(&self) -> Self {
+        let a = self.norm();
+        if a == 0.0 {
+            return Complex::new(1.0, 0.0);
+        }
+        let p = self / a;
+        if self.re < 0.0 {
+            -p
+        } else {
+            p
+        }
+    }
+    fn unphase(&self, p: &Self) -> Self {
+        p.conj() * self
+    }
+    fn real_only(&self) -> Self {
+        Complex::new(self.re, 0.0)
+    }
+    fn rephase(&self, p: &Self) -> Self {
+        self * p
+    }
+}
+impl Faer for Complex<f64> {
+    type Re = f64;
+    fn re(&self) -> f64 {
+        self.re
+    }
+    fn phase(&self) -> Self {
+        let a = self.norm();
+        if a == 0.0 {
+            return Complex::new(1.0, 0.0);
+        }
+        let p = self / a;
+        if self.re < 0.0 {
+            -p
+        } else {
+            p
+        }
+    }
+    fn unphase(&self, p: &Self) -> Self {
+        p.conj() * self
+    }
+    fn real_only(&self) -> Self {
+        Complex::new(self.re, 0.0)
+    }
+    fn rephase(&self, p: &Self) -> Self {
+        self * p
+    }
+}
 
 /// Matrices at least this large, alone in their batch, are factored with
 /// the pool's threads.
@@ -93,6 +180,287 @@ fn write<T: Faer>(mats: &[Mat<T>], shape: &[usize], col_major: bool) -> Result<T
         Layout::new(shape, &strides, 0),
         T::DTYPE,
     )
+}
+
+/// The real values `v` (`k` per matrix) as a tensor of `shape`.
+fn write_values<T: Faer>(v: &[Vec<T::Re>], shape: &[usize]) -> Result<Tensor> {
+    let data: Vec<T::Re> = v.iter().flatten().copied().collect();
+    Tensor::from_parts(
+        Storage::from_slice(&data),
+        Layout::contiguous(shape),
+        <T::Re as Element>::DTYPE,
+    )
+}
+
+/// `shape` with its last two dims replaced by `rows x cols`.
+fn with_matrix(shape: &[usize], rows: usize, cols: usize) -> Vec<usize> {
+    let mut out = shape[..shape.len() - 2].to_vec();
+    out.extend([rows, cols]);
+    out
+}
+
+/// The QR decomposition of each `m x n` matrix of `a`: `Q` (`m x k`, or
+/// `m x m` with `complete`; not computed without `want_q`, an empty
+/// tensor is returned) and the upper trapezoidal `R` (`k x n`, or `m x n`
+/// with `complete`), `k = min(m, n)`, both column-major.
+pub(crate) fn qr<T: Faer>(a: &Tensor, complete: bool, want_q: bool) -> Result<(Tensor, Tensor)> {
+    let nd = a.ndim();
+    let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
+    let k = m.min(n);
+    let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
+    let offs = batch_offsets(&a.shape()[..nd - 2], a.strides());
+    let par = par_for(offs.len(), m.max(n));
+    let _g = lock(&[a], None);
+    let results = run(offs.len(), m * n * k, par, |i| {
+        // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
+        let mut f = unsafe { read::<T>(a, offs[i], m, n) };
+        let bs = qrf::recommended_block_size::<T>(m, n).max(1);
+        let mut coeff = Mat::<T>::zeros(bs, k);
+        let mut buf = MemBuffer::new(faer::dyn_stack::StackReq::any_of(&[
+            qrf::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
+            hh::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(m, bs, qcols),
+        ]));
+        let stack = MemStack::new(&mut buf);
+        qrf::qr_in_place(f.as_mut(), coeff.as_mut(), par, stack, Default::default());
+        let mut r = Mat::from_fn(rrows, n, |i, j| {
+            if i <= j && i < k {
+                *f.get(i, j)
+            } else {
+                T::zero()
+            }
+        });
+        // A complex R's diagonal is made real (LAPACK's convention, which
+        // the derivatives assume): row i of R times conj(p_i), column i of
+        // Q times p_i.
+        let phases: Vec<T> = (0..k).map(|i| r.get(i, i).phase()).collect();
+        if !T::IS_REAL {
+            for (i, p) in phases.iter().enumerate() {
+                for j in i..n {
+                    *r.get_mut(i, j) = r.get(i, j).unphase(p);
+                }
+                // Real up to rounding; made exactly real.
+                *r.get_mut(i, i) = r.get(i, i).real_only();
+            }
+        }
+        if !want_q {
+            return Ok((None, r));
+        }
+        let basis = Mat::from_fn(m, k, |i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Greater => *f.get(i, j),
+            std::cmp::Ordering::Equal => T::one(),
+            std::cmp::Ordering::Less => T::zero(),
+        });
+        let mut q = Mat::<T>::identity(m, qcols);
+        hh::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            basis.as_ref(),
+            coeff.as_ref(),
+            Conj::No,
+            q.as_mut(),
+            par,
+            stack,
+        );
+        if !T::IS_REAL {
+            for (j, p) in phases.iter().enumerate() {
+                for i in 0..m {
+                    *q.get_mut(i, j) = q.get(i, j).rephase(p);
+                }
+            }
+        }
+        Ok((Some(q), r))
+    })?;
+    let (qs, rs): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+    let r = write(&rs, &with_matrix(a.shape(), rrows, n), true)?;
+    let q = if want_q {
+        let qs: Vec<Mat<T>> = qs.into_iter().flatten().collect();
+        write(&qs, &with_matrix(a.shape(), m, qcols), true)?
+    } else {
+        Tensor::from_parts(
+            Storage::from_slice::<T>(&[]),
+            Layout::contiguous(&[0]),
+            T::DTYPE,
+        )?
+    };
+    Ok((q, r))
+}
+
+/// The eigenvalues (ascending, real) of each Hermitian `n x n` matrix of
+/// `a`, read from its lower triangle, and with `vectors` the eigenvectors
+/// as the columns of a column-major matrix; `Err(())` when the iteration
+/// does not converge.
+#[allow(clippy::type_complexity)]
+pub(crate) fn eigh<T: Faer>(a: &Tensor, vectors: bool) -> Result<(Tensor, Option<Tensor>)> {
+    let nd = a.ndim();
+    let n = a.shape()[nd - 1];
+    let offs = batch_offsets(&a.shape()[..nd - 2], a.strides());
+    let par = par_for(offs.len(), n);
+    let want = if vectors {
+        ComputeEigenvectors::Yes
+    } else {
+        ComputeEigenvectors::No
+    };
+    let _g = lock(&[a], None);
+    let results = run(offs.len(), n * n * n, par, |i| {
+        // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
+        let m = unsafe { read::<T>(a, offs[i], n, n) };
+        let mut s = faer::diag::Diag::<T>::zeros(n);
+        let mut u = vectors.then(|| Mat::<T>::zeros(n, n));
+        let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<T>(
+            n,
+            want,
+            par,
+            Default::default(),
+        ));
+        self_adjoint_evd(
+            m.as_ref(),
+            s.as_mut(),
+            u.as_mut().map(|u| u.as_mut()),
+            par,
+            MemStack::new(&mut buf),
+            Default::default(),
+        )
+        .map_err(|_| no_convergence("linalg.eigh", "eigenvalues"))?;
+        let vals: Vec<T::Re> = (0..n).map(|j| s[j].re()).collect();
+        Ok((vals, u))
+    })?;
+    let (vals, us): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+    let w = write_values::<T>(&vals, &a.shape()[..nd - 1])?;
+    let v = if vectors {
+        let us: Vec<Mat<T>> = us.into_iter().flatten().collect();
+        Some(write(&us, a.shape(), true)?)
+    } else {
+        None
+    };
+    Ok((w, v))
+}
+
+/// The singular values (descending) of each `m x n` matrix of `a`, and
+/// with `vectors` `U` (`m x k`, or `m x m` with `full`) and `Vh` (`k x n`,
+/// or `n x n`), `k = min(m, n)`, both column-major.
+#[allow(clippy::type_complexity)]
+pub(crate) fn svd<T: Faer>(
+    a: &Tensor,
+    vectors: bool,
+    full: bool,
+) -> Result<(Option<Tensor>, Tensor, Option<Tensor>)> {
+    let nd = a.ndim();
+    let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
+    let k = m.min(n);
+    let (uc, vc) = if full { (m, n) } else { (k, k) };
+    let want = match (vectors, full) {
+        (false, _) => ComputeSvdVectors::No,
+        (true, false) => ComputeSvdVectors::Thin,
+        (true, true) => ComputeSvdVectors::Full,
+    };
+    let offs = batch_offsets(&a.shape()[..nd - 2], a.strides());
+    let par = par_for(offs.len(), m.max(n));
+    let _g = lock(&[a], None);
+    let results = run(offs.len(), m * n * k, par, |i| {
+        // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
+        let x = unsafe { read::<T>(a, offs[i], m, n) };
+        let mut s = faer::diag::Diag::<T>::zeros(k);
+        let mut u = vectors.then(|| Mat::<T>::zeros(m, uc));
+        let mut v = vectors.then(|| Mat::<T>::zeros(n, vc));
+        let mut buf = MemBuffer::new(svd_scratch::<T>(m, n, want, want, par, Default::default()));
+        faer_svd(
+            x.as_ref(),
+            s.as_mut(),
+            u.as_mut().map(|u| u.as_mut()),
+            v.as_mut().map(|v| v.as_mut()),
+            par,
+            MemStack::new(&mut buf),
+            Default::default(),
+        )
+        .map_err(|_| no_convergence("linalg.svd", "singular values"))?;
+        let vals: Vec<T::Re> = (0..k).map(|j| s[j].re()).collect();
+        let vh = v.map(|v| v.adjoint().to_owned());
+        Ok((u, vals, vh))
+    })?;
+    let mut us = Vec::new();
+    let mut vals = Vec::new();
+    let mut vhs = Vec::new();
+    for (u, s, vh) in results {
+        us.extend(u);
+        vals.push(s);
+        vhs.extend(vh);
+    }
+    let s = write_values::<T>(&vals, &with_matrix(a.shape(), k, 1)[..nd - 1])?;
+    if !vectors {
+        return Ok((None, s, None));
+    }
+    let u = write(&us, &with_matrix(a.shape(), m, uc), true)?;
+    let vh = write(&vhs, &with_matrix(a.shape(), vc, n), true)?;
+    Ok((Some(u), s, Some(vh)))
+}
+
+/// The sign (for complex matrices the phase `det / |det|`; 0 for a
+/// singular matrix) and `ln |det|` of each `n x n` matrix of `a`, from its
+/// LU factorization with partial pivoting, accumulated in float64.
+pub(crate) fn slogdet<T: Faer>(a: &Tensor) -> Result<(Tensor, Tensor)> {
+    use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
+    let nd = a.ndim();
+    let n = a.shape()[nd - 1];
+    let offs = batch_offsets(&a.shape()[..nd - 2], a.strides());
+    let par = par_for(offs.len(), n);
+    let _g = lock(&[a], None);
+    let results = run(offs.len(), n * n * n, par, |i| {
+        // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
+        let mut lu = unsafe { read::<T>(a, offs[i], n, n) };
+        let (mut fwd, mut bwd) = (vec![0usize; n], vec![0usize; n]);
+        let mut buf = MemBuffer::new(lu_in_place_scratch::<usize, T>(
+            n,
+            n,
+            par,
+            Default::default(),
+        ));
+        let (info, _) = lu_in_place(
+            lu.as_mut(),
+            &mut fwd,
+            &mut bwd,
+            par,
+            MemStack::new(&mut buf),
+            Default::default(),
+        );
+        let mut sign = Complex::new(
+            if info.transposition_count % 2 == 1 {
+                -1.0
+            } else {
+                1.0
+            },
+            0.0,
+        );
+        let mut logabs = 0.0f64;
+        for j in 0..n {
+            let z = lu.get(j, j).to_complex();
+            let m = z.norm();
+            if m == 0.0 {
+                return Ok((T::zero(), f64::NEG_INFINITY));
+            }
+            logabs += m.ln();
+            sign *= z / m;
+        }
+        // Renormalized: n unit factors drift from modulus one by rounding.
+        Ok((T::from_complex(sign / sign.norm()), logabs))
+    })?;
+    let batch = &a.shape()[..nd - 2];
+    let signs: Vec<T> = results.iter().map(|r| r.0).collect();
+    let logs: Vec<T::Re> = results
+        .iter()
+        .map(|r| <T::Re as Element>::from_f64(r.1))
+        .collect();
+    let sign = Tensor::from_parts(
+        Storage::from_slice(&signs),
+        Layout::contiguous(batch),
+        T::DTYPE,
+    )?;
+    let logabs = write_values::<T>(&[logs], batch)?;
+    Ok((sign, logabs))
+}
+
+/// torch's error for a decomposition whose iteration did not converge.
+fn no_convergence(op: &str, what: &str) -> crate::Error {
+    crate::Error::linalg(format!(
+        "{op}: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated {what}."
+    ))
 }
 
 /// The lower Cholesky factor `L` (`A = L L^H`, only `A`'s lower triangle

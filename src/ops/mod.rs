@@ -48,6 +48,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         linalg::matmul::FORMULAS,
         linalg::decomp::FORMULAS,
         linalg::cholesky::FORMULAS,
+        linalg::spectral::FORMULAS,
         linalg::einsum::FORMULAS,
         conv::FORMULAS,
         nn::FORMULAS,

@@ -21,7 +21,8 @@ start it. Steps:
   and ``cartesian_prod`` of the slot's first row, ``s[0, ..., 0, :]``, with
   its sine, ``embedding_bag`` with a matrix slot as the table, and
   ``linalg.cholesky`` and ``linalg.solve_triangular`` of matrices made from
-  a slot's rows).
+  a slot's rows, and sign-free products of the factors of ``linalg.qr``,
+  ``linalg.eigh`` and ``linalg.svd``, and ``linalg.slogdet``).
   torch's ``cdist`` has neither a second derivative nor forward mode, so
   torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
@@ -55,13 +56,14 @@ X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
-    "cholesky", "solve_triangular",
+    "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
 OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
+    "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3),
 }  # fmt: skip
 # The orders of cdist (the constant of a cdist step).
 CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
@@ -111,6 +113,16 @@ def _short(args: Any) -> str:
 
 # --------------------------------------------------------------------------
 # Backends
+
+
+def spread(shape: tuple) -> np.ndarray:
+    """A matrix of the last two dims of ``shape`` with 2, 4, 6, ... on its
+    diagonal and zeros elsewhere."""
+    rows, cols = shape[-2:]
+    out = np.zeros((rows, cols))
+    k = min(rows, cols)
+    out[np.arange(k), np.arange(k)] = 2.0 * np.arange(1, k + 1)
+    return out
 
 
 def first_row(t: Any) -> Any:
@@ -256,6 +268,26 @@ class TorchLike:
             # in (1, 3) made from its rows.
             m = (a @ a.mT).tanh() + 2 * self.T.eye(a.shape[-2], dtype=a.dtype)
             return self.T.linalg.solve_triangular(m, a, upper=c >= 0)
+        # The factorizations take the slot moved well away from rank
+        # deficiency and from repeated eigen/singular values (a diagonal
+        # with distinct, spread entries added), and return products of
+        # the factors that no sign choice changes.
+        if name == "qr":
+            q, r = self.T.linalg.qr(0.3 * a + self.T.tensor(spread(a.shape)))
+            return q * r.diagonal(dim1=-2, dim2=-1).unsqueeze(-2)
+        if name == "eigh":
+            n = a.shape[-2]
+            gram = 0.1 * (a @ a.mT) + self.T.tensor(spread((n, n)))
+            w, v = self.T.linalg.eigh(gram)
+            return v * v * w.unsqueeze(-2)
+        if name == "svd":
+            u, s, _ = self.T.linalg.svd(0.3 * a + self.T.tensor(spread(a.shape)), full_matrices=False)
+            return u * u * s.unsqueeze(-2)
+        if name == "slogdet":
+            # The slot scaled by log det of a positive-definite matrix made
+            # from its rows.
+            gram = a @ a.mT + self.T.eye(a.shape[-2], dtype=a.dtype)
+            return a * self.T.linalg.slogdet(gram).logabsdet[..., None, None]
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -401,7 +433,7 @@ class NumpyBackend(TorchLike):
             r = a * np.sin(args[1])
         else:
             r = self.composite(name, a, c)
-        if name in ("cholesky", "solve_triangular"):
+        if name in ("cholesky", "solve_triangular", "qr", "eigh", "svd"):
             # Column-major matrices, as torch's and ferrograd's linalg
             # results are.
             return np.swapaxes(np.array(np.swapaxes(r, -1, -2), order="C"), -1, -2)
@@ -440,6 +472,19 @@ class NumpyBackend(TorchLike):
         if name == "solve_triangular":
             m = np.tanh(a @ np.swapaxes(a, -1, -2)) + 2 * np.eye(a.shape[-2])
             return np.linalg.solve(np.triu(m) if c >= 0 else np.tril(m), a)
+        if name == "qr":
+            q, r = np.linalg.qr(0.3 * a + spread(a.shape))
+            return q * np.diagonal(r, axis1=-2, axis2=-1)[..., None, :]
+        if name == "eigh":
+            n = a.shape[-2]
+            w, v = np.linalg.eigh(0.1 * (a @ np.swapaxes(a, -1, -2)) + spread((n, n)))
+            return v * v * w[..., None, :]
+        if name == "svd":
+            u, s, _ = np.linalg.svd(0.3 * a + spread(a.shape), full_matrices=False)
+            return u * u * s[..., None, :]
+        if name == "slogdet":
+            gram = a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-2])
+            return a * np.linalg.slogdet(gram)[1][..., None, None]
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

@@ -2,7 +2,9 @@
 
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
-reshapes, einsum, norms, cholesky, cholesky_solve and solve_triangular, and
+reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
+sign-free products of the qr, eigh and svd factors, slogdet, logdet,
+vecdot, vander, cross, matrix_power, cond, multi_dot, and
 the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
 cartesian_prod, chain_matmul and embedding bags) applied
 to a vector or a square matrix in float64,
@@ -109,6 +111,22 @@ def meshgrid_mix(a, b, indexing):
 CDIST_P = [0.5, 1, 1.5, 2, 3.5, math.inf]
 
 
+def _qr_signfree(t):
+    """Q's columns scaled by R's diagonal (the same for either sign of each)."""
+    q, r = torch.linalg.qr(t)
+    return q * r.diagonal().unsqueeze(-2)
+
+
+def _eigh_signfree(t):
+    w, v = torch.linalg.eigh(t)
+    return v * v * w.unsqueeze(-2)
+
+
+def _svd_signfree(t):
+    u, s, _ = torch.linalg.svd(t, full_matrices=False)
+    return u * u * s.unsqueeze(-2)
+
+
 def draw_op(rng, s):
     """One op applicable to shape ``s`` (1-d or 2-d): ``(name, fn, out_shape)``."""
     d = len(s)
@@ -147,6 +165,11 @@ def draw_op(rng, s):
         v_m = const(rng, m)
         add("outer", lambda t, v=v_m: torch.outer(t, v), (s[0], m))
         add("einsum_i,ij->j", lambda t, w=w_right: torch.einsum("i,ij->j", t, w), (m,))
+        add("linalg.vecdot", lambda t, v=v: torch.linalg.vecdot(t, v).unsqueeze(0), (1,))
+        if s[0] >= 2:
+            add("linalg.vander", lambda t: torch.linalg.vander(t.tanh(), N=3), (s[0], 3))
+        if s[0] == 3:
+            add("linalg.cross", lambda t, v=v: torch.linalg.cross(t, v), (3,))
         stack_dim = int(rng.integers(0, 2))
         add("stack", lambda t, c=c, sd=stack_dim: torch.stack([t, c], dim=sd),
             (2, s[0]) if stack_dim == 0 else (s[0], 2))
@@ -200,9 +223,25 @@ def draw_op(rng, s):
                 lambda t, e=eye, r=rhs, u=up, lf=left: torch.linalg.solve_triangular(
                     t.tanh() + 2 * e, r if lf else r.T, upper=u, left=lf),
                 (s[0], m) if left else (m, s[0]))
+            shift = torch.diag(torch.arange(s[0], dtype=DT))
+            rng_pow = int(rng.integers(-2, 4))
+            add("eigh", lambda t, d=shift: _eigh_signfree(t @ t.T + d), s)
+            add(f"matrix_power({rng_pow})",
+                lambda t, e=eye, p=rng_pow: torch.linalg.matrix_power(0.3 * t + e, p), s)
+            add("cond", lambda t, e=eye: torch.linalg.cond(0.3 * t + e).reshape(1), (1,))
+            add("multi_dot", lambda t, w=w2: torch.linalg.multi_dot([t, t.tanh(), w]), (s[0], m))
+            add("slogdet", lambda t, e=eye: torch.linalg.slogdet(t + 3 * e).logabsdet.reshape(1), (1,))
+            add("logdet", lambda t, e=eye: torch.logdet(t @ t.T + e).reshape(1), (1,))
             tri = torch.tril(const(rng, s[0], s[0])) * 0.3 + eye
             add("solve_triangular(B=t)",
                 lambda t, a=tri: torch.linalg.solve_triangular(a, t, upper=False, unitriangular=True), s)
+        # Factorizations of t moved well away from rank deficiency (and,
+        # for svd, from repeated singular values).
+        k_ = min(s)
+        sep = torch.zeros(*s, dtype=DT)
+        sep.diagonal().copy_(1.5 * torch.arange(1, k_ + 1, dtype=DT))
+        add("qr", lambda t, e=sep: _qr_signfree(0.3 * t + e), (s[0], k_))
+        add("svd", lambda t, e=sep: _svd_signfree(0.3 * t + e), (s[0], k_))
         add("transpose", lambda t: t.T, (s[1], s[0]))
         add("flatten", lambda t: t.reshape(-1), (s[0] * s[1],))
         row = int(rng.integers(0, s[0]))

@@ -8,19 +8,8 @@
 use super::decomp::check_square;
 use super::matmul::lift;
 use crate::autograd::{derivatives, sum_to};
-use crate::kernels::decomp;
 use crate::tensor::broadcast_shapes;
 use crate::{Error, Result, Tensor};
-
-/// Runs the faer kernel `decomp::$kernel` for the float32/float64 or
-/// complex dtype of `$t`.
-macro_rules! faer_kernel {
-    ($t:expr, $kernel:ident($($arg:expr),*)) => {
-        crate::dispatch_wide_float!($t.dtype(), T => decomp::$kernel::<T>($($arg),*),
-            else crate::dispatch_complex!($t.dtype(), T => decomp::$kernel::<T>($($arg),*),
-                else Err(Error::runtime(format!("linalg: unsupported dtype {}", $t.dtype())))))
-    };
-}
 
 /// The part of `t` a triangular matrix is read from: its upper or lower
 /// triangle, without the diagonal when it is taken as ones.

@@ -1,6 +1,7 @@
 //! `linalg.inv`, `linalg.det` and `linalg.solve`, batched with
 //! broadcasting, on the LU kernels of `kernels::linalg` (in f64, or
-//! `Complex<f64>` for complex inputs, whatever the input's precision).
+//! `Complex<f64>` for complex inputs, whatever the input's precision), and
+//! `linalg.slogdet` (with `logdet`) on faer's LU in the input's dtype.
 //!
 //! The three are holomorphic in their inputs, so a complex gradient is the
 //! real one with every transpose made a conjugate transpose and every saved
@@ -52,7 +53,7 @@ macro_rules! lu_kernel {
 }
 
 derivatives! {
-    table FORMULAS("linear algebra: inv, det, solve") for Tensor;
+    table FORMULAS("linear algebra: inv, det, solve, slogdet") for Tensor;
 
     /// `linalg.inv(A)`: inverse of each square matrix (RuntimeError if one
     /// is singular).
@@ -207,6 +208,64 @@ derivatives! {
             })])
         });
         batched rows because "a batch of g for a vector B would be read as a matrix of columns";
+    }
+
+    /// `linalg.slogdet(A)`: `(sign, logabsdet)` with `det(A) = sign *
+    /// exp(logabsdet)` for each square matrix, from an LU factorization in
+    /// the input's dtype: `sign` is ±1 (a unit-modulus phase for complex
+    /// `A`) or 0, and `logabsdet` (real) is `-inf` for a singular matrix.
+    pub fn linalg_slogdet(&self) -> Result<(Tensor, Tensor)> {
+        before {
+            let _ = check_square(self, "linalg.slogdet")?;
+            let complex = self.dtype().is_complex();
+        }
+        record "LinalgSlogdetBackward0", [self];
+        compute => out = faer_kernel!(self, slogdet(self))?;
+        save |s| {
+            s.save("A", self);
+            s.save_output("sign", &out.0, 0);
+        }
+        backward |ctx, g| {
+            // (g_logabs + i c) A^{-H}, with c = -Im(conj(g_sign) sign) for
+            // complex A (a real sign is constant where it is defined).
+            let (a, sign) = (ctx.saved(0)?, ctx.saved(1)?);
+            let w = if complex {
+                let c = g[0].conj()?.mul(&sign)?.imag()?.neg()?;
+                Tensor::complex(&g[1], &c)?
+            } else {
+                g[1].clone()
+            };
+            let inv_h = a.inverse()?.adjoint()?;
+            Ok(vec![Some(w.unsqueeze(-1)?.unsqueeze(-1)?.mul(&inv_h)?)])
+        };
+        // With T = tr(A^{-1} dA): d logabsdet = Re T and, for complex A,
+        // d sign = i sign Im T.
+        forward formula(|t| {
+            let Some(da) = t.get(0) else {
+                return Ok(vec![None, None]);
+            };
+            let inv_t = self.inverse()?.transpose(-2, -1)?;
+            let tr = inv_t.mul(da)?.sum(Some(&[-2, -1]), false, None)?;
+            let dl = tr.real()?.try_copy()?;
+            let ds = if complex {
+                let im = tr.imag()?;
+                Some(out.0.mul(&Tensor::complex(&im.zeros_like()?, &im)?)?)
+            } else {
+                None
+            };
+            Ok(vec![ds, Some(dl)])
+        });
+        batched rows because "g_sign and g_logabsdet are combined per matrix before the batch of A^{-H}";
+    }
+}
+
+impl Tensor {
+    /// `logdet(A)`: `log(det(A))` for each square matrix, from
+    /// [`Tensor::linalg_slogdet`]: NaN for a real matrix with a negative
+    /// determinant, `-inf` for a singular one.
+    pub fn logdet(&self) -> Result<Tensor> {
+        let (sign, logabs) = self.linalg_slogdet()?;
+        sign.log()?.add(&logabs)
     }
 }
 
