@@ -44,72 +44,46 @@ pub(crate) trait Faer: Element + faer::traits::ComplexField {
         *self
     }
 }
-impl Faer for f32 {
-    type Re = f32;
-    fn re(&self) -> f32 {
-        *self
-    }
-}
-impl Faer for f64 {
-    type Re = f64;
-    fn re(&self) -> f64 {
-        *self
-    }
-}
-impl Faer for Complex<f32> {
-    type Re = f32;
-    fn re(&self) -> f32 {
-        self.re
-    }
-    fn phase(&self) -> Self {
-        let a = self.norm();
-        if a == 0.0 {
-            return Complex::new(1.0, 0.0);
+/// `Faer` for a real type and for the complex type over it.
+macro_rules! faer_pair {
+    ($real:ty) => {
+        impl Faer for $real {
+            type Re = $real;
+            fn re(&self) -> $real {
+                *self
+            }
         }
-        let p = self / a;
-        if self.re < 0.0 {
-            -p
-        } else {
-            p
+        impl Faer for Complex<$real> {
+            type Re = $real;
+            fn re(&self) -> $real {
+                self.re
+            }
+            fn phase(&self) -> Self {
+                let a = self.norm();
+                if a == 0.0 {
+                    return Complex::new(1.0, 0.0);
+                }
+                let p = self / a;
+                if self.re < 0.0 {
+                    -p
+                } else {
+                    p
+                }
+            }
+            fn unphase(&self, p: &Self) -> Self {
+                p.conj() * self
+            }
+            fn real_only(&self) -> Self {
+                Complex::new(self.re, 0.0)
+            }
+            fn rephase(&self, p: &Self) -> Self {
+                self * p
+            }
         }
-    }
-    fn unphase(&self, p: &Self) -> Self {
-        p.conj() * self
-    }
-    fn real_only(&self) -> Self {
-        Complex::new(self.re, 0.0)
-    }
-    fn rephase(&self, p: &Self) -> Self {
-        self * p
-    }
+    };
 }
-impl Faer for Complex<f64> {
-    type Re = f64;
-    fn re(&self) -> f64 {
-        self.re
-    }
-    fn phase(&self) -> Self {
-        let a = self.norm();
-        if a == 0.0 {
-            return Complex::new(1.0, 0.0);
-        }
-        let p = self / a;
-        if self.re < 0.0 {
-            -p
-        } else {
-            p
-        }
-    }
-    fn unphase(&self, p: &Self) -> Self {
-        p.conj() * self
-    }
-    fn real_only(&self) -> Self {
-        Complex::new(self.re, 0.0)
-    }
-    fn rephase(&self, p: &Self) -> Self {
-        self * p
-    }
-}
+faer_pair!(f32);
+faer_pair!(f64);
 
 /// Matrices at least this large, alone in their batch, are factored with
 /// the pool's threads.
