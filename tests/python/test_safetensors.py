@@ -149,3 +149,39 @@ def test_save_refuses_what_safetensors_refuses():
 def test_malformed_data_raises_a_named_error(raw, match):
     with pytest.raises(st.SafetensorError, match=match):
         st.load(raw)
+
+
+def test_files_load_over_mapped_pages_without_a_copy(tmp_path):
+    """A tensor whose bytes are aligned for its dtype is a view of the file
+    mapped copy-on-write: its address has its file offset's residue modulo
+    the page size, and writing to it leaves the file unchanged. A tensor at
+    an unaligned offset (a valid file the safetensors writer never makes)
+    is read instead, with the same values."""
+    import mmap
+
+    i8 = np.array([1, -2, 3], dtype="<i1")
+    f32 = np.arange(4, dtype="<f4") / 4
+    f64 = np.array([2.5, -1.0], dtype="<f8")
+    header = {
+        "a": {"dtype": "F64", "shape": [2], "data_offsets": [0, 16]},
+        "b": {"dtype": "I8", "shape": [3], "data_offsets": [16, 19]},
+        "c": {"dtype": "F32", "shape": [2, 2], "data_offsets": [19, 35]},
+    }
+    raw = _file(header, f64.tobytes() + i8.tobytes() + f32.tobytes())
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(raw)
+    data_start = 8 + struct.unpack("<Q", raw[:8])[0]
+    with st.safe_open(path, framework="pt") as f:
+        a, b, c = (f.get_tensor(k) for k in "abc")
+    np.testing.assert_array_equal(a.numpy(), f64)
+    np.testing.assert_array_equal(b.numpy(), i8)
+    np.testing.assert_array_equal(c.numpy(), f32.reshape(2, 2))
+    assert a.data_ptr() % mmap.PAGESIZE == data_start % mmap.PAGESIZE
+    assert b.data_ptr() % mmap.PAGESIZE == (data_start + 16) % mmap.PAGESIZE
+    a.mul_(2)
+    b.add_(1)
+    c.add_(1)
+    assert a.tolist() == [5.0, -2.0] and b.tolist() == [2, -1, 4]
+    assert path.read_bytes() == raw
+    loaded = st.load_file(path)
+    np.testing.assert_array_equal(loaded["a"].numpy(), f64)

@@ -232,16 +232,20 @@ def _parse(head: bytes, size: int) -> tuple[dict[str, _Entry], dict[str, str] | 
     return entries, metadata, data
 
 
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides = []
+    step = 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
 def _tensor(entry: _Entry, raw: bytes | memoryview) -> Any:
     dtype = getattr(_core, entry.dtype)
     if sys.byteorder != "little":
         raw = _byteswap(bytes(raw), dtype)
-    strides = []
-    step = 1
-    for d in reversed(entry.shape):
-        strides.append(step)
-        step *= max(d, 1)
-    return _core._rebuild_tensor(bytes(raw), entry.dtype, entry.shape, tuple(reversed(strides)), False)
+    return _core._rebuild_tensor(bytes(raw), entry.dtype, entry.shape, _strides(entry.shape), False)
 
 
 def load(data: bytes) -> dict[str, Any]:
@@ -289,9 +293,21 @@ def load_file(filename: str | os.PathLike[str], device: Any = "cpu") -> dict[str
         return {name: f.get_tensor(name) for name in f.keys()}
 
 
+def _map(fh: Any) -> Any:
+    """The open file mapped copy-on-write (tensors over it can be written
+    without touching the file), or None where it cannot be mapped."""
+    import mmap
+
+    try:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+    except (OSError, ValueError):
+        return None
+
+
 class safe_open:  # noqa: N801 (the name safetensors gives it)
     """A safetensors file opened for reading tensors one at a time (its
-    header is read at once, each tensor's bytes when asked for).
+    header is read at once; the file is mapped into memory copy-on-write,
+    and each tensor is a view of its mapped bytes, without a copy).
 
     Args:
         filename (str or os.PathLike): the file.
@@ -321,6 +337,7 @@ class safe_open:  # noqa: N801 (the name safetensors gives it)
                 (n,) = struct.unpack("<Q", head)
                 head += self._fh.read(min(n, _MAX_HEADER))
             self._entries, self._metadata, self._start = _parse(head, size)
+            self._mapped = _map(self._fh) if self._entries else None
         except BaseException:
             self._fh.close()
             raise
@@ -332,7 +349,8 @@ class safe_open:  # noqa: N801 (the name safetensors gives it)
         self.close()
 
     def close(self) -> None:
-        """Closes the file."""
+        """Closes the file (tensors already taken keep their mapped pages)."""
+        self._mapped = None
         self._fh.close()
 
     def keys(self) -> list[str]:
@@ -347,10 +365,21 @@ class safe_open:  # noqa: N801 (the name safetensors gives it)
         return None if self._metadata is None else dict(self._metadata)
 
     def get_tensor(self, name: str) -> Any:
-        """The tensor ``name``, read from the file."""
+        """The tensor ``name``: over the file's mapped pages when its bytes
+        lie at an address aligned for its dtype on a little-endian machine
+        (no copy; writes stay in this process), else read from the file."""
         entry = self._entries.get(name)
         if entry is None:
             raise SafetensorError(f"File does not contain tensor {name}")
+        offset = self._start + entry.start
+        if (
+            self._mapped is not None
+            and sys.byteorder == "little"
+            and offset % getattr(_core, entry.dtype).itemsize == 0
+        ):
+            return _core._frombuffer_strided(
+                self._mapped, entry.dtype, offset, entry.shape, _strides(entry.shape)
+            )
         self._fh.seek(self._start + entry.start)
         raw = self._fh.read(entry.stop - entry.start)
         if len(raw) != entry.stop - entry.start:
