@@ -29,6 +29,8 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
   ``x`` in R^128 (``jacrev``, ``jacfwd``, ``vjp``, ``jvp``), ``grad`` and
   ``hessian`` of its squared norm, and per-model gradients of a small MLP
   through ``functional_call``.
+- ``io``: checkpoints of a 64 MB state dict: ``save``, ``load``,
+  ``load(mmap=True)`` and the safetensors functions.
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
   backward, 8 chains per call; plain, inside
   ``autograd.profiler.profile()`` (entering, recording, leaving), and the
@@ -412,6 +414,43 @@ def _svd_loss(torch, a):
     return (u @ vh).sum() + s.sum()
 
 
+def io_workload(torch) -> dict[str, float]:
+    """Checkpoints of a 64 MB state dict (16 float32 matrices of 1024x1024),
+    in a temporary directory whose files stay in the page cache (ms):
+    ``save``/``load`` in torch's zip format, ``load(mmap=True)``, and the
+    safetensors functions (``ferrograd.utils.safetensors`` against the
+    ``safetensors`` package's ``safetensors.torch``; NaN when it is not
+    installed), each load also summed so that the data is read."""
+    try:
+        import importlib
+
+        st = importlib.import_module("ferrograd.utils.safetensors" if torch.__name__ == "ferrograd"
+                                     else "safetensors.torch")
+    except ImportError:
+        st = None
+    torch.manual_seed(0)
+    sd = {f"layer{i}.weight": torch.randn(1024, 1024) for i in range(16)}
+
+    def total(d):
+        return sum(float(t.sum()) for t in d.values())
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        pt, sf = os.path.join(tmp, "m.pt"), os.path.join(tmp, "m.safetensors")
+        out["save 64MB"] = _ms(lambda: torch.save(sd, pt), 1, 5)
+        out["load 64MB"] = _ms(lambda: torch.load(pt), 1, 5)
+        out["load 64MB + sum"] = _ms(lambda: total(torch.load(pt)), 1, 5)
+        out["load mmap 64MB + sum"] = _ms(lambda: total(torch.load(pt, mmap=True)), 1, 5)
+        rows = {
+            "safetensors save_file 64MB": lambda: st.save_file(sd, sf),
+            "safetensors load_file 64MB": lambda: st.load_file(sf),
+            "safetensors load_file 64MB + sum": lambda: total(st.load_file(sf)),
+        }
+        for name, fn in rows.items():
+            out[name] = _ms(fn, 1, 5) if st is not None else float("nan")
+    return out
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
@@ -421,6 +460,7 @@ WORKLOADS = {
     "nn": nn_workload,
     "func": func_workload,
     "linalg": linalg_workload,
+    "io": io_workload,
 }
 
 

@@ -142,10 +142,17 @@ class _StorageRecord:
     def numel(self) -> int:
         return 0 if self.lo is None else self.hi - self.lo
 
-    def data(self) -> bytes:
+    def data(self) -> bytes | memoryview:
         if self.numel == 0:
             return b""
         span = self.source.detach().as_strided((self.numel,), (1,), self.start)
+        if sys.byteorder == "little":
+            # The elements' own memory, written without a copy (bfloat16 and
+            # conjugate views have no buffer export and take the copy).
+            try:
+                return memoryview(span).cast("B")
+            except BufferError:
+                pass
         # A contiguous 1-D tensor pickles as exactly its elements' bytes.
         raw = span.__reduce__()[1][0]
         if sys.byteorder != "little":
@@ -226,7 +233,7 @@ class _TensorPickler(pickle.Pickler):
         return ("tensor", rec.key, rel, shape, strides, bool(obj.requires_grad), subclass, serial)
 
 
-def _write_aligned(zf: zipfile.ZipFile, name: str, data: bytes, position: int) -> None:
+def _write_aligned(zf: zipfile.ZipFile, name: str, data: bytes | memoryview, position: int) -> None:
     """Writes ``data`` as a stored member whose bytes begin on an
     ``_ALIGNMENT`` boundary, by padding the local header's extra field."""
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
@@ -432,7 +439,7 @@ class _Archive:
     request for storages is at most its own size."""
 
     def __init__(self, fh: IO[bytes], start: int) -> None:
-        end = fh.seek(0, os.SEEK_END)
+        end = self.size = fh.seek(0, os.SEEK_END)
         fh.seek(start)
         try:
             self.zf = zipfile.ZipFile(fh, "r")
@@ -481,20 +488,38 @@ class _Archive:
                 return _core._frombuffer_strided(
                     self.mapped, _dtype_name(dtype), start, tuple(shape), tuple(strides)
                 )
+        fp = self.zf.fp
+        if not swap and fp is not None and hasattr(fp, "readinto") and fp.seekable():
+            # Read straight into the new tensor's memory; the CRC-32 is
+            # checked as zipfile would.
+            start = self._data_start(name)
+            fp.seek(start)
+            t, crc = _core._read_tensor(fp, _dtype_name(dtype), tuple(shape), tuple(strides))
+            if crc != self.info[name].CRC:
+                raise _tampered(
+                    f"checksum failure in member {name}: its bytes do not match the CRC-32 that the "
+                    "archive records"
+                )
+            return t
         data = self.read(name)
         data = _byteswap(data, dtype) if swap else data
         return _core._rebuild_tensor(data, _dtype_name(dtype), shape, strides, False)
 
     def _data_start(self, name: str) -> int:
-        """Where member ``name``'s bytes start in the mapped file, from its
-        local header."""
+        """Where member ``name``'s bytes start in the file, from its local
+        header (read from the mapped file, or the archive's file)."""
         info = self.info[name]
-        head = self.mapped[info.header_offset : info.header_offset + _LOCAL_HEADER]
+        if self.mapped is not None:
+            head = self.mapped[info.header_offset : info.header_offset + _LOCAL_HEADER]
+        else:
+            assert self.zf.fp is not None
+            self.zf.fp.seek(info.header_offset)
+            head = self.zf.fp.read(_LOCAL_HEADER)
         if len(head) != _LOCAL_HEADER or head[:4] != b"PK\x03\x04":
             raise _tampered(f"member {name!r} has no local header where the archive's directory puts it")
         name_len, extra_len = struct.unpack("<HH", head[26:30])
         start = info.header_offset + _LOCAL_HEADER + name_len + extra_len
-        if start + info.file_size > len(self.mapped):
+        if start + info.file_size > (self.size if self.mapped is None else len(self.mapped)):
             raise _tampered(f"member {name!r} runs past the end of the file")
         return start
 

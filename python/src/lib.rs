@@ -275,6 +275,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(tensor_methods::_rebuild_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_methods::_read_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(unary_methods::_unary_rows, m)?)?;
     memory_format::register(m)?;
     creation::register(m)?;

@@ -8,9 +8,10 @@ use crate::tensor::{
     dense_bytes, generic_setattr, keep_dict, live_object, nogil, py_helper, rebuild, register,
     size_obj, wrap_any, PyState, PyTensor, TensorOut, PENDING_SUBCLASS,
 };
-use ferrograd::tensor::MemoryFormat;
+use ferrograd::tensor::{Layout, MemoryFormat, Storage};
 use ferrograd::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
@@ -610,4 +611,84 @@ pub fn _rebuild_tensor(
     let t = rebuild(data, dt, &shape, &strides)?;
     t.set_requires_grad(requires_grad).py()?;
     Ok(t.into())
+}
+
+/// `_read_tensor(file, dtype, shape, strides) -> (tensor, crc32)`: a
+/// tensor of that dense layout whose bytes are read with `file.readinto`
+/// straight into its new memory (no intermediate copy), and the CRC-32 of
+/// those bytes (zlib's). Raises if the file ends first or, for bool, holds
+/// bytes other than 0 and 1.
+#[pyfunction]
+pub fn _read_tensor(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    dtype: &str,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+) -> PyResult<(TensorOut, u32)> {
+    let dt = DType::from_name(dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype:?}")))?;
+    let layout = Layout::checked(&shape, &strides, 0).py()?;
+    if !layout.is_non_overlapping_and_dense() {
+        return Err(PyValueError::new_err(format!(
+            "cannot read a tensor of shape {shape:?} and strides {strides:?}: the layout is not dense"
+        )));
+    }
+    let nbytes = layout.numel() * dt.itemsize();
+    let storage = Storage::uninit(nbytes);
+    let mut done = 0;
+    while done < nbytes {
+        let got = with_memory(py, &storage, done, |view| {
+            let n: Option<usize> = file.call_method1("readinto", (view,))?.extract()?;
+            Ok(n.unwrap_or(0).min(nbytes - done))
+        })?;
+        if got == 0 {
+            return Err(PyValueError::new_err(format!(
+                "the file ended after {done} of the {nbytes} bytes of a {dt} tensor of shape {shape:?}"
+            )));
+        }
+        done += got;
+    }
+    if dt == DType::Bool && nbytes > 0 {
+        // SAFETY: all `nbytes` bytes were written above.
+        let bytes = unsafe { std::slice::from_raw_parts(storage.as_ptr(), nbytes) };
+        if bytes.iter().any(|&b| b > 1) {
+            return Err(PyValueError::new_err(
+                "a bool tensor's bytes must be 0 or 1, and the file holds others",
+            ));
+        }
+    }
+    let crc32 = py.import("zlib")?.getattr("crc32")?;
+    let crc = with_memory(py, &storage, 0, |view| crc32.call1((view,))?.extract())?;
+    Ok((Tensor::from_parts(storage, layout, dt).py()?.into(), crc))
+}
+
+/// Calls `f` with a writable memoryview of `storage`'s bytes from `start`
+/// on, released before returning.
+fn with_memory<R>(
+    py: Python<'_>,
+    storage: &Storage,
+    start: usize,
+    f: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<R>,
+) -> PyResult<R> {
+    // SAFETY: the view covers bytes `start..nbytes` of the storage, which
+    // outlives it: it is released below, and a view that cannot be
+    // released (the callee kept an export of it) makes the storage leak
+    // (its memory is never freed) instead of dangling.
+    let view = unsafe {
+        let raw = ffi::PyMemoryView_FromMemory(
+            storage.as_ptr().add(start) as *mut std::ffi::c_char,
+            (storage.nbytes() - start) as ffi::Py_ssize_t,
+            ffi::PyBUF_WRITE,
+        );
+        Bound::from_owned_ptr_or_err(py, raw)?
+    };
+    let out = f(&view);
+    if view.call_method0("release").is_err() {
+        std::mem::forget(storage.clone());
+        return Err(PyRuntimeError::new_err(
+            "a view of a new tensor's memory was kept past the call that filled it",
+        ));
+    }
+    out
 }
