@@ -36,9 +36,15 @@ derivatives! {
         save nothing
         // d self = zeros with g added at `index` (repeats accumulate).
         backward |ctx, g| {
-            // In place into the fresh zeros: no copy of them (still
-            // differentiable in `g` when a graph is built).
             let z = Tensor::try_zeros(&shape, g[0].dtype())?;
+            // A gradient that is itself differentiated goes through the
+            // recorded out-of-place op, whose rows batch (the in-place form
+            // on the zeros would take a batch of g into z's shape); a plain
+            // one is added into the fresh zeros in place, without a copy.
+            let graph = crate::autograd::is_grad_enabled() && g[0].requires_grad();
+            if graph || crate::autograd::any_tangent(&[&g[0]]) {
+                return Ok(vec![Some(z.scatter_add(dim, &idx, &g[0])?)]);
+            }
             z.scatter_add_(dim, &idx, &g[0])?;
             Ok(vec![Some(z)])
         };

@@ -60,9 +60,11 @@ impl Tensor {
         if n == 0 {
             let k = self.shape()[nd - 1] as i64;
             let full: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
-            return Ok(Tensor::eye(k, None, self.dtype())?
-                .expand(&full)?
-                .contiguous());
+            // The identity written into a copy of A, as torch: the result is
+            // connected to A (with a zero derivative).
+            let out = self.try_copy()?;
+            out.copy_(&Tensor::eye(k, None, self.dtype())?.expand(&full)?)?;
+            return Ok(out);
         }
         let mut p = if n < 0 { self.inverse()? } else { self.clone() };
         let mut k = n.unsigned_abs();
@@ -175,12 +177,14 @@ impl Tensor {
                 "linalg.matrix_rank: The input tensor input must have at least 2 dimensions.",
             ));
         }
+        // A count has no derivative: the values of the detached input are
+        // computed without the vectors a derivative would need.
+        let a = self.detach();
         let s = if hermitian {
-            self.linalg_eigvalsh(false)?.abs()?
+            a.linalg_eigvalsh(false)?.abs()?
         } else {
-            self.linalg_svdvals()?
-        }
-        .detach();
+            a.linalg_svdvals()?
+        };
         let (m, n) = (self.shape()[nd - 2], self.shape()[nd - 1]);
         let eps = match s.dtype() {
             DType::Float32 => f64::from(f32::EPSILON),
