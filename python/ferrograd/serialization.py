@@ -145,19 +145,21 @@ class _StorageRecord:
     def data(self) -> bytes | memoryview:
         if self.numel == 0:
             return b""
-        span = self.source.detach().as_strided((self.numel,), (1,), self.start)
-        if sys.byteorder == "little":
-            # The elements' own memory, written without a copy (bfloat16 and
-            # conjugate views have no buffer export and take the copy).
-            try:
-                return memoryview(span).cast("B")
-            except BufferError:
-                pass
-        # A contiguous 1-D tensor pickles as exactly its elements' bytes.
-        raw = span.__reduce__()[1][0]
-        if sys.byteorder != "little":
-            raw = _byteswap(raw, self.dtype)
-        return raw
+        return _element_bytes(self.source.detach().as_strided((self.numel,), (1,), self.start))
+
+
+def _element_bytes(t: Any) -> bytes | memoryview:
+    """The little-endian bytes of the elements of the contiguous tensor
+    ``t``: its own memory, without a copy, where it can lend it (bfloat16
+    and conjugate views cannot, and a big-endian machine swaps them)."""
+    if sys.byteorder == "little":
+        try:
+            return memoryview(t).cast("B")
+        except BufferError:
+            pass
+    # A contiguous tensor pickles as exactly its elements' bytes.
+    raw = t.__reduce__()[1][0]
+    return raw if sys.byteorder == "little" else _byteswap(raw, t.dtype)
 
 
 def _byteswap(raw: bytes, dtype: Any) -> bytes:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import _core
-from ..serialization import _byteswap, _dtype_name
+from ..serialization import _byteswap, _dtype_name, _element_bytes
 
 __all__ = ["SafetensorError", "load", "load_file", "safe_open", "save", "save_file"]
 
@@ -87,7 +87,7 @@ def _check_tensors(tensors: Mapping[str, Any]) -> None:
         )
 
 
-def _serialize(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None) -> list[bytes]:
+def _serialize(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None) -> list[bytes | memoryview]:
     """The file's pieces: the length and header, then each tensor's bytes."""
     _check_tensors(tensors)
     header: dict[str, Any] = {}
@@ -101,9 +101,7 @@ def _serialize(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None) -
     offset = 0
     for name in order:
         t = tensors[name]
-        raw = t.detach().__reduce__()[1][0] if t.numel() else b""
-        if sys.byteorder != "little":
-            raw = _byteswap(raw, t.dtype)
+        raw = _element_bytes(t.detach()) if t.numel() else b""
         header[name] = {
             "dtype": _CODES[_dtype_name(t.dtype)],
             "shape": list(t.shape),
