@@ -392,6 +392,9 @@ def linalg_workload(torch) -> dict[str, float]:
             lambda low=low, b=b: torch.linalg.solve_triangular(low, b, upper=False), reps)
         out[f"solve fwd+bwd {tag}, 4 rhs"] = _ms(
             lambda a=a, b=b: torch.linalg.solve(a, b).sum().backward(), reps)
+        out[f"lu_factor {tag}"] = _ms(lambda a=a: torch.linalg.lu_factor(a.detach()), reps)
+        out[f"inv {tag}"] = _ms(lambda a=a: torch.linalg.inv(a.detach()), reps)
+        out[f"det fwd+bwd {tag}"] = _ms(lambda a=a: torch.linalg.det(a).sum().backward(), reps)
         # Sign-free losses, so both libraries differentiate the same thing.
         out[f"qr fwd+bwd {tag}"] = _ms(lambda a=a: _qr_loss(torch, a).backward(), reps)
         out[f"eigh fwd+bwd {tag}"] = _ms(lambda a=a: _eigh_loss(torch, a).backward(), reps)

@@ -49,6 +49,10 @@ __all__ = [
     "_linalg_cross",
     "_linalg_eigh",
     "_linalg_eigvalsh",
+    "_linalg_lu",
+    "_linalg_lu_factor",
+    "_linalg_lu_factor_ex",
+    "_linalg_lu_solve",
     "_linalg_matrix_power",
     "_linalg_matrix_rank",
     "_linalg_multi_dot",
@@ -60,6 +64,7 @@ __all__ = [
     "_linalg_svdvals",
     "_linalg_vander",
     "_linalg_vecdot",
+    "_lu_unpack",
     "_make_dual",
     "_matrix_norm",
     "_max_pool2d_indices",
@@ -73,6 +78,7 @@ __all__ = [
     "_profiler_stop",
     "_push_saved_tensors_hooks",
     "_reached_leaves",
+    "_read_tensor",
     "_rebuild_tensor",
     "_record_function_enter",
     "_restore_inference_mode",
@@ -1590,6 +1596,40 @@ class Tensor:
         """
     def lt_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.lt`."""
+    def lu(self, pivot: Any = ..., get_infos: Any = ...) -> Tensor:
+        """The deprecated ``lu(pivot=True, get_infos=False)``: the packed LU
+        factorization ``(LU, pivots)`` of :func:`ferrograd.linalg.lu_factor`
+        (with ``get_infos`` also ``info``); see :func:`ferrograd.lu`.
+
+        Args:
+            pivot (bool): must be True.
+            get_infos (bool): also return ``info``.
+
+        Example:
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     LU, pivots = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]]).lu()
+            >>> pivots
+            tensor([2, 2], dtype=ferrograd.int32)
+        """
+    def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Tensor:
+        """The deprecated ``lu_solve(LU_data, LU_pivots)``: ``X`` with
+        ``A X = self`` for ``A`` given by the factors of
+        :func:`ferrograd.linalg.lu_factor` (use
+        :func:`ferrograd.linalg.lu_solve`).
+
+        Args:
+            LU_data (Tensor): the packed factors.
+            LU_pivots (Tensor): their pivots.
+
+        Example:
+            >>> A = ferrograd.tensor([[2.0, 1.0], [1.0, 3.0]])
+            >>> LU, piv = ferrograd.linalg.lu_factor(A)
+            >>> ferrograd.tensor([[3.0], [4.0]]).lu_solve(LU, piv)
+            tensor([[1.],
+                    [1.]])
+        """
     @property
     def mH(self) -> Tensor:
         """Conjugate transpose of the last two dims (``self.mT.conj()``); needs 2 or more dims.
@@ -2785,6 +2825,14 @@ def _linalg_eigh(A: Any, UPLO: Any) -> Tensor:
     """`linalg.eigh(A, UPLO)`: `(eigenvalues, eigenvectors)`."""
 def _linalg_eigvalsh(A: Any, UPLO: Any) -> Tensor:
     """`linalg.eigvalsh(A, UPLO)`."""
+def _linalg_lu(A: Any, pivot: Any) -> Tensor:
+    """`linalg.lu(A, pivot)`: `(P, L, U)`."""
+def _linalg_lu_factor(A: Any, pivot: Any) -> Tensor:
+    """`linalg.lu_factor(A, pivot)`: `(LU, pivots)`, raising for a zero pivot."""
+def _linalg_lu_factor_ex(A: Any, pivot: Any) -> Tensor:
+    """`linalg.lu_factor_ex(A, pivot)`: `(LU, pivots, info)`."""
+def _linalg_lu_solve(LU: Any, pivots: Any, B: Any, flags: Any) -> Tensor:
+    """`linalg.lu_solve(LU, pivots, B, (left, adjoint))`."""
 def _linalg_matrix_power(A: Any, n: Any) -> Tensor: ...
 def _linalg_matrix_rank(A: Any, atol: Any, rtol: Any, hermitian: Any) -> Tensor: ...
 def _linalg_multi_dot(tensors: Any) -> Tensor: ...
@@ -2804,6 +2852,8 @@ def _linalg_svdvals(A: Any) -> Tensor:
     """`linalg.svdvals(A)`."""
 def _linalg_vander(x: Any, N: Any) -> Tensor: ...
 def _linalg_vecdot(x: Any, y: Any, dim: Any) -> Tensor: ...
+def _lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: Any, unpack_pivots: Any) -> Tensor:
+    """`lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)`: `(P, L, U)`."""
 def _make_dual(tensor: Tensor, tangent: Any, level: Any = ...) -> Tensor: ...
 def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:
     """Kernel of `linalg.matrix_norm`."""
@@ -2836,6 +2886,13 @@ def _push_saved_tensors_hooks(pack_hook: Any, unpack_hook: Any) -> Tensor:
     """Pushes a hook pair on this thread's stack (`saved_tensors_hooks.__enter__`)."""
 def _reached_leaves(outputs: Any) -> Tensor:
     """The leaves that gradients of `outputs` would accumulate into (each once)."""
+def _read_tensor(file: Any, dtype: _DTypeLike | None, shape: Any, strides: Any) -> Tensor:
+    """`_read_tensor(file, dtype, shape, strides) -> (tensor, crc32)`: a
+    tensor of that dense layout whose bytes are read with `file.readinto`
+    straight into its new memory (no intermediate copy), and the CRC-32 of
+    those bytes (zlib's). Raises if the file ends first or, for bool, holds
+    bytes other than 0 and 1.
+    """
 def _rebuild_tensor(data: Any, dtype: _DTypeLike | None, shape: Any, strides: Any, requires_grad: builtins.bool) -> Tensor:
     """`_rebuild_tensor(data, dtype, shape, strides, requires_grad)`: the
     unpickler of tensors.

@@ -2,6 +2,10 @@
 
 from ._core import Tensor, einsum
 from ._linalg_compose import matrix_power
+from ._linalg_lowrank import pca_lowrank, svd_lowrank
+from ._linalg_lu import legacy_lu as lu
+from ._linalg_lu import legacy_lu_solve as lu_solve
+from ._linalg_lu import lu_unpack
 from ._linalg_spectral import _finish_all
 from ._ops_pointwise import _finish
 from .return_types import qr as _qr_tuple
@@ -19,14 +23,19 @@ __all__ = [
     "ger",
     "inverse",
     "logdet",
+    "lu",
+    "lu_solve",
+    "lu_unpack",
     "matmul",
     "matrix_power",
     "mm",
     "mv",
     "outer",
+    "pca_lowrank",
     "qr",
     "slogdet",
     "svd",
+    "svd_lowrank",
     "trace",
     "triangular_solve",
 ]

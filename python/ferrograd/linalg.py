@@ -4,17 +4,19 @@ from . import return_types as _return_types
 from ._core import LinAlgError, Tensor
 from ._core import _linalg_cholesky as _cholesky
 from ._core import _linalg_cholesky_ex as _cholesky_ex
-from ._core import _linalg_solve as solve
+from ._core import _linalg_solve as _solve
 from ._core import _linalg_solve_triangular as _solve_triangular
 from ._linalg_compose import cond, cross, diagonal, matrix_power, matrix_rank, multi_dot, vander, vecdot
+from ._linalg_lu import inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
 from ._linalg_spectral import eigh, eigvalsh, qr, slogdet, svd, svdvals
 from ._ops_pointwise import _finish
 from .linalg_norms import matrix_norm, norm, vector_norm
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-    "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "qr", "slogdet", "solve",
-    "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm",
+    "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm", "matrix_power",
+    "matrix_rank", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+    "svdvals", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
 
 
@@ -120,48 +122,91 @@ def solve_triangular(
     return _finish(_solve_triangular(A, B, (upper, left, unitriangular)), out)
 
 
-det = Tensor.det
-inv = Tensor.inverse
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """solve(A, B, *, left=True, out=None) -> Tensor
+
+    Computes the solution ``X`` of the square linear system ``A X = B``
+    (``X A = B`` with ``left=False``).
+
+    ``A`` has shape ``(*, n, n)``; ``B`` has shape ``(*, n, k)`` or, for a
+    vector right-hand side, ``(*, n)`` (then ``X`` has that shape too). Batch
+    dims broadcast. Uses an LU factorization with partial pivoting in
+    ``A``'s dtype and raises :class:`LinAlgError` when ``A`` is singular
+    (:func:`solve_ex` does not). Differentiable (reverse and forward mode)
+    with respect to both ``A`` and ``B``.
+
+    Args:
+        A (Tensor): the coefficient matrices.
+        B (Tensor): the right-hand sides.
+        left (bool): solve ``A X = B`` (True) or ``X A = B``. Default: True.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> A = ferrograd.tensor([[2.0, 1.0], [1.0, 3.0]])
+        >>> ferrograd.linalg.solve(A, ferrograd.tensor([3.0, 5.0]))
+        tensor([0.8000, 1.4000])
+    """
+    if left:
+        return _finish(_solve(A, B), out)
+    if isinstance(B, Tensor) and B.ndim == 1:
+        raise RuntimeError(
+            "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+            "In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+        )
+    return _finish(_solve(A.mH, B.mH).mH, out)
+
+
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """inv(A, *, out=None) -> Tensor
+
+    Computes the inverse of a square matrix, or of each matrix in a batch,
+    from an LU factorization with partial pivoting in ``A``'s dtype.
+
+    Raises :class:`LinAlgError` when a matrix is singular (:func:`inv_ex`
+    does not). To solve ``A X = B``, :func:`solve` is faster and more
+    accurate than ``inv(A) @ B``. Differentiable (reverse and forward
+    mode).
+
+    Args:
+        A (Tensor): an invertible tensor of shape ``(*, n, n)``.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
+        >>> ferrograd.linalg.inv(A)
+        tensor([[ 0.3333, -0.2667],
+                [ 0.0000,  0.2000]])
+    """
+    return _finish(Tensor.inverse(A), out)
+
+
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """det(A, *, out=None) -> Tensor
+
+    Computes the determinant of a square matrix, or of each matrix in a
+    batch, from an LU factorization with partial pivoting in ``A``'s dtype
+    (0 for a singular matrix). Differentiable: the gradient is
+    ``det(A) * inv(A).mH`` times the incoming gradient, so backward through
+    a singular matrix raises.
+
+    Args:
+        A (Tensor): a tensor of shape ``(*, n, n)``.
+        out (Tensor, optional): the output tensor.
+
+    Example:
+        >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
+        >>> ferrograd.linalg.det(A)
+        tensor(15.)
+    """
+    return _finish(Tensor.det(A), out)
+
+
 matmul = Tensor.matmul
 
 from ._routed import route_module as _route_module  # noqa: E402
 
 _route_module(globals(), __name__, "linalg.")
 del _route_module
-
-det.__doc__ = """det(A) -> Tensor
-
-Computes the determinant of a square matrix, or of each matrix in a batch.
-
-Computed from an LU factorisation in float64 (0 for a singular matrix).
-Differentiable: the gradient is ``det(A) * inv(A).T``, so backward
-through a singular matrix raises.
-
-Args:
-    A (Tensor): a tensor of shape ``(*, n, n)``.
-
-Example:
-    >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
-    >>> ferrograd.linalg.det(A)
-    tensor(15.)
-"""
-
-inv.__doc__ = """inv(A) -> Tensor
-
-Computes the inverse of a square matrix, or of each matrix in a batch.
-
-Raises RuntimeError when a matrix is singular. To solve ``A X = B``,
-:func:`solve` is faster and more accurate than ``inv(A) @ B``.
-
-Args:
-    A (Tensor): an invertible tensor of shape ``(*, n, n)``.
-
-Example:
-    >>> A = ferrograd.tensor([[3.0, 4.0], [0.0, 5.0]])
-    >>> ferrograd.linalg.inv(A)
-    tensor([[ 0.3333, -0.2667],
-            [ 0.0000,  0.2000]])
-"""
 
 matmul.__doc__ = """matmul(input, other) -> Tensor
 
@@ -179,22 +224,3 @@ Example:
     tensor([ -7., -20.])
 """
 
-solve.__doc__ = """solve(A, B) -> Tensor
-
-Computes the solution ``X`` of the square linear system ``A X = B``.
-
-``A`` has shape ``(*, n, n)``; ``B`` has shape ``(*, n, k)`` or, for a
-vector right-hand side, ``(*, n)`` (then ``X`` has that shape too). Batch
-dims broadcast. Uses an LU factorisation in float64 and raises
-RuntimeError when ``A`` is singular. Differentiable with respect to
-both ``A`` and ``B``.
-
-Args:
-    A (Tensor): the coefficient matrices.
-    B (Tensor): the right-hand sides.
-
-Example:
-    >>> A = ferrograd.tensor([[2.0, 1.0], [1.0, 3.0]])
-    >>> ferrograd.linalg.solve(A, ferrograd.tensor([3.0, 5.0]))
-    tensor([0.8000, 1.4000])
-"""

@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from typing import Any, Self
 
 __all__ = [
-    "aminmax", "linalg_cholesky_ex", "linalg_eigh", "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "min",
-    "qr", "slogdet", "svd", "triangular_solve",
+    "aminmax", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lu", "linalg_lu_factor",
+    "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max",
+    "min", "qr", "slogdet", "svd", "triangular_solve",
 ]  # fmt: skip
 
 
@@ -58,4 +59,11 @@ linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
 slogdet = _make("slogdet", ("sign", "logabsdet"))
 qr = _make("qr", ("Q", "R"))
 svd = _make("svd", ("U", "S", "V"))
+linalg_lu_factor = _make("linalg_lu_factor", ("LU", "pivots"))
+linalg_lu_factor_ex = _make("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+linalg_lu = _make("linalg_lu", ("P", "L", "U"))
+lu_unpack = _make("lu_unpack", ("P", "L", "U"))
+_lu_with_info = _make("_lu_with_info", ("LU", "pivots", "info"))
+linalg_solve_ex = _make("linalg_solve_ex", ("result", "info"))
+linalg_inv_ex = _make("linalg_inv_ex", ("inverse", "info"))
 triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))

@@ -19,6 +19,7 @@ mod function;
 mod interop;
 mod joining;
 mod linalg;
+mod lu;
 mod memory_format;
 mod nn;
 mod optim;
@@ -288,6 +289,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     decomp::register(m)?;
     spectral::register(m)?;
+    lu::register(m)?;
     compose::register(m)?;
     nn::register(m)?;
     optim::register(m)?;

@@ -18,7 +18,9 @@ use faer::linalg::householder as hh;
 use faer::linalg::qr::no_pivoting::factor as qrf;
 use faer::linalg::svd::{svd as faer_svd, svd_scratch, ComputeSvdVectors};
 use faer::linalg::triangular_solve as tri;
-use faer::{Conj, Mat, Par};
+use faer::{Conj, Mat, MatRef, Par};
+
+pub(crate) use super::lu::{det, inv, lu_factor, lu_solve, solve};
 
 /// The dtypes faer computes in: ferrograd's float32/float64 and their
 /// complex counterparts.
@@ -90,7 +92,7 @@ faer_pair!(f64);
 const PARALLEL_DIM: usize = 192;
 
 /// How faer runs one matrix of `n` rows when the batch has `nb` of them.
-fn par_for(nb: usize, n: usize) -> Par {
+pub(super) fn par_for(nb: usize, n: usize) -> Par {
     let threads = crate::pool::kernel_threads();
     if nb == 1 && n >= PARALLEL_DIM && threads > 1 {
         Par::rayon(threads)
@@ -101,7 +103,7 @@ fn par_for(nb: usize, n: usize) -> Par {
 
 /// Runs `f` for each matrix of the batch, in parallel across the batch or,
 /// for one large matrix, with `par` on the pool.
-fn run<R: Send>(
+pub(super) fn run<R: Send>(
     nb: usize,
     work: usize,
     par: Par,
@@ -120,17 +122,39 @@ fn run<R: Send>(
 /// # Safety
 /// `t` is read-locked, of dtype `T`, and `off` is a batch offset of its
 /// layout.
-unsafe fn read<T: Faer>(t: &Tensor, off: usize, rows: usize, cols: usize) -> Mat<T> {
+pub(super) unsafe fn read<T: Faer>(t: &Tensor, off: usize, rows: usize, cols: usize) -> Mat<T> {
     let nd = t.ndim();
     let (rs, cs) = (t.strides()[nd - 2], t.strides()[nd - 1]);
     let p = elem_ptr::<T>(t).add(off);
     Mat::from_fn(rows, cols, |i, j| *p.add(i * rs + j * cs))
 }
 
+/// The `rows x cols` matrix at element offset `off` of `t`, viewed in place
+/// through its strides (no copy; broadcast dims have stride 0).
+///
+/// # Safety
+/// As for [`read`], and the view is used only while `t` stays read-locked.
+pub(super) unsafe fn view<T: Faer>(
+    t: &Tensor,
+    off: usize,
+    rows: usize,
+    cols: usize,
+) -> MatRef<'_, T> {
+    let nd = t.ndim();
+    let (rs, cs) = (t.strides()[nd - 2], t.strides()[nd - 1]);
+    MatRef::from_raw_parts(
+        elem_ptr::<T>(t).add(off),
+        rows,
+        cols,
+        rs as isize,
+        cs as isize,
+    )
+}
+
 /// The matrices one after another as a tensor of `shape`, each stored
 /// row-major, or column-major with `col_major` (torch's layout for the
 /// results of its LAPACK-backed functions).
-fn write<T: Faer>(mats: &[Mat<T>], shape: &[usize], col_major: bool) -> Result<Tensor> {
+pub(super) fn write<T: Faer>(mats: &[Mat<T>], shape: &[usize], col_major: bool) -> Result<Tensor> {
     let mut data = Vec::with_capacity(shape.iter().product());
     for m in mats {
         if col_major {
@@ -167,7 +191,7 @@ fn write_values<T: Faer>(v: &[Vec<T::Re>], shape: &[usize]) -> Result<Tensor> {
 }
 
 /// `shape` with its last two dims replaced by `rows x cols`.
-fn with_matrix(shape: &[usize], rows: usize, cols: usize) -> Vec<usize> {
+pub(super) fn with_matrix(shape: &[usize], rows: usize, cols: usize) -> Vec<usize> {
     let mut out = shape[..shape.len() - 2].to_vec();
     out.extend([rows, cols]);
     out
@@ -499,14 +523,12 @@ pub(crate) fn solve_triangular<T: Faer>(
     let mats = run(oa.len(), n * n * k, par, |i| {
         // SAFETY: `a` and `b` are read-locked and of dtype T; the offsets
         // come from their (broadcast) layouts.
-        let (am, mut x) = unsafe { (read::<T>(a, oa[i], n, n), read::<T>(b, ob[i], n, k)) };
+        let (am, mut x) = unsafe { (view::<T>(a, oa[i], n, n), read::<T>(b, ob[i], n, k)) };
         match (upper, unit) {
-            (false, false) => tri::solve_lower_triangular_in_place(am.as_ref(), x.as_mut(), par),
-            (false, true) => {
-                tri::solve_unit_lower_triangular_in_place(am.as_ref(), x.as_mut(), par)
-            }
-            (true, false) => tri::solve_upper_triangular_in_place(am.as_ref(), x.as_mut(), par),
-            (true, true) => tri::solve_unit_upper_triangular_in_place(am.as_ref(), x.as_mut(), par),
+            (false, false) => tri::solve_lower_triangular_in_place(am, x.as_mut(), par),
+            (false, true) => tri::solve_unit_lower_triangular_in_place(am, x.as_mut(), par),
+            (true, false) => tri::solve_upper_triangular_in_place(am, x.as_mut(), par),
+            (true, true) => tri::solve_unit_upper_triangular_in_place(am, x.as_mut(), par),
         }
         Ok(x)
     })?;

@@ -54,6 +54,7 @@ pub(crate) mod iter;
 pub(crate) mod layer_norm;
 pub(crate) mod linalg;
 pub(crate) mod loss;
+pub(crate) mod lu;
 pub(crate) mod matmul;
 pub(crate) mod nest;
 pub(crate) mod norm;

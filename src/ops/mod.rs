@@ -49,6 +49,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         linalg::decomp::FORMULAS,
         linalg::cholesky::FORMULAS,
         linalg::spectral::FORMULAS,
+        linalg::lu::FORMULAS,
         linalg::einsum::FORMULAS,
         conv::FORMULAS,
         nn::FORMULAS,

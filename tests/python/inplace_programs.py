@@ -22,7 +22,8 @@ start it. Steps:
   its sine, ``embedding_bag`` with a matrix slot as the table, and
   ``linalg.cholesky`` and ``linalg.solve_triangular`` of matrices made from
   a slot's rows, and sign-free products of the factors of ``linalg.qr``,
-  ``linalg.eigh`` and ``linalg.svd``, and ``linalg.slogdet``).
+  ``linalg.eigh`` and ``linalg.svd``, ``linalg.slogdet``, and
+  ``linalg.lu_solve`` through ``linalg.lu_factor``).
   torch's ``cdist`` has neither a second derivative nor forward mode, so
   torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
@@ -56,14 +57,14 @@ X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
-    "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet",
+    "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
 OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
-    "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3),
+    "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3),
 }  # fmt: skip
 # The orders of cdist (the constant of a cdist step).
 CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
@@ -288,6 +289,12 @@ class TorchLike:
             # from its rows.
             gram = a @ a.mT + self.T.eye(a.shape[-2], dtype=a.dtype)
             return a * self.T.linalg.slogdet(gram).logabsdet[..., None, None]
+        if name == "lu_solve":
+            # The slot solved through the LU factors of a positive-definite
+            # matrix made from its rows (with its adjoint for c < 0).
+            gram = a @ a.mT + self.T.eye(a.shape[-2], dtype=a.dtype)
+            lu, pivots = self.T.linalg.lu_factor(gram)
+            return self.T.linalg.lu_solve(lu, pivots, a, adjoint=c < 0)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -433,7 +440,7 @@ class NumpyBackend(TorchLike):
             r = a * np.sin(args[1])
         else:
             r = self.composite(name, a, c)
-        if name in ("cholesky", "solve_triangular", "qr", "eigh", "svd"):
+        if name in ("cholesky", "solve_triangular", "qr", "eigh", "svd", "lu_solve"):
             # Column-major matrices, as torch's and ferrograd's linalg
             # results are.
             return np.swapaxes(np.array(np.swapaxes(r, -1, -2), order="C"), -1, -2)
@@ -485,6 +492,9 @@ class NumpyBackend(TorchLike):
         if name == "slogdet":
             gram = a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-2])
             return a * np.linalg.slogdet(gram)[1][..., None, None]
+        if name == "lu_solve":
+            gram = a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-2])
+            return np.linalg.solve(gram, a)
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

@@ -4,6 +4,7 @@ A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
 sign-free products of the qr, eigh and svd factors, slogdet, logdet,
+lu_factor, lu, lu_solve, solve, inv, det,
 vecdot, vander, cross, matrix_power, cond, multi_dot, and
 the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
 cartesian_prod, chain_matmul and embedding bags) applied
@@ -232,6 +233,19 @@ def draw_op(rng, s):
             add("multi_dot", lambda t, w=w2: torch.linalg.multi_dot([t, t.tanh(), w]), (s[0], m))
             add("slogdet", lambda t, e=eye: torch.linalg.slogdet(t + 3 * e).logabsdet.reshape(1), (1,))
             add("logdet", lambda t, e=eye: torch.logdet(t @ t.T + e).reshape(1), (1,))
+            # LU-based: the factors (packed, and unpacked) and the solves of
+            # t moved away from singularity.
+            add("lu_factor", lambda t, e=eye: torch.linalg.lu_factor(t + 3 * e).LU, s)
+            add("lu", lambda t, e=eye: torch.cat(torch.linalg.lu(t + 3 * e)[1:]), (2 * s[0], s[1]))
+            adj = bool(rng.random() < 0.5)
+            add(f"lu_solve(adjoint={adj})",
+                lambda t, e=eye, r=rhs, a=adj: torch.linalg.lu_solve(
+                    *torch.linalg.lu_factor(t + 3 * e), r, adjoint=a), (s[0], m))
+            fixed = torch.linalg.lu_factor(const(rng, s[0], s[0]) + 3 * eye)
+            add("lu_solve(B=t)", lambda t, f=fixed: torch.linalg.lu_solve(f.LU, f.pivots, t), s)
+            add("solve", lambda t, e=eye, r=rhs: torch.linalg.solve(t + 3 * e, r), (s[0], m))
+            add("inv", lambda t, e=eye: torch.linalg.inv(t + 3 * e), s)
+            add("det", lambda t, e=eye: torch.linalg.det(0.3 * t + e).reshape(1), (1,))
             tri = torch.tril(const(rng, s[0], s[0])) * 0.3 + eye
             add("solve_triangular(B=t)",
                 lambda t, a=tri: torch.linalg.solve_triangular(a, t, upper=False, unitriangular=True), s)

@@ -1,7 +1,6 @@
 //! `linalg.inv`, `linalg.det` and `linalg.solve`, batched with
-//! broadcasting, on the LU kernels of `kernels::linalg` (in f64, or
-//! `Complex<f64>` for complex inputs, whatever the input's precision), and
-//! `linalg.slogdet` (with `logdet`) on faer's LU in the input's dtype.
+//! broadcasting, on the LU kernels of `kernels::lu`, and `linalg.slogdet`
+//! (with `logdet`), each in the input's dtype.
 //!
 //! The three are holomorphic in their inputs, so a complex gradient is the
 //! real one with every transpose made a conjugate transpose and every saved
@@ -9,7 +8,6 @@
 
 use super::matmul::{lift, xshape};
 use crate::autograd::derivatives;
-use crate::kernels::linalg;
 use crate::tensor::broadcast_shapes;
 use crate::{Error, Result, Tensor};
 
@@ -42,16 +40,6 @@ pub(super) fn check_square(a: &Tensor, op: &str) -> Result<usize> {
     Ok(r)
 }
 
-/// Runs the LU kernel `linalg::$kernel` for the float or complex dtype of
-/// `$t`, computing in f64 or `Complex<f64>`.
-macro_rules! lu_kernel {
-    ($t:expr, $kernel:ident($($arg:expr),*)) => {
-        crate::dispatch_float!($t.dtype(), T => linalg::$kernel::<T, f64>($($arg),*),
-            else crate::dispatch_complex!($t.dtype(), T => linalg::$kernel::<T, crate::Complex<f64>>($($arg),*),
-                else unreachable_dtype($t)))
-    };
-}
-
 derivatives! {
     table FORMULAS("linear algebra: inv, det, solve, slogdet") for Tensor;
 
@@ -62,7 +50,7 @@ derivatives! {
             let n = check_square(self, "linalg.inv")?;
         }
         record "LinalgInvExBackward0", [self];
-        compute => out = lu_kernel!(self, inv(self, n))?;
+        compute => out = faer_kernel!(self, inv(self, n))?;
         save |s| {
             s.save_output("inverse", &out, 0);
         }
@@ -84,7 +72,7 @@ derivatives! {
             let n = check_square(self, "linalg.det")?;
         }
         record "LinalgDetBackward0", [self];
-        compute => out = lu_kernel!(self, det(self, n))?;
+        compute => out = faer_kernel!(self, det(self, n))?;
         save |s| {
             s.save("A", self);
             s.save_output("result", &out, 0);
@@ -149,7 +137,7 @@ derivatives! {
             let mut sb = batch.to_vec();
             sb.extend([n, k]);
             let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
-            let x = lu_kernel!(a, solve(&ae, &be, n, k))?;
+            let x = faer_kernel!(a, solve(&ae, &be, n, k))?;
         } => x = if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
@@ -267,15 +255,6 @@ impl Tensor {
         let (sign, logabs) = self.linalg_slogdet()?;
         sign.log()?.add(&logabs)
     }
-}
-
-/// The error for a dtype that `check_square` already rejected (kept as an
-/// error, not a panic).
-fn unreachable_dtype(t: &Tensor) -> Result<Tensor> {
-    Err(Error::runtime(format!(
-        "linalg: unsupported dtype {}",
-        t.dtype()
-    )))
 }
 
 /// `A^{-1} rhs` for `rhs` of a solution's shape in columns, with an extra

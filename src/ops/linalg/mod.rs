@@ -23,6 +23,7 @@ pub(crate) mod cholesky;
 pub(crate) mod compose;
 pub(crate) mod decomp;
 pub(crate) mod einsum;
+pub(crate) mod lu;
 pub(crate) mod matmul;
 pub(crate) mod spectral;
 
