@@ -399,6 +399,14 @@ def linalg_workload(torch) -> dict[str, float]:
         out[f"qr fwd+bwd {tag}"] = _ms(lambda a=a: _qr_loss(torch, a).backward(), reps)
         out[f"eigh fwd+bwd {tag}"] = _ms(lambda a=a: _eigh_loss(torch, a).backward(), reps)
         out[f"svd fwd+bwd {tag}"] = _ms(lambda a=a: _svd_loss(torch, a).backward(), reps)
+        out[f"lstsq {tag}, 4 rhs"] = _ms(lambda a=a, b=b: torch.linalg.lstsq(a.detach(), b), reps)
+        out[f"lstsq fwd+bwd {tag}, 4 rhs"] = _ms(
+            lambda a=a, b=b: torch.linalg.lstsq(a, b).solution.sum().backward(), reps)
+        out[f"pinv fwd+bwd {tag}"] = _ms(lambda a=a: torch.linalg.pinv(a).sum().backward(), reps)
+        out[f"matrix_exp fwd+bwd {tag}"] = _ms(
+            lambda a=a: torch.linalg.matrix_exp(a).sum().backward(), reps)
+        out[f"eigvals fwd+bwd {tag}"] = _ms(
+            lambda a=a: torch.linalg.eigvals(a).real.sum().backward(), reps)
     return out
 
 

@@ -47,14 +47,21 @@ __all__ = [
     "_linalg_cholesky_ex",
     "_linalg_cond",
     "_linalg_cross",
+    "_linalg_cutoff",
+    "_linalg_eig",
     "_linalg_eigh",
+    "_linalg_eigvals",
     "_linalg_eigvalsh",
+    "_linalg_householder_product",
+    "_linalg_ldl_factor_ex",
+    "_linalg_ldl_solve",
+    "_linalg_lstsq",
     "_linalg_lu",
     "_linalg_lu_factor",
     "_linalg_lu_factor_ex",
     "_linalg_lu_solve",
+    "_linalg_matrix_exp",
     "_linalg_matrix_power",
-    "_linalg_matrix_rank",
     "_linalg_multi_dot",
     "_linalg_qr",
     "_linalg_slogdet",
@@ -62,6 +69,8 @@ __all__ = [
     "_linalg_solve_triangular",
     "_linalg_svd",
     "_linalg_svdvals",
+    "_linalg_tensorinv",
+    "_linalg_tensorsolve",
     "_linalg_vander",
     "_linalg_vecdot",
     "_lu_unpack",
@@ -1664,6 +1673,8 @@ class Tensor:
 
         See :func:`ferrograd.matmul`.
         """
+    def matrix_exp(self) -> Tensor:
+        """`Tensor.matrix_exp()`: `linalg.matrix_exp`."""
     def max(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any:
         """Maximum: of all elements, along a dim, or against another tensor.
 
@@ -1816,6 +1827,8 @@ class Tensor:
             >>> t
             tensor([7., 2.])
         """
+    def orgqr(self, input2: Any) -> Tensor:
+        """`Tensor.orgqr(input2)`: `linalg.householder_product(self, input2)`."""
     def outer(self, vec2: Any) -> Tensor:
         """Outer product of two 1-D tensors.
 
@@ -1835,6 +1848,8 @@ class Tensor:
 
         See :func:`ferrograd.permute`.
         """
+    def pinverse(self, rcond: Any = ...) -> Tensor:
+        """`Tensor.pinverse(rcond)`: `linalg.pinv` with `rtol=rcond`."""
     def positive(self) -> Tensor:
         """Returns ``self`` (unary plus); an error for bool tensors.
 
@@ -2821,10 +2836,20 @@ def _linalg_cholesky_ex(A: Any, upper: Any) -> Tensor:
     """`linalg.cholesky_ex(A, upper)`: `(L, info)`."""
 def _linalg_cond(A: Any, p: Any) -> Tensor: ...
 def _linalg_cross(a: Any, b: Any, dim: Any) -> Tensor: ...
+def _linalg_cutoff(which: Any, A: Any, atol: Any, rtol: Any, hermitian: Any) -> Tensor:
+    """`linalg.pinv` (`which = "pinv"`) or `linalg.matrix_rank`: the two
+    functions that cut the singular values at `max(atol, rtol * σ_max)`.
+    """
+def _linalg_eig(A: Any) -> Tensor: ...
 def _linalg_eigh(A: Any, UPLO: Any) -> Tensor:
     """`linalg.eigh(A, UPLO)`: `(eigenvalues, eigenvectors)`."""
+def _linalg_eigvals(A: Any) -> Tensor: ...
 def _linalg_eigvalsh(A: Any, UPLO: Any) -> Tensor:
     """`linalg.eigvalsh(A, UPLO)`."""
+def _linalg_householder_product(A: Any, tau: Any) -> Tensor: ...
+def _linalg_ldl_factor_ex(A: Any, hermitian: Any) -> Tensor: ...
+def _linalg_ldl_solve(LD: Any, pivots: Any, B: Any, hermitian: Any) -> Tensor: ...
+def _linalg_lstsq(A: Any, B: Any, rcond: Any, driver: Any) -> Tensor: ...
 def _linalg_lu(A: Any, pivot: Any) -> Tensor:
     """`linalg.lu(A, pivot)`: `(P, L, U)`."""
 def _linalg_lu_factor(A: Any, pivot: Any) -> Tensor:
@@ -2833,8 +2858,8 @@ def _linalg_lu_factor_ex(A: Any, pivot: Any) -> Tensor:
     """`linalg.lu_factor_ex(A, pivot)`: `(LU, pivots, info)`."""
 def _linalg_lu_solve(LU: Any, pivots: Any, B: Any, flags: Any) -> Tensor:
     """`linalg.lu_solve(LU, pivots, B, (left, adjoint))`."""
+def _linalg_matrix_exp(A: Any) -> Tensor: ...
 def _linalg_matrix_power(A: Any, n: Any) -> Tensor: ...
-def _linalg_matrix_rank(A: Any, atol: Any, rtol: Any, hermitian: Any) -> Tensor: ...
 def _linalg_multi_dot(tensors: Any) -> Tensor: ...
 def _linalg_qr(A: Any, mode: Any) -> Tensor:
     """`linalg.qr(A, mode)`: `(Q, R)`."""
@@ -2850,6 +2875,8 @@ def _linalg_svd(A: Any, full_matrices: Any) -> Tensor:
     """`linalg.svd(A, full_matrices)`: `(U, S, Vh)`."""
 def _linalg_svdvals(A: Any) -> Tensor:
     """`linalg.svdvals(A)`."""
+def _linalg_tensorinv(A: Any, ind: Any) -> Tensor: ...
+def _linalg_tensorsolve(A: Any, B: Any, dims: Any) -> Tensor: ...
 def _linalg_vander(x: Any, N: Any) -> Tensor: ...
 def _linalg_vecdot(x: Any, y: Any, dim: Any) -> Tensor: ...
 def _lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: Any, unpack_pivots: Any) -> Tensor:

@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from ._core import Tensor
 from ._core import _linalg_cond as _cond
 from ._core import _linalg_cross as _cross
+from ._core import _linalg_cutoff as _cutoff
 from ._core import _linalg_matrix_power as _matrix_power
-from ._core import _linalg_matrix_rank as _matrix_rank
 from ._core import _linalg_multi_dot as _multi_dot
 from ._core import _linalg_vander as _vander
 from ._core import _linalg_vecdot as _vecdot
 from ._ops_pointwise import _finish
+
+Tol = float | Tensor | None
 
 __all__ = ["cond", "cross", "diagonal", "matrix_power", "matrix_rank", "multi_dot", "vander", "vecdot"]
 
@@ -122,12 +124,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 
 
 def matrix_rank(
-    A: Tensor,
-    *,
-    atol: float | None = None,
-    rtol: float | None = None,
-    hermitian: bool = False,
-    out: Tensor | None = None,
+    A: Tensor, *, atol: Tol = None, rtol: Tol = None, hermitian: bool = False, out: Tensor | None = None
 ) -> Tensor:
     """matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None) -> Tensor
 
@@ -135,12 +132,14 @@ def matrix_rank(
     of singular values (of eigenvalue moduli, with ``hermitian=True``)
     greater than ``max(atol, rtol * largest)``. When neither tolerance is
     given, ``rtol`` is ``eps * max(m, n)`` for ``A``'s dtype; when only
-    ``atol`` is, ``rtol`` is 0. Returns int64.
+    ``atol`` is given and positive, ``rtol`` is 0. Tol tensors
+    broadcast with the batch dims. Returns int64.
 
     Args:
         A (Tensor): a ``(*, m, n)`` float or complex tensor.
-        atol (float, optional): the absolute tolerance.
-        rtol (float, optional): the tolerance relative to the largest value.
+        atol (float or Tensor, optional): the absolute tolerance.
+        rtol (float or Tensor, optional): the tolerance relative to the
+            largest value.
         hermitian (bool): ``A`` is Hermitian (its eigenvalues are used).
         out (Tensor, optional): the output tensor.
 
@@ -148,7 +147,7 @@ def matrix_rank(
         >>> ferrograd.linalg.matrix_rank(ferrograd.tensor([[1.0, 2.0], [2.0, 4.0]]))
         tensor(1)
     """
-    return _finish(_matrix_rank(A, atol, rtol, hermitian), out)
+    return _finish(_cutoff("matrix_rank", A, atol, rtol, hermitian), out)
 
 
 def cond(A: Tensor, p: float | str | None = None, *, out: Tensor | None = None) -> Tensor:

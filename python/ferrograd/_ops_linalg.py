@@ -27,11 +27,14 @@ __all__ = [
     "lu_solve",
     "lu_unpack",
     "matmul",
+    "matrix_exp",
     "matrix_power",
     "mm",
     "mv",
+    "orgqr",
     "outer",
     "pca_lowrank",
+    "pinverse",
     "qr",
     "slogdet",
     "svd",
@@ -431,3 +434,60 @@ def slogdet(input: Tensor) -> tuple[Tensor, Tensor]:
     """
     _check("slogdet", input=input)
     return input.slogdet()
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """pinverse(input, rcond=1e-15) -> Tensor
+
+    The pseudo-inverse of :func:`ferrograd.linalg.pinv` with
+    ``rtol=rcond``. Differentiable.
+
+    Args:
+        input (Tensor): a ``(*, m, n)`` float or complex tensor.
+        rcond (float): singular values at or below ``rcond * σ_max`` count
+            as zero.
+
+    Example:
+        >>> ferrograd.pinverse(ferrograd.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]])
+    """
+    _check("pinverse", input=input)
+    return input.pinverse(rcond)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """matrix_exp(input) -> Tensor
+
+    The matrix exponential of :func:`ferrograd.linalg.matrix_exp`.
+    Differentiable.
+
+    Args:
+        input (Tensor): a ``(*, n, n)`` float or complex tensor.
+
+    Example:
+        >>> ferrograd.matrix_exp(ferrograd.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    _check("matrix_exp", input=input)
+    return input.matrix_exp()
+
+
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """orgqr(input, tau) -> Tensor
+
+    The product of Householder reflections of
+    :func:`ferrograd.linalg.householder_product`. Differentiable.
+
+    Args:
+        input (Tensor): the reflectors, below the diagonal, ``(*, m, n)``.
+        input2 (Tensor): their scale factors ``tau``, ``(*, k)``.
+
+    Example:
+        >>> ferrograd.orgqr(ferrograd.tensor([[0.0], [1.0]]), ferrograd.tensor([1.0]))
+        tensor([[ 0.],
+                [-1.]])
+    """
+    _check("orgqr", input=input, input2=input2)
+    return input.orgqr(input2)

@@ -8,15 +8,29 @@ from ._core import _linalg_solve as _solve
 from ._core import _linalg_solve_triangular as _solve_triangular
 from ._linalg_compose import cond, cross, diagonal, matrix_power, matrix_rank, multi_dot, vander, vecdot
 from ._linalg_lu import inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
+from ._linalg_solvers import (
+    eig,
+    eigvals,
+    householder_product,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    lstsq,
+    matrix_exp,
+    pinv,
+    tensorinv,
+    tensorsolve,
+)  # fmt: skip
 from ._linalg_spectral import eigh, eigvalsh, qr, slogdet, svd, svdvals
 from ._ops_pointwise import _finish
 from .linalg_norms import matrix_norm, norm, vector_norm
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-    "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm", "matrix_power",
-    "matrix_rank", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-    "svdvals", "vander", "vecdot", "vector_norm",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+    "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+    "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]  # fmt: skip
 
 

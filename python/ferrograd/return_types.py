@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from typing import Any, Self
 
 __all__ = [
-    "aminmax", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lu", "linalg_lu_factor",
-    "linalg_lu_factor_ex", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max",
-    "min", "qr", "slogdet", "svd", "triangular_solve",
+    "aminmax", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex", "linalg_ldl_factor",
+    "linalg_ldl_factor_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
+    "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "min", "qr",
+    "slogdet", "svd", "triangular_solve",
 ]  # fmt: skip
 
 
@@ -54,6 +55,10 @@ aminmax = _make("aminmax", ("min", "max"))
 linalg_cholesky_ex = _make("linalg_cholesky_ex", ("L", "info"))
 linalg_qr = _make("linalg_qr", ("Q", "R"))
 linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_ldl_factor = _make("linalg_ldl_factor", ("LD", "pivots"))
+linalg_ldl_factor_ex = _make("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))
+linalg_lstsq = _make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 linalg_svd = _make("linalg_svd", ("U", "S", "Vh"))
 linalg_slogdet = _make("linalg_slogdet", ("sign", "logabsdet"))
 slogdet = _make("slogdet", ("sign", "logabsdet"))

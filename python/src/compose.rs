@@ -1,6 +1,5 @@
 //! The `_core` functions behind the composite `ferrograd.linalg` functions:
-//! `vecdot`, `cross`, `matrix_power`, `multi_dot`, `vander`, `matrix_rank`
-//! and `cond`.
+//! `vecdot`, `cross`, `matrix_power`, `multi_dot`, `vander` and `cond`.
 
 use crate::decomp::cubic;
 use crate::errors::IntoPyResult;
@@ -56,24 +55,6 @@ fn linalg_vander(x: &Bound<'_, PyAny>, N: Option<i64>) -> PyResult<TensorOut> {
 }
 
 #[pyfunction]
-#[pyo3(name = "_linalg_matrix_rank", signature = (A, atol, rtol, hermitian))]
-#[allow(non_snake_case)]
-fn linalg_matrix_rank(
-    py: Python<'_>,
-    A: &Bound<'_, PyAny>,
-    atol: Option<f64>,
-    rtol: Option<f64>,
-    hermitian: bool,
-) -> PyResult<TensorOut> {
-    let a = tensor_only(A, "linalg_matrix_rank", "input")?;
-    Ok(nogil(py, cubic(&a), || {
-        a.linalg_matrix_rank(atol, rtol, hermitian)
-    })
-    .py()?
-    .into())
-}
-
-#[pyfunction]
 #[pyo3(name = "_linalg_cond", signature = (A, p))]
 #[allow(non_snake_case)]
 fn linalg_cond(
@@ -92,7 +73,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linalg_matrix_power, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_multi_dot, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_vander, m)?)?;
-    m.add_function(wrap_pyfunction!(linalg_matrix_rank, m)?)?;
     m.add_function(wrap_pyfunction!(linalg_cond, m)?)?;
     Ok(())
 }

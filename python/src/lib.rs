@@ -30,6 +30,7 @@ mod resize;
 mod routed;
 mod saved_hooks;
 mod shape_index;
+mod solvers;
 mod spectral;
 mod tensor;
 mod tensor_autograd;
@@ -291,6 +292,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     spectral::register(m)?;
     lu::register(m)?;
     compose::register(m)?;
+    solvers::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
     random::register(m)?;

@@ -20,6 +20,8 @@ use faer::linalg::svd::{svd as faer_svd, svd_scratch, ComputeSvdVectors};
 use faer::linalg::triangular_solve as tri;
 use faer::{Conj, Mat, MatRef, Par};
 
+pub(crate) use super::eig::eig;
+pub(crate) use super::ldl::{ldl_factor, ldl_solve};
 pub(crate) use super::lu::{det, inv, lu_factor, lu_solve, solve};
 
 /// The dtypes faer computes in: ferrograd's float32/float64 and their
@@ -455,7 +457,7 @@ pub(crate) fn slogdet<T: Faer>(a: &Tensor) -> Result<(Tensor, Tensor)> {
 }
 
 /// torch's error for a decomposition whose iteration did not converge.
-fn no_convergence(op: &str, what: &str) -> crate::Error {
+pub(super) fn no_convergence(op: &str, what: &str) -> crate::Error {
     crate::Error::linalg(format!(
         "{op}: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated {what}."
     ))

@@ -22,8 +22,11 @@ start it. Steps:
   its sine, ``embedding_bag`` with a matrix slot as the table, and
   ``linalg.cholesky`` and ``linalg.solve_triangular`` of matrices made from
   a slot's rows, and sign-free products of the factors of ``linalg.qr``,
-  ``linalg.eigh`` and ``linalg.svd``, ``linalg.slogdet``, and
-  ``linalg.lu_solve`` through ``linalg.lu_factor``).
+  ``linalg.eigh`` and ``linalg.svd``, ``linalg.slogdet``,
+  ``linalg.lu_solve`` through ``linalg.lu_factor``, ``linalg.pinv`` and
+  ``linalg.lstsq`` of well-conditioned matrices, ``linalg.matrix_exp``,
+  phase- and order-free sums over the eigenpairs of ``linalg.eig``, and
+  ``linalg.householder_product`` with the slot as the reflectors).
   torch's ``cdist`` has neither a second derivative nor forward mode, so
   torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
@@ -57,15 +60,22 @@ X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
 UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "square"]
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
-    "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve",
+    "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
+    "matrix_exp", "eig", "householder_product",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
 OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
-    "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3),
+    "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3), "pinv": (2, 3),
+    "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3),
 }  # fmt: skip
+# The composites whose results are column-major matrices, as torch's and
+# ferrograd's LAPACK-style linalg results are.
+COLUMN_MAJOR = (
+    "cholesky", "solve_triangular", "qr", "eigh", "svd", "lu_solve", "lstsq", "householder_product",
+)  # fmt: skip
 # The orders of cdist (the constant of a cdist step).
 CDIST_P = [1.0, 1.5, 2.0, 3.5, float("inf")]
 SMOOTH_MARGIN = 1e-2
@@ -124,6 +134,34 @@ def spread(shape: tuple) -> np.ndarray:
     k = min(rows, cols)
     out[np.arange(k), np.arange(k)] = 2.0 * np.arange(1, k + 1)
     return out
+
+
+def expm(a: np.ndarray) -> np.ndarray:
+    """The matrix exponential of each matrix of ``a`` by its Taylor series
+    after halving below norm 1/2, squared back."""
+    norm = np.abs(a).sum(-2).max() if a.size else 0.0
+    s = max(0, int(np.ceil(np.log2(max(norm, 1e-300) * 2))))
+    x = a / 2.0**s
+    term = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    total = term.copy()
+    for k in range(1, 30):
+        term = term @ x / k
+        total = total + term
+    for _ in range(s):
+        total = total @ total
+    return total
+
+
+def householder_product(refl: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T``
+    with ``v_i`` column ``i`` of ``refl`` below the diagonal and 1 on it."""
+    m, n = refl.shape[-2:]
+    v = np.tril(refl, -1) + np.eye(m, n)
+    q = np.broadcast_to(np.eye(m, n), refl.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        vi = v[..., :, i : i + 1]
+        q = q - (vi * tau[..., i, None, None]) @ (np.swapaxes(vi, -1, -2) @ q)
+    return q
 
 
 def first_row(t: Any) -> Any:
@@ -295,6 +333,27 @@ class TorchLike:
             gram = a @ a.mT + self.T.eye(a.shape[-2], dtype=a.dtype)
             lu, pivots = self.T.linalg.lu_factor(gram)
             return self.T.linalg.lu_solve(lu, pivots, a, adjoint=c < 0)
+        if name == "pinv":
+            return self.T.linalg.pinv(0.3 * a + self.T.tensor(spread(a.shape)))
+        if name == "lstsq":
+            # The slot's least-squares fit against itself by a well-conditioned
+            # matrix of its shape.
+            return self.T.linalg.lstsq(0.3 * a + self.T.tensor(spread(a.shape)), a).solution
+        if name == "matrix_exp":
+            return self.T.linalg.matrix_exp(0.1 * (a @ a.mT.sin()))
+        if name == "eig":
+            # A function of each eigenpair summed over the pairs (so free of
+            # their order and of the eigenvectors' phases) of a matrix with
+            # distinct eigenvalues made from the slot's rows.
+            n = a.shape[-2]
+            w, v = self.T.linalg.eig(0.1 * (a @ a.mT.sin()) + self.T.tensor(spread((n, n))))
+            return ((v * v.conj()).real * w.real.unsqueeze(-2).tanh()).sum(-1)
+        if name == "householder_product":
+            # The slot (transposed when wide) as the reflectors, their scales
+            # made from its first column.
+            refl = a if a.shape[-2] >= a.shape[-1] else a.mT
+            tau = refl[..., 0, :].tanh()
+            return self.T.linalg.householder_product(refl, tau)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -440,9 +499,7 @@ class NumpyBackend(TorchLike):
             r = a * np.sin(args[1])
         else:
             r = self.composite(name, a, c)
-        if name in ("cholesky", "solve_triangular", "qr", "eigh", "svd", "lu_solve"):
-            # Column-major matrices, as torch's and ferrograd's linalg
-            # results are.
+        if name in COLUMN_MAJOR:
             return np.swapaxes(np.array(np.swapaxes(r, -1, -2), order="C"), -1, -2)
         # A fresh row-major array (as ferrograd's results are), also for
         # 0-dim results.
@@ -495,6 +552,19 @@ class NumpyBackend(TorchLike):
         if name == "lu_solve":
             gram = a @ np.swapaxes(a, -1, -2) + np.eye(a.shape[-2])
             return np.linalg.solve(gram, a)
+        if name == "pinv":
+            return np.linalg.pinv(0.3 * a + spread(a.shape))
+        if name == "lstsq":
+            return np.linalg.pinv(0.3 * a + spread(a.shape)) @ a
+        if name == "matrix_exp":
+            return expm(0.1 * (a @ np.sin(np.swapaxes(a, -1, -2))))
+        if name == "eig":
+            n = a.shape[-2]
+            w, v = np.linalg.eig(0.1 * (a @ np.sin(np.swapaxes(a, -1, -2))) + spread((n, n)))
+            return ((v * v.conj()).real * np.tanh(w.real)[..., None, :]).sum(-1)
+        if name == "householder_product":
+            refl = a if a.shape[-2] >= a.shape[-1] else np.swapaxes(a, -1, -2)
+            return householder_product(refl, np.tanh(refl[..., 0, :]))
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

@@ -4,8 +4,9 @@ A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
 sign-free products of the qr, eigh and svd factors, slogdet, logdet,
-lu_factor, lu, lu_solve, solve, inv, det,
-vecdot, vander, cross, matrix_power, cond, multi_dot, and
+lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
+phase-free sums over eig's pairs, tensorinv, tensorsolve,
+householder_product, vecdot, vander, cross, matrix_power, cond, multi_dot, and
 the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
 cartesian_prod, chain_matmul and embedding bags) applied
 to a vector or a square matrix in float64,
@@ -126,6 +127,12 @@ def _eigh_signfree(t):
 def _svd_signfree(t):
     u, s, _ = torch.linalg.svd(t, full_matrices=False)
     return u * u * s.unsqueeze(-2)
+
+
+def _eig_phasefree(t):
+    """A sum over the eigenpairs (free of their order and phases)."""
+    w, v = torch.linalg.eig(t)
+    return ((v * v.conj()).real * w.real.unsqueeze(-2).tanh()).sum(-1)
 
 
 def draw_op(rng, s):
@@ -249,6 +256,10 @@ def draw_op(rng, s):
             tri = torch.tril(const(rng, s[0], s[0])) * 0.3 + eye
             add("solve_triangular(B=t)",
                 lambda t, a=tri: torch.linalg.solve_triangular(a, t, upper=False, unitriangular=True), s)
+            add("matrix_exp", lambda t: torch.linalg.matrix_exp(0.3 * t), s)
+            add("eig", lambda t, d=shift: _eig_phasefree(0.3 * t + 2 * d), (s[0],))
+            add("tensorinv", lambda t, e=eye: torch.linalg.tensorinv(t + 3 * e, ind=1), s)
+            add("tensorsolve", lambda t, e=eye, r=rhs: torch.linalg.tensorsolve(t + 3 * e, r[:, 0]), (s[0],))
         # Factorizations of t moved well away from rank deficiency (and,
         # for svd, from repeated singular values).
         k_ = min(s)
@@ -256,6 +267,12 @@ def draw_op(rng, s):
         sep.diagonal().copy_(1.5 * torch.arange(1, k_ + 1, dtype=DT))
         add("qr", lambda t, e=sep: _qr_signfree(0.3 * t + e), (s[0], k_))
         add("svd", lambda t, e=sep: _svd_signfree(0.3 * t + e), (s[0], k_))
+        add("pinv", lambda t, e=sep: torch.linalg.pinv(0.3 * t + e), (s[1], s[0]))
+        rhs_ls = const(rng, s[0], 2)
+        add("lstsq", lambda t, e=sep, r=rhs_ls: torch.linalg.lstsq(0.3 * t + e, r).solution, (s[1], 2))
+        if s[0] >= s[1]:
+            tau = const(rng, s[1]) * 0.5
+            add("householder_product", lambda t, c=tau: torch.linalg.householder_product(t, c), s)
         add("transpose", lambda t: t.T, (s[1], s[0]))
         add("flatten", lambda t: t.reshape(-1), (s[0] * s[1],))
         row = int(rng.integers(0, s[0]))

@@ -1,6 +1,7 @@
 //! `torch.linalg` functions made of recorded ops (so their derivatives, in
 //! every mode, come from those ops): `vecdot`, `cross`, `matrix_power`,
-//! `multi_dot`, `vander`, `matrix_rank` and `cond`.
+//! `multi_dot`, `vander`, `matrix_rank`, `cond`, `tensorinv`, `tensorsolve`
+//! and `householder_product`.
 
 use crate::ops::reduce::MatrixOrd;
 use crate::tensor::broadcast_shapes;
@@ -163,12 +164,13 @@ impl Tensor {
 
     /// `linalg.matrix_rank(A, atol, rtol, hermitian)`: the number of
     /// singular values (eigenvalue moduli with `hermitian`) above
-    /// `max(atol, rtol * σ_max)`; `rtol` defaults to `eps * max(m, n)` when
-    /// neither tolerance is given, and to 0 when only `atol` is.
+    /// `max(atol, rtol * σ_max)`; `rtol` defaults to `eps * max(m, n)`
+    /// where `atol` is absent or not positive, and to 0 where it is
+    /// positive. Tolerance tensors broadcast with the batch dims.
     pub fn linalg_matrix_rank(
         &self,
-        atol: Option<f64>,
-        rtol: Option<f64>,
+        atol: Option<&Tensor>,
+        rtol: Option<&Tensor>,
         hermitian: bool,
     ) -> Result<Tensor> {
         let nd = self.ndim();
@@ -186,19 +188,7 @@ impl Tensor {
             a.linalg_svdvals()?
         };
         let (m, n) = (self.shape()[nd - 2], self.shape()[nd - 1]);
-        let eps = match s.dtype() {
-            DType::Float32 => f64::from(f32::EPSILON),
-            _ => f64::EPSILON,
-        };
-        let rtol = rtol.unwrap_or(if atol.is_some() {
-            0.0
-        } else {
-            eps * m.max(n) as f64
-        });
-        let smax = s.amax(Some(&[-1]), true)?;
-        let tol = smax
-            .mul(&Tensor::scalar(rtol))?
-            .clamp_min(&Tensor::scalar(atol.unwrap_or(0.0)))?;
+        let tol = super::lstsq::cutoff(&s, (m, n), atol, rtol)?;
         s.gt(&tol)?.sum(Some(&[-1]), false, Some(DType::Int64))
     }
 
@@ -239,6 +229,113 @@ impl Tensor {
                     .mul(&inv.matrix_norm(ord, (-2, -1), false, None)?)
             }
         }
+    }
+}
+
+impl Tensor {
+    /// `linalg.tensorinv(A, ind)`: the inverse of `A` seen as a matrix
+    /// whose rows are its first `ind` dims and columns the rest (the two
+    /// products must agree); the result has the column dims first.
+    pub fn linalg_tensorinv(&self, ind: i64) -> Result<Tensor> {
+        if ind <= 0 {
+            return Err(Error::runtime(format!(
+                "Expected a strictly positive integer for 'ind', but got {ind}"
+            )));
+        }
+        let ind = (ind as usize).min(self.ndim());
+        let (rows, cols) = self.shape().split_at(ind);
+        let (p, q) = (
+            rows.iter().product::<usize>(),
+            cols.iter().product::<usize>(),
+        );
+        if p != q {
+            return Err(Error::runtime(format!(
+                "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {q} != {p}"
+            )));
+        }
+        let shape: Vec<isize> = cols.iter().chain(rows).map(|&d| d as isize).collect();
+        self.reshape(&[p as isize, q as isize])?
+            .inverse()?
+            .reshape(&shape)
+    }
+
+    /// `linalg.tensorsolve(A, B, dims)`: `X` with `tensordot(A, X,
+    /// X.ndim) = B`, where `X` takes `A`'s trailing dims after `B`'s; the
+    /// dims of `dims` are first moved to the end of `A`.
+    pub fn linalg_tensorsolve(&self, b: &Tensor, dims: Option<&[isize]>) -> Result<Tensor> {
+        let a = match dims {
+            Some(d) if !d.is_empty() => {
+                let nd = self.ndim() as isize;
+                let to: Vec<isize> = (nd - d.len() as isize..nd).collect();
+                self.movedim(d, &to)?
+            }
+            _ => self.clone(),
+        };
+        let k = b.ndim().min(a.ndim());
+        let (rows, cols) = a.shape().split_at(k);
+        let (p, q) = (
+            rows.iter().product::<usize>(),
+            cols.iter().product::<usize>(),
+        );
+        if p != q || rows != &b.shape()[..k] {
+            return Err(Error::runtime(format!(
+                "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got {q} != {p}"
+            )));
+        }
+        let shape: Vec<isize> = cols.iter().map(|&d| d as isize).collect();
+        a.reshape(&[p as isize, q as isize])?
+            .linalg_solve(&b.reshape(&[p as isize])?)?
+            .reshape(&shape)
+    }
+
+    /// `linalg.householder_product(A, tau)`: the first `n` columns of
+    /// `H_1 ... H_k` for each `m x n` matrix (`m >= n >= k`), where
+    /// `H_i = I - tau_i v_i v_i^H` and `v_i` is column `i` of `A` below
+    /// the diagonal with a 1 on it (LAPACK's `orgqr`). Made of recorded
+    /// products, so differentiable in every mode.
+    pub fn linalg_householder_product(&self, tau: &Tensor) -> Result<Tensor> {
+        const OP: &str = "torch.linalg.householder_product";
+        let nd = self.ndim();
+        if nd < 2 {
+            return Err(Error::runtime(format!(
+                "{OP}: input must have at least 2 dimensions."
+            )));
+        }
+        let (m, n) = (self.shape()[nd - 2], self.shape()[nd - 1]);
+        let k = tau.shape().last().copied().unwrap_or(0);
+        let problem = if m < n {
+            Some("input.shape[-2] must be greater than or equal to input.shape[-1]".to_string())
+        } else if n < k {
+            Some("input.shape[-1] must be greater than or equal to tau.shape[-1]".to_string())
+        } else if tau.ndim() + 1 != nd {
+            Some("input.dim() - tau.dim() must be equal to 1".to_string())
+        } else if tau.shape()[..nd - 2] != self.shape()[..nd - 2] {
+            Some(format!(
+                "Expected batch dimensions of tau to be equal to input.shape[:-2], but got {:?}",
+                &tau.shape()[..nd - 2]
+            ))
+        } else if tau.dtype() != self.dtype() {
+            Some(format!(
+                "tau dtype {} does not match input dtype {}",
+                tau.dtype().scalar_type_name(),
+                self.dtype().scalar_type_name()
+            ))
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            return Err(Error::runtime(format!("{OP}: {p}")));
+        }
+        let eye = Tensor::eye(m as i64, Some(n as i64), self.dtype())?;
+        let v = self.tril(-1)?.add(&eye)?;
+        let mut q = eye.broadcast_to(self.shape())?;
+        for i in (0..k).rev() {
+            let vi = v.narrow(-1, i as isize, 1)?;
+            let ti = tau.narrow(-1, i as isize, 1)?.unsqueeze(-1)?;
+            q = q.sub(&vi.mul(&ti)?.matmul(&vi.adjoint()?.matmul(&q)?)?)?;
+        }
+        // Column-major matrices, as torch's (LAPACK's) result.
+        q.mt()?.contiguous().mt()
     }
 }
 

@@ -22,7 +22,11 @@ macro_rules! faer_kernel {
 pub(crate) mod cholesky;
 pub(crate) mod compose;
 pub(crate) mod decomp;
+pub(crate) mod eig;
 pub(crate) mod einsum;
+pub(crate) mod expm;
+pub(crate) mod ldl;
+pub(crate) mod lstsq;
 pub(crate) mod lu;
 pub(crate) mod matmul;
 pub(crate) mod spectral;

@@ -25,7 +25,7 @@ pub enum QrMode {
 
 /// `E_ij = 1 / (x_j - x_i)` off the diagonal and 0 on it, over the last
 /// dim of `x` (infinite where two values are equal).
-fn inv_gaps(x: &Tensor) -> Result<Tensor> {
+pub(super) fn inv_gaps(x: &Tensor) -> Result<Tensor> {
     let n = x.shape()[x.ndim() - 1];
     let gaps = x.unsqueeze(-2)?.sub(&x.unsqueeze(-1)?)?;
     let eye = Tensor::eye(n as i64, None, x.dtype())?;
@@ -73,7 +73,7 @@ fn is_zero(t: &Tensor) -> Result<bool> {
 /// torch's error when a complex loss depends on the vectors' phases: `x`
 /// holds `V^H gV` (or `U^H gU + V^H gV`), whose diagonal is real for a
 /// phase-invariant loss.
-fn check_phase(x: &Tensor, what: &str, op: &str) -> Result<()> {
+pub(super) fn check_phase(x: &Tensor, what: &str, op: &str) -> Result<()> {
     if !x.dtype().is_complex() {
         return Ok(());
     }
@@ -247,7 +247,7 @@ fn svd_tangent(da: &Tensor, u: &Tensor, s: &Tensor, vh: &Tensor) -> Result<Vec<O
 }
 
 /// Checks that `a` is a float or complex batch of matrices, for `op`.
-fn check_matrix(a: &Tensor, op: &str) -> Result<()> {
+pub(super) fn check_matrix(a: &Tensor, op: &str) -> Result<()> {
     if a.ndim() < 2 {
         return Err(Error::runtime(format!(
             "{op}: The input tensor A must have at least 2 dimensions."
@@ -264,7 +264,7 @@ fn check_matrix(a: &Tensor, op: &str) -> Result<()> {
 
 /// Whether a gradient or tangent can reach `a` (the eigen/singular vectors
 /// are then computed alongside the values, for the derivative).
-fn differentiable(a: &Tensor) -> bool {
+pub(super) fn differentiable(a: &Tensor) -> bool {
     (is_grad_enabled() && a.requires_grad()) || any_tangent(&[a])
 }
 
