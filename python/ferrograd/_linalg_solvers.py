@@ -84,8 +84,10 @@ def lstsq(
     every driver but ``'gels'``; ``singular_values`` for ``'gelsd'`` and
     ``'gelss'``. The others are empty tensors.
 
-    Differentiable with respect to ``A`` and ``B`` (the solution and the
-    residuals), through :func:`pinv`.
+    ``'gels'`` solves through a QR factorization (assuming full rank, as
+    LAPACK does), ``'gelsy'`` too when the factor is well conditioned, and
+    otherwise the SVD is used. Differentiable with respect to ``A`` and
+    ``B`` (the solution and the residuals).
 
     Args:
         A (Tensor): the ``(*, m, n)`` coefficient matrices.

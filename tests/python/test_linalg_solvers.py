@@ -124,6 +124,11 @@ def test_lstsq_rank_deficient_batched_and_vector_cases():
     for i in range(2):
         close(r.solution[i].numpy(), np.linalg.lstsq(a, b[i], rcond=None)[0], TIGHT)
     assert r.rank.tolist() == [2, 2] and tuple(r.residuals.shape) == (0,)
+    # gelsy sees the rank deficiency too (its QR is ill-conditioned) and
+    # gives the same minimum-norm solution.
+    y = fg.linalg.lstsq(fg.tensor(a[None]), fg.tensor(b))
+    assert y.rank.tolist() == [2, 2]
+    close(y.solution.numpy(), r.solution.numpy(), TIGHT)
     v = fg.linalg.lstsq(fg.tensor(a[:, :2]), fg.tensor(b[0, :, 0]), driver="gels")
     assert tuple(v.solution.shape) == (2,) and tuple(v.residuals.shape) == (1,)
     want = np.linalg.lstsq(a[:, :2], b[0, :, 0], rcond=None)[0]

@@ -7,7 +7,7 @@
 //! convention): every transpose below is a conjugate transpose.
 
 use super::decomp::check_square;
-use super::spectral::{check_matrix, differentiable};
+use super::spectral::{check_matrix, differentiable, QrMode};
 use crate::autograd::derivatives;
 use crate::tensor::broadcast_shapes;
 use crate::{DType, Error, Result, Tensor};
@@ -150,12 +150,14 @@ impl Tensor {
     /// singular_values)` for the least-squares problems `min ||A X - B||`
     /// (the minimum-norm solution among the singular values above
     /// `rcond * σ_max`), batch dims broadcast; `B` may be a batch of
-    /// vectors (one dim fewer than `A`). As torch's drivers: `residuals`
+    /// vectors (one dim fewer than `A`). `gels` solves through a QR
+    /// factorization (full rank assumed, as LAPACK's), `gelsy` too when
+    /// every matrix is well conditioned (otherwise through the SVD, as
+    /// `gelsd` and `gelss`). As torch's drivers: `residuals`
     /// (`||A X - B||²` per column) for tall `A` with `gels`, and with
     /// `gelsd`/`gelss` when every matrix has full rank; `rank` for all but
     /// `gels`; `singular_values` for `gelsd`/`gelss`; the others empty.
-    /// `solution` and `residuals` are differentiable (through
-    /// [`Tensor::linalg_pinv`]).
+    /// `solution` and `residuals` are differentiable.
     pub fn linalg_lstsq(
         &self,
         b: &Tensor,
@@ -204,28 +206,36 @@ impl Tensor {
         let bm = bm.broadcast_to(&with(m, k))?;
         let real = self.dtype().to_real();
         let rtol = Tensor::scalar_tensor(rcond.unwrap_or(epsilon(real) * m.max(n) as f64), real);
-        let (x, s) = if differentiable(&a) || differentiable(&bm) {
-            let x = a.linalg_pinv(None, Some(&rtol), false)?.matmul(&bm)?;
-            (x, a.detach().linalg_svdvals()?)
-        } else {
-            let (u, s, vh) = a.linalg_svd(false)?;
-            let keep = s.gt(&cutoff(&s, (m, n), None, Some(&rtol))?)?;
-            let inv = masked_reciprocal(&s, &keep)?.to_dtype(a.dtype());
-            let x = vh
-                .adjoint()?
-                .matmul(&u.adjoint()?.matmul(&bm)?.mul(&inv.unsqueeze(-1)?)?)?;
-            (x, s)
+        let empty = |dt: DType| Tensor::try_zeros(&[0], dt);
+        let k_min = m.min(n);
+        // gels assumes full rank; gelsy takes the QR route when the
+        // triangle shows full rank and the SVD's otherwise; the others
+        // report singular values, so they take the SVD's.
+        let by_qr = match driver {
+            _ if k_min == 0 => None,
+            "gels" => qr_solve(&a, &bm, None)?,
+            "gelsy" => qr_solve(&a, &bm, Some(rtol.to_vec::<f64>()[0]))?,
+            _ => None,
         };
-        let rank = s.gt(&cutoff(&s, (m, n), None, Some(&rtol))?)?.sum(
-            Some(&[-1]),
-            false,
-            Some(DType::Int64),
-        )?;
+        let (x, rank, s) = match by_qr {
+            Some(x) => {
+                let full = Tensor::full(&batch, k_min as i64, DType::Int64);
+                (x, full, empty(real)?)
+            }
+            None => {
+                let (x, s) = svd_solve(&a, &bm, &rtol)?;
+                let rank = s.gt(&cutoff(&s, (m, n), None, Some(&rtol))?)?.sum(
+                    Some(&[-1]),
+                    false,
+                    Some(DType::Int64),
+                )?;
+                (x, rank, s)
+            }
+        };
         let full_rank = rank
             .eq(&Tensor::scalar_tensor(n as f64, DType::Int64))?
             .all(None, false)?
             .to_vec::<bool>()[0];
-        let empty = |dt: DType| Tensor::try_zeros(&[0], dt);
         let residuals = match driver {
             _ if m <= n || driver == "gelsy" => empty(real)?,
             "gels" => squared_residuals(&a, &x, &bm)?,
@@ -247,6 +257,62 @@ impl Tensor {
         let x = if vector { x.squeeze(Some(&[-1]))? } else { x };
         Ok((x, residuals, rank, s))
     }
+}
+
+/// The minimum-norm least-squares solution over the singular values above
+/// `rtol * σ_max`, and those values: recorded as `pinv(A) B` when a
+/// derivative can reach it, from one SVD otherwise.
+fn svd_solve(a: &Tensor, b: &Tensor, rtol: &Tensor) -> Result<(Tensor, Tensor)> {
+    if differentiable(a) || differentiable(b) {
+        let x = a.linalg_pinv(None, Some(rtol), false)?.matmul(b)?;
+        return Ok((x, a.detach().linalg_svdvals()?));
+    }
+    let nd = a.ndim();
+    let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
+    let (u, s, vh) = a.linalg_svd(false)?;
+    let keep = s.gt(&cutoff(&s, (m, n), None, Some(rtol))?)?;
+    let inv = masked_reciprocal(&s, &keep)?.to_dtype(a.dtype());
+    let x = vh
+        .adjoint()?
+        .matmul(&u.adjoint()?.matmul(b)?.mul(&inv.unsqueeze(-1)?)?)?;
+    Ok((x, s))
+}
+
+/// The least-squares solution of full-rank problems through a QR
+/// factorization (recorded, so differentiable): `R^{-1} Q^H B` for
+/// `m >= n`, and the minimum-norm `Q R^{-H} B` from `A^H = Q R` for
+/// `m < n`. With `rtol`, `None` when a triangle's 1-norm condition number
+/// reaches `1 / rtol` (the rank is then left to the SVD).
+fn qr_solve(a: &Tensor, b: &Tensor, rtol: Option<f64>) -> Result<Option<Tensor>> {
+    let nd = a.ndim();
+    let tall = a.shape()[nd - 2] >= a.shape()[nd - 1];
+    let f = if tall { a.clone() } else { a.adjoint()? };
+    let (q, r) = f.linalg_qr(QrMode::Reduced)?;
+    if let Some(rtol) = rtol {
+        let r = r.detach();
+        let k = r.shape()[nd - 1] as i64;
+        let eye = Tensor::eye(k, None, r.dtype())?;
+        let rinv = r.linalg_solve_triangular(&eye, true, true, false)?;
+        let norm1 = |t: &Tensor| -> Result<Tensor> {
+            t.abs()?
+                .to_dtype(DType::Float64)
+                .sum(Some(&[-2]), false, None)?
+                .amax(Some(&[-1]), false)
+        };
+        let cond = norm1(&r)?.mul(&norm1(&rinv)?)?.to_vec::<f64>();
+        // NaN or infinity (a zero on the diagonal) fails the test too.
+        if !cond.iter().all(|&c| c * rtol < 1.0) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(if tall {
+        r.linalg_solve_triangular(&q.adjoint()?.matmul(b)?, true, true, false)?
+    } else {
+        q.matmul(
+            &r.adjoint()?
+                .linalg_solve_triangular(b, false, true, false)?,
+        )?
+    }))
 }
 
 /// `||A X - B||²` down each column.
