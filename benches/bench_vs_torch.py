@@ -399,9 +399,27 @@ def linalg_workload(torch) -> dict[str, float]:
         out[f"qr fwd+bwd {tag}"] = _ms(lambda a=a: _qr_loss(torch, a).backward(), reps)
         out[f"eigh fwd+bwd {tag}"] = _ms(lambda a=a: _eigh_loss(torch, a).backward(), reps)
         out[f"svd fwd+bwd {tag}"] = _ms(lambda a=a: _svd_loss(torch, a).backward(), reps)
+    return out
+
+
+def linalg_solvers_workload(torch) -> dict[str, float]:
+    """Least squares, pseudo-inverse, matrix exponential and general
+    eigenvalues, forward and forward + backward (ms); 1024 rows only for
+    lstsq (the others' backward at 1024 takes seconds in both)."""
+    torch.manual_seed(0)
+    out = {}
+    for shape in ((64, 64), (256, 256), (1024, 1024), (8, 64, 64)):
+        n = shape[-1]
+        x = torch.randn(*shape, dtype=torch.float64)
+        a = (x @ x.mT / n + torch.eye(n, dtype=torch.float64)).requires_grad_()
+        b = torch.randn(*shape[:-1], 4, dtype=torch.float64)
+        tag = "x".join(map(str, shape))
+        reps = 2 if n >= 1024 else 10
         out[f"lstsq {tag}, 4 rhs"] = _ms(lambda a=a, b=b: torch.linalg.lstsq(a.detach(), b), reps)
         out[f"lstsq fwd+bwd {tag}, 4 rhs"] = _ms(
             lambda a=a, b=b: torch.linalg.lstsq(a, b).solution.sum().backward(), reps)
+        if n >= 1024:
+            continue
         out[f"pinv fwd+bwd {tag}"] = _ms(lambda a=a: torch.linalg.pinv(a).sum().backward(), reps)
         out[f"matrix_exp fwd+bwd {tag}"] = _ms(
             lambda a=a: torch.linalg.matrix_exp(a).sum().backward(), reps)
@@ -471,6 +489,7 @@ WORKLOADS = {
     "nn": nn_workload,
     "func": func_workload,
     "linalg": linalg_workload,
+    "linalg_solvers": linalg_solvers_workload,
     "io": io_workload,
 }
 
