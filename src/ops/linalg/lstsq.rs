@@ -111,8 +111,8 @@ derivatives! {
 
     /// `linalg.pinv(A, atol, rtol, hermitian)`: the pseudo-inverse of each
     /// `m x n` matrix (`n x m`), from the singular values above
-    /// `max(atol, rtol * σ_max)` (see [`cutoff`]); with `hermitian`, from
-    /// the eigendecomposition of the lower triangle.
+    /// `max(atol, rtol * σ_max)` (`rtol` by default `eps * max(m, n)`);
+    /// with `hermitian`, from the eigendecomposition of the lower triangle.
     pub fn linalg_pinv(
         &self,
         atol: Option<&Tensor>,
