@@ -374,16 +374,23 @@ def func_workload(torch) -> dict[str, float]:
     }
 
 
-def linalg_workload(torch) -> dict[str, float]:
-    """Decompositions and solves, forward and forward + backward (ms)."""
+def _spd_cases(torch):
+    """``(n, tag, A, B)`` for the linalg rows: a symmetric positive-definite
+    float64 ``A`` requiring grad and four right-hand sides, at 64, 256, 1024
+    and a batch of 8 x 64."""
     torch.manual_seed(0)
-    out = {}
     for shape in ((64, 64), (256, 256), (1024, 1024), (8, 64, 64)):
         n = shape[-1]
         x = torch.randn(*shape, dtype=torch.float64)
         a = (x @ x.mT / n + torch.eye(n, dtype=torch.float64)).requires_grad_()
         b = torch.randn(*shape[:-1], 4, dtype=torch.float64)
-        tag = "x".join(map(str, shape))
+        yield n, "x".join(map(str, shape)), a, b
+
+
+def linalg_workload(torch) -> dict[str, float]:
+    """Decompositions and solves, forward and forward + backward (ms)."""
+    out = {}
+    for n, tag, a, b in _spd_cases(torch):
         reps = 2 if n >= 1024 else 20
         out[f"cholesky {tag}"] = _ms(lambda a=a: torch.linalg.cholesky(a.detach()), reps)
         out[f"cholesky fwd+bwd {tag}"] = _ms(lambda a=a: torch.linalg.cholesky(a).sum().backward(), reps)
@@ -406,14 +413,8 @@ def linalg_solvers_workload(torch) -> dict[str, float]:
     """Least squares, pseudo-inverse, matrix exponential and general
     eigenvalues, forward and forward + backward (ms); 1024 rows only for
     lstsq (the others' backward at 1024 takes seconds in both)."""
-    torch.manual_seed(0)
     out = {}
-    for shape in ((64, 64), (256, 256), (1024, 1024), (8, 64, 64)):
-        n = shape[-1]
-        x = torch.randn(*shape, dtype=torch.float64)
-        a = (x @ x.mT / n + torch.eye(n, dtype=torch.float64)).requires_grad_()
-        b = torch.randn(*shape[:-1], 4, dtype=torch.float64)
-        tag = "x".join(map(str, shape))
+    for n, tag, a, b in _spd_cases(torch):
         reps = 2 if n >= 1024 else 10
         out[f"lstsq {tag}, 4 rhs"] = _ms(lambda a=a, b=b: torch.linalg.lstsq(a.detach(), b), reps)
         out[f"lstsq fwd+bwd {tag}, 4 rhs"] = _ms(

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from ferrograd.autograd import gradcheck, gradgradcheck
 from ferrograd.func import jacfwd, jacrev, vmap
-from inplace_programs import expm
+from linalg_reference import expm
 from test_linalg_spectral import DTYPES, close, mh, randn
 
 TIGHT = dict(rtol=1e-8, atol=1e-8)
