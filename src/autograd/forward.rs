@@ -342,16 +342,39 @@ pub fn make_dual(primal: &Tensor, tangent: &Tensor, level: Option<usize>) -> Res
         let _off = FwGradGuard::new(false);
         primal.alias_named("MakeDualBackward0")?
     };
-    let strides_match = lvl.batch.is_none() && tangent.strides() == primal.strides();
-    let tangent = if strides_match {
-        tangent.clone()
-    } else {
-        let _off = FwGradGuard::new(false);
-        tangent.copy()
+    let tangent = match lvl.batch {
+        None => mirror(tangent, primal)?,
+        Some(_) => {
+            let _off = FwGradGuard::new(false);
+            tangent.copy()
+        }
     };
     dual.autograd().set_fw_detached();
     set_own(&dual, lvl.generation, tangent);
     Ok(dual)
+}
+
+/// `tangent` with `primal`'s strides, as an own tangent must have (see
+/// Note [Tangents of views]): itself when they already agree, else copied
+/// into a fresh tensor with them (a dense one when `primal` repeats
+/// elements, as an expanded tensor does), keeping the tangent's dtype.
+fn mirror(tangent: &Tensor, primal: &Tensor) -> Result<Tensor> {
+    // Strides of dims of size 1 place nothing.
+    let same = tangent
+        .shape()
+        .iter()
+        .zip(tangent.strides().iter().zip(primal.strides()))
+        .all(|(&n, (a, b))| n <= 1 || a == b);
+    if same {
+        return Ok(tangent.clone());
+    }
+    let _off = FwGradGuard::new(false);
+    if !primal.layout().is_non_overlapping() {
+        return Ok(tangent.copy());
+    }
+    let own = Tensor::try_empty_strided(primal.shape(), primal.strides(), tangent.dtype())?;
+    own.copy_(tangent)?;
+    Ok(own)
 }
 
 /// `unpack_dual(tensor, level=None)`: a view of `t` that has no tangent,
@@ -541,6 +564,12 @@ pub(crate) fn apply(
         let t = match results.get(k).cloned().flatten() {
             Some(t) if out.dtype().is_differentiable() && !state_ids.contains(&out.id()) => {
                 let t = fit(t, out, batch)?;
+                // A view op's tangent is the same view of its input's
+                // tangent, which must stay shared.
+                let t = match batch {
+                    None if out.base().is_none() => mirror(&t, out)?,
+                    _ => t,
+                };
                 set_own(out, generation, t.clone());
                 Some(t)
             }
@@ -630,6 +659,10 @@ pub fn set_fw_grad(t: &Tensor, tangent: &Tensor) -> Result<()> {
         tangent.to_dtype(t.dtype())
     } else {
         tangent.clone()
+    };
+    let tangent = match lvl.batch {
+        None => mirror(&tangent, t)?,
+        Some(_) => tangent,
     };
     set_own(t, lvl.generation, tangent);
     Ok(())

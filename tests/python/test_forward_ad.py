@@ -137,6 +137,27 @@ def test_inplace_write_of_a_dual_into_a_view_gives_the_base_a_tangent():
         np.testing.assert_array_equal(N(fwAD.unpack_dual(view).tangent), [6.0, 8.0])
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda a: fg.linalg.matrix_exp(0.3 * a),  # its formula slices a block matrix
+        lambda a: fg.linalg.inv(a + 3 * fg.eye(4, dtype=fg.float64)).mT,  # column-major result
+        lambda a: fg.linalg.eigh(a + a.mT).eigenvectors.mT,
+    ],
+)
+def test_an_ops_tangent_has_its_outputs_strides_so_views_write_through(op):
+    x, t = T(RNG.standard_normal((4, 4))), T(RNG.standard_normal((4, 4)))
+    with fwAD.dual_level():
+        y = op(fwAD.make_dual(x, t))
+        tangent = fwAD.unpack_dual(y).tangent
+        assert tangent.stride() == y.stride()
+        before = N(tangent).copy()
+        y.view(16)[::5] = 0.5  # the diagonal, a constant: its tangent becomes 0
+        after = N(fwAD.unpack_dual(y).tangent)
+    np.fill_diagonal(before, 0.0)
+    np.testing.assert_array_equal(after, before)
+
+
 def test_detach_drops_the_tangent():
     with fwAD.dual_level():
         d = fwAD.make_dual(T([1.0]), T([1.0]))
