@@ -238,6 +238,33 @@ def test_value_only_losses_have_gradients_at_repeated_values():
     assert fg.allclose(b.grad, 2 * fg.eye(3, dtype=fg.float64))
 
 
+def test_second_derivatives_of_simple_values_beside_exactly_repeated_ones():
+    # I + 0.3 u v^T has the singular value 1 twice, exactly, and A's
+    # eigenvalue 2 is repeated; the largest and smallest values stay
+    # simple, so their Hessians exist (0 · ∞ must not turn them into NaN).
+    rng = np.random.default_rng(3)
+    u, v = rng.standard_normal((4, 1)), rng.standard_normal((1, 4))
+    m = fg.tensor(0.3 * u @ v + np.eye(4))
+    a = fg.tensor(np.diag([1.0, 2.0, 2.0, 5.0]))
+    for f, x in (
+        (lambda t: fg.linalg.cond(t), m),
+        (lambda t: fg.linalg.svdvals(t)[0], m),
+        (lambda t: fg.linalg.eigvalsh(_sym(t))[-1] - fg.linalg.eigvalsh(_sym(t))[0], a),
+    ):
+        h = fg.func.hessian(f)(x).reshape(16, 16).numpy()
+        g = fg.func.grad(f)
+        step = 1e-6
+        fd = np.stack(
+            [
+                ((g(x + step * e) - g(x - step * e)) / (2 * step)).reshape(16).numpy()
+                for e in fg.eye(16, dtype=fg.float64).reshape(16, 4, 4)
+            ],
+            axis=1,
+        )
+        assert np.isfinite(h).all()
+        np.testing.assert_allclose(h, fd, atol=1e-6)
+
+
 def test_complex_phase_dependent_losses_raise():
     x = fg.randn(3, 3, dtype=fg.complex128, requires_grad=True)
     _, v = fg.linalg.eigh(_sym(x))

@@ -10,7 +10,7 @@
 //! eigenvectors infinite, as in torch.
 
 use super::decomp::check_square;
-use super::spectral::{check_phase, differentiable, inv_gaps};
+use super::spectral::{check_phase, differentiable, gap_mul};
 use crate::autograd::derivatives;
 use crate::{Result, Tensor};
 
@@ -34,9 +34,7 @@ fn eig_backward(gl: &Tensor, gv: &Tensor, l: &Tensor, v: &Tensor) -> Result<Tens
     check_phase(&vhgv, "eigenvectors", "linalg_eig_backward")?;
     let re = vhgv.diagonal(0, -2, -1)?.real()?.to_dtype(v.dtype());
     let inner = vhgv.sub(&vh.matmul(&v.mul(&re.unsqueeze(-2)?)?)?)?;
-    let inner = inner
-        .mul(&inv_gaps(&l.conj()?)?)?
-        .add(&gl.diag_embed(0, -2, -1)?)?;
+    let inner = gap_mul(&l.conj()?, &inner, false)?.add(&gl.diag_embed(0, -2, -1)?)?;
     vh.linalg_solve(&inner.matmul(&vh)?)
 }
 
@@ -46,7 +44,7 @@ fn eig_backward(gl: &Tensor, gv: &Tensor, l: &Tensor, v: &Tensor) -> Result<Tens
 fn eig_tangent(da: &Tensor, l: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
     let dp = v.linalg_solve(&da.to_dtype(v.dtype()).matmul(v)?)?;
     let dl = dp.diagonal(0, -2, -1)?;
-    let dx = v.matmul(&dp.mul(&inv_gaps(l)?)?)?;
+    let dx = v.matmul(&gap_mul(l, &dp, true)?)?;
     let re = v.adjoint()?.matmul(&dx)?.diagonal(0, -2, -1)?.real()?;
     let dv = dx.sub(&v.mul(&re.to_dtype(v.dtype()).unsqueeze(-2)?)?)?;
     Ok((dl, dv))

@@ -23,14 +23,44 @@ pub enum QrMode {
     R,
 }
 
-/// `E_ij = 1 / (x_j - x_i)` off the diagonal and 0 on it, over the last
-/// dim of `x` (infinite where two values are equal).
-pub(super) fn inv_gaps(x: &Tensor) -> Result<Tensor> {
-    let n = x.shape()[x.ndim() - 1];
-    let gaps = x.unsqueeze(-2)?.sub(&x.unsqueeze(-1)?)?;
-    let eye = Tensor::eye(n as i64, None, x.dtype())?;
+/// `x ∘ E` with `E_ij = 1 / (v_j - v_i)` off the diagonal and 0 on it,
+/// over the last dim of `v`. Where two values tie exactly, the vectors of
+/// the tied block are defined only up to a rotation among themselves, and
+/// so is this term of the formulas: a tangent (`gauge`) takes the block's
+/// rotation as 0; a gradient has `x` = 0 there when the loss does not
+/// depend on that rotation, and the entry is then 0, the formula's limit,
+/// rather than the NaN of `0 · ∞` (a tie with `x` non-zero stays infinite:
+/// that loss has no derivative there).
+pub(super) fn gap_mul(v: &Tensor, x: &Tensor, gauge: bool) -> Result<Tensor> {
+    let n = v.shape()[v.ndim() - 1];
+    let gaps = v.unsqueeze(-2)?.sub(&v.unsqueeze(-1)?)?;
+    let eye = Tensor::eye(n as i64, None, v.dtype())?;
     let off = Tensor::scalar(1.0).sub(&eye)?;
-    gaps.add(&eye)?.reciprocal()?.mul(&off)
+    let zero = Tensor::scalar(0.0).to_dtype(v.dtype());
+    let tie = gaps.eq(&zero)?.logical_and(&off.ne(&zero)?)?;
+    if !tie.any(None, false)?.to_vec::<bool>()[0] {
+        return gaps.add(&eye)?.reciprocal()?.mul(&off)?.mul(x);
+    }
+    let quiet = if gauge {
+        tie
+    } else {
+        tie.logical_and(&x.eq(&Tensor::scalar(0.0).to_dtype(x.dtype()))?)?
+    }
+    .to_dtype(v.dtype());
+    let keep = off.mul(&Tensor::scalar(1.0).sub(&quiet)?)?;
+    gaps.add(&eye.add(&quiet)?)?
+        .reciprocal()?
+        .mul(&keep)?
+        .mul(x)
+}
+
+/// `x ∘ H` with `H_ij = 1 / (s_i + s_j)` off the diagonal and 0 on it.
+fn sum_gap_mul(s: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let n = s.shape()[s.ndim() - 1];
+    let sums = s.unsqueeze(-2)?.add(&s.unsqueeze(-1)?)?;
+    let eye = Tensor::eye(n as i64, None, s.dtype())?;
+    let off = Tensor::scalar(1.0).sub(&eye)?;
+    sums.add(&eye)?.reciprocal()?.mul(&off)?.mul(x)
 }
 
 /// The diagonal of the matrices `x` as diagonal matrices.
@@ -158,7 +188,7 @@ fn eigh_backward(gl: &Tensor, gv: &Tensor, l: &Tensor, v: &Tensor) -> Result<Ten
         let k = vh.matmul(gv)?;
         check_phase(&k, "eigenvectors", "linalg_eigh_backward")?;
         let skew = k.sub(&k.adjoint()?)?.mul(&Tensor::scalar(0.5))?;
-        g = skew.mul(&inv_gaps(l)?)?.add(&g)?;
+        g = gap_mul(l, &skew, false)?.add(&g)?;
     }
     v.matmul(&g)?.matmul(&vh)
 }
@@ -168,7 +198,7 @@ fn eigh_backward(gl: &Tensor, gv: &Tensor, l: &Tensor, v: &Tensor) -> Result<Ten
 fn eigh_tangent(da: &Tensor, l: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
     let p = v.adjoint()?.matmul(da)?.matmul(v)?;
     let dl = p.diagonal(0, -2, -1)?.real()?;
-    let dv = v.matmul(&p.mul(&inv_gaps(l)?)?)?;
+    let dv = v.matmul(&gap_mul(l, &p, true)?)?;
     Ok((dl.try_copy()?, dv))
 }
 
@@ -194,14 +224,18 @@ fn svd_backward(
     let j = u.adjoint()?.matmul(&gu)?;
     let kk = vh.matmul(&gvh.adjoint()?)?;
     check_phase(&j.add(&kk)?, "singular vectors", "linalg_svd_backward")?;
-    let f = inv_gaps(&s.mul(s)?)?;
+    // F ∘ (J - J^H) S + S F ∘ (K - K^H), split as
+    // (Js + Ks) / (2 (s_j - s_i)) + (Js - Ks) / (2 (s_j + s_i)) with the
+    // skew parts Js, Ks: a loss that does not turn tied vectors has
+    // Js + Ks = 0 in their block, so the first term's tie is 0 there.
     let inv_s = s.reciprocal()?;
+    let js = j.sub(&j.adjoint()?)?;
+    let ks = kk.sub(&kk.adjoint()?)?;
+    let half = Tensor::scalar(0.5);
+    g = g.add(&gap_mul(s, &js.add(&ks)?, false)?.mul(&half)?)?;
+    g = g.add(&sum_gap_mul(s, &js.sub(&ks)?)?.mul(&half)?)?;
     if use_u {
-        g = g.add(&scale_cols(&f.mul(&j.sub(&j.adjoint()?)?)?, s)?)?;
         g = g.add(&scale_cols(&imag_diag(&j)?, &inv_s)?)?;
-    }
-    if use_v {
-        g = g.add(&scale_rows(&f.mul(&kk.sub(&kk.adjoint()?)?)?, s)?)?;
     }
     let mut ga = u.matmul(&g)?.matmul(&vh)?;
     if use_u && m > k {
@@ -227,13 +261,18 @@ fn svd_tangent(da: &Tensor, u: &Tensor, s: &Tensor, vh: &Tensor) -> Result<Vec<O
     let dav = da.matmul(&v)?;
     let p = uh.matmul(&dav)?;
     let ds = p.diagonal(0, -2, -1)?.real()?.try_copy()?;
-    let f = inv_gaps(&s.mul(s)?)?;
+    // F ∘ (P S + S P^H) = (P + P^H) / (2 (s_j - s_i)) + (P - P^H) / (2 (s_j + s_i))
+    // and F ∘ (S P + P^H S) the same with the second term negated: the
+    // first is the rotation of tied vectors (0 at a tie, see `gap_mul`).
     let inv_s = s.reciprocal()?;
     let ph = p.adjoint()?;
-    let om_u = f
-        .mul(&scale_cols(&p, s)?.add(&scale_rows(&ph, s)?)?)?
+    let half = Tensor::scalar(0.5);
+    let turn = gap_mul(s, &p.add(&ph)?, true)?.mul(&half)?;
+    let split = sum_gap_mul(s, &p.sub(&ph)?)?.mul(&half)?;
+    let om_u = turn
+        .add(&split)?
         .add(&scale_cols(&imag_diag(&p)?, &inv_s)?)?;
-    let om_v = f.mul(&scale_rows(&p, s)?.add(&scale_cols(&ph, s)?)?)?;
+    let om_v = turn.sub(&split)?;
     let mut du = u.matmul(&om_u)?;
     if m > k {
         du = du.add(&scale_cols(&dav.sub(&u.matmul(&p)?)?, &inv_s)?)?;
