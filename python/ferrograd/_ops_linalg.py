@@ -2,6 +2,7 @@
 
 from ._core import Tensor, einsum
 from ._linalg_compose import matrix_power
+from ._linalg_lobpcg import lobpcg
 from ._linalg_lowrank import pca_lowrank, svd_lowrank
 from ._linalg_lu import legacy_lu as lu
 from ._linalg_lu import legacy_lu_solve as lu_solve
@@ -22,6 +23,7 @@ __all__ = [
     "einsum",
     "ger",
     "inverse",
+    "lobpcg",
     "logdet",
     "lu",
     "lu_solve",

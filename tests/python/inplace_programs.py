@@ -26,7 +26,8 @@ start it. Steps:
   ``linalg.lu_solve`` through ``linalg.lu_factor``, ``linalg.pinv`` and
   ``linalg.lstsq`` of well-conditioned matrices, ``linalg.matrix_exp``,
   phase- and order-free sums over the eigenpairs of ``linalg.eig``, and
-  ``linalg.householder_product`` with the slot as the reflectors).
+  ``linalg.householder_product`` with the slot as the reflectors, and the
+  sign-free top eigenpair of ``lobpcg``).
   torch's ``cdist`` has neither a second derivative nor forward mode, so
   torch fails those checks of a program with a ``cdist`` step and
   its verdict there comes from the first-order gradient alone.
@@ -54,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from linalg_reference import expm, householder_product
+from linalg_reference import expm, householder_product, spread
 
 W_SIZE = 24
 X_SHAPES = [(3, 4), (4, 3), (4, 4), (2, 3, 4), (3, 2, 2)]
@@ -62,7 +63,7 @@ UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
     "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
-    "matrix_exp", "eig", "householder_product",
+    "matrix_exp", "eig", "householder_product", "lobpcg",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
@@ -70,7 +71,7 @@ OP_NDIMS = {
     "cdist": (2, 3, 4), "tensordot": (1, 2, 3), "block_diag": (0, 1, 2), "chain_matmul": (2,),
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
     "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3), "pinv": (2, 3),
-    "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3),
+    "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3), "lobpcg": (2, 3),
 }  # fmt: skip
 # The composites whose results are column-major matrices, as torch's and
 # ferrograd's LAPACK-style linalg results are.
@@ -125,16 +126,6 @@ def _short(args: Any) -> str:
 
 # --------------------------------------------------------------------------
 # Backends
-
-
-def spread(shape: tuple) -> np.ndarray:
-    """A matrix of the last two dims of ``shape`` with 2, 4, 6, ... on its
-    diagonal and zeros elsewhere."""
-    rows, cols = shape[-2:]
-    out = np.zeros((rows, cols))
-    k = min(rows, cols)
-    out[np.arange(k), np.arange(k)] = 2.0 * np.arange(1, k + 1)
-    return out
 
 
 def first_row(t: Any) -> Any:
@@ -327,6 +318,13 @@ class TorchLike:
             refl = a if a.shape[-2] >= a.shape[-1] else a.mT
             tau = refl[..., 0, :].tanh()
             return self.T.linalg.householder_product(refl, tau)
+        if name == "lobpcg":
+            # The top eigenpair (sign-free) of a matrix made from the slot's rows.
+            n = a.shape[-2]
+            gram = 0.1 * (a @ a.mT) + self.T.tensor(spread((n, n)))
+            start = self.T.ones(*gram.shape[:-1], 1, dtype=a.dtype)
+            w, v = self.T.lobpcg(gram, X=start, tol=1e-14, niter=100)
+            return v * v * w.unsqueeze(-2)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -538,6 +536,11 @@ class NumpyBackend(TorchLike):
         if name == "householder_product":
             refl = a if a.shape[-2] >= a.shape[-1] else np.swapaxes(a, -1, -2)
             return householder_product(refl, np.tanh(refl[..., 0, :]))
+        if name == "lobpcg":
+            n = a.shape[-2]
+            self.reject_if(n < 3, "lobpcg: fewer than 3 rows")
+            w, v = np.linalg.eigh(0.1 * (a @ np.swapaxes(a, -1, -2)) + spread((n, n)))
+            return v[..., -1:] ** 2 * w[..., None, -1:]
         raise ValueError(name)
 
     def cdist(self, a: np.ndarray, p: float) -> np.ndarray:

@@ -1,5 +1,6 @@
 """NumPy references for the linalg functions NumPy lacks: the matrix
-exponential and the product of Householder reflections."""
+exponential and the product of Householder reflections; and ``spread``, the
+diagonal that moves a test matrix away from rank deficiency."""
 
 from __future__ import annotations
 
@@ -32,3 +33,13 @@ def householder_product(refl: np.ndarray, tau: np.ndarray) -> np.ndarray:
         vi = v[..., :, i : i + 1]
         q = q - (vi * tau[..., i, None, None]) @ (np.swapaxes(vi, -1, -2) @ q)
     return q
+
+
+def spread(shape: tuple) -> np.ndarray:
+    """A matrix of the last two dims of ``shape`` with 2, 4, 6, ... on its
+    diagonal and zeros elsewhere."""
+    rows, cols = shape[-2:]
+    out = np.zeros((rows, cols))
+    k = min(rows, cols)
+    out[np.arange(k), np.arange(k)] = 2.0 * np.arange(1, k + 1)
+    return out

@@ -3,7 +3,7 @@
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
 form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
-sign-free products of the qr, eigh and svd factors, slogdet, logdet,
+sign-free products of the qr, eigh, lobpcg and svd factors, slogdet, logdet,
 lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
 phase-free sums over eig's pairs, tensorinv, tensorsolve,
 householder_product, vecdot, vander, cross, matrix_power, cond, multi_dot, and
@@ -124,6 +124,11 @@ def _eigh_signfree(t):
     return v * v * w.unsqueeze(-2)
 
 
+def _lobpcg_signfree(t, x0, largest):
+    w, v = torch.lobpcg(t, X=x0, largest=largest, tol=1e-12, niter=50)
+    return v * v * w.unsqueeze(-2)
+
+
 def _svd_signfree(t):
     u, s, _ = torch.linalg.svd(t, full_matrices=False)
     return u * u * s.unsqueeze(-2)
@@ -234,6 +239,10 @@ def draw_op(rng, s):
             shift = torch.diag(torch.arange(s[0], dtype=DT))
             rng_pow = int(rng.integers(-2, 4))
             add("eigh", lambda t, d=shift: _eigh_signfree(t @ t.T + d), s)
+            if s[0] >= 3:
+                x0, lg = const(rng, s[0], 1), bool(rng.random() < 0.5)
+                add(f"lobpcg(largest={lg})",
+                    lambda t, d=shift, x=x0, lg=lg: _lobpcg_signfree(t @ t.T + 3 * d, x, lg), (s[0], 1))
             add(f"matrix_power({rng_pow})",
                 lambda t, e=eye, p=rng_pow: torch.linalg.matrix_power(0.3 * t + e, p), s)
             add("cond", lambda t, e=eye: torch.linalg.cond(0.3 * t + e).reshape(1), (1,))
