@@ -23,48 +23,94 @@ use faer::{Accum, Conj, Mat, MatMut, MatRef, Par};
 /// Panels at most this wide are factored column by column.
 const PANEL: usize = 16;
 
+/// Below this order the factorization runs on one thread even when the
+/// solves around it use the pool: its recursion's products are too small
+/// to gain from splitting (measured on 2 cores: sequential is faster up to
+/// 384, parallel from 512).
+const FACTOR_PARALLEL_DIM: usize = 448;
+
+/// Factors a panel of at most [`PANEL`] columns column by column (see
+/// [`factor_panel`]). With `rounded`, each product of the rank-1 updates
+/// is rounded before its subtraction, as LAPACK's unblocked `getf2` does
+/// (a small, exactly singular matrix keeps its exact zero pivot); else
+/// they go through the matrix product (fused, and faster on tall panels).
+#[inline(always)]
+fn factor_leaf<T: Faer>(mut a: MatMut<'_, T>, ipiv: &mut [usize], rounded: bool) -> Option<usize> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let mut zero = None;
+    for j in 0..n {
+        let col = a.rb().col(j);
+        let mut p = j;
+        let mut best = abs1(&col[j]);
+        for i in j + 1..m {
+            let v = abs1(&col[i]);
+            if v > best {
+                best = v;
+                p = i;
+            }
+        }
+        ipiv[j] = p;
+        if p != j {
+            swap_rows_idx(a.rb_mut(), j, p);
+        }
+        let pivot = a[(j, j)];
+        if pivot == <T as Element>::zero() {
+            // The column below is zero too: nothing to scale or update.
+            zero.get_or_insert(j);
+            continue;
+        }
+        let inv = recip(&pivot);
+        let mut below = a.rb_mut().col_mut(j).subrows_mut(j + 1, m - j - 1);
+        for i in 0..m - j - 1 {
+            below[i] = mul(&below[i], &inv);
+        }
+        // The rank-1 update of the panel's trailing columns.
+        if !rounded {
+            let (_, a01, a10, a11) = a.rb_mut().split_at_mut(j + 1, j + 1);
+            matmul(
+                a11,
+                Accum::Add,
+                a10.rb().col(j).as_mat(),
+                a01.rb().row(j).as_mat(),
+                neg(&<T as Element>::one()),
+                Par::Seq,
+            );
+            continue;
+        }
+        for c in j + 1..n {
+            let u = a[(j, c)];
+            if u == <T as Element>::zero() {
+                continue;
+            }
+            let (left, mut right) = a.rb_mut().split_at_col_mut(c);
+            let l = left.rb().col(j).subrows(j + 1, m - j - 1);
+            let t = right.rb_mut().col_mut(0).subrows_mut(j + 1, m - j - 1);
+            match (t.try_as_col_major_mut(), l.try_as_col_major()) {
+                (Some(t), Some(l)) => {
+                    for (ti, li) in t.as_slice_mut().iter_mut().zip(l.as_slice()) {
+                        *ti = sub(ti, &mul(li, &u));
+                    }
+                }
+                _ => {
+                    let mut t = right.rb_mut().col_mut(0);
+                    for i in j + 1..m {
+                        t[i] = sub(&t[i], &mul(&left[(i, j)], &u));
+                    }
+                }
+            }
+        }
+    }
+    zero
+}
+
 /// Factors the `m x n` matrix `a` (`n <= m`) in place as `P a = L U` (the
 /// unit lower `L` below the diagonal, `U` on and above it); `ipiv[j]` is
 /// the row swapped with row `j` at step `j`. Returns the first column
 /// whose pivot is zero.
 fn factor_panel<T: Faer>(mut a: MatMut<'_, T>, ipiv: &mut [usize], par: Par) -> Option<usize> {
-    let (m, n) = (a.nrows(), a.ncols());
+    let n = a.ncols();
     if n <= PANEL {
-        let mut zero = None;
-        for j in 0..n {
-            let mut p = j;
-            let mut best = abs1(&a[(j, j)]);
-            for i in j + 1..m {
-                let v = abs1(&a[(i, j)]);
-                if v > best {
-                    best = v;
-                    p = i;
-                }
-            }
-            ipiv[j] = p;
-            if p != j {
-                swap_rows_idx(a.rb_mut(), j, p);
-            }
-            let pivot = a[(j, j)];
-            if pivot == <T as Element>::zero() {
-                zero.get_or_insert(j);
-                continue;
-            }
-            let inv = recip(&pivot);
-            for i in j + 1..m {
-                a[(i, j)] = mul(&a[(i, j)], &inv);
-            }
-            for c in j + 1..n {
-                let u = a[(j, c)];
-                if u == <T as Element>::zero() {
-                    continue;
-                }
-                for i in j + 1..m {
-                    a[(i, c)] = sub(&a[(i, c)], &mul(&a[(i, j)], &u));
-                }
-            }
-        }
-        return zero;
+        return factor_leaf(a, ipiv, false);
     }
     let h = n / 2;
     let left = factor_panel(a.rb_mut().get_mut(.., ..h), &mut ipiv[..h], par);
@@ -89,12 +135,29 @@ fn factor_panel<T: Faer>(mut a: MatMut<'_, T>, ipiv: &mut [usize], par: Par) -> 
     left.or(right.map(|j| j + h))
 }
 
-/// Swaps row `start + j` with row `ipiv[j]` of `a`, for each `j` in order.
+/// Swaps row `start + j` with row `ipiv[j]` of `a`, for each `j` in order
+/// (column by column: a column of the column-major `a` is contiguous).
 fn apply_swaps<T: Faer>(mut a: MatMut<'_, T>, ipiv: &[usize], start: usize) {
-    for (j, &p) in ipiv.iter().enumerate() {
-        if p != start + j {
-            swap_rows_idx(a.rb_mut(), start + j, p);
+    for c in 0..a.ncols() {
+        let mut col = a.rb_mut().col_mut(c);
+        for (j, &p) in ipiv.iter().enumerate() {
+            if p != start + j {
+                let t = col[start + j];
+                col[start + j] = col[p];
+                col[p] = t;
+            }
         }
+    }
+}
+
+/// How to run the factorization of one `n x n` matrix (of `nb`) when the
+/// work around it is small: on the calling thread below
+/// [`FACTOR_PARALLEL_DIM`].
+fn factor_par(nb: usize, n: usize) -> Par {
+    if n < FACTOR_PARALLEL_DIM {
+        Par::Seq
+    } else {
+        par_for(nb, n)
     }
 }
 
@@ -104,8 +167,18 @@ fn apply_swaps<T: Faer>(mut a: MatMut<'_, T>, ipiv: &[usize], start: usize) {
 fn factor<T: Faer>(mut a: MatMut<'_, T>, par: Par) -> (Vec<usize>, Option<usize>) {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
+    let par = if m.max(n) < FACTOR_PARALLEL_DIM {
+        Par::Seq
+    } else {
+        par
+    };
     let mut ipiv = vec![0; k];
-    let zero = factor_panel(a.rb_mut().get_mut(.., ..k), &mut ipiv, par);
+    let zero = if k <= PANEL {
+        let panel = a.rb_mut().get_mut(.., ..k);
+        super::isa::dispatch(|| factor_leaf(panel, &mut ipiv, true))
+    } else {
+        factor_panel(a.rb_mut().get_mut(.., ..k), &mut ipiv, par)
+    };
     if n > k {
         apply_swaps(a.rb_mut().get_mut(.., k..), &ipiv, 0);
         let (a00, mut a01) = a.rb_mut().split_at_col_mut(k);
@@ -160,7 +233,7 @@ pub(crate) fn lu_factor<T: Faer>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)>
     let k = m.min(n);
     let batch = &a.shape()[..nd - 2];
     let offs = batch_offsets(batch, a.strides());
-    let par = par_for(offs.len(), m.max(n));
+    let par = factor_par(offs.len(), m.max(n));
     let _g = lock(&[a], None);
     let results = run(offs.len(), m * n * k, par, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
@@ -260,15 +333,18 @@ pub(crate) fn det<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
     let offs = batch_offsets(batch, a.strides());
-    let par = par_for(offs.len(), n);
+    let par = factor_par(offs.len(), n);
     let _g = lock(&[a], None);
     let dets = run(offs.len(), n * n * n, par, |i| {
         // The transpose is factored (its determinant is the same), as
         // torch does: a row-major matrix is LAPACK's column-major transpose.
-        // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
-        let mut f = unsafe { read::<T>(a, offs[i], n, n) }
-            .transpose()
-            .to_owned();
+        let (rs, cs) = (a.strides()[nd - 2], a.strides()[nd - 1]);
+        // SAFETY: `a` is read-locked and of dtype T; offs come from its
+        // layout, and every (j, i) lies in its matrix at offs[i].
+        let mut f = unsafe {
+            let p = elem_ptr::<T>(a).add(offs[i]);
+            Mat::<T>::from_fn(n, n, |i, j| *p.add(j * rs + i * cs))
+        };
         let (ipiv, _) = factor(f.as_mut(), par);
         let swaps = ipiv.iter().enumerate().filter(|(j, &p)| p != *j).count();
         let start = if swaps % 2 == 1 {
@@ -283,17 +359,25 @@ pub(crate) fn det<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
 
 /// `X` with `A X = B` for each pair of the batches `a` (`n x n`) and `b`
 /// (`n x k`) of one batch shape (column-major), or the error for the
-/// first singular `A` (as `linalg.solve` words it).
-pub(crate) fn solve<T: Faer>(a: &Tensor, b: &Tensor, n: usize, k: usize) -> Result<Tensor> {
+/// first singular `A` (as `linalg.solve` words it); with `keep`, also the
+/// packed factors and pivots of `A` (as [`lu_factor`] gives them), for a
+/// backward to solve with `A^H` without factoring again.
+pub(crate) fn solve<T: Faer>(
+    a: &Tensor,
+    b: &Tensor,
+    n: usize,
+    k: usize,
+    keep: bool,
+) -> Result<(Tensor, Option<(Tensor, Tensor)>)> {
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
     let (oa, ob) = (
         batch_offsets(batch, a.strides()),
         batch_offsets(batch, b.strides()),
     );
-    let par = par_for(oa.len(), n.max(k));
+    let par = factor_par(oa.len(), n.max(k));
     let _g = lock(&[a, b], None);
-    let mats = run(oa.len(), n * n * (n + k), par, |i| {
+    let solved = run(oa.len(), n * n * (n + k), par, |i| {
         // SAFETY: `a` and `b` are read-locked and of dtype T; the offsets
         // come from their (broadcast) layouts.
         let (mut f, mut x) = unsafe { (read::<T>(a, oa[i], n, n), read::<T>(b, ob[i], n, k)) };
@@ -305,11 +389,30 @@ pub(crate) fn solve<T: Faer>(a: &Tensor, b: &Tensor, n: usize, k: usize) -> Resu
             )));
         }
         solve_factored(f.as_ref(), &ipiv, x.as_mut(), false, par);
-        Ok(x)
+        Ok((x, keep.then_some((f, ipiv))))
     })?;
     let mut shape = batch.to_vec();
     shape.extend([n, k]);
-    write(&mats, &shape, true)
+    let mut xs = Vec::with_capacity(solved.len());
+    let mut factors = Vec::with_capacity(if keep { solved.len() } else { 0 });
+    let mut pivots = Vec::new();
+    for (x, kept) in solved {
+        xs.push(x);
+        if let Some((f, ipiv)) = kept {
+            factors.push(f);
+            pivots.extend(ipiv.iter().map(|&p| p as i32 + 1));
+        }
+    }
+    let x = write(&xs, &shape, true)?;
+    if !keep {
+        return Ok((x, None));
+    }
+    let mut pshape = batch.to_vec();
+    pshape.push(n);
+    Ok((
+        x,
+        Some((write(&factors, a.shape(), true)?, int32s(pivots, &pshape)?)),
+    ))
 }
 
 #[cfg(test)]
@@ -370,7 +473,7 @@ mod tests {
             "{e}"
         );
         let rhs = Tensor::from_slice(&[1.0f64, 1.0], &[2, 1]).unwrap();
-        let e = solve::<f64>(&s, &rhs, 2, 1).unwrap_err().to_string();
+        let e = solve::<f64>(&s, &rhs, 2, 1, false).unwrap_err().to_string();
         assert!(e.contains("torch.linalg.solve: The solver failed"), "{e}");
     }
 
@@ -379,9 +482,14 @@ mod tests {
         // [[3, 1], [1, 2]] x = [9, 8] for x = [2, 3]; and [6, 7] for [1, 3].
         let a = Tensor::from_slice(&[3.0f64, 1.0, 1.0, 2.0], &[2, 2]).unwrap();
         let b = Tensor::from_slice(&[9.0f64, 6.0, 8.0, 7.0], &[2, 2]).unwrap();
-        let x = solve::<f64>(&a, &b, 2, 2).unwrap();
+        let (x, kept) = solve::<f64>(&a, &b, 2, 2, true).unwrap();
         assert_eq!(x.shape(), &[2, 2]);
         close(&x.to_vec::<f64>(), &[2.0, 1.0, 3.0, 3.0]);
+        // The kept factors are lu_factor's.
+        let (lu, pivots) = kept.unwrap();
+        let (lu2, pivots2, _) = lu_factor::<f64>(&a).unwrap();
+        assert_eq!(lu.to_vec::<f64>(), lu2.to_vec::<f64>());
+        assert_eq!(pivots.to_vec::<i32>(), pivots2.to_vec::<i32>());
     }
 
     #[test]
@@ -412,7 +520,7 @@ mod tests {
             assert!((g - w / 4.0).norm() < 1e-12, "{inv_a:?}");
         }
         let b = Tensor::from_slice(&[C::new(1.0, 0.0), C::new(0.0, 2.0)], &[2, 1]).unwrap();
-        let x = solve::<C>(&a, &b, 2, 1).unwrap().to_vec::<C>();
+        let x = solve::<C>(&a, &b, 2, 1, false).unwrap().0.to_vec::<C>();
         let ax0 = C::new(1.0, 1.0) * x[0] + C::new(2.0, 0.0) * x[1];
         let ax1 = C::new(0.0, 1.0) * x[0] + C::new(3.0, -1.0) * x[1];
         assert!((ax0 - C::new(1.0, 0.0)).norm() < 1e-12 && (ax1 - C::new(0.0, 2.0)).norm() < 1e-12);

@@ -7,7 +7,7 @@
 //! value conjugated (torch's convention, docs/dtypes.md).
 
 use super::matmul::{lift, xshape};
-use crate::autograd::derivatives;
+use crate::autograd::{derivatives, is_grad_enabled};
 use crate::tensor::broadcast_shapes;
 use crate::{Error, Result, Tensor};
 
@@ -118,6 +118,8 @@ derivatives! {
             };
             let vector =
                 b.ndim() == 1 || (b.ndim() + 1 == a.ndim() && b.shape() == &a.shape()[..a.ndim() - 1]);
+            // The factors are kept for a backward, which solves with A^H.
+            let keep = is_grad_enabled() && (a.requires_grad() || b.requires_grad());
         }
         record "LinalgSolveExBackward0", [a, b];
         compute {
@@ -137,7 +139,7 @@ derivatives! {
             let mut sb = batch.to_vec();
             sb.extend([n, k]);
             let (ae, be) = (a.broadcast_to(&sa)?, b2.broadcast_to(&sb)?);
-            let x = faer_kernel!(a, solve(&ae, &be, n, k))?;
+            let (x, factors) = faer_kernel!(a, solve(&ae, &be, n, k, keep))?;
         } => x = if vector {
             let mut shape = x.shape().to_vec();
             shape.pop();
@@ -154,9 +156,23 @@ derivatives! {
             s.save_output_if(needs[0], "result", &x, 0);
         }
         backward |ctx, g| {
-            // gB = A^{-H} g, gA = -gB X^H
+            // gB = A^{-H} g, gA = -gB X^H; from the forward's factors
+            // unless this backward is itself differentiated.
             let a = ctx.saved(0)?;
-            let gb = a.adjoint()?.linalg_solve(&g[0])?;
+            let gb = match &factors {
+                Some((lu, pivots)) if !is_grad_enabled() => {
+                    let g2 = if vector { g[0].unsqueeze(-1)? } else { g[0].clone() };
+                    let mut shape = lu.shape().to_vec();
+                    shape[lu.ndim() - 1] = g2.shape()[g2.ndim() - 1];
+                    let gb = faer_kernel!(lu, lu_solve(lu, pivots, &g2.broadcast_to(&shape)?, true))?;
+                    if vector {
+                        gb.squeeze(Some(&[-1]))?
+                    } else {
+                        gb
+                    }
+                }
+                _ => a.adjoint()?.linalg_solve(&g[0])?,
+            };
             let ga = if ctx.needs(0) {
                 let x = ctx.saved(1)?;
                 let (gb2, x2) = if vector {
