@@ -180,8 +180,8 @@ derivatives! {
                 } else {
                     (gb.clone(), x)
                 };
-                let ga = gb2.matmul(&x2.adjoint()?)?;
-                Some(ga.mul(&Tensor::scalar(-1.0))?)
+                // Negated on the narrow factor, not on the n x n product.
+                Some(gb2.neg()?.matmul(&x2.adjoint()?)?)
             } else {
                 None
             };
