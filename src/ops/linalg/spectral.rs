@@ -36,11 +36,11 @@ pub(super) fn gap_mul(v: &Tensor, x: &Tensor, gauge: bool) -> Result<Tensor> {
     let gaps = v.unsqueeze(-2)?.sub(&v.unsqueeze(-1)?)?;
     let eye = Tensor::eye(n as i64, None, v.dtype())?;
     let off = Tensor::scalar(1.0).sub(&eye)?;
-    let zero = Tensor::scalar(0.0).to_dtype(v.dtype());
-    let tie = gaps.eq(&zero)?.logical_and(&off.ne(&zero)?)?;
-    if !tie.any(None, false)?.to_vec::<bool>()[0] {
+    if !has_tie(v)? {
         return gaps.add(&eye)?.reciprocal()?.mul(&off)?.mul(x);
     }
+    let zero = Tensor::scalar(0.0).to_dtype(v.dtype());
+    let tie = gaps.eq(&zero)?.logical_and(&off.ne(&zero)?)?;
     let quiet = if gauge {
         tie
     } else {
@@ -52,6 +52,32 @@ pub(super) fn gap_mul(v: &Tensor, x: &Tensor, gauge: bool) -> Result<Tensor> {
         .reciprocal()?
         .mul(&keep)?
         .mul(x)
+}
+
+/// Whether two values along the last dim of `v` (real or complex) are
+/// exactly equal, in any row.
+fn has_tie(v: &Tensor) -> Result<bool> {
+    let n = v.shape().last().copied().unwrap_or(0);
+    if n < 2 {
+        return Ok(false);
+    }
+    let mut pairs: Vec<(f64, f64)> = if v.dtype().is_complex() {
+        v.to_dtype(DType::Complex128)
+            .to_vec::<crate::ComplexDouble>()
+            .iter()
+            .map(|z| (z.re, z.im))
+            .collect()
+    } else {
+        v.to_dtype(DType::Float64)
+            .to_vec::<f64>()
+            .into_iter()
+            .map(|x| (x, 0.0))
+            .collect()
+    };
+    Ok(pairs.chunks_mut(n).any(|row| {
+        row.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        row.windows(2).any(|w| w[0] == w[1])
+    }))
 }
 
 /// `x ∘ H` with `H_ij = 1 / (s_i + s_j)` off the diagonal and 0 on it.
