@@ -41,8 +41,8 @@ class _State:
     float, bool and tensor parameters and variables and the iterates."""
 
     def __init__(self, A: Tensor, B: Tensor | None, iK: Tensor | None, iparams: dict, fparams: dict,
-                 bparams: dict) -> None:  # fmt: skip
-        self.A, self.B, self.iK = A, B, iK
+                 bparams: dict, tracker: Callable[[Any], None] | None) -> None:  # fmt: skip
+        self.A, self.B, self.iK, self.tracker = A, B, iK, tracker
         self.iparams, self.fparams, self.bparams = iparams, fparams, bparams
         self.ivars: dict[str, int] = {"istep": 0, "converged_count": 0}
         self.fvars: dict[str, float] = {}
@@ -52,7 +52,6 @@ class _State:
         self.X: Tensor | None = None
         self.S: Tensor | None = None
         self.R: Tensor | None = None
-        self.tracker: Callable[[Any], None] | None = None
 
 
 def _sym(T: Tensor) -> Tensor:
@@ -99,10 +98,10 @@ def _rayleigh_ritz(S: Tensor, AS: Tensor, n: int, largest: bool) -> tuple[Tensor
     return w[:n], C[:, :n], float(w.abs().max())
 
 
-def _one(
-    A: Tensor, B: Tensor | None, X: Tensor, iK: Tensor | None, k: int, state: _State
-) -> tuple[Tensor, Tensor]:
-    """LOBPCG for one ``m x m`` problem from the initial block ``X``."""
+def _one(state: _State, X: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """LOBPCG for the one ``m x m`` problem of ``state`` from the initial
+    block ``X``."""
+    A, B, iK = state.A, state.B, state.iK
     method, largest = state.iparams["method"], state.bparams["largest"]
     niter, tol = state.iparams["niter"], state.fparams["tol"]
     drop, passes = state.fparams["ortho_tol_drop"], state.iparams["ortho_i_max"]
@@ -371,9 +370,8 @@ def lobpcg(
             for i in range(a.reshape(-1, m, m).shape[0]):
                 pick = partial(_matrix, i=i)
                 state = _State(pick(a), None if b is None else pick(b), None if ik is None else pick(ik),
-                               iparams, fparams, bparams)  # fmt: skip
-                state.tracker = tracker
-                results.append(_one(state.A, state.B, pick(x), state.iK, k, state))
+                               iparams, fparams, bparams, tracker)  # fmt: skip
+                results.append(_one(state, pick(x), k))
             return (
                 stack([e for e, _ in results]).reshape(*batch, k),
                 stack([v for _, v in results]).reshape(*batch, m, k),

@@ -32,26 +32,31 @@ pub enum QrMode {
 /// rather than the NaN of `0 · ∞` (a tie with `x` non-zero stays infinite:
 /// that loss has no derivative there).
 pub(super) fn gap_mul(v: &Tensor, x: &Tensor, gauge: bool) -> Result<Tensor> {
-    let n = v.shape()[v.ndim() - 1];
     let gaps = v.unsqueeze(-2)?.sub(&v.unsqueeze(-1)?)?;
-    let eye = Tensor::eye(n as i64, None, v.dtype())?;
-    let off = Tensor::scalar(1.0).sub(&eye)?;
     if !has_tie(v)? {
-        return gaps.add(&eye)?.reciprocal()?.mul(&off)?.mul(x);
+        return off_recip_mul(&gaps, None, x);
     }
-    let zero = Tensor::scalar(0.0).to_dtype(v.dtype());
-    let tie = gaps.eq(&zero)?.logical_and(&off.ne(&zero)?)?;
+    // The diagonal's zeros count as ties too: it is 0 either way.
+    let tie = gaps.eq(&Tensor::scalar(0.0).to_dtype(v.dtype()))?;
     let quiet = if gauge {
         tie
     } else {
         tie.logical_and(&x.eq(&Tensor::scalar(0.0).to_dtype(x.dtype()))?)?
-    }
-    .to_dtype(v.dtype());
-    let keep = off.mul(&Tensor::scalar(1.0).sub(&quiet)?)?;
-    gaps.add(&eye.add(&quiet)?)?
-        .reciprocal()?
-        .mul(&keep)?
-        .mul(x)
+    };
+    off_recip_mul(&gaps, Some(&quiet.to_dtype(v.dtype())), x)
+}
+
+/// `x ∘ R` with `R_ij = 1 / d_ij` off the diagonal of the last two dims
+/// and 0 on it, and 0 too where `quiet` (a 0/1 mask of `d`'s dtype) is 1.
+fn off_recip_mul(d: &Tensor, quiet: Option<&Tensor>, x: &Tensor) -> Result<Tensor> {
+    let n = d.shape()[d.ndim() - 1];
+    let eye = Tensor::eye(n as i64, None, d.dtype())?;
+    let off = Tensor::scalar(1.0).sub(&eye)?;
+    let (shift, keep) = match quiet {
+        None => (eye, off),
+        Some(q) => (eye.add(q)?, off.mul(&Tensor::scalar(1.0).sub(q)?)?),
+    };
+    d.add(&shift)?.reciprocal()?.mul(&keep)?.mul(x)
 }
 
 /// Whether two values along the last dim of `v` (real or complex) are
@@ -82,11 +87,7 @@ fn has_tie(v: &Tensor) -> Result<bool> {
 
 /// `x ∘ H` with `H_ij = 1 / (s_i + s_j)` off the diagonal and 0 on it.
 fn sum_gap_mul(s: &Tensor, x: &Tensor) -> Result<Tensor> {
-    let n = s.shape()[s.ndim() - 1];
-    let sums = s.unsqueeze(-2)?.add(&s.unsqueeze(-1)?)?;
-    let eye = Tensor::eye(n as i64, None, s.dtype())?;
-    let off = Tensor::scalar(1.0).sub(&eye)?;
-    sums.add(&eye)?.reciprocal()?.mul(&off)?.mul(x)
+    off_recip_mul(&s.unsqueeze(-2)?.add(&s.unsqueeze(-1)?)?, None, x)
 }
 
 /// The diagonal of the matrices `x` as diagonal matrices.
