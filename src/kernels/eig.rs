@@ -3,7 +3,7 @@
 //! complex input, in the input's precision.
 
 use super::access::lock;
-use super::decomp::{no_convergence, read, Faer};
+use super::decomp::{no_convergence, read_mat, Faer};
 use super::linalg::per_batch;
 use super::matmul::batch_offsets;
 use crate::tensor::{Layout, Storage};
@@ -25,7 +25,7 @@ where
     let _g = lock(&[a], None);
     let results = per_batch(offs.len(), n * n * n, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
-        let m = unsafe { read::<T>(a, offs[i], n, n) };
+        let m = unsafe { read_mat::<T>(a, offs[i], n, n) };
         let fail = |_| no_convergence("linalg.eig", "eigenvalues");
         if vectors {
             let e = m.eigen().map_err(fail)?;

@@ -7,7 +7,7 @@
 //! The pivots are chosen as LAPACK's unblocked `sytf2` chooses them.
 
 use super::access::{elem_ptr, lock};
-use super::decomp::{par_for, read, run, with_matrix, write, Faer};
+use super::decomp::{par_for, read_mat, run, with_matrix, write, Faer};
 use super::matmul::batch_offsets;
 use crate::{Complex, Result, Tensor};
 use faer::{Mat, Par};
@@ -326,7 +326,7 @@ pub(crate) fn ldl_factor<T: Faer + LdlScalar>(
     let _g = lock(&[a], None);
     let results = run(offs.len(), n * n * n, Par::Seq, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
-        let mut m = unsafe { read::<T>(a, offs[i], n, n) };
+        let mut m = unsafe { read_mat::<T>(a, offs[i], n, n) };
         let (ipiv, info) = factor(&mut m, hermitian);
         for j in 1..n {
             for r in 0..j {
@@ -343,7 +343,7 @@ pub(crate) fn ldl_factor<T: Faer + LdlScalar>(
         infos.push(i);
     }
     let batch = &a.shape()[..nd - 2];
-    let ld = write(&mats, a.shape(), true)?;
+    let ld = write(mats, a.shape(), true)?;
     let piv = Tensor::from_slice(&pivs, &with_matrix(a.shape(), n, 1)[..nd - 1])?;
     let info = Tensor::from_slice(&infos, batch)?;
     Ok((ld, piv, info))
@@ -375,10 +375,14 @@ pub(crate) fn ldl_solve<T: Faer + LdlScalar>(
         let (f, mut x, ipiv) = unsafe {
             let p = elem_ptr::<i32>(pivots).add(op[i]);
             let ipiv = (0..n).map(|j| *p.add(j * pstep)).collect::<Vec<i32>>();
-            (read::<T>(ld, ol[i], n, n), read::<T>(b, ob[i], n, k), ipiv)
+            (
+                read_mat::<T>(ld, ol[i], n, n),
+                read_mat::<T>(b, ob[i], n, k),
+                ipiv,
+            )
         };
         solve_factored(&f, &ipiv, &mut x, hermitian);
         Ok(x)
     })?;
-    write(&mats, &with_matrix(ld.shape(), n, k), true)
+    write(mats, &with_matrix(ld.shape(), n, k), true)
 }

@@ -10,7 +10,8 @@
 //! updated with faer's triangular solve and matrix product.
 
 use super::access::{elem_ptr, lock};
-use super::decomp::{par_for, read, run, view, with_matrix, write, Faer};
+use super::decomp::{par_for, read, run, solve_par, view, with_matrix, write, Faer};
+use super::decomp_buf::{read_strided, Buf};
 use super::matmul::batch_offsets;
 use crate::{Element, Error, Result, Tensor};
 use faer::linalg::matmul::matmul;
@@ -18,7 +19,7 @@ use faer::linalg::triangular_solve as tri;
 use faer::perm::swap_rows_idx;
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::traits::math_utils::{abs1, mul, neg, recip, sub};
-use faer::{Accum, Conj, Mat, MatMut, MatRef, Par};
+use faer::{Accum, Conj, MatMut, MatRef, Par};
 
 /// Panels at most this wide are factored column by column.
 const PANEL: usize = 16;
@@ -249,7 +250,7 @@ pub(crate) fn lu_factor<T: Faer>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)>
         pivots.extend(ipiv.iter().map(|&p| p as i32 + 1));
         infos.push(zero.map_or(0, |j| j as i32 + 1));
     }
-    let lu = write(&mats, a.shape(), true)?;
+    let lu = write(mats, a.shape(), true)?;
     let mut pshape = batch.to_vec();
     pshape.push(k);
     Ok((lu, int32s(pivots, &pshape)?, int32s(infos, batch)?))
@@ -276,7 +277,7 @@ pub(crate) fn lu_solve<T: Faer>(
     let pstrides = pivots.strides();
     let op = batch_offsets(batch, &[&pstrides[..pstrides.len() - 1], &[0, 0]].concat());
     let pstep = pstrides[pstrides.len() - 1];
-    let par = par_for(ol.len(), n.max(k));
+    let par = solve_par(ol.len(), n, k);
     let _g = lock(&[lu, pivots, b], None);
     let mats = run(ol.len(), n * n * k, par, |i| {
         // SAFETY: the three are read-locked and of the dtypes read; the
@@ -291,7 +292,7 @@ pub(crate) fn lu_solve<T: Faer>(
         solve_factored(f, &ipiv, x.as_mut(), adjoint, par);
         Ok(x)
     })?;
-    write(&mats, &with_matrix(lu.shape(), n, k), true)
+    write(mats, &with_matrix(lu.shape(), n, k), true)
 }
 
 /// "(Batch element i): " for batched inputs, as torch prefixes errors.
@@ -321,11 +322,11 @@ pub(crate) fn inv<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
                 j + 1
             )));
         }
-        let mut x = Mat::<T>::identity(n, n);
+        let mut x = Buf::<T>::identity(n, n);
         solve_factored(f.as_ref(), &ipiv, x.as_mut(), false, par);
         Ok(x)
     })?;
-    write(&mats, a.shape(), true)
+    write(mats, a.shape(), true)
 }
 
 /// The determinant of each `n x n` matrix of the batch `a`.
@@ -341,10 +342,7 @@ pub(crate) fn det<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
         let (rs, cs) = (a.strides()[nd - 2], a.strides()[nd - 1]);
         // SAFETY: `a` is read-locked and of dtype T; offs come from its
         // layout, and every (j, i) lies in its matrix at offs[i].
-        let mut f = unsafe {
-            let p = elem_ptr::<T>(a).add(offs[i]);
-            Mat::<T>::from_fn(n, n, |i, j| *p.add(j * rs + i * cs))
-        };
+        let mut f = unsafe { read_strided::<T>(a, offs[i], (n, n), (cs, rs)) };
         let (ipiv, _) = factor(f.as_mut(), par);
         let swaps = ipiv.iter().enumerate().filter(|(j, &p)| p != *j).count();
         let start = if swaps % 2 == 1 {
@@ -352,7 +350,7 @@ pub(crate) fn det<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
         } else {
             <T as Element>::one()
         };
-        Ok((0..n).fold(start, |d, j| mul(&d, &f[(j, j)])))
+        Ok((0..n).fold(start, |d, j| mul(&d, f.get(j, j))))
     })?;
     Tensor::from_slice(&dets, batch)
 }
@@ -388,7 +386,13 @@ pub(crate) fn solve<T: Faer>(
                 batch_prefix(nd > 2, i)
             )));
         }
-        solve_factored(f.as_ref(), &ipiv, x.as_mut(), false, par);
+        solve_factored(
+            f.as_ref(),
+            &ipiv,
+            x.as_mut(),
+            false,
+            solve_par(oa.len(), n, k),
+        );
         Ok((x, keep.then_some((f, ipiv))))
     })?;
     let mut shape = batch.to_vec();
@@ -403,7 +407,7 @@ pub(crate) fn solve<T: Faer>(
             pivots.extend(ipiv.iter().map(|&p| p as i32 + 1));
         }
     }
-    let x = write(&xs, &shape, true)?;
+    let x = write(xs, &shape, true)?;
     if !keep {
         return Ok((x, None));
     }
@@ -411,7 +415,7 @@ pub(crate) fn solve<T: Faer>(
     pshape.push(n);
     Ok((
         x,
-        Some((write(&factors, a.shape(), true)?, int32s(pivots, &pshape)?)),
+        Some((write(factors, a.shape(), true)?, int32s(pivots, &pshape)?)),
     ))
 }
 
@@ -420,6 +424,7 @@ mod tests {
     use super::*;
     use crate::kernels::copy::permuted;
     use crate::DType;
+    use faer::Mat;
 
     fn close(got: &[f64], want: &[f64]) {
         assert_eq!(got.len(), want.len());

@@ -44,6 +44,7 @@ pub(crate) mod basic;
 pub(crate) mod conv;
 pub(crate) mod copy;
 pub(crate) mod decomp;
+pub(crate) mod decomp_buf;
 pub(crate) mod eig;
 pub(crate) mod fold;
 pub(crate) mod formulas;
