@@ -92,18 +92,31 @@ macro_rules! faer_pair {
 faer_pair!(f32);
 faer_pair!(f64);
 
-/// Matrices at least this large, alone in their batch, are factored with
-/// the pool's threads.
-const PARALLEL_DIM: usize = 192;
+/// Matrices at least this large, alone in their batch, are decomposed
+/// with the pool's threads (eigh, svd, inverses: measured on 2 cores,
+/// two threads are faster from 256).
+pub(super) const PARALLEL_DIM: usize = 192;
 
-/// How faer runs one matrix of `n` rows when the batch has `nb` of them.
-pub(super) fn par_for(nb: usize, n: usize) -> Par {
+/// The order from which QR, Cholesky and LU factorizations use the pool:
+/// their products are too small to gain from splitting below it
+/// (measured on 2 cores: one thread is faster up to 256, even at 384,
+/// and two from 512; QR at 192 took 3x as long on two).
+pub(super) const FACTOR_PARALLEL_DIM: usize = 448;
+
+/// How faer runs one matrix of `n` rows when the batch has `nb` of them:
+/// on the pool from order `from` when the matrix is alone.
+pub(super) fn par_from(nb: usize, n: usize, from: usize) -> Par {
     let threads = crate::pool::kernel_threads();
-    if nb == 1 && n >= PARALLEL_DIM && threads > 1 {
+    if nb == 1 && n >= from && threads > 1 {
         Par::rayon(threads)
     } else {
         Par::Seq
     }
+}
+
+/// [`par_from`] at [`PARALLEL_DIM`].
+pub(super) fn par_for(nb: usize, n: usize) -> Par {
+    par_from(nb, n, PARALLEL_DIM)
 }
 
 /// Triangular solves of at least this much work (`n^2 k` for `n x n`
@@ -199,7 +212,7 @@ pub(crate) fn qr<T: Faer>(a: &Tensor, complete: bool, want_q: bool) -> Result<(T
     let k = m.min(n);
     let (qcols, rrows) = if complete { (m, m) } else { (k, k) };
     let offs = batch_offsets(&a.shape()[..nd - 2], a.strides());
-    let par = par_for(offs.len(), m.max(n));
+    let par = par_from(offs.len(), m.max(n), FACTOR_PARALLEL_DIM);
     let _g = lock(&[a], None);
     let results = run(offs.len(), m * n * k, par, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
@@ -471,7 +484,7 @@ pub(crate) fn cholesky<T: Faer>(
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
     let offs = batch_offsets(batch, a.strides());
-    let par = par_for(offs.len(), n);
+    let par = par_from(offs.len(), n, FACTOR_PARALLEL_DIM);
     let _g = lock(&[a], None);
     let results = run(offs.len(), n * n * n, par, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.

@@ -10,7 +10,9 @@
 //! updated with faer's triangular solve and matrix product.
 
 use super::access::{elem_ptr, lock};
-use super::decomp::{par_for, read, run, solve_par, view, with_matrix, write, Faer};
+use super::decomp::{
+    par_for, par_from, read, run, solve_par, view, with_matrix, write, Faer, FACTOR_PARALLEL_DIM,
+};
 use super::decomp_buf::{read_strided, Buf};
 use super::matmul::batch_offsets;
 use crate::{Element, Error, Result, Tensor};
@@ -23,12 +25,6 @@ use faer::{Accum, Conj, MatMut, MatRef, Par};
 
 /// Panels at most this wide are factored column by column.
 const PANEL: usize = 16;
-
-/// Below this order the factorization runs on one thread even when the
-/// solves around it use the pool: its recursion's products are too small
-/// to gain from splitting (measured on 2 cores: sequential is faster up to
-/// 384, parallel from 512).
-const FACTOR_PARALLEL_DIM: usize = 448;
 
 /// Factors a panel of at most [`PANEL`] columns column by column (see
 /// [`factor_panel`]). With `rounded`, each product of the rank-1 updates
@@ -151,17 +147,6 @@ fn apply_swaps<T: Faer>(mut a: MatMut<'_, T>, ipiv: &[usize], start: usize) {
     }
 }
 
-/// How to run the factorization of one `n x n` matrix (of `nb`) when the
-/// work around it is small: on the calling thread below
-/// [`FACTOR_PARALLEL_DIM`].
-fn factor_par(nb: usize, n: usize) -> Par {
-    if n < FACTOR_PARALLEL_DIM {
-        Par::Seq
-    } else {
-        par_for(nb, n)
-    }
-}
-
 /// Factors the `m x n` matrix `a` in place as `P a = L U` (`L` unit lower
 /// `m x k`, `U` upper `k x n`, `k = min(m, n)`, packed in `a`); the pivots
 /// (0-based rows) and the first zero pivot's column.
@@ -234,7 +219,7 @@ pub(crate) fn lu_factor<T: Faer>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)>
     let k = m.min(n);
     let batch = &a.shape()[..nd - 2];
     let offs = batch_offsets(batch, a.strides());
-    let par = factor_par(offs.len(), m.max(n));
+    let par = par_from(offs.len(), m.max(n), FACTOR_PARALLEL_DIM);
     let _g = lock(&[a], None);
     let results = run(offs.len(), m * n * k, par, |i| {
         // SAFETY: `a` is read-locked and of dtype T; offs come from its layout.
@@ -334,7 +319,7 @@ pub(crate) fn det<T: Faer>(a: &Tensor, n: usize) -> Result<Tensor> {
     let nd = a.ndim();
     let batch = &a.shape()[..nd - 2];
     let offs = batch_offsets(batch, a.strides());
-    let par = factor_par(offs.len(), n);
+    let par = par_from(offs.len(), n, FACTOR_PARALLEL_DIM);
     let _g = lock(&[a], None);
     let dets = run(offs.len(), n * n * n, par, |i| {
         // The transpose is factored (its determinant is the same), as
@@ -373,7 +358,7 @@ pub(crate) fn solve<T: Faer>(
         batch_offsets(batch, a.strides()),
         batch_offsets(batch, b.strides()),
     );
-    let par = factor_par(oa.len(), n.max(k));
+    let par = par_from(oa.len(), n.max(k), FACTOR_PARALLEL_DIM);
     let _g = lock(&[a, b], None);
     let solved = run(oa.len(), n * n * (n + k), par, |i| {
         // SAFETY: `a` and `b` are read-locked and of dtype T; the offsets
