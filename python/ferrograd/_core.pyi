@@ -561,6 +561,10 @@ class Tensor:
 
         See :func:`ferrograd.argmin`.
         """
+    def argsort(self, dim: Any = ..., descending: Any = ..., *, stable: Any = ...) -> Tensor:
+        """The int64 indices that sort the elements along ``dim`` (``sort``'s
+        ``indices``). See :func:`ferrograd.argsort`.
+        """
     def argwhere(self) -> Tensor:
         """Indices of the nonzero elements, as an ``(n, ndim)`` tensor.
 
@@ -1490,6 +1494,11 @@ class Tensor:
     @property
     def itemsize(self) -> builtins.int:
         """The size of one element in bytes; same as :meth:`element_size`."""
+    def kthvalue(self, k: Any, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """The ``k``-th smallest element (counting from 1) along ``dim`` and
+        its index, as the named tuple ``(values, indices)``. See
+        :func:`ferrograd.kthvalue`.
+        """
     def le(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bool tensor, True where ``self <= other``.
 
@@ -1716,6 +1725,8 @@ class Tensor:
 
         See :func:`ferrograd.movedim`.
         """
+    def msort(self) -> Tensor:
+        """The elements sorted along dim 0, ascending. See :func:`ferrograd.msort`."""
     def mul(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Product of ``self`` and ``other`` (a tensor or a number), broadcasting.
 
@@ -2293,6 +2304,15 @@ class Tensor:
 
         See :func:`ferrograd.softmax`.
         """
+    def sort(self, dim: Any = ..., descending: Any = ..., *, stable: Any = ...) -> Tensor:
+        """Sorts the elements along ``dim``, ascending unless ``descending``.
+
+        Returns the named tuple ``(values, indices)``: ``indices`` are the
+        int64 positions along ``dim`` the values came from. NaN sorts above
+        every number; equal elements keep their order (the sort is always
+        stable, so ``stable=True`` changes nothing). The gradient of each
+        value goes back to its position. See :func:`ferrograd.sort`.
+        """
     def split(self, split_size_or_sections: Any, dim: Any = ...) -> tuple[Tensor, ...]:
         """Views of pieces along ``dim``: of size ``split_size_or_sections``, or of the listed sizes.
 
@@ -2442,6 +2462,11 @@ class Tensor:
             [[1, 2], [3, 4]]
             >>> ferrograd.tensor(2.5).tolist()
             2.5
+        """
+    def topk(self, k: Any, dim: Any = ..., largest: Any = ..., sorted: Any = ...) -> Tensor:
+        """The ``k`` largest elements along ``dim`` (smallest unless
+        ``largest``), as the named tuple ``(values, indices)`` in sorted
+        order. See :func:`ferrograd.topk`.
         """
     def trace(self) -> Tensor:
         """Sum of the diagonal of a 2-D tensor.

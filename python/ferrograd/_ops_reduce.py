@@ -10,20 +10,25 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "argsort",
     "count_nonzero",
     "cumprod",
     "cumsum",
+    "kthvalue",
     "log_softmax",
     "logsumexp",
     "max",
     "mean",
     "min",
+    "msort",
     "norm",
     "prod",
     "softmax",
+    "sort",
     "std",
     "std_mean",
     "sum",
+    "topk",
     "var",
     "var_mean",
 ]
@@ -35,19 +40,24 @@ aminmax = Tensor.aminmax
 any = Tensor.any  # noqa: A001
 argmax = Tensor.argmax
 argmin = Tensor.argmin
+argsort = Tensor.argsort
 count_nonzero = Tensor.count_nonzero
 cumprod = Tensor.cumprod
 cumsum = Tensor.cumsum
+kthvalue = Tensor.kthvalue
 log_softmax = Tensor.log_softmax
 logsumexp = Tensor.logsumexp
 max = Tensor.max  # noqa: A001
 mean = Tensor.mean
 min = Tensor.min  # noqa: A001
+msort = Tensor.msort
 norm = Tensor.norm
 prod = Tensor.prod
 softmax = Tensor.softmax
+sort = Tensor.sort
 std = Tensor.std
 sum = Tensor.sum  # noqa: A001
+topk = Tensor.topk
 var = Tensor.var
 
 # Module-level docs of the functions above that are Tensor methods (applied
@@ -312,6 +322,101 @@ DOCS: dict[str, str] = {
         max=tensor(5.))
         >>> ferrograd.aminmax(x, dim=1).max
         tensor([5., 4.])
+    """,
+    "sort": """sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
+
+    Sorts the elements of ``input`` along ``dim``, ascending unless
+    ``descending``, and returns the named tuple ``(values, indices)``, where
+    ``indices`` holds the positions along ``dim`` the values came from. NaN
+    sorts above every number; equal elements keep their order (the sort is
+    always stable). The gradient of each value goes back to its position.
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        dim (int): the dimension to sort along. Default: -1.
+        descending (bool): largest first. Default: False.
+
+    Keyword args:
+        stable (bool): keep equal elements in order (they always are).
+            Default: False.
+
+    Example:
+        >>> x = ferrograd.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+        >>> values, indices = ferrograd.sort(x)
+        >>> values
+        tensor([[1., 2., 3.],
+                [0., 4., 5.]])
+        >>> indices
+        tensor([[1, 2, 0],
+                [0, 2, 1]])
+    """,
+    "argsort": """argsort(input, dim=-1, descending=False, *, stable=False) -> LongTensor
+
+    Returns the indices that sort ``input`` along ``dim`` (the ``indices``
+    of :func:`ferrograd.sort`).
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        dim (int): the dimension to sort along. Default: -1.
+        descending (bool): largest first. Default: False.
+
+    Keyword args:
+        stable (bool): keep equal elements in order (they always are).
+            Default: False.
+
+    Example:
+        >>> ferrograd.argsort(ferrograd.tensor([3.0, 1.0, 2.0]), descending=True)
+        tensor([0, 2, 1])
+    """,
+    "msort": """msort(input) -> Tensor
+
+    Returns ``input`` sorted along its first dimension, ascending (the
+    ``values`` of ``sort(input, dim=0)``).
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+
+    Example:
+        >>> ferrograd.msort(ferrograd.tensor([[3.0, 0.0], [1.0, 2.0]]))
+        tensor([[1., 0.],
+                [3., 2.]])
+    """,
+    "topk": """topk(input, k, dim=-1, largest=True, sorted=True) -> (Tensor, LongTensor)
+
+    Returns the ``k`` largest elements of ``input`` along ``dim`` (the ``k``
+    smallest unless ``largest``) as the named tuple ``(values, indices)``,
+    in sorted order. Equal elements are taken in their order along ``dim``.
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        k (int): how many elements to return (at most the size of ``dim``).
+        dim (int): the dimension to select along. Default: -1.
+        largest (bool): the largest elements, else the smallest. Default: True.
+        sorted (bool): the results come sorted either way. Default: True.
+
+    Example:
+        >>> ferrograd.topk(ferrograd.tensor([1.0, 5.0, 3.0, 4.0]), 2)
+        ferrograd.return_types.topk(
+        values=tensor([5., 4.]),
+        indices=tensor([1, 3]))
+    """,
+    "kthvalue": """kthvalue(input, k, dim=-1, keepdim=False) -> (Tensor, LongTensor)
+
+    Returns the ``k``-th smallest element of ``input`` along ``dim``
+    (counting from 1) and its index, as the named tuple
+    ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        k (int): which element, from 1 to the size of ``dim``.
+        dim (int): the dimension to select along. Default: -1.
+        keepdim (bool): whether the dimension is kept with size 1. Default: False.
+
+    Example:
+        >>> ferrograd.kthvalue(ferrograd.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]]), 2)
+        ferrograd.return_types.kthvalue(
+        values=tensor([2., 4.]),
+        indices=tensor([2, 2]))
     """,
     "argmax": """argmax(input, dim=None, keepdim=False) -> LongTensor
 

@@ -31,6 +31,7 @@ mod routed;
 mod saved_hooks;
 mod shape_index;
 mod solvers;
+mod sort;
 mod spectral;
 mod tensor;
 mod tensor_autograd;

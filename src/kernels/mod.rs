@@ -65,4 +65,5 @@ pub(crate) mod pointwise;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod shape;
+pub(crate) mod sort;
 pub(crate) mod vmath;

@@ -7,8 +7,7 @@ made so far). Two leaves, ``x`` (the program's input, 2-D or 3-D) and
 ``w`` (a 1-D pool of operand values), both float64 and requiring grad,
 start it. Steps:
 
-* ``base``: a non-leaf made from ``x`` (``x * 1.0``, ``x.clone()``,
-  ``x.tanh()``);
+* ``base``: a non-leaf made from ``x`` (``x * 1.0``, ``x.clone()``, ``x.tanh()``);
 * ``view``: a view of a slot (transpose, ``t()``, a step slice, narrow,
   select, diagonal, unsqueeze, ``atleast_3d``, ``view`` and ``reshape`` of
   contiguous tensors);
@@ -26,26 +25,23 @@ start it. Steps:
   ``linalg.lu_solve`` through ``linalg.lu_factor``, ``linalg.pinv`` and
   ``linalg.lstsq`` of well-conditioned matrices, ``linalg.matrix_exp``,
   phase- and order-free sums over the eigenpairs of ``linalg.eig``, and
-  ``linalg.householder_product`` with the slot as the reflectors, and the
-  sign-free top eigenpair of ``lobpcg``).
-  torch's ``cdist`` has neither a second derivative nor forward mode, so
-  torch fails those checks of a program with a ``cdist`` step and
-  its verdict there comes from the first-order gradient alone.
+  ``linalg.householder_product`` with the slot as the reflectors, the
+  sign-free top eigenpair of ``lobpcg``, and ``topk`` along the last dim).
+  torch's ``cdist`` has no second derivative or forward mode: its verdict on
+  such a program is its first-order one.
 
-The loss is ``sum_k (slot_k * c_k).sin().sum()`` over a chosen set of
-slots. ``run(program, backend, x, w)`` replays a program on a backend:
-:class:`TorchLike` drives ferrograd (or torch, for comparisons made by
-hand) and :class:`NumpyBackend` computes the same values with NumPy,
-which is the oracle for forward values and for finite differences.
+The loss is ``sum_k (slot_k * c_k).sin().sum()`` over chosen slots.
+``run(program, backend, x, w)`` replays a program on a backend:
+:class:`TorchLike` drives ferrograd (or torch, for comparisons made by hand)
+and :class:`NumpyBackend` computes the same values with NumPy, which is the
+oracle for forward values and for finite differences.
 
 Generation replays each candidate step on NumPy and rejects it when it
-would leave the region where the program is smooth and bounded: values
-above 20, ``clamp_`` bounds within 1e-2 of a value (a kink), ``sqrt_``
-of values below 0.2, divisors below 0.3 in magnitude, and for ``cdist``
-distances between different rows (for p=1 and 1.5 also each coordinate
-difference, for p=inf the gap between the two largest) below 1e-2.
-Finite differences with steps far below those margins therefore see a
-smooth function.
+would leave the smooth, bounded region: values above 20, ``clamp_`` bounds
+within 1e-2 of a value, ``sqrt_`` of values below 0.2, divisors below 0.3
+in magnitude, ``topk`` inputs with two values within 1e-2, and ``cdist``
+distances between rows (for p=1 and 1.5 each coordinate difference, for
+p=inf the gap between the two largest) below 1e-2, far above the steps.
 """
 
 from __future__ import annotations
@@ -63,7 +59,7 @@ UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
     "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
-    "matrix_exp", "eig", "householder_product", "lobpcg",
+    "matrix_exp", "eig", "householder_product", "lobpcg", "topk",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
@@ -325,6 +321,8 @@ class TorchLike:
             start = self.T.ones(*gram.shape[:-1], 1, dtype=a.dtype)
             w, v = self.T.lobpcg(gram, X=start, tol=1e-14, niter=100)
             return v * v * w.unsqueeze(-2)
+        if name == "topk":  # all but one of the last dim, largest first for c >= 0
+            return a.topk(max(1, a.shape[-1] - 1), largest=c >= 0).values
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -480,6 +478,10 @@ class NumpyBackend(TorchLike):
         """The composite ops, each by its formula."""
         if name == "cdist":
             return self.cdist(a, c)
+        if name == "topk":
+            r = np.sort(a, -1)
+            self.reject_if(a.shape[-1] > 1 and np.diff(r, axis=-1).min() < 1e-2, "topk near a tie")
+            return (r[..., ::-1] if c >= 0 else r)[..., : max(1, a.shape[-1] - 1)]
         if name == "tensordot":
             return np.tensordot(a, np.sin(a), axes=([0], [0]))
         if name == "block_diag":

@@ -1,7 +1,7 @@
 """Random programs for the transform-composition test.
 
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
-form, linear, softmax, cumsum, flip, indexing, where, reductions, cat/stack,
+form, linear, softmax, cumsum, sort/topk/kthvalue, flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
 sign-free products of the qr, eigh, lobpcg and svd factors, slogdet, logdet,
 lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
@@ -326,6 +326,10 @@ def draw_op(rng, s):
     add("softmax", lambda t, dd=k: torch.softmax(t, dd), s)
     add("log_softmax", lambda t, dd=k: F.log_softmax(t, dim=dd), s)
     add("cumsum", lambda t, dd=k: torch.cumsum(t, dd), s)
+    add("sort", lambda t, dd=k: torch.sort(t, dd, descending=True).values, s)
+    kk = max(1, s[k] - 1)
+    add("topk", lambda t, dd=k, kk=kk: torch.topk(t, kk, dd, largest=False).values, s[:k] + (kk,) + s[k + 1:])
+    add("kthvalue", lambda t, dd=k, kk=kk: t.kthvalue(kk, dd, keepdim=True)[0], s[:k] + (1,) + s[k + 1:])
     dims = tuple(int(x) for x in rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False))
     add("flip", lambda t, dd=dims: torch.flip(t, dd), s)
     # (var of one element is NaN.)

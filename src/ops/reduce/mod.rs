@@ -13,6 +13,7 @@ mod extrema;
 mod moments;
 mod norm;
 mod scan;
+mod sort;
 
 /// The family's derivative tables, for [`crate::ops::derivative_tables`].
 pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
@@ -21,6 +22,7 @@ pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
     moments::FORMULAS,
     scan::FORMULAS,
     norm::FORMULAS,
+    sort::FORMULAS,
 ];
 
 pub use norm::MatrixOrd;
