@@ -464,6 +464,13 @@ class Tensor:
         """
     def add_(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
         """In-place version of :meth:`Tensor.add`."""
+    def addbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``.
+
+        See :func:`ferrograd.addbmm`.
+        """
+    def addbmm_(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.addbmm`."""
     def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Tensor | builtins.float | builtins.int | builtins.bool | None = ...) -> Tensor:
         """``self + value * tensor1 / tensor2``.
 
@@ -483,6 +490,20 @@ class Tensor:
 
         See :func:`ferrograd.addmm`.
         """
+    def addmv(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``beta * self + alpha * (mat @ vec)`` for a matrix and a vector.
+
+        See :func:`ferrograd.addmv`.
+        """
+    def addmv_(self, mat: Any, vec: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.addmv`."""
+    def addr(self, vec1: Any, vec2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``beta * self + alpha * outer(vec1, vec2)``.
+
+        See :func:`ferrograd.addr`.
+        """
+    def addr_(self, vec1: Any, vec2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.addr`."""
     def adjoint(self) -> Tensor:
         """Conjugate transpose of the last two dims.
 
@@ -655,6 +676,13 @@ class Tensor:
             >>> x.grad
             tensor([4., 4., 8.])
         """
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """``beta * self + alpha * (batch1 @ batch2)`` for batches of matrices.
+
+        See :func:`ferrograd.baddbmm`.
+        """
+    def baddbmm_(self, batch1: Any, batch2: Any, *, beta: Any = ..., alpha: builtins.float | builtins.int | None = ...) -> Tensor:
+        """In-place version of :meth:`Tensor.baddbmm`."""
     def bernoulli(self, p: Any = ..., *, generator: Any = ..., out: Tensor | None = ...) -> Tensor:
         """0/1 samples, 1 with the probabilities in ``self`` (or with probability ``p`` when given).
 
@@ -1701,6 +1729,11 @@ class Tensor:
 
         See :func:`ferrograd.mean`.
         """
+    def median(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """The lower median: of all elements without ``dim`` (a 0-dim tensor),
+        else along ``dim`` as the named tuple ``(values, indices)``. A NaN
+        makes the median NaN. See :func:`ferrograd.median`.
+        """
     def min(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Any:
         """Minimum: of all elements, along a dim, or against another tensor.
 
@@ -1747,6 +1780,10 @@ class Tensor:
         """Product of a matrix and a vector.
 
         See :func:`ferrograd.mv`.
+        """
+    def nanmedian(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """:meth:`median` of the elements that are not NaN. See
+        :func:`ferrograd.nanmedian`.
         """
     def narrow(self, dim: Any, start: Any, length: Any) -> Tensor:
         """A view of ``length`` entries of dim ``dim`` from ``start``.

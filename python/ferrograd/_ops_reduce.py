@@ -20,7 +20,9 @@ __all__ = [
     "max",
     "mean",
     "min",
+    "median",
     "msort",
+    "nanmedian",
     "norm",
     "prod",
     "softmax",
@@ -50,7 +52,9 @@ logsumexp = Tensor.logsumexp
 max = Tensor.max  # noqa: A001
 mean = Tensor.mean
 min = Tensor.min  # noqa: A001
+median = Tensor.median
 msort = Tensor.msort
+nanmedian = Tensor.nanmedian
 norm = Tensor.norm
 prod = Tensor.prod
 softmax = Tensor.softmax
@@ -322,6 +326,45 @@ DOCS: dict[str, str] = {
         max=tensor(5.))
         >>> ferrograd.aminmax(x, dim=1).max
         tensor([5., 4.])
+    """,
+    "median": """median(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
+
+    Returns the lower median of ``input`` (for an even count, the smaller of
+    the two middle values): of all its elements as a 0-dim tensor without
+    ``dim``, else along ``dim`` as the named tuple ``(values, indices)``. A
+    NaN makes the median NaN (and its index the first NaN's); see
+    :func:`ferrograd.nanmedian`. The gradient goes to the median's element.
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        dim (int, optional): the dimension to reduce. Default: None.
+        keepdim (bool): whether the dimension is kept with size 1. Default: False.
+
+    Example:
+        >>> x = ferrograd.tensor([[4.0, 1.0, 3.0, 2.0], [0.0, 9.0, 8.0, 7.0]])
+        >>> ferrograd.median(x)
+        tensor(3.)
+        >>> ferrograd.median(x, dim=1)
+        ferrograd.return_types.median(
+        values=tensor([2., 7.]),
+        indices=tensor([3, 3]))
+    """,
+    "nanmedian": """nanmedian(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
+
+    :func:`ferrograd.median` of the elements that are not NaN (NaN only
+    where every element is).
+
+    Args:
+        input (Tensor): the input tensor (real dtypes).
+        dim (int, optional): the dimension to reduce. Default: None.
+        keepdim (bool): whether the dimension is kept with size 1. Default: False.
+
+    Example:
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0, -1.0]).sqrt()
+        >>> x
+        tensor([1.0000, 1.4142, 1.7321,    nan])
+        >>> ferrograd.nanmedian(x)
+        tensor(1.4142)
     """,
     "sort": """sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
 

@@ -14,7 +14,7 @@ __all__ = [
     "aminmax", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex", "linalg_ldl_factor",
     "linalg_ldl_factor_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
     "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "min", "qr",
-    "kthvalue", "slogdet", "sort", "svd", "topk", "triangular_solve",
+    "kthvalue", "median", "nanmedian", "slogdet", "sort", "svd", "topk", "triangular_solve",
 ]  # fmt: skip
 
 
@@ -55,6 +55,8 @@ aminmax = _make("aminmax", ("min", "max"))
 sort = _make("sort", ("values", "indices"))
 topk = _make("topk", ("values", "indices"))
 kthvalue = _make("kthvalue", ("values", "indices"))
+median = _make("median", ("values", "indices"))
+nanmedian = _make("nanmedian", ("values", "indices"))
 linalg_cholesky_ex = _make("linalg_cholesky_ex", ("L", "info"))
 linalg_qr = _make("linalg_qr", ("Q", "R"))
 linalg_eigh = _make("linalg_eigh", ("eigenvalues", "eigenvectors"))

@@ -5,6 +5,7 @@
 //! adds its methods in its own `#[pymethods]` block (pyo3's
 //! `multiple-pymethods`) and its module functions in its `register`.
 
+mod addmv;
 mod autograd;
 mod complex;
 mod compose;

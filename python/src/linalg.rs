@@ -27,7 +27,7 @@ fn work(a: &Tensor, b: &Tensor) -> usize {
     a.numel().max(b.numel()).saturating_mul(k)
 }
 
-fn coeff(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
+pub(crate) fn coeff(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scalar> {
     crate::convert::number_arg(obj, &format!("addmm(): argument '{name}'"), Scalar::Int(1))
 }
 

@@ -3,7 +3,7 @@
 
 use crate::decomp::named;
 use crate::errors::IntoPyResult;
-use crate::tensor::{nogil, PyTensor, TensorOut};
+use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::Tensor;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -89,5 +89,64 @@ impl PyTensor {
         let t = &self.tensor();
         let (v, i) = nogil(py, work(t), || t.kthvalue(k, dim, keepdim)).py()?;
         named(py, &CELL, "kthvalue", [v, i])
+    }
+}
+
+/// `median`/`nanmedian`: a 0-dim tensor without `dim`, else the named
+/// tuple `(values, indices)`.
+fn median_method(
+    py: Python<'_>,
+    t: &Tensor,
+    dim: Option<isize>,
+    keepdim: bool,
+    ignore_nan: bool,
+) -> PyResult<Py<PyAny>> {
+    static MEDIAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static NANMEDIAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    match dim {
+        None => {
+            let r = nogil(py, work(t), || {
+                if ignore_nan {
+                    t.nanmedian_all()
+                } else {
+                    t.median_all()
+                }
+            })
+            .py()?;
+            wrap_any(py, r)
+        }
+        Some(d) => {
+            let (v, i) = nogil(py, work(t), || {
+                if ignore_nan {
+                    t.nanmedian_dim(d, keepdim)
+                } else {
+                    t.median_dim(d, keepdim)
+                }
+            })
+            .py()?;
+            if ignore_nan {
+                named(py, &NANMEDIAN, "nanmedian", [v, i])
+            } else {
+                named(py, &MEDIAN, "median", [v, i])
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// The lower median: of all elements without ``dim`` (a 0-dim tensor),
+    /// else along ``dim`` as the named tuple ``(values, indices)``. A NaN
+    /// makes the median NaN. See :func:`ferrograd.median`.
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn median(&self, py: Python<'_>, dim: Option<isize>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        median_method(py, &self.tensor(), dim, keepdim, false)
+    }
+
+    /// :meth:`median` of the elements that are not NaN. See
+    /// :func:`ferrograd.nanmedian`.
+    #[pyo3(signature = (dim = None, keepdim = false))]
+    fn nanmedian(&self, py: Python<'_>, dim: Option<isize>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        median_method(py, &self.tensor(), dim, keepdim, true)
     }
 }

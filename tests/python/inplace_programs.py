@@ -14,19 +14,14 @@ start it. Steps:
 * ``inplace``: an in-place write into a slot (a view or a base):
   arithmetic with alpha, ``clamp_``, ``copy_``, setitem with an int, a
   slice or a mask, ``masked_fill_``, ``index_add_``, unary in-place ops;
-* ``op``: an out-of-place op making a new slot (pointwise ops, and the
-  composites ``cdist`` of a slot's rows with themselves, ``tensordot``,
-  ``block_diag`` and ``chain_matmul`` of a slot with its sine, ``meshgrid``
-  and ``cartesian_prod`` of the slot's first row, ``s[0, ..., 0, :]``, with
-  its sine, ``embedding_bag`` with a matrix slot as the table, and
-  ``linalg.cholesky`` and ``linalg.solve_triangular`` of matrices made from
-  a slot's rows, and sign-free products of the factors of ``linalg.qr``,
-  ``linalg.eigh`` and ``linalg.svd``, ``linalg.slogdet``,
-  ``linalg.lu_solve`` through ``linalg.lu_factor``, ``linalg.pinv`` and
-  ``linalg.lstsq`` of well-conditioned matrices, ``linalg.matrix_exp``,
-  phase- and order-free sums over the eigenpairs of ``linalg.eig``, and
-  ``linalg.householder_product`` with the slot as the reflectors, the
-  sign-free top eigenpair of ``lobpcg``, and ``topk`` along the last dim).
+* ``op``: an out-of-place op making a new slot: pointwise ops and composites
+  (``cdist``, ``tensordot``, ``block_diag``, ``chain_matmul``, ``meshgrid``,
+  ``cartesian_prod``, ``embedding_bag``, ``addmv``/``baddbmm``, ``topk`` or
+  ``median`` of the last dim, and linalg: ``cholesky``, ``solve_triangular``,
+  sign-free products of the ``qr``, ``eigh`` and ``svd`` factors, ``slogdet``,
+  ``lu_solve`` through ``lu_factor``, ``pinv``, ``lstsq``, ``matrix_exp``,
+  order-free sums over ``eig``'s pairs, ``householder_product``, the top
+  eigenpair of ``lobpcg``), each described where ``TorchLike.op`` makes it.
   torch's ``cdist`` has no second derivative or forward mode: its verdict on
   such a program is its first-order one.
 
@@ -59,7 +54,7 @@ UNARY_INPLACE = ["tanh_", "sigmoid_", "exp_", "sin_", "sqrt_", "neg_", "cos_", "
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
     "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
-    "matrix_exp", "eig", "householder_product", "lobpcg", "topk",
+    "matrix_exp", "eig", "householder_product", "lobpcg", "order_stat", "fused_add",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
@@ -68,6 +63,7 @@ OP_NDIMS = {
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
     "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3), "pinv": (2, 3),
     "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3), "lobpcg": (2, 3),
+    "fused_add": (2, 3),
 }  # fmt: skip
 # The composites whose results are column-major matrices, as torch's and
 # ferrograd's LAPACK-style linalg results are.
@@ -109,15 +105,10 @@ def _describe(st: tuple, _i: int) -> str:
     if kind == "view":
         return f"s{st[1]} = view(s{st[2]}, {st[3]!r}, {st[4]!r})"
     if kind == "inplace":
-        return f"inplace(s{st[1]}, {st[2]!r}, {_short(st[3])})"
+        return f"inplace(s{st[1]}, {st[2]!r}, {repr(st[3])[:300]})"
     if kind == "op":
         return f"s{st[1]} = op({st[2]!r}, {', '.join('s' + str(j) for j in st[3])}, {st[4]!r})"
     return repr(st)
-
-
-def _short(args: Any) -> str:
-    text = repr(args)
-    return text if len(text) < 300 else text[:300] + "..."
 
 
 # --------------------------------------------------------------------------
@@ -321,8 +312,13 @@ class TorchLike:
             start = self.T.ones(*gram.shape[:-1], 1, dtype=a.dtype)
             w, v = self.T.lobpcg(gram, X=start, tol=1e-14, niter=100)
             return v * v * w.unsqueeze(-2)
-        if name == "topk":  # all but one of the last dim, largest first for c >= 0
-            return a.topk(max(1, a.shape[-1] - 1), largest=c >= 0).values
+        if name == "order_stat":  # topk of all but one of the last dim for c >= 0, else its median
+            return a.topk(max(1, a.shape[-1] - 1)).values if c >= 0 else a.median(-1, keepdim=True).values
+        if name == "fused_add":  # c * a column + 0.5 * a product: addmv (2-D), baddbmm (3-D)
+            v = a[..., 0, :].sin()
+            if a.ndim == 2:
+                return self.T.addmv(a[..., 0], a, v, beta=c, alpha=0.5)
+            return self.T.baddbmm(a[..., :1], a, v[..., None], beta=c, alpha=0.5)
         raise ValueError(name)
 
     def loss(self, terms: list) -> Any:
@@ -478,10 +474,14 @@ class NumpyBackend(TorchLike):
         """The composite ops, each by its formula."""
         if name == "cdist":
             return self.cdist(a, c)
-        if name == "topk":
+        if name == "order_stat":
             r = np.sort(a, -1)
             self.reject_if(a.shape[-1] > 1 and np.diff(r, axis=-1).min() < 1e-2, "topk near a tie")
-            return (r[..., ::-1] if c >= 0 else r)[..., : max(1, a.shape[-1] - 1)]
+            n = a.shape[-1]
+            return r[..., ::-1][..., : max(1, n - 1)] if c >= 0 else r[..., (n - 1) // 2, None]
+        if name == "fused_add":
+            v = np.sin(a[..., 0, :])
+            return c * a[..., 0] + 0.5 * a @ v if a.ndim == 2 else c * a[..., :1] + 0.5 * a @ v[..., None]
         if name == "tensordot":
             return np.tensordot(a, np.sin(a), axes=([0], [0]))
         if name == "block_diag":

@@ -123,3 +123,39 @@ def test_errors_are_torchs():
         ferrograd.tensor([1 + 1j]).sort()
     with pytest.raises(IndexError):
         x.sort(dim=2)
+
+
+def test_median_and_nanmedian_against_numpy():
+    a = RNG.standard_normal((5, 6))
+    t = ferrograd.tensor(a)
+    # The lower median: the smaller middle value of an even count.
+    assert t.median().item() == np.sort(a.ravel())[(a.size - 1) // 2]
+    for dim in (0, 1, -1):
+        r = t.median(dim)
+        k = (a.shape[dim] - 1) // 2
+        np.testing.assert_array_equal(r.values.numpy(), np.take(np.sort(a, axis=dim), k, axis=dim))
+        np.testing.assert_array_equal(r.indices.numpy(), np.take(np.argsort(a, axis=dim), k, axis=dim))
+    a[1, 2] = a[1, 4] = a[3, 0] = np.nan
+    a[4, :] = np.nan
+    t = ferrograd.tensor(a)
+    assert np.isnan(t.median().item())
+    r = t.median(1, keepdim=True)
+    assert r.values.shape == (5, 1)
+    assert np.isnan(r.values.numpy()[[1, 3, 4], 0]).all()
+    assert r.indices.numpy()[[1, 3, 4], 0].tolist() == [2, 0, 0]
+    r = t.nanmedian(1)
+    for row in range(4):
+        numbers = np.sort(a[row][~np.isnan(a[row])])
+        assert r.values.numpy()[row] == numbers[(numbers.size - 1) // 2]
+        assert a[row, r.indices.numpy()[row]] == r.values.numpy()[row]
+    assert np.isnan(r.values.numpy()[4])
+    assert t.nanmedian().item() == np.sort(a[~np.isnan(a)])[(np.sum(~np.isnan(a)) - 1) // 2]
+
+
+def test_median_gradients_against_central_differences():
+    distinct = RNG.permutation(20).reshape(4, 5) * 0.3 + RNG.random((4, 5)) * 0.1
+    a = ferrograd.tensor(distinct, requires_grad=True)
+    assert gradcheck(lambda x: (x.median(), x.median(0).values, x.nanmedian(1, True).values), (a,),
+                     check_forward_ad=True)
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        ferrograd.zeros(2, 0).median(1)

@@ -1,7 +1,8 @@
 """Random programs for the transform-composition test.
 
 A program is a chain of 1-4 common ops (pointwise, matrix products in every
-form, linear, softmax, cumsum, sort/topk/kthvalue, flip, indexing, where, reductions, cat/stack,
+form, addmv/addr/baddbmm/addbmm, linear, softmax, cumsum, sort/topk/kthvalue/median,
+flip, indexing, where, reductions, cat/stack,
 reshapes, einsum, norms, cholesky, cholesky_solve, solve_triangular, and
 sign-free products of the qr, eigh, lobpcg and svd factors, slogdet, logdet,
 lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
@@ -320,6 +321,11 @@ def draw_op(rng, s):
         add("block_diag", lambda t, c=block: torch.block_diag(t, c), (s[0] + m, s[1] + block.shape[1]))
         c3 = const(rng, 1, s[1], m)
         add("atleast_3d", lambda t, c=c3: (torch.atleast_3d(t) * c).sum(0), (s[1], m))
+        vec_m, vec_0 = const(rng, m), const(rng, s[0])
+        add("addmv", lambda t, c=vec_0: torch.addmv(c, t, t[0].tanh(), beta=0.5), (s[0],))
+        add("addr", lambda t, v=vec_m: torch.addr(t[:, :1] * 0.7, t[:, 0], v, alpha=1.5), (s[0], m))
+        add("baddbmm", lambda t, w=w2: torch.baddbmm(t[:, :1], t[None], w[None], alpha=0.5), (1, s[0], m))
+        add("addbmm", lambda t, w=w2: t[0, 0] + torch.addbmm(t @ w, t[None], w[None]), (s[0], m))
         if s[0] == s[1]:
             add("chain_matmul", lambda t, a=w_mm, b=w2: chain_matmul(a, t, t.tanh(), b), (m, m))
     # Along a dim.
@@ -330,6 +336,7 @@ def draw_op(rng, s):
     kk = max(1, s[k] - 1)
     add("topk", lambda t, dd=k, kk=kk: torch.topk(t, kk, dd, largest=False).values, s[:k] + (kk,) + s[k + 1:])
     add("kthvalue", lambda t, dd=k, kk=kk: t.kthvalue(kk, dd, keepdim=True)[0], s[:k] + (1,) + s[k + 1:])
+    add("median", lambda t, dd=k: t.median(dd, keepdim=True).values, s[:k] + (1,) + s[k + 1:])
     dims = tuple(int(x) for x in rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False))
     add("flip", lambda t, dd=dims: torch.flip(t, dd), s)
     # (var of one element is NaN.)

@@ -19,6 +19,7 @@ macro_rules! faer_kernel {
     };
 }
 
+pub(crate) mod addmv;
 pub(crate) mod cholesky;
 pub(crate) mod compose;
 pub(crate) mod decomp;

@@ -119,3 +119,98 @@ impl Tensor {
         Ok((pick(v)?, pick(i)?))
     }
 }
+
+/// Which median: `median` returns NaN (and the first NaN's index) for a
+/// row holding one; `nanmedian` the median of the row's other values.
+#[derive(Clone, Copy, PartialEq)]
+enum Nan {
+    Propagate,
+    Ignore,
+}
+
+/// The lower median of `x` along dim `d` with its index, from the sort
+/// (NaN sorts last, in order, so the first NaN sits after the numbers).
+fn median_along(x: &Tensor, d: usize, keepdim: bool, nan: Nan) -> Result<(Tensor, Tensor)> {
+    let n = x.shape()[d] as i64;
+    let di = d as isize;
+    let (v, i) = x.sort(di, false)?;
+    let numbers = x.isnan().logical_not().sum(Some(&[di]), true, None)?;
+    let pos = match nan {
+        // (c - 1) / 2 of the c numbers; 0 (a NaN) when there are none.
+        Nan::Ignore => numbers
+            .sub(&Tensor::scalar(1i64))?
+            .floor_divide(&Tensor::scalar(2i64))?
+            .clamp_min(&Tensor::scalar(0i64))?,
+        // The first NaN where there is one, else (n - 1) / 2.
+        Nan::Propagate => numbers.r#where(
+            &numbers.lt(&Tensor::scalar(n))?,
+            &Tensor::scalar((n - 1).max(0) / 2),
+        )?,
+    };
+    let pick = |t: &Tensor| -> Result<Tensor> {
+        let one = t.gather(di, &pos)?;
+        if keepdim {
+            Ok(one)
+        } else {
+            one.squeeze(Some(&[di]))
+        }
+    };
+    Ok((pick(&v)?, pick(&i)?))
+}
+
+impl Tensor {
+    fn median_impl(&self, dim: Option<isize>, keepdim: bool, nan: Nan) -> Result<(Tensor, Tensor)> {
+        let op = if nan == Nan::Ignore {
+            "nanmedian"
+        } else {
+            "median"
+        };
+        if self.dtype().is_complex() {
+            return Err(crate::Error::runtime(format!(
+                "{op}() does not support complex inputs"
+            )));
+        }
+        let Some(dim) = dim else {
+            if self.numel() == 0 {
+                let nan_value = Tensor::full(&[], crate::Scalar::Float(f64::NAN), self.dtype());
+                return Ok((nan_value, Tensor::scalar(0i64)));
+            }
+            let flat = self.reshape(&[-1])?;
+            return median_along(&flat, 0, false, nan);
+        };
+        if self.ndim() == 0 {
+            wrap_dim(dim, 1)?;
+            return Ok((self.clone(), Tensor::zeros(&[], crate::DType::Int64)));
+        }
+        let d = wrap_dim(dim, self.ndim())?;
+        if self.shape()[d] == 0 {
+            return Err(crate::Error::index(format!(
+                "{op}(): Expected reduction dim {d} to have non-zero size."
+            )));
+        }
+        median_along(self, d, keepdim, nan)
+    }
+
+    /// `median()`: the lower median of all elements (NaN if any is NaN).
+    pub fn median_all(&self) -> Result<Tensor> {
+        Ok(self.median_impl(None, false, Nan::Propagate)?.0)
+    }
+
+    /// `median(dim, keepdim=False)`: `(values, indices)` of the lower
+    /// median along `dim`; a row holding NaN gives NaN and its first NaN's
+    /// index.
+    pub fn median_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.median_impl(Some(dim), keepdim, Nan::Propagate)
+    }
+
+    /// `nanmedian()`: the lower median of the elements that are not NaN.
+    pub fn nanmedian_all(&self) -> Result<Tensor> {
+        Ok(self.median_impl(None, false, Nan::Ignore)?.0)
+    }
+
+    /// `nanmedian(dim, keepdim=False)`: `(values, indices)` of the lower
+    /// median of each row's numbers (NaN for a row of NaNs).
+    pub fn nanmedian_dim(&self, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.median_impl(Some(dim), keepdim, Nan::Ignore)
+    }
+}
