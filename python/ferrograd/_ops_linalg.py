@@ -183,6 +183,32 @@ def triangular_solve(
     _finish(r[1], out[1])
     return type(r)(out)
 
+
+def _fused_add_doc(
+    name: str, a: tuple[str, str], b: tuple[str, str], form: str, what: str, example: list[str]
+) -> str:
+    """The docs of ``name(input, a, b, *, beta=1, alpha=1)``: ``beta * input + alpha * form``."""
+    lines = "\n".join(f"        {line}" for line in example)
+    return f"""{name}(input, {a[0]}, {b[0]}, *, beta=1, alpha=1) -> Tensor
+
+    Returns ``beta * input + alpha * {form}``; ``input`` is broadcast to
+    the result's shape, and with ``beta=0`` it is ignored (NaN in it does
+    not spread). The derivatives are those of the product and the sum.
+
+    Args:
+        input (Tensor): the tensor added to {what}.
+        {a[0]} (Tensor): {a[1]}.
+        {b[0]} (Tensor): {b[1]}.
+
+    Keyword args:
+        beta (Number): the multiplier of ``input``. Default: 1.
+        alpha (Number): the multiplier of {what}. Default: 1.
+
+    Example:
+{lines}
+    """
+
+
 # Module-level docs of the functions above that are Tensor methods (applied
 # when ``ferrograd`` routes them; the methods keep their own docs).
 DOCS: dict[str, str] = {
@@ -246,85 +272,54 @@ DOCS: dict[str, str] = {
         >>> ferrograd.bmm(ferrograd.ones(2, 1, 3), ferrograd.ones(2, 3, 2)).shape
         ferrograd.Size([2, 1, 2])
     """,
-    "addmv": """addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor
-
-    Returns ``beta * input + alpha * (mat @ vec)``; ``input`` is broadcast to
-    the result's shape, and with ``beta=0`` it is ignored (NaN in it does
-    not spread). The derivatives are those of the product and the sum.
-
-    Args:
-        input (Tensor): the tensor added to the product.
-        mat (Tensor): the matrix (``n x m``).
-        vec (Tensor): the vector (``m``).
-
-    Keyword args:
-        beta (Number): the multiplier of ``input``. Default: 1.
-        alpha (Number): the multiplier of the product. Default: 1.
-
-    Example:
-        >>> a = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> ferrograd.addmv(ferrograd.ones(2), a, ferrograd.tensor([1.0, -1.0]), alpha=2)
-        tensor([-1., -1.])
-    """,
-    "addr": """addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor
-
-    Returns ``beta * input + alpha * outer(vec1, vec2)``; ``input`` is broadcast to
-    the result's shape, and with ``beta=0`` it is ignored (NaN in it does
-    not spread). The derivatives are those of the product and the sum.
-
-    Args:
-        input (Tensor): the tensor added to the product.
-        vec1 (Tensor): the first vector (``n``).
-        vec2 (Tensor): the second vector (``m``).
-
-    Keyword args:
-        beta (Number): the multiplier of ``input``. Default: 1.
-        alpha (Number): the multiplier of the product. Default: 1.
-
-    Example:
-        >>> ferrograd.addr(ferrograd.zeros(2, 2), ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0]))
-        tensor([[3., 4.],
-                [6., 8.]])
-    """,
-    "baddbmm": """baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor
-
-    Returns ``beta * input + alpha * (batch1 @ batch2)``; ``input`` is broadcast to
-    the result's shape, and with ``beta=0`` it is ignored (NaN in it does
-    not spread). The derivatives are those of the product and the sum.
-
-    Args:
-        input (Tensor): the tensor added to the product.
-        batch1 (Tensor): a batch of matrices (``b x n x m``).
-        batch2 (Tensor): a batch of matrices (``b x m x p``).
-
-    Keyword args:
-        beta (Number): the multiplier of ``input``. Default: 1.
-        alpha (Number): the multiplier of the product. Default: 1.
-
-    Example:
-        >>> b1, b2 = ferrograd.ones(1, 1, 3), ferrograd.ones(1, 3, 2)
-        >>> ferrograd.baddbmm(ferrograd.ones(1, 1, 2), b1, b2, beta=0.5)
-        tensor([[[3.5000, 3.5000]]])
-    """,
-    "addbmm": """addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor
-
-    Returns ``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``; ``input`` is broadcast to
-    the result's shape, and with ``beta=0`` it is ignored (NaN in it does
-    not spread). The derivatives are those of the product and the sum.
-
-    Args:
-        input (Tensor): the tensor added to the product.
-        batch1 (Tensor): a batch of matrices (``b x n x m``).
-        batch2 (Tensor): a batch of matrices (``b x m x p``).
-
-    Keyword args:
-        beta (Number): the multiplier of ``input``. Default: 1.
-        alpha (Number): the multiplier of the product. Default: 1.
-
-    Example:
-        >>> ferrograd.addbmm(ferrograd.zeros(1, 2), ferrograd.ones(3, 1, 2), ferrograd.ones(3, 2, 2))
-        tensor([[6., 6.]])
-    """,
+    "addmv": _fused_add_doc(
+        "addmv",
+        ("mat", "the matrix (``n x m``)"),
+        ("vec", "the vector (``m``)"),
+        "(mat @ vec)",
+        "``mat @ vec``",
+        [
+            ">>> a = ferrograd.tensor([[1.0, 2.0], [3.0, 4.0]])",
+            ">>> ferrograd.addmv(ferrograd.ones(2), a, ferrograd.tensor([1.0, -1.0]), alpha=2)",
+            "tensor([-1., -1.])",
+        ],
+    ),
+    "addr": _fused_add_doc(
+        "addr",
+        ("vec1", "the first vector (``n``)"),
+        ("vec2", "the second vector (``m``)"),
+        "outer(vec1, vec2)",
+        "the outer product",
+        [
+            ">>> v1, v2 = ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([3.0, 4.0])",
+            ">>> ferrograd.addr(ferrograd.zeros(2, 2), v1, v2)",
+            "tensor([[3., 4.],",
+            "        [6., 8.]])",
+        ],
+    ),
+    "baddbmm": _fused_add_doc(
+        "baddbmm",
+        ("batch1", "a batch of matrices (``b x n x m``)"),
+        ("batch2", "a batch of matrices (``b x m x p``)"),
+        "(batch1 @ batch2)",
+        "the batched products",
+        [
+            ">>> b1, b2 = ferrograd.ones(1, 1, 3), ferrograd.ones(1, 3, 2)",
+            ">>> ferrograd.baddbmm(ferrograd.ones(1, 1, 2), b1, b2, beta=0.5)",
+            "tensor([[[3.5000, 3.5000]]])",
+        ],
+    ),
+    "addbmm": _fused_add_doc(
+        "addbmm",
+        ("batch1", "a batch of matrices (``b x n x m``)"),
+        ("batch2", "a batch of matrices (``b x m x p``)"),
+        "sum_b(batch1[b] @ batch2[b])",
+        "the summed products",
+        [
+            ">>> ferrograd.addbmm(ferrograd.zeros(1, 2), ferrograd.ones(3, 1, 2), ferrograd.ones(3, 2, 2))",
+            "tensor([[6., 6.]])",
+        ],
+    ),
     "addmm": """addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor
 
     Returns ``beta * input + alpha * (mat1 @ mat2)``: a matrix product added

@@ -99,16 +99,13 @@ class Program:
 
 
 def _describe(st: tuple, _i: int) -> str:
-    kind = st[0]
-    if kind == "base":
-        return f"s{st[1]} = base(x, {st[2]!r})"
-    if kind == "view":
-        return f"s{st[1]} = view(s{st[2]}, {st[3]!r}, {st[4]!r})"
-    if kind == "inplace":
-        return f"inplace(s{st[1]}, {st[2]!r}, {repr(st[3])[:300]})"
-    if kind == "op":
-        return f"s{st[1]} = op({st[2]!r}, {', '.join('s' + str(j) for j in st[3])}, {st[4]!r})"
-    return repr(st)
+    forms = {
+        "base": lambda: f"s{st[1]} = base(x, {st[2]!r})",
+        "view": lambda: f"s{st[1]} = view(s{st[2]}, {st[3]!r}, {st[4]!r})",
+        "inplace": lambda: f"inplace(s{st[1]}, {st[2]!r}, {repr(st[3])[:300]})",
+        "op": lambda: f"s{st[1]} = op({st[2]!r}, {', '.join('s' + str(j) for j in st[3])}, {st[4]!r})",
+    }
+    return forms[st[0]]() if st[0] in forms else repr(st)
 
 
 # --------------------------------------------------------------------------

@@ -51,57 +51,59 @@ fn check_ndim(t: &Tensor, want: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-impl Tensor {
+/// `beta * input + alpha * product(a, b)` after checking that `a` and `b`
+/// (named for torch's errors) have the dims the product takes.
+fn add_product(
+    input: &Tensor,
+    ((a, a_name, a_dims), (b, b_name, b_dims)): ((&Tensor, &str, usize), (&Tensor, &str, usize)),
+    (beta, alpha): (Scalar, Scalar),
+    product: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    check_ndim(a, a_dims, a_name)?;
+    check_ndim(b, b_dims, b_name)?;
+    add_scaled(input, product(a, b)?, beta, alpha)
+}
+
+/// `sum_b (a[b] @ b[b])` as one product of the batches laid side by side:
+/// `(n x b*m) @ (b*m x p)`.
+fn summed_bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.shape()[0] != b.shape()[0] || a.shape()[2] != b.shape()[1] {
+        // bmm's own error, naming both shapes.
+        return a.bmm(b);
+    }
+    let (n, width) = (
+        a.shape()[1] as isize,
+        (a.shape()[0] * a.shape()[2]) as isize,
+    );
+    let rows = a.permute(&[1, 0, 2])?.reshape(&[n, width])?;
+    rows.mm(&b.reshape(&[width, b.shape()[2] as isize])?)
+}
+
+/// The methods `name(a, b, beta, alpha)`: `beta * self + alpha *
+/// product(a, b)`, `a` and `b` of the given dims.
+macro_rules! fused_add_methods {
+    ($($(#[doc = $doc:literal])* $name:ident($a:ident: $ad:literal, $b:ident: $bd:literal) => $product:expr;)*) => {
+        impl Tensor {
+            $(
+                $(#[doc = $doc])*
+                pub fn $name(&self, $a: &Tensor, $b: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+                    let args = (($a, stringify!($a), $ad), ($b, stringify!($b), $bd));
+                    add_product(self, args, (beta, alpha), $product)
+                }
+            )*
+        }
+    };
+}
+
+fused_add_methods! {
     /// `addmv(mat, vec, beta=1, alpha=1)`: `beta * self + alpha * (mat @ vec)`.
-    pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        check_ndim(mat, 2, "mat")?;
-        check_ndim(vec, 1, "vec")?;
-        add_scaled(self, mat.mv(vec)?, beta, alpha)
-    }
-
+    addmv(mat: 2, vec: 1) => Tensor::mv;
     /// `addr(vec1, vec2, beta=1, alpha=1)`: `beta * self + alpha * outer(vec1, vec2)`.
-    pub fn addr(
-        &self,
-        vec1: &Tensor,
-        vec2: &Tensor,
-        beta: Scalar,
-        alpha: Scalar,
-    ) -> Result<Tensor> {
-        check_ndim(vec1, 1, "vec1")?;
-        check_ndim(vec2, 1, "vec2")?;
-        add_scaled(self, vec1.outer(vec2)?, beta, alpha)
-    }
-
+    addr(vec1: 1, vec2: 1) => Tensor::outer;
     /// `baddbmm(batch1, batch2, beta=1, alpha=1)`: `beta * self + alpha *
     /// (batch1 @ batch2)` for batches of matrices.
-    pub fn baddbmm(
-        &self,
-        batch1: &Tensor,
-        batch2: &Tensor,
-        beta: Scalar,
-        alpha: Scalar,
-    ) -> Result<Tensor> {
-        check_ndim(batch1, 3, "batch1")?;
-        check_ndim(batch2, 3, "batch2")?;
-        add_scaled(self, batch1.bmm(batch2)?, beta, alpha)
-    }
-
+    baddbmm(batch1: 3, batch2: 3) => Tensor::bmm;
     /// `addbmm(batch1, batch2, beta=1, alpha=1)`: `beta * self + alpha *
     /// sum_b (batch1[b] @ batch2[b])`.
-    pub fn addbmm(
-        &self,
-        batch1: &Tensor,
-        batch2: &Tensor,
-        beta: Scalar,
-        alpha: Scalar,
-    ) -> Result<Tensor> {
-        check_ndim(batch1, 3, "batch1")?;
-        check_ndim(batch2, 3, "batch2")?;
-        add_scaled(
-            self,
-            batch1.bmm(batch2)?.sum(Some(&[0]), false, None)?,
-            beta,
-            alpha,
-        )
-    }
+    addbmm(batch1: 3, batch2: 3) => summed_bmm;
 }
