@@ -481,6 +481,22 @@ def io_workload(torch) -> dict[str, float]:
     return out
 
 
+def sort_workload(torch) -> dict[str, float]:
+    """Sorting and selection along the last dim, forward and forward +
+    backward (ms)."""
+    torch.manual_seed(0)
+    out = {}
+    for rows, n in ((1, 1_000_000), (1000, 1000), (10_000, 32)):
+        x = torch.randn(rows, n)
+        xg = x.clone().requires_grad_()
+        tag = f"{rows}x{n}"
+        out[f"sort {tag}"] = _ms(lambda x=x: torch.sort(x), 3)
+        out[f"sort fwd+bwd {tag}"] = _ms(lambda x=xg: torch.sort(x).values.sum().backward(), 3)
+        out[f"topk 8 {tag}"] = _ms(lambda x=x: torch.topk(x, 8), 3)
+        out[f"median {tag}"] = _ms(lambda x=x: torch.median(x, -1), 3)
+    return out
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
@@ -491,6 +507,7 @@ WORKLOADS = {
     "func": func_workload,
     "linalg": linalg_workload,
     "linalg_solvers": linalg_solvers_workload,
+    "sort": sort_workload,
     "io": io_workload,
 }
 

@@ -51,6 +51,54 @@ fn sort_rows<T: RealElement>(x: &Tensor, n: usize, descending: bool) -> (Tensor,
     (vals, idx)
 }
 
+fn topk_rows<T: RealElement>(x: &Tensor, n: usize, k: usize, largest: bool) -> (Tensor, Tensor) {
+    let rows = x.numel().checked_div(n).unwrap_or(0);
+    let mut shape = x.shape().to_vec();
+    if let Some(last) = shape.last_mut() {
+        *last = k;
+    }
+    let (vals, vp) = output::<T>(&shape);
+    let (idx, ip) = output::<i64>(&shape);
+    let _g = lock(&[x], None);
+    let src = SyncPtr(elem_ptr::<T>(x));
+    let body = |r: usize| {
+        // SAFETY: as in `sort_rows`; output row r holds elements r*k ..
+        // r*k + k, written by this call alone.
+        unsafe {
+            let row = std::slice::from_raw_parts(src.get().add(r * n), n);
+            // The stable sort's order: equal values by position.
+            let cmp = |a: &usize, b: &usize| {
+                let by_value = if largest {
+                    nan_last(&row[*b], &row[*a])
+                } else {
+                    nan_last(&row[*a], &row[*b])
+                };
+                by_value.then(a.cmp(b))
+            };
+            let mut order: Vec<usize> = (0..n).collect();
+            if k > 0 && k < n {
+                order.select_nth_unstable_by(k - 1, cmp);
+            }
+            order.truncate(k);
+            order.sort_unstable_by(cmp);
+            for (j, &i) in order.iter().enumerate() {
+                vp.write(r * k + j, row[i]);
+                ip.write(r * k + j, i as i64);
+            }
+        }
+    };
+    par_for(rows, (PARALLEL_MIN_ELEMS / n.max(1)).max(1), &body);
+    (vals, idx)
+}
+
+/// The `k` largest (smallest without `largest`) elements of each row of
+/// the contiguous `x`, in the stable sort's order: `(values, indices)`.
+pub(crate) fn topk_last(x: &Tensor, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
+    let n = x.shape().last().copied().unwrap_or(1);
+    crate::dispatch_real!(x.dtype(), T => Ok(topk_rows::<T>(x, n, k, largest)),
+        else Err(Error::runtime("topk does not support complex dtypes on CPU")))
+}
+
 /// Sorts each row (the last dim) of the contiguous `x`: `(values, indices)`.
 pub(crate) fn sort_last(x: &Tensor, descending: bool) -> Result<(Tensor, Tensor)> {
     let n = x.shape().last().copied().unwrap_or(1);
@@ -61,6 +109,23 @@ pub(crate) fn sort_last(x: &Tensor, descending: bool) -> Result<(Tensor, Tensor)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topk_takes_the_stable_sorts_prefix() {
+        let x = Tensor::from_slice(&[2.0f64, 5.0, 2.0, f64::NAN, 5.0, 1.0], &[1, 6]).unwrap();
+        for k in 0..=6 {
+            for largest in [true, false] {
+                let (v, i) = topk_last(&x, k, largest).unwrap();
+                let (sv, si) = sort_last(&x, largest).unwrap();
+                assert_eq!(i.to_vec::<i64>(), si.to_vec::<i64>()[..k].to_vec());
+                let (v, sv) = (v.to_vec::<f64>(), sv.to_vec::<f64>());
+                assert!(v
+                    .iter()
+                    .zip(&sv)
+                    .all(|(a, b)| a == b || a.is_nan() && b.is_nan()));
+            }
+        }
+    }
 
     #[test]
     fn rows_sort_stably_with_nan_greatest() {

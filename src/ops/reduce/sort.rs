@@ -3,7 +3,7 @@
 //! `argsort`, `msort`, `topk` and `kthvalue` are built on it.
 
 use crate::autograd::derivatives;
-use crate::kernels::sort::sort_last;
+use crate::kernels::sort::{sort_last, topk_last};
 use crate::tensor::wrap_dim;
 use crate::{Result, Tensor};
 
@@ -26,19 +26,51 @@ fn sort_dim(x: &Tensor, d: usize, descending: bool) -> Result<(Tensor, Tensor)> 
 }
 
 /// The tangent `tx` of a sort's input taken at the sorted positions `idx`
-/// along dim `d`; a tangent with leading batch dims (forward mode under
-/// vmap) takes the same positions in each.
+/// along dim `d` (`idx` may select fewer than the dim holds); a tangent
+/// with leading batch dims (forward mode under vmap) takes the same
+/// positions in each.
 fn gather_tangent(tx: &Tensor, idx: &Tensor, d: usize) -> Result<Tensor> {
     if idx.ndim() == 0 {
         return Ok(tx.clone());
     }
     let from_end = d as isize - idx.ndim() as isize;
-    let shape: Vec<isize> = tx.shape().iter().map(|&n| n as isize).collect();
+    // The tangent's batch dims, then the indices' own.
+    let lead = tx.ndim() - idx.ndim();
+    let shape: Vec<isize> = tx.shape()[..lead]
+        .iter()
+        .chain(idx.shape())
+        .map(|&n| n as isize)
+        .collect();
     tx.gather(from_end, &idx.expand(&shape)?)
 }
 
+/// The `k` largest (smallest without `largest`) elements of `x` along dim
+/// `d`, as [`sort_dim`] lays them out.
+fn topk_dim(x: &Tensor, d: usize, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
+    if x.ndim() == 0 {
+        // torch returns a 0-dim input itself, for k = 0 too.
+        return topk_last(&x.contiguous(), 1, largest);
+    }
+    let last = x.ndim() - 1;
+    if d == last {
+        return topk_last(&x.contiguous(), k, largest);
+    }
+    let moved = x.transpose(d as isize, last as isize)?.contiguous();
+    let (v, i) = topk_last(&moved, k, largest)?;
+    Ok((
+        v.transpose(d as isize, last as isize)?.contiguous(),
+        i.transpose(d as isize, last as isize)?.contiguous(),
+    ))
+}
+
+/// The gradient of a sort or a selection: `g` put back at the positions
+/// `idx` along dim `d` of an input of `shape` (zero elsewhere).
+fn scatter_back(shape: &[usize], d: usize, idx: &Tensor, g: &Tensor) -> Result<Tensor> {
+    Tensor::zeros(shape, g.dtype()).scatter(d as isize, idx, g)
+}
+
 derivatives! {
-    table FORMULAS("sorting: sort") for Tensor;
+    table FORMULAS("sorting: sort, topk") for Tensor;
 
     /// `sort(dim=-1, descending=False)`: `(values, indices)` along `dim`,
     /// NaN above every number, equal elements in their original order.
@@ -51,11 +83,34 @@ derivatives! {
         save |s| {
             s.save_output("indices", &out.1, 1);
         }
-        backward |ctx, g| {
-            let idx = ctx.saved(0)?;
-            let zeros = Tensor::zeros(&shape, g[0].dtype());
-            Ok(vec![Some(zeros.scatter(d as isize, &idx, &g[0])?)])
-        };
+        backward |ctx, g| Ok(vec![Some(scatter_back(&shape, d, &ctx.saved(0)?, &g[0])?)]);
+        forward formula(|t| {
+            let v = t.map1(|tx| gather_tangent(tx, &out.1, d))?;
+            Ok(vec![v[0].clone(), None])
+        });
+        batched rows because
+            "the indices are gathered per row of the input's rank, which has no room for a batch dim";
+    }
+
+    /// `topk(k, dim=-1, largest=True)`: `(values, indices)` of the `k`
+    /// largest (smallest without `largest`) elements along `dim`, in the
+    /// order [`Tensor::sort`] gives them, found by selection.
+    pub fn topk(&self, k: i64, dim: isize, largest: bool) -> Result<(Tensor, Tensor)> {
+        before {
+            let n = if self.ndim() == 0 { 1 } else { self.size(dim)? };
+            if k < 0 || k as usize > n {
+                return Err(crate::Error::runtime("selected index k out of range"));
+            };
+        }
+        record "TopkBackward0", [self];
+        compute {
+            let d = if self.ndim() == 0 { 0 } else { wrap_dim(dim, self.ndim())? };
+            let shape = self.shape().to_vec();
+        } => out = topk_dim(self, d, k as usize, largest)?;
+        save |s| {
+            s.save_output("indices", &out.1, 1);
+        }
+        backward |ctx, g| Ok(vec![Some(scatter_back(&shape, d, &ctx.saved(0)?, &g[0])?)]);
         forward formula(|t| {
             let v = t.map1(|tx| gather_tangent(tx, &out.1, d))?;
             Ok(vec![v[0].clone(), None])
@@ -74,20 +129,6 @@ impl Tensor {
     /// `msort()`: the values sorted along dim 0.
     pub fn msort(&self) -> Result<Tensor> {
         Ok(self.sort(0, false)?.0)
-    }
-
-    /// `topk(k, dim=-1, largest=True)`: `(values, indices)` of the `k`
-    /// largest (smallest without `largest`) elements along `dim`, in order.
-    pub fn topk(&self, k: i64, dim: isize, largest: bool) -> Result<(Tensor, Tensor)> {
-        let n = if self.ndim() == 0 { 1 } else { self.size(dim)? };
-        if k < 0 || k as usize > n {
-            return Err(crate::Error::runtime("selected index k out of range"));
-        }
-        let (v, i) = self.sort(dim, largest)?;
-        if self.ndim() == 0 {
-            return Ok((v, i));
-        }
-        Ok((v.narrow(dim, 0, k as usize)?, i.narrow(dim, 0, k as usize)?))
     }
 
     /// `kthvalue(k, dim=-1, keepdim=False)`: `(values, indices)` of the
