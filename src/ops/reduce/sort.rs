@@ -2,27 +2,53 @@
 //! they came from; the gradient of each value goes back to its position.
 //! `argsort`, `msort`, `topk` and `kthvalue` are built on it.
 
-use crate::autograd::derivatives;
+use crate::autograd::{derivatives, Tangents};
 use crate::kernels::sort::{sort_last, topk_last};
 use crate::tensor::wrap_dim;
 use crate::{Result, Tensor};
 
+/// `rows(x)` run on the rows along dim `d` of `x` (the last dim of a
+/// contiguous copy with `d` moved there), its results moved back:
+/// contiguous values and indices.
+fn along_dim(
+    x: &Tensor,
+    d: usize,
+    rows: impl FnOnce(&Tensor) -> Result<(Tensor, Tensor)>,
+) -> Result<(Tensor, Tensor)> {
+    let last = x.ndim().saturating_sub(1);
+    if d == last {
+        return rows(&x.contiguous());
+    }
+    let (d, last) = (d as isize, last as isize);
+    let (v, i) = rows(&x.transpose(d, last)?.contiguous())?;
+    Ok((
+        v.transpose(d, last)?.contiguous(),
+        i.transpose(d, last)?.contiguous(),
+    ))
+}
+
 /// Sorts `x` along dim `d` (0 for a 0-dim `x`): contiguous values and
 /// indices of `x`'s shape.
 fn sort_dim(x: &Tensor, d: usize, descending: bool) -> Result<(Tensor, Tensor)> {
+    along_dim(x, d, |rows| sort_last(rows, descending))
+}
+
+/// The `k` largest (smallest without `largest`) elements of `x` along dim
+/// `d`, as [`sort_dim`] lays them out; torch returns a 0-dim input itself,
+/// for k = 0 too.
+fn topk_dim(x: &Tensor, d: usize, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
+    let k = if x.ndim() == 0 { 1 } else { k };
+    along_dim(x, d, |rows| topk_last(rows, k, largest))
+}
+
+/// The dim a sort or selection works along: `dim` wrapped, 0 for a 0-dim
+/// tensor.
+fn sort_axis(x: &Tensor, dim: isize) -> Result<usize> {
     if x.ndim() == 0 {
-        return sort_last(&x.contiguous(), descending);
+        Ok(0)
+    } else {
+        wrap_dim(dim, x.ndim())
     }
-    let last = x.ndim() - 1;
-    if d == last {
-        return sort_last(&x.contiguous(), descending);
-    }
-    let moved = x.transpose(d as isize, last as isize)?.contiguous();
-    let (v, i) = sort_last(&moved, descending)?;
-    Ok((
-        v.transpose(d as isize, last as isize)?.contiguous(),
-        i.transpose(d as isize, last as isize)?.contiguous(),
-    ))
 }
 
 /// The tangent `tx` of a sort's input taken at the sorted positions `idx`
@@ -44,29 +70,17 @@ fn gather_tangent(tx: &Tensor, idx: &Tensor, d: usize) -> Result<Tensor> {
     tx.gather(from_end, &idx.expand(&shape)?)
 }
 
-/// The `k` largest (smallest without `largest`) elements of `x` along dim
-/// `d`, as [`sort_dim`] lays them out.
-fn topk_dim(x: &Tensor, d: usize, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
-    if x.ndim() == 0 {
-        // torch returns a 0-dim input itself, for k = 0 too.
-        return topk_last(&x.contiguous(), 1, largest);
-    }
-    let last = x.ndim() - 1;
-    if d == last {
-        return topk_last(&x.contiguous(), k, largest);
-    }
-    let moved = x.transpose(d as isize, last as isize)?.contiguous();
-    let (v, i) = topk_last(&moved, k, largest)?;
-    Ok((
-        v.transpose(d as isize, last as isize)?.contiguous(),
-        i.transpose(d as isize, last as isize)?.contiguous(),
-    ))
-}
-
 /// The gradient of a sort or a selection: `g` put back at the positions
 /// `idx` along dim `d` of an input of `shape` (zero elsewhere).
 fn scatter_back(shape: &[usize], d: usize, idx: &Tensor, g: &Tensor) -> Result<Tensor> {
     Tensor::zeros(shape, g.dtype()).scatter(d as isize, idx, g)
+}
+
+/// The output tangents of a sort or a selection: the values' tangent at
+/// the positions `idx`, none for the indices.
+fn selected_tangents(t: &Tangents, idx: &Tensor, d: usize) -> Result<Vec<Option<Tensor>>> {
+    let v = t.map1(|tx| gather_tangent(tx, idx, d))?;
+    Ok(vec![v[0].clone(), None])
 }
 
 derivatives! {
@@ -77,17 +91,14 @@ derivatives! {
     pub fn sort(&self, dim: isize, descending: bool) -> Result<(Tensor, Tensor)> {
         record "SortBackward0", [self];
         compute {
-            let d = if self.ndim() == 0 { 0 } else { wrap_dim(dim, self.ndim())? };
+            let d = sort_axis(self, dim)?;
             let shape = self.shape().to_vec();
         } => out = sort_dim(self, d, descending)?;
         save |s| {
             s.save_output("indices", &out.1, 1);
         }
         backward |ctx, g| Ok(vec![Some(scatter_back(&shape, d, &ctx.saved(0)?, &g[0])?)]);
-        forward formula(|t| {
-            let v = t.map1(|tx| gather_tangent(tx, &out.1, d))?;
-            Ok(vec![v[0].clone(), None])
-        });
+        forward formula(|t| selected_tangents(t, &out.1, d));
         batched rows because
             "the indices are gathered per row of the input's rank, which has no room for a batch dim";
     }
@@ -104,17 +115,14 @@ derivatives! {
         }
         record "TopkBackward0", [self];
         compute {
-            let d = if self.ndim() == 0 { 0 } else { wrap_dim(dim, self.ndim())? };
+            let d = sort_axis(self, dim)?;
             let shape = self.shape().to_vec();
         } => out = topk_dim(self, d, k as usize, largest)?;
         save |s| {
             s.save_output("indices", &out.1, 1);
         }
         backward |ctx, g| Ok(vec![Some(scatter_back(&shape, d, &ctx.saved(0)?, &g[0])?)]);
-        forward formula(|t| {
-            let v = t.map1(|tx| gather_tangent(tx, &out.1, d))?;
-            Ok(vec![v[0].clone(), None])
-        });
+        forward formula(|t| selected_tangents(t, &out.1, d));
         batched rows because
             "the indices are gathered per row of the input's rank, which has no room for a batch dim";
     }
@@ -134,11 +142,7 @@ impl Tensor {
     /// `kthvalue(k, dim=-1, keepdim=False)`: `(values, indices)` of the
     /// `k`-th smallest element (from 1) along `dim`.
     pub fn kthvalue(&self, k: i64, dim: isize, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        let d = if self.ndim() == 0 {
-            0
-        } else {
-            wrap_dim(dim, self.ndim())?
-        };
+        let d = sort_axis(self, dim)?;
         let n = if self.ndim() == 0 { 1 } else { self.shape()[d] };
         if k < 1 || k as usize > n {
             return Err(crate::Error::runtime(format!(
