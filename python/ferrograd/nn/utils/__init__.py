@@ -1,7 +1,9 @@
-"""``ferrograd.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``ferrograd.nn.utils``: gradient clipping, parameter/vector conversion and
+(in ``ferrograd.nn.utils.rnn``) padded and packed sequences."""
 
 from . import clip_grad as clip_grad
 from . import convert_parameters as convert_parameters
+from . import rnn as rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
