@@ -165,6 +165,13 @@ def _check_non_negative(value: Any, name: str) -> None:
         raise ValueError(f"Invalid {name} value: {value}")
 
 
+def _check_betas(betas: tuple[Any, Any]) -> None:
+    """torch's check of Adam-style ``betas``: each in ``[0, 1)``."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
 def _check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
     """torch's checks of ``fused=True``, which is accepted (the step runs the same loop)."""
     if fused:

@@ -1,0 +1,211 @@
+"""NAdam: Adam with Nesterov momentum and a warming-up momentum schedule."""
+
+from __future__ import annotations
+
+# Callable is the type of ``step``'s closure: imported here, where the API reference looks up the
+# names in the signature of the ``step`` that ``_steps_by_group`` gives the class.
+from collections.abc import Callable  # noqa: F401
+from typing import Any
+
+import ferrograd as _fg
+
+from .._core import Tensor
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check_betas,
+    _check_lr,
+    _check_non_negative,
+    _get_scalar_dtype,
+    _get_value,
+    _group_options,
+    _real_views,
+    _state_lists,
+    _steps_by_group,
+    _to_scalar,
+)
+
+__all__ = ["NAdam", "nadam"]
+
+
+@_steps_by_group
+class NAdam(Optimizer):
+    r"""NAdam: Adam whose first moment is applied with Nesterov's look-ahead.
+
+    For each parameter with a gradient ``g`` (negated when ``maximize``), at step ``t``::
+
+        p = p * (1 - lr * weight_decay)          if decoupled_weight_decay
+        g = g + weight_decay * p                 otherwise
+        mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
+        mu_{t+1} = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+        mu_product = mu_product * mu_t           (the product of mu_1 ... mu_t)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        denom = sqrt(v / (1 - beta2**t)) + eps
+        p = p - lr * (1 - mu_t) / (1 - mu_product) * g / denom
+              - lr * mu_{t+1} / (1 - mu_product * mu_{t+1}) * m / denom
+
+    Args:
+        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        lr (float or Tensor): learning rate (default: 2e-3).
+        betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).
+        eps (float): added to the denominator for stability (default: 1e-8).
+        weight_decay (float): weight decay (default: 0).
+        momentum_decay (float): how fast ``mu_t`` warms up to ``beta1 / 2`` ... ``beta1``
+            (default: 4e-3).
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW does (NAdamW).
+        foreach (bool, optional): accepted for compatibility; the update runs the same
+            per-tensor loop either way.
+        maximize (bool): ascend the objective instead of descending it.
+        capturable (bool): accepted for compatibility.
+        differentiable (bool): run the step with autograd recording it.
+
+    State: ``step`` and ``mu_product`` (0-dim float32 tensors), ``exp_avg``, ``exp_avg_sq``.
+
+    Example:
+        >>> w = ferrograd.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ferrograd.optim.NAdam([w], lr=0.1)
+        >>> w.grad = ferrograd.tensor([1.0, -1.0])
+        >>> opt.step()
+        >>> w
+        tensor([ 0.8000, -1.8000], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float | Tensor = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        _check_lr(lr)
+        _check_non_negative(eps, "epsilon")
+        _check_betas(betas)
+        _check_non_negative(weight_decay, "weight_decay")
+        _check_non_negative(momentum_decay, "momentum_decay")
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._set_missing_options(
+            {
+                "maximize": False,
+                "foreach": None,
+                "capturable": False,
+                "differentiable": False,
+                "decoupled_weight_decay": False,
+            },
+            step_tensors=True,
+        )
+        # Old checkpoints stored the momentum product as a Python number.
+        for p_state in self.state.values():
+            if isinstance(p_state, dict) and "mu_product" in p_state:
+                if not isinstance(p_state["mu_product"], Tensor):
+                    p_state["mu_product"] = _fg.tensor(
+                        float(p_state["mu_product"]), dtype=_get_scalar_dtype()
+                    )
+
+    def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
+        params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq")
+        for state in states:
+            state.setdefault("mu_product", _fg.tensor(1.0, dtype=_get_scalar_dtype()))
+        return [params, grads, *_state_lists(states, "exp_avg", "exp_avg_sq", "mu_product", "step")]
+
+    def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
+        if group["differentiable"] and state["step"].requires_grad:
+            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        nadam(
+            *self._init_group(group),
+            beta1=beta1,
+            beta2=beta2,
+            **_group_options(
+                group, "lr", "weight_decay", "momentum_decay", "eps", "decoupled_weight_decay",
+                "maximize", "differentiable",
+            ),
+        )
+
+
+def nadam(
+    params: list[Tensor],
+    grads: list[Tensor],
+    exp_avgs: list[Tensor],
+    exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor],
+    state_steps: list[Tensor],
+    *,
+    beta1: float,
+    beta2: float,
+    lr: float | Tensor,
+    weight_decay: float,
+    momentum_decay: float,
+    eps: float,
+    decoupled_weight_decay: bool = False,
+    maximize: bool = False,
+    differentiable: bool = False,
+) -> None:
+    """Functional NAdam over lists of tensors; see :class:`NAdam` for the update rule."""
+    # A Rust foreach kernel would take these same lists and replace the loop below.
+    lr = _get_value(_to_scalar(lr))
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        mu_product = mu_products[i]
+        step_t = state_steps[i]
+        step_t += 1
+        step = _get_value(step_t)
+
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+
+        param, grad, exp_avg, exp_avg_sq = _real_views(param, grad, exp_avgs[i], exp_avg_sqs[i])
+
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+        # The product is kept in the state's float32 tensor, so it rounds as torch's does.
+        mu_product *= mu
+
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(1 - beta2**step).sqrt()
+
+        if differentiable:
+            # Out of place: the graph may have saved ``denom``, ``grad`` and ``exp_avg``.
+            denom = denom.add(eps)
+            mu_product_next = mu_product * mu_next
+            param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+            param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product_next)), denom)
+            continue
+
+        product = _get_value(mu_product)
+        denom.add_(eps)
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - product))
+        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - product * mu_next))
+
+
+# torch's name for the per-tensor loop, which ``nadam`` runs itself here.
+_single_tensor_nadam = nadam
