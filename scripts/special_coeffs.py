@@ -1,0 +1,81 @@
+"""Generate the numeric constants used by src/kernels/special/.
+
+Every table of numbers in the special-function kernels that is not an exact
+rational (Bernoulli numbers are written as fractions in the Rust sources) is
+produced here with mpmath at high precision and printed as Rust source, so the
+tables can be reproduced and checked:
+
+    python scripts/special_coeffs.py            # print every table
+    python scripts/special_coeffs.py gamma      # print one group
+
+Groups:
+
+* gamma: zeta(k) - 1 for the Taylor series of lgamma(2 + z), the positive
+  root of digamma as a double-double, and the Taylor coefficients
+  psi^(k)(x0) / k! of digamma about that root.
+* airy: Ai(c) and Ai'(c) at the Taylor centres c = -0.5, -1.0, ..., used on
+  the oscillating negative axis.
+
+Each float is printed with repr(), the shortest decimal string that reads
+back as the same double (so clippy's excessive_precision lint stays quiet).
+This script is not run by the tests.
+"""
+
+import sys
+
+import mpmath as mp
+
+mp.mp.dps = 60
+
+
+def f64(x):
+    """The nearest double to the mpmath number x, as Rust source."""
+    s = repr(float(x))
+    if "e" not in s and "." not in s and "inf" not in s and "nan" not in s:
+        s += ".0"
+    return s
+
+
+def double_double(x):
+    """x as hi + lo with hi = round(x) and lo = round(x - hi)."""
+    hi = float(x)
+    lo = float(x - mp.mpf(hi))
+    return hi, lo
+
+
+def print_table(name, values, per_line=3):
+    print(f"const {name}: [f64; {len(values)}] = [")
+    for i in range(0, len(values), per_line):
+        print("    " + ", ".join(f64(v) for v in values[i:i + per_line]) + ",")
+    print("];")
+
+
+def gamma():
+    # lgamma(2 + z) = (1 - euler) z + sum_{k>=2} (-1)^k (zeta(k) - 1) / k z^k
+    print("// (-1)^k (zeta(k) - 1) / k for k = 2..=31")
+    print_table("LGAMMA2_SERIES", [(-1) ** k * (mp.zeta(k) - 1) / k for k in range(2, 32)])
+    x0 = mp.findroot(mp.digamma, 1.4616)
+    hi, lo = double_double(x0)
+    print(f"const DIGAMMA_ROOT_HI: f64 = {f64(hi)};")
+    print(f"const DIGAMMA_ROOT_LO: f64 = {f64(lo)};")
+    # psi(x0 + h) = sum_{k>=1} psi^(k)(x0) / k! h^k
+    coeffs = [mp.polygamma(k, x0) / mp.factorial(k) for k in range(1, 43)]
+    print("// psi^(k)(x0) / k! for k = 1..=42")
+    print_table("DIGAMMA_ROOT_TAYLOR", coeffs)
+
+
+def airy():
+    centres = [-0.5 * i for i in range(1, 21)]
+    print("// Ai(c), Ai'(c) at c = -0.5 i for i = 1..=20")
+    print(f"const AIRY_CENTRES: [(f64, f64); {len(centres)}] = [")
+    for c in centres:
+        print(f"    ({f64(mp.airyai(c))}, {f64(mp.airyai(c, derivative=1))}),")
+    print("];")
+
+
+GROUPS = {"gamma": gamma, "airy": airy}
+
+if __name__ == "__main__":
+    for group in sys.argv[1:] or GROUPS:
+        print(f"// group: {group}")
+        GROUPS[group]()

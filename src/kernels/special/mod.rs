@@ -1,0 +1,39 @@
+//! Scalar float64 kernels behind torch.special: pure functions of one or two
+//! `f64` arguments, written from the mathematics (series, asymptotic
+//! expansions, continued fractions, recurrences and quadrature) with only
+//! `std`. They never panic; NaN, infinities, zeros and poles give what
+//! torch 2.13 gives for float64, and each function's doc says where that
+//! differs from the mathematical limit.
+//!
+//! This module knows nothing of tensors: the elementwise ops map these over
+//! storage. Tables of numbers that are not exact fractions come from
+//! `scripts/special_coeffs.py` (mpmath), which documents how to regenerate
+//! them.
+//!
+//! * `gamma`: `lgamma`, `digamma` (and exact `sin(pi x)`, `cos(pi x)`);
+//! * `zeta`: Hurwitz `zeta(s, q)` and `polygamma(n, x)`;
+
+pub mod gamma;
+pub mod zeta;
+
+pub use gamma::{digamma, lgamma};
+pub use zeta::{polygamma, zeta};
+
+/// Asserts `got` is within `rel` relative error of `want` (both NaN, or
+/// equal infinities, also pass); `at` names the argument in the message.
+#[cfg(test)]
+pub fn assert_close(got: f64, want: f64, rel: f64, at: impl std::fmt::Debug) {
+    if want.is_nan() {
+        assert!(got.is_nan(), "at {at:?}: got {got:e}, want NaN");
+        return;
+    }
+    if want.is_infinite() || want == 0.0 {
+        assert_eq!(got, want, "at {at:?}");
+        return;
+    }
+    let err = ((got - want) / want).abs();
+    assert!(
+        err <= rel,
+        "at {at:?}: got {got:e}, want {want:e}, relative error {err:e} > {rel:e}"
+    );
+}
