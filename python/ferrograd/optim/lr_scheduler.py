@@ -24,6 +24,7 @@ from ._lr_scheduler_base import (
     _with_doc_pieces,
 )
 from ._lr_scheduler_base import _LRScheduler as _LRScheduler
+from ._lr_scheduler_cyclic import CyclicLR
 from ._lr_scheduler_plateau import ReduceLROnPlateau
 from .optimizer import Optimizer
 
@@ -32,6 +33,7 @@ __all__ = [
     "ConstantLR",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
