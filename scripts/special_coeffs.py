@@ -13,6 +13,9 @@ Groups:
 * gamma: zeta(k) - 1 for the Taylor series of lgamma(2 + z), the positive
   root of digamma as a double-double, and the Taylor coefficients
   psi^(k)(x0) / k! of digamma about that root.
+* erf: the Maclaurin coefficients of erfinv in z = sqrt(pi)/2 y,
+  erfinv(y) = sum_k c_k / (2k + 1) z^(2k+1), from the recurrence
+  c_0 = 1, c_k = sum_{m<k} c_m c_{k-1-m} / ((m + 1)(2m + 1)).
 * airy: Ai(c) and Ai'(c) at the Taylor centres c = -0.5, -1.0, ..., used on
   the oscillating negative axis.
 
@@ -64,6 +67,14 @@ def gamma():
     print_table("DIGAMMA_ROOT_TAYLOR", coeffs)
 
 
+def erf():
+    c = [mp.mpf(1)]
+    for k in range(1, 30):
+        c.append(mp.fsum(c[m] * c[k - 1 - m] / ((m + 1) * (2 * m + 1)) for m in range(k)))
+    print("// c_k / (2k + 1) for k = 0..30")
+    print_table("ERFINV_SERIES", [c[k] / (2 * k + 1) for k in range(30)])
+
+
 def airy():
     centres = [-0.5 * i for i in range(1, 21)]
     print("// Ai(c), Ai'(c) at c = -0.5 i for i = 1..=20")
@@ -73,7 +84,7 @@ def airy():
     print("];")
 
 
-GROUPS = {"gamma": gamma, "airy": airy}
+GROUPS = {"gamma": gamma, "erf": erf, "airy": airy}
 
 if __name__ == "__main__":
     for group in sys.argv[1:] or GROUPS:

@@ -12,10 +12,16 @@
 //!
 //! * `gamma`: `lgamma`, `digamma` (and exact `sin(pi x)`, `cos(pi x)`);
 //! * `zeta`: Hurwitz `zeta(s, q)` and `polygamma(n, x)`;
+//! * `erf`: `erf`, `erfc`, `erfcx`, `ndtr`, `log_ndtr`;
+//! * `erf_inv`: `erfinv`, `ndtri`;
 
+pub mod erf;
+pub mod erf_inv;
 pub mod gamma;
 pub mod zeta;
 
+pub use erf::{erfcx, log_ndtr, ndtr};
+pub use erf_inv::{erfinv, ndtri};
 pub use gamma::{digamma, lgamma};
 pub use zeta::{polygamma, zeta};
 
