@@ -1,0 +1,440 @@
+"""ferrograd.optim: NAdam, RAdam, Adamax, Adadelta, ASGD and Rprop against NumPy implementations of
+their documented algorithms (every option branch, float64 and float32), their state names and
+dicts, complex parameters, differentiable steps and torch's argument errors."""
+
+from __future__ import annotations
+
+import copy
+
+import ferrograd as fg
+import numpy as np
+import pytest
+from conftest import to_np
+from ferrograd import optim
+
+# --- NumPy references, written from each algorithm's documented pseudo-code ---------------------
+# torch keeps some scalars of the state (NAdam's mu_product, ASGD's eta and mu) in 0-dim float32
+# tensors; the references round them to float32 where torch stores them.
+
+f32 = np.float32
+
+
+def ref_nadam(
+    p, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
+    decoupled_weight_decay=False, maximize=False,
+):  # fmt: skip
+    b1, b2 = betas
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    mu_product = f32(1.0)
+    for t, g in enumerate(grads, start=1):
+        g = -g if maximize else g
+        if decoupled_weight_decay:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+        mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
+        mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+        mu_product = f32(mu_product * f32(mu))
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        denom = np.sqrt(v / (1 - b2**t)) + eps
+        p = p - lr * (1 - mu) / (1 - float(mu_product)) * g / denom
+        p = p - lr * mu_next / (1 - float(mu_product) * mu_next) * m / denom
+    return p
+
+
+def ref_radam(
+    p, grads, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
+    maximize=False,
+):  # fmt: skip
+    b1, b2 = betas
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    rho_inf = 2 / (1 - b2) - 1
+    for t, g in enumerate(grads, start=1):
+        g = -g if maximize else g
+        if decoupled_weight_decay:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat = m / (1 - b1**t)
+        rho_t = rho_inf - 2 * t * b2**t / (1 - b2**t)
+        if rho_t > 5:
+            rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            p = p - lr * m_hat * np.sqrt(1 - b2**t) / (np.sqrt(v) + eps) * rect
+        else:
+            p = p - lr * m_hat
+    return p
+
+
+def ref_adamax(p, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, maximize=False):
+    b1, b2 = betas
+    m, u = np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        m = b1 * m + (1 - b1) * g
+        u = np.maximum(b2 * u, np.abs(g) + eps)
+        p = p - lr / (1 - b1**t) * m / u
+    return p
+
+
+def ref_adadelta(p, grads, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
+    v, u = np.zeros_like(p), np.zeros_like(p)
+    for g in grads:
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        v = rho * v + (1 - rho) * g * g
+        delta = np.sqrt(u + eps) / np.sqrt(v + eps) * g
+        u = rho * u + (1 - rho) * delta * delta
+        p = p - lr * delta
+    return p
+
+
+def ref_asgd(p, grads, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False, ax=False):
+    eta, mu = f32(lr), f32(1.0)
+    avg = np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        p = p * (1 - lambd * float(eta)) - float(eta) * g
+        avg = avg + float(mu) * (p - avg) if mu != 1 else p.copy()
+        eta = f32(lr / (1 + lambd * lr * t) ** alpha)
+        mu = f32(1 / max(1, t - t0))
+    return avg if ax else p
+
+
+def ref_rprop(p, grads, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False):
+    etaminus, etaplus = etas
+    lo, hi = step_sizes
+    prev = np.zeros_like(p)
+    size = np.full_like(p, lr)
+    for g in grads:
+        g = -g if maximize else g
+        agree = g * prev
+        size = np.where(agree > 0, np.minimum(size * etaplus, hi), size)
+        size = np.where(agree < 0, np.maximum(size * etaminus, lo), size)
+        g = np.where(agree < 0, 0.0, g)
+        p = p - np.sign(g) * size
+        prev = g
+    return p
+
+
+REFERENCES = {
+    optim.NAdam: ref_nadam,
+    optim.RAdam: ref_radam,
+    optim.Adamax: ref_adamax,
+    optim.Adadelta: ref_adadelta,
+    optim.ASGD: ref_asgd,
+    optim.Rprop: ref_rprop,
+}
+
+UPDATE_CASES = [
+    (optim.NAdam, dict(lr=0.01)),
+    (optim.NAdam, dict(lr=0.01, betas=(0.8, 0.95), eps=1e-4, weight_decay=0.1, momentum_decay=0.05)),
+    (optim.NAdam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    (optim.RAdam, dict(lr=0.01)),  # rho_t <= 5 for the first steps: momentum SGD
+    (optim.RAdam, dict(lr=0.01, betas=(0.9, 0.6))),  # rectified from step 2 on
+    (optim.RAdam, dict(lr=0.01, betas=(0.8, 0.7), weight_decay=0.1, eps=1e-3)),
+    (optim.RAdam, dict(lr=0.01, betas=(0.8, 0.7), weight_decay=0.1, decoupled_weight_decay=True,
+                       maximize=True)),  # fmt: skip
+    (optim.Adamax, dict(lr=0.01)),
+    (optim.Adamax, dict(lr=0.01, betas=(0.5, 0.7), eps=1e-3, weight_decay=0.1)),
+    (optim.Adamax, dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    (optim.Adadelta, dict()),
+    (optim.Adadelta, dict(lr=0.5, rho=0.5, eps=1e-3, weight_decay=0.1)),
+    (optim.Adadelta, dict(maximize=True, weight_decay=0.05)),
+    (optim.ASGD, dict(lr=0.05)),
+    (optim.ASGD, dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1)),
+    (optim.ASGD, dict(lr=0.1, t0=3, maximize=True)),
+    (optim.Rprop, dict(lr=0.05)),
+    (optim.Rprop, dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.02, 0.2))),
+    (optim.Rprop, dict(lr=0.1, maximize=True)),
+]
+
+SHAPES = [(3,), (2, 4)]
+STEPS = 8
+
+
+def case_id(case):
+    cls, kw = case
+    return cls.__name__ + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
+
+
+def scripted_grads(seed, shape, steps=STEPS):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=shape) for _ in range(steps)]
+
+
+def run_steps(opt, params, grads_per_param, np_dtype):
+    for step in range(len(grads_per_param[0])):
+        for p, grads in zip(params, grads_per_param, strict=True):
+            p.grad = fg.tensor(grads[step].astype(np_dtype))
+        opt.step()
+
+
+@pytest.mark.parametrize("case", UPDATE_CASES, ids=[case_id(c) for c in UPDATE_CASES])
+@pytest.mark.parametrize("dtype", [fg.float64, fg.float32], ids=["f64", "f32"])
+def test_update_rule_matches_numpy_reference(case, dtype):
+    cls, kw = case
+    np_dtype = np.float64 if dtype == fg.float64 else np.float32
+    rng = np.random.default_rng(7)
+    starts = [rng.normal(size=s).astype(np_dtype) for s in SHAPES]
+    grads = [[g.astype(np_dtype) for g in scripted_grads(i, s)] for i, s in enumerate(SHAPES)]
+    params = [fg.tensor(x, requires_grad=True) for x in starts]
+    opt = cls(params, **kw)
+    run_steps(opt, params, grads, np_dtype)
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == fg.float64 else dict(rtol=2e-5, atol=2e-6)
+    for p, x0, g in zip(params, starts, grads, strict=True):
+        assert p.dtype == dtype
+        expected = REFERENCES[cls](x0.astype(np.float64), [gi.astype(np.float64) for gi in g], **kw)
+        np.testing.assert_allclose(to_np(p), expected, **tol)
+
+
+def test_asgd_ax_is_the_average_of_the_iterates_after_t0():
+    grads = scripted_grads(4, (3,), 10)
+    w = fg.tensor([1.0, -1.0, 0.5], dtype=fg.float64, requires_grad=True)
+    opt = optim.ASGD([w], lr=0.1, t0=4)
+    iterates = []
+    for g in grads:
+        w.grad = fg.tensor(g)
+        opt.step()
+        iterates.append(to_np(w))
+    ax = to_np(opt.state[w]["ax"])
+    # Step t uses the mu set after step t - 1, 1 / max(1, t - 1 - t0): ax follows p up to step
+    # t0 + 2 and is then the running mean of the iterates from that step on.
+    np.testing.assert_allclose(ax, np.mean(iterates[5:], axis=0), rtol=1e-6)
+    expected = ref_asgd(np.array([1.0, -1.0, 0.5]), grads, lr=0.1, t0=4, ax=True)
+    np.testing.assert_allclose(ax, expected, rtol=1e-12)
+    assert opt.state[w]["mu"].item() == pytest.approx(1 / 6)
+    assert opt.state[w]["eta"].item() == pytest.approx(0.1 / (1 + 1e-4 * 0.1 * 10) ** 0.75, rel=1e-7)
+
+
+def test_rprop_steps_grow_while_the_sign_holds_and_shrink_on_a_flip():
+    w = fg.tensor([0.0], dtype=fg.float64, requires_grad=True)
+    opt = optim.Rprop([w], lr=0.1, etas=(0.5, 2.0), step_sizes=(0.01, 0.5))
+    positions = []
+    for g in [1.0, 1.0, 1.0, 1.0, -1.0, -1.0]:
+        w.grad = fg.tensor([g], dtype=fg.float64)
+        opt.step()
+        positions.append(round(w.item(), 10))
+    # steps 0.1, 0.2, 0.4, 0.5 (capped); the flip halves the size and skips; then 0.25 back.
+    assert positions == [-0.1, -0.3, -0.7, -1.2, -1.2, -0.95]
+    assert opt.state[w]["prev"].tolist() == [-1.0]
+
+
+def test_radam_switches_to_the_rectified_step_when_rho_t_exceeds_five():
+    # With beta2 = 0.6, rho_inf = 4: never rectified, always momentum SGD with bias correction.
+    grads = scripted_grads(6, (2,), 5)
+    w = fg.tensor([0.5, -0.5], dtype=fg.float64, requires_grad=True)
+    run_steps(optim.RAdam([w], lr=0.1, betas=(0.9, 0.6)), [w], [grads], np.float64)
+    m, p = np.zeros(2), np.array([0.5, -0.5])
+    for t, g in enumerate(grads, start=1):
+        m = 0.9 * m + 0.1 * g
+        p = p - 0.1 * m / (1 - 0.9**t)
+    np.testing.assert_allclose(to_np(w), p, rtol=1e-12)
+
+
+# --- complex parameters, differentiable steps, lr tensors -----------------------------------------
+
+
+@pytest.mark.parametrize("cls", list(REFERENCES))
+def test_complex_params_update_like_their_real_view(cls):
+    rng = np.random.default_rng(5)
+    z0 = rng.normal(size=3) + 1j * rng.normal(size=3)
+    gz = [rng.normal(size=3) + 1j * rng.normal(size=3) for _ in range(5)]
+    kw = dict(lr=0.05, weight_decay=0.1) if cls is not optim.Rprop else dict(lr=0.05)
+    z = fg.tensor(z0.tolist(), dtype=fg.complex128, requires_grad=True)
+    r = fg.tensor(np.stack([z0.real, z0.imag], -1), dtype=fg.float64, requires_grad=True)
+    opt_z, opt_r = cls([z], **kw), cls([r], **kw)
+    for g in gz:
+        z.grad = fg.tensor(g.tolist(), dtype=fg.complex128)
+        r.grad = fg.tensor(np.stack([g.real, g.imag], -1), dtype=fg.float64)
+        opt_z.step()
+        opt_r.step()
+    got = np.array(z.detach().tolist())
+    np.testing.assert_allclose(np.stack([got.real, got.imag], -1), to_np(r), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls", list(REFERENCES))
+def test_differentiable_step_matches_the_plain_step_and_records_the_update(cls):
+    grads = scripted_grads(8, (3,), 4)
+    x0 = np.array([0.3, -0.2, 0.1])
+    kw = dict(lr=0.05)
+    plain = fg.tensor(x0, requires_grad=True)
+    run_steps(cls([plain], **kw), [plain], [grads], np.float64)
+
+    leaf = fg.tensor(x0, requires_grad=True)
+    p = leaf * 1.0  # a non-leaf parameter, which only a differentiable optimizer accepts
+    opt = cls([p], differentiable=True, **kw)
+    for g in grads:
+        p.grad = fg.tensor(g)
+        opt.step()
+    assert p.grad_fn is not None
+    # NAdam's differentiable form takes its step sizes from the float32 ``mu_product`` tensor
+    # (as torch's does), the plain one from its value: they agree to float32 rounding.
+    rtol = 1e-7 if cls is optim.NAdam else 1e-12
+    np.testing.assert_allclose(to_np(p), to_np(plain), rtol=rtol, atol=1e-15)
+    p.sum().backward()
+    assert leaf.grad is not None and np.all(np.isfinite(to_np(leaf.grad)))
+
+
+@pytest.mark.parametrize("cls", list(REFERENCES))
+def test_lr_as_zero_dim_tensor_gives_the_update_of_the_float_lr(cls):
+    grads = scripted_grads(3, (3,), 4)
+    results = []
+    for lr in (0.125, fg.tensor(0.125)):
+        w = fg.tensor([1.0, 2.0, 3.0], dtype=fg.float64, requires_grad=True)
+        run_steps(cls([w], lr=lr), [w], [grads], np.float64)
+        results.append(w.tolist())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-7)
+
+
+# --- state and state dicts ------------------------------------------------------------------------
+
+STATE_NAMES = [
+    (optim.NAdam, {"step", "mu_product", "exp_avg", "exp_avg_sq"}),
+    (optim.RAdam, {"step", "exp_avg", "exp_avg_sq"}),
+    (optim.Adamax, {"step", "exp_avg", "exp_inf"}),
+    (optim.Adadelta, {"step", "square_avg", "acc_delta"}),
+    (optim.ASGD, {"step", "eta", "mu", "ax"}),
+    (optim.Rprop, {"step", "prev", "step_size"}),
+]
+
+
+@pytest.mark.parametrize(("cls", "keys"), STATE_NAMES, ids=[c.__name__ for c, _ in STATE_NAMES])
+def test_state_has_torch_names_with_0_dim_float32_scalars(cls, keys):
+    w = fg.zeros(2, dtype=fg.float64, requires_grad=True)
+    opt = cls([w])
+    for _ in range(3):
+        w.grad = fg.ones(2, dtype=fg.float64)
+        opt.step()
+    state = opt.state[w]
+    assert set(state) == keys
+    for name in keys:
+        t = state[name]
+        if name in ("step", "mu_product", "eta", "mu"):
+            assert t.dim() == 0 and t.dtype == fg.float32
+        else:
+            assert t.dtype == fg.float64 and tuple(t.shape) == (2,)
+    assert state["step"].item() == 3.0
+
+
+GROUP_KEYS = {
+    optim.NAdam: {"lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay",
+                  "foreach", "maximize", "capturable", "differentiable"},
+    optim.RAdam: {"lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "foreach", "maximize",
+                  "capturable", "differentiable"},
+    optim.Adamax: {"lr", "betas", "eps", "weight_decay", "foreach", "maximize", "differentiable",
+                   "capturable"},
+    optim.Adadelta: {"lr", "rho", "eps", "weight_decay", "foreach", "capturable", "maximize",
+                     "differentiable"},
+    optim.ASGD: {"lr", "lambd", "alpha", "t0", "weight_decay", "foreach", "maximize", "differentiable",
+                 "capturable"},
+    optim.Rprop: {"lr", "etas", "step_sizes", "capturable", "foreach", "maximize", "differentiable"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("cls", list(GROUP_KEYS))
+def test_param_groups_hold_torch_options_and_defaults(cls):
+    group = cls([fg.zeros(1, requires_grad=True)]).param_groups[0]
+    assert set(group) - {"params"} == GROUP_KEYS[cls]
+    defaults = {
+        optim.NAdam: dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, momentum_decay=4e-3),
+        optim.RAdam: dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0),
+        optim.Adamax: dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8),
+        optim.Adadelta: dict(lr=1.0, rho=0.9, eps=1e-6),
+        optim.ASGD: dict(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6),
+        optim.Rprop: dict(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50)),
+    }[cls]
+    assert {k: group[k] for k in defaults} == defaults
+
+
+ROUND_TRIP = [
+    (optim.NAdam, dict(lr=0.01, weight_decay=0.1)),
+    (optim.RAdam, dict(lr=0.01, betas=(0.9, 0.7))),
+    (optim.Adamax, dict(lr=0.01)),
+    (optim.Adadelta, dict(lr=0.5)),
+    (optim.ASGD, dict(lr=0.05, t0=2)),
+    (optim.Rprop, dict(lr=0.05)),
+]
+
+
+@pytest.mark.parametrize("case", ROUND_TRIP, ids=[case_id(c) for c in ROUND_TRIP])
+def test_loaded_optimizer_continues_exactly_like_the_original(case):
+    cls, kw = case
+    grads = [scripted_grads(11, (3,), 8), scripted_grads(12, (2, 2), 8)]
+    first = [[g[:4] for g in grads], [g[4:] for g in grads]]
+    params = [fg.tensor([1.0, 2.0, 3.0], requires_grad=True), fg.ones(2, 2, requires_grad=True)]
+    opt = cls([{"params": params[:1]}, {"params": params[1:], "lr": 0.02}], **kw)
+    run_steps(opt, params, first[0], np.float32)
+
+    saved = copy.deepcopy(opt.state_dict())
+    clones = [p.detach().clone().requires_grad_(True) for p in params]
+    fresh = cls([{"params": clones[:1]}, {"params": clones[1:]}])  # default hyper-parameters
+    fresh.load_state_dict(saved)
+    assert [g["lr"] for g in fresh.param_groups] == [kw["lr"], 0.02]
+
+    run_steps(opt, params, first[1], np.float32)
+    run_steps(fresh, clones, first[1], np.float32)
+    for p, q in zip(params, clones, strict=True):
+        assert p.tolist() == q.tolist()
+
+
+def test_old_checkpoints_with_number_scalars_load_as_tensors():
+    w = fg.zeros(2, requires_grad=True)
+    opt = optim.NAdam([w])
+    w.grad = fg.ones(2)
+    opt.step()
+    sd = copy.deepcopy(opt.state_dict())
+    sd["state"][0]["step"] = 1
+    sd["state"][0]["mu_product"] = float(sd["state"][0]["mu_product"])
+    fresh = optim.NAdam([fg.zeros(2, requires_grad=True)])
+    fresh.load_state_dict(sd)
+    state = next(iter(fresh.state.values()))
+    assert isinstance(state["step"], fg.Tensor) and isinstance(state["mu_product"], fg.Tensor)
+
+
+# --- argument errors ------------------------------------------------------------------------------
+
+P = [fg.zeros(2, requires_grad=True)]
+
+ERRORS = [
+    (lambda: optim.NAdam(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.NAdam(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.NAdam(P, betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+    (lambda: optim.NAdam(P, betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+    (lambda: optim.NAdam(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.NAdam(P, momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    (lambda: optim.RAdam(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.RAdam(P, betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1"),
+    (lambda: optim.RAdam(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.Adamax(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.Adamax(P, lr=fg.tensor([1.0, 2.0])), "Tensor lr must be 1-element"),
+    (lambda: optim.Adadelta(P, rho=1.5), "Invalid rho value: 1.5"),
+    (lambda: optim.Adadelta(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.ASGD(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.Rprop(P, etas=(1.5, 1.2)), "Invalid eta values: 1.5, 1.2"),
+    (lambda: optim.Rprop(P, etas=(0.5, 0.9)), "Invalid eta values: 0.5, 0.9"),
+    (lambda: optim.Rprop(P, lr=-1), "Invalid learning rate: -1"),
+]
+
+
+@pytest.mark.parametrize(("make", "message"), ERRORS, ids=[m for _, m in ERRORS])
+def test_invalid_hyper_parameters_raise_torch_errors(make, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make()
+
+
+@pytest.mark.parametrize("cls", list(REFERENCES))
+def test_foreach_and_capturable_are_accepted_and_step_the_same(cls):
+    grads = scripted_grads(2, (3,), 3)
+    results = []
+    for kw in (dict(), dict(foreach=True, capturable=True)):
+        w = fg.tensor([1.0, 2.0, 3.0], dtype=fg.float64, requires_grad=True)
+        opt = cls([w], lr=0.1, **kw)
+        run_steps(opt, [w], [grads], np.float64)
+        results.append(w.tolist())
+    assert opt.param_groups[0]["foreach"] is True and opt.param_groups[0]["capturable"] is True
+    assert results[0] == results[1]
