@@ -14,12 +14,15 @@
 //! * `zeta`: Hurwitz `zeta(s, q)` and `polygamma(n, x)`;
 //! * `erf`: `erf`, `erfc`, `erfcx`, `ndtr`, `log_ndtr`;
 //! * `erf_inv`: `erfinv`, `ndtri`;
+//! * `bessel`: `j0`, `j1`, `y0`, `y1`, `spherical_bessel_j0`;
 
+pub mod bessel;
 pub mod erf;
 pub mod erf_inv;
 pub mod gamma;
 pub mod zeta;
 
+pub use bessel::{j0, j1, spherical_bessel_j0, y0, y1};
 pub use erf::{erfcx, log_ndtr, ndtr};
 pub use erf_inv::{erfinv, ndtri};
 pub use gamma::{digamma, lgamma};
