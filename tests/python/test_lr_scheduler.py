@@ -459,3 +459,114 @@ def test_scheduler_needs_an_optimizer():
         S.ConstantLR(make_opt(), factor=2.0)
     with pytest.raises(ValueError, match="Starting multiplicative factor expected to be greater than 0"):
         S.LinearLR(make_opt(), start_factor=0.0)
+
+
+# --- CyclicLR -------------------------------------------------------------------------------------
+
+
+def cyclic_closed_form(n, base, peak, up, down, scale):
+    """The triangular cycle of CyclicLR at step n, from its documented formula."""
+    total = up + down
+    cycle = math.floor(1 + n / total)
+    x = 1 + n / total - cycle
+    height = x / (up / total) if x <= up / total else (x - 1) / (up / total - 1)
+    return base + (peak - base) * height * scale(cycle, n)
+
+
+@pytest.mark.parametrize(
+    ("mode", "scale"),
+    [
+        ("triangular", lambda cycle, n: 1.0),
+        ("triangular2", lambda cycle, n: 1 / 2 ** (cycle - 1)),
+        ("exp_range", lambda cycle, n: 0.95**n),
+    ],
+)
+@pytest.mark.parametrize(("up", "down"), [(4, None), (3, 5)])
+def test_cyclic_lr_follows_the_documented_cycle(mode, scale, up, down):
+    opt = make_opt(momentum=0.9)
+    sched = S.CyclicLR(
+        opt, base_lr=[0.1, 0.01], max_lr=[1.0, 0.05], step_size_up=up, step_size_down=down, mode=mode,
+        gamma=0.95,
+    )  # fmt: skip
+    seq = lr_sequence(opt, sched, 30)
+    down = up if down is None else down
+    for n, lrs in enumerate(seq):
+        for lr, base, peak in zip(lrs, (0.1, 0.01), (1.0, 0.05), strict=True):
+            expected = cyclic_closed_form(n, base, peak, up, down, scale)
+            assert lr == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_cyclic_lr_cycles_the_momentum_against_the_lr():
+    opt = make_opt(momentum=0.5)
+    sched = S.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2, base_momentum=0.8, max_momentum=0.9)
+    assert [g["momentum"] for g in opt.param_groups] == [0.9, 0.9]
+    momenta = []
+    for _ in range(5):
+        opt.step()
+        sched.step()
+        momenta.append(round(opt.param_groups[0]["momentum"], 12))
+    assert momenta == [0.85, 0.8, 0.85, 0.9, 0.85]
+    assert opt.param_groups[0]["base_momentum"] == 0.8 and opt.param_groups[0]["max_momentum"] == 0.9
+
+
+def test_cyclic_lr_cycles_adam_beta1_and_keeps_beta2():
+    opt = make_opt(cls=optim.Adam, betas=(0.5, 0.99))
+    sched = S.CyclicLR(opt, base_lr=1e-3, max_lr=1e-2, step_size_up=2, base_momentum=0.8, max_momentum=0.9)
+    opt.step()
+    sched.step()
+    assert opt.param_groups[0]["betas"] == pytest.approx((0.85, 0.99))
+
+
+def test_cyclic_lr_custom_scale_fn_by_cycle_or_iteration():
+    by = {"cycle": lambda c, n: 1 / (c + 1), "iterations": lambda c, n: 1 / (n + 1)}
+    for scale_mode, expected in by.items():
+        opt = make_opt(momentum=0.9)
+        sched = S.CyclicLR(
+            opt, base_lr=0.1, max_lr=1.0, step_size_up=2, scale_fn=lambda x: 1 / (x + 1),
+            scale_mode=scale_mode,
+        )  # fmt: skip
+        for n, lrs in enumerate(lr_sequence(opt, sched, 12)):
+            assert lrs[0] == pytest.approx(cyclic_closed_form(n, 0.1, 1.0, 2, 2, expected), rel=1e-12)
+
+
+class HalfPower:
+    def __init__(self):
+        self.base = 0.5
+
+    def __call__(self, x):
+        return self.base**x
+
+
+def test_cyclic_lr_state_dict_keeps_callable_objects_but_not_functions():
+    opt = make_opt(momentum=0.9)
+    sched = S.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2, scale_fn=HalfPower())
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    state = sched.state_dict()
+    assert state["_scale_fn_custom"] == {"base": 0.5} and "_scale_fn_ref" not in state
+    other_opt = make_opt(momentum=0.9)
+    fn = HalfPower()
+    fn.base = 0.9
+    other = S.CyclicLR(other_opt, base_lr=0.1, max_lr=1.0, step_size_up=2, scale_fn=fn)
+    other.load_state_dict(copy.deepcopy(state))
+    assert fn.base == 0.5 and other.last_epoch == 3
+    for _ in range(4):
+        for o, s in ((opt, sched), (other_opt, other)):
+            o.step()
+            s.step()
+        assert other.get_last_lr() == sched.get_last_lr()
+
+    plain = S.CyclicLR(make_opt(momentum=0.9), 0.1, 1.0, scale_fn=lambda x: 1.0)
+    assert plain.state_dict()["_scale_fn_custom"] is None
+
+
+def test_cyclic_lr_errors():
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        S.CyclicLR(make_opt(momentum=0.9), 0.1, 1.0, mode="sawtooth")
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1 with `cycle_momentum`"):
+        S.CyclicLR(make_opt(cls=optim.Adagrad), 0.1, 1.0)
+    with pytest.raises(ValueError, match="base_lr must have the same length as optimizer.param_groups"):
+        S.CyclicLR(make_opt(momentum=0.9), [0.1], 1.0)
+    sched = S.CyclicLR(make_opt(cls=optim.Adagrad), 0.1, 1.0, cycle_momentum=False)
+    assert sched.get_last_lr() == [0.1, 0.1]
