@@ -23,7 +23,8 @@ MODULES = [
     "ferrograd", "ferrograd.linalg", "ferrograd.nn", "ferrograd.nn.functional", "ferrograd.nn.init",
     "ferrograd.autograd", "ferrograd.autograd.functional", "ferrograd.autograd.forward_ad",
     "ferrograd.autograd.graph", "ferrograd.autograd.gradcheck", "ferrograd.autograd.profiler",
-    "ferrograd.func", "ferrograd.optim", "ferrograd.optim.lr_scheduler", "ferrograd.utils.data",
+    "ferrograd.func", "ferrograd.optim", "ferrograd.optim.lr_scheduler", "ferrograd.optim.swa_utils",
+    "ferrograd.utils.data",
     "ferrograd.profiler", "ferrograd.distributed",
     "ferrograd.autograd.function", "ferrograd.autograd.profiler_util", "ferrograd.serialization",
     "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
@@ -142,7 +143,7 @@ def test_every_public_tensor_method_and_property_has_a_docstring():
 
 CLASS_MODULES = [
     "ferrograd.nn", "ferrograd.nn.parallel", "ferrograd.optim", "ferrograd.optim.lr_scheduler",
-    "ferrograd.utils.data",
+    "ferrograd.optim.swa_utils", "ferrograd.utils.data",
 ]  # fmt: skip
 
 

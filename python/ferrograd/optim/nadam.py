@@ -68,7 +68,7 @@ class NAdam(Optimizer):
         >>> w.grad = ferrograd.tensor([1.0, -1.0])
         >>> opt.step()
         >>> w
-        tensor([ 0.8000, -1.8000], requires_grad=True)
+        tensor([ 0.8944, -1.8944], requires_grad=True)
     """
 
     def __init__(

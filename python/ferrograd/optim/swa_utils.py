@@ -304,7 +304,7 @@ class SWALR(LRScheduler):
         ...     sched.step()
         ...     lrs.append(round(sched.get_last_lr()[0], 4))
         >>> lrs
-        [0.6, 0.4, 0.2, 0.2, 0.2]
+        [0.8, 0.6, 0.4, 0.2, 0.2]
     """
 
     def __init__(
