@@ -172,13 +172,13 @@ def muon(
     adjust_lr_fn: str | None,
 ) -> None:
     """Functional Muon over lists of tensors; see :class:`Muon` for the update rule."""
-    lr = _get_value(_to_scalar(lr))
+    lr_value = float(_get_value(_to_scalar(lr)))
     for param, grad, buf in zip(params, grads, momentum_bufs, strict=True):
         buf.lerp_(grad, 1 - momentum)
         update = grad.lerp(buf, momentum) if nesterov else buf
         update = _newton_schulz_orthogonalize(update, ns_coefficients, ns_steps, eps)
-        param.mul_(1 - lr * weight_decay)
-        param.add_(update, alpha=-_adjusted_lr(lr, adjust_lr_fn, param.shape))
+        param.mul_(1 - lr_value * weight_decay)
+        param.add_(update, alpha=-_adjusted_lr(lr_value, adjust_lr_fn, param.shape))
 
 
 # torch's name for the per-tensor loop, which ``muon`` runs itself here.

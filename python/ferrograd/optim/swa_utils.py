@@ -189,11 +189,11 @@ class AveragedModel(Module):
         Args:
             model (Module): a model of the same structure as the averaged one.
         """
+        averaged_it: Iterable[Tensor] = self.parameters()
+        current_it: Iterable[Tensor] = model.parameters()
         if self.use_buffers:
             averaged_it = itertools.chain(self.module.parameters(), self.module.buffers())
             current_it = itertools.chain(model.parameters(), model.buffers())
-        else:
-            averaged_it, current_it = self.parameters(), model.parameters()
         averaged = []
         current = []
         first = int(self.n_averaged) == 0
