@@ -438,3 +438,53 @@ def test_foreach_and_capturable_are_accepted_and_step_the_same(cls):
         results.append(w.tolist())
     assert opt.param_groups[0]["foreach"] is True and opt.param_groups[0]["capturable"] is True
     assert results[0] == results[1]
+
+
+# --- swap_in_optimizer_params_and_state -------------------------------------------------------------
+
+
+def test_swap_in_runs_the_optimizer_on_other_params_and_state_and_restores_it():
+    live = [fg.tensor([1.0, 2.0], dtype=fg.float64, requires_grad=True)]
+    opt = optim.Adam(live, lr=0.1)
+    live[0].grad = fg.ones(2, dtype=fg.float64)
+    opt.step()
+    live_value, live_state = live[0].tolist(), opt.state
+    saved = copy.deepcopy(opt.state_dict())
+    saved["param_groups"][0]["lr"] = 0.5
+    other = fg.tensor([1.0, 2.0], dtype=fg.float64, requires_grad=True)
+    other.grad = fg.tensor([1.0, -1.0], dtype=fg.float64)
+
+    with optim.swap_in_optimizer_params_and_state(opt, {"w": other}, saved):
+        assert opt.param_groups[0]["params"][0] is other and opt.param_groups[0]["lr"] == 0.5
+        opt.step()
+        opt.state[other]["extra"] = 1  # not an in-place tensor edit: dropped
+
+    # The second Adam step, with lr 0.5 and the saved moments, on the swapped-in tensor.
+    expected = ref_adam_second_step(np.array([1.0, 2.0]), [np.ones(2), np.array([1.0, -1.0])], lr=0.5)
+    np.testing.assert_allclose(to_np(other), expected, rtol=1e-12)
+    assert saved["state"][0]["step"].item() == 2.0 and "extra" not in saved["state"][0]
+    assert opt.param_groups[0]["params"][0] is live[0] and opt.param_groups[0]["lr"] == 0.1
+    assert opt.state is live_state and live[0].tolist() == live_value
+
+
+def ref_adam_second_step(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8):
+    """Adam's moments over both gradients, and only the second step's update applied to ``p``."""
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    for g in grads:
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+    return p - lr * (m / (1 - b1**2)) / (np.sqrt(v / (1 - b2**2)) + eps)
+
+
+def test_swap_in_errors_match_torch():
+    w = fg.zeros(2, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    with pytest.raises(RuntimeError, match="requires initialized optimizer state"):
+        with optim.swap_in_optimizer_params_and_state(opt, {"w": w}, opt.state_dict()):
+            pass
+    w.grad = fg.ones(2)
+    opt.step()
+    extra = fg.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="to match optimizer.param_groups ordering"):
+        with optim.swap_in_optimizer_params_and_state(opt, {"w": w, "x": extra}, opt.state_dict()):
+            pass

@@ -12,6 +12,7 @@ from . import optimizer as optimizer
 from . import swa_utils as swa_utils
 from ._adafactor import Adafactor as Adafactor
 from ._muon import Muon as Muon
+from ._swap import swap_in_optimizer_params_and_state as swap_in_optimizer_params_and_state
 from .adadelta import Adadelta as Adadelta
 from .adagrad import Adagrad as Adagrad
 from .adam import Adam as Adam
@@ -47,4 +48,5 @@ __all__ = [
     "lr_scheduler",
     "optimizer",
     "swa_utils",
+    "swap_in_optimizer_params_and_state",
 ]
