@@ -18,10 +18,19 @@
 //! Near the zeros of each function the value is a difference of terms of
 //! order one, so there the error is absolute (a few 1e-16), not relative.
 
-use std::f64::consts::{FRAC_1_SQRT_2, FRAC_2_PI, PI};
+use std::f64::consts::{FRAC_1_SQRT_2, FRAC_2_PI, LN_2, PI};
 
 /// Euler's constant gamma.
 const EULER: f64 = 0.577_215_664_901_532_9;
+
+/// `ln(x / 2)`, also where `x / 2` would round to zero (subnormal `x`).
+pub fn ln_half(x: f64) -> f64 {
+    if x > 1e-300 {
+        (0.5 * x).ln()
+    } else {
+        x.ln() - LN_2
+    }
+}
 
 /// The four functions at one point: `(J0, J1, Y0, Y1)`.
 struct Orders01 {
@@ -34,7 +43,7 @@ struct Orders01 {
 /// Power series for `0 < x <= 2`.
 fn series(x: f64) -> Orders01 {
     let q = -0.25 * x * x;
-    let log_term = (0.5 * x).ln() + EULER;
+    let log_term = ln_half(x) + EULER;
     // t0 = q^k / (k!)^2 and t1 = q^k / (k! (k+1)!) for k = 0, 1, ...
     let (mut t0, mut t1): (f64, f64) = (1.0, 1.0);
     let (mut j0, mut j1): (f64, f64) = (1.0, 1.0);
@@ -59,7 +68,7 @@ fn series(x: f64) -> Orders01 {
     // Y1 = -2/(pi x) + 2/pi ln(x/2) J1
     //      - x/(2 pi) sum_k (psi(k+1) + psi(k+2)) (-x^2/4)^k / (k! (k+1)!),
     // with psi(k+1) + psi(k+2) = H_k + H_(k+1) - 2 gamma.
-    let y1 = -FRAC_2_PI / x + FRAC_2_PI * (0.5 * x).ln() * j1
+    let y1 = -FRAC_2_PI / x + FRAC_2_PI * ln_half(x) * j1
         - 0.5 * x / PI * (y1_sum - 2.0 * EULER * (2.0 * j1 / x));
     Orders01 { j0, j1, y0, y1 }
 }
@@ -115,7 +124,7 @@ fn miller(x: f64) -> Orders01 {
     let scale = 1.0 / (f + 2.0 * norm);
     let j0 = f * scale;
     let j1 = f1 * scale;
-    let log_term = (0.5 * x).ln() + EULER;
+    let log_term = ln_half(x) + EULER;
     let y0 = FRAC_2_PI * (log_term * j0 - 2.0 * y0_sum * scale);
     let y1 = FRAC_2_PI * ((log_term - 1.0) * j1 - j0 / x - y1_sum * scale);
     Orders01 { j0, j1, y0, y1 }
@@ -396,6 +405,9 @@ mod tests {
             assert!(f(-1.0).is_nan());
         }
         assert_eq!(y1(5e-324), f64::NEG_INFINITY);
+        // mpmath at 30 digits: mp.bessely(0, mp.mpf(5e-324)) = -473.999073423004...
+        let y = y0(5e-324);
+        assert!((y + 473.999073423004).abs() < 1e-12, "{y}");
     }
 
     #[test]

@@ -15,17 +15,20 @@
 //! * `erf`: `erf`, `erfc`, `erfcx`, `ndtr`, `log_ndtr`;
 //! * `erf_inv`: `erfinv`, `ndtri`;
 //! * `bessel`: `j0`, `j1`, `y0`, `y1`, `spherical_bessel_j0`;
+//! * `modified_bessel`: `i0`, `i0e`, `i1`, `i1e`, `k0`, `k0e`, `k1`, `k1e`;
 
 pub mod bessel;
 pub mod erf;
 pub mod erf_inv;
 pub mod gamma;
+pub mod modified_bessel;
 pub mod zeta;
 
 pub use bessel::{j0, j1, spherical_bessel_j0, y0, y1};
 pub use erf::{erfcx, log_ndtr, ndtr};
 pub use erf_inv::{erfinv, ndtri};
 pub use gamma::{digamma, lgamma};
+pub use modified_bessel::{i0, i0e, i1, i1e, k0, k0e, k1, k1e};
 pub use zeta::{polygamma, zeta};
 
 /// Asserts `got` is within `rel` relative error of `want` (both NaN, or
