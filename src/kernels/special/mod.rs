@@ -16,12 +16,15 @@
 //! * `erf_inv`: `erfinv`, `ndtri`;
 //! * `bessel`: `j0`, `j1`, `y0`, `y1`, `spherical_bessel_j0`;
 //! * `modified_bessel`: `i0`, `i0e`, `i1`, `i1e`, `k0`, `k0e`, `k1`, `k1e`;
+//! * `poly`: Chebyshev (plain and shifted), Hermite, Laguerre and Legendre
+//!   polynomials.
 
 pub mod bessel;
 pub mod erf;
 pub mod erf_inv;
 pub mod gamma;
 pub mod modified_bessel;
+pub mod poly;
 pub mod zeta;
 
 pub use bessel::{j0, j1, spherical_bessel_j0, y0, y1};
@@ -29,6 +32,10 @@ pub use erf::{erfcx, log_ndtr, ndtr};
 pub use erf_inv::{erfinv, ndtri};
 pub use gamma::{digamma, lgamma};
 pub use modified_bessel::{i0, i0e, i1, i1e, k0, k0e, k1, k1e};
+pub use poly::{
+    chebyshev_t, chebyshev_u, chebyshev_v, chebyshev_w, hermite_h, hermite_he, laguerre_l,
+    legendre_p, shifted_chebyshev_t, shifted_chebyshev_u, shifted_chebyshev_v, shifted_chebyshev_w,
+};
 pub use zeta::{polygamma, zeta};
 
 /// Asserts `got` is within `rel` relative error of `want` (both NaN, or
