@@ -187,6 +187,25 @@ fn lgamma_near_two(z: f64) -> f64 {
     z * ((1.0 - EULER) + z * horner(&LGAMMA2_SERIES, z))
 }
 
+/// The Stirling correction `lgamma(x) - ((x - 1/2) ln x - x + ln(2 pi)/2)`
+/// for `x >= 10`: `sum_k B_2k / (2k (2k-1) x^(2k-1))`.
+pub fn stirling_correction(x: f64) -> f64 {
+    if x >= 1e17 {
+        return 1.0 / (12.0 * x);
+    }
+    let inv = 1.0 / x;
+    inv * horner(&STIRLING, inv * inv)
+}
+
+/// `ln Gamma(1 + a)` for `a > -1`, without rounding `1 + a` when `a` is
+/// small (where it is about `-gamma a`).
+pub fn lgamma1p(a: f64) -> f64 {
+    if a.abs() < 0.5 {
+        return lgamma_near_two(a) - a.ln_1p();
+    }
+    lgamma(1.0 + a)
+}
+
 /// `ln |Gamma(x)|` for `x >= 0.5`.
 fn lgamma_positive(x: f64) -> f64 {
     if x < 1.5 {
@@ -206,12 +225,7 @@ fn lgamma_positive(x: f64) -> f64 {
         return lgamma_near_two(y - 2.0) + product.ln();
     }
     // Stirling: (x - 1/2) ln x - x + ln(2 pi)/2 + sum B_2k / (2k (2k-1) x^(2k-1)).
-    let inv = 1.0 / x;
-    let series = if x < 1e17 {
-        inv * horner(&STIRLING, inv * inv)
-    } else {
-        0.0
-    };
+    let series = stirling_correction(x);
     let ln_x = x.ln();
     // Written as x (ln x - 1) so that the largest finite results do not
     // overflow in an intermediate product.

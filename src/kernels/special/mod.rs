@@ -16,6 +16,7 @@
 //! * `erf_inv`: `erfinv`, `ndtri`;
 //! * `bessel`: `j0`, `j1`, `y0`, `y1`, `spherical_bessel_j0`;
 //! * `modified_bessel`: `i0`, `i0e`, `i1`, `i1e`, `k0`, `k0e`, `k1`, `k1e`;
+//! * `incomplete_gamma`: `gammainc`, `gammaincc`;
 //! * `poly`: Chebyshev (plain and shifted), Hermite, Laguerre and Legendre
 //!   polynomials.
 
@@ -23,6 +24,7 @@ pub mod bessel;
 pub mod erf;
 pub mod erf_inv;
 pub mod gamma;
+pub mod incomplete_gamma;
 pub mod modified_bessel;
 pub mod poly;
 pub mod zeta;
@@ -31,6 +33,7 @@ pub use bessel::{j0, j1, spherical_bessel_j0, y0, y1};
 pub use erf::{erfcx, log_ndtr, ndtr};
 pub use erf_inv::{erfinv, ndtri};
 pub use gamma::{digamma, lgamma};
+pub use incomplete_gamma::{gammainc, gammaincc};
 pub use modified_bessel::{i0, i0e, i1, i1e, k0, k0e, k1, k1e};
 pub use poly::{
     chebyshev_t, chebyshev_u, chebyshev_v, chebyshev_w, hermite_h, hermite_he, laguerre_l,
