@@ -16,8 +16,9 @@ Groups:
 * erf: the Maclaurin coefficients of erfinv in z = sqrt(pi)/2 y,
   erfinv(y) = sum_k c_k / (2k + 1) z^(2k+1), from the recurrence
   c_0 = 1, c_k = sum_{m<k} c_m c_{k-1-m} / ((m + 1)(2m + 1)).
-* airy: Ai(c) and Ai'(c) at the Taylor centres c = -0.5, -1.0, ..., used on
-  the oscillating negative axis.
+* airy: Ai(0) and -Ai'(0) for the Maclaurin series, and Ai(c), Ai'(c) at
+  the Taylor centres c = -0.5, -1.0, ..., -10, used on the oscillating
+  negative axis.
 
 Each float is printed with repr(), the shortest decimal string that reads
 back as the same double (so clippy's excessive_precision lint stays quiet).
@@ -76,6 +77,8 @@ def erf():
 
 
 def airy():
+    print(f"const AI_0: f64 = {f64(mp.airyai(0))};")
+    print(f"const NEG_AI_PRIME_0: f64 = {f64(-mp.airyai(0, derivative=1))};")
     centres = [-0.5 * i for i in range(1, 21)]
     print("// Ai(c), Ai'(c) at c = -0.5 i for i = 1..=20")
     print(f"const AIRY_CENTRES: [(f64, f64); {len(centres)}] = [")

@@ -10,6 +10,7 @@
 //! `scripts/special_coeffs.py` (mpmath), which documents how to regenerate
 //! them.
 //!
+//! * `airy`: `airy_ai`;
 //! * `gamma`: `lgamma`, `digamma` (and exact `sin(pi x)`, `cos(pi x)`);
 //! * `zeta`: Hurwitz `zeta(s, q)` and `polygamma(n, x)`;
 //! * `erf`: `erf`, `erfc`, `erfcx`, `ndtr`, `log_ndtr`;
@@ -20,6 +21,7 @@
 //! * `poly`: Chebyshev (plain and shifted), Hermite, Laguerre and Legendre
 //!   polynomials.
 
+pub mod airy;
 pub mod bessel;
 pub mod erf;
 pub mod erf_inv;
@@ -29,6 +31,7 @@ pub mod modified_bessel;
 pub mod poly;
 pub mod zeta;
 
+pub use airy::airy_ai;
 pub use bessel::{j0, j1, spherical_bessel_j0, y0, y1};
 pub use erf::{erfcx, log_ndtr, ndtr};
 pub use erf_inv::{erfinv, ndtri};
