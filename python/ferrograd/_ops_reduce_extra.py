@@ -385,7 +385,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     Example:
         >>> ferrograd.dist(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([4.0, 6.0]))
         tensor(5.)
-        >>> ferrograd.dist(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([4.0, 6.0]), p=float("inf"))
+        >>> ferrograd.dist(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([4.0, 6.0]), p=np.inf)
         tensor(4.)
     """
     d = input - other
@@ -540,7 +540,7 @@ def nansum(
         dtype (ferrograd.dtype, optional): the dtype the input is cast to first.
 
     Example:
-        >>> ferrograd.nansum(ferrograd.tensor([1.0, float("nan"), 2.0]))
+        >>> ferrograd.nansum(ferrograd.tensor([1.0, np.nan, 2.0]))
         tensor(3.)
     """
     if input.is_complex():
@@ -567,7 +567,7 @@ def nanmean(
         dtype (ferrograd.dtype, optional): a float or complex dtype the input is cast to first.
 
     Example:
-        >>> ferrograd.nanmean(ferrograd.tensor([[1.0, float("nan")], [3.0, 4.0]]), dim=1)
+        >>> ferrograd.nanmean(ferrograd.tensor([[1.0, np.nan], [3.0, 4.0]]), dim=1)
         tensor([1.0000, 3.5000])
     """
     if dtype is not None:
@@ -722,7 +722,7 @@ def nanquantile(
             ``'midpoint'`` or ``'nearest'`` (see :func:`quantile`).
 
     Example:
-        >>> ferrograd.nanquantile(ferrograd.tensor([1.0, float("nan"), 3.0]), 0.5)
+        >>> ferrograd.nanquantile(ferrograd.tensor([1.0, np.nan, 3.0]), 0.5)
         tensor(2.)
     """
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
