@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ferrograd as _fg
 
+from ._batched import BatchedTensor
 from ._core import Tensor
 from ._core import dtype as _dtype
 from ._ops_composite import _scalar_type
@@ -85,6 +86,15 @@ def _write_back(self: Tensor, result: Tensor) -> Tensor:
             f"{_scalar_type(self.dtype)}"
         )
     return self.copy_(result)
+
+
+def _install(name: str, fn: Callable[..., Any]) -> None:
+    """Makes ``fn`` the method ``name`` of ``Tensor`` and of ``vmap``'s
+    ``BatchedTensor``: a composite runs as it is on a batched tensor (its
+    ops batch one by one), and ``BatchedTensor`` copied ``Tensor``'s methods
+    when ``func`` was imported, before these modules."""
+    setattr(Tensor, name, fn)
+    setattr(BatchedTensor, name, fn)
 
 
 def _dims_of(dim: int | Sequence[int] | None, ndim: int) -> list[int]:
@@ -740,7 +750,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     ``maxnorm / (norm + 1e-7)``); the others unchanged.
 
     Args:
-        input (Tensor): a float or complex tensor.
+        input (Tensor): a float or complex tensor with at least two dimensions.
         p (float): the order of the norm (positive).
         dim (int): the dimension whose slices are renormalized.
         maxnorm (float): the largest norm kept (non-negative).
@@ -758,9 +768,11 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         raise RuntimeError(
             f"renorm: input dtype should be floating point or complex, got {_scalar_type(input.dtype)}"
         )
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     d = _wrap_dim(dim, input.dim())
     others = [i for i in range(input.dim()) if i != d]
-    norm = _fg.linalg.vector_norm(input, ord=p, dim=others, keepdim=True) if others else input.abs()
+    norm = _fg.linalg.vector_norm(input, ord=p, dim=others, keepdim=True)
     factor = _fg.where(norm > maxnorm, maxnorm / (norm + 1e-7), _fg.ones_like(norm))
     return input * factor
 
@@ -808,7 +820,7 @@ def _cumprod_(self: Tensor, dim: int, *, dtype: _dtype | None = None) -> Tensor:
 
 
 for _fn in (diff, dist, cov, corrcoef, nansum, nanmean, quantile, nanquantile, renorm):
-    setattr(Tensor, _fn.__name__, _fn)
+    _install(_fn.__name__, _fn)
 for _name, _method in [
     ("renorm_", _renorm_),
     ("sum_to_size", _sum_to_size),
@@ -816,5 +828,5 @@ for _name, _method in [
     ("cumprod_", _cumprod_),
 ]:
     _method.__name__ = _method.__qualname__ = _name
-    setattr(Tensor, _name, _method)
+    _install(_name, _method)
 del _fn, _name, _method

@@ -24,7 +24,7 @@ import ferrograd as _fg
 from ._core import Tensor
 from ._core import dtype as _dtype
 from ._ops_composite import _scalar_type
-from ._ops_reduce_extra import _wrap_dim, _write_back
+from ._ops_reduce_extra import _install, _wrap_dim, _write_back
 
 __all__ = [
     "alias_copy", "as_strided_copy", "as_strided_scatter", "detach_copy", "diagonal_copy", "diagonal_scatter",
@@ -36,16 +36,26 @@ __all__ = [
 
 
 def _overwrite(input: Tensor, view_of: Callable[[Tensor], Tensor], src: Tensor) -> Tensor:
-    """A copy of ``input`` whose view ``view_of(copy)`` holds ``src`` (of the view's exact shape)."""
-    out = input.clone()
-    view = view_of(out)
-    if tuple(view.shape) != tuple(src.shape):
+    """A copy of ``input`` whose view ``view_of(copy)`` holds ``src`` (of the view's exact shape).
+
+    The view is taken of the elements' flat positions rather than of a
+    copy written in place: ``input`` scattered at those positions is the
+    same value, and a scatter's derivatives (of any order, batched or not)
+    need no view bookkeeping.
+    """
+    ids = _fg.arange(input.numel(), dtype=_fg.int64).reshape(input.shape)
+    return _scatter_at(input, view_of(ids), src)
+
+
+def _scatter_at(input: Tensor, positions: Tensor, src: Tensor) -> Tensor:
+    """``input`` with ``src`` written at the flat positions ``positions`` (of ``src``'s shape)."""
+    if tuple(positions.shape) != tuple(src.shape):
         raise RuntimeError(
             "expected src to have a size equal to the slice of self. src size = "
-            f"{list(src.shape)}, slice size = {list(view.shape)}"
+            f"{list(src.shape)}, slice size = {list(positions.shape)}"
         )
-    view.copy_(src)
-    return out
+    flat = input.reshape(-1).scatter(0, positions.reshape(-1), src.reshape(-1).to(input.dtype))
+    return flat.reshape(input.shape)
 
 
 # ---------------------------------------------------------------------------
@@ -447,9 +457,16 @@ def as_strided_scatter(
                 [0., 1., 0.],
                 [0., 0., 1.]])
     """
-    if storage_offset is None:
-        return _overwrite(input, lambda out: out.as_strided(tuple(size), tuple(stride)), src)
-    return _overwrite(input, lambda out: out.as_strided(tuple(size), tuple(stride), storage_offset), src)
+    # The flat position of the element at each place of the copy's memory
+    # (the copy keeps input's strides when it is dense, as clone does).
+    shape, strides = tuple(input.shape), _fg.empty_like(input).stride()
+    place = _fg.zeros((), dtype=_fg.int64)
+    for n, st in zip(shape, strides, strict=True):
+        place = place.unsqueeze(-1) + _fg.arange(n, dtype=_fg.int64) * st
+    memory = _fg.zeros(max(input.numel(), 1), dtype=_fg.int64)
+    memory = memory.scatter(0, place.reshape(-1), _fg.arange(input.numel(), dtype=_fg.int64))
+    offset = 0 if storage_offset is None else storage_offset
+    return _scatter_at(input, memory.as_strided(tuple(size), tuple(stride), offset), src)
 
 
 # ---------------------------------------------------------------------------
@@ -837,11 +854,11 @@ for _fn in (
     diagonal_scatter,
     as_strided_scatter,
 ):
-    setattr(Tensor, _fn.__name__, _fn)
+    _install(_fn.__name__, _fn)
 for _name, _method in [
     ("masked_scatter_", _masked_scatter_), ("scatter_reduce_", _scatter_reduce_),
     ("index_reduce_", _index_reduce_), ("fill_diagonal_", _fill_diagonal_),
 ]:  # fmt: skip
     _method.__name__ = _method.__qualname__ = _name
-    setattr(Tensor, _name, _method)
+    _install(_name, _method)
 del _fn, _name, _method

@@ -27,7 +27,7 @@ import ferrograd as _fg
 from ._core import Tensor
 from ._core import dtype as _dtype
 from ._ops_composite import _scalar_type
-from ._ops_reduce_extra import _wrap_dim, _write_back
+from ._ops_reduce_extra import _install, _wrap_dim, _write_back
 
 __all__ = [
     "clone", "column_stack", "combinations", "cross", "detach", "diagflat", "dsplit", "get_device", "hsplit",
@@ -973,12 +973,12 @@ for _fn in (
     take_along_dim,
     is_same_size,
 ):
-    setattr(Tensor, _fn.__name__, _fn)
+    _install(_fn.__name__, _fn)
 for _name, _method in [
     ("matrix_power", _matrix_power), ("addmm_", _addmm_), ("sgn_", _sgn_), ("get_device", _get_device),
     ("is_distributed", _is_distributed), ("dim_order", _dim_order), ("map_", _map_), ("map2_", _map2_),
     ("cauchy_", _cauchy_), ("geometric_", _geometric_), ("log_normal_", _log_normal_),
 ]:  # fmt: skip
     _method.__name__ = _method.__qualname__ = _name
-    setattr(Tensor, _name, _method)
+    _install(_name, _method)
 del _fn, _name, _method

@@ -335,6 +335,8 @@ def test_renorm_errors_and_gradcheck():
         fg.renorm(t(A), 2, 0, -1.0)
     with pytest.raises(RuntimeError, match="non-positive-norm"):
         fg.renorm(t(A), 0, 0, 1.0)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        fg.renorm(t(A[0]), 2, 0, 1.0)
     assert gradcheck(lambda a: fg.renorm(a, 2, 0, 1.5), (t(A, requires_grad=True),))
 
 

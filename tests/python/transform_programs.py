@@ -353,8 +353,124 @@ def draw_op(rng, s):
     cond = torch.tensor(rng.random(size=s) < 0.5)
     add("where_const", lambda t, c=cond: torch.where(c, t, 2 * t - 1), s)
     add("where_data", lambda t: torch.where(t > 0, t, 0.1 * t), s)
+    extra_ops(rng, s, k, add)
     name, fn, out = cands[int(rng.integers(len(cands)))]
     return name, fn, out
+
+
+def extra_ops(rng, s, k, add):
+    """The composites of differences, integrals, statistics, splits and
+    scatters (``_ops_reduce_extra``, ``_ops_shape_extra``, ``_ops_scatter_copy``)
+    applicable to shape ``s``, with ``k`` a dim, offered through ``add``."""
+    d = len(s)
+    m = int(rng.integers(1, 4))
+    n_k = s[k]
+    others = s[:k] + s[k + 1:]
+    # Differences and integrals along k (of at least two samples).
+    if n_k < 2:
+        return
+    pre = const(rng, *(s[:k] + (1,) + s[k + 1:]))
+    add("diff", lambda t, dd=k: torch.diff(t, dim=dd), s[:k] + (n_k - 1,) + s[k + 1:])
+    add("diff_n2_prepend", lambda t, dd=k, p=pre: torch.diff(t, n=2, dim=dd, prepend=p),
+        s[:k] + (n_k - 1,) + s[k + 1:])
+    eo = 2 if n_k >= 3 and rng.random() < 0.5 else 1
+    h = float(rng.uniform(0.5, 2.0))
+    add(f"gradient(edge_order={eo})",
+        lambda t, dd=k, e=eo, h=h: torch.gradient(t, spacing=h, dim=dd, edge_order=e)[0], s)
+    coords = torch.tensor(np.cumsum(rng.uniform(0.3, 1.0, n_k)), dtype=DT)
+    add(f"gradient_coords(edge_order={eo})",
+        lambda t, dd=k, e=eo, c=coords: torch.gradient(t, spacing=[c], dim=dd, edge_order=e)[0], s)
+    add("trapezoid_x", lambda t, dd=k, c=coords: torch.trapezoid(t, c, dim=dd).reshape(others or (1,)),
+        others or (1,))
+    add("trapz_dx", lambda t, dd=k: torch.trapz(t, dx=0.7, dim=dd).reshape(others or (1,)), others or (1,))
+    add("cumulative_trapezoid", lambda t, dd=k, c=coords: torch.cumulative_trapezoid(t, c, dim=dd),
+        s[:k] + (n_k - 1,) + s[k + 1:])
+    # Products and distances.
+    small = const(rng, *([1] * (d - 1) + [2]))
+    add("kron", lambda t, c=small: torch.kron(t, c), s[:-1] + (2 * s[-1],))
+    w_in = const(rng, m, s[-1])
+    add("inner", lambda t, w=w_in: torch.inner(t, w), s[:-1] + (m,))
+    p = [1, 2, 3.5, math.inf][int(rng.integers(4))]
+    other = const(rng, *s)
+    add(f"dist(p={p})", lambda t, c=other, p=p: torch.dist(t, c, p).reshape(1), (1,))
+    # NaN-aware reductions and quantiles of t with NaN at drawn places (each
+    # slice along k keeps a number).
+    keep = rng.random(size=s) < 0.6
+    np.moveaxis(keep, k, 0)[0] = True
+    keep_t = torch.tensor(keep)
+
+    def with_nan(t, c=keep_t):
+        return torch.where(c, t, math.nan)
+
+    add("nansum", lambda t, dd=k: torch.nansum(with_nan(t), dd).reshape(others or (1,)), others or (1,))
+    add("nanmean_keepdim", lambda t, dd=k: torch.nanmean(with_nan(t), dd, keepdim=True),
+        s[:k] + (1,) + s[k + 1:])
+    method = ["linear", "lower", "higher", "midpoint", "nearest"][int(rng.integers(5))]
+    q = torch.tensor(np.sort(rng.uniform(0, 1, m)), dtype=DT)
+    add(f"quantile({method})", lambda t, dd=k, q=q, mt=method: torch.quantile(t, q, dim=dd, interpolation=mt),
+        (m, *others))
+    add(f"nanquantile({method})",
+        lambda t, dd=k, q=q, mt=method: torch.nanquantile(with_nan(t), q, dim=dd, interpolation=mt),
+        (m, *others))
+    # Scatters: reductions into t, a masked scatter, and writes into views.
+    idx = torch.tensor(rng.integers(0, n_k, size=s))
+    red = ["sum", "prod", "mean", "amax", "amin"][int(rng.integers(5))]
+    inc = bool(rng.random() < 0.5)
+    add(f"scatter_reduce({red}, include_self={inc})",
+        lambda t, dd=k, i=idx, r=red, inc=inc: t.scatter_reduce(dd, i, t.sin() * 1.3, r, include_self=inc), s)
+    idx1 = torch.tensor(rng.integers(0, n_k, size=n_k))
+    red1 = ["prod", "mean", "amax", "amin"][int(rng.integers(4))]
+    add(f"index_reduce({red1}, include_self={inc})",
+        lambda t, dd=k, i=idx1, r=red1, inc=inc: t.index_reduce(dd, i, t.cos(), r, include_self=inc), s)
+    mask = torch.tensor(rng.random(size=s) < 0.5)
+    add("masked_scatter", lambda t, mk=mask: torch.masked_scatter(t, mk, (t * 2).flip(0)), s)
+    half = (n_k + 1) // 2
+    add("slice_scatter",
+        lambda t, dd=k, h=half: torch.slice_scatter(t, t.narrow(dd, 0, h).sin(), dd, 0, None, 2), s)
+    add("narrow_copy_diff",
+        lambda t, dd=k: torch.narrow_copy(t, dd, 1, n_k - 1) - torch.narrow_copy(t, dd, 0, n_k - 1),
+        s[:k] + (n_k - 1,) + s[k + 1:])
+    add("cumsum_", lambda t, dd=k: (t * 1.0).cumsum_(dd), s)
+    split_at = int(rng.integers(1, n_k)) if n_k > 1 else 1
+    add("tensor_split_swap",
+        lambda t, dd=k, a=split_at: torch.cat(torch.tensor_split(t, [a], dim=dd)[::-1], dim=dd), s)
+    t_idx = torch.tensor(rng.integers(0, n_k, size=s[:k] + (m,) + s[k + 1:]))
+    add("take_along_dim", lambda t, dd=k, i=t_idx: torch.take_along_dim(t, i, dd), s[:k] + (m,) + s[k + 1:])
+    if d == 1:
+        n = s[0]
+        v = const(rng, n)
+        add("vdot", lambda t, v=v: torch.vdot(t, v).reshape(1), (1,))
+        add("diagflat", lambda t: torch.diagflat(t, 1), (n + 1, n + 1))
+        add("combinations", lambda t: torch.combinations(t, 2), (n * (n - 1) // 2, 2))
+        add("combinations_repl", lambda t: torch.combinations(t.sin(), 2, True), (n * (n + 1) // 2, 2))
+        add("column_stack", lambda t: torch.column_stack([t, t.sin()]), (n, 2))
+        add("row_stack", lambda t, v=v: torch.row_stack([t, v]), (2, n))
+        add("select_scatter_0d", lambda t: torch.select_scatter(t, t.sum(), 0, -1), s)
+        add("unfold_copy", lambda t: torch.unfold_copy(t, 0, 2, 1), (n - 1, 2))
+        if n == 3:
+            add("cross", lambda t, v=v: torch.cross(t, v, dim=0), (3,))
+    else:
+        r, c = s
+        add("cov", lambda t: torch.cov(t), (r, r))
+        aw = torch.tensor(rng.uniform(0.5, 1.5, c), dtype=DT)
+        add("cov_aweights", lambda t, w=aw: torch.cov(t, aweights=w, correction=0), (r, r))
+        if c >= 3:
+            add("corrcoef", lambda t: torch.corrcoef(t), (r, r))
+        add("renorm", lambda t, dd=k: torch.renorm(t, 2, dd, 0.8), s)
+        add("renorm_", lambda t: (t * 1.0).renorm_(1.5, 0, 1.0), s)
+        kk = int(rng.integers(1, 4))
+        add(f"rot90({kk})", lambda t, kk=kk: torch.rot90(t, kk), (c, r) if kk % 2 else s)
+        add("column_stack", lambda t: torch.column_stack([t, t.sin()]), (r, 2 * c))
+        add("select_scatter", lambda t: torch.select_scatter(t, t[0].sin(), 0, r - 1), s)
+        add("diagonal_scatter", lambda t: torch.diagonal_scatter(t, t.diagonal(1).exp(), 1), s)
+        add("sum_to_size", lambda t: t.sum_to_size(1, c), (1, c))
+        add("fill_diagonal_", lambda t: (t * 1.0).fill_diagonal_(0.5), s)
+        add("hsplit_cat", lambda t: torch.cat(torch.hsplit(t, [1])[::-1], 1), s)
+        add("transpose_copy", lambda t: torch.transpose_copy(t, 0, 1), (c, r))
+        add("diagonal_copy", lambda t: torch.diagonal_copy(t), (min(r, c),))
+        if c == 3:
+            w3 = const(rng, r, 3)
+            add("cross_rows", lambda t, w=w3: torch.cross(t, w, dim=1), s)
 
 
 # ---------------------------------------------------------------------------
