@@ -821,12 +821,13 @@ def _cumprod_(self: Tensor, dim: int, *, dtype: _dtype | None = None) -> Tensor:
 
 for _fn in (diff, dist, cov, corrcoef, nansum, nanmean, quantile, nanquantile, renorm):
     _install(_fn.__name__, _fn)
-for _name, _method in [
+_METHODS: list[tuple[str, Callable[..., Any]]] = [
     ("renorm_", _renorm_),
     ("sum_to_size", _sum_to_size),
     ("cumsum_", _cumsum_),
     ("cumprod_", _cumprod_),
-]:
+]
+for _name, _method in _METHODS:
     _method.__name__ = _method.__qualname__ = _name
     _install(_name, _method)
 del _fn, _name, _method

@@ -855,10 +855,11 @@ for _fn in (
     as_strided_scatter,
 ):
     _install(_fn.__name__, _fn)
-for _name, _method in [
+_METHODS: list[tuple[str, Callable[..., Any]]] = [
     ("masked_scatter_", _masked_scatter_), ("scatter_reduce_", _scatter_reduce_),
     ("index_reduce_", _index_reduce_), ("fill_diagonal_", _fill_diagonal_),
-]:  # fmt: skip
+]  # fmt: skip
+for _name, _method in _METHODS:
     _method.__name__ = _method.__qualname__ = _name
     _install(_name, _method)
 del _fn, _name, _method

@@ -974,11 +974,12 @@ for _fn in (
     is_same_size,
 ):
     _install(_fn.__name__, _fn)
-for _name, _method in [
+_METHODS: list[tuple[str, Callable[..., Any]]] = [
     ("matrix_power", _matrix_power), ("addmm_", _addmm_), ("sgn_", _sgn_), ("get_device", _get_device),
     ("is_distributed", _is_distributed), ("dim_order", _dim_order), ("map_", _map_), ("map2_", _map2_),
     ("cauchy_", _cauchy_), ("geometric_", _geometric_), ("log_normal_", _log_normal_),
-]:  # fmt: skip
+]  # fmt: skip
+for _name, _method in _METHODS:
     _method.__name__ = _method.__qualname__ = _name
     _install(_name, _method)
 del _fn, _name, _method
