@@ -93,6 +93,7 @@ __all__ = [
     "_restore_inference_mode",
     "_row_by_row_nodes",
     "_run_backward",
+    "_searchsorted",
     "_set_batched_dispatch",
     "_set_cache_limit",
     "_set_fw_grad",
@@ -104,6 +105,7 @@ __all__ = [
     "_to_dlpack",
     "_unary_rows",
     "_undefined_grad",
+    "_unique",
     "_unpack_dual",
     "_vector_norm",
     "_vmap_active",
@@ -361,6 +363,7 @@ class Tensor:
     def __iadd__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __iand__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __ifloordiv__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
+    def __ilshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __imod__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __imul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __index__(self) -> builtins.int: ...
@@ -369,12 +372,14 @@ class Tensor:
     def __invert__(self) -> Tensor: ...
     def __ior__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __ipow__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...  # type: ignore[misc]
+    def __irshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __isub__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __iter__(self) -> Iterator[Tensor]: ...
     def __itruediv__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __ixor__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __le__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __len__(self) -> builtins.int: ...
+    def __lshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __lt__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __matmul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __mod__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -390,11 +395,14 @@ class Tensor:
     def __reduce__(self) -> Any: ...
     def __repr__(self) -> builtins.str: ...
     def __rfloordiv__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
+    def __rlshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rmatmul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rmod__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rmul__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __ror__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rpow__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, mod: Any = ..., /) -> Tensor: ...
+    def __rrshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
+    def __rshift__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rsub__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rtruediv__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
     def __rxor__(self, value: Tensor | builtins.float | builtins.int | builtins.bool, /) -> Tensor: ...
@@ -415,6 +423,46 @@ class Tensor:
         """
     def _rsub(self, other: Tensor | builtins.float | builtins.int | builtins.bool, *, alpha: builtins.float | builtins.int | None = ...) -> Tensor:
         """`other - alpha * self` (`torch.rsub(self, other, alpha=alpha)`)."""
+    def _special_airy_ai(self) -> Tensor: ...
+    def _special_bessel_j0(self) -> Tensor: ...
+    def _special_bessel_j1(self) -> Tensor: ...
+    def _special_bessel_y0(self) -> Tensor: ...
+    def _special_bessel_y1(self) -> Tensor: ...
+    def _special_chebyshev_polynomial_t(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_chebyshev_polynomial_u(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_chebyshev_polynomial_v(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_chebyshev_polynomial_w(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_entr(self) -> Tensor: ...
+    def _special_erfcx(self) -> Tensor: ...
+    def _special_hermite_polynomial_h(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_hermite_polynomial_he(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_i0e(self) -> Tensor: ...
+    def _special_i1(self) -> Tensor: ...
+    def _special_i1e(self) -> Tensor: ...
+    def _special_laguerre_polynomial_l(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_legendre_polynomial_p(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_log_ndtr(self) -> Tensor: ...
+    def _special_modified_bessel_i0(self) -> Tensor: ...
+    def _special_modified_bessel_i1(self) -> Tensor: ...
+    def _special_modified_bessel_k0(self) -> Tensor: ...
+    def _special_modified_bessel_k1(self) -> Tensor: ...
+    def _special_ndtr(self) -> Tensor: ...
+    def _special_ndtri(self) -> Tensor: ...
+    def _special_scaled_modified_bessel_k0(self) -> Tensor: ...
+    def _special_scaled_modified_bessel_k1(self) -> Tensor: ...
+    def _special_shifted_chebyshev_polynomial_t(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_shifted_chebyshev_polynomial_u(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_shifted_chebyshev_polynomial_v(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_shifted_chebyshev_polynomial_w(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
+    def _special_spherical_bessel_j0(self) -> Tensor: ...
+    def _special_xlog1py(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self * log1p(other)``, 0 where ``self`` is 0 and ``other`` is not NaN.
+
+        See :func:`ferrograd.special.xlog1py`.
+        """
+    def _special_xlog1py_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor._special_xlog1py`."""
+    def _special_zeta(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor: ...
     def _store_out(self, result: Any) -> Tensor:
         """Writes `result` into this tensor for a module function's `out=`."""
     @property
@@ -712,6 +760,10 @@ class Tensor:
             >>> ferrograd.tensor([1.0, 2.0]).bfloat16()
             tensor([1., 2.], dtype=ferrograd.bfloat16)
         """
+    def bincount(self, weights: Any = ..., minlength: Any = ...) -> Tensor:
+        """How often each value of a 1-D tensor of non-negative integers
+        occurs (or the sum of its ``weights``). See :func:`ferrograd.bincount`.
+        """
     def bitwise_and(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bitwise AND of integer or bool tensors.
 
@@ -719,6 +771,13 @@ class Tensor:
         """
     def bitwise_and_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.bitwise_and`."""
+    def bitwise_left_shift(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Shifts the bits of an integer tensor left by ``other``.
+
+        See :func:`ferrograd.bitwise_left_shift`.
+        """
+    def bitwise_left_shift_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_left_shift`."""
     def bitwise_not(self) -> Tensor:
         """Bitwise NOT of each element (logical NOT for bool tensors).
 
@@ -733,6 +792,13 @@ class Tensor:
         """
     def bitwise_or_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.bitwise_or`."""
+    def bitwise_right_shift(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Shifts the bits of an integer tensor right by ``other`` (arithmetic shift).
+
+        See :func:`ferrograd.bitwise_right_shift`.
+        """
+    def bitwise_right_shift_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.bitwise_right_shift`."""
     def bitwise_xor(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bitwise XOR of integer or bool tensors.
 
@@ -945,6 +1011,13 @@ class Tensor:
             tensor([[1., 2.],
                     [1., 2.]])
         """
+    def copysign(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """The magnitude of ``self`` with the sign of ``other``, for each element.
+
+        See :func:`ferrograd.copysign`.
+        """
+    def copysign_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.copysign`."""
     def cos(self) -> Tensor:
         """Cosine of each element (in radians).
 
@@ -966,6 +1039,14 @@ class Tensor:
         """
     def cpu(self) -> Tensor:
         """Returns ``self``: every ferrograd tensor is already on the CPU."""
+    def cummax(self, dim: Any) -> Tensor:
+        """The running maximum along ``dim`` and its positions, as the named
+        tuple ``(values, indices)``. See :func:`ferrograd.cummax`.
+        """
+    def cummin(self, dim: Any) -> Tensor:
+        """The running minimum along ``dim`` and its positions, as the named
+        tuple ``(values, indices)``. See :func:`ferrograd.cummin`.
+        """
     def cumprod(self, dim: Any, *, dtype: _DTypeLike | None = ...) -> Tensor:
         """Cumulative product of the elements along ``dim``.
 
@@ -1057,6 +1138,13 @@ class Tensor:
 
         See :func:`ferrograd.diagonal`.
         """
+    def digamma(self) -> Tensor:
+        """Digamma function (the derivative of lgamma) of each element.
+
+        See :func:`ferrograd.digamma`.
+        """
+    def digamma_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.digamma`."""
     def dim(self) -> builtins.int:
         """The number of dims (0 for a scalar tensor).
 
@@ -1132,6 +1220,13 @@ class Tensor:
         """
     def erfc_(self) -> Tensor:
         """In-place version of :meth:`Tensor.erfc`."""
+    def erfinv(self) -> Tensor:
+        """Inverse error function of each element.
+
+        See :func:`ferrograd.erfinv`.
+        """
+    def erfinv_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.erfinv`."""
     def exp(self) -> Tensor:
         """Exponential of each element, ``e ** x``.
 
@@ -1272,6 +1367,13 @@ class Tensor:
 
         See :func:`ferrograd.gather`.
         """
+    def gcd(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Greatest common divisor of integer tensors.
+
+        See :func:`ferrograd.gcd`.
+        """
+    def gcd_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.gcd`."""
     def ge(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bool tensor, True where ``self >= other``.
 
@@ -1340,6 +1442,38 @@ class Tensor:
             >>> ferrograd.tensor([1.0, 2.0]).half()
             tensor([1., 2.], dtype=ferrograd.float16)
         """
+    def histc(self, bins: Any = ..., min: Any = ..., max: Any = ...) -> Tensor:
+        """A histogram of the elements in ``bins`` equal bins over
+        ``[min, max]``. See :func:`ferrograd.histc`.
+        """
+    def hypot(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``sqrt(self**2 + other**2)`` for each pair of elements, without overflow.
+
+        See :func:`ferrograd.hypot`.
+        """
+    def hypot_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.hypot`."""
+    def i0(self) -> Tensor:
+        """Modified Bessel function of the first kind of order 0 of each element.
+
+        See :func:`ferrograd.i0`.
+        """
+    def i0_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.i0`."""
+    def igamma(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """The regularized lower incomplete gamma function ``P(self, other)``.
+
+        See :func:`ferrograd.igamma`.
+        """
+    def igamma_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.igamma`."""
+    def igammac(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """The regularized upper incomplete gamma function ``Q(self, other)``.
+
+        See :func:`ferrograd.igammac`.
+        """
+    def igammac_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.igammac`."""
     @property
     def imag(self) -> Tensor:
         """The imaginary parts of a complex tensor, as a real view sharing its
@@ -1527,6 +1661,13 @@ class Tensor:
         its index, as the named tuple ``(values, indices)``. See
         :func:`ferrograd.kthvalue`.
         """
+    def lcm(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """Least common multiple of integer tensors.
+
+        See :func:`ferrograd.lcm`.
+        """
+    def lcm_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.lcm`."""
     def le(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """Bool tensor, True where ``self <= other``.
 
@@ -1549,6 +1690,13 @@ class Tensor:
         """Alias for :meth:`Tensor.le`."""
     def less_equal_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
         """In-place version of :meth:`Tensor.less_equal`."""
+    def lgamma(self) -> Tensor:
+        """Natural logarithm of the absolute value of the gamma function of each element.
+
+        See :func:`ferrograd.lgamma`.
+        """
+    def lgamma_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.lgamma`."""
     def log(self) -> Tensor:
         """Natural logarithm of each element.
 
@@ -1581,6 +1729,24 @@ class Tensor:
         """Logarithm of the softmax along ``dim``, computed stably.
 
         See :func:`ferrograd.log_softmax`.
+        """
+    def logaddexp(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``log(exp(self) + exp(other))`` for each pair of elements, without overflow.
+
+        See :func:`ferrograd.logaddexp`.
+        """
+    def logaddexp2(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``log2(2**self + 2**other)`` for each pair of elements, without overflow.
+
+        See :func:`ferrograd.logaddexp2`.
+        """
+    def logaddexp2_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.logaddexp2`."""
+    def logaddexp_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.logaddexp`."""
+    def logcumsumexp(self, dim: Any) -> Tensor:
+        """``log(cumsum(exp(self)))`` along ``dim``, without overflow.
+        See :func:`ferrograd.logcumsumexp`.
         """
     def logdet(self) -> Tensor:
         """``log(det(self))`` of this square matrix (or batch): NaN for a real
@@ -1751,6 +1917,11 @@ class Tensor:
 
         See :func:`ferrograd.mm`.
         """
+    def mode(self, dim: Any = ..., keepdim: builtins.bool = ...) -> Tensor:
+        """The most frequent value along ``dim`` (the smallest of equally
+        frequent ones) and its last position, as the named tuple
+        ``(values, indices)``. See :func:`ferrograd.mode`.
+        """
     def moveaxis(self, source: Any, destination: Any) -> Tensor:
         """Alias for :meth:`Tensor.movedim`."""
     def movedim(self, source: Any, destination: Any) -> Tensor:
@@ -1823,6 +1994,13 @@ class Tensor:
         """In-place version of :meth:`Tensor.negative`."""
     def nelement(self) -> builtins.int:
         """Alias for :meth:`Tensor.numel`."""
+    def nextafter(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """The next representable float after ``self`` toward ``other``.
+
+        See :func:`ferrograd.nextafter`.
+        """
+    def nextafter_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.nextafter`."""
     def nonzero(self, *, as_tuple: Any = ...) -> Any:
         """Indices of the nonzero elements: an ``(n, ndim)`` tensor, or one tensor per dim with ``as_tuple=True``.
 
@@ -1898,6 +2076,13 @@ class Tensor:
         """
     def pinverse(self, rcond: Any = ...) -> Tensor:
         """`Tensor.pinverse(rcond)`: `linalg.pinv` with `rtol=rcond`."""
+    def polygamma(self, n: Any) -> Tensor:
+        """The ``n``-th derivative of the digamma function of each element.
+
+        See :func:`ferrograd.polygamma`.
+        """
+    def polygamma_(self, n: Any) -> Tensor:
+        """In-place version of :meth:`Tensor.polygamma`."""
     def positive(self) -> Tensor:
         """Returns ``self`` (unary plus); an error for bool tensors.
 
@@ -2312,6 +2497,13 @@ class Tensor:
         """
     def sin_(self) -> Tensor:
         """In-place version of :meth:`Tensor.sin`."""
+    def sinc(self) -> Tensor:
+        """Normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
+
+        See :func:`ferrograd.sinc`.
+        """
+    def sinc_(self) -> Tensor:
+        """In-place version of :meth:`Tensor.sinc`."""
     def sinh(self) -> Tensor:
         """Hyperbolic sine of each element.
 
@@ -2654,6 +2846,13 @@ class Tensor:
 
         See :func:`ferrograd.where`.
         """
+    def xlogy(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """``self * log(other)``, 0 where ``self`` is 0 and ``other`` is not NaN.
+
+        See :func:`ferrograd.xlogy`.
+        """
+    def xlogy_(self, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+        """In-place version of :meth:`Tensor.xlogy`."""
     def zero_(self) -> Tensor:
         """Fills ``self`` with zeros in place and returns ``self``.
 
@@ -2997,6 +3196,8 @@ def _row_by_row_nodes() -> builtins.int:
     """
 def _run_backward(tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: Any, inputs: Any) -> None:
     """The engine entry of `Tensor.backward` and `autograd.backward`."""
+def _searchsorted(sorted_sequence: Any, values: Any, right: Any, out_int32: Any, sorter: Any = ...) -> Tensor:
+    """`searchsorted(sorted_sequence, values, right, out_int32, sorter)`."""
 def _set_batched_dispatch(cls: Any, dispatch: Any) -> None:
     """`_set_batched_dispatch(cls, dispatch)`: methods of unbatched tensors
     that receive an instance of `cls` while a vmap runs call
@@ -3030,6 +3231,11 @@ def _unary_rows() -> list[tuple[builtins.str, builtins.str, builtins.str, list[b
 def _undefined_grad(t: Any) -> Tensor:
     """`UndefinedGrad()(t)`: an alias of `t` whose backward passes an
     undefined gradient upstream.
+    """
+def _unique(input: Tensor, dim: Any, consecutive: Any) -> Tensor:
+    """`(values, inverse, counts)` of `unique` (`consecutive`: of
+    `unique_consecutive`), over the flattened input or the slices along
+    `dim`.
     """
 def _unpack_dual(tensor: Tensor, level: Any = ...) -> Tensor: ...
 def _vector_norm(x: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTypeLike | None) -> Tensor:

@@ -104,6 +104,16 @@ atan2 = _binary("atan2")
 bitwise_and = _binary("bitwise_and")
 bitwise_or = _binary("bitwise_or")
 bitwise_xor = _binary("bitwise_xor")
+bitwise_left_shift = _binary("bitwise_left_shift")
+bitwise_right_shift = _binary("bitwise_right_shift")
+copysign = _binary("copysign")
+gcd = _binary("gcd")
+hypot = _binary("hypot")
+lcm = _binary("lcm")
+logaddexp = _binary("logaddexp")
+logaddexp2 = _binary("logaddexp2")
+nextafter = _binary("nextafter")
+xlogy = _binary("xlogy")
 eq = _binary("eq")
 floor_divide = _binary("floor_divide")
 fmod = _binary("fmod")
@@ -609,7 +619,9 @@ __all__ = [
     "arctan2",
     "atan2",
     "bitwise_and",
+    "bitwise_left_shift",
     "bitwise_not",
+    "bitwise_right_shift",
     "bitwise_or",
     "bitwise_xor",
     "clamp",
@@ -620,6 +632,7 @@ __all__ = [
     "clip_",
     "conj",
     "conj_physical",
+    "copysign",
     "div",
     "divide",
     "eq",
@@ -628,10 +641,12 @@ __all__ = [
     "floor_divide",
     "fmod",
     "frac",
+    "gcd",
     "ge",
     "greater",
     "greater_equal",
     "gt",
+    "hypot",
     "imag",
     "is_conj",
     "is_neg",
@@ -641,10 +656,13 @@ __all__ = [
     "isnan",
     "isneginf",
     "isposinf",
+    "lcm",
     "le",
     "lerp",
     "less",
     "less_equal",
+    "logaddexp",
+    "logaddexp2",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -655,6 +673,7 @@ __all__ = [
     "mul",
     "multiply",
     "ne",
+    "nextafter",
     "not_equal",
     "positive",
     "pow",
@@ -673,6 +692,7 @@ __all__ = [
     "subtract",
     "true_divide",
     "where",
+    "xlogy",
 ]
 
 # BEGIN unary rows: written by scripts/gen_stubs.py from the rows of the core's unary
@@ -708,6 +728,11 @@ sigmoid = _unary("sigmoid")
 erf = _unary("erf")
 erfc = _unary("erfc")
 reciprocal = _unary("reciprocal")
+lgamma = _unary("lgamma")
+digamma = _unary("digamma")
+erfinv = _unary("erfinv")
+i0 = _unary("i0")
+sinc = _unary("sinc")
 neg = _unary("neg")
 negative = _unary("negative")
 abs = _unary("abs")
@@ -750,6 +775,11 @@ __all__ += [
     "erf",
     "erfc",
     "reciprocal",
+    "lgamma",
+    "digamma",
+    "erfinv",
+    "i0",
+    "sinc",
     "neg",
     "negative",
     "abs",

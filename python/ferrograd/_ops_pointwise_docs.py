@@ -44,6 +44,14 @@ _B_FLOAT = (
     "``input`` and ``other`` are broadcast together (either may be a number); integer and bool inputs "
     "give a result of the default float dtype."
 )
+_B_INT = (
+    "``input`` and ``other`` are broadcast together and must be integer tensors or numbers; their dtypes "
+    "are promoted."
+)
+_B_NEXT = (
+    "``input`` and ``other`` are broadcast together (either may be a number) and must promote to "
+    "``float32`` or ``float64``."
+)
 _B_INTBOOL = (
     "``input`` and ``other`` are broadcast together and must be integer or bool tensors or numbers; "
     "their dtypes are promoted."
@@ -205,6 +213,29 @@ _UNARY_DOCS: dict[str, tuple[str, str, str, str]] = {
         "Returns ``input`` itself (the unary ``+``); kept for compatibility with NumPy and torch.",
         _NEG, "[1.0, -2.0]", "tensor([ 1., -2.])",
     ),
+    "digamma": (
+        "Computes the digamma function of each element, the logarithmic derivative of the gamma "
+        "function: ``digamma(x) = d/dx lgamma(x)`` (``-inf`` at 0, NaN at the negative integers).",
+        _FLOAT_REAL, "[1.0, 0.5, 10.0]", "tensor([-0.5772, -1.9635,  2.2518])",
+    ),
+    "erfinv": (
+        "Computes the inverse error function of each element: ``erf(erfinv(y)) = y`` for ``y`` in "
+        "``(-1, 1)``, ``+-inf`` at ``+-1`` and NaN outside.",
+        _FLOAT_REAL, "[0.0, 0.5, -1.0]", "tensor([0.0000, 0.4769,   -inf])",
+    ),
+    "i0": (
+        "Computes the modified Bessel function of the first kind of order 0 of each element.",
+        _FLOAT_REAL, "[0.0, 1.0, 5.0]", "tensor([ 1.0000,  1.2661, 27.2399])",
+    ),
+    "lgamma": (
+        "Computes the natural logarithm of the absolute value of the gamma function of each element "
+        "(``+inf`` at the non-positive integers).",
+        _FLOAT_REAL, "[0.5, 3.0, 100.0]", "tensor([  0.5724,   0.6931, 359.1342])",
+    ),
+    "sinc": (
+        "Computes the normalized sinc function of each element: ``sin(pi x) / (pi x)``, 1 at 0.",
+        _FLOAT_REAL, "[0.0, 0.5, 1.5]", "tensor([ 1.0000,  0.6366, -0.2122])",
+    ),
     "reciprocal": (
         "Computes the reciprocal of each element: ``1 / input`` (infinite at 0).",
         _FLOAT, "[1.0, 2.0, -4.0]", "tensor([ 1.0000,  0.5000, -0.2500])",
@@ -346,6 +377,61 @@ _BINARY_DOCS: dict[str, tuple[str, str, str, str, str]] = {
     "minimum": (
         "Takes the smaller of each pair of elements; NaN wins over any number.",
         _B_ARITH, "[1.0, 5.0, 3.0]", "ferrograd.tensor([4.0, 2.0, np.nan])", "tensor([1., 2., nan])",
+    ),
+    "bitwise_left_shift": (
+        "Shifts the bits of each element of ``input`` left by ``other``: ``input << other``; shifts "
+        "by a negative amount or by the width of the dtype or more give 0.",
+        _B_INT, "[1, 3, -2]", "2", "tensor([ 4, 12, -8])",
+    ),
+    "bitwise_right_shift": (
+        "Shifts the bits of each element of ``input`` right by ``other``, keeping the sign: ``input >> "
+        "other``; shifts by a negative amount or by the width of the dtype or more give 0 (-1 for a "
+        "negative element).",
+        _B_INT, "[16, 3, -8]", "2", "tensor([ 4,  0, -2])",
+    ),
+    "copysign": (
+        "Takes the magnitude of each element of ``input`` with the sign of ``other`` (the sign bit, so "
+        "``-0.0`` counts as negative).",
+        _B_FLOAT, "[1.0, -2.0, 3.0]", "ferrograd.tensor([-1.0, 1.0, -0.0])", "tensor([-1.,  2., -3.])",
+    ),
+    "gcd": (
+        "Computes the greatest common divisor of each pair of elements, always non-negative "
+        "(``gcd(0, 0) = 0``).",
+        _B_INT, "[4, -6, 0]", "ferrograd.tensor([6, 4, 5])", "tensor([2, 2, 5])",
+    ),
+    "hypot": (
+        "Computes ``sqrt(input ** 2 + other ** 2)`` for each pair of elements, without overflow or "
+        "underflow in the squares.",
+        _B_FLOAT, "[3.0, 5.0, 1e200]", "ferrograd.tensor([4.0, 12.0, 1e200])",
+        "tensor([ 5., 13., inf])",
+    ),
+    "lcm": (
+        "Computes the least common multiple of each pair of elements, always non-negative (0 when "
+        "either is 0).",
+        _B_INT, "[4, -6, 0]", "ferrograd.tensor([6, 4, 5])", "tensor([12, 12,  0])",
+    ),
+    "logaddexp": (
+        "Computes ``log(exp(input) + exp(other))`` for each pair of elements without overflow: useful "
+        "to add probabilities kept as logarithms.",
+        _B_FLOAT, "[-1.0, 0.0, 1000.0]", "ferrograd.tensor([-1.0, 1.0, 1000.0])",
+        "tensor([-3.0685e-01,  1.3133e+00,  1.0007e+03])",
+    ),
+    "logaddexp2": (
+        "Computes ``log2(2 ** input + 2 ** other)`` for each pair of elements without overflow.",
+        _B_FLOAT, "[-1.0, 0.0, 1000.0]", "ferrograd.tensor([-1.0, 1.0, 1000.0])",
+        "tensor([   0.0000,    1.5850, 1001.0000])",
+    ),
+    "nextafter": (
+        "Returns the next representable floating-point value after each element of ``input`` toward "
+        "the matching element of ``other`` (``other`` itself where they are equal). Not "
+        "differentiable.",
+        _B_NEXT, "[1.0, 1.0]", "ferrograd.tensor([2.0, 0.0])", "tensor([1.0000, 1.0000])",
+    ),
+    "xlogy": (
+        "Computes ``input * log(other)`` for each pair of elements, with 0 where ``input`` is 0 and "
+        "``other`` is not NaN (so ``0 * log(0)`` is 0).",
+        _B_FLOAT, "[0.0, 2.0, 1.0]", "ferrograd.tensor([0.0, 3.0, np.nan])",
+        "tensor([0.0000, 2.1972,    nan])",
     ),
     "mul": (
         "Multiplies each pair of elements: ``input * other``.",

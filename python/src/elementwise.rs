@@ -118,6 +118,8 @@ operators! {
     __and__ __rand__ __iand__ => bitwise_and bitwise_and_, |a, b| a.bitwise_and(b);
     __or__ __ror__ __ior__ => bitwise_or bitwise_or_, |a, b| a.bitwise_or(b);
     __xor__ __rxor__ __ixor__ => bitwise_xor bitwise_xor_, |a, b| a.bitwise_xor(b);
+    __lshift__ __rlshift__ __ilshift__ => bitwise_left_shift bitwise_left_shift_, |a, b| b.bitwise_left_shift(a);
+    __rshift__ __rrshift__ __irshift__ => bitwise_right_shift bitwise_right_shift_, |a, b| b.bitwise_right_shift(a);
 }
 
 /// Comparison operators: bool tensors, NotImplemented for other operands
@@ -425,6 +427,58 @@ binary_methods! {
     ///
     /// See :func:`ferrograd.bitwise_xor`.
     bitwise_xor bitwise_xor_ => bitwise_xor bitwise_xor_;
+    /// Shifts the bits of an integer tensor left by ``other``.
+    ///
+    /// See :func:`ferrograd.bitwise_left_shift`.
+    bitwise_left_shift bitwise_left_shift_ => bitwise_left_shift bitwise_left_shift_;
+    /// Shifts the bits of an integer tensor right by ``other`` (arithmetic shift).
+    ///
+    /// See :func:`ferrograd.bitwise_right_shift`.
+    bitwise_right_shift bitwise_right_shift_ => bitwise_right_shift bitwise_right_shift_;
+    /// Greatest common divisor of integer tensors.
+    ///
+    /// See :func:`ferrograd.gcd`.
+    gcd gcd_ => gcd gcd_;
+    /// Least common multiple of integer tensors.
+    ///
+    /// See :func:`ferrograd.lcm`.
+    lcm lcm_ => lcm lcm_;
+    /// ``sqrt(self**2 + other**2)`` for each pair of elements, without overflow.
+    ///
+    /// See :func:`ferrograd.hypot`.
+    hypot hypot_ => hypot hypot_;
+    /// ``log(exp(self) + exp(other))`` for each pair of elements, without overflow.
+    ///
+    /// See :func:`ferrograd.logaddexp`.
+    logaddexp logaddexp_ => logaddexp logaddexp_;
+    /// ``log2(2**self + 2**other)`` for each pair of elements, without overflow.
+    ///
+    /// See :func:`ferrograd.logaddexp2`.
+    logaddexp2 logaddexp2_ => logaddexp2 logaddexp2_;
+    /// ``self * log(other)``, 0 where ``self`` is 0 and ``other`` is not NaN.
+    ///
+    /// See :func:`ferrograd.xlogy`.
+    xlogy xlogy_ => xlogy xlogy_;
+    /// ``self * log1p(other)``, 0 where ``self`` is 0 and ``other`` is not NaN.
+    ///
+    /// See :func:`ferrograd.special.xlog1py`.
+    _special_xlog1py _special_xlog1py_ => xlog1py xlog1py_;
+    /// The magnitude of ``self`` with the sign of ``other``, for each element.
+    ///
+    /// See :func:`ferrograd.copysign`.
+    copysign copysign_ => copysign copysign_;
+    /// The next representable float after ``self`` toward ``other``.
+    ///
+    /// See :func:`ferrograd.nextafter`.
+    nextafter nextafter_ => nextafter nextafter_;
+    /// The regularized lower incomplete gamma function ``P(self, other)``.
+    ///
+    /// See :func:`ferrograd.igamma`.
+    igamma igamma_ => igamma igamma_;
+    /// The regularized upper incomplete gamma function ``Q(self, other)``.
+    ///
+    /// See :func:`ferrograd.igammac`.
+    igammac igammac_ => igammac igammac_;
 }
 
 /// Methods `name(other, *, alpha=1)` and their in-place forms `name_`,

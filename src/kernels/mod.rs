@@ -22,6 +22,8 @@
 //!   a dense layout's span that keep its strides;
 //! * `pointwise`: the unary float functions' maps and the special
 //!   functions (erf, erfc) they use;
+//! * `special`: the scalar float64 special functions (gamma, error
+//!   function and Bessel families, incomplete gamma, polynomials);
 //! * `fused`: pointwise derivative formulas in one pass (what backward
 //!   runs when it builds no graph);
 //! * `matmul`: the strided, batched GEMM driver under every matrix product;
@@ -66,4 +68,5 @@ pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod shape;
 pub(crate) mod sort;
+pub(crate) mod special;
 pub(crate) mod vmath;

@@ -113,7 +113,7 @@ macro_rules! complex_fns {
                 FloatFn::Atanh => |z| z.atanh(),
                 FloatFn::Sigmoid => |z| ((-z).exp() + 1.0).inv(),
                 FloatFn::Reciprocal => |z| z.inv(),
-                FloatFn::Erf | FloatFn::Erfc => return None,
+                _ => return None,
             })
         }
     };
@@ -209,6 +209,30 @@ float_fns! {
     /// `1 - erf(x)`, accurate for large x.
     Erfc => Erfc;
     Reciprocal => Reciprocal;
+    /// The special functions (scalar float64 bodies).
+    Lgamma => Lgamma;
+    Digamma => Digamma;
+    Erfinv => Erfinv;
+    Erfcx => Erfcx;
+    Ndtr => Ndtr;
+    Ndtri => Ndtri;
+    LogNdtr => LogNdtr;
+    I0 => I0;
+    I0e => I0e;
+    I1 => I1;
+    I1e => I1e;
+    K0 => K0;
+    K0e => K0e;
+    K1 => K1;
+    K1e => K1e;
+    BesselJ0 => BesselJ0;
+    BesselJ1 => BesselJ1;
+    BesselY0 => BesselY0;
+    BesselY1 => BesselY1;
+    AiryAi => AiryAi;
+    SphericalBesselJ0 => SphericalBesselJ0;
+    Sinc => Sinc;
+    Entr => Entr;
 }
 
 #[cfg(test)]

@@ -25,6 +25,10 @@
 /// Degrees above this with `|x| > 1` use the hyperbolic closed forms.
 const RECURRENCE_LIMIT: u64 = 1 << 20;
 
+/// Degrees above this give NaN for Laguerre and for Legendre inside
+/// `(-1, 1)`, whose recurrences would run for hours (torch runs them).
+const LOOP_LIMIT: u64 = 1 << 32;
+
 /// `2^63`.
 const TWO_POW_63: f64 = 9.223_372_036_854_776e18;
 
@@ -227,6 +231,9 @@ pub fn laguerre_l(x: f64, n: f64) -> f64 {
     if x == 0.0 {
         return 1.0;
     }
+    if n > LOOP_LIMIT {
+        return f64::NAN;
+    }
     recur(n, 1.0, 1.0 - x, |k, p, q| {
         ((k + k + (1.0 - x)) * q - k * p) / (k + 1.0)
     })
@@ -238,6 +245,9 @@ pub fn legendre_p(x: f64, n: f64) -> f64 {
     let Some(n) = degree(n) else { return 0.0 };
     if x.abs() == 1.0 {
         return if x > 0.0 { 1.0 } else { parity(n) };
+    }
+    if n > LOOP_LIMIT {
+        return f64::NAN;
     }
     recur(n, 1.0, x, |k, p, q| {
         ((k + k + 1.0) * x * q - k * p) / (k + 1.0)

@@ -21,6 +21,7 @@ mod erf;
 mod exp;
 mod log;
 mod pow;
+mod scalar;
 mod simple;
 #[cfg(test)]
 mod tests;
@@ -31,6 +32,10 @@ pub(crate) use erf::{Erf, Erfc};
 pub(crate) use exp::{Cosh, Exp, Exp2, Expm1, Sigmoid, Sinh, Tanh};
 pub(crate) use log::{Acosh, Asinh, Atanh, Log, Log10, Log1p, Log2};
 pub(crate) use pow::{pow_f32_block, PowElem};
+pub(crate) use scalar::{
+    AiryAi, BesselJ0, BesselJ1, BesselY0, BesselY1, Digamma, Entr, Erfcx, Erfinv, I0e, I1e, K0e,
+    K1e, Lgamma, LogNdtr, Ndtr, Ndtri, Sinc, SphericalBesselJ0, I0, I1, K0, K1,
+};
 pub(crate) use simple::{Reciprocal, Rsqrt, Sqrt};
 pub(crate) use trig::{Acos, Asin, Atan, Cos, Sin, Tan};
 

@@ -26,7 +26,8 @@ impl Tensor {
     pub fn linalg_cross(&self, b: &Tensor, dim: isize) -> Result<Tensor> {
         let size = |t: &Tensor| -> Result<usize> {
             let d = crate::tensor::wrap_dim(dim, t.ndim())?;
-            Ok(t.shape()[d])
+            // A 0-dim tensor has no dim to take the product along.
+            Ok(t.shape().get(d).copied().unwrap_or(0))
         };
         let (sa, sb) = (size(self)?, size(b)?);
         if sa != 3 || sb != 3 {

@@ -179,11 +179,79 @@ macro_rules! float_unary_rows {
             "Reciprocal of each element, ``1 / x``."
             reciprocal reciprocal_ => Reciprocal,
                 "ReciprocalBackward0" result, fused Reciprocal => |g, y| formulas::reciprocal(g, y)?;
+            "Natural logarithm of the absolute value of the gamma function of each element."
+            lgamma lgamma_ => Lgamma,
+                "LgammaBackward0" self => |g, x| g.mul(&x.digamma()?)?;
+            "Digamma function (the derivative of lgamma) of each element."
+            digamma digamma_ => Digamma,
+                "DigammaBackward0" self => |g, x| g.mul(&x.polygamma(1)?)?;
+            "Inverse error function of each element."
+            erfinv erfinv_ => Erfinv,
+                "ErfinvBackward0" result => |g, y| g.mul(&y.mul(y)?.exp()?.mul(&num(SQRT_PI_OVER_2))?)?;
+            "Modified Bessel function of the first kind of order 0 of each element."
+            i0 i0_ => I0,
+                "I0Backward0" self => |g, x| g.mul(&x.special_i1()?)?;
+            "Normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0)."
+            sinc sinc_ => Sinc,
+                "SincBackward0" self => |g, x| g.mul(&sinc_grad(x)?)?;
         }
     };
 }
 
 float_unary_rows!(float_unary);
+
+// The functions of `torch.special` that are not `Tensor` methods in torch
+// (the Python binding reaches them as `Tensor._special_*`).
+float_unary! {
+    FORMULAS_SPECIAL("special functions: entr, ndtr, ndtri, log_ndtr, erfcx, scaled and order-1 Bessel I");
+    "Entropy term ``-x log(x)`` of each element (0 at 0, ``-inf`` below 0)."
+    special_entr special_entr_ => Entr,
+        "SpecialEntrBackward0" self => |g, x| g.mul(&x.log()?.add(&num(1.0))?.neg()?)?;
+    "Standard normal cumulative distribution function of each element."
+    special_ndtr special_ndtr_ => Ndtr,
+        "SpecialNdtrBackward0" self => |g, x| g.mul(&x.mul(x)?.mul(&num(-0.5))?.exp()?.mul(&num(1.0 / SQRT_2PI))?)?;
+    "Inverse of the standard normal cumulative distribution function of each element."
+    special_ndtri special_ndtri_ => Ndtri,
+        "SpecialNdtriBackward0" result => |g, y| g.mul(&y.mul(y)?.mul(&num(0.5))?.exp()?.mul(&num(SQRT_2PI))?)?;
+    "Logarithm of the standard normal cumulative distribution function of each element."
+    special_log_ndtr special_log_ndtr_ => LogNdtr,
+        "SpecialLogNdtrBackward0" self => |g, x| g.mul(&x.mul(x)?.mul(&num(-0.5))?
+            .sub(&x.special_log_ndtr()?)?.exp()?.mul(&num(1.0 / SQRT_2PI))?)?;
+    "Scaled complementary error function ``exp(x^2) erfc(x)`` of each element."
+    special_erfcx special_erfcx_ => Erfcx,
+        "SpecialErfcxBackward0" self => |g, x| g.mul(&x.mul(&x.special_erfcx()?)?.mul(&num(2.0))?
+            .sub(&num(TWO_OVER_SQRT_PI))?)?;
+    "Exponentially scaled modified Bessel function of the first kind of order 0, ``exp(-|x|) i0(x)``."
+    special_i0e special_i0e_ => I0e,
+        "SpecialI0EBackward0" self => |g, x| g.mul(&x.special_i1e()?.sub(&x.sign()?.mul(&x.special_i0e()?)?)?)?;
+    "Modified Bessel function of the first kind of order 1 of each element."
+    special_i1 special_i1_ => I1,
+        "SpecialI1Backward0" self => |g, x| g.mul(&at_zero(x, 0.5, &x.i0()?.sub(&x.special_i1()?.div(x)?)?)?)?;
+    "Exponentially scaled modified Bessel function of the first kind of order 1, ``exp(-|x|) i1(x)``."
+    special_i1e special_i1e_ => I1e,
+        "SpecialI1EBackward0" self => |g, x| g.mul(&at_zero(
+            x,
+            0.5,
+            &x.special_i0e()?.sub(&x.special_i1e()?.mul(&x.sign()?.add(&x.reciprocal()?)?)?)?,
+        )?)?;
+}
+
+/// `sqrt(pi) / 2`, the scale of erfinv's derivative.
+const SQRT_PI_OVER_2: f64 = 0.886_226_925_452_758;
+/// `sqrt(2 pi)`, the scale of ndtri's derivative.
+const SQRT_2PI: f64 = 2.506_628_274_631_000_7;
+
+/// `d` with `v` where `x` is 0 (the limit of a formula that divides by `x`).
+fn at_zero(x: &Tensor, v: f64, d: &Tensor) -> Result<Tensor> {
+    num(v).r#where(&x.eq(&num(0.0))?, d)
+}
+
+/// sinc's derivative `(cos(pi x) pi x - sin(pi x)) / (pi x^2)`, 0 at 0.
+fn sinc_grad(x: &Tensor) -> Result<Tensor> {
+    let px = x.mul(&num(std::f64::consts::PI))?;
+    let d = px.cos()?.mul(&px)?.sub(&px.sin()?)?.div(&px.mul(x)?)?;
+    at_zero(x, 0.0, &d)
+}
 
 /// Defines dtype-preserving unary ops over the numeric dtypes, one row each
 /// of the table `FORMULAS_NUM`; `$bool` says what bool tensors do: `Some(f)`
