@@ -37,6 +37,8 @@ from . import (
     split,
     svd_lowrank,
     tensordot,
+    unique,
+    unique_consecutive,
     unravel_index,
 )
 
@@ -58,5 +60,7 @@ __all__ = [
     "split",
     "svd_lowrank",
     "tensordot",
+    "unique",
+    "unique_consecutive",
     "unravel_index",
 ]

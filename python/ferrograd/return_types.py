@@ -13,7 +13,8 @@ from typing import Any, Self
 __all__ = [
     "aminmax", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex", "linalg_ldl_factor",
     "linalg_ldl_factor_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
-    "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "min", "qr",
+    "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "min", "qr", "frexp",
+    "mode", "cummax", "cummin", "histogram",
     "kthvalue", "median", "nanmedian", "slogdet", "sort", "svd", "topk", "triangular_solve",
 ]  # fmt: skip
 
@@ -54,6 +55,11 @@ min = _make("min", ("values", "indices"))  # noqa: A001
 aminmax = _make("aminmax", ("min", "max"))
 sort = _make("sort", ("values", "indices"))
 topk = _make("topk", ("values", "indices"))
+frexp = _make("frexp", ("mantissa", "exponent"))
+mode = _make("mode", ("values", "indices"))
+cummax = _make("cummax", ("values", "indices"))
+cummin = _make("cummin", ("values", "indices"))
+histogram = _make("histogram", ("hist", "bin_edges"))
 kthvalue = _make("kthvalue", ("values", "indices"))
 median = _make("median", ("values", "indices"))
 nanmedian = _make("nanmedian", ("values", "indices"))

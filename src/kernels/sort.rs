@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 
 /// `a` against `b` with NaN (the value unequal to itself) above all.
 #[inline(always)]
-fn nan_last<T: RealElement>(a: &T, b: &T) -> Ordering {
+pub(crate) fn nan_last<T: RealElement>(a: &T, b: &T) -> Ordering {
     #[allow(clippy::eq_op)]
     match (a != a, b != b) {
         (true, true) => Ordering::Equal,

@@ -647,6 +647,8 @@ _NOT_MAPPABLE = {
     "is_conj", "is_neg", "nonzero", "argwhere", "bernoulli", "bernoulli_", "uniform_", "normal_",
     "exponential_", "random_", "multinomial", "type", "register_hook",
     "register_post_accumulate_grad_hook", "equal", "masked_select", "get_device", "allclose",
+    "cauchy_", "log_normal_", "geometric_", "dim_order", "is_distributed", "unique", "unique_consecutive",
+    "histogram",
 }
 
 

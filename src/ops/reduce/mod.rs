@@ -1,7 +1,8 @@
 //! Reductions with torch's dim handling and dtype rules: sum, mean, prod,
 //! all/any and count_nonzero here; amax/amin, max/min and argmax/argmin in
 //! `extrema`; var/std in `moments`; scans and the exp-normalising
-//! reductions in `scan`; norms in `norm`.
+//! reductions in `scan`; norms in `norm`; sorting and selection in `sort`;
+//! searching, counting and the running extrema in `search`.
 //!
 //! Dims are `None` (every dim; an empty list means the same) or a list of
 //! possibly negative dims. The loops are kernels (`kernels::fold`,
@@ -13,6 +14,7 @@ mod extrema;
 mod moments;
 mod norm;
 mod scan;
+mod search;
 mod sort;
 
 /// The family's derivative tables, for [`crate::ops::derivative_tables`].
@@ -23,6 +25,7 @@ pub(crate) const FORMULA_TABLES: &[&[crate::autograd::FormulaRow]] = &[
     scan::FORMULAS,
     norm::FORMULAS,
     sort::FORMULAS,
+    search::FORMULAS,
 ];
 
 pub use norm::MatrixOrd;

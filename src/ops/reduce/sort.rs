@@ -43,7 +43,7 @@ fn topk_dim(x: &Tensor, d: usize, k: usize, largest: bool) -> Result<(Tensor, Te
 
 /// The dim a sort or selection works along: `dim` wrapped, 0 for a 0-dim
 /// tensor.
-fn sort_axis(x: &Tensor, dim: isize) -> Result<usize> {
+pub(super) fn sort_axis(x: &Tensor, dim: isize) -> Result<usize> {
     if x.ndim() == 0 {
         Ok(0)
     } else {
