@@ -78,11 +78,20 @@ from ._core import view_as_complex as view_as_complex
 from ._core import view_as_real as view_as_real
 from ._core import zeros as zeros
 from ._core import zeros_like as zeros_like
+from ._dtype_info import can_cast as can_cast
+from ._dtype_info import finfo as finfo
+from ._dtype_info import iinfo as iinfo
 from ._ops_composite import *  # noqa: F403
 from ._ops_linalg import *  # noqa: F403
+from ._ops_math import *  # noqa: F403
+from ._ops_nn_aliases import *  # noqa: F403
 from ._ops_pointwise import *  # noqa: F403
 from ._ops_random import *  # noqa: F403
 from ._ops_reduce import *  # noqa: F403
+from ._ops_reduce_extra import *  # noqa: F403
+from ._ops_scatter_copy import *  # noqa: F403
+from ._ops_search import *  # noqa: F403
+from ._ops_shape_extra import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
 from ._size import Size as Size
@@ -162,3 +171,4 @@ del _route_module
 
 # torch.functional (the same functions as above), an attribute as in torch.
 from . import functional as functional  # noqa: E402
+from . import special as special  # noqa: E402

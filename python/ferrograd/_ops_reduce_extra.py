@@ -24,6 +24,7 @@ from ._batched import BatchedTensor
 from ._core import Tensor
 from ._core import dtype as _dtype
 from ._ops_composite import _scalar_type
+from ._routed import torch_errors
 
 __all__ = [
     "corrcoef", "cov", "cumulative_trapezoid", "diff", "dist", "gradient", "nanmean", "nanquantile", "nansum",
@@ -93,6 +94,7 @@ def _install(name: str, fn: Callable[..., Any]) -> None:
     ``BatchedTensor``: a composite runs as it is on a batched tensor (its
     ops batch one by one), and ``BatchedTensor`` copied ``Tensor``'s methods
     when ``func`` was imported, before these modules."""
+    fn = torch_errors(fn, name)
     setattr(Tensor, name, fn)
     setattr(BatchedTensor, name, fn)
 

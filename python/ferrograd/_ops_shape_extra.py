@@ -236,8 +236,14 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return _fg.empty(0, dtype=input.dtype)
+    n = input.numel()
+    if not with_replacement and r > n:
+        return _fg.empty(0, r, dtype=input.dtype)
+    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if count * r > _MAX_EMPTY_SECTIONS * 64:
+        raise RuntimeError(f"combinations: {count} combinations of {r} elements are more than can be made")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(pick(range(input.numel()), r))
+    rows = list(pick(range(n), r))
     index = _fg.tensor(rows, dtype=_fg.int64).reshape(len(rows), r)
     return input[index]
 
@@ -344,6 +350,10 @@ def _pieces(input: Tensor, dim: int, bounds: list[int]) -> tuple[Tensor, ...]:
     return tuple(out)
 
 
+# The most sections ``tensor_split`` makes past a dimension's size.
+_MAX_EMPTY_SECTIONS = 1 << 20
+
+
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """tensor_split(input, indices_or_sections, dim=0) -> tuple of Tensors
 
@@ -389,6 +399,12 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
         n = input.size(d)
+        if sections > max(n, _MAX_EMPTY_SECTIONS):
+            # Past the size every piece is empty: refuse counts no list of tensors could hold.
+            raise RuntimeError(
+                f"tensor_split: {sections} sections of a dimension of size {n} would be more tensors than "
+                "can be made"
+            )
         size, extra = divmod(n, sections)
         bounds = list(itertools.accumulate(size + (i < extra) for i in range(sections - 1)))
         return _pieces(input, d, bounds)

@@ -12,6 +12,7 @@ like module attributes, and no module is modified while ``vmap`` runs.
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -59,6 +60,29 @@ def _factory(qual: str, fn: Callable[..., Any]) -> Callable[[], Any]:
     return make
 
 
+def torch_errors(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` (a function written in Python) raising torch's exception types
+    for arguments of a type it cannot take: Python's own errors from
+    inside it (an ``AttributeError`` from a number where a tensor belongs,
+    an ``OverflowError`` from a negative size) become the ``TypeError`` and
+    ``RuntimeError`` torch raises from its argument parser."""
+    if getattr(fn, "_torch_errors", False):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as e:
+            kinds = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(f"{name}(): an argument of type ({kinds}) is not accepted: {e}") from e
+        except OverflowError as e:
+            raise RuntimeError(f"{name}(): {e}") from e
+
+    call._torch_errors = True  # type: ignore[attr-defined]
+    return call
+
+
 def route_module(
     namespace: dict[str, Any], module: str, prefix: str, docs: Mapping[str, str] | None = None
 ) -> None:
@@ -75,7 +99,8 @@ def route_module(
         if (name.startswith("_") or name in NO_DISPATCH or not callable(fn)
                 or isinstance(fn, (type, types.ModuleType)) or type(fn) is _core.routed_function):
             continue
-        routed = _core.routed_function(fn, _factory(prefix + name, fn))
+        impl = torch_errors(fn, name) if isinstance(fn, types.FunctionType) else fn
+        routed = _core.routed_function(impl, _factory(prefix + name, impl))
         routed.__name__ = routed.__qualname__ = name
         routed.__module__ = module
         routed.__doc__ = docs[name] if docs and name in docs else getattr(fn, "__doc__", None)

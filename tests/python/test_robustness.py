@@ -19,6 +19,7 @@ ALLOWED = (RuntimeError, IndexError, TypeError, ValueError)
 DTYPES = [fg.float32, fg.float64, fg.int64, fg.int32, fg.bool]
 SKIP = {
     "set_num_threads", "set_default_dtype", "manual_seed", "seed", "set_rng_state",
+    "use_deterministic_algorithms", "set_default_device", "set_anomaly_enabled",
     "Tensor", "dtype", "device", "Size", "Generator", "numpy",
     # File I/O (a random string is a path); torch raises AttributeError for
     # objects that are not files.

@@ -34,6 +34,7 @@ from ._activation import (
     log_softmax,
     logsigmoid,
     mish,
+    prelu,
     relu,
     relu6,
     relu_,
@@ -73,6 +74,7 @@ from ._distance import (
     cosine_similarity,
     normalize,
     pairwise_distance,
+    pdist,
 )
 from ._dropout import _SELU_DROPOUT_ALPHA as _SELU_DROPOUT_ALPHA
 from ._dropout import _alpha_dropout_impl as _alpha_dropout_impl
@@ -206,6 +208,7 @@ __all__ = [
     "fold",
     "gaussian_nll_loss",
     "gelu",
+    "prelu",
     "glu",
     "group_norm",
     "hardshrink",
@@ -243,6 +246,7 @@ __all__ = [
     "one_hot",
     "pad",
     "pairwise_distance",
+    "pdist",
     "pixel_shuffle",
     "pixel_unshuffle",
     "poisson_nll_loss",

@@ -171,6 +171,32 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return celu(input, alpha, inplace=True)
 
 
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Applies ``max(0, x) + weight * min(0, x)`` with a learned slope per channel (dim 1) or one shared.
+
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the slopes: one element, or one per channel of ``input``.
+
+    Example:
+        >>> F.prelu(ferrograd.tensor([[-2.0, 3.0]]), ferrograd.tensor([0.25]))
+        tensor([[-0.5000,  3.0000]])
+    """
+    n = weight.numel()
+    if n != 1:
+        channel_dim = 1 if input.dim() >= 2 else 0
+        channels = input.shape[channel_dim] if input.dim() > 0 else 1
+        if channels != n:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                f"{n} and channel size = {channels}."
+            )
+        shape = [1] * input.dim()
+        shape[channel_dim] = n
+        weight = weight.reshape(shape)
+    return _fg.where(input > 0, input, weight * input)
+
+
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation.
 

@@ -78,4 +78,26 @@ def pairwise_distance(
     return _fg.linalg.vector_norm(diff, p, dim=dim, keepdim=keepdim)
 
 
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distances between every pair of rows of a 2-D input,
+    in the order of the upper triangle of the distance matrix (row ``i``
+    against rows ``j > i``).
+
+    Args:
+        input (Tensor): an ``N x M`` tensor of ``N`` points.
+        p (float): the norm degree, at least 0. Default: ``2.0``.
+
+    Example:
+        >>> F.pdist(ferrograd.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+        tensor([ 5., 10.,  5.])
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    rows, cols = _fg.triu_indices(n, n, offset=1)
+    return _fg.linalg.vector_norm(input[rows] - input[cols], p, dim=-1)
+
+
 _route(globals())

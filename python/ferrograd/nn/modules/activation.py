@@ -549,20 +549,7 @@ class PReLU(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """``max(0, x) + a * min(0, x)`` with this module's slopes ``a`` (per channel or shared)."""
-        weight = self.weight
-        n = weight.numel()
-        if n != 1:
-            channel_dim = 1 if input.dim() >= 2 else 0
-            channels = input.shape[channel_dim] if input.dim() > 0 else 1
-            if channels != n:
-                raise RuntimeError(
-                    "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                    f"{n} and channel size = {channels}."
-                )
-            shape = [1] * input.dim()
-            shape[channel_dim] = n
-            weight = weight.reshape(shape)
-        return _fg.where(input > 0, input, weight * input)
+        return F.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
