@@ -7,6 +7,7 @@ while programs are generated).
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -144,6 +145,14 @@ def torch_composite(T: Any, name: str, a: Any, c: float) -> Any:
         if a.ndim == 2:
             return T.addmv(a[..., 0], a, v, beta=c, alpha=0.5)
         return T.baddbmm(a[..., :1], a, v[..., None], beta=c, alpha=0.5)
+    if name == "binary_math":  # hypot, logaddexp, logaddexp2, xlogy of the slot and functions of it
+        return (T.hypot(a, 1.5 + a.sin()) + T.logaddexp(a, a.cos() * c) + 0.3 * T.logaddexp2(a, -a)
+                + 0.5 * T.xlogy(a, a * a + 1))
+    if name == "special_math":  # gamma, error-function and Bessel families on smooth domains
+        u = a.tanh()
+        S = T.special
+        return (T.lgamma(a * a + 0.5) + 0.3 * T.digamma(a * a + 1) + T.erfinv(0.5 * u) + T.i0(u) + S.i1(u)
+                + 0.1 * S.log_ndtr(a) + 0.2 * T.sinc(a) + S.entr(a * a + 0.1))
     raise ValueError(name)
 
 
@@ -220,7 +229,44 @@ def numpy_composite(be: Any, name: str, a: np.ndarray, c: float) -> np.ndarray:
         be.reject_if(n < 3, "lobpcg: fewer than 3 rows")
         w, v = np.linalg.eigh(0.1 * (a @ np.swapaxes(a, -1, -2)) + spread((n, n)))
         return v[..., -1:] ** 2 * w[..., None, -1:]
+    if name == "binary_math":
+        return (np.hypot(a, 1.5 + np.sin(a)) + np.logaddexp(a, np.cos(a) * c) + 0.3 * np.logaddexp2(a, -a)
+                + 0.5 * a * np.log(a * a + 1))
+    if name == "special_math":
+        u = np.tanh(a)
+        lgamma = np.vectorize(math.lgamma, otypes=[float])
+        log_ndtr = np.vectorize(lambda v: math.log(0.5 * math.erfc(-v / math.sqrt(2))), otypes=[float])
+        entr = -(a * a + 0.1) * np.log(a * a + 0.1)
+        return (lgamma(a * a + 0.5) + 0.3 * _digamma(a * a + 1) + _erfinv(0.5 * u) + _bessel_i(0, u)
+                + _bessel_i(1, u) + 0.1 * log_ndtr(a) + 0.2 * np.sinc(a) + entr)
     raise ValueError(name)
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """digamma for x >= 1: recurrence up to 10, then the asymptotic series."""
+    x = np.array(x, dtype=float)
+    acc = np.zeros_like(x)
+    while (x < 10).any():
+        low = x < 10
+        acc = acc - np.where(low, 1 / x, 0.0)
+        x = np.where(low, x + 1, x)
+    inv2 = 1 / (x * x)
+    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    return acc + np.log(x) - 0.5 / x - series
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """erfinv on (-0.9, 0.9) by Newton's method on math.erf."""
+    erf = np.vectorize(math.erf, otypes=[float])
+    x = np.zeros_like(np.asarray(y, dtype=float))
+    for _ in range(40):
+        x = x - (erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+    return x
+
+
+def _bessel_i(nu: int, x: np.ndarray) -> np.ndarray:
+    """The modified Bessel function I_nu by its power series (small |x|)."""
+    return sum((x / 2) ** (2 * k + nu) / (math.factorial(k) * math.factorial(k + nu)) for k in range(30))
 
 
 def numpy_cdist(be: Any, a: np.ndarray, p: float) -> np.ndarray:

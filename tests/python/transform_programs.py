@@ -162,6 +162,13 @@ def draw_op(rng, s):
     add("add_bcast", lambda t, c=c_last: t + c, s)
     add("rsub_div", lambda t, c=c: (c - t) / (1 + c * c), s)
     add("maximum", lambda t, c=c: torch.maximum(t, c), s)
+    add("hypot", lambda t, c=c: torch.hypot(t, 1.5 + c * c), s)
+    add("logaddexp", lambda t, c=c: torch.logaddexp(t, c) + torch.logaddexp2(c, t), s)
+    add("xlogy", lambda t, c=c: torch.xlogy(c, 1 + t * t) + torch.special.xlog1py(t, c * c), s)
+    add("gamma_family", lambda t: torch.lgamma(1 + t * t) + torch.digamma(2 + t * t)
+        + torch.polygamma(1, 1 + t * t), s)
+    add("erf_bessel", lambda t: torch.erfinv(0.5 * t.tanh()) + torch.special.i1e(1 + t * t)
+        + torch.special.log_ndtr(t) + torch.sinc(t) + torch.special.erfcx(t), s)
     # Matrix products in every form.
     w_left = weight(rng, m, s[0])
     w_right = weight(rng, s[-1], m)
