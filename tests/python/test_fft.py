@@ -86,7 +86,8 @@ def numpy_sizes(name: str, x: np.ndarray, s, axes) -> list[int] | None:
 
 SIZES_AND_DIMS = [(None, None), ((4, 6), None), ((3, -1), (0, 2)), (None, (2, 0)), ((5,), (1,)),
                   ((6, 4, 7), None)]  # fmt: skip
-ND_CASES = [(name, s, dim) for name in [*ND, "hfft2", "ihfft2", "hfftn", "ihfftn"] for s, dim in SIZES_AND_DIMS
+ND_NAMES = [*ND, "hfft2", "ihfft2", "hfftn", "ihfftn"]
+ND_CASES = [(name, s, dim) for name in ND_NAMES for s, dim in SIZES_AND_DIMS
             if not name.endswith("2") or ((s is None or len(s) == 2) and (dim is None or len(dim) == 2))]
 
 
