@@ -29,6 +29,9 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
   ``x`` in R^128 (``jacrev``, ``jacfwd``, ``vjp``, ``jvp``), ``grad`` and
   ``hessian`` of its squared norm, and per-model gradients of a small MLP
   through ``functional_call``.
+- ``fft``: ``rfft`` and the ``rfft``/``irfft`` round trip through a filter,
+  forward and forward+backward, on 1x4096, 64x1024 and 256x256 (2-D), and
+  a complex64 ``fft`` of 64x1024.
 - ``io``: checkpoints of a 64 MB state dict: ``save``, ``load``,
   ``load(mmap=True)`` and the safetensors functions.
 - ``profiler``: a 200-op elementwise chain on 16 elements, forward and
@@ -497,6 +500,32 @@ def sort_workload(torch) -> dict[str, float]:
     return out
 
 
+def fft_workload(torch) -> dict[str, float]:
+    """Real transforms: ``rfft`` then ``irfft`` along the last dim (1x4096,
+    64x1024) and ``rfft2``/``irfft2`` of 256x256, forward alone and
+    forward + backward of the round trip scaled by a filter (ms)."""
+    torch.manual_seed(0)
+    out = {}
+    for shape in ((1, 4096), (64, 1024)):
+        x = torch.randn(*shape)
+        xg = x.clone().requires_grad_()
+        w = torch.rand(shape[-1] // 2 + 1)
+        n = shape[-1]
+        tag = f"{shape[0]}x{shape[1]}"
+        out[f"rfft {tag}"] = _ms(lambda x=x: torch.fft.rfft(x), 20)
+        out[f"rfft+irfft fwd+bwd {tag}"] = _ms(
+            lambda x=xg, w=w, n=n: torch.fft.irfft(torch.fft.rfft(x) * w, n=n).pow(2).sum().backward(), 10)
+    x = torch.randn(256, 256)
+    xg = x.clone().requires_grad_()
+    w = torch.rand(256, 129)
+    out["rfft2 256x256"] = _ms(lambda: torch.fft.rfft2(x), 20)
+    out["rfft2+irfft2 fwd+bwd 256x256"] = _ms(
+        lambda: torch.fft.irfft2(torch.fft.rfft2(xg) * w, s=(256, 256)).pow(2).sum().backward(), 10)
+    z = torch.randn(64, 1024, dtype=torch.complex64)
+    out["fft complex64 64x1024"] = _ms(lambda: torch.fft.fft(z), 20)
+    return out
+
+
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
@@ -508,6 +537,7 @@ WORKLOADS = {
     "linalg": linalg_workload,
     "linalg_solvers": linalg_solvers_workload,
     "sort": sort_workload,
+    "fft": fft_workload,
     "io": io_workload,
 }
 

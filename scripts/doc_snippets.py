@@ -31,6 +31,7 @@ GUIDES = [
     "data.md",
     "optim.md",
     "func.md",
+    "fft.md",
 ]
 
 

@@ -77,7 +77,7 @@ pub use error::{Error, ErrorKind, ExternalError, Result, ScalarTypeName};
 pub use half::{bf16, f16};
 pub use ops::conv::Window;
 pub use ops::linalg::QrMode;
-pub use ops::Reduction;
+pub use ops::{FftNorm, Reduction};
 pub use pool::{num_threads, set_num_threads};
 pub use tensor::{
     broadcast_shapes, default_complex_dtype, default_dtype, result_type, set_default_dtype,

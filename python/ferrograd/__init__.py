@@ -14,6 +14,7 @@ from . import autograd as autograd
 from . import backends as backends
 from . import cuda as cuda
 from . import distributed as distributed
+from . import fft as fft
 from . import func as func
 from . import linalg as linalg
 from . import nn as nn

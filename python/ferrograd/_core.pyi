@@ -34,6 +34,9 @@ __all__ = [
     "_empty_cache",
     "_enter_dual_level",
     "_exit_dual_level",
+    "_fft_c2c",
+    "_fft_c2r",
+    "_fft_r2c",
     "_frombuffer_strided",
     "_function_apply",
     "_fw_grad",
@@ -3069,6 +3072,21 @@ def _enter_dual_level(batch: Any = ...) -> Tensor:
     dim of that size.
     """
 def _exit_dual_level(level: Any = ...) -> Tensor: ...
+def _fft_c2c(input: Tensor, dim: Any, normalization: Any, forward: Any) -> Tensor:
+    """`_fft_c2c(self, dim, normalization, forward)`: the complex transform of
+    a complex tensor over ``dim``; ``normalization`` 0 (none), 1 (by
+    ``1/sqrt(n)``) or 2 (by ``1/n``).
+    """
+def _fft_c2r(input: Tensor, dim: Any, normalization: Any, last_dim_size: Any) -> Tensor:
+    """`_fft_c2r(self, dim, normalization, last_dim_size)`: the real signal of
+    ``last_dim_size`` points along the last of ``dim`` whose half spectrum
+    (``last_dim_size // 2 + 1`` values there) ``input`` holds.
+    """
+def _fft_r2c(input: Tensor, dim: Any, normalization: Any, onesided: Any) -> Tensor:
+    """`_fft_r2c(self, dim, normalization, onesided)`: the transform of a real
+    tensor over ``dim``, the last of them halved to its non-negative
+    frequencies when ``onesided``.
+    """
 def _frombuffer_strided(buffer: Any, dtype_name: Any, offset: Any, shape: Any, strides: Any) -> Tensor:
     """`_frombuffer_strided(buffer, dtype_name, offset, shape, strides)`: a
     tensor (not a view) with that layout over `buffer`'s memory from byte

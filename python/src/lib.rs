@@ -15,6 +15,7 @@ mod decomp;
 mod dtype;
 mod elementwise;
 mod errors;
+mod fft;
 mod forward_ad;
 mod function;
 mod interop;
@@ -295,6 +296,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     decomp::register(m)?;
     spectral::register(m)?;
+    fft::register(m)?;
     lu::register(m)?;
     compose::register(m)?;
     solvers::register(m)?;

@@ -15,6 +15,8 @@
 //! * `fold`: the folds of the standard reductions (sum, prod, max/min,
 //!   argmax/argmin, all/any, count) and the kernels built on them;
 //! * `scan`: cumsum/cumprod scans and softmax rows;
+//! * `fft`: discrete Fourier transforms (complex, real-to-complex and
+//!   complex-to-real) over any dims;
 //! * `norm`: vector norms and singular values;
 //! * `copy`: dense copies and dtype casts;
 //! * `index`: the positions of nonzero elements (mask indexing, nonzero);
@@ -48,6 +50,7 @@ pub(crate) mod copy;
 pub(crate) mod decomp;
 pub(crate) mod decomp_buf;
 pub(crate) mod eig;
+pub(crate) mod fft;
 pub(crate) mod fold;
 pub(crate) mod formulas;
 pub(crate) mod fused;

@@ -15,6 +15,7 @@ mod binary;
 mod complex;
 pub mod conv;
 mod creation;
+mod fft;
 mod index;
 pub mod linalg;
 mod nn;
@@ -25,6 +26,7 @@ mod resize;
 mod shape;
 mod view;
 pub use binary::Arith;
+pub use fft::FftNorm;
 pub(crate) use view::as_strided_grad;
 
 pub use index::TensorIndex;
@@ -58,6 +60,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         linalg::eig::FORMULAS,
         linalg::ldl::FORMULAS,
         linalg::einsum::FORMULAS,
+        fft::FORMULAS,
         conv::FORMULAS,
         nn::FORMULAS,
     ];

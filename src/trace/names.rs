@@ -7,7 +7,7 @@
 /// The aten name torch gives the op that table method `raw` (spelled
 /// `aten::<method>`) implements.
 pub const fn aten_name(raw: &'static str) -> &'static str {
-    const RENAMED: [(&str, &str); 27] = [
+    const RENAMED: [(&str, &str); 30] = [
         ("aten::copied", "aten::copy_"),
         ("aten::filled", "aten::fill_"),
         ("aten::try_copy", "aten::clone"),
@@ -33,6 +33,9 @@ pub const fn aten_name(raw: &'static str) -> &'static str {
         ("aten::scatter_value", "aten::scatter"),
         ("aten::masked_fill_tensor", "aten::masked_fill"),
         ("aten::vector_norm", "aten::linalg_vector_norm"),
+        ("aten::fft_c2c", "aten::_fft_c2c"),
+        ("aten::fft_r2c", "aten::_fft_r2c"),
+        ("aten::fft_c2r", "aten::_fft_c2r"),
         ("aten::undefined_grad", "autograd::undefined_grad"),
         ("aten::delayed_error_aliases", "autograd::delayed_error"),
     ];

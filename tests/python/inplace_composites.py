@@ -17,7 +17,8 @@ from linalg_reference import expm, householder_product, spread
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
     "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
-    "matrix_exp", "eig", "householder_product", "lobpcg", "order_stat", "fused_add",
+    "matrix_exp", "eig", "householder_product", "lobpcg", "order_stat", "fused_add", "fft_filter",
+    "binary_math", "special_math",
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
@@ -26,7 +27,7 @@ OP_NDIMS = {
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
     "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3), "pinv": (2, 3),
     "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3), "lobpcg": (2, 3),
-    "fused_add": (2, 3),
+    "fused_add": (2, 3), "fft_filter": (1, 2, 3),
 }  # fmt: skip
 # The composites whose results are column-major matrices, as torch's and
 # ferrograd's LAPACK-style linalg results are.
@@ -153,7 +154,16 @@ def torch_composite(T: Any, name: str, a: Any, c: float) -> Any:
         S = T.special
         return (T.lgamma(a * a + 0.5) + 0.3 * T.digamma(a * a + 1) + T.erfinv(0.5 * u) + T.i0(u) + S.i1(u)
                 + 0.1 * S.log_ndtr(a) + 0.2 * T.sinc(a) + S.entr(a * a + 0.1))
+    if name == "fft_filter":
+        # The slot filtered along its last dim through the half spectrum.
+        weights = T.tensor(fft_weights(a.shape[-1], c), dtype=a.dtype)
+        return T.fft.irfft(T.fft.rfft(a) * weights, n=a.shape[-1])
     raise ValueError(name)
+
+
+def fft_weights(n: int, c: float) -> np.ndarray:
+    """The filter of ``fft_filter``: one weight per non-negative frequency."""
+    return 1.0 / (1.0 + np.arange(n // 2 + 1)) + 0.25 * c
 
 
 def numpy_composite(be: Any, name: str, a: np.ndarray, c: float) -> np.ndarray:
@@ -168,6 +178,9 @@ def numpy_composite(be: Any, name: str, a: np.ndarray, c: float) -> np.ndarray:
     if name == "fused_add":
         v = np.sin(a[..., 0, :])
         return c * a[..., 0] + 0.5 * a @ v if a.ndim == 2 else c * a[..., :1] + 0.5 * a @ v[..., None]
+    if name == "fft_filter":
+        n = a.shape[-1]
+        return np.fft.irfft(np.fft.rfft(a) * fft_weights(n, c), n=n)
     if name == "tensordot":
         return np.tensordot(a, np.sin(a), axes=([0], [0]))
     if name == "block_diag":

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 MODULES = [
-    "ferrograd", "ferrograd.linalg", "ferrograd.special", "ferrograd.nn", "ferrograd.nn.functional",
-    "ferrograd.nn.init",
+    "ferrograd", "ferrograd.linalg", "ferrograd.special", "ferrograd.fft", "ferrograd.nn",
+    "ferrograd.nn.functional", "ferrograd.nn.init",
     "ferrograd.autograd", "ferrograd.autograd.functional", "ferrograd.autograd.forward_ad",
     "ferrograd.autograd.graph", "ferrograd.autograd.gradcheck", "ferrograd.autograd.profiler",
     "ferrograd.func", "ferrograd.optim", "ferrograd.optim.lr_scheduler", "ferrograd.optim.swa_utils",
@@ -171,8 +171,9 @@ FUNCTION_MODULES = [
     "ferrograd.autograd", "ferrograd.autograd.function", "ferrograd.autograd.functional",
     "ferrograd.autograd.forward_ad", "ferrograd.autograd.graph", "ferrograd.autograd.gradcheck",
     "ferrograd.autograd.anomaly_mode", "ferrograd.autograd.grad_mode", "ferrograd.autograd.profiler",
-    "ferrograd.autograd.profiler_util", "ferrograd.profiler", "ferrograd.linalg", "ferrograd.nn.functional",
-    "ferrograd.nn.init", "ferrograd.func", "ferrograd.serialization", "ferrograd.special",
+    "ferrograd.autograd.profiler_util", "ferrograd.profiler", "ferrograd.linalg", "ferrograd.fft",
+    "ferrograd.nn.functional", "ferrograd.nn.init", "ferrograd.func", "ferrograd.serialization",
+    "ferrograd.special",
 ]  # fmt: skip
 
 

@@ -9,7 +9,8 @@ lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
 phase-free sums over eig's pairs, tensorinv, tensorsolve,
 householder_product, vecdot, vander, cross, matrix_power, cond, multi_dot, and
 the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
-cartesian_prod, chain_matmul and embedding bags) applied
+cartesian_prod, chain_matmul and embedding bags, and Fourier filters and
+power spectra) applied
 to a vector or a square matrix in float64,
 with constants drawn from the seed. ``check_program`` runs every
 composition of ``ferrograd.func``'s transforms (and
@@ -141,6 +142,11 @@ def _eig_phasefree(t):
     return ((v * v.conj()).real * w.real.unsqueeze(-2).tanh()).sum(-1)
 
 
+def power_spectrum(z):
+    """``|z|^2`` of a complex tensor, smooth where ``z`` is 0 (unlike ``abs``)."""
+    return (z * z.conj()).real
+
+
 def draw_op(rng, s):
     """One op applicable to shape ``s`` (1-d or 2-d): ``(name, fn, out_shape)``."""
     d = len(s)
@@ -169,6 +175,18 @@ def draw_op(rng, s):
         + torch.polygamma(1, 1 + t * t), s)
     add("erf_bessel", lambda t: torch.erfinv(0.5 * t.tanh()) + torch.special.i1e(1 + t * t)
         + torch.special.log_ndtr(t) + torch.sinc(t) + torch.special.erfcx(t), s)
+    # Fourier transforms: a filter through the half spectrum along the last
+    # dim (and the Hermitian pair), the power spectrum along a dim, and a
+    # 2-D filter.
+    nf = s[-1]
+    filt = torch.tensor(rng.uniform(0.5, 1.5, nf // 2 + 1), dtype=DT)
+    add("fft.rfft_filter", lambda t, f=filt, n=nf: torch.fft.irfft(torch.fft.rfft(t) * f, n=n), s)
+    add("fft.ihfft_filter",
+        lambda t, f=filt, n=nf: torch.fft.hfft(torch.fft.ihfft(t) * f, n=n, norm="forward"), s)
+    add("fft.power", lambda t, dd=k: power_spectrum(torch.fft.fft(t, dim=dd, norm="ortho")), s)
+    if d == 2:
+        filt2 = torch.tensor(rng.uniform(0.5, 1.5, (s[0], nf // 2 + 1)), dtype=DT)
+        add("fft.rfft2_filter", lambda t, f=filt2, sh=s: torch.fft.irfft2(torch.fft.rfft2(t) * f, s=sh), s)
     # Matrix products in every form.
     w_left = weight(rng, m, s[0])
     w_right = weight(rng, s[-1], m)
@@ -461,7 +479,8 @@ def extra_ops(rng, s, k, add):
         add("cov", lambda t: torch.cov(t), (r, r))
         aw = torch.tensor(rng.uniform(0.5, 1.5, c), dtype=DT)
         add("cov_aweights", lambda t, w=aw: torch.cov(t, aweights=w, correction=0), (r, r))
-        if c >= 3:
+        if c >= 3 and r >= 2:
+            # One variable has a constant coefficient (0/0 when its row is constant).
             add("corrcoef", lambda t: torch.corrcoef(t), (r, r))
         add("renorm", lambda t, dd=k: torch.renorm(t, 2, dd, 0.8), s)
         add("renorm_", lambda t: (t * 1.0).renorm_(1.5, 0, 1.0), s)
