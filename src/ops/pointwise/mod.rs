@@ -312,12 +312,15 @@ mod tests {
 
     #[test]
     fn every_pointwise_row_batches_and_has_a_batched_forward() {
-        let tables: [&[FormulaRow]; 5] = [
+        let tables: [&[FormulaRow]; 8] = [
             super::FORMULAS_ARITH,
             super::FORMULAS_TERNARY,
             super::FORMULAS_UNARY_FLOAT,
             super::FORMULAS_UNARY_NUM,
             super::FORMULAS_UNARY_ROUND,
+            super::FORMULAS_BINARY_FLOAT,
+            super::FORMULAS_UNARY_SPECIAL,
+            super::FORMULAS_SPECIAL_PARAM,
         ];
         for row in tables.iter().flat_map(|t| t.iter()) {
             assert_eq!(row.batched, BatchedRule::Broadcast, "{}", row.op);
@@ -331,7 +334,7 @@ mod tests {
             );
         }
         let ops: Vec<&str> = tables.iter().flat_map(|t| t.iter().map(|r| r.op)).collect();
-        assert_eq!(ops.len(), 12 + 5 + 25 + 8 + 2);
+        assert_eq!(ops.len(), 12 + 5 + 30 + 8 + 2 + 9 + 8 + 1);
         assert!(ops.contains(&"sqrt") && ops.contains(&"relu") && ops.contains(&"clamp_recorded"));
     }
 }
