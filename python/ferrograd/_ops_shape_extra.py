@@ -239,9 +239,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     n = input.numel()
     if not with_replacement and r > n:
         return _fg.empty(0, r, dtype=input.dtype)
-    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
-    if count * r > _MAX_EMPTY_SECTIONS * 64:
-        raise RuntimeError(f"combinations: {count} combinations of {r} elements are more than can be made")
+    if (math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)) * r > _MAX_EMPTY_SECTIONS * 64:
+        raise RuntimeError(f"combinations: too many combinations of {r} of {n} elements to make")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = list(pick(range(n), r))
     index = _fg.tensor(rows, dtype=_fg.int64).reshape(len(rows), r)
