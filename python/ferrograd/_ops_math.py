@@ -241,20 +241,21 @@ def nan_to_num(
     return _finish(fill, out)
 
 
-def _fmax_fmin(name: str, input: Tensor | _Number, other: Tensor | _Number, keep_first: Callable) -> Tensor:
-    a, b = _tensor(input), _tensor(other)
-    if a.is_complex() or b.is_complex():
-        raise RuntimeError(f"{name} not implemented for complex tensors.")
-    dtype = _fg.result_type(a, b)
-    a, b = a.to(dtype), b.to(dtype)
-    # The first operand wins where it is the max (min) or the second is NaN.
-    return _fg.where(keep_first(a, b) | b.isnan(), a, b)
+def _fmax_fmin(name: str, word: str, keep_first: Callable, result: str):
+    """``fmax``/``fmin``: the first operand wins where ``keep_first`` holds or the second is NaN."""
 
+    def op(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
+        a, b = _tensor(input), _tensor(other)
+        if a.is_complex() or b.is_complex():
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        dtype = _fg.result_type(a, b)
+        a, b = a.to(dtype), b.to(dtype)
+        return _finish(_fg.where(keep_first(a, b) | b.isnan(), a, b), out)
 
-def fmax(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """fmax(input, other, *, out=None) -> Tensor
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, other, *, out=None) -> Tensor
 
-    The larger of each pair of elements, ignoring NaN: where exactly one is
+    The {word} of each pair of elements, ignoring NaN: where exactly one is
     NaN the other is taken (NaN only where both are). The gradient goes to
     ``input`` at ties.
 
@@ -265,30 +266,14 @@ def fmax(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None
 
     Example:
         >>> nan = np.nan
-        >>> ferrograd.fmax(ferrograd.tensor([1.0, nan, 3.0]), ferrograd.tensor([2.0, 2.0, nan]))
-        tensor([2., 2., 3.])
+        >>> ferrograd.{name}(ferrograd.tensor([1.0, nan, 3.0]), ferrograd.tensor([2.0, 2.0, nan]))
+        {result}
     """
-    return _finish(_fmax_fmin("fmax", input, other, lambda a, b: a >= b), out)
+    return op
 
 
-def fmin(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """fmin(input, other, *, out=None) -> Tensor
-
-    The smaller of each pair of elements, ignoring NaN: where exactly one is
-    NaN the other is taken (NaN only where both are). The gradient goes to
-    ``input`` at ties.
-
-    Args:
-        input (Tensor or Number): the first operand.
-        other (Tensor or Number): the second operand.
-        out (Tensor, optional): a tensor of the result's shape that receives the result.
-
-    Example:
-        >>> nan = np.nan
-        >>> ferrograd.fmin(ferrograd.tensor([1.0, nan, 3.0]), ferrograd.tensor([2.0, 2.0, nan]))
-        tensor([1., 2., 3.])
-    """
-    return _finish(_fmax_fmin("fmin", input, other, lambda a, b: a <= b), out)
+fmax = _fmax_fmin("fmax", "larger", lambda a, b: a >= b, "tensor([2., 2., 3.])")
+fmin = _fmax_fmin("fmin", "smaller", lambda a, b: a <= b, "tensor([1., 2., 3.])")
 
 
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -247,92 +247,68 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return input[index]
 
 
-def _triangle_indices(row: int, col: int, offset: int, dtype: _dtype | None, upper: bool) -> Tensor:
-    if row < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}")
-    if col < 0:
-        raise RuntimeError(f"col must be non-negative, got{col}")
-    dtype = _fg.int64 if dtype is None else dtype
-    if dtype not in (_fg.int64, _fg.int32):
-        name = "triu_indices" if upper else "tril_indices"
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_type(dtype)}'")
-    r = _fg.arange(row, dtype=_fg.int64).unsqueeze(1)
-    c = _fg.arange(col, dtype=_fg.int64).unsqueeze(0)
-    inside = (c - r >= offset) if upper else (c - r <= offset)
-    rr, cc = r.expand(row, col)[inside], c.expand(row, col)[inside]
-    return _fg.stack([rr, cc]).to(dtype)
+def _triangle_indices(upper: bool, example: str, result: str):
+    """``tril_indices``/``triu_indices``: the coordinates of one triangle of a matrix."""
+    name, part, where, other_side = (
+        ("triu_indices", "upper", "above", "negative below")
+        if upper
+        else ("tril_indices", "lower", "below", "positive above")
+    )
 
+    def op(
+        row: int,
+        col: int,
+        offset: int = 0,
+        *,
+        dtype: _dtype | None = None,
+        layout: Any = None,
+        device: Any = None,
+        pin_memory: bool | None = False,
+    ) -> Tensor:
+        del layout, pin_memory
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"ferrograd has no device '{device}': only 'cpu' is supported")
+        if row < 0:
+            raise RuntimeError(f"row must be non-negative, got{row}")
+        if col < 0:
+            raise RuntimeError(f"col must be non-negative, got{col}")
+        dtype = _fg.int64 if dtype is None else dtype
+        if dtype not in (_fg.int64, _fg.int32):
+            raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_type(dtype)}'")
+        r = _fg.arange(row, dtype=_fg.int64).unsqueeze(1)
+        c = _fg.arange(col, dtype=_fg.int64).unsqueeze(0)
+        inside = (c - r >= offset) if upper else (c - r <= offset)
+        rr, cc = r.expand(row, col)[inside], c.expand(row, col)[inside]
+        return _fg.stack([rr, cc]).to(dtype)
 
-def tril_indices(
-    row: int,
-    col: int,
-    offset: int = 0,
-    *,
-    dtype: _dtype | None = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: bool | None = False,
-) -> Tensor:
-    """tril_indices(row, col, offset=0, *, dtype=ferrograd.long, layout=None, device=None, pin_memory=False)
+    op.__name__ = op.__qualname__ = name
+    signature = "(row, col, offset=0, *, dtype=ferrograd.long, layout=None, device=None, pin_memory=False)"
+    op.__doc__ = f"""{name}{signature}
 
-    The coordinates of the lower triangle (on and below diagonal
+    The coordinates of the {part} triangle (on and {where} diagonal
     ``offset``) of a ``row x col`` matrix, row by row, as a ``2 x N``
     tensor: row indices, then column indices.
 
     Args:
         row (int): the number of rows.
         col (int): the number of columns.
-        offset (int): the diagonal bounding the triangle (positive above the main one).
+        offset (int): the diagonal bounding the triangle ({other_side} the main one).
         dtype (ferrograd.dtype, optional): ``int64`` (default) or ``int32``.
         layout: accepted for torch compatibility (strided only).
         device: accepted for torch compatibility (CPU only).
         pin_memory (bool): accepted for torch compatibility.
 
     Example:
-        >>> ferrograd.tril_indices(3, 3)
-        tensor([[0, 1, 1, 2, 2, 2],
-                [0, 0, 1, 0, 1, 2]])
+        >>> ferrograd.{name}({example})
+        {result}
     """
-    del layout, pin_memory
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"ferrograd has no device '{device}': only 'cpu' is supported")
-    return _triangle_indices(row, col, offset, dtype, upper=False)
+    return op
 
 
-def triu_indices(
-    row: int,
-    col: int,
-    offset: int = 0,
-    *,
-    dtype: _dtype | None = None,
-    layout: Any = None,
-    device: Any = None,
-    pin_memory: bool | None = False,
-) -> Tensor:
-    """triu_indices(row, col, offset=0, *, dtype=ferrograd.long, layout=None, device=None, pin_memory=False)
-
-    The coordinates of the upper triangle (on and above diagonal
-    ``offset``) of a ``row x col`` matrix, row by row, as a ``2 x N``
-    tensor: row indices, then column indices.
-
-    Args:
-        row (int): the number of rows.
-        col (int): the number of columns.
-        offset (int): the diagonal bounding the triangle (negative below the main one).
-        dtype (ferrograd.dtype, optional): ``int64`` (default) or ``int32``.
-        layout: accepted for torch compatibility (strided only).
-        device: accepted for torch compatibility (CPU only).
-        pin_memory (bool): accepted for torch compatibility.
-
-    Example:
-        >>> ferrograd.triu_indices(2, 3, 1)
-        tensor([[0, 0, 1],
-                [1, 2, 2]])
-    """
-    del layout, pin_memory
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"ferrograd has no device '{device}': only 'cpu' is supported")
-    return _triangle_indices(row, col, offset, dtype, upper=True)
+tril_indices = _triangle_indices(
+    False, "3, 3", "tensor([[0, 1, 1, 2, 2, 2],\n                [0, 0, 1, 0, 1, 2]])"
+)
+triu_indices = _triangle_indices(True, "2, 3, 1", "tensor([[0, 0, 1],\n                [1, 2, 2]])")
 
 
 # ---------------------------------------------------------------------------

@@ -32,16 +32,18 @@ __all__ = [
 _Number = float | int | bool
 
 
-def _out(fn_name: str, doc_call: str, summary: str, example: str, result: str):
-    """A one-input function of the core's ``Tensor`` method ``fn_name``."""
+_NONDIFF = " Not differentiable (as in torch): the result never requires grad."
+
+
+def _out(fn_name: str, name: str, summary: str, example: str, result: str):
+    """The one-input function ``name`` of the core's ``Tensor`` method ``fn_name``."""
     impl = getattr(Tensor, fn_name)
-    name = doc_call.split("(")[0]
 
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return _finish(impl(_input(input, name)), out)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"""{doc_call} -> Tensor
+    op.__doc__ = f"""{name}(input, *, out=None) -> Tensor
 
     {summary}
 
@@ -56,86 +58,156 @@ def _out(fn_name: str, doc_call: str, summary: str, example: str, result: str):
     return op
 
 
-expit = _out("sigmoid", "expit(input, *, out=None)", "The logistic sigmoid ``1 / (1 + exp(-x))``.",
-             "[-1.0, 0.0, 2.0]", "tensor([0.2689, 0.5000, 0.8808])")
-exp2 = _out("exp2", "exp2(input, *, out=None)", "``2 ** x`` for each element.", "[0.0, 3.0]",
-            "tensor([1., 8.])")
-expm1 = _out("expm1", "expm1(input, *, out=None)", "``exp(x) - 1``, accurate for small ``x``.",
-             "[1e-10, 1.0]", "tensor([1.0000e-10, 1.7183e+00])")
-log1p = _out("log1p", "log1p(input, *, out=None)", "``log(1 + x)``, accurate for small ``x``.",
-             "[1e-10, 1.0]", "tensor([1.0000e-10, 6.9315e-01])")
-erf = _out("erf", "erf(input, *, out=None)", "The error function.", "[0.0, 1.0]", "tensor([0.0000, 0.8427])")
-erfc = _out("erfc", "erfc(input, *, out=None)", "The complementary error function ``1 - erf(x)``.",
-            "[0.0, 3.0]", "tensor([1.0000e+00, 2.2090e-05])")
-gammaln = _out("lgamma", "gammaln(input, *, out=None)",
-               "``log|gamma(x)|``, the logarithm of the absolute value of the gamma function.",
-               "[0.5, 3.0]", "tensor([0.5724, 0.6931])")
-digamma = _out("digamma", "digamma(input, *, out=None)",
-               "The digamma function, the logarithmic derivative of gamma (``-inf`` at 0).",
-               "[1.0, 0.5]", "tensor([-0.5772, -1.9635])")
-psi = _out("digamma", "psi(input, *, out=None)", "Alias for :func:`ferrograd.special.digamma`.",
-           "[1.0, 0.5]", "tensor([-0.5772, -1.9635])")
-erfinv = _out("erfinv", "erfinv(input, *, out=None)",
-              "The inverse error function: ``erf(erfinv(y)) = y`` on ``(-1, 1)``.",
-              "[0.0, 0.5]", "tensor([0.0000, 0.4769])")
-erfcx = _out("_special_erfcx", "erfcx(input, *, out=None)",
-             "The scaled complementary error function ``exp(x ** 2) * erfc(x)``, finite for large ``x``.",
-             "[0.0, 30.0]", "tensor([1.0000, 0.0188])")
-ndtri = _out("_special_ndtri", "ndtri(input, *, out=None)",
-             "The inverse of :func:`ndtr`: the argument below which a standard normal variable has "
-             "probability ``p``.", "[0.5, 0.975]", "tensor([0.0000, 1.9600])")
-log_ndtr = _out("_special_log_ndtr", "log_ndtr(input, *, out=None)",
-                "The logarithm of the standard normal CDF, accurate far into the lower tail.",
-                "[0.0, -40.0]", "tensor([-6.9315e-01, -8.0461e+02])")
-i0 = _out("i0", "i0(input, *, out=None)", "The modified Bessel function of the first kind of order 0.",
-          "[0.0, 1.0]", "tensor([1.0000, 1.2661])")
-i0e = _out("_special_i0e", "i0e(input, *, out=None)",
-           "The exponentially scaled modified Bessel function of order 0, ``exp(-|x|) * i0(x)``.",
-           "[0.0, 1.0]", "tensor([1.0000, 0.4658])")
-i1 = _out("_special_i1", "i1(input, *, out=None)",
-          "The modified Bessel function of the first kind of order 1.",
-          "[0.0, 1.0]", "tensor([0.0000, 0.5652])")
-i1e = _out("_special_i1e", "i1e(input, *, out=None)",
-           "The exponentially scaled modified Bessel function of order 1, ``exp(-|x|) * i1(x)``.",
-           "[0.0, 1.0]", "tensor([0.0000, 0.2079])")
-_NONDIFF = " Not differentiable (as in torch): the result never requires grad."
-bessel_j0 = _out("_special_bessel_j0", "bessel_j0(input, *, out=None)",
-                 "The Bessel function of the first kind of order 0." + _NONDIFF,
-                 "[0.0, 1.0]", "tensor([1.0000, 0.7652])")
-bessel_j1 = _out("_special_bessel_j1", "bessel_j1(input, *, out=None)",
-                 "The Bessel function of the first kind of order 1." + _NONDIFF,
-                 "[0.0, 1.0]", "tensor([0.0000, 0.4401])")
-bessel_y0 = _out("_special_bessel_y0", "bessel_y0(input, *, out=None)",
-                 "The Bessel function of the second kind of order 0 (``-inf`` at 0, NaN below)." + _NONDIFF,
-                 "[1.0, 2.0]", "tensor([0.0883, 0.5104])")
-bessel_y1 = _out("_special_bessel_y1", "bessel_y1(input, *, out=None)",
-                 "The Bessel function of the second kind of order 1 (``-inf`` at 0, NaN below)." + _NONDIFF,
-                 "[1.0, 2.0]", "tensor([-0.7812, -0.1070])")
-modified_bessel_i0 = _out("_special_modified_bessel_i0", "modified_bessel_i0(input, *, out=None)",
-                          "The modified Bessel function of the first kind of order 0." + _NONDIFF,
-                          "[0.0, 1.0]", "tensor([1.0000, 1.2661])")
-modified_bessel_i1 = _out("_special_modified_bessel_i1", "modified_bessel_i1(input, *, out=None)",
-                          "The modified Bessel function of the first kind of order 1." + _NONDIFF,
-                          "[0.0, 1.0]", "tensor([0.0000, 0.5652])")
-modified_bessel_k0 = _out("_special_modified_bessel_k0", "modified_bessel_k0(input, *, out=None)",
-                          "The modified Bessel function of the second kind of order 0." + _NONDIFF,
-                          "[1.0, 2.0]", "tensor([0.4210, 0.1139])")
-modified_bessel_k1 = _out("_special_modified_bessel_k1", "modified_bessel_k1(input, *, out=None)",
-                          "The modified Bessel function of the second kind of order 1." + _NONDIFF,
-                          "[1.0, 2.0]", "tensor([0.6019, 0.1399])")
-scaled_modified_bessel_k0 = _out(
-    "_special_scaled_modified_bessel_k0", "scaled_modified_bessel_k0(input, *, out=None)",
-    "``exp(x) * K0(x)``, the scaled modified Bessel function of the second kind of order 0." + _NONDIFF,
-    "[1.0, 2.0]", "tensor([1.1445, 0.8416])")
-scaled_modified_bessel_k1 = _out(
-    "_special_scaled_modified_bessel_k1", "scaled_modified_bessel_k1(input, *, out=None)",
-    "``exp(x) * K1(x)``, the scaled modified Bessel function of the second kind of order 1." + _NONDIFF,
-    "[1.0, 2.0]", "tensor([1.6362, 1.0335])")
-airy_ai = _out("_special_airy_ai", "airy_ai(input, *, out=None)", "The Airy function Ai." + _NONDIFF,
-               "[0.0, -2.0]", "tensor([0.3550, 0.2274])")
-spherical_bessel_j0 = _out("_special_spherical_bessel_j0", "spherical_bessel_j0(input, *, out=None)",
-                           "The spherical Bessel function of the first kind of order 0, ``sin(x) / x``."
-                           + _NONDIFF, "[0.0, 1.0]", "tensor([1.0000, 0.8415])")
+def _nondiff(fn_name: str, name: str, summary: str, example: str, result: str):
+    """:func:`_out` for a function torch does not differentiate (its doc says so)."""
+    return _out(fn_name, name, summary + _NONDIFF, example, result)
+
+
+expit = _out(
+    "sigmoid", "expit",
+    "The logistic sigmoid ``1 / (1 + exp(-x))``.",
+    "[-1.0, 0.0, 2.0]", "tensor([0.2689, 0.5000, 0.8808])",
+)
+exp2 = _out(
+    "exp2", "exp2",
+    "``2 ** x`` for each element.",
+    "[0.0, 3.0]", "tensor([1., 8.])",
+)
+expm1 = _out(
+    "expm1", "expm1",
+    "``exp(x) - 1``, accurate for small ``x``.",
+    "[1e-10, 1.0]", "tensor([1.0000e-10, 1.7183e+00])",
+)
+log1p = _out(
+    "log1p", "log1p",
+    "``log(1 + x)``, accurate for small ``x``.",
+    "[1e-10, 1.0]", "tensor([1.0000e-10, 6.9315e-01])",
+)
+erf = _out(
+    "erf", "erf",
+    "The error function.",
+    "[0.0, 1.0]", "tensor([0.0000, 0.8427])",
+)
+erfc = _out(
+    "erfc", "erfc",
+    "The complementary error function ``1 - erf(x)``.",
+    "[0.0, 3.0]", "tensor([1.0000e+00, 2.2090e-05])",
+)
+gammaln = _out(
+    "lgamma", "gammaln",
+    "``log|gamma(x)|``, the logarithm of the absolute value of the gamma function.",
+    "[0.5, 3.0]", "tensor([0.5724, 0.6931])",
+)
+digamma = _out(
+    "digamma", "digamma",
+    "The digamma function, the logarithmic derivative of gamma (``-inf`` at 0).",
+    "[1.0, 0.5]", "tensor([-0.5772, -1.9635])",
+)
+psi = _out(
+    "digamma", "psi",
+    "Alias for :func:`ferrograd.special.digamma`.",
+    "[1.0, 0.5]", "tensor([-0.5772, -1.9635])",
+)
+erfinv = _out(
+    "erfinv", "erfinv",
+    "The inverse error function: ``erf(erfinv(y)) = y`` on ``(-1, 1)``.",
+    "[0.0, 0.5]", "tensor([0.0000, 0.4769])",
+)
+erfcx = _out(
+    "_special_erfcx", "erfcx",
+    "The scaled complementary error function ``exp(x ** 2) * erfc(x)``, finite for large ``x``.",
+    "[0.0, 30.0]", "tensor([1.0000, 0.0188])",
+)
+ndtri = _out(
+    "_special_ndtri", "ndtri",
+    "The inverse of :func:`ndtr`: the point below which a standard normal has probability ``p``.",
+    "[0.5, 0.975]", "tensor([0.0000, 1.9600])",
+)
+log_ndtr = _out(
+    "_special_log_ndtr", "log_ndtr",
+    "The logarithm of the standard normal CDF, accurate far into the lower tail.",
+    "[0.0, -40.0]", "tensor([-6.9315e-01, -8.0461e+02])",
+)
+i0 = _out(
+    "i0", "i0",
+    "The modified Bessel function of the first kind of order 0.",
+    "[0.0, 1.0]", "tensor([1.0000, 1.2661])",
+)
+i0e = _out(
+    "_special_i0e", "i0e",
+    "The exponentially scaled modified Bessel function of order 0, ``exp(-|x|) * i0(x)``.",
+    "[0.0, 1.0]", "tensor([1.0000, 0.4658])",
+)
+i1 = _out(
+    "_special_i1", "i1",
+    "The modified Bessel function of the first kind of order 1.",
+    "[0.0, 1.0]", "tensor([0.0000, 0.5652])",
+)
+i1e = _out(
+    "_special_i1e", "i1e",
+    "The exponentially scaled modified Bessel function of order 1, ``exp(-|x|) * i1(x)``.",
+    "[0.0, 1.0]", "tensor([0.0000, 0.2079])",
+)
+bessel_j0 = _nondiff(
+    "_special_bessel_j0", "bessel_j0",
+    "The Bessel function of the first kind of order 0.",
+    "[0.0, 1.0]", "tensor([1.0000, 0.7652])",
+)
+bessel_j1 = _nondiff(
+    "_special_bessel_j1", "bessel_j1",
+    "The Bessel function of the first kind of order 1.",
+    "[0.0, 1.0]", "tensor([0.0000, 0.4401])",
+)
+bessel_y0 = _nondiff(
+    "_special_bessel_y0", "bessel_y0",
+    "The Bessel function of the second kind of order 0 (``-inf`` at 0, NaN below).",
+    "[1.0, 2.0]", "tensor([0.0883, 0.5104])",
+)
+bessel_y1 = _nondiff(
+    "_special_bessel_y1", "bessel_y1",
+    "The Bessel function of the second kind of order 1 (``-inf`` at 0, NaN below).",
+    "[1.0, 2.0]", "tensor([-0.7812, -0.1070])",
+)
+modified_bessel_i0 = _nondiff(
+    "_special_modified_bessel_i0", "modified_bessel_i0",
+    "The modified Bessel function of the first kind of order 0.",
+    "[0.0, 1.0]", "tensor([1.0000, 1.2661])",
+)
+modified_bessel_i1 = _nondiff(
+    "_special_modified_bessel_i1", "modified_bessel_i1",
+    "The modified Bessel function of the first kind of order 1.",
+    "[0.0, 1.0]", "tensor([0.0000, 0.5652])",
+)
+modified_bessel_k0 = _nondiff(
+    "_special_modified_bessel_k0", "modified_bessel_k0",
+    "The modified Bessel function of the second kind of order 0.",
+    "[1.0, 2.0]", "tensor([0.4210, 0.1139])",
+)
+modified_bessel_k1 = _nondiff(
+    "_special_modified_bessel_k1", "modified_bessel_k1",
+    "The modified Bessel function of the second kind of order 1.",
+    "[1.0, 2.0]", "tensor([0.6019, 0.1399])",
+)
+scaled_modified_bessel_k0 = _nondiff(
+    "_special_scaled_modified_bessel_k0", "scaled_modified_bessel_k0",
+    "``exp(x) * K0(x)``, the scaled modified Bessel function of the second kind of order 0.",
+    "[1.0, 2.0]", "tensor([1.1445, 0.8416])",
+)
+scaled_modified_bessel_k1 = _nondiff(
+    "_special_scaled_modified_bessel_k1", "scaled_modified_bessel_k1",
+    "``exp(x) * K1(x)``, the scaled modified Bessel function of the second kind of order 1.",
+    "[1.0, 2.0]", "tensor([1.6362, 1.0335])",
+)
+airy_ai = _nondiff(
+    "_special_airy_ai", "airy_ai",
+    "The Airy function Ai.",
+    "[0.0, -2.0]", "tensor([0.3550, 0.2274])",
+)
+spherical_bessel_j0 = _nondiff(
+    "_special_spherical_bessel_j0", "spherical_bessel_j0",
+    "The spherical Bessel function of the first kind of order 0, ``sin(x) / x``.",
+    "[0.0, 1.0]", "tensor([1.0000, 0.8415])",
+)
 
 
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
@@ -246,9 +318,8 @@ def xlog1py(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | N
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
     """logit(input, eps=None, *, out=None) -> Tensor
 
-    The log-odds ``log(p / (1 - p))`` of each element. With ``eps``,
-    elements are first clamped to ``[eps, 1 - eps]`` (and the gradient is 0
-    outside that range); without it, elements outside ``[0, 1]`` give NaN.
+    Alias for :func:`ferrograd.logit`: the log-odds, clamped to
+    ``[eps, 1 - eps]`` first when ``eps`` is given.
 
     Args:
         input (Tensor): probabilities.
@@ -256,10 +327,10 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
         out (Tensor, optional): a tensor of the result's shape that receives the result.
 
     Example:
-        >>> ferrograd.special.logit(ferrograd.tensor([0.5, 0.75, 1.0], dtype=ferrograd.float64), eps=1e-6)
-        tensor([ 0.0000,  1.0986, 13.8155], dtype=ferrograd.float64)
+        >>> ferrograd.special.logit(ferrograd.tensor([0.5, 0.75]))
+        tensor([0.0000, 1.0986])
     """
-    return _finish(_input(input, "logit").logit(eps), out)
+    return _fg.logit(input, eps, out=out)
 
 
 def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -367,27 +438,17 @@ def zeta(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None
     return _finish(_tensor(input)._special_zeta(other), out)
 
 
-def gammainc(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """gammainc(input, other, *, out=None) -> Tensor
+def _igamma_alias(name: str, target: str, example: str, result: str):
+    """torch.special's name ``name`` for the regularized incomplete gamma function ``target``."""
+    impl = getattr(_fg, target)
 
-    Alias for :func:`ferrograd.igamma`.
+    def op(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
+        return impl(input, other, out=out)
 
-    Args:
-        input (Tensor or Number): the shape parameter ``a``.
-        other (Tensor or Number): the argument ``x``.
-        out (Tensor, optional): a tensor of the result's shape that receives the result.
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, other, *, out=None) -> Tensor
 
-    Example:
-        >>> ferrograd.special.gammainc(ferrograd.tensor([1.0]), ferrograd.tensor([1.0]))
-        tensor([0.6321])
-    """
-    return _fg.igamma(input, other, out=out)
-
-
-def gammaincc(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """gammaincc(input, other, *, out=None) -> Tensor
-
-    Alias for :func:`ferrograd.igammac`.
+    Alias for :func:`ferrograd.{target}`.
 
     Args:
         input (Tensor or Number): the shape parameter ``a``.
@@ -395,10 +456,14 @@ def gammaincc(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor |
         out (Tensor, optional): a tensor of the result's shape that receives the result.
 
     Example:
-        >>> ferrograd.special.gammaincc(ferrograd.tensor([1.0]), ferrograd.tensor([1.0]))
-        tensor([0.3679])
+        >>> ferrograd.special.{name}(ferrograd.tensor([1.0]), ferrograd.tensor({example}))
+        {result}
     """
-    return _fg.igammac(input, other, out=out)
+    return op
+
+
+gammainc = _igamma_alias("gammainc", "igamma", "[1.0]", "tensor([0.6321])")
+gammaincc = _igamma_alias("gammaincc", "igammac", "[1.0]", "tensor([0.3679])")
 
 
 def _polynomial(name: str, summary: str, example: str, result: str):
