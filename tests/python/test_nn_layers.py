@@ -9,20 +9,13 @@ import numpy as np
 import pytest
 from ferrograd import nn
 from ferrograd.autograd import gradcheck
+from numpy_oracle import close, npy
 
 RNG = np.random.default_rng(1234)
 
 
 def randn(*shape, dtype=torch.float64):
     return torch.tensor(RNG.standard_normal(shape), dtype=dtype)
-
-
-def npy(t):
-    return t.detach().numpy()
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(npy(a) if isinstance(a, torch.Tensor) else a, b, rtol=tol, atol=tol)
 
 
 # ---------------------------------------------------------------------------

@@ -27,20 +27,13 @@ from ferrograd.nn.utils.rnn import (
     unpack_sequence,
     unpad_sequence,
 )
+from numpy_oracle import close, npy
 
 RNG = np.random.default_rng(2024)
 
 
 def randn(*shape, dtype=torch.float64):
     return torch.tensor(RNG.standard_normal(shape), dtype=dtype)
-
-
-def npy(t):
-    return t.detach().numpy()
-
-
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(npy(a) if isinstance(a, torch.Tensor) else a, b, rtol=tol, atol=tol)
 
 
 # ---------------------------------------------------------------------------
