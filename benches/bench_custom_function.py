@@ -18,14 +18,14 @@ from ferrograd.autograd import Function
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
-        y = x.exp()
+        y = fg.exp(x)
         ctx.save_for_backward(y)
         return y
 
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g * y
+        return g.mul(y)
 
 
 class ExpSetupContext(Function):

@@ -9,6 +9,7 @@ attention from tensor ops, in ``_attention`` (the functional module has no
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import ferrograd as _fg
@@ -37,7 +38,53 @@ def _inplace_repr(inplace: bool, settings: str = "") -> str:
     return f"{settings}, inplace=True" if settings else "inplace=True"
 
 
-class Threshold(Module):
+class _Applies(Module):
+    """An activation module: ``forward`` applies ``_function`` to the input and
+    the settings named in ``_args`` (in the function's argument order). The repr
+    shows the settings named in ``_shown`` (``_args`` by default) as torch
+    prints them, ``inplace=True`` last."""
+
+    _function: Callable[..., Tensor]
+    _args: tuple[str, ...] = ()
+    _shown: tuple[str, ...] | None = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Applies this module's function with its settings."""
+        return self._function(input, *[getattr(self, a) for a in self._args])
+
+    def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
+        shown = self._args if self._shown is None else self._shown
+        values = {a: getattr(self, a) for a in shown if a != "inplace"}
+        settings = ", ".join(f"{a}={v!r}" if isinstance(v, str) else f"{a}={v}" for a, v in values.items())
+        return _inplace_repr("inplace" in shown and self.inplace, settings)
+
+
+class _AlongDim(Module):
+    """Softmax, Softmin and LogSoftmax: ``_function`` along ``dim``."""
+
+    __constants__ = ["dim"]
+    _function: Callable[..., Tensor]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Applies this module's function along ``dim``."""
+        return self._function(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
+        return f"dim={self.dim}"
+
+
+class Threshold(_Applies):
     r"""``y = x if x > threshold else value``.
 
     Args:
@@ -52,6 +99,9 @@ class Threshold(Module):
         tensor([20.0000,  0.5000])
     """
 
+    _function = staticmethod(F.threshold)
+    _args = ("threshold", "value", "inplace")
+
     __constants__ = ["threshold", "value", "inplace"]
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
@@ -60,16 +110,8 @@ class Threshold(Module):
         self.value = value
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.threshold` with this module's settings."""
-        return F.threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
-
-
-class ReLU(Module):
+class ReLU(_Applies):
     r"""``max(0, x)`` elementwise.
 
     {inplace_layer_args}
@@ -79,22 +121,17 @@ class ReLU(Module):
         tensor([0., 2.])
     """
 
+    _function = staticmethod(F.relu)
+    _args = ("inplace",)
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.relu` with this module's settings."""
-        return F.relu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace)
-
-
-class Hardtanh(Module):
+class Hardtanh(_Applies):
     r"""Clamps to ``[min_val, max_val]``.
 
     Args:
@@ -109,6 +146,9 @@ class Hardtanh(Module):
         >>> nn.Hardtanh(-2, 2)(ferrograd.tensor([-3.0, 1.0, 3.0]))
         tensor([-2.,  1.,  2.])
     """
+
+    _function = staticmethod(F.hardtanh)
+    _args = ("min_val", "max_val", "inplace")
 
     __constants__ = ["min_val", "max_val", "inplace"]
 
@@ -141,14 +181,6 @@ class Hardtanh(Module):
         if self.max_val <= self.min_val:
             raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.hardtanh` with this module's settings."""
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
-
 
 class ReLU6(Hardtanh):
     r"""``min(max(0, x), 6)``.
@@ -160,15 +192,13 @@ class ReLU6(Hardtanh):
         tensor([0., 6.])
     """
 
+    _shown = ("inplace",)
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace)
 
-
-class Sigmoid(Module):
+class Sigmoid(_Applies):
     r"""``1 / (1 + exp(-x))``.
 
     Example:
@@ -176,12 +206,11 @@ class Sigmoid(Module):
         tensor([0.5000])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.sigmoid` elementwise."""
-        return _fg.sigmoid(input)
+    _function = staticmethod(F.sigmoid)
+    _args = ()
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_Applies):
     r"""``relu6(x + 3) / 6``.
 
     {inplace_layer_args}
@@ -191,18 +220,18 @@ class Hardsigmoid(Module):
         tensor([0.5000, 1.0000])
     """
 
+    _function = staticmethod(F.hardsigmoid)
+    _args = ("inplace",)
+    _shown = ()
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.hardsigmoid` with this module's settings."""
-        return F.hardsigmoid(input, self.inplace)
 
-
-class Tanh(Module):
+class Tanh(_Applies):
     r"""Hyperbolic tangent.
 
     Example:
@@ -210,12 +239,11 @@ class Tanh(Module):
         tensor([0.])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.tanh` elementwise."""
-        return _fg.tanh(input)
+    _function = staticmethod(F.tanh)
+    _args = ()
 
 
-class SiLU(Module):
+class SiLU(_Applies):
     r"""``x * sigmoid(x)`` (swish).
 
     {inplace_layer_args}
@@ -225,22 +253,17 @@ class SiLU(Module):
         tensor([0.])
     """
 
+    _function = staticmethod(F.silu)
+    _args = ("inplace",)
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.silu` with this module's settings."""
-        return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace)
-
-
-class Mish(Module):
+class Mish(_Applies):
     r"""``x * tanh(softplus(x))``.
 
     {inplace_layer_args}
@@ -250,22 +273,17 @@ class Mish(Module):
         tensor([0.])
     """
 
+    _function = staticmethod(F.mish)
+    _args = ("inplace",)
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.mish` with this module's settings."""
-        return F.mish(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace)
-
-
-class Hardswish(Module):
+class Hardswish(_Applies):
     r"""``x * relu6(x + 3) / 6``.
 
     {inplace_layer_args}
@@ -275,18 +293,18 @@ class Hardswish(Module):
         tensor([3.])
     """
 
+    _function = staticmethod(F.hardswish)
+    _args = ("inplace",)
+    _shown = ()
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.hardswish` with this module's settings."""
-        return F.hardswish(input, self.inplace)
 
-
-class ELU(Module):
+class ELU(_Applies):
     r"""``x if x > 0 else alpha * (exp(x) - 1)``.
 
     Args:
@@ -300,6 +318,9 @@ class ELU(Module):
         tensor([1.])
     """
 
+    _function = staticmethod(F.elu)
+    _args = ("alpha", "inplace")
+
     __constants__ = ["alpha", "inplace"]
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -307,16 +328,8 @@ class ELU(Module):
         self.alpha = alpha
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.elu` with this module's settings."""
-        return F.elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
-
-
-class CELU(Module):
+class CELU(_Applies):
     r"""``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Args:
@@ -330,6 +343,9 @@ class CELU(Module):
         tensor([1.])
     """
 
+    _function = staticmethod(F.celu)
+    _args = ("alpha", "inplace")
+
     __constants__ = ["alpha", "inplace"]
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
@@ -337,16 +353,8 @@ class CELU(Module):
         self.alpha = alpha
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.celu` with this module's settings."""
-        return F.celu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
-
-
-class SELU(Module):
+class SELU(_Applies):
     r"""``scale * elu(x, alpha)`` with the self-normalising constants.
 
     {inplace_layer_args}
@@ -356,22 +364,17 @@ class SELU(Module):
         tensor([0.])
     """
 
+    _function = staticmethod(F.selu)
+    _args = ("inplace",)
+
     __constants__ = ["inplace"]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.selu` with this module's settings."""
-        return F.selu(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace)
-
-
-class GLU(Module):
+class GLU(_Applies):
     r"""Gated linear unit: splits ``dim`` in halves ``a, b`` and returns ``a * sigmoid(b)``.
 
     Args:
@@ -385,22 +388,17 @@ class GLU(Module):
         ferrograd.Size([4, 1])
     """
 
+    _function = staticmethod(F.glu)
+    _args = ("dim",)
+
     __constants__ = ["dim"]
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.glu` with this module's settings."""
-        return F.glu(input, self.dim)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"dim={self.dim}"
-
-
-class GELU(Module):
+class GELU(_Applies):
     r"""Gaussian error linear unit, exact (``approximate='none'``) or the tanh form.
 
     Args:
@@ -413,22 +411,17 @@ class GELU(Module):
         tensor([0.])
     """
 
+    _function = staticmethod(F.gelu)
+    _args = ("approximate",)
+
     __constants__ = ["approximate"]
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.gelu` with this module's settings."""
-        return F.gelu(input, approximate=self.approximate)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"approximate={self.approximate!r}"
-
-
-class LeakyReLU(Module):
+class LeakyReLU(_Applies):
     r"""``x if x >= 0 else negative_slope * x``.
 
     Args:
@@ -442,6 +435,9 @@ class LeakyReLU(Module):
         tensor([-0.1000,  2.0000])
     """
 
+    _function = staticmethod(F.leaky_relu)
+    _args = ("negative_slope", "inplace")
+
     __constants__ = ["inplace", "negative_slope"]
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
@@ -449,16 +445,8 @@ class LeakyReLU(Module):
         self.negative_slope = negative_slope
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.leaky_relu` with this module's settings."""
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
-
-
-class LogSigmoid(Module):
+class LogSigmoid(_Applies):
     r"""``log(sigmoid(x))``, computed stably.
 
     Example:
@@ -466,12 +454,11 @@ class LogSigmoid(Module):
         tensor([-0.6931])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.logsigmoid` with this module's settings."""
-        return F.logsigmoid(input)
+    _function = staticmethod(F.logsigmoid)
+    _args = ()
 
 
-class Softplus(Module):
+class Softplus(_Applies):
     r"""``log(1 + exp(beta * x)) / beta``, linear above ``threshold``.
 
     Args:
@@ -485,6 +472,9 @@ class Softplus(Module):
         tensor([0.6931])
     """
 
+    _function = staticmethod(F.softplus)
+    _args = ("beta", "threshold")
+
     __constants__ = ["beta", "threshold"]
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
@@ -492,16 +482,8 @@ class Softplus(Module):
         self.beta = beta
         self.threshold = threshold
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.softplus` with this module's settings."""
-        return F.softplus(input, self.beta, self.threshold)
 
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"beta={self.beta}, threshold={self.threshold}"
-
-
-class Softsign(Module):
+class Softsign(_Applies):
     r"""``x / (1 + |x|)``.
 
     Example:
@@ -509,9 +491,8 @@ class Softsign(Module):
         tensor([0.5000])
     """
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.softsign` with this module's settings."""
-        return F.softsign(input)
+    _function = staticmethod(F.softsign)
+    _args = ()
 
 
 class PReLU(Module):
@@ -556,7 +537,7 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Softmin(Module):
+class Softmin(_AlongDim):
     r"""``softmax(-x)`` along ``dim``.
 
     {softmax_layer_args}
@@ -566,27 +547,10 @@ class Softmin(Module):
         tensor([0.5000, 0.5000])
     """
 
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.softmin` with this module's settings."""
-        return F.softmin(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"dim={self.dim}"
+    _function = staticmethod(F.softmin)
 
 
-class Softmax(Module):
+class Softmax(_AlongDim):
     r"""``exp(x) / sum(exp(x))`` along ``dim``.
 
     {softmax_layer_args}
@@ -596,27 +560,10 @@ class Softmax(Module):
         tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
 
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.softmax` with this module's settings."""
-        return F.softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"dim={self.dim}"
+    _function = staticmethod(F.softmax)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     r"""``log(softmax(x))`` along ``dim``, computed stably.
 
     Args:
@@ -629,29 +576,7 @@ class LogSoftmax(Module):
         tensor([-0.6931, -0.6931])
     """
 
-    __constants__ = ["dim"]
-
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
-        """Applies :func:`ferrograd.nn.functional.log_softmax` with this module's settings."""
-        return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        """The settings shown in this module's repr."""
-        return f"dim={self.dim}"
-
-
-# ---------------------------------------------------------------------------
-# Multi-head attention
-# ---------------------------------------------------------------------------
+    _function = staticmethod(F.log_softmax)
 
 
 class MultiheadAttention(Module):
