@@ -39,6 +39,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
+from ._repr import changed_settings
 from .linear import _factory
 from .module import Module
 
@@ -418,20 +419,11 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr (those not at their defaults)."""
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        defaults = {
+            "proj_size": 0, "num_layers": 1, "bias": True, "batch_first": False, "dropout": 0,
+            "bidirectional": False,
+        }  # fmt: skip
+        return f"{self.input_size}, {self.hidden_size}" + changed_settings(self, defaults)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # modules pickled before projections existed have no proj_size
@@ -473,12 +465,7 @@ class RNN(RNNBase):
         hidden_size (int): the features of the hidden state ``H_out``.
         num_layers (int): stacked layers. Default: 1.
         nonlinearity (str): ``'tanh'`` or ``'relu'``. Default: ``'tanh'``.
-        bias (bool): learn ``bias_ih_l{k}`` and ``bias_hh_l{k}``. Default: ``True``.
-        batch_first (bool): inputs and outputs are ``(N, L, *)``. Default: ``False``.
-        dropout (float): dropout on each layer's output but the last's, in
-            training. Default: 0.
-        bidirectional (bool): add a backward recurrence (``_reverse``
-            parameters). Default: ``False``.
+        {stack_args}
         device, dtype: of the parameters.
 
     {shapes}
@@ -530,12 +517,7 @@ class LSTM(RNNBase):
         input_size (int): the features of each input step ``H_in``.
         hidden_size (int): the features of the cell state ``H_cell``.
         num_layers (int): stacked layers. Default: 1.
-        bias (bool): learn ``bias_ih_l{k}`` and ``bias_hh_l{k}``. Default: ``True``.
-        batch_first (bool): inputs and outputs are ``(N, L, *)``. Default: ``False``.
-        dropout (float): dropout on each layer's output but the last's, in
-            training. Default: 0.
-        bidirectional (bool): add a backward recurrence (``_reverse``
-            parameters). Default: ``False``.
+        {stack_args}
         proj_size (int): project ``h`` to this size (``H_out``); 0 for none. Default: 0.
         device, dtype: of the parameters.
 
@@ -623,21 +605,15 @@ class GRU(RNNBase):
         input_size (int): the features of each input step ``H_in``.
         hidden_size (int): the features of the hidden state ``H_out``.
         num_layers (int): stacked layers. Default: 1.
-        bias (bool): learn ``bias_ih_l{k}`` and ``bias_hh_l{k}``. Default: ``True``.
-        batch_first (bool): inputs and outputs are ``(N, L, *)``. Default: ``False``.
-        dropout (float): dropout on each layer's output but the last's, in
-            training. Default: 0.
-        bidirectional (bool): add a backward recurrence (``_reverse``
-            parameters). Default: ``False``.
+        {stack_args}
         device, dtype: of the parameters.
 
     {shapes}
 
     Example:
-        >>> gru = nn.GRU(10, 20, bidirectional=True)
-        >>> output, h_n = gru(ferrograd.randn(5, 10))
-        >>> output.shape, h_n.shape
-        (ferrograd.Size([5, 40]), ferrograd.Size([2, 20]))
+        >>> output, h_n = nn.GRU(10, 20, bidirectional=True)(ferrograd.randn(5, 10))
+        >>> [tuple(t.shape) for t in (output, h_n)]
+        [(5, 40), (2, 20)]
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -658,8 +634,18 @@ class GRU(RNNBase):
         return output, state[0]
 
 
+# The arguments every stacked recurrent layer takes, in the Args sections.
+_STACK_ARGS = """\
+        bias (bool): learn ``bias_ih_l{k}`` and ``bias_hh_l{k}``. Default: ``True``.
+        batch_first (bool): inputs and outputs are ``(N, L, *)``. Default: ``False``.
+        dropout (float): dropout on each layer's output but the last's, in
+            training. Default: 0.
+        bidirectional (bool): add a backward recurrence (``_reverse``
+            parameters). Default: ``False``.
+"""
 for _cls in (RNN, LSTM, GRU):
-    _cls.__doc__ = (_cls.__doc__ or "").replace("    {shapes}\n", _SHAPES.lstrip("\n"))
+    doc = (_cls.__doc__ or "").replace("        {stack_args}\n", _STACK_ARGS)
+    _cls.__doc__ = doc.replace("    {shapes}\n", _SHAPES.lstrip("\n"))
 
 
 class RNNCellBase(Module):

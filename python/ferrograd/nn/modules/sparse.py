@@ -11,6 +11,7 @@ from ferrograd._core import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._repr import changed_settings
 from .linear import _factory
 from .module import Module
 
@@ -51,14 +52,7 @@ def _zero_padding_row(module: Embedding | EmbeddingBag) -> None:
 def _norm_repr(module: Embedding | EmbeddingBag) -> str:
     """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of the repr: the
     settings that differ from the defaults."""
-    s = ""
-    if module.max_norm is not None:
-        s += f", max_norm={module.max_norm}"
-    if module.norm_type != 2:
-        s += f", norm_type={module.norm_type}"
-    if module.scale_grad_by_freq is not False:
-        s += f", scale_grad_by_freq={module.scale_grad_by_freq}"
-    return s
+    return changed_settings(module, {"max_norm": None, "norm_type": 2, "scale_grad_by_freq": False})
 
 
 def _pretrained_shape(embeddings: Tensor) -> tuple[int, int]:
