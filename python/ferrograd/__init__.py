@@ -7,6 +7,11 @@ tensor code.
 
 from __future__ import annotations
 
+from math import e as e
+from math import inf as inf
+from math import nan as nan
+from math import pi as pi
+
 # `from m import x as x` marks a public re-export for type checkers (PEP 484).
 from . import _core
 from . import accelerator as accelerator
@@ -94,6 +99,7 @@ from ._ops_scatter_copy import *  # noqa: F403
 from ._ops_search import *  # noqa: F403
 from ._ops_shape_extra import *  # noqa: F403
 from ._ops_shape_index import *  # noqa: F403
+from ._ops_signal import *  # noqa: F403
 from ._ops_views import *  # noqa: F403
 from ._size import Size as Size
 from ._tensor_types import BFloat16Tensor as BFloat16Tensor
@@ -124,6 +130,7 @@ cdouble = complex128
 long = int64
 int = int32  # noqa: A001
 short = int16
+newaxis = None  # indexing with it adds a dimension of size 1, as with NumPy
 
 __version__: str = _core.__version__  # Cargo.toml's version
 

@@ -81,38 +81,35 @@ def _install(name: str, fn: Callable[..., Any]) -> None:
     setattr(BatchedTensor, name, fn)
 
 
-def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """deg2rad(input, *, out=None) -> Tensor
+def _angle_conversion(name: str, source: str, target: str, factor: float, example: str, result: str):
+    """``deg2rad``/``rad2deg``: each element times ``factor``, in a float dtype."""
 
-    Converts each element from degrees to radians (integer inputs give the
+    def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        return _finish(_float_of(_input(input, name)) * factor, out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, *, out=None) -> Tensor
+
+    Converts each element from {source} to {target} (integer inputs give the
     default float dtype).
 
     Args:
-        input (Tensor): angles in degrees.
+        input (Tensor): angles in {source}.
         out (Tensor, optional): a tensor of the result's shape that receives the result.
 
     Example:
-        >>> ferrograd.deg2rad(ferrograd.tensor([180.0, -90.0]))
-        tensor([ 3.1416, -1.5708])
+        >>> ferrograd.{name}(ferrograd.tensor({example}))
+        {result}
     """
-    return _finish(_float_of(_input(input, "deg2rad")) * (math.pi / 180.0), out)
+    return op
 
 
-def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """rad2deg(input, *, out=None) -> Tensor
-
-    Converts each element from radians to degrees (integer inputs give the
-    default float dtype).
-
-    Args:
-        input (Tensor): angles in radians.
-        out (Tensor, optional): a tensor of the result's shape that receives the result.
-
-    Example:
-        >>> ferrograd.rad2deg(ferrograd.tensor([3.141592653589793, -1.0]))
-        tensor([180.0000, -57.2958])
-    """
-    return _finish(_float_of(_input(input, "rad2deg")) * (180.0 / math.pi), out)
+deg2rad = _angle_conversion(
+    "deg2rad", "degrees", "radians", math.pi / 180.0, "[180.0, -90.0]", "tensor([ 3.1416, -1.5708])"
+)
+rad2deg = _angle_conversion(
+    "rad2deg", "radians", "degrees", 180.0 / math.pi, "[ferrograd.pi, -1.0]", "tensor([180.0000, -57.2958])"
+)
 
 
 def float_power(input: Tensor | _Number, exponent: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
