@@ -714,13 +714,9 @@ def quantile(
 
 
 def nanquantile(
-    input: Tensor,
-    q: float | Tensor,
-    dim: int | None = None,
-    keepdim: bool = False,
-    *,
-    interpolation: str = "linear",
-) -> Tensor:
+    input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+    *, interpolation: str = "linear",
+) -> Tensor:  # fmt: skip
     """nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor
 
     :func:`quantile` of the elements that are not NaN (NaN for a slice of NaN only).

@@ -328,43 +328,43 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     return _input(input, "mode").mode(dim, keepdim)
 
 
-def cummax(input: Tensor, dim: int) -> Any:
-    """cummax(input, dim) -> (Tensor, LongTensor)
+def _running_extremum(name: str, summary: str, example: str, values: str):
+    """``cummax``/``cummin``: the running extremum along ``dim`` and where it came from."""
 
-    The running maximum along ``dim`` and the position it came from (the
+    def op(input: Tensor, dim: int) -> Any:
+        return getattr(_input(input, name), name)(dim)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, dim) -> (Tensor, LongTensor)
+
+    {summary}
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to scan.
+
+    Example:
+        >>> ferrograd.{name}(ferrograd.tensor({example}), 0)
+        ferrograd.return_types.{name}(
+        values=tensor({values}),
+        indices=tensor([0, 1, 1, 3]))
+    """
+    return op
+
+
+cummax = _running_extremum(
+    "cummax",
+    """The running maximum along ``dim`` and the position it came from (the
     later one among equal values; a NaN, once reached, stays), as the named
-    tuple ``(values, indices)``; gradients go to those positions.
-
-    Args:
-        input (Tensor): the input tensor.
-        dim (int): the dimension to scan.
-
-    Example:
-        >>> ferrograd.cummax(ferrograd.tensor([1.0, 3.0, 2.0, 5.0]), 0)
-        ferrograd.return_types.cummax(
-        values=tensor([1., 3., 3., 5.]),
-        indices=tensor([0, 1, 1, 3]))
-    """
-    return _input(input, "cummax").cummax(dim)
-
-
-def cummin(input: Tensor, dim: int) -> Any:
-    """cummin(input, dim) -> (Tensor, LongTensor)
-
-    The running minimum along ``dim`` and the position it came from, as
-    :func:`cummax` does for the maximum.
-
-    Args:
-        input (Tensor): the input tensor.
-        dim (int): the dimension to scan.
-
-    Example:
-        >>> ferrograd.cummin(ferrograd.tensor([3.0, 1.0, 2.0, 0.5]), 0)
-        ferrograd.return_types.cummin(
-        values=tensor([3.0000, 1.0000, 1.0000, 0.5000]),
-        indices=tensor([0, 1, 1, 3]))
-    """
-    return _input(input, "cummin").cummin(dim)
+    tuple ``(values, indices)``; gradients go to those positions.""",
+    "[1.0, 3.0, 2.0, 5.0]", "[1., 3., 3., 5.]",
+)
+cummin = _running_extremum(
+    "cummin",
+    """The running minimum along ``dim`` and the position it came from, as
+    :func:`cummax` does for the maximum.""",
+    "[3.0, 1.0, 2.0, 0.5]", "[3.0000, 1.0000, 1.0000, 0.5000]",
+)
 
 
 def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tensor:

@@ -421,38 +421,39 @@ def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split("hsplit", input, indices_or_sections, dim, 1)
 
 
-def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
-    """vsplit(input, indices_or_sections) -> tuple of Tensors
+def _split_along(name: str, dim: int, rank: str, example: str, result: str):
+    """``vsplit``/``dsplit``: :func:`tensor_split` along ``dim`` of a tensor of rank at least
+    ``rank`` (in words)."""
+    min_dims = {"two": 2, "three": 3}[rank]
 
-    :func:`tensor_split` along dimension 0 of a tensor with at least two
+    def op(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+        return _directional_split(name, input, indices_or_sections, dim, min_dims)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, indices_or_sections) -> tuple of Tensors
+
+    :func:`tensor_split` along dimension {dim} of a tensor with at least {rank}
     dimensions; a number of sections must divide the size evenly.
 
     Args:
-        input (Tensor): a tensor with at least two dimensions.
+        input (Tensor): a tensor with at least {rank} dimensions.
         indices_or_sections (int or list of ints): the number of equal pieces, or the split indices.
 
     Example:
-        >>> ferrograd.vsplit(ferrograd.tensor([[1, 2], [3, 4]]), [1])
-        (tensor([[1, 2]]), tensor([[3, 4]]))
+        >>> {example}
+        {result}
     """
-    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+    return op
 
 
-def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
-    """dsplit(input, indices_or_sections) -> tuple of Tensors
-
-    :func:`tensor_split` along dimension 2 of a tensor with at least three
-    dimensions; a number of sections must divide the size evenly.
-
-    Args:
-        input (Tensor): a tensor with at least three dimensions.
-        indices_or_sections (int or list of ints): the number of equal pieces, or the split indices.
-
-    Example:
-        >>> [t.shape for t in ferrograd.dsplit(ferrograd.zeros(1, 2, 6), [1, 4])]
-        [ferrograd.Size([1, 2, 1]), ferrograd.Size([1, 2, 3]), ferrograd.Size([1, 2, 2])]
-    """
-    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+vsplit = _split_along(
+    "vsplit", 0, "two", "ferrograd.vsplit(ferrograd.tensor([[1, 2], [3, 4]]), [1])",
+    "(tensor([[1, 2]]), tensor([[3, 4]]))",
+)
+dsplit = _split_along(
+    "dsplit", 2, "three", "[t.shape for t in ferrograd.dsplit(ferrograd.zeros(1, 2, 6), [1, 4])]",
+    "[ferrograd.Size([1, 2, 1]), ferrograd.Size([1, 2, 3]), ferrograd.Size([1, 2, 2])]",
+)
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
