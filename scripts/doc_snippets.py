@@ -28,6 +28,7 @@ GUIDES = [
     "profiler.md",
     "nn-functional.md",
     "nn.md",
+    "nn-utils.md",
     "data.md",
     "optim.md",
     "func.md",

@@ -29,7 +29,8 @@ MODULES = [
     "ferrograd.profiler", "ferrograd.distributed",
     "ferrograd.autograd.function", "ferrograd.autograd.profiler_util", "ferrograd.serialization",
     "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
-    "ferrograd.utils.safetensors",
+    "ferrograd.utils.safetensors", "ferrograd.nn.utils.parametrize", "ferrograd.nn.utils.parametrizations",
+    "ferrograd.nn.utils.prune", "ferrograd.nn.utils.weight_norm", "ferrograd.nn.utils.spectral_norm",
 ]  # fmt: skip
 
 

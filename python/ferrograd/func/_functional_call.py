@@ -4,7 +4,8 @@ stacked for ensembling)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .. import _core
@@ -89,6 +90,12 @@ def functional_call(module: Callable[..., _R], parameter_and_buffer_dicts: Any, 
     (model ensembles with :func:`stack_module_state`) and the other
     transforms.
 
+    For a tensor parametrized with :mod:`ferrograd.nn.utils.parametrize`,
+    the key ``<name>`` is assigned as ``module.<name> = value`` is, through
+    the parametrization's ``right_inverse`` (as in torch); the key
+    ``parametrizations.<name>.original`` replaces the stored tensor, which
+    the parametrization then maps (and gradients reach the given tensor).
+
     Args:
         module (nn.Module): the module to call.
         parameter_and_buffer_dicts (dict or tuple of dicts): maps names to
@@ -112,7 +119,20 @@ def functional_call(module: Callable[..., _R], parameter_and_buffer_dicts: Any, 
         >>> functional_call(lin, params, (ferrograd.tensor([[1.0, 1.0]]),))
         tensor([[3.5000]])
     """
-    given = _merge(parameter_and_buffer_dicts)
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _reparametrize_module(module, _merge(parameter_and_buffer_dicts), tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _reparametrize_module(module: Any, given: dict[str, Any], tie_weights: bool = False,
+                          strict: bool = False) -> Iterator[None]:
+    """Puts the tensors of ``given`` (dotted names) in place of the module's
+    for the duration of the block, as :func:`functional_call` describes;
+    restores the module on exit, also when the block raises."""
     slots = _state_slots(module)
     values = dict(given)
     if tie_weights:
@@ -144,34 +164,39 @@ def functional_call(module: Callable[..., _R], parameter_and_buffer_dicts: Any, 
             raise RuntimeError(
                 f"Error(s) in reparametrizing for {type(module).__name__}:\n" + "\n".join(lines)
             )
-    if args is None:
-        args = ()
-    elif not isinstance(args, tuple):
-        args = (args,)
-    restore: list[tuple[dict[str, Any], str, Any]] = []
+    # Each entry undoes one swap: (dict, name, old value) or, for a
+    # parametrized tensor (a property), (owner, name, old value) to assign.
+    restore: list[tuple[Any, str, Any, bool]] = []
     try:
         for key, value in values.items():
-            slot = slots.get(key)
-            if slot is not None:
-                reg, name = slot[0], slot[1]
-                restore.append((reg, name, reg[name]))
+            found = slots.get(key)
+            if found is not None:
+                reg, name = found[0], found[1]
+                restore.append((reg, name, reg[name], False))
                 reg[name] = value
                 continue
             owner, name = _owner(module, key)
-            reg = _registry_of(owner, name)
-            if reg is not None:
-                restore.append((reg, name, reg[name]))
-                reg[name] = value
+            owner_reg = _registry_of(owner, name)
+            if owner_reg is not None:
+                restore.append((owner_reg, name, owner_reg[name], False))
+                owner_reg[name] = value
+            elif isinstance(getattr(type(owner), name, None), property):
+                # As torch: assigning goes through the parametrization's
+                # right_inverse, and so does the restore.
+                restore.append((owner, name, getattr(owner, name), True))
+                setattr(owner, name, value)
             else:
-                restore.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING)))
+                restore.append((owner.__dict__, name, owner.__dict__.get(name, _MISSING), False))
                 owner.__dict__[name] = value
-        return module(*args, **(kwargs or {}))
+        yield
     finally:
-        for reg, name, old in reversed(restore):
-            if old is _MISSING:
-                del reg[name]
+        for where, name, old, assign in reversed(restore):
+            if assign:
+                setattr(where, name, old)
+            elif old is _MISSING:
+                del where[name]
             else:
-                reg[name] = old
+                where[name] = old
 
 
 def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:

@@ -34,6 +34,10 @@ def _load_state_dict(
         local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
         if assign:
             local_metadata["assign_to_params_buffers"] = assign
+        # Hooks registered in the module's ``_load_state_dict_pre_hooks``
+        # (torch's internal form: no module argument) may rename keys.
+        for hook in module._load_state_dict_pre_hooks.values():
+            hook(local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs)
         module._load_from_state_dict(
             local_state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs
         )
