@@ -185,7 +185,7 @@ def sub(input: _TensorLike, other: _TensorLike, *, alpha: float = 1, out: Tensor
         other (Tensor or Number): the tensor or number to subtract.
 
     Keyword args:
-        alpha (Number): the multiplier of ``other``. Default: 1.
+        alpha (Number): the multiplier of ``other`` (``input - other`` by default).
         {out}
 
     Example:
@@ -364,14 +364,15 @@ def clamp_max(input: Tensor, max: _TensorLike, *, out: Tensor | None = None) -> 
 
     Args:
         input (Tensor): the input tensor.
-        max (Number or Tensor): the upper bound.
+        max (Number or Tensor): the upper bound (a tensor broadcasts with ``input``).
 
     Keyword args:
         {out}
 
     Example:
-        >>> ferrograd.clamp_max(ferrograd.tensor([1.0, 2.0, 3.0]), 2)
-        tensor([1., 2., 2.])
+        >>> x = ferrograd.tensor([1.0, 2.0, 3.0])
+        >>> ferrograd.clamp_max(x, ferrograd.tensor([2.0, 2.0, 2.5]))
+        tensor([1.0000, 2.0000, 2.5000])
     """
     return _finish(_input(input, "clamp_max").clamp_max(max), out)
 
