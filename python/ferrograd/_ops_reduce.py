@@ -64,10 +64,38 @@ sum = Tensor.sum  # noqa: A001
 topk = Tensor.topk
 var = Tensor.var
 
+# Argument descriptions and the example tensor that several docs below share.
+_DIMS = """dim (int or tuple of ints, optional): the dimension(s) to reduce.
+            Default: None (all of them).
+        keepdim (bool): whether the reduced dimensions are kept with size 1.
+            Default: False."""
+_DIM = """dim (int, optional): the dimension to reduce.
+        keepdim (bool): whether the reduced dimension is kept with size 1.
+            Default: False."""
+_CORRECTION = """input (Tensor): the input tensor (floating point or complex).
+        dim (int or tuple of ints, optional): the dimension(s) to reduce.
+            Default: None (all of them).
+        unbiased (bool, optional): the older way to choose the correction:
+            True means ``correction=1``, False ``correction=0``.
+        keepdim (bool): whether the reduced dimensions are kept with size 1.
+            Default: False.
+
+    Keyword args:
+        correction (int or float, optional): the difference between ``N``
+            and the divisor. Default: 1."""
+_SORT_ARGS = """input (Tensor): the input tensor (real dtypes).
+        dim (int): the dimension to sort along. Default: -1.
+        descending (bool): largest first. Default: False.
+
+    Keyword args:
+        stable (bool): keep equal elements in order (they always are).
+            Default: False."""
+_X = "x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])"
+
 # Module-level docs of the functions above that are Tensor methods (applied
 # when ``ferrograd`` routes them; the methods keep their own docs).
 DOCS: dict[str, str] = {
-    "sum": """sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
+    "sum": f"""sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     Returns the sum of the elements of ``input``, over all of them or over
     the dimension(s) ``dim``.
@@ -87,7 +115,7 @@ DOCS: dict[str, str] = {
             summing, and of the result.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.sum(x)
         tensor(15.)
         >>> ferrograd.sum(x, dim=1)
@@ -95,7 +123,7 @@ DOCS: dict[str, str] = {
         >>> ferrograd.sum(x, dim=0, keepdim=True)
         tensor([[5., 5., 5.]])
     """,
-    "mean": """mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
+    "mean": f"""mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
     Returns the mean of the elements of ``input``, over all of them or over
     the dimension(s) ``dim``.
@@ -105,16 +133,13 @@ DOCS: dict[str, str] = {
 
     Args:
         input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
 
     Keyword args:
         dtype (dtype, optional): the dtype the input is cast to first.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.mean(x)
         tensor(2.5000)
         >>> ferrograd.mean(x, dim=0)
@@ -144,7 +169,7 @@ DOCS: dict[str, str] = {
         >>> ferrograd.prod(x, dim=1)
         tensor([  6., 120.])
     """,
-    "std": """std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor
+    "std": f"""std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor
 
     Returns the standard deviation of the elements of ``input``, over all of
     them or over the dimension(s) ``dim``.
@@ -155,17 +180,7 @@ DOCS: dict[str, str] = {
     mean too.
 
     Args:
-        input (Tensor): the input tensor (floating point or complex).
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        unbiased (bool, optional): the older way to choose the correction:
-            True means ``correction=1``, False ``correction=0``.
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
-
-    Keyword args:
-        correction (int or float, optional): the difference between ``N``
-            and the divisor. Default: 1.
+        {_CORRECTION}
 
     Example:
         >>> x = ferrograd.tensor([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]])
@@ -174,7 +189,7 @@ DOCS: dict[str, str] = {
         >>> ferrograd.std(x, dim=1, correction=0)
         tensor([0.8165, 1.6330])
     """,
-    "var": """var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor
+    "var": f"""var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor
 
     Returns the variance of the elements of ``input``, over all of them or
     over the dimension(s) ``dim``.
@@ -184,26 +199,13 @@ DOCS: dict[str, str] = {
     sample variance. See :func:`ferrograd.var_mean` to get the mean too.
 
     Args:
-        input (Tensor): the input tensor (floating point or complex).
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        unbiased (bool, optional): the older way to choose the correction:
-            True means ``correction=1``, False ``correction=0``.
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
-
-    Keyword args:
-        correction (int or float, optional): the difference between ``N``
-            and the divisor. Default: 1.
+        {_CORRECTION}
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]])
-        >>> ferrograd.var(x, dim=1)
+        >>> ferrograd.var(ferrograd.tensor([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]]), dim=1)
         tensor([1., 4.])
-        >>> ferrograd.var(x, unbiased=False)
-        tensor(5.6667)
     """,
-    "max": """max(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
+    "max": f"""max(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     Returns the largest element of ``input``, or the largest elements along
     a dimension together with their indices, or the elementwise maximum of
@@ -219,13 +221,11 @@ DOCS: dict[str, str] = {
 
     Args:
         input (Tensor): the input tensor.
-        dim (int, optional): the dimension to reduce.
-        keepdim (bool): whether the reduced dimension is kept with size 1.
-            Default: False.
+        {_DIM}
         other (Tensor): the second tensor, in the elementwise form.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.max(x)
         tensor(5.)
         >>> values, indices = ferrograd.max(x, dim=1)
@@ -235,7 +235,7 @@ DOCS: dict[str, str] = {
         tensor([[2.5000, 5.0000, 2.5000],
                 [4.0000, 2.5000, 3.0000]])
     """,
-    "min": """min(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
+    "min": f"""min(input, dim=None, keepdim=False) -> Tensor or (Tensor, LongTensor)
 
     Returns the smallest element of ``input``, or the smallest elements
     along a dimension together with their indices, or the elementwise
@@ -251,13 +251,11 @@ DOCS: dict[str, str] = {
 
     Args:
         input (Tensor): the input tensor.
-        dim (int, optional): the dimension to reduce.
-        keepdim (bool): whether the reduced dimension is kept with size 1.
-            Default: False.
-        other (Tensor): the second tensor, in the elementwise form.
+        {_DIM}
+        other (Tensor): the second tensor (only in the elementwise form).
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.min(x)
         tensor(0.)
         >>> ferrograd.min(x, dim=0)
@@ -265,7 +263,7 @@ DOCS: dict[str, str] = {
         values=tensor([1., 0., 2.]),
         indices=tensor([0, 1, 0]))
     """,
-    "amax": """amax(input, dim=None, keepdim=False) -> Tensor
+    "amax": f"""amax(input, dim=None, keepdim=False) -> Tensor
 
     Returns the largest values of ``input`` over the dimension(s) ``dim``
     (all of them by default), without indices.
@@ -275,37 +273,28 @@ DOCS: dict[str, str] = {
 
     Args:
         input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.amax(x, dim=0)
         tensor([4., 5., 3.])
     """,
-    "amin": """amin(input, dim=None, keepdim=False) -> Tensor
+    "amin": f"""amin(input, dim=None, keepdim=False) -> Tensor
 
-    Returns the smallest values of ``input`` over the dimension(s) ``dim``
-    (all of them by default), without indices.
-
-    Unlike :func:`ferrograd.min`, several dimensions can be reduced at
-    once, and the gradient is shared evenly between equal minima.
+    Returns the smallest values of ``input`` over the dimension(s) ``dim``,
+    as :func:`ferrograd.amax` does for the largest (the gradient is shared
+    evenly between equal minima).
 
     Args:
         input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
-        >>> ferrograd.amin(x, dim=1)
+        >>> ferrograd.amin(ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]), dim=1)
         tensor([1., 0.])
     """,
-    "aminmax": """aminmax(input, *, dim=None, keepdim=False) -> (Tensor, Tensor)
+    "aminmax": f"""aminmax(input, *, dim=None, keepdim=False) -> (Tensor, Tensor)
 
     Returns the smallest and the largest values of ``input`` in one pass, as
     a named tuple ``(min, max)``, over all elements or along ``dim``.
@@ -319,7 +308,7 @@ DOCS: dict[str, str] = {
             Default: False.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.aminmax(x)
         ferrograd.return_types.aminmax(
         min=tensor(0.),
@@ -366,7 +355,7 @@ DOCS: dict[str, str] = {
         >>> ferrograd.nanmedian(x)
         tensor(1.4142)
     """,
-    "sort": """sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
+    "sort": f"""sort(input, dim=-1, descending=False, *, stable=False) -> (Tensor, LongTensor)
 
     Sorts the elements of ``input`` along ``dim``, ascending unless
     ``descending``, and returns the named tuple ``(values, indices)``, where
@@ -375,13 +364,7 @@ DOCS: dict[str, str] = {
     always stable). The gradient of each value goes back to its position.
 
     Args:
-        input (Tensor): the input tensor (real dtypes).
-        dim (int): the dimension to sort along. Default: -1.
-        descending (bool): largest first. Default: False.
-
-    Keyword args:
-        stable (bool): keep equal elements in order (they always are).
-            Default: False.
+        {_SORT_ARGS}
 
     Example:
         >>> x = ferrograd.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
@@ -393,19 +376,13 @@ DOCS: dict[str, str] = {
         tensor([[1, 2, 0],
                 [0, 2, 1]])
     """,
-    "argsort": """argsort(input, dim=-1, descending=False, *, stable=False) -> LongTensor
+    "argsort": f"""argsort(input, dim=-1, descending=False, *, stable=False) -> LongTensor
 
     Returns the indices that sort ``input`` along ``dim`` (the ``indices``
     of :func:`ferrograd.sort`).
 
     Args:
-        input (Tensor): the input tensor (real dtypes).
-        dim (int): the dimension to sort along. Default: -1.
-        descending (bool): largest first. Default: False.
-
-    Keyword args:
-        stable (bool): keep equal elements in order (they always are).
-            Default: False.
+        {_SORT_ARGS}
 
     Example:
         >>> ferrograd.argsort(ferrograd.tensor([3.0, 1.0, 2.0]), descending=True)
@@ -461,7 +438,7 @@ DOCS: dict[str, str] = {
         values=tensor([2., 4.]),
         indices=tensor([2, 2]))
     """,
-    "argmax": """argmax(input, dim=None, keepdim=False) -> LongTensor
+    "argmax": f"""argmax(input, dim=None, keepdim=False) -> LongTensor
 
     Returns the index of the largest element of ``input``: in the flattened
     tensor when ``dim`` is None, else along ``dim``. The first index wins
@@ -474,7 +451,7 @@ DOCS: dict[str, str] = {
             (only with ``dim``). Default: False.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+        >>> {_X}
         >>> ferrograd.argmax(x)
         tensor(1)
         >>> ferrograd.argmax(x, dim=1)
@@ -482,9 +459,8 @@ DOCS: dict[str, str] = {
     """,
     "argmin": """argmin(input, dim=None, keepdim=False) -> LongTensor
 
-    Returns the index of the smallest element of ``input``: in the flattened
-    tensor when ``dim`` is None, else along ``dim``. The first index wins
-    when several elements are equal.
+    Returns the index of the smallest element of ``input``, as
+    :func:`ferrograd.argmax` does for the largest.
 
     Args:
         input (Tensor): the input tensor.
@@ -493,23 +469,17 @@ DOCS: dict[str, str] = {
             (only with ``dim``). Default: False.
 
     Example:
-        >>> x = ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
-        >>> ferrograd.argmin(x)
-        tensor(4)
-        >>> ferrograd.argmin(x, dim=0, keepdim=True)
+        >>> ferrograd.argmin(ferrograd.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]), dim=0, keepdim=True)
         tensor([[0, 1, 0]])
     """,
-    "all": """all(input, dim=None, keepdim=False) -> Tensor
+    "all": f"""all(input, dim=None, keepdim=False) -> Tensor
 
     Tests whether every element of ``input`` is true (non-zero), over all
     elements or along ``dim``. The result is a ``bool`` tensor.
 
     Args:
         input (Tensor): the input tensor, of any dtype.
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
 
     Example:
         >>> x = ferrograd.tensor([[True, False], [True, True]])
@@ -518,17 +488,14 @@ DOCS: dict[str, str] = {
         >>> ferrograd.all(x, dim=1)
         tensor([False,  True])
     """,
-    "any": """any(input, dim=None, keepdim=False) -> Tensor
+    "any": f"""any(input, dim=None, keepdim=False) -> Tensor
 
     Tests whether at least one element of ``input`` is true (non-zero), over
     all elements or along ``dim``. The result is a ``bool`` tensor.
 
     Args:
         input (Tensor): the input tensor, of any dtype.
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
 
     Example:
         >>> x = ferrograd.tensor([[0, 1], [0, 0]])
@@ -583,9 +550,7 @@ DOCS: dict[str, str] = {
     Args:
         input (Tensor): the input tensor.
         dim (int): the dimension to scan along.
-
-    Keyword args:
-        dtype (dtype, optional): the dtype the input is cast to first.
+        dtype (dtype, optional, keyword-only): the dtype the input is cast to first.
 
     Example:
         >>> ferrograd.cumprod(ferrograd.tensor([1.0, 2.0, 3.0, 4.0]), dim=0)
@@ -638,7 +603,7 @@ DOCS: dict[str, str] = {
         >>> ferrograd.log_softmax(ferrograd.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([-2.4076, -1.4076, -0.4076])
     """,
-    "norm": """norm(input, p=None, dim=None, keepdim=False, dtype=None) -> Tensor
+    "norm": f"""norm(input, p=None, dim=None, keepdim=False, dtype=None) -> Tensor
 
     Returns a vector or matrix norm of ``input``.
 
@@ -654,10 +619,7 @@ DOCS: dict[str, str] = {
         input (Tensor): the input tensor.
         p (int, float, inf, "fro" or "nuc", optional): the order of the
             norm. Default: None (the 2-norm).
-        dim (int or tuple of ints, optional): the dimension(s) to reduce.
-            Default: None (all of them).
-        keepdim (bool): whether the reduced dimensions are kept with size 1.
-            Default: False.
+        {_DIMS}
         dtype (dtype, optional): the dtype the input is cast to first.
 
     Example:
