@@ -17,14 +17,26 @@ fn norm_mode(code: i64) -> PyResult<FftNorm> {
     })
 }
 
-fn dims(dim: &[i64]) -> Vec<isize> {
-    dim.iter().map(|&d| d as isize).collect()
-}
-
 /// The work of a transform of `x`: its size times the log of it.
 fn work(x: &Tensor) -> usize {
     let n = x.numel().max(1);
     n.saturating_mul(n.ilog2() as usize + 1)
+}
+
+/// Runs the transform `f` of the tensor `input` over `dim` (the GIL
+/// released for big ones), with the normalization mode checked first.
+fn transform(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    name: &str,
+    dim: &[i64],
+    normalization: i64,
+    f: impl FnOnce(&Tensor, &[isize], FftNorm) -> ferrograd::Result<Tensor> + Send,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, name, "input")?;
+    let norm = norm_mode(normalization)?;
+    let d: Vec<isize> = dim.iter().map(|&d| d as isize).collect();
+    Ok(nogil(py, work(&x), || f(&x, &d, norm)).py()?.into())
 }
 
 /// `_fft_c2c(self, dim, normalization, forward)`: the complex transform of
@@ -39,12 +51,9 @@ fn fft_c2c(
     normalization: i64,
     forward: bool,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(input, "_fft_c2c", "input")?;
-    let norm = norm_mode(normalization)?;
-    let d = dims(&dim);
-    Ok(nogil(py, work(&x), || x.fft_c2c(&d, norm, forward))
-        .py()?
-        .into())
+    transform(py, input, "_fft_c2c", &dim, normalization, |x, d, norm| {
+        x.fft_c2c(d, norm, forward)
+    })
 }
 
 /// `_fft_r2c(self, dim, normalization, onesided)`: the transform of a real
@@ -59,12 +68,9 @@ fn fft_r2c(
     normalization: i64,
     onesided: bool,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(input, "_fft_r2c", "input")?;
-    let norm = norm_mode(normalization)?;
-    let d = dims(&dim);
-    Ok(nogil(py, work(&x), || x.fft_r2c(&d, norm, onesided))
-        .py()?
-        .into())
+    transform(py, input, "_fft_r2c", &dim, normalization, |x, d, norm| {
+        x.fft_r2c(d, norm, onesided)
+    })
 }
 
 /// `_fft_c2r(self, dim, normalization, last_dim_size)`: the real signal of
@@ -79,16 +85,15 @@ fn fft_c2r(
     normalization: i64,
     last_dim_size: i64,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(input, "_fft_c2r", "input")?;
-    let norm = norm_mode(normalization)?;
     if last_dim_size < 1 {
         return Err(PyRuntimeError::new_err(format!(
             "Invalid number of data points ({last_dim_size}) specified"
         )));
     }
-    let d = dims(&dim);
     let n = last_dim_size as usize;
-    Ok(nogil(py, work(&x), || x.fft_c2r(&d, norm, n)).py()?.into())
+    transform(py, input, "_fft_c2r", &dim, normalization, |x, d, norm| {
+        x.fft_c2r(d, norm, n)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

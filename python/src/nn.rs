@@ -5,7 +5,7 @@
 use crate::errors::IntoPyResult;
 use crate::linalg::tensor_only;
 use crate::tensor::{nogil, TensorOut};
-use ferrograd::{Reduction, Window};
+use ferrograd::{Reduction, Tensor, Window};
 use pyo3::prelude::*;
 
 type Pair = (usize, usize);
@@ -19,6 +19,20 @@ fn window(kernel: Pair, dilation: Pair, padding: Pair, stride: Pair) -> Window {
     }
 }
 
+/// Runs the sliding-window kernel `f` on the tensor `input` (the GIL
+/// released for big ones), its work the input's size times the window's.
+fn windowed(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    name: &str,
+    win: Window,
+    f: impl FnOnce(&Tensor, Window) -> ferrograd::Result<Tensor> + Send,
+) -> PyResult<TensorOut> {
+    let x = tensor_only(input, name, "input")?;
+    let work = x.numel().saturating_mul(win.kernel[0] * win.kernel[1]);
+    Ok(nogil(py, work, || f(&x, win)).py()?.into())
+}
+
 /// `nn.functional.unfold` with resolved pairs.
 #[pyfunction]
 fn _im2col(
@@ -29,10 +43,8 @@ fn _im2col(
     padding: Pair,
     stride: Pair,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(input, "unfold", "input")?;
     let win = window(kernel_size, dilation, padding, stride);
-    let work = x.numel() * kernel_size.0 * kernel_size.1;
-    Ok(nogil(py, work, || x.im2col(win)).py()?.into())
+    windowed(py, input, "unfold", win, |x, win| x.im2col(win))
 }
 
 /// `nn.functional.fold` with resolved pairs.
@@ -97,10 +109,8 @@ fn _max_pool2d_indices(
     padding: Pair,
     stride: Pair,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(input, "max_pool2d", "input")?;
     let win = window(kernel_size, dilation, padding, stride);
-    let work = x.numel() * kernel_size.0 * kernel_size.1;
-    Ok(nogil(py, work, || x.max_pool2d_indices(win)).py()?.into())
+    windowed(py, input, "max_pool2d", win, |x, win| x.max_pool2d_indices(win))
 }
 
 /// `nn.functional.layer_norm` (arguments checked in Rust).

@@ -149,14 +149,16 @@ def test_derivatives(name):
     x = torch.tensor(RNG.normal(size=(3, 4)) * 2, requires_grad=True)
     assert gradcheck(fn, (x,))
     assert gradcheck(fn, (x,), check_forward_ad=True, check_backward_ad=False)
+    assert gradgradcheck(fn, (x,))
     if name == "logcumsumexp":
-        # Its double backward is refused, not computed wrongly.
-        with pytest.raises(NotImplementedError, match="create_graph"):
-            gradgradcheck(fn, (x,))
+        # Gradients of positive, negative and mixed sign, and leading -inf
+        # inputs (outputs of -inf), to second order.
+        assert gradgradcheck(fn, (x,), grad_outputs=(torch.tensor(RNG.uniform(0.5, 1, (3, 4))),))
+        assert gradgradcheck(fn, (x,), grad_outputs=(torch.tensor(-RNG.uniform(0.5, 1, (3, 4))),))
+        ninf = torch.tensor([[-np.inf, -np.inf, 0.0, 0.0]] * 3, dtype=torch.float64)
+        assert gradgradcheck(lambda v: torch.logcumsumexp(v + ninf, 1), (x,))
         lead = torch.tensor([-np.inf, 0.3, -np.inf, 1.2], dtype=torch.float64, requires_grad=True)
         torch.logcumsumexp(lead, 0).sum().backward()
         y = np.logaddexp.accumulate([-np.inf, 0.3, -np.inf, 1.2])
         want = [0.0, *(np.exp(v - y[k:]).sum() for k, v in list(enumerate([0.3, -np.inf, 1.2], 1)))]
         np.testing.assert_allclose(lead.grad.numpy(), np.nan_to_num(want), rtol=1e-14)
-    else:
-        assert gradgradcheck(fn, (x,))

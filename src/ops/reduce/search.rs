@@ -483,13 +483,6 @@ derivatives! {
         // exp(x_k) sum_{j >= k} g_j exp(-out_j), summed in log space for
         // the positive and negative parts of g separately.
         backward |ctx, g| {
-            if crate::autograd::is_grad_enabled() {
-                // The formula's own derivative is not yet right through the
-                // split of g by sign: refuse it rather than give wrong values.
-                return Err(Error::not_implemented_msg(
-                    "the derivative of logcumsumexp's backward (create_graph=True) is not implemented",
-                ));
-            }
             let (x, y) = (ctx.saved(0)?, ctx.saved(1)?);
             Ok(vec![Some(log_weighted(&x, &y, &g[0], d as isize, true)?)])
         };
@@ -504,6 +497,10 @@ derivatives! {
 fn log_weighted(x: &Tensor, y: &Tensor, g: &Tensor, dim: isize, reverse: bool) -> Result<Tensor> {
     let (zero, one) = (Tensor::scalar(0.0), Tensor::scalar(1.0));
     let none = Tensor::scalar(f64::NEG_INFINITY);
+    // An output y_j of -inf (every x_k up to j is -inf) takes no part: its
+    // terms would be -inf - (-inf). Masking them (not the values after the
+    // fact) keeps NaN out of this formula's own derivatives too.
+    let live = y.ne(&none)?;
     let part = |w: &Tensor| -> Result<Tensor> {
         // log(w) where w > 0, -inf elsewhere; the log never sees 0, so its
         // derivative stays finite where the mask drops it.
@@ -511,12 +508,17 @@ fn log_weighted(x: &Tensor, y: &Tensor, g: &Tensor, dim: isize, reverse: bool) -
         let lw = w.r#where(&pos, &one)?.log()?.r#where(&pos, &none)?;
         if reverse {
             let dims = [dim];
-            let s = lw.sub(y)?.flip(&dims)?.logcumsumexp(dim)?.flip(&dims)?;
-            let e = s.add(x)?.exp()?;
+            let y_live = y.r#where(&live, &zero)?;
+            let terms = lw.sub(&y_live)?.r#where(&live, &none)?;
+            let s = terms.flip(&dims)?.logcumsumexp(dim)?.flip(&dims)?;
             // exp(x_k - y_j) is 0 where x_k is -inf, whatever the sum gives.
-            e.r#where(&x.ne(&none)?, &zero)
+            let finite = x.ne(&none)?;
+            let e = s.add(&x.r#where(&finite, &zero)?)?.exp()?;
+            e.r#where(&finite, &zero)
         } else {
-            lw.add(x)?.logcumsumexp(dim)?.sub(y)?.exp()
+            let y_live = y.r#where(&live, &zero)?;
+            let e = lw.add(x)?.logcumsumexp(dim)?.sub(&y_live)?.exp()?;
+            e.r#where(&live, &zero)
         }
     };
     part(g)?.sub(&part(&g.neg()?)?)
