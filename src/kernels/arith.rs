@@ -11,6 +11,19 @@ pub trait Arith: Element {
     fn sub(a: Self, b: Self) -> Self;
     /// `a * b`.
     fn mul(a: Self, b: Self) -> Self;
+    /// `a + k * b` (the `alpha=` forms), as torch's fused multiply-add
+    /// gives it for the dtype: float32 and the 16-bit floats round the
+    /// exact value once to float32 (the product of two float32 values is
+    /// exact in float64).
+    #[inline(always)]
+    fn add_scaled(a: Self, k: Self, b: Self) -> Self {
+        Self::add(a, Self::mul(k, b))
+    }
+    /// `a - k * b`, rounded as [`Arith::add_scaled`] rounds.
+    #[inline(always)]
+    fn sub_scaled(a: Self, k: Self, b: Self) -> Self {
+        Self::sub(a, Self::mul(k, b))
+    }
 }
 
 macro_rules! arith_int {
@@ -49,6 +62,29 @@ macro_rules! arith_float {
         }
     };
 }
+impl Arith for f32 {
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn add_scaled(a: Self, k: Self, b: Self) -> Self {
+        (a as f64 + k as f64 * b as f64) as f32
+    }
+    #[inline(always)]
+    fn sub_scaled(a: Self, k: Self, b: Self) -> Self {
+        (a as f64 - k as f64 * b as f64) as f32
+    }
+}
+
 /// The 16-bit floats compute in float32 and round once.
 macro_rules! arith_half {
     ($t:ty) => {
@@ -65,6 +101,16 @@ macro_rules! arith_half {
             fn mul(a: Self, b: Self) -> Self {
                 <$t>::from_f32_const(a.to_f32_const() * b.to_f32_const())
             }
+            #[inline(always)]
+            fn add_scaled(a: Self, k: Self, b: Self) -> Self {
+                let (a, k, b) = (a.to_f32_const(), k.to_f32_const(), b.to_f32_const());
+                <$t>::from_f32_const(f32::add_scaled(a, k, b))
+            }
+            #[inline(always)]
+            fn sub_scaled(a: Self, k: Self, b: Self) -> Self {
+                let (a, k, b) = (a.to_f32_const(), k.to_f32_const(), b.to_f32_const());
+                <$t>::from_f32_const(f32::sub_scaled(a, k, b))
+            }
         }
     };
 }
@@ -73,7 +119,6 @@ arith_int!(i8);
 arith_int!(i16);
 arith_int!(i32);
 arith_int!(i64);
-arith_float!(f32);
 arith_float!(f64);
 arith_float!(crate::ComplexFloat);
 arith_float!(crate::ComplexDouble);

@@ -392,6 +392,27 @@ def test_add_and_sub_alpha():
         ta.add(tb, alpha="x")
 
 
+def test_float32_alpha_forms_round_once():
+    # a + alpha * b is rounded once to float32, as a fused multiply-add gives it:
+    # the float64 value of a + float32(alpha) * b is exact up to one rounding.
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(4096).astype(np.float32)
+    b = rng.standard_normal(4096).astype(np.float32)
+    ta, tb = fg.tensor(a), fg.tensor(b)
+    for alpha in (0.1, -0.37, 3.3):
+        k = np.float64(np.float32(alpha))
+        plus = (a.astype(np.float64) + k * b.astype(np.float64)).astype(np.float32)
+        minus = (a.astype(np.float64) - k * b.astype(np.float64)).astype(np.float32)
+        assert np.array_equal(ta.add(tb, alpha=alpha).numpy(), plus)
+        assert np.array_equal(ta.sub(tb, alpha=alpha).numpy(), minus)
+        inplace = ta.clone()
+        inplace.add_(tb, alpha=alpha)
+        assert np.array_equal(inplace.numpy(), plus)
+        inplace = ta.clone()
+        inplace.sub_(tb, alpha=alpha)
+        assert np.array_equal(inplace.numpy(), minus)
+
+
 # ------------------------------------------------------- comparison, logic
 
 CMP = {

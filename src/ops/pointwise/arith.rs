@@ -55,7 +55,7 @@ derivatives! {
             let (dt, a, b) = promote2(self, other);
         } => out = crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
-            map2::<T, T, T>(&a, &b, move |x, y| T::add(x, T::mul(k, y)))
+            map2::<T, T, T>(&a, &b, move |x, y| T::add_scaled(x, k, y))
         }, else {
             let k: bool = scalar_factor("alpha", alpha, dt)?;
             map2::<bool, bool, bool>(&a, &b, move |x, y| x | (k & y))
@@ -85,7 +85,7 @@ derivatives! {
             let (dt, a, b) = promote2(self, other);
         } => out = crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
-            map2::<T, T, T>(&a, &b, move |x, y| T::sub(x, T::mul(k, y)))
+            map2::<T, T, T>(&a, &b, move |x, y| T::sub_scaled(x, k, y))
         }, else Err(bool_sub_error()))?;
         save nothing
         backward |ctx, g| Ok(vec![
@@ -388,7 +388,7 @@ impl Tensor {
         let dt = self.dtype();
         crate::dispatch_arith!(dt, T => {
             let k: T = scalar_factor("alpha", alpha, dt)?;
-            apply2::<T, T>(self, &b, move |x, y| T::add(x, T::mul(k, y)))
+            apply2::<T, T>(self, &b, move |x, y| T::add_scaled(x, k, y))
         }, else {
             let k: bool = scalar_factor("alpha", alpha, dt)?;
             apply2::<bool, bool>(self, &b, move |x, y| x | (k & y))
@@ -413,7 +413,7 @@ impl Tensor {
             if alpha == Scalar::Int(1) {
                 apply2::<T, T>(self, &b, T::sub)
             } else {
-                apply2::<T, T>(self, &b, move |x, y| T::sub(x, T::mul(k, y)))
+                apply2::<T, T>(self, &b, move |x, y| T::sub_scaled(x, k, y))
             }
         }, else Err(bool_sub_error()))
     }
