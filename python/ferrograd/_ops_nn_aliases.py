@@ -13,16 +13,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._core import Tensor
+from ._ops_reduce_extra import _install
 
 __all__ = [
-    "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d", "batch_norm", "bilinear",
-    "binary_cross_entropy_with_logits", "celu", "channel_shuffle", "constant_pad_nd", "conv1d", "conv2d",
-    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
-    "cosine_embedding_loss", "cosine_similarity", "dropout", "embedding", "embedding_bag",
-    "feature_alpha_dropout", "feature_dropout", "group_norm", "hardshrink", "hinge_embedding_loss",
+    "adaptive_avg_pool1d", "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout", "avg_pool1d",
+    "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu", "channel_shuffle",
+    "constant_pad_nd", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "convolution", "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout",
+    "embedding", "embedding_bag", "feature_alpha_dropout", "feature_dropout", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink", "hinge_embedding_loss",
     "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
-    "max_pool2d", "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
-    "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "selu", "threshold", "triplet_margin_loss",
+    "max_pool2d", "max_pool3d", "native_channel_shuffle", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "selu", "threshold",
+    "triplet_margin_loss",
 ]  # fmt: skip
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -50,6 +53,8 @@ _ARG_NOTES = {
     "train": "whether to apply dropout (``training`` of the functional form).",
     "generator": "accepted for compatibility; the default generator is used.",
     "transposed": "a transposed convolution.",
+    "interpolation_mode": "``0`` bilinear, ``1`` nearest, ``2`` bicubic.",
+    "padding_mode": "``0`` zeros, ``1`` border, ``2`` reflection.",
 }
 
 
@@ -95,6 +100,10 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
     return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    return _F().conv_tbc(input, weight, bias, pad)
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
@@ -244,6 +253,29 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return _F().channel_shuffle(input, groups)
 
 
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    return _F().channel_shuffle(input, groups)
+
+
+def affine_grid_generator(theta: Tensor, size: Sequence[int], align_corners: bool) -> Tensor:
+    return _F()._affine_grid_generator(theta, size, bool(align_corners))
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    return _F()._grid_sample(input, grid, interpolation_mode, padding_mode, bool(align_corners))
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    return _F()._grid_sample(input, grid, interpolation_mode, padding_mode, bool(align_corners), rank=4)
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    return _F()._grid_sample(input, grid, interpolation_mode, padding_mode, bool(align_corners), rank=5)
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return _F().pixel_shuffle(input, upscale_factor)
 
@@ -267,6 +299,12 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-06
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     return _F().pdist(input, p)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: int = 1, zero_infinity: bool = False) -> Tensor:
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction),
+                         zero_infinity)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -305,9 +343,11 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 
 _TRANSPOSED = "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1"
+_GRID_SAMPLER = "input, grid, interpolation_mode, padding_mode, align_corners"
 _SIGNATURES = {
     "adaptive_avg_pool1d": ("input, output_size", "adaptive_avg_pool1d"),
     "adaptive_max_pool1d": ("input, output_size", "adaptive_max_pool1d", " with ``return_indices=True``"),
+    "affine_grid_generator": ("theta, size, align_corners", "affine_grid", " without its argument warnings"),
     "alpha_dropout": ("input, p, train", "alpha_dropout"),
     "avg_pool1d": ("input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
                    "avg_pool1d"),
@@ -322,6 +362,7 @@ _SIGNATURES = {
     "conv1d": ("input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", "conv1d"),
     "conv2d": ("input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", "conv2d"),
     "conv3d": ("input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", "conv3d"),
+    "conv_tbc": ("input, weight, bias, pad=0", "conv_tbc"),
     "conv_transpose1d": (_TRANSPOSED, "conv_transpose1d"),
     "conv_transpose2d": (_TRANSPOSED, "conv_transpose2d"),
     "conv_transpose3d": (_TRANSPOSED, "conv_transpose3d"),
@@ -330,6 +371,8 @@ _SIGNATURES = {
                     "``transposed``"),
     "cosine_embedding_loss": ("input1, input2, target, margin=0.0, reduction=1", "cosine_embedding_loss"),
     "cosine_similarity": ("x1, x2, dim=1, eps=1e-08", "cosine_similarity"),
+    "ctc_loss": ("log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, "
+                 "zero_infinity=False", "ctc_loss"),
     "dropout": ("input, p, train", "dropout"),
     "embedding": ("weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False", "embedding",
                   " (weight first; ``padding_idx=-1`` means none)"),
@@ -338,6 +381,9 @@ _SIGNATURES = {
                       " (``mode`` 0 sum, 1 mean, 2 max; the bags' results only)"),
     "feature_alpha_dropout": ("input, p, train", "feature_alpha_dropout"),
     "feature_dropout": ("input, p, train", "dropout2d", " (``dropout1d`` for inputs of fewer than 3 dims)"),
+    "grid_sampler": (_GRID_SAMPLER, "grid_sample", " with the modes as integers"),
+    "grid_sampler_2d": (_GRID_SAMPLER, "grid_sample", " for 4-D inputs, with the modes as integers"),
+    "grid_sampler_3d": (_GRID_SAMPLER, "grid_sample", " for 5-D inputs, with the modes as integers"),
     "group_norm": ("input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True", "group_norm"),
     "hardshrink": ("input, lambd=0.5", "hardshrink"),
     "hinge_embedding_loss": ("input, target, margin=1.0, reduction=1", "hinge_embedding_loss"),
@@ -352,6 +398,7 @@ _SIGNATURES = {
                                 "max_pool1d", " with ``return_indices=True``"),
     "max_pool2d": ("input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", "max_pool2d"),
     "max_pool3d": ("input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False", "max_pool3d"),
+    "native_channel_shuffle": ("input, groups", "channel_shuffle"),
     "pairwise_distance": ("x1, x2, p=2.0, eps=1e-06, keepdim=False", "pairwise_distance"),
     "pdist": ("input, p=2.0", "pdist"),
     "pixel_shuffle": ("input, upscale_factor", "pixel_shuffle"),
@@ -370,3 +417,7 @@ for _name, (_args, _target, *_note) in _SIGNATURES.items():
     if "reduction" in _args:
         _note_text += " (``reduction`` 0 none, 1 mean, 2 sum)"
     _doc(globals()[_name], _args, _target, _note_text)
+
+# Tensor methods of the functional forms (``x.prelu(w)``, ``x.hardshrink()``).
+for _name in ("prelu", "hardshrink"):
+    _install(_name, globals()[_name])

@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 from linalg_reference import expm, householder_product, spread
+from nn_composites import NN_COMPOSITES, NN_NDIMS, numpy_nn, torch_nn
+from vision_composites import VISION_COMPOSITES, VISION_NDIMS, numpy_vision, torch_vision
 
 COMPOSITES = [
     "cdist", "tensordot", "block_diag", "chain_matmul", "meshgrid", "cartesian_prod", "embedding_bag",
     "cholesky", "solve_triangular", "qr", "eigh", "svd", "slogdet", "lu_solve", "pinv", "lstsq",
     "matrix_exp", "eig", "householder_product", "lobpcg", "order_stat", "fused_add", "fft_filter",
-    "binary_math", "special_math",
+    "binary_math", "special_math", *VISION_COMPOSITES, *NN_COMPOSITES,
 ]  # fmt: skip
 OUT_OF_PLACE = ["sin", "tanh", "mul_slot", "scale", "square", *COMPOSITES]
 # The slot dimensions an op accepts (an op not listed accepts any).
@@ -27,7 +29,7 @@ OP_NDIMS = {
     "cartesian_prod": (1, 2, 3, 4), "embedding_bag": (2,), "cholesky": (2, 3), "solve_triangular": (2, 3),
     "qr": (2, 3), "eigh": (2, 3), "svd": (2, 3), "slogdet": (2, 3), "lu_solve": (2, 3), "pinv": (2, 3),
     "lstsq": (2, 3), "matrix_exp": (2, 3), "eig": (2, 3), "householder_product": (2, 3), "lobpcg": (2, 3),
-    "fused_add": (2, 3), "fft_filter": (1, 2, 3),
+    "fused_add": (2, 3), "fft_filter": (1, 2, 3), "order_stat": (1, 2, 3, 4), **VISION_NDIMS, **NN_NDIMS,
 }  # fmt: skip
 # The composites whose results are column-major matrices, as torch's and
 # ferrograd's LAPACK-style linalg results are.
@@ -46,6 +48,10 @@ def first_row(t: Any) -> Any:
 
 def torch_composite(T: Any, name: str, a: Any, c: float) -> Any:
     """Composite ``name`` of slot ``a`` with constant ``c`` on the tensor module ``T``."""
+    if name in VISION_COMPOSITES:
+        return torch_vision(T, name, a, c)
+    if name in NN_COMPOSITES:
+        return torch_nn(T, name, a, c)
     if name == "cdist":
         return T.cdist(a, a, p=c)
     if name == "tensordot":
@@ -168,6 +174,10 @@ def fft_weights(n: int, c: float) -> np.ndarray:
 
 def numpy_composite(be: Any, name: str, a: np.ndarray, c: float) -> np.ndarray:
     """The same composite by its formula in NumPy (``be``: the NumPy backend)."""
+    if name in VISION_COMPOSITES:
+        return numpy_vision(be, name, a, c)
+    if name in NN_COMPOSITES:
+        return numpy_nn(be, name, a, c)
     if name == "cdist":
         return numpy_cdist(be, a, c)
     if name == "order_stat":

@@ -9,8 +9,9 @@ lu_factor, lu, lu_solve, solve, inv, det, pinv, lstsq, matrix_exp,
 phase-free sums over eig's pairs, tensorinv, tensorsolve,
 householder_product, vecdot, vander, cross, matrix_power, cond, multi_dot, and
 the composites cdist, tensordot, block_diag, atleast_*d, meshgrid,
-cartesian_prod, chain_matmul and embedding bags, and Fourier filters and
-power spectra) applied
+cartesian_prod, chain_matmul and embedding bags, Fourier filters and
+power spectra, and the sequence, loss, attention and short-time Fourier
+steps of ``transform_nn_ops``) applied
 to a vector or a square matrix in float64,
 with constants drawn from the seed. ``check_program`` runs every
 composition of ``ferrograd.func``'s transforms (and
@@ -39,6 +40,8 @@ import numpy as np
 from ferrograd.autograd.functional import hessian as ag_hessian
 from ferrograd.autograd.functional import jacobian as ag_jacobian
 from ferrograd.func import grad, hessian, jacfwd, jacrev, jvp, linearize, vjp, vmap
+from transform_nn_ops import nn_ops
+from vision_transform_ops import vision_ops
 
 DT = torch.float64
 MAX_NUMEL = 24
@@ -357,6 +360,8 @@ def draw_op(rng, s):
     add("softmax", lambda t, dd=k: torch.softmax(t, dd), s)
     add("log_softmax", lambda t, dd=k: F.log_softmax(t, dim=dd), s)
     add("cumsum", lambda t, dd=k: torch.cumsum(t, dd), s)
+    add("logcumsumexp", lambda t, dd=k: torch.logcumsumexp(t, dd), s)
+    add("cummax", lambda t, dd=k: torch.cummax(t, dd).values, s)
     add("sort", lambda t, dd=k: torch.sort(t, dd, descending=True).values, s)
     kk = max(1, s[k] - 1)
     add("topk", lambda t, dd=k, kk=kk: torch.topk(t, kk, dd, largest=False).values, s[:k] + (kk,) + s[k + 1:])
@@ -379,6 +384,8 @@ def draw_op(rng, s):
     add("where_const", lambda t, c=cond: torch.where(c, t, 2 * t - 1), s)
     add("where_data", lambda t: torch.where(t > 0, t, 0.1 * t), s)
     extra_ops(rng, s, k, add)
+    nn_ops(rng, s, k, add)
+    vision_ops(rng, s, add, const)
     name, fn, out = cands[int(rng.integers(len(cands)))]
     return name, fn, out
 
@@ -480,8 +487,11 @@ def extra_ops(rng, s, k, add):
         aw = torch.tensor(rng.uniform(0.5, 1.5, c), dtype=DT)
         add("cov_aweights", lambda t, w=aw: torch.cov(t, aweights=w, correction=0), (r, r))
         if c >= 3 and r >= 2:
-            # One variable has a constant coefficient (0/0 when its row is constant).
-            add("corrcoef", lambda t: torch.corrcoef(t), (r, r))
+            # A constant row has no coefficient (0/0): a ramp added to every
+            # row keeps the rows of an earlier step's output (diagflat's zero
+            # rows, say) from being constant.
+            ramp = torch.linspace(0.0, 0.3, c, dtype=DT)
+            add("corrcoef", lambda t, rp=ramp: torch.corrcoef(t + rp), (r, r))
         add("renorm", lambda t, dd=k: torch.renorm(t, 2, dd, 0.8), s)
         add("renorm_", lambda t: (t * 1.0).renorm_(1.5, 0, 1.0), s)
         kk = int(rng.integers(1, 4))

@@ -63,7 +63,7 @@ _FOLD = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1, "conv_tra
          "avg_pool2d": 2, "avg_pool3d": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
          "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
          "adaptive_max_pool3d": 3, "lp_pool1d": 1, "lp_pool2d": 2, "pixel_shuffle": 2,
-         "pixel_unshuffle": 2, "channel_shuffle": 2, "unfold": 2, "fold": 1, "interpolate": -1,
+         "pixel_unshuffle": 2, "unfold": 2, "fold": 1, "interpolate": -1,
          "local_response_norm": -1, "group_norm": -1, "instance_norm": -1}
 _TRAILING = {"layer_norm", "rms_norm", "embedding", "one_hot"}
 _DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d",

@@ -112,6 +112,27 @@ SECTIONS: dict[str, str] = {
             return_indices (bool): also return the flat index of each maximum.
                 Default: ``False``.
     """,
+    "fractional_max_pool_args": """
+        Args:
+            input (Tensor): the input tensor.
+            kernel_size (int or tuple of ints): the size of the window.
+            output_size (int or tuple of ints, optional): the spatial size of the
+                output. Default: ``None``.
+            output_ratio (float or tuple of floats, optional): the output size as a
+                fraction of the input's, rounded down (give this or
+                ``output_size``). Default: ``None``.
+    """,
+    "fractional_samples_arg": """
+        _random_samples (Tensor, optional): ``(N, C, 2)`` or ``(N, C, 3)``
+            numbers in ``[0, 1)`` that place each plane's windows along each dim
+            (listed as torch does: 2-D width then height, 3-D depth, height,
+            width). Default: drawn with :func:`ferrograd.rand`.
+    """,
+    # the *_with_indices forms, after their other arguments
+    "ignored_return_indices_arg": """
+        return_indices (bool): ignored; the indices are always returned.
+            Default: ``False``.
+    """,
     "max_unpool_args": """
         Args:
             input (Tensor): the input tensor.
@@ -321,6 +342,30 @@ SECTIONS: dict[str, str] = {
         dilation (int or tuple): the spacing between window elements. Default: 1.
         return_indices (bool): also return the indices of the maxima. Default: False.
         ceil_mode (bool): round the output size up. Default: False.
+    """,
+    "max_unpool_layer_args": """
+        kernel_size (int or tuple): the window size of the max pooling.
+        stride (int or tuple, optional): its stride. Default: ``kernel_size``.
+        padding (int or tuple): its padding. Default: 0.
+    """,
+    "lp_pool_layer_args": """
+        norm_type (float): the ``p`` of the power-average.
+        kernel_size (int or tuple): the window size.
+        stride (int or tuple, optional): the window step. Default: ``kernel_size``.
+        ceil_mode (bool): round the output size up. Default: False.
+    """,
+    "fractional_max_pool_layer_args": """
+        kernel_size (int or tuple): the window size.
+        output_size (int or tuple, optional): the spatial size of the output.
+            Default: ``None``.
+        output_ratio (float or tuple, optional): the output size as a fraction
+            in ``(0, 1)`` of the input's (give this or ``output_size``).
+            Default: ``None``.
+        return_indices (bool): also return the indices of the maxima, for the
+            max unpooling layers. Default: False.
+        _random_samples (Tensor, optional): fixed samples placing the windows
+            (a buffer), as in :func:`ferrograd.nn.functional.fractional_max_pool2d`.
+            Default: ``None`` (drawn at each call).
     """,
     # --- nn.modules: padding and upsampling ----------------------------------------------------
     "pad1d_arg": """

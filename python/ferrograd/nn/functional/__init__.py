@@ -24,6 +24,7 @@ from ._activation import (
     elu_,
     gelu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -31,6 +32,7 @@ from ._activation import (
     hardtanh_,
     leaky_relu,
     leaky_relu_,
+    log_sigmoid,
     log_softmax,
     logsigmoid,
     mish,
@@ -54,7 +56,7 @@ from ._activation import (
     threshold,
     threshold_,
 )
-from ._attention import scaled_dot_product_attention
+from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import _batchify as _batchify
 from ._conv import _conv_padding as _conv_padding
 from ._conv import _conv_transposend as _conv_transposend
@@ -64,6 +66,7 @@ from ._conv import (
     conv1d,
     conv2d,
     conv3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -89,6 +92,12 @@ from ._dropout import (
     dropout3d,
     feature_alpha_dropout,
 )
+from ._fractional import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from ._linear import bilinear, linear
 from ._loss import _weighted as _weighted
 from ._loss import (
@@ -112,6 +121,7 @@ from ._loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from ._loss_extra import ctc_loss, linear_cross_entropy, multilabel_margin_loss
 from ._normalization import (
     batch_norm,
     group_norm,
@@ -140,18 +150,26 @@ from ._pooling import (
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
     lp_pool1d,
     lp_pool2d,
+    lp_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
     max_pool3d,
+    max_pool3d_with_indices,
     max_unpool1d,
     max_unpool2d,
+    max_unpool3d,
 )
 from ._sparse import embedding, embedding_bag, one_hot
 from ._utils import _apply_inplace as _apply_inplace
@@ -161,10 +179,15 @@ from ._utils import _legacy_reduction as _legacy_reduction
 from ._utils import _reduce as _reduce
 from ._utils import _tuple as _tuple
 from ._utils import _warn_size_mismatch as _warn_size_mismatch
+from ._vision import _affine_grid_generator as _affine_grid_generator
+from ._vision import _grid_sample as _grid_sample
 from ._vision import _linear_matrix as _linear_matrix
 from ._vision import (
+    affine_grid,
     channel_shuffle,
+    grid_sample,
     interpolate,
+    native_channel_shuffle,
     pixel_shuffle,
     pixel_unshuffle,
 )
@@ -174,8 +197,12 @@ __all__ = [
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "affine_grid",
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
@@ -190,12 +217,14 @@ __all__ = [
     "conv1d",
     "conv2d",
     "conv3d",
+    "conv_tbc",
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
+    "ctc_loss",
     "dropout",
     "dropout1d",
     "dropout2d",
@@ -206,11 +235,17 @@ __all__ = [
     "embedding_bag",
     "feature_alpha_dropout",
     "fold",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "gaussian_nll_loss",
     "gelu",
+    "grid_sample",
     "prelu",
     "glu",
     "group_norm",
+    "gumbel_softmax",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
@@ -226,21 +261,31 @@ __all__ = [
     "leaky_relu",
     "leaky_relu_",
     "linear",
+    "linear_cross_entropy",
     "local_response_norm",
+    "log_sigmoid",
     "log_softmax",
     "logsigmoid",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
     "margin_ranking_loss",
     "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool2d_with_indices",
     "max_pool3d",
+    "max_pool3d_with_indices",
     "max_unpool1d",
     "max_unpool2d",
+    "max_unpool3d",
     "mish",
     "mse_loss",
+    "multi_head_attention_forward",
     "multi_margin_loss",
+    "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
+    "native_channel_shuffle",
     "nll_loss",
     "normalize",
     "one_hot",

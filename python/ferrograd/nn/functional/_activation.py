@@ -357,6 +357,20 @@ def logsigmoid(input: Tensor) -> Tensor:
     return _fg.where(input < 0, neg - neg.exp().log1p(), -(-pos).exp().log1p())
 
 
+def log_sigmoid(input: Tensor) -> Tensor:
+    """The name of :func:`logsigmoid` among torch's ATen entry points
+    (``torch._C._nn.log_sigmoid``): ``log(sigmoid(x))``, computed stably.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Example:
+        >>> F.log_sigmoid(ferrograd.tensor([0.0]))
+        tensor([-0.6931])
+    """
+    return logsigmoid(input)
+
+
 def _log1p_exp(z: Tensor) -> Tensor:
     """``log(1 + exp(z))`` without overflow.
 
@@ -420,6 +434,43 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return input.softmax(dim, dtype=dtype)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution:
+    ``softmax((logits + g) / tau)`` along ``dim`` with ``g = -log(E)``, ``E``
+    standard exponential draws from the global generator (the same call
+    torch makes, so a seeded run gives torch's sample).
+
+    With ``hard=True`` the result is the one-hot vector of each sample's
+    largest entry in the forward pass, while the gradient is that of the
+    soft sample (the straight-through estimator ``y_hard - y.detach() + y``).
+
+    Args:
+        logits (Tensor): unnormalized log-probabilities (floating).
+        tau (float): the temperature (positive). Default: ``1.0``.
+        hard (bool): return one-hot samples with the soft sample's gradient.
+            Default: ``False``.
+        eps (float): deprecated and unused (a value other than the default
+            warns). Default: ``1e-10``.
+        dim (int): the dimension the sample is a distribution over.
+            Default: ``-1``.
+
+    Example:
+        >>> y = F.gumbel_softmax(ferrograd.zeros(2, 3), hard=True)
+        >>> y.sum(-1)
+        tensor([1., 1.])
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_fg.empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = _fg.zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:

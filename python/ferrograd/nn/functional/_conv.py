@@ -162,6 +162,39 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution over time-first sequences: ``input`` ``(T, B, C_in)``,
+    ``weight`` ``(k, C_in, C_out)``, output ``(T + 2 pad - k + 1, B, C_out)``;
+    a negative ``pad`` crops.
+
+    Args:
+        input (Tensor): the sequences, ``(time, batch, in_channels)``.
+        weight (Tensor): the filters, ``(kernel_width, in_channels, out_channels)``.
+        bias (Tensor): added to every output channel, ``(out_channels,)``.
+        pad (int): zeros added at both ends of the time dimension. Default: ``0``.
+
+    Example:
+        >>> F.conv_tbc(ferrograd.ones(5, 1, 2), ferrograd.ones(3, 2, 1), ferrograd.zeros(1), pad=1).flatten()
+        tensor([4., 6., 6., 6., 4.])
+    """
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    pad = int(pad)
+    padded = input.shape[0] + 2 * pad
+    if padded < weight.shape[0]:
+        raise RuntimeError(
+            f"conv_tbc: the kernel width {weight.shape[0]} is larger than the padded input length {padded}"
+        )
+    x = _pad_spatial(input.permute(1, 2, 0), [(pad, pad)])
+    return conv1d(x, weight.permute(2, 1, 0), bias).permute(2, 0, 1)
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation over ``(N, C_in, H, W)``; ``weight`` is

@@ -443,8 +443,14 @@ def _lp_poolnd(
     input: Tensor, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool, nd: int
 ) -> Tensor:
     kernel = _tuple(kernel_size, nd, "kernel_size")
-    pool = avg_pool1d if nd == 1 else avg_pool2d
-    out = pool(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        # The limits p -> +-inf: the largest or smallest magnitude of each window.
+        max_pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+        if norm_type > 0:
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
@@ -482,26 +488,86 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
     return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling ``(sum x^p)^(1/p)`` over 3-D windows of
+    ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    Args:
+        {lp_pool_head_args}
+        kernel_size (int or tuple of ints): the size of the window.
+        {pool_stride_arg}
+        {ceil_mode_arg}
+
+    Example:
+        >>> F.lp_pool3d(ferrograd.full((1, 1, 2, 2, 2), 2.0), 1, 2)
+        tensor([[[[[16.]]]]])
+    """
+    return _lp_poolnd(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+def _unpool_sizes(input: Tensor, kernel: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                  output_size: Any) -> list[int]:
+    """The spatial output size of max unpooling: the pooling's input size
+    implied by the arguments, or ``output_size`` when it is one of the sizes
+    the pooling maps to the input's."""
+    nd = len(kernel)
+    spatial = tuple(input.shape[input.dim() - nd :])
+    default = [(spatial[d] - 1) * stride[d] + kernel[d] - 2 * padding[d] for d in range(nd)]
+    sizes = default
+    if output_size is not None:
+        sizes = [int(s) for s in output_size]
+        if len(sizes) == nd + 2:
+            sizes = sizes[2:]
+        if len(sizes) != nd:
+            raise ValueError(
+                f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                f"length of '{len(sizes)}'"
+            )
+        for d in range(nd):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < sizes[d] < high:
+                raise ValueError(
+                    f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} and {high})'
+                )
+    for d in range(nd):
+        if sizes[d] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                f"output_size[{d}]={sizes[d]}"
+            )
+    return sizes
+
+
 def _max_unpoolnd(
     input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, output_size: Any, nd: int
 ) -> Tensor:
     kernel, stride_t, padding_t, _ = _pool_args(kernel_size, stride, padding, 1, nd)
-    spatial = tuple(input.shape[input.dim() - nd :])
-    default = [(spatial[i] - 1) * stride_t[i] - 2 * padding_t[i] + kernel[i] for i in range(nd)]
-    if output_size is None:
-        sizes = default
-    else:
-        sizes = [int(s) for s in output_size][-nd:]
-    lead = tuple(input.shape[: input.dim() - nd])
-    flat_in = input.reshape(*lead, -1)
-    flat_idx = indices.reshape(*lead, -1)
-    plane = math.prod(sizes)
-    if flat_idx.numel() > 0 and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= plane):
+    sizes = _unpool_sizes(input, kernel, stride_t, padding_t, output_size)
+    if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
-            f"Found an invalid max index: {int(flat_idx.max())} "
-            f"(output volumes are of size {'x'.join(map(str, sizes))}"
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor with "
+            f"{input.dim()} dimensions."
         )
-    out = _fg.zeros(*lead, plane, dtype=input.dtype).scatter(-1, flat_idx, flat_in)
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) but got "
+            f"indices tensor with shape: {list(indices.shape)}"
+        )
+    if indices.dtype != _fg.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    lead = tuple(input.shape[: input.dim() - nd])
+    pooled = math.prod(input.shape[input.dim() - nd :])
+    try:
+        out = _fg.zeros(*lead, math.prod(sizes), dtype=input.dtype).scatter(
+            -1, indices.reshape(*lead, pooled), input.reshape(*lead, pooled)
+        )
+    except RuntimeError as e:
+        if "out of bounds" not in str(e):
+            raise
+        raise RuntimeError(
+            f"Found an invalid max index: {e} (output volumes are of size {'x'.join(map(str, sizes))})"
+        ) from None
     return out.reshape(*lead, *sizes)
 
 
@@ -532,6 +598,108 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
         tensor([0., 5., 0., 7.])
     """
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Partial inverse of :func:`max_pool3d`: puts each value of ``input`` at the flat
+    position ``indices`` recorded for it in its ``D * H * W`` volume, zeros elsewhere.
+
+    {max_unpool_args}
+
+    Example:
+        >>> v, i = F.max_pool3d(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool3d(v, i, 2).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+    return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """:func:`max_pool1d` with ``return_indices=True``: ``(values, indices)``.
+
+    {max_pool_args}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.max_pool1d_with_indices(ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)[1]
+        tensor([[[1, 2]]])
+    """
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """:func:`max_pool2d` with ``return_indices=True``: ``(values, indices)``.
+
+    {max_pool_args}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.max_pool2d_with_indices(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 4)[1]
+        tensor([[[[15]]]])
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """:func:`max_pool3d` with ``return_indices=True``: ``(values, indices)``.
+
+    {max_pool_args}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.max_pool3d_with_indices(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2)[1]
+        tensor([[[[[7]]]]])
+    """
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool1d` with ``return_indices=True``: ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        {adaptive_output_size_arg}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.adaptive_max_pool1d_with_indices(ferrograd.tensor([[[1.0, 5.0, 3.0, 4.0]]]), 2)[1]
+        tensor([[[1, 3]]])
+    """
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool2d` with ``return_indices=True``: ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        {adaptive_output_size_arg}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.adaptive_max_pool2d_with_indices(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 1)[1]
+        tensor([[[[15]]]])
+    """
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """:func:`adaptive_max_pool3d` with ``return_indices=True``: ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        {adaptive_output_size_arg}
+        {ignored_return_indices_arg}
+
+    Example:
+        >>> F.adaptive_max_pool3d_with_indices(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 1)[1]
+        tensor([[[[[7]]]]])
+    """
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
 
 
 _route(globals())

@@ -1,9 +1,8 @@
 """Activation layers and :class:`MultiheadAttention`.
 
-Each activation is a thin module over its ``ferrograd.nn.functional`` form.
-``MultiheadAttention`` computes the projections, masks and per-head
-attention from tensor ops, in ``_attention`` (the functional module has no
-``multi_head_attention_forward``).
+Each activation is a thin module over its ``ferrograd.nn.functional`` form;
+``MultiheadAttention`` calls ``F.multi_head_attention_forward`` with its
+parameters.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from ferrograd._core import Tensor
 from .. import functional as F
 from .. import init
 from .._docs import fill_docs as _fill_docs
+from ..functional._attention import _canonical_mask as _canonical_mask
+from ..functional._attention import _mha_is_batched
 from ..parameter import Parameter
-from ._attention import _canonical_mask as _canonical_mask
-from ._attention import _mha_attention, _mha_is_batched
 from .linear import NonDynamicallyQuantizableLinear, _factory
 from .module import Module
 
@@ -720,36 +719,18 @@ class MultiheadAttention(Module):
                 query = key = value = query.transpose(1, 0)
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        out, weights = _mha_attention(
-            self,
-            query,
-            key,
-            value,
-            key_padding_mask,
-            need_weights,
-            attn_mask,
-            average_attn_weights,
-            is_causal,
-            is_batched,
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight,
+            self.out_proj.bias, training=self.training, key_padding_mask=key_padding_mask,
+            need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal,
         )
         if self.batch_first and is_batched:
             out = out.transpose(1, 0)
         return out, weights
-
-    def _in_projection(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        e = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            if query is key and key is value:
-                # Self-attention: one product with the packed weight, then views.
-                q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
-                return q, k, v
-            wq, wk, wv = w[:e], w[e : 2 * e], w[2 * e :]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
 
 _fill_docs(globals())

@@ -16,6 +16,7 @@ from .module import Module
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
     "GaussianNLLLoss",
@@ -25,6 +26,7 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
     "NLLLoss",
@@ -431,6 +433,62 @@ class SoftMarginLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         """Applies :func:`ferrograd.nn.functional.soft_margin_loss` with this module's settings."""
         return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    r"""Multi-class multi-label hinge loss: ``sum_j sum_i max(0, 1 - (x[y_j] - x[i])) / C``
+    over the target classes ``y_j`` (``target`` read up to its first ``-1``)
+    and the other classes ``i``.
+
+    Args:
+        {short_legacy_loss_reduction_args}
+
+    Example:
+        >>> x = ferrograd.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> nn.MultiLabelMarginLoss()(x, ferrograd.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.multilabel_margin_loss` with this module's settings."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""The Connectionist Temporal Classification loss between sequences of
+    log-probabilities and unsegmented target sequences.
+
+    Args:
+        blank (int): the blank label. Default: 0.
+        reduction (str): ``'none'``, ``'mean'`` (each loss divided by its target
+            length, then averaged) or ``'sum'``. Default: ``'mean'``.
+        zero_infinity (bool): replace infinite losses (targets too long for
+            their inputs) and their gradients by zero. Default: False.
+
+    Shape:
+        log_probs ``(T, N, C)`` or ``(T, C)``; targets ``(N, S)`` padded or
+        ``(sum(target_lengths),)``; input_lengths and target_lengths ``(N,)``
+        tensors or tuples; output a scalar, or ``(N,)`` with ``'none'``.
+
+    Example:
+        >>> logp = ferrograd.full((2, 1, 2), 0.5).log()
+        >>> nn.CTCLoss(reduction="sum")(logp, ferrograd.tensor([[1]]), (2,), (1,))
+        tensor(0.2877)
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
+        """Applies :func:`ferrograd.nn.functional.ctc_loss` with this module's settings."""
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):

@@ -1,4 +1,5 @@
-"""Pooling layers: max, average and adaptive pooling in one and two dimensions."""
+"""Pooling layers: max, average, adaptive, power-average and fractional max
+pooling, and max unpooling."""
 
 from __future__ import annotations
 
@@ -21,8 +22,16 @@ __all__ = [
     "AdaptiveMaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -258,5 +267,217 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         """Applies :func:`ferrograd.nn.functional.adaptive_max_pool2d` with this module's settings."""
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
+
+class _MaxUnpoolNd(Module):
+    _dims = 0
+    _unpool: Callable[..., Tensor]
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._dims)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._dims)
+        self.padding = _ntuple(padding, self._dims)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        """Puts each value of ``input`` at its position in ``indices``, zeros elsewhere.
+
+        Args:
+            input (Tensor): the pooled values.
+            indices (Tensor): the indices the max pooling returned with them.
+            output_size (sequence of ints, optional): the exact output size.
+                Default: ``None``.
+
+        Returns:
+            Tensor: the unpooled tensor.
+        """
+        return type(self)._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    r"""Partial inverse of :class:`MaxPool1d`: each value goes back to the position of
+    the maximum it came from; the rest of the output is zero.
+
+    Args:
+        {max_unpool_layer_args}
+
+    Example:
+        >>> v, i = nn.MaxPool1d(2, return_indices=True)(ferrograd.tensor([[[1.0, 3.0, 4.0, 2.0]]]))
+        >>> nn.MaxUnpool1d(2)(v, i)
+        tensor([[[0., 3., 4., 0.]]])
+    """
+
+    _dims = 1
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    r"""Partial inverse of :class:`MaxPool2d`: each value goes back to the position of
+    the maximum it came from; the rest of the output is zero.
+
+    Args:
+        {max_unpool_layer_args}
+
+    Example:
+        >>> v, i = nn.MaxPool2d(2, return_indices=True)(ferrograd.arange(16.0).reshape(1, 1, 4, 4))
+        >>> nn.MaxUnpool2d(2)(v, i)[0, 0, 1]
+        tensor([0., 5., 0., 7.])
+    """
+
+    _dims = 2
+    _unpool = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    r"""Partial inverse of 3-D max pooling (:func:`ferrograd.nn.functional.max_pool3d`):
+    each value goes back to the position of the maximum it came from; the rest of the
+    output is zero.
+
+    Args:
+        {max_unpool_layer_args}
+
+    Example:
+        >>> v, i = F.max_pool3d(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> nn.MaxUnpool3d(2)(v, i).flatten()
+        tensor([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+
+    _dims = 3
+    _unpool = staticmethod(F.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
+    _pool: Callable[..., Tensor]
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Applies the power-average pooling of this module's dimension with its settings."""
+        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        """The settings shown in this module's repr."""
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    r"""Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, L)``
+    (``p = inf`` is max pooling of ``|x|``).
+
+    Args:
+        {lp_pool_layer_args}
+
+    Example:
+        >>> nn.LPPool1d(2, 2)(ferrograd.tensor([[[3.0, 4.0, 0.0, 1.0]]]))
+        tensor([[[5., 1.]]])
+    """
+
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    r"""Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, H, W)``.
+
+    Args:
+        {lp_pool_layer_args}
+
+    Example:
+        >>> nn.LPPool2d(2, 2)(ferrograd.full((1, 1, 2, 2), 2.0))
+        tensor([[[[4.]]]])
+    """
+
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    r"""Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, D, H, W)``.
+
+    Args:
+        {lp_pool_layer_args}
+
+    Example:
+        >>> nn.LPPool3d(1, 2)(ferrograd.ones(1, 1, 2, 2, 4)).shape
+        ferrograd.Size([1, 1, 1, 1, 2])
+    """
+
+    _pool = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _dims = 0
+    _pool: Callable[..., Any]
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        nd = self._dims
+        if isinstance(kernel_size, int) and kernel_size <= 0 or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        """Applies fractional max pooling with this module's settings (and its
+        ``_random_samples`` buffer, when set)."""
+        return type(self)._pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                                self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    r"""2-D fractional max pooling over ``(N, C, H, W)`` or ``(C, H, W)``: the
+    maximum of ``kernel_size`` windows placed pseudo-randomly so that the output
+    has ``output_size`` positions (or ``output_ratio`` times the input's).
+
+    Args:
+        {fractional_max_pool_layer_args}
+
+    Example:
+        >>> nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))(ferrograd.randn(20, 16, 50, 32)).shape
+        ferrograd.Size([20, 16, 25, 16])
+    """
+
+    _dims = 2
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    r"""3-D fractional max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``, as
+    :class:`FractionalMaxPool2d` with one more dim.
+
+    Args:
+        {fractional_max_pool_layer_args}
+
+    Example:
+        >>> nn.FractionalMaxPool3d(2, output_size=(4, 5, 6))(ferrograd.randn(2, 3, 8, 9, 10)).shape
+        ferrograd.Size([2, 3, 4, 5, 6])
+    """
+
+    _dims = 3
+    _pool = staticmethod(F.fractional_max_pool3d)
 
 _fill_docs(globals())
