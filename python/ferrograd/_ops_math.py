@@ -368,11 +368,17 @@ def mvlgamma(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     return _finish(terms + p * (p - 1) / 4 * math.log(math.pi), out)
 
 
-def igamma(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """igamma(input, other, *, out=None) -> Tensor
+def _incomplete_gamma(name: str, which: str, formula: str, result: str):
+    """``igamma``/``igammac``: a regularized incomplete gamma function of the core."""
 
-    The regularized lower incomplete gamma function ``P(a, x)`` of each pair
-    ``a = input``, ``x = other`` (broadcast together). Differentiable in
+    def op(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
+        return _finish(getattr(_tensor(input), name)(other), out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, other, *, out=None) -> Tensor
+
+    The regularized {which} incomplete gamma function ``{formula}`` of each
+    pair ``a = input``, ``x = other`` (broadcast together). Differentiable in
     ``other`` only, as in torch.
 
     Args:
@@ -381,29 +387,14 @@ def igamma(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | No
         out (Tensor, optional): a tensor of the result's shape that receives the result.
 
     Example:
-        >>> ferrograd.igamma(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([1.0, 1.0]))
-        tensor([0.6321, 0.2642])
+        >>> ferrograd.{name}(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([1.0, 1.0]))
+        {result}
     """
-    return _finish(_tensor(input).igamma(other), out)
+    return op
 
 
-def igammac(input: Tensor | _Number, other: Tensor | _Number, *, out: Tensor | None = None) -> Tensor:
-    """igammac(input, other, *, out=None) -> Tensor
-
-    The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``
-    of each pair ``a = input``, ``x = other`` (broadcast together).
-    Differentiable in ``other`` only, as in torch.
-
-    Args:
-        input (Tensor or Number): the shape parameter ``a``, positive.
-        other (Tensor or Number): the argument ``x``, non-negative.
-        out (Tensor, optional): a tensor of the result's shape that receives the result.
-
-    Example:
-        >>> ferrograd.igammac(ferrograd.tensor([1.0, 2.0]), ferrograd.tensor([1.0, 1.0]))
-        tensor([0.3679, 0.7358])
-    """
-    return _finish(_tensor(input).igammac(other), out)
+igamma = _incomplete_gamma("igamma", "lower", "P(a, x)", "tensor([0.6321, 0.2642])")
+igammac = _incomplete_gamma("igammac", "upper", "Q(a, x) = 1 - P(a, x)", "tensor([0.3679, 0.7358])")
 
 
 def isreal(input: Tensor) -> Tensor:

@@ -511,18 +511,12 @@ _P = [
     ("laguerre_polynomial_l", "The Laguerre polynomial", "tensor([-0.1458, -0.3333])"),
     ("legendre_polynomial_p", "The Legendre polynomial", "tensor([-0.4375, 17.0000])"),
 ]
-chebyshev_polynomial_t = _polynomial(_P[0][0], _P[0][1], "[0.5, 2.0]", _P[0][2])
-chebyshev_polynomial_u = _polynomial(_P[1][0], _P[1][1], "[0.5, 2.0]", _P[1][2])
-chebyshev_polynomial_v = _polynomial(_P[2][0], _P[2][1], "[0.5, 2.0]", _P[2][2])
-chebyshev_polynomial_w = _polynomial(_P[3][0], _P[3][1], "[0.5, 2.0]", _P[3][2])
-shifted_chebyshev_polynomial_t = _polynomial(_P[4][0], _P[4][1], "[0.5, 2.0]", _P[4][2])
-shifted_chebyshev_polynomial_u = _polynomial(_P[5][0], _P[5][1], "[0.5, 2.0]", _P[5][2])
-shifted_chebyshev_polynomial_v = _polynomial(_P[6][0], _P[6][1], "[0.5, 2.0]", _P[6][2])
-shifted_chebyshev_polynomial_w = _polynomial(_P[7][0], _P[7][1], "[0.5, 2.0]", _P[7][2])
-hermite_polynomial_h = _polynomial(_P[8][0], _P[8][1], "[0.5, 2.0]", _P[8][2])
-hermite_polynomial_he = _polynomial(_P[9][0], _P[9][1], "[0.5, 2.0]", _P[9][2])
-laguerre_polynomial_l = _polynomial(_P[10][0], _P[10][1], "[0.5, 2.0]", _P[10][2])
-legendre_polynomial_p = _polynomial(_P[11][0], _P[11][1], "[0.5, 2.0]", _P[11][2])
+(
+    chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+    shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
+    legendre_polynomial_p,
+) = (_polynomial(name, summary, "[0.5, 2.0]", result) for name, summary, result in _P)  # fmt: skip
 
 
 from ._routed import route_module as _route_module  # noqa: E402

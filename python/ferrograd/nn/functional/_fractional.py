@@ -143,24 +143,6 @@ def _fractional_max_poolnd(
     return values, indices
 
 
-def fractional_max_pool2d_with_indices(
-    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
-    return_indices: bool = False, _random_samples: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """:func:`fractional_max_pool2d` returning ``(values, indices)``.
-
-    {fractional_max_pool_args}
-        {ignored_return_indices_arg}
-        {fractional_samples_arg}
-
-    Example:
-        >>> x = ferrograd.arange(16.0).reshape(1, 1, 4, 4)
-        >>> F.fractional_max_pool2d_with_indices(x, 2, output_size=1)[1]
-        tensor([[[[15]]]])
-    """
-    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, _random_samples, 2)
-
-
 def fractional_max_pool2d(
     input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
     return_indices: bool = False, _random_samples: Tensor | None = None,
@@ -185,24 +167,6 @@ def fractional_max_pool2d(
     return pair if return_indices else pair[0]
 
 
-def fractional_max_pool3d_with_indices(
-    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
-    return_indices: bool = False, _random_samples: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    """:func:`fractional_max_pool3d` returning ``(values, indices)``.
-
-    {fractional_max_pool_args}
-        {ignored_return_indices_arg}
-        {fractional_samples_arg}
-
-    Example:
-        >>> x = ferrograd.arange(27.0).reshape(1, 1, 3, 3, 3)
-        >>> F.fractional_max_pool3d_with_indices(x, 2, output_size=1)[1]
-        tensor([[[[[26]]]]])
-    """
-    return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, _random_samples, 3)
-
-
 def fractional_max_pool3d(
     input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
     return_indices: bool = False, _random_samples: Tensor | None = None,
@@ -223,6 +187,34 @@ def fractional_max_pool3d(
     """
     pair = _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, _random_samples, 3)
     return pair if return_indices else pair[0]
+
+
+def _with_indices(nd: int, numel: int, shape: str, result: str):
+    """``fractional_max_pool{nd}d_with_indices``: the pooling's ``(values, indices)``."""
+
+    def op(
+        input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+        return_indices: bool = False, _random_samples: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        return _fractional_max_poolnd(input, kernel_size, output_size, output_ratio, _random_samples, nd)
+
+    op.__name__ = op.__qualname__ = name = f"fractional_max_pool{nd}d_with_indices"
+    op.__doc__ = f""":func:`fractional_max_pool{nd}d` returning ``(values, indices)``.
+
+    {{fractional_max_pool_args}}
+        {{ignored_return_indices_arg}}
+        {{fractional_samples_arg}}
+
+    Example:
+        >>> x = ferrograd.arange({numel}.0).reshape({shape})
+        >>> F.{name}(x, 2, output_size=1)[1]
+        {result}
+    """
+    return op
+
+
+fractional_max_pool2d_with_indices = _with_indices(2, 16, "1, 1, 4, 4", "tensor([[[[15]]]])")
+fractional_max_pool3d_with_indices = _with_indices(3, 27, "1, 1, 3, 3, 3", "tensor([[[[[26]]]]])")
 
 
 _route(globals())
