@@ -439,7 +439,7 @@ derivatives! {
                 else unreachable!("checked to be floating"));
             let total_weight = Tensor::full(&[], nll.total_weight, dt);
         } => out = match reduction {
-            Reduction::None => Tensor::from_vec(nll.losses).to_dtype(dt).reshape(&dims_of(target.shape()))?,
+            Reduction::None => Tensor::from_slice(&nll.losses, target.shape())?.to_dtype(dt),
             Reduction::Sum => Tensor::full(&[], nll.losses.iter().sum::<f64>(), dt),
             Reduction::Mean => Tensor::full(&[], nll.losses.iter().sum::<f64>() / nll.total_weight, dt),
         };

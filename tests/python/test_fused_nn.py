@@ -263,6 +263,17 @@ def test_nll_loss_all_ignored_and_empty_batches():
     assert tuple(empty.grad.shape) == (0, 4)
 
 
+def test_nll_loss_unreduced_result_is_not_a_view():
+    # An unbatched input's unreduced loss is a fresh 0-dim tensor that takes in-place ops twice.
+    x = fg.tensor([-1.0, -2.0, -3.0], requires_grad=True)
+    loss = F.nll_loss(x, fg.tensor(1), reduction="none")
+    assert loss.shape == () and not loss._is_view()
+    loss.mul_(2.0)
+    loss.add_(1.0)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, -2.0, 0.0])
+
+
 def test_nll_loss_errors_match_torch():
     x = fg.zeros(3, 4)
     with pytest.raises(IndexError, match="Target -1 is out of bounds"):

@@ -155,6 +155,16 @@ def test_derivatives(name):
         # inputs (outputs of -inf), to second order.
         assert gradgradcheck(fn, (x,), grad_outputs=(torch.tensor(RNG.uniform(0.5, 1, (3, 4))),))
         assert gradgradcheck(fn, (x,), grad_outputs=(torch.tensor(-RNG.uniform(0.5, 1, (3, 4))),))
+        # Batched tangents and gradients (vmap of jvp / of vjp) scan the data's dim, not the batch's.
+        from ferrograd.func import jacfwd, jacrev
+
+        xd = x.detach()
+        for d in (0, 1, -1):
+            f = lambda v, d=d: torch.logcumsumexp(v, d)  # noqa: E731
+            np.testing.assert_allclose(jacfwd(f)(xd).numpy(), jacrev(f)(xd).numpy(), atol=1e-12)
+        s = torch.tensor(0.7, dtype=torch.float64)
+        assert jacfwd(lambda v: torch.logcumsumexp(v, 0))(s).item() == 1.0
+        assert jacrev(lambda v: torch.logcumsumexp(v, 0))(s).item() == 1.0
         ninf = torch.tensor([[-np.inf, -np.inf, 0.0, 0.0]] * 3, dtype=torch.float64)
         assert gradgradcheck(lambda v: torch.logcumsumexp(v + ninf, 1), (x,))
         lead = torch.tensor([-np.inf, 0.3, -np.inf, 1.2], dtype=torch.float64, requires_grad=True)

@@ -474,6 +474,9 @@ derivatives! {
         record "LogcumsumexpBackward0", [self];
         compute {
             let d = sort_axis(self, dim)?;
+            // The formulas name the dim from the end: gradients and tangents
+            // may carry batch dims in front (vmap of jvp or of vjp).
+            let from_end = d as isize - self.ndim() as isize;
         } => out = log_scan(self, d)?;
         save |s| {
             s.save("self", self);
@@ -481,12 +484,20 @@ derivatives! {
         }
         // d out_j / d x_k = exp(x_k - out_j) for k <= j: the gradient is
         // exp(x_k) sum_{j >= k} g_j exp(-out_j), summed in log space for
-        // the positive and negative parts of g separately.
+        // the positive and negative parts of g separately. A 0-dim input's
+        // result is itself, and so are the derivatives' (no dim to scan).
         backward |ctx, g| {
+            if from_end == 0 {
+                return Ok(vec![Some(g[0].clone())]);
+            }
             let (x, y) = (ctx.saved(0)?, ctx.saved(1)?);
-            Ok(vec![Some(log_weighted(&x, &y, &g[0], d as isize, true)?)])
+            Ok(vec![Some(log_weighted(&x, &y, &g[0], from_end, true)?)])
         };
-        forward formula(|t| t.map1(|t| log_weighted(self, &out, t, d as isize, false)));
+        forward formula(|t| t.map1(|t| if from_end == 0 {
+            Ok(t.clone())
+        } else {
+            log_weighted(self, &out, t, from_end, false)
+        }));
         batched rows because "the scan runs along a dim of the input's rank";
     }
 }
