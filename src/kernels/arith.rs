@@ -44,8 +44,10 @@ macro_rules! arith_int {
         }
     };
 }
+/// IEEE arithmetic; with `wide`, the `alpha=` forms compute in that wider
+/// type and round once.
 macro_rules! arith_float {
-    ($t:ty) => {
+    ($t:ty $(, wide $w:ty)?) => {
         impl Arith for $t {
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self {
@@ -59,32 +61,19 @@ macro_rules! arith_float {
             fn mul(a: Self, b: Self) -> Self {
                 a * b
             }
+            $(
+                #[inline(always)]
+                fn add_scaled(a: Self, k: Self, b: Self) -> Self {
+                    (a as $w + k as $w * b as $w) as $t
+                }
+                #[inline(always)]
+                fn sub_scaled(a: Self, k: Self, b: Self) -> Self {
+                    (a as $w - k as $w * b as $w) as $t
+                }
+            )?
         }
     };
 }
-impl Arith for f32 {
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a + b
-    }
-    #[inline(always)]
-    fn sub(a: Self, b: Self) -> Self {
-        a - b
-    }
-    #[inline(always)]
-    fn mul(a: Self, b: Self) -> Self {
-        a * b
-    }
-    #[inline(always)]
-    fn add_scaled(a: Self, k: Self, b: Self) -> Self {
-        (a as f64 + k as f64 * b as f64) as f32
-    }
-    #[inline(always)]
-    fn sub_scaled(a: Self, k: Self, b: Self) -> Self {
-        (a as f64 - k as f64 * b as f64) as f32
-    }
-}
-
 /// The 16-bit floats compute in float32 and round once.
 macro_rules! arith_half {
     ($t:ty) => {
@@ -119,6 +108,7 @@ arith_int!(i8);
 arith_int!(i16);
 arith_int!(i32);
 arith_int!(i64);
+arith_float!(f32, wide f64);
 arith_float!(f64);
 arith_float!(crate::ComplexFloat);
 arith_float!(crate::ComplexDouble);
