@@ -156,10 +156,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        s += _norm_repr(self)
-        if self.sparse is not False:
-            s += ", sparse=True"
-        return s
+        return s + _norm_repr(self) + (", sparse=True" if self.sparse is not False else "")
 
     @classmethod
     def from_pretrained(
@@ -256,8 +253,7 @@ class EmbeddingBag(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
