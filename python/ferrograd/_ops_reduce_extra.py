@@ -367,8 +367,8 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
 
     Args:
         y (Tensor): the sampled values.
-        x (Tensor, optional): the sample coordinates. Not with ``dx``.
-        dx (number, optional): the constant step between samples (1 by default).
+        x (Tensor, optional): the sample coordinates (or give ``dx``).
+        dx (number, optional): the constant step between samples; 1 by default.
         dim (int): the dimension integrated along.
 
     Example:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -615,91 +616,56 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
-def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """:func:`max_pool1d` with ``return_indices=True``: ``(values, indices)``.
-
-    {max_pool_args}
-        {ignored_return_indices_arg}
-
-    Example:
-        >>> F.max_pool1d_with_indices(ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)[1]
-        tensor([[[1, 2]]])
-    """
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
-
-
-def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """:func:`max_pool2d` with ``return_indices=True``: ``(values, indices)``.
-
-    {max_pool_args}
-        {ignored_return_indices_arg}
-
-    Example:
-        >>> F.max_pool2d_with_indices(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 4)[1]
-        tensor([[[[15]]]])
-    """
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
-
-
-def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """:func:`max_pool3d` with ``return_indices=True``: ``(values, indices)``.
-
-    {max_pool_args}
-        {ignored_return_indices_arg}
-
-    Example:
-        >>> F.max_pool3d_with_indices(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2)[1]
-        tensor([[[[[7]]]]])
-    """
-    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
-
-
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """:func:`adaptive_max_pool1d` with ``return_indices=True``: ``(values, indices)``.
-
-    Args:
+_MAX_POOL_ARGS = """{max_pool_args}
+        {ignored_return_indices_arg}"""
+_ADAPTIVE_ARGS = """Args:
         input (Tensor): the input tensor.
         {adaptive_output_size_arg}
-        {ignored_return_indices_arg}
+        {ignored_return_indices_arg}"""
+
+
+def _with_indices(pool: Any, args_doc: str, call: str, result: str) -> Any:
+    """``<pool>_with_indices``: ``pool`` with ``return_indices=True``, whatever
+    is passed for it (torch's signature, the argument ignored)."""
+    signature = inspect.signature(pool)
+    name = f"{pool.__name__}_with_indices"
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["return_indices"] = True
+        return pool(*bound.args, **bound.kwargs)
+
+    op.__signature__ = signature  # type: ignore[attr-defined]
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f""":func:`{pool.__name__}` with ``return_indices=True``: ``(values, indices)``.
+
+    {args_doc}
 
     Example:
-        >>> F.adaptive_max_pool1d_with_indices(ferrograd.tensor([[[1.0, 5.0, 3.0, 4.0]]]), 2)[1]
-        tensor([[[1, 3]]])
+        >>> F.{name}({call})[1]
+        {result}
     """
-    return adaptive_max_pool1d(input, output_size, return_indices=True)
+    return op
 
 
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """:func:`adaptive_max_pool2d` with ``return_indices=True``: ``(values, indices)``.
-
-    Args:
-        input (Tensor): the input tensor.
-        {adaptive_output_size_arg}
-        {ignored_return_indices_arg}
-
-    Example:
-        >>> F.adaptive_max_pool2d_with_indices(ferrograd.arange(16.0).reshape(1, 1, 4, 4), 1)[1]
-        tensor([[[[15]]]])
-    """
-    return adaptive_max_pool2d(input, output_size, return_indices=True)
-
-
-def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
-    """:func:`adaptive_max_pool3d` with ``return_indices=True``: ``(values, indices)``.
-
-    Args:
-        input (Tensor): the input tensor.
-        {adaptive_output_size_arg}
-        {ignored_return_indices_arg}
-
-    Example:
-        >>> F.adaptive_max_pool3d_with_indices(ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 1)[1]
-        tensor([[[[[7]]]]])
-    """
-    return adaptive_max_pool3d(input, output_size, return_indices=True)
-
+max_pool1d_with_indices = _with_indices(
+    max_pool1d, _MAX_POOL_ARGS, "ferrograd.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2", "tensor([[[1, 2]]])"
+)
+max_pool2d_with_indices = _with_indices(
+    max_pool2d, _MAX_POOL_ARGS, "ferrograd.arange(16.0).reshape(1, 1, 4, 4), 4", "tensor([[[[15]]]])"
+)
+max_pool3d_with_indices = _with_indices(
+    max_pool3d, _MAX_POOL_ARGS, "ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 2", "tensor([[[[[7]]]]])"
+)
+adaptive_max_pool1d_with_indices = _with_indices(
+    adaptive_max_pool1d, _ADAPTIVE_ARGS, "ferrograd.tensor([[[1.0, 5.0, 3.0, 4.0]]]), 2", "tensor([[[1, 3]]])"
+)
+adaptive_max_pool2d_with_indices = _with_indices(
+    adaptive_max_pool2d, _ADAPTIVE_ARGS, "ferrograd.arange(16.0).reshape(1, 1, 4, 4), 1", "tensor([[[[15]]]])"
+)
+adaptive_max_pool3d_with_indices = _with_indices(
+    adaptive_max_pool3d, _ADAPTIVE_ARGS, "ferrograd.arange(8.0).reshape(1, 1, 2, 2, 2), 1",
+    "tensor([[[[[7]]]]])",
+)
 
 _route(globals())
