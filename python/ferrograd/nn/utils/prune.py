@@ -336,6 +336,13 @@ def _channels_mask(t: Tensor, dim: int, channels: Tensor, default_mask: Tensor) 
     return mask * default_mask.to(dtype=mask.dtype)
 
 
+def _structured_counts(t: Tensor, dim: int, amount: int | float) -> tuple[int, int]:
+    """The number of channels along ``dim`` of ``t`` and how many of them
+    ``amount`` prunes."""
+    channels = _check_structured(t, dim)
+    return channels, _count_to_prune(amount, channels)
+
+
 def _check_structured(t: Tensor, dim: int) -> int:
     """The number of channels along ``dim`` of ``t``, which must have 2 or
     more dims."""
@@ -431,8 +438,7 @@ class RandomStructured(_ByAmount):
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        channels = _check_structured(t, self.dim)
-        n_prune = _count_to_prune(self.amount, channels)
+        channels, n_prune = _structured_counts(t, self.dim, self.amount)
         if n_prune == 0:
             return default_mask.clone()
         # Keep the channels above the n_prune-th smallest of random scores.
@@ -474,8 +480,7 @@ class LnStructured(_ByAmount):
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        channels = _check_structured(t, self.dim)
-        n_prune = _count_to_prune(self.amount, channels)
+        channels, n_prune = _structured_counts(t, self.dim, self.amount)
         if n_prune == 0:
             return default_mask.clone()
         dim = self.dim % t.dim()
@@ -595,8 +600,7 @@ def l1_unstructured(
 
     Example:
         >>> m = nn.Linear(3, 1, bias=False)
-        >>> with ferrograd.no_grad():
-        ...     _ = m.weight.copy_(ferrograd.tensor([[0.5, -0.1, 2.0]]))
+        >>> m.weight.data = ferrograd.tensor([[0.5, -0.1, 2.0]])
         >>> m = nn.utils.prune.l1_unstructured(m, "weight", amount=1)
         >>> m.weight
         tensor([[0.5000, -0.0000, 2.0000]], grad_fn=<MulBackward0>)
@@ -642,7 +646,7 @@ def ln_structured(
             shape to rank by. Default: ``None`` (the parameter).
 
     Returns:
-        ``module``.
+        nn.Module: ``module``, with ``<name>_orig`` and ``<name>_mask`` in place of ``<name>``.
 
     Example:
         >>> m = nn.Linear(2, 3, bias=False)
