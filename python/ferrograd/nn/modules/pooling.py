@@ -35,15 +35,20 @@ __all__ = [
 ]
 
 
+def _set_window(module: Module, kernel_size: Any, stride: Any, padding: Any) -> None:
+    """Stores a pooling window's settings; the stride defaults to the kernel size."""
+    module.kernel_size = kernel_size
+    module.stride = stride if stride is not None else kernel_size
+    module.padding = padding
+
+
 class _MaxPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"]
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        _set_window(self, kernel_size, stride, padding)
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
@@ -155,9 +160,7 @@ class AvgPool2d(_AvgPoolNd):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        _set_window(self, kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
@@ -315,8 +318,8 @@ class MaxUnpool1d(_MaxUnpoolNd):
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
-    r"""Partial inverse of :class:`MaxPool2d`: each value goes back to the position of
-    the maximum it came from; the rest of the output is zero.
+    r"""Partial inverse of :class:`MaxPool2d`, as :class:`MaxUnpool1d` is of
+    :class:`MaxPool1d` (2-D windows).
 
     Args:
         {max_unpool_layer_args}
