@@ -197,7 +197,8 @@ class CircularPad1d(_PadNd):
         {pad1d_arg}
 
     Example:
-        >>> nn.CircularPad1d(1)(ferrograd.tensor([[0.0, 1.0, 2.0]]))
+        >>> pad = nn.CircularPad1d(1)
+        >>> pad(ferrograd.tensor([[0.0, 1.0, 2.0]]))
         tensor([[2., 0., 1., 2., 0.]])
     """
 
@@ -207,7 +208,12 @@ class CircularPad1d(_PadNd):
 class CircularPad2d(_PadNd):
     r"""Pads the last two dimensions by wrapping around.
 
-    {pad2d_ones_args:CircularPad2d}
+    Args:
+        {pad2d_arg}
+
+    Example:
+        >>> nn.CircularPad2d(1)(ferrograd.arange(4.0).reshape(1, 1, 2, 2))[0, 0, 0]
+        tensor([3., 2., 3., 2.])
     """
 
     _mode = "circular"
