@@ -162,6 +162,13 @@ def test_derivatives(name):
         for d in (0, 1, -1):
             f = lambda v, d=d: torch.logcumsumexp(v, d)  # noqa: E731
             np.testing.assert_allclose(jacfwd(f)(xd).numpy(), jacrev(f)(xd).numpy(), atol=1e-12)
+        # linearize pushes tangents through the double backward from a zero cotangent.
+        from ferrograd.func import linearize, vmap
+
+        _, jvp_fn = linearize(lambda v: torch.logcumsumexp(v, 1), xd)
+        basis = torch.eye(xd.numel(), dtype=torch.float64).reshape(-1, *xd.shape)
+        want = jacfwd(lambda v: torch.logcumsumexp(v, 1))(xd).reshape(*xd.shape, -1).movedim(-1, 0)
+        np.testing.assert_allclose(vmap(jvp_fn)(basis).numpy(), want.numpy(), atol=1e-12)
         s = torch.tensor(0.7, dtype=torch.float64)
         assert jacfwd(lambda v: torch.logcumsumexp(v, 0))(s).item() == 1.0
         assert jacrev(lambda v: torch.logcumsumexp(v, 0))(s).item() == 1.0

@@ -491,7 +491,19 @@ derivatives! {
                 return Ok(vec![Some(g[0].clone())]);
             }
             let (x, y) = (ctx.saved(0)?, ctx.saved(1)?);
-            Ok(vec![Some(log_weighted(&x, &y, &g[0], from_end, true)?)])
+            if !crate::autograd::is_grad_enabled() {
+                return Ok(vec![Some(log_weighted(&x, &y, &g[0], from_end, true)?)]);
+            }
+            // Note [logcumsumexp's differentiable backward]: the log-space
+            // formula splits g by sign, so its derivative in g is lost where
+            // g is 0 (as the all-zero cotangent of a double-backward jvp is).
+            // Its value and its derivatives in x and y are kept; the
+            // derivative in g comes from the same map written linearly in g.
+            let split = log_weighted(&x, &y, &g[0].detach(), from_end, true)?;
+            let lin = linear_backward(&x.detach(), &y.detach(), &g[0], from_end)?;
+            let zero = Tensor::scalar(0.0);
+            let only_derivative = lin.sub(&lin.detach())?.r#where(&lin.isfinite(), &zero)?;
+            Ok(vec![Some(split.add(&only_derivative)?)])
         };
         forward formula(|t| t.map1(|t| if from_end == 0 {
             Ok(t.clone())
@@ -533,6 +545,22 @@ fn log_weighted(x: &Tensor, y: &Tensor, g: &Tensor, dim: isize, reverse: bool) -
         }
     };
     part(g)?.sub(&part(&g.neg()?)?)
+}
+
+/// `sum_{j >= k} g_j exp(x_k - y_j)` along `dim`, linear in `g`: the
+/// reverse running sum of `g_j exp(c - y_j)`, times `exp(x_k - c)`, with
+/// `c` the row's last (largest) `y`. Outputs of -inf take no part. Only
+/// the derivative in `g` is used (see Note [logcumsumexp's differentiable
+/// backward]); where a row spans more than the float range it is not finite.
+fn linear_backward(x: &Tensor, y: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
+    let zero = Tensor::scalar(0.0);
+    let live = y.ne(&Tensor::scalar(f64::NEG_INFINITY))?;
+    let last = y.narrow(dim, -1, 1)?;
+    let c = last.r#where(&last.isfinite(), &zero)?;
+    let scale = c.sub(&y.r#where(&live, &zero)?)?.exp()?.r#where(&live, &zero)?;
+    let dims = [dim];
+    let tail = g.mul(&scale)?.flip(&dims)?.cumsum(dim, None)?.flip(&dims)?;
+    tail.mul(&x.sub(&c)?.exp()?)
 }
 
 /// The running log-sum-exp along dim `d`, in float64 and rounded once.

@@ -633,7 +633,8 @@ def _with_indices(pool: Any, args_doc: str, call: str, result: str) -> Any:
     def op(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         bound.arguments["return_indices"] = True
-        return pool(*bound.args, **bound.kwargs)
+        # The module's public form, as routed (batched inputs go through vmap's rules).
+        return globals()[pool.__name__](*bound.args, **bound.kwargs)
 
     op.__signature__ = signature  # type: ignore[attr-defined]
     op.__name__ = op.__qualname__ = name
