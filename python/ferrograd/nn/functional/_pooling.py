@@ -496,7 +496,7 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
 
     Args:
         {lp_pool_head_args}
-        kernel_size (int or tuple of ints): the size of the window.
+        kernel_size (int or tuple of ints): the window's depth, height and width (one int: all three).
         {pool_stride_arg}
         {ceil_mode_arg}
 

@@ -157,6 +157,27 @@ def _forward_unimplemented(self: Module, *input: Any) -> Any:
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
+def _member(mod: Module, name: str, is_kind: Callable[[Any], bool], kind: str) -> Any:
+    """``mod``'s attribute ``name``, which ``is_kind`` must accept (torch's errors otherwise)."""
+    if not hasattr(mod, name):
+        raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+    value = getattr(mod, name)
+    if not is_kind(value):
+        raise AttributeError(f"`{name}` is not {kind}")
+    return value
+
+
+def _floating_cast(name: str, dtype: str) -> Any:
+    """The ``Module`` method ``name``: floating point parameters and buffers cast to ``dtype``."""
+
+    def cast(self: Module) -> Module:
+        return self._cast_floating(getattr(ferrograd, dtype))
+
+    cast.__name__, cast.__qualname__ = name, f"Module.{name}"
+    cast.__doc__ = f"Casts floating point parameters and buffers to ``{dtype}``."
+    return cast
+
+
 class Module:
     r"""Base class for all neural network modules.
 
@@ -307,11 +328,7 @@ class Module:
             return self
         mod: Module = self
         for item in target.split("."):
-            if not hasattr(mod, item):
-                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
-            mod = getattr(mod, item)
-            if not isinstance(mod, Module):
-                raise AttributeError("`" + item + "` is not an nn.Module")
+            mod = _member(mod, item, lambda m: isinstance(m, Module), "an nn.Module")
         return mod
 
     def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
@@ -332,23 +349,13 @@ class Module:
         r"""The parameter at the dotted path ``target`` (``"block.0.weight"``)."""
         module_path, _, param_name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
-        if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
-        return param
+        return _member(mod, param_name, lambda p: isinstance(p, Parameter), "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Tensor:
         r"""The buffer at the dotted path ``target``."""
         module_path, _, buffer_name = target.rpartition(".")
         mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
-        return buffer
+        return _member(mod, buffer_name, lambda _: buffer_name in mod._buffers, "a buffer")
 
     def get_extra_state(self) -> Any:
         r"""Extra state to put in :meth:`state_dict`; override together with
@@ -719,21 +726,10 @@ class Module:
     def _cast_floating(self, dtype: Any) -> Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def float(self) -> Module:
-        r"""Casts floating point parameters and buffers to ``float32``."""
-        return self._cast_floating(ferrograd.float32)
-
-    def double(self) -> Module:
-        r"""Casts floating point parameters and buffers to ``float64``."""
-        return self._cast_floating(ferrograd.float64)
-
-    def half(self) -> Module:
-        r"""Casts floating point parameters and buffers to ``float16``."""
-        return self._cast_floating(ferrograd.float16)
-
-    def bfloat16(self) -> Module:
-        r"""Casts floating point parameters and buffers to ``bfloat16``."""
-        return self._cast_floating(ferrograd.bfloat16)
+    float = _floating_cast("float", "float32")
+    double = _floating_cast("double", "float64")
+    half = _floating_cast("half", "float16")
+    bfloat16 = _floating_cast("bfloat16", "bfloat16")
 
     # ------------------------------------------------------------------
     # state_dict
