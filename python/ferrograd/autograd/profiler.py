@@ -271,15 +271,10 @@ class profile:
         return self.function_events
 
     def table(
-        self,
-        sort_by: str | None = None,
-        row_limit: int = 100,
-        max_src_column_width: int = 75,
-        max_name_column_width: int = 55,
-        max_shapes_column_width: int = 80,
-        header: str | None = None,
+        self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
+        max_name_column_width: int = 55, max_shapes_column_width: int = 80, header: str | None = None,
         top_level_events_only: bool = False,
-    ) -> str:
+    ) -> str:  # fmt: skip
         """Formats the events as a text table; see :meth:`EventList.table`
         for the arguments.
 
@@ -287,13 +282,8 @@ class profile:
             str: the table.
         """
         return self._events().table(
-            sort_by=sort_by,
-            row_limit=row_limit,
-            max_src_column_width=max_src_column_width,
-            max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width,
-            header=header,
-            top_level_events_only=top_level_events_only,
+            sort_by, row_limit, max_src_column_width, max_name_column_width, max_shapes_column_width, header,
+            top_level_events_only,
         )
 
     def export_chrome_trace(
@@ -328,11 +318,9 @@ class profile:
         events.export_stacks(path, metric)
 
     def key_averages(
-        self,
-        group_by_input_shape: bool = False,
-        group_by_stack_n: int = 0,
+        self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
         group_by_overload_name: bool = False,
-    ) -> EventList:
+    ) -> EventList:  # fmt: skip
         """Groups the events by name and averages them; see
         :meth:`EventList.key_averages`.
 

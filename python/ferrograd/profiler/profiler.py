@@ -225,19 +225,11 @@ class _KinetoProfile:
     to record, then the same results as :class:`profile`."""
 
     def __init__(
-        self,
-        *,
-        activities: Iterable[Any] | None = None,
-        record_shapes: bool = False,
-        profile_memory: bool = False,
-        with_stack: bool = False,
-        with_flops: bool = False,
-        with_modules: bool = False,
-        experimental_config: Any = None,
-        execution_trace_observer: Any = None,
-        acc_events: bool = False,
-        custom_trace_id_callback: Callable[[], str] | None = None,
-    ) -> None:
+        self, *, activities: Iterable[Any] | None = None, record_shapes: bool = False,
+        profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
+        with_modules: bool = False, experimental_config: Any = None, execution_trace_observer: Any = None,
+        acc_events: bool = False, custom_trace_id_callback: Callable[[], str] | None = None,
+    ) -> None:  # fmt: skip
         self.activities = _activity_set(activities)
         _warn_unrecorded(self.activities)
         self.record_shapes = record_shapes
@@ -435,17 +427,11 @@ class profile(_KinetoProfile):
         if not chosen:
             raise AssertionError("No valid profiler activities found")
         super().__init__(
-            activities=chosen,
-            record_shapes=record_shapes,
-            profile_memory=profile_memory,
-            with_stack=with_stack,
-            with_flops=with_flops,
-            with_modules=with_modules,
-            experimental_config=experimental_config,
-            execution_trace_observer=execution_trace_observer,
-            acc_events=acc_events,
-            custom_trace_id_callback=custom_trace_id_callback,
-        )
+            activities=chosen, record_shapes=record_shapes, profile_memory=profile_memory,
+            with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+            experimental_config=experimental_config, execution_trace_observer=execution_trace_observer,
+            acc_events=acc_events, custom_trace_id_callback=custom_trace_id_callback,
+        )  # fmt: skip
         if schedule:
             self.schedule = schedule
             self.record_steps = True
