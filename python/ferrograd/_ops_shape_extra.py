@@ -15,6 +15,7 @@ forward mode and ``vmap`` go through it with no rule of its own.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 import numbers
@@ -481,58 +482,52 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     return tuple(input.split(sizes, d))
 
 
-def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """unsafe_chunk(input, chunks, dim=0) -> tuple of Tensors
+def _unsafe(name: str, safe: Callable[..., Any], arg: str, arg_doc: str, call: str, result: str):
+    """torch's ``unsafe_`` form ``name`` of the splitting function ``safe``: the same pieces,
+    which are ordinary views here (torch's skip its checks on in-place writes; these keep them)."""
+    signature = inspect.Signature([
+        inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("dim", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=0),
+    ])
 
-    :meth:`Tensor.chunk`. torch's ``unsafe_`` forms skip the checks on
-    in-place writes to the pieces; here the pieces are ordinary views and
-    keep every check.
+    def op(*args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(safe(*bound.args))
 
-    Args:
-        input (Tensor): the tensor split.
-        chunks (int): the number of pieces.
-        dim (int): the dimension split.
+    op.__signature__ = signature  # type: ignore[attr-defined]
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"""{name}(input, {arg}, dim=0) -> tuple of Tensors
 
-    Example:
-        >>> ferrograd.unsafe_chunk(ferrograd.arange(4), 2)
-        (tensor([0, 1]), tensor([2, 3]))
-    """
-    return tuple(input.chunk(chunks, dim))
-
-
-def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """unsafe_split(input, split_size, dim=0) -> tuple of Tensors
-
-    :meth:`Tensor.split` with one piece size (the pieces are ordinary views;
-    see :func:`unsafe_chunk`).
+    The pieces :func:`{name[len("unsafe_"):]}` gives. torch's ``unsafe_`` forms skip
+    the checks on in-place writes to the pieces; here the pieces are ordinary
+    views and keep every check.
 
     Args:
         input (Tensor): the tensor split.
-        split_size (int): the size of each piece (the last may be smaller).
+        {arg} ({arg_doc}
         dim (int): the dimension split.
 
     Example:
-        >>> ferrograd.unsafe_split(ferrograd.arange(5), 2)
-        (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+        >>> ferrograd.{name}({call})
+        {result}
     """
-    return tuple(input.split(split_size, dim))
+    return op
 
 
-def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    """unsafe_split_with_sizes(input, split_sizes, dim=0) -> tuple of Tensors
-
-    :func:`split_with_sizes` (the pieces are ordinary views; see :func:`unsafe_chunk`).
-
-    Args:
-        input (Tensor): the tensor split.
-        split_sizes (list of ints): the size of each piece.
-        dim (int): the dimension split.
-
-    Example:
-        >>> ferrograd.unsafe_split_with_sizes(ferrograd.arange(3), [1, 2])
-        (tensor([0]), tensor([1, 2]))
-    """
-    return split_with_sizes(input, split_sizes, dim)
+unsafe_chunk = _unsafe(
+    "unsafe_chunk", Tensor.chunk, "chunks", "int): the number of pieces.", "ferrograd.arange(4), 2",
+    "(tensor([0, 1]), tensor([2, 3]))",
+)
+unsafe_split = _unsafe(
+    "unsafe_split", Tensor.split, "split_size", "int): the size of each piece (the last may be smaller).",
+    "ferrograd.arange(5), 2", "(tensor([0, 1]), tensor([2, 3]), tensor([4]))",
+)
+unsafe_split_with_sizes = _unsafe(
+    "unsafe_split_with_sizes", split_with_sizes, "split_sizes", "list of ints): the size of each piece.",
+    "ferrograd.arange(3), [1, 2]", "(tensor([0]), tensor([1, 2]))",
+)
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
