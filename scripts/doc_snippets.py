@@ -31,6 +31,7 @@ GUIDES = [
     "nn-utils.md",
     "data.md",
     "optim.md",
+    "checkpoint.md",
     "func.md",
     "fft.md",
 ]

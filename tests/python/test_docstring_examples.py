@@ -25,7 +25,7 @@ MODULES = [
     "ferrograd.autograd", "ferrograd.autograd.functional", "ferrograd.autograd.forward_ad",
     "ferrograd.autograd.graph", "ferrograd.autograd.gradcheck", "ferrograd.autograd.profiler",
     "ferrograd.func", "ferrograd.optim", "ferrograd.optim.lr_scheduler", "ferrograd.optim.swa_utils",
-    "ferrograd.utils.data",
+    "ferrograd.utils.data", "ferrograd.utils.checkpoint",
     "ferrograd.profiler", "ferrograd.distributed",
     "ferrograd.autograd.function", "ferrograd.autograd.profiler_util", "ferrograd.serialization",
     "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
