@@ -24,11 +24,12 @@ from ._batched import BatchedTensor
 from ._core import Tensor
 from ._core import dtype as _dtype
 from ._ops_composite import _scalar_type
+from ._ops_pointwise import _finish
 from ._routed import torch_errors
 
 __all__ = [
-    "corrcoef", "cov", "cumulative_trapezoid", "diff", "dist", "gradient", "nanmean", "nanquantile", "nansum",
-    "quantile", "renorm", "trapezoid", "trapz",
+    "corrcoef", "cov", "cumulative_trapezoid", "diff", "dist", "frobenius_norm", "gradient", "nanmean",
+    "nanquantile", "nansum", "nuclear_norm", "quantile", "renorm", "trapezoid", "trapz",
 ]  # fmt: skip
 
 
@@ -805,6 +806,60 @@ def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     keep = tuple(lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1)
     out = self.sum(keep, keepdim=True) if keep else self
     return out.sum(tuple(range(lead))) if lead else out
+
+
+def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False, *, out: Tensor | None = None) -> Tensor:
+    """frobenius_norm(input, dim, keepdim=False, *, out=None) -> Tensor
+
+    Deprecated, as in torch: the 2-norm of ``input`` over the dimensions
+    ``dim``, :func:`ferrograd.linalg.vector_norm` with ``ord=2``.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints): the dimensions reduced.
+        keepdim (bool): whether they are kept with size 1.
+        out (Tensor, optional): a tensor of the result's shape that receives the result.
+
+    Example:
+        >>> ferrograd.frobenius_norm(ferrograd.tensor([[3.0, 0.0], [0.0, 4.0]]), (0, 1))
+        tensor(5.)
+    """
+    warnings.warn(
+        "frobenius_norm is deprecated; use linalg.vector_norm(A, 2., dim, keepdim) instead",
+        UserWarning, stacklevel=2,
+    )
+    return _finish(_fg.linalg.vector_norm(input, 2.0, dim, keepdim), out)
+
+
+def nuclear_norm(
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Tensor | None = None
+) -> Tensor:
+    """nuclear_norm(input, keepdim=False, *, out=None) -> Tensor
+    nuclear_norm(input, dim, keepdim=False, *, out=None) -> Tensor
+
+    Deprecated, as in torch: the sum of the singular values of the matrices
+    over the two dimensions ``dim`` (the last two by default),
+    :func:`ferrograd.linalg.matrix_norm` with ``ord='nuc'``.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (tuple of two ints, optional): the matrix dimensions; a bool
+            here is ``keepdim`` (torch's first overload).
+        keepdim (bool): whether they are kept with size 1.
+        out (Tensor, optional): a tensor of the result's shape that receives the result.
+
+    Example:
+        >>> ferrograd.nuclear_norm(ferrograd.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        tensor(7.)
+    """
+    warnings.warn(
+        "nuclear_norm is deprecated; use linalg.matrix_norm(A, 'nuc', dim, keepdim) instead",
+        UserWarning, stacklevel=2,
+    )
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    dims = (-2, -1) if dim is None else tuple(dim)
+    return _finish(_fg.linalg.matrix_norm(input, "nuc", dims, keepdim), out)
 
 
 def _cumsum_(self: Tensor, dim: int, *, dtype: _dtype | None = None) -> Tensor:

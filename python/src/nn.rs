@@ -110,7 +110,9 @@ fn _max_pool2d_indices(
     stride: Pair,
 ) -> PyResult<TensorOut> {
     let win = window(kernel_size, dilation, padding, stride);
-    windowed(py, input, "max_pool2d", win, |x, win| x.max_pool2d_indices(win))
+    windowed(py, input, "max_pool2d", win, |x, win| {
+        x.max_pool2d_indices(win)
+    })
 }
 
 /// `nn.functional.layer_norm` (arguments checked in Rust).

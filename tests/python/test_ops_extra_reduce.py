@@ -318,6 +318,22 @@ def test_renorm_matches_numpy(p, dim, maxnorm):
     close(x, _renorm_numpy(A, p, dim, maxnorm))
 
 
+def test_deprecated_norms_match_numpy_and_warn():
+    a = RNG.standard_normal((2, 3, 4))
+    with pytest.warns(UserWarning, match="frobenius_norm is deprecated"):
+        close(fg.frobenius_norm(t(a), (1, 2)), np.sqrt((a**2).sum((1, 2))))
+    with pytest.warns(UserWarning, match="nuclear_norm is deprecated"):
+        close(fg.nuclear_norm(t(a)), np.linalg.svd(a, compute_uv=False).sum(-1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close(fg.nuclear_norm(t(a[0]), True), [[np.linalg.svd(a[0], compute_uv=False).sum()]])
+        close(fg.nuclear_norm(t(a), (0, 2), keepdim=True),
+              np.linalg.svd(a.transpose(1, 0, 2), compute_uv=False).sum(-1).reshape(1, 3, 1))
+        close(fg.frobenius_norm(t(a), 0, keepdim=True), np.sqrt((a**2).sum(0, keepdims=True)))
+        assert gradcheck(lambda v: fg.nuclear_norm(v), (t(a[0], requires_grad=True),))
+        assert gradcheck(lambda v: fg.frobenius_norm(v, (0, 1)), (t(a[0], requires_grad=True),))
+
+
 def test_renorm_errors_and_gradcheck():
     with pytest.raises(RuntimeError, match="maxnorm"):
         fg.renorm(t(A), 2, 0, -1.0)

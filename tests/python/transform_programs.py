@@ -319,6 +319,7 @@ def draw_op(rng, s):
         add("index_cols", lambda t, i=cols: t[:, i], (s[0], len(cols)))
         add("sum_dim", lambda t, dd=k: t.sum(dd), s[:k] + s[k + 1:])
         add("matrix_norm", lambda t: torch.linalg.matrix_norm(t).reshape(1), (1,))
+        add("frobenius_norm", lambda t: torch.frobenius_norm(t, (0, 1), keepdim=True)[0], (1,))
         add("row_normalize", lambda t: t / (1 + torch.linalg.vector_norm(t, dim=-1, keepdim=True)), s)
         # Bags of the matrix's rows, the matrix as an embedding table (two
         # bags split at a drawn cut; either may be empty).

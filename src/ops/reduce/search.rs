@@ -557,7 +557,10 @@ fn linear_backward(x: &Tensor, y: &Tensor, g: &Tensor, dim: isize) -> Result<Ten
     let live = y.ne(&Tensor::scalar(f64::NEG_INFINITY))?;
     let last = y.narrow(dim, -1, 1)?;
     let c = last.r#where(&last.isfinite(), &zero)?;
-    let scale = c.sub(&y.r#where(&live, &zero)?)?.exp()?.r#where(&live, &zero)?;
+    let scale = c
+        .sub(&y.r#where(&live, &zero)?)?
+        .exp()?
+        .r#where(&live, &zero)?;
     let dims = [dim];
     let tail = g.mul(&scale)?.flip(&dims)?.cumsum(dim, None)?.flip(&dims)?;
     tail.mul(&x.sub(&c)?.exp()?)
