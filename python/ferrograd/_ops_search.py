@@ -12,6 +12,9 @@ are not differentiable, as in torch.
 
 from __future__ import annotations
 
+import builtins
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import ferrograd as _fg
@@ -23,7 +26,8 @@ from ._ops_pointwise import _finish, _input
 from ._routed import torch_errors
 
 __all__ = [
-    "bincount", "bucketize", "cummax", "cummin", "histc", "histogram", "isin", "logcumsumexp", "mode",
+    "bincount", "bucketize", "cummax", "cummin", "histc", "histogram", "histogramdd", "isin", "logcumsumexp",
+    "mode",
     "searchsorted", "unique", "unique_consecutive",
 ]  # fmt: skip
 
@@ -230,29 +234,9 @@ def histogram(
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
                            f"but got input {x.dtype}")
     flat = x.reshape(-1)
-    if isinstance(bins, Tensor):
-        edges = bins.detach().to(x.dtype)
-        if edges.dim() != 1 or edges.numel() < 2:
-            raise RuntimeError(
-                "torch.histogram(): bins tensor should have one dimension and at least 2 elements"
-            )
-    else:
-        if bins <= 0:
-            raise RuntimeError("torch.histogram(): bins must be > 0")
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif flat.numel():
-            lo, hi = float(flat.min()), float(flat.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _fg.linspace(lo, hi, bins + 1, dtype=x.dtype)
+    edges = _bin_edges("histogram", flat, bins, None if range is None else (range[0], range[1]))
     nb = edges.numel() - 1
-    inside = (flat >= edges[0]) & (flat <= edges[-1])
-    at = (_searchsorted(edges, flat, True, False, None) - 1).clamp(0, nb - 1)
+    inside, at = _bin_index(flat, edges)
     w = _fg.ones_like(flat) if weight is None else weight.detach().reshape(-1).to(x.dtype)
     w = _fg.where(inside, w, _fg.zeros_like(w))
     hist = _fg.zeros(nb, dtype=x.dtype).index_add(0, at, w)
@@ -263,6 +247,103 @@ def histogram(
         out[1].copy_(edges)
         hist, edges = out[0], out[1]
     return _return_types.histogram((hist, edges))
+
+
+def _bin_edges(name: str, values: Tensor, bins: int | Tensor, range: Any) -> Tensor:  # noqa: A002
+    """The edges of ``bins`` (a count of equal bins over ``range`` or the
+    values' range, or the edges themselves) for the 1-D float ``values``."""
+    if isinstance(bins, Tensor):
+        edges = bins.detach().to(values.dtype)
+        if edges.dim() != 1 or edges.numel() < 2:
+            raise RuntimeError(
+                f"torch.{name}(): bins tensor should have one dimension and at least 2 elements"
+            )
+        return edges
+    if bins <= 0:
+        raise RuntimeError(f"torch.{name}(): bins must be > 0")
+    if range is not None:
+        lo, hi = float(range[0]), float(range[1])
+    elif values.numel():
+        lo, hi = float(values.min()), float(values.max())
+    else:
+        lo, hi = 0.0, 0.0
+    if lo > hi:
+        raise RuntimeError(f"torch.{name}(): min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _fg.linspace(lo, hi, bins + 1, dtype=values.dtype)
+
+
+def _bin_index(values: Tensor, edges: Tensor) -> tuple[Tensor, Tensor]:
+    """Which values lie within the edges, and each one's bin (each bin holds
+    its left edge; the last also its right edge)."""
+    nb = edges.numel() - 1
+    inside = (values >= edges[0]) & (values <= edges[-1])
+    return inside, (_searchsorted(edges, values, True, False, None) - 1).clamp(0, nb - 1)
+
+
+def histogramdd(
+    input: Tensor, bins: Any = 10, *, range: Sequence[float] | None = None,  # noqa: A002
+    weight: Tensor | None = None, density: bool = False,
+) -> Any:  # fmt: skip
+    """histogramdd(input, bins, *, range=None, weight=None, density=False) -> (Tensor, tuple of Tensors)
+
+    The ``D``-dimensional histogram of the points in the rows of ``input``
+    (shape ``(..., D)``): along each dimension the bins are as
+    :func:`histogram` makes them, from a count per dimension (one int for
+    all), or the edges as a 1-D tensor per dimension. Returns the named
+    tuple ``(hist, bin_edges)``, ``hist`` of one size per dimension's bins.
+
+    Args:
+        input (Tensor): the points, a float tensor of shape ``(..., D)``.
+        bins (int, list of ints or list of Tensors): the bins of each dimension.
+        range (list of floats, optional): ``[min_0, max_0, min_1, max_1, ...]``,
+            the bins' range per dimension (the data's by default).
+        weight (Tensor, optional): a weight per point (shape ``input.shape[:-1]``).
+        density (bool): normalize the histogram to integrate to 1.
+
+    Example:
+        >>> x = ferrograd.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5], [3.0, 3.0]])
+        >>> ferrograd.histogramdd(x, bins=[2, 3]).hist
+        tensor([[1., 1., 0.],
+                [1., 0., 1.]])
+    """
+    x = _input(input, "histogramdd").detach()
+    if not x.is_floating_point() or x.dim() < 1:
+        raise RuntimeError(f"torch.histogramdd: expected a float tensor of shape (..., D), got {x.dtype} "
+                           f"of shape {tuple(x.shape)}")
+    d = x.shape[-1]
+    points = x.reshape(-1, d)
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    if len(per_dim) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for each dimension, "
+                           f"but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram, range should have {2 * d} "
+                           f"elements, but got {len(range)}")
+    edges = [
+        _bin_edges("histogramdd", points[:, i], per_dim[i], None if range is None else range[2 * i:2 * i + 2])
+        for i in builtins.range(d)
+    ]
+    keep = _fg.ones(points.shape[0], dtype=_fg.bool)
+    flat = _fg.zeros(points.shape[0], dtype=_fg.int64)
+    for i, e in enumerate(edges):
+        inside, at = _bin_index(points[:, i], e)
+        keep = keep & inside
+        flat = flat * (e.numel() - 1) + at
+    sizes = [e.numel() - 1 for e in edges]
+    n = points.shape[0]
+    w = _fg.ones(n, dtype=x.dtype) if weight is None else weight.detach().reshape(-1).to(x.dtype)
+    w = _fg.where(keep, w, _fg.zeros_like(w))
+    hist = _fg.zeros(math.prod(sizes), dtype=x.dtype).index_add(0, flat, w).reshape(sizes)
+    if density:
+        volume = _fg.ones(sizes, dtype=x.dtype)
+        for i, e in enumerate(edges):
+            shape = [1] * d
+            shape[i] = sizes[i]
+            volume = volume * (e[1:] - e[:-1]).reshape(shape)
+        hist = hist / (hist.sum() * volume)
+    return _return_types.histogramdd((hist, tuple(edges)))
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

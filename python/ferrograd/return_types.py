@@ -14,7 +14,7 @@ __all__ = [
     "aminmax", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex", "linalg_ldl_factor",
     "linalg_ldl_factor_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
     "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "min", "qr", "frexp",
-    "mode", "cummax", "cummin", "histogram",
+    "mode", "cummax", "cummin", "histogram", "histogramdd",
     "kthvalue", "median", "nanmedian", "slogdet", "sort", "svd", "topk", "triangular_solve",
 ]  # fmt: skip
 
@@ -60,6 +60,7 @@ mode = _make("mode", ("values", "indices"))
 cummax = _make("cummax", ("values", "indices"))
 cummin = _make("cummin", ("values", "indices"))
 histogram = _make("histogram", ("hist", "bin_edges"))
+histogramdd = _make("histogramdd", ("hist", "bin_edges"))
 kthvalue = _make("kthvalue", ("values", "indices"))
 median = _make("median", ("values", "indices"))
 nanmedian = _make("nanmedian", ("values", "indices"))

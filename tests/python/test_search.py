@@ -179,3 +179,26 @@ def test_derivatives(name):
         y = np.logaddexp.accumulate([-np.inf, 0.3, -np.inf, 1.2])
         want = [0.0, *(np.exp(v - y[k:]).sum() for k, v in list(enumerate([0.3, -np.inf, 1.2], 1)))]
         np.testing.assert_allclose(lead.grad.numpy(), np.nan_to_num(want), rtol=1e-14)
+
+
+def test_histogramdd_matches_numpy():
+    pts = RNG.normal(size=(40, 3))
+    for kw in ({"bins": 4}, {"bins": [2, 3, 5]}, {"bins": 3, "range": [-1, 1, -2, 2, 0, 1]}):
+        want, want_edges = np.histogramdd(pts, bins=kw["bins"], range=None if "range" not in kw
+                                          else np.reshape(kw["range"], (3, 2)))
+        got = torch.histogramdd(t(pts), **kw)
+        np.testing.assert_allclose(got.hist.numpy(), want)
+        for e, w in zip(got.bin_edges, want_edges, strict=True):
+            np.testing.assert_allclose(e.numpy(), w, rtol=1e-12)
+    weights = RNG.uniform(size=40)
+    edges = [np.array([-3.0, 0.0, 3.0]), np.array([-1.0, 0.5, 1.0, 2.0]), np.array([-5.0, 5.0])]
+    want, _ = np.histogramdd(pts, bins=edges, weights=weights, density=True)
+    got = torch.histogramdd(t(pts), bins=[t(e) for e in edges], weight=t(weights), density=True)
+    np.testing.assert_allclose(got.hist.numpy(), want, rtol=1e-12)
+    # Leading dims are flattened into points.
+    np.testing.assert_allclose(torch.histogramdd(t(pts.reshape(2, 20, 3)), bins=2).hist.numpy(),
+                               np.histogramdd(pts, bins=2)[0])
+    with pytest.raises(RuntimeError, match="range should have 6"):
+        torch.histogramdd(t(pts), bins=2, range=[0, 1])
+    with pytest.raises(RuntimeError, match="expected 3 sequences"):
+        torch.histogramdd(t(pts), bins=[2, 2])
