@@ -178,5 +178,6 @@ _route_module(globals(), "ferrograd", "", docs={
 del _route_module
 
 # torch.functional (the same functions as above), an attribute as in torch.
+from . import distributions as distributions  # noqa: E402
 from . import functional as functional  # noqa: E402
 from . import special as special  # noqa: E402

@@ -31,6 +31,8 @@ MODULES = [
     "ferrograd.utils.dlpack", "ferrograd.functorch", "ferrograd.testing", "ferrograd.utils.benchmark",
     "ferrograd.utils.safetensors", "ferrograd.nn.utils.parametrize", "ferrograd.nn.utils.parametrizations",
     "ferrograd.nn.utils.prune", "ferrograd.nn.utils.weight_norm", "ferrograd.nn.utils.spectral_norm",
+    "ferrograd.distributions", "ferrograd.distributions.constraints", "ferrograd.distributions.transforms",
+    "ferrograd.distributions.utils",
 ]  # fmt: skip
 
 
