@@ -25,6 +25,10 @@ Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
   and their fused pieces alone: layer_norm forward+backward on
   [16,64,128], cross_entropy forward+backward on [1024,100] logits, and
   dropout (p=0.1, torch's Mersenne Twister stream) on [16,64,512].
+- ``optim``: one step of each of ``torch.optim``'s elementwise optimizers (SGD
+  with momentum, Adam, AdamW with amsgrad, Adagrad, RMSprop plain and
+  centered with momentum, NAdam, RAdam, Adamax, Adadelta, ASGD, Rprop) over
+  the 535K float32 parameters of an MLP 784-512-256-10, gradients fixed.
 - ``func``: the ``torch.func`` transforms on ``tanh(W @ x)`` with
   ``x`` in R^128 (``jacrev``, ``jacfwd``, ``vjp``, ``jvp``), ``grad`` and
   ``hessian`` of its squared norm, and per-model gradients of a small MLP
@@ -313,6 +317,37 @@ def nn_workload(torch) -> dict[str, float]:
     }  # fmt: skip
 
 
+def optim_workload(torch) -> dict[str, float]:
+    """One optimizer step over the parameters of an MLP 784-512-256-10 (535K float32 in six
+    tensors), gradients fixed, for each algorithm (ms)."""
+    torch.manual_seed(0)
+    shapes = [(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)]
+    params = [torch.randn(*s).mul_(0.01).requires_grad_() for s in shapes]
+    for p in params:
+        p.grad = torch.randn(*p.shape)
+    optim = torch.optim
+    optimizers = {
+        "SGD momentum=0.9": lambda ps: optim.SGD(ps, lr=1e-3, momentum=0.9),
+        "Adam": lambda ps: optim.Adam(ps),
+        "AdamW amsgrad": lambda ps: optim.AdamW(ps, amsgrad=True),
+        "Adagrad": lambda ps: optim.Adagrad(ps),
+        "RMSprop": lambda ps: optim.RMSprop(ps),
+        "RMSprop centered momentum=0.9": lambda ps: optim.RMSprop(ps, momentum=0.9, centered=True),
+        "NAdam": lambda ps: optim.NAdam(ps),
+        "RAdam": lambda ps: optim.RAdam(ps),
+        "Adamax": lambda ps: optim.Adamax(ps),
+        "Adadelta": lambda ps: optim.Adadelta(ps),
+        "ASGD": lambda ps: optim.ASGD(ps),
+        "Rprop": lambda ps: optim.Rprop(ps),
+    }
+    out = {}
+    for name, make in optimizers.items():
+        opt = make(params)
+        opt.step()  # the state is created on the first step
+        out[f"{name} step, 535K float32"] = _ms(opt.step, 10)
+    return out
+
+
 def func_workload(torch) -> dict[str, float]:
     """``torch.func`` transforms (ms)."""
     fn = torch.func
@@ -533,6 +568,7 @@ WORKLOADS = {
     "dtypes": dtypes_workload,
     "complex": complex_workload,
     "nn": nn_workload,
+    "optim": optim_workload,
     "func": func_workload,
     "linalg": linalg_workload,
     "linalg_solvers": linalg_solvers_workload,

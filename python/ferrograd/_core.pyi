@@ -23,7 +23,6 @@ __all__ = [
     "_ProfilerResult",
     "_RecordFunction",
     "__version__",
-    "_adam_step",
     "_close_mutation_context",
     "_col2im",
     "_conv2d",
@@ -82,6 +81,7 @@ __all__ = [
     "_max_pool2d_indices",
     "_nll_loss",
     "_open_mutation_context",
+    "_optimizer_step",
     "_panic_in_kernel",
     "_parallel_waves",
     "_pop_saved_tensors_hooks",
@@ -104,7 +104,6 @@ __all__ = [
     "_set_gemm_backend",
     "_set_grad_enabled",
     "_set_inference_mode",
-    "_sgd_step",
     "_to_dlpack",
     "_unary_rows",
     "_undefined_grad",
@@ -3050,7 +3049,6 @@ class _RecordFunction:
     def end(self) -> Any:
         """Closes the range (once; later calls do nothing)."""
 
-def _adam_step(params: Any, grads: Any, exp_avgs: Any, exp_avg_sqs: Any, max_exp_avg_sqs: Any, steps: Any, *, lr: Any, beta1: Any, beta2: Any, eps: Any, weight_decay: Any, decoupled: Any, amsgrad: Any, maximize: Any) -> Tensor: ...
 def _close_mutation_context() -> Tensor:
     """Closes the innermost `allow_mutation_on_saved_tensors` context."""
 def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
@@ -3171,6 +3169,12 @@ def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_in
     """
 def _open_mutation_context() -> Tensor:
     """Opens an `allow_mutation_on_saved_tensors` context on this thread."""
+def _optimizer_step(rule: Any, params: Any, grads: Any, states: Any, scalars: Any, options: Any) -> Tensor:
+    """One step of the update `rule` ("sgd", "adam", ...) over a parameter
+    group: `states[j][i]` is parameter i's j-th state tensor, `scalars[j][i]`
+    its j-th scalar (step count, ...) and `options` the hyper-parameters by
+    name, flags as 0 or 1.
+    """
 def _panic_in_kernel(on_pool: Any, work: Any) -> Tensor:
     """Panics inside a kernel run the way every binding runs one (on the
     calling thread, or in a task of the thread pool): a test proves the
@@ -3236,7 +3240,6 @@ def _set_inference_mode(mode: Any) -> tuple[builtins.bool, builtins.bool]:
     """Switches inference mode; returns the previous `(inference, grad)`
     state for `_restore_inference_mode`.
     """
-def _sgd_step(params: Any, grads: Any, momentum_buffers: Any, fresh: Any, *, lr: Any, momentum: Any, dampening: Any, weight_decay: Any, nesterov: Any, maximize: Any) -> Tensor: ...
 def _to_dlpack(tensor: Tensor) -> Any:
     """`_to_dlpack(tensor)`: a legacy DLPack capsule of the tensor's memory
     (`ferrograd.utils.dlpack.to_dlpack`).

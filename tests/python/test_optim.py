@@ -8,9 +8,11 @@ import warnings
 
 import ferrograd as fg
 import numpy as np
+import optim_util
 import pytest
 from conftest import to_np
 from ferrograd import optim
+from optim_util import ref_decay, run_steps, scripted_grads, stepped_once
 
 # --- NumPy references, written from each algorithm's documented pseudo-code ---------------------
 
@@ -18,8 +20,7 @@ from ferrograd import optim
 def ref_sgd(p, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False):
     buf = None
     for g in grads:
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         if momentum != 0:
             buf = g.copy() if buf is None else momentum * buf + (1 - dampening) * g
             g = g + momentum * buf if nesterov else buf
@@ -43,11 +44,7 @@ def ref_adam(
     v = np.zeros_like(p)
     v_max = np.zeros_like(p)
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         m_hat = m / (1 - b1**t)
@@ -71,8 +68,7 @@ def ref_rmsprop(
     g_avg = np.zeros_like(p)
     buf = np.zeros_like(p)
     for g in grads:
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         v = alpha * v + (1 - alpha) * g * g
         v_tilde = v
         if centered:
@@ -98,8 +94,7 @@ def ref_adagrad(
 ):
     state_sum = np.full_like(p, initial_accumulator_value)
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         clr = lr / (1 + (t - 1) * lr_decay)
         state_sum = state_sum + g * g
         p = p - clr * g / (np.sqrt(state_sum) + eps)
@@ -107,75 +102,11 @@ def ref_adagrad(
 
 
 REFERENCES = {
-    optim.SGD: ref_sgd,
-    optim.Adam: ref_adam,
-    optim.AdamW: ref_adamw,
-    optim.RMSprop: ref_rmsprop,
+    optim.SGD: ref_sgd, optim.Adam: ref_adam, optim.AdamW: ref_adamw, optim.RMSprop: ref_rmsprop,
     optim.Adagrad: ref_adagrad,
-}
+}  # fmt: skip
 
-UPDATE_CASES = [
-    (optim.SGD, dict(lr=0.1)),
-    (optim.SGD, dict(lr=0.1, weight_decay=0.05)),
-    (optim.SGD, dict(lr=0.05, momentum=0.9)),
-    (optim.SGD, dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01)),
-    (optim.SGD, dict(lr=0.05, momentum=0.8, nesterov=True)),
-    (optim.SGD, dict(lr=0.05, momentum=0.8, nesterov=True, maximize=True, weight_decay=0.1)),
-    (optim.Adam, dict(lr=0.01)),
-    (optim.Adam, dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
-    (optim.Adam, dict(lr=0.01, amsgrad=True)),
-    (optim.Adam, dict(lr=0.01, amsgrad=True, maximize=True, weight_decay=0.05)),
-    (optim.Adam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
-    (optim.AdamW, dict(lr=0.01)),
-    (optim.AdamW, dict(lr=0.01, weight_decay=0.2, amsgrad=True, maximize=True)),
-    (optim.RMSprop, dict(lr=0.01)),
-    (optim.RMSprop, dict(lr=0.01, alpha=0.9, weight_decay=0.1)),
-    (optim.RMSprop, dict(lr=0.01, centered=True)),
-    (optim.RMSprop, dict(lr=0.01, momentum=0.7)),
-    (optim.RMSprop, dict(lr=0.01, momentum=0.7, centered=True, maximize=True, eps=1e-4)),
-    (optim.Adagrad, dict(lr=0.1)),
-    (optim.Adagrad, dict(lr=0.1, lr_decay=0.2)),
-    (optim.Adagrad, dict(lr=0.1, weight_decay=0.1, initial_accumulator_value=0.5, eps=1e-6)),
-    (optim.Adagrad, dict(lr=0.1, lr_decay=0.1, maximize=True)),
-]
-
-SHAPES = [(3,), (2, 4)]
-STEPS = 6
-
-
-def case_id(case):
-    cls, kw = case
-    return cls.__name__ + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
-
-
-def scripted_grads(seed, shape, steps=STEPS):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=shape) for _ in range(steps)]
-
-
-def run_steps(opt, params, grads_per_param, np_dtype):
-    for step in range(len(grads_per_param[0])):
-        for p, grads in zip(params, grads_per_param, strict=True):
-            p.grad = fg.tensor(grads[step].astype(np_dtype))
-        opt.step()
-
-
-@pytest.mark.parametrize("case", UPDATE_CASES, ids=[case_id(c) for c in UPDATE_CASES])
-@pytest.mark.parametrize("dtype", [fg.float64, fg.float32], ids=["f64", "f32"])
-def test_update_rule_matches_numpy_reference(case, dtype):
-    cls, kw = case
-    np_dtype = np.float64 if dtype == fg.float64 else np.float32
-    rng = np.random.default_rng(7)
-    starts = [rng.normal(size=s).astype(np_dtype) for s in SHAPES]
-    grads = [[g.astype(np_dtype) for g in scripted_grads(i, s)] for i, s in enumerate(SHAPES)]
-    params = [fg.tensor(x, requires_grad=True) for x in starts]
-    opt = cls(params, **kw)
-    run_steps(opt, params, grads, np_dtype)
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == fg.float64 else dict(rtol=2e-5, atol=2e-6)
-    for p, x0, g in zip(params, starts, grads, strict=True):
-        assert p.dtype == dtype
-        expected = REFERENCES[cls](x0.astype(np.float64), [gi.astype(np.float64) for gi in g], **kw)
-        np.testing.assert_allclose(to_np(p), expected, **tol)
+test_update_rule_matches_numpy_reference = optim_util.update_rule_test(REFERENCES, [(3,), (2, 4)], 6)
 
 
 @pytest.mark.parametrize("cls", list(REFERENCES))
@@ -267,20 +198,8 @@ def test_lr_as_zero_dim_tensor_gives_the_update_of_the_float_lr():
 
 @pytest.mark.parametrize("cls", [optim.Adam, optim.RMSprop, optim.Adagrad, optim.SGD])
 def test_complex_params_update_like_their_real_view(cls):
-    rng = np.random.default_rng(5)
-    z0 = rng.normal(size=3) + 1j * rng.normal(size=3)
-    gz = [rng.normal(size=3) + 1j * rng.normal(size=3) for _ in range(4)]
     kw = dict(lr=0.1, momentum=0.5) if cls in (optim.SGD, optim.RMSprop) else dict(lr=0.1)
-    z = fg.tensor(z0.tolist(), dtype=fg.complex128, requires_grad=True)
-    r = fg.tensor(np.stack([z0.real, z0.imag], -1), dtype=fg.float64, requires_grad=True)
-    opt_z, opt_r = cls([z], **kw), cls([r], **kw)
-    for g in gz:
-        z.grad = fg.tensor(g.tolist(), dtype=fg.complex128)
-        r.grad = fg.tensor(np.stack([g.real, g.imag], -1), dtype=fg.float64)
-        opt_z.step()
-        opt_r.step()
-    got = np.array(z.detach().tolist())
-    np.testing.assert_allclose(np.stack([got.real, got.imag], -1), to_np(r), rtol=1e-12, atol=1e-14)
+    optim_util.check_complex_like_real_view(cls, kw, steps=4)
 
 
 def test_adamw_is_adam_with_decoupled_weight_decay_and_its_defaults():
@@ -337,10 +256,7 @@ def test_step_counter_is_float64_when_that_is_the_default_dtype():
     old = fg.get_default_dtype()
     fg.set_default_dtype(fg.float64)
     try:
-        w = fg.zeros(2, requires_grad=True)
-        opt = optim.Adam([w])
-        w.grad = fg.ones(2)
-        opt.step()
+        w, opt = stepped_once(optim.Adam)
         assert opt.state[w]["step"].dtype == fg.float64
     finally:
         fg.set_default_dtype(old)
@@ -382,41 +298,11 @@ def test_named_parameters_are_kept_as_param_names():
     assert opt.state_dict()["param_groups"][0]["param_names"] == ["weight", "bias"]
 
 
-ROUND_TRIP = [
-    (optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
-    (optim.Adam, dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
-    (optim.AdamW, dict(lr=0.01)),
-    (optim.RMSprop, dict(lr=0.01, momentum=0.5, centered=True)),
-    (optim.Adagrad, dict(lr=0.1, lr_decay=0.1)),
-]
-
-
-@pytest.mark.parametrize("case", ROUND_TRIP, ids=[case_id(c) for c in ROUND_TRIP])
-def test_loaded_optimizer_continues_exactly_like_the_original(case):
-    cls, kw = case
-    grads = [scripted_grads(11, (3,), 8), scripted_grads(12, (2, 2), 8)]
-    first = [[g[:4] for g in grads], [g[4:] for g in grads]]
-    params = [fg.tensor([1.0, 2.0, 3.0], requires_grad=True), fg.ones(2, 2, requires_grad=True)]
-    opt = cls([{"params": params[:1]}, {"params": params[1:], "lr": 0.05}], **kw)
-    run_steps(opt, params, first[0], np.float32)
-
-    saved = copy.deepcopy(opt.state_dict())
-    clones = [p.detach().clone().requires_grad_(True) for p in params]
-    fresh = cls([{"params": clones[:1]}, {"params": clones[1:]}])  # default hyper-parameters
-    fresh.load_state_dict(saved)
-    assert [g["lr"] for g in fresh.param_groups] == [kw["lr"], 0.05]
-
-    run_steps(opt, params, first[1], np.float32)
-    run_steps(fresh, clones, first[1], np.float32)
-    for p, q in zip(params, clones, strict=True):
-        assert p.tolist() == q.tolist()
+test_loaded_optimizer_continues_exactly_like_the_original = optim_util.round_trip_test(REFERENCES, 0.05)
 
 
 def test_load_state_dict_casts_floating_state_to_the_param_dtype_but_keeps_step():
-    w32 = fg.zeros(2, requires_grad=True)
-    opt = optim.Adam([w32])
-    w32.grad = fg.ones(2)
-    opt.step()
+    _, opt = stepped_once(optim.Adam)
     w64 = fg.zeros(2, dtype=fg.float64, requires_grad=True)
     other = optim.Adam([w64])
     other.load_state_dict(opt.state_dict())
@@ -435,10 +321,7 @@ def test_load_state_dict_rejects_mismatched_groups():
 
 
 def test_load_state_dict_converts_a_number_step_from_old_checkpoints():
-    w = fg.zeros(2, requires_grad=True)
-    opt = optim.Adam([w])
-    w.grad = fg.ones(2)
-    opt.step()
+    _, opt = stepped_once(optim.Adam)
     sd = copy.deepcopy(opt.state_dict())
     sd["state"][0]["step"] = 1
     fresh = optim.Adam([fg.zeros(2, requires_grad=True)])
@@ -574,8 +457,7 @@ def test_optimizer_state_is_keyed_by_tensor_identity():
     ],
 )
 def test_invalid_hyper_parameters_raise_torch_errors(make, exc, message):
-    with pytest.raises(exc, match=message.replace("(", r"\(").replace(")", r"\)")):
-        make([fg.zeros(1, requires_grad=True)])
+    optim_util.check_invalid(lambda: make([fg.zeros(1, requires_grad=True)]), exc, message)
 
 
 def test_invalid_param_collections_raise_torch_errors():

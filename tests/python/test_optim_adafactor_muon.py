@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import to_np
 from ferrograd import optim
+from optim_util import run_steps, scripted_grads
 
 # --- Adafactor ------------------------------------------------------------------------------------
 
@@ -55,25 +56,13 @@ ADAFACTOR_CASES = [
 ADAFACTOR_SHAPES = [(), (3,), (2, 4), (2, 3, 5)]
 
 
-def scripted_grads(seed, shape, steps=8):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=shape) for _ in range(steps)]
-
-
-def run_steps(opt, params, grads_per_param, np_dtype):
-    for step in range(len(grads_per_param[0])):
-        for p, grads in zip(params, grads_per_param, strict=True):
-            p.grad = fg.tensor(np.asarray(grads[step], dtype=np_dtype))
-        opt.step()
-
-
 @pytest.mark.parametrize("kw", ADAFACTOR_CASES, ids=[str(kw) for kw in ADAFACTOR_CASES])
 @pytest.mark.parametrize("dtype", [fg.float64, fg.float32], ids=["f64", "f32"])
 def test_adafactor_matches_numpy_reference(kw, dtype):
     np_dtype = np.float64 if dtype == fg.float64 else np.float32
     rng = np.random.default_rng(1)
     starts = [np.asarray(rng.normal(size=s), dtype=np_dtype) for s in ADAFACTOR_SHAPES]
-    grads = [scripted_grads(i, s) for i, s in enumerate(ADAFACTOR_SHAPES)]
+    grads = [scripted_grads(i, s, 8) for i, s in enumerate(ADAFACTOR_SHAPES)]
     params = [fg.tensor(x, requires_grad=True) for x in starts]
     run_steps(optim.Adafactor(params, **kw), params, grads, np_dtype)
     machine_eps = 2.0**-52 if dtype == fg.float64 else 2.0**-23
@@ -117,7 +106,7 @@ def test_adafactor_first_step_moves_each_entry_by_the_relative_step_size():
 
 
 def test_adafactor_state_dict_round_trip_continues_identically():
-    grads = [scripted_grads(3, (3, 2)), scripted_grads(4, (4,))]
+    grads = [scripted_grads(3, (3, 2), 8), scripted_grads(4, (4,), 8)]
     params = [fg.ones(3, 2, requires_grad=True), fg.ones(4, requires_grad=True)]
     opt = optim.Adafactor(params, lr=0.05, weight_decay=0.1)
     run_steps(opt, params, [g[:4] for g in grads], np.float32)
@@ -232,7 +221,7 @@ def test_muon_state_defaults_and_round_trip():
         "lr": 1e-3, "weight_decay": 0.1, "momentum": 0.95, "nesterov": True,
         "ns_coefficients": (3.4445, -4.775, 2.0315), "eps": 1e-7, "ns_steps": 5, "adjust_lr_fn": None,
     }  # fmt: skip
-    grads = scripted_grads(5, (2, 3))
+    grads = scripted_grads(5, (2, 3), 8)
     run_steps(opt, [w], [grads[:4]], np.float32)
     assert set(opt.state[w]) == {"momentum_buffer"}
     clone = w.detach().clone().requires_grad_(True)

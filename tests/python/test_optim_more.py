@@ -8,9 +8,11 @@ import copy
 
 import ferrograd as fg
 import numpy as np
+import optim_util
 import pytest
 from conftest import to_np
 from ferrograd import optim
+from optim_util import ref_decay, run_steps, scripted_grads, stepped_once
 
 # --- NumPy references, written from each algorithm's documented pseudo-code ---------------------
 # torch keeps some scalars of the state (NAdam's mu_product, ASGD's eta and mu) in 0-dim float32
@@ -27,11 +29,7 @@ def ref_nadam(
     m, v = np.zeros_like(p), np.zeros_like(p)
     mu_product = f32(1.0)
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
         mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
         mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
         mu_product = f32(mu_product * f32(mu))
@@ -51,11 +49,7 @@ def ref_radam(
     m, v = np.zeros_like(p), np.zeros_like(p)
     rho_inf = 2 / (1 - b2) - 1
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         m_hat = m / (1 - b1**t)
@@ -72,8 +66,7 @@ def ref_adamax(p, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0
     b1, b2 = betas
     m, u = np.zeros_like(p), np.zeros_like(p)
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         m = b1 * m + (1 - b1) * g
         u = np.maximum(b2 * u, np.abs(g) + eps)
         p = p - lr / (1 - b1**t) * m / u
@@ -83,8 +76,7 @@ def ref_adamax(p, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0
 def ref_adadelta(p, grads, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
     v, u = np.zeros_like(p), np.zeros_like(p)
     for g in grads:
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         v = rho * v + (1 - rho) * g * g
         delta = np.sqrt(u + eps) / np.sqrt(v + eps) * g
         u = rho * u + (1 - rho) * delta * delta
@@ -96,8 +88,7 @@ def ref_asgd(p, grads, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0
     eta, mu = f32(lr), f32(1.0)
     avg = np.zeros_like(p)
     for t, g in enumerate(grads, start=1):
-        g = -g if maximize else g
-        g = g + weight_decay * p
+        p, g = ref_decay(p, g, lr, weight_decay, maximize=maximize)
         p = p * (1 - lambd * float(eta)) - float(eta) * g
         avg = avg + float(mu) * (p - avg) if mu != 1 else p.copy()
         eta = f32(lr / (1 + lambd * lr * t) ** alpha)
@@ -122,74 +113,11 @@ def ref_rprop(p, grads, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximiz
 
 
 REFERENCES = {
-    optim.NAdam: ref_nadam,
-    optim.RAdam: ref_radam,
-    optim.Adamax: ref_adamax,
-    optim.Adadelta: ref_adadelta,
-    optim.ASGD: ref_asgd,
-    optim.Rprop: ref_rprop,
-}
+    optim.NAdam: ref_nadam, optim.RAdam: ref_radam, optim.Adamax: ref_adamax,
+    optim.Adadelta: ref_adadelta, optim.ASGD: ref_asgd, optim.Rprop: ref_rprop,
+}  # fmt: skip
 
-UPDATE_CASES = [
-    (optim.NAdam, dict(lr=0.01)),
-    (optim.NAdam, dict(lr=0.01, betas=(0.8, 0.95), eps=1e-4, weight_decay=0.1, momentum_decay=0.05)),
-    (optim.NAdam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
-    (optim.RAdam, dict(lr=0.01)),  # rho_t <= 5 for the first steps: momentum SGD
-    (optim.RAdam, dict(lr=0.01, betas=(0.9, 0.6))),  # rectified from step 2 on
-    (optim.RAdam, dict(lr=0.01, betas=(0.8, 0.7), weight_decay=0.1, eps=1e-3)),
-    (optim.RAdam, dict(lr=0.01, betas=(0.8, 0.7), weight_decay=0.1, decoupled_weight_decay=True,
-                       maximize=True)),  # fmt: skip
-    (optim.Adamax, dict(lr=0.01)),
-    (optim.Adamax, dict(lr=0.01, betas=(0.5, 0.7), eps=1e-3, weight_decay=0.1)),
-    (optim.Adamax, dict(lr=0.01, weight_decay=0.1, maximize=True)),
-    (optim.Adadelta, dict()),
-    (optim.Adadelta, dict(lr=0.5, rho=0.5, eps=1e-3, weight_decay=0.1)),
-    (optim.Adadelta, dict(maximize=True, weight_decay=0.05)),
-    (optim.ASGD, dict(lr=0.05)),
-    (optim.ASGD, dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.1)),
-    (optim.ASGD, dict(lr=0.1, t0=3, maximize=True)),
-    (optim.Rprop, dict(lr=0.05)),
-    (optim.Rprop, dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.02, 0.2))),
-    (optim.Rprop, dict(lr=0.1, maximize=True)),
-]
-
-SHAPES = [(3,), (2, 4)]
-STEPS = 8
-
-
-def case_id(case):
-    cls, kw = case
-    return cls.__name__ + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
-
-
-def scripted_grads(seed, shape, steps=STEPS):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=shape) for _ in range(steps)]
-
-
-def run_steps(opt, params, grads_per_param, np_dtype):
-    for step in range(len(grads_per_param[0])):
-        for p, grads in zip(params, grads_per_param, strict=True):
-            p.grad = fg.tensor(grads[step].astype(np_dtype))
-        opt.step()
-
-
-@pytest.mark.parametrize("case", UPDATE_CASES, ids=[case_id(c) for c in UPDATE_CASES])
-@pytest.mark.parametrize("dtype", [fg.float64, fg.float32], ids=["f64", "f32"])
-def test_update_rule_matches_numpy_reference(case, dtype):
-    cls, kw = case
-    np_dtype = np.float64 if dtype == fg.float64 else np.float32
-    rng = np.random.default_rng(7)
-    starts = [rng.normal(size=s).astype(np_dtype) for s in SHAPES]
-    grads = [[g.astype(np_dtype) for g in scripted_grads(i, s)] for i, s in enumerate(SHAPES)]
-    params = [fg.tensor(x, requires_grad=True) for x in starts]
-    opt = cls(params, **kw)
-    run_steps(opt, params, grads, np_dtype)
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == fg.float64 else dict(rtol=2e-5, atol=2e-6)
-    for p, x0, g in zip(params, starts, grads, strict=True):
-        assert p.dtype == dtype
-        expected = REFERENCES[cls](x0.astype(np.float64), [gi.astype(np.float64) for gi in g], **kw)
-        np.testing.assert_allclose(to_np(p), expected, **tol)
+test_update_rule_matches_numpy_reference = optim_util.update_rule_test(REFERENCES, [(3,), (2, 4)], 8)
 
 
 def test_asgd_ax_is_the_average_of_the_iterates_after_t0():
@@ -241,20 +169,8 @@ def test_radam_switches_to_the_rectified_step_when_rho_t_exceeds_five():
 
 @pytest.mark.parametrize("cls", list(REFERENCES))
 def test_complex_params_update_like_their_real_view(cls):
-    rng = np.random.default_rng(5)
-    z0 = rng.normal(size=3) + 1j * rng.normal(size=3)
-    gz = [rng.normal(size=3) + 1j * rng.normal(size=3) for _ in range(5)]
     kw = dict(lr=0.05, weight_decay=0.1) if cls is not optim.Rprop else dict(lr=0.05)
-    z = fg.tensor(z0.tolist(), dtype=fg.complex128, requires_grad=True)
-    r = fg.tensor(np.stack([z0.real, z0.imag], -1), dtype=fg.float64, requires_grad=True)
-    opt_z, opt_r = cls([z], **kw), cls([r], **kw)
-    for g in gz:
-        z.grad = fg.tensor(g.tolist(), dtype=fg.complex128)
-        r.grad = fg.tensor(np.stack([g.real, g.imag], -1), dtype=fg.float64)
-        opt_z.step()
-        opt_r.step()
-    got = np.array(z.detach().tolist())
-    np.testing.assert_allclose(np.stack([got.real, got.imag], -1), to_np(r), rtol=1e-12, atol=1e-14)
+    optim_util.check_complex_like_real_view(cls, kw, steps=5)
 
 
 @pytest.mark.parametrize("cls", list(REFERENCES))
@@ -351,42 +267,11 @@ def test_param_groups_hold_torch_options_and_defaults(cls):
     assert {k: group[k] for k in defaults} == defaults
 
 
-ROUND_TRIP = [
-    (optim.NAdam, dict(lr=0.01, weight_decay=0.1)),
-    (optim.RAdam, dict(lr=0.01, betas=(0.9, 0.7))),
-    (optim.Adamax, dict(lr=0.01)),
-    (optim.Adadelta, dict(lr=0.5)),
-    (optim.ASGD, dict(lr=0.05, t0=2)),
-    (optim.Rprop, dict(lr=0.05)),
-]
-
-
-@pytest.mark.parametrize("case", ROUND_TRIP, ids=[case_id(c) for c in ROUND_TRIP])
-def test_loaded_optimizer_continues_exactly_like_the_original(case):
-    cls, kw = case
-    grads = [scripted_grads(11, (3,), 8), scripted_grads(12, (2, 2), 8)]
-    first = [[g[:4] for g in grads], [g[4:] for g in grads]]
-    params = [fg.tensor([1.0, 2.0, 3.0], requires_grad=True), fg.ones(2, 2, requires_grad=True)]
-    opt = cls([{"params": params[:1]}, {"params": params[1:], "lr": 0.02}], **kw)
-    run_steps(opt, params, first[0], np.float32)
-
-    saved = copy.deepcopy(opt.state_dict())
-    clones = [p.detach().clone().requires_grad_(True) for p in params]
-    fresh = cls([{"params": clones[:1]}, {"params": clones[1:]}])  # default hyper-parameters
-    fresh.load_state_dict(saved)
-    assert [g["lr"] for g in fresh.param_groups] == [kw["lr"], 0.02]
-
-    run_steps(opt, params, first[1], np.float32)
-    run_steps(fresh, clones, first[1], np.float32)
-    for p, q in zip(params, clones, strict=True):
-        assert p.tolist() == q.tolist()
+test_loaded_optimizer_continues_exactly_like_the_original = optim_util.round_trip_test(REFERENCES, 0.02)
 
 
 def test_old_checkpoints_with_number_scalars_load_as_tensors():
-    w = fg.zeros(2, requires_grad=True)
-    opt = optim.NAdam([w])
-    w.grad = fg.ones(2)
-    opt.step()
+    _, opt = stepped_once(optim.NAdam)
     sd = copy.deepcopy(opt.state_dict())
     sd["state"][0]["step"] = 1
     sd["state"][0]["mu_product"] = float(sd["state"][0]["mu_product"])
@@ -423,8 +308,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("make", "message"), ERRORS, ids=[m for _, m in ERRORS])
 def test_invalid_hyper_parameters_raise_torch_errors(make, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        make()
+    optim_util.check_invalid(make, ValueError, message)
 
 
 @pytest.mark.parametrize("cls", list(REFERENCES))

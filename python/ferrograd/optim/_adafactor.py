@@ -11,15 +11,7 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _get_scalar_dtype,
-    _get_value,
-    _group_options,
-    _steps_by_group,
-    _to_scalar,
-)
+from .optimizer import Optimizer, ParamsT, _get_scalar_dtype, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["Adafactor", "adafactor"]
 
@@ -85,18 +77,16 @@ class Adafactor(Optimizer):
         ['col_var', 'row_var', 'step']
     """
 
+    _restored_options = {"foreach": None, "maximize": False}
+    _scalar_state = ("step",)
+
+    _options = "lr beta2_decay eps d weight_decay foreach maximize"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-2,
-        beta2_decay: float = -0.8,
-        eps: tuple[float | None, float] = (None, 1e-3),
-        d: float = 1.0,
-        weight_decay: float = 0.0,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-2, beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
+        foreach: bool | None = None, maximize: bool = False,
+    ) -> None:  # fmt: skip
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -111,20 +101,7 @@ class Adafactor(Optimizer):
             raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
-        defaults = {
-            "lr": lr,
-            "beta2_decay": beta2_decay,
-            "eps": eps,
-            "d": d,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-        }
-        super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options({"foreach": None, "maximize": False}, step_tensors=True)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Any]]:
         params, grads = self._params_with_grad(group)
@@ -152,30 +129,16 @@ class Adafactor(Optimizer):
 
     def _step_group(self, group: dict[str, Any]) -> None:
         eps1, eps2 = group["eps"]
-        adafactor(
-            *self._init_group(group),
-            eps1=eps1,
-            eps2=eps2,
-            **_group_options(group, "d", "lr", "beta2_decay", "weight_decay", "maximize"),
-        )
+        options = self._group_options(group, "d lr beta2_decay weight_decay maximize")
+        adafactor(*self._init_group(group), eps1=eps1, eps2=eps2, **options)
 
 
 def adafactor(
-    params: list[Tensor],
-    grads: list[Tensor],
-    row_vars: list[Tensor | None],
-    col_vars: list[Tensor | None],
-    variances: list[Tensor | None],
-    state_steps: list[Tensor],
-    *,
-    d: float,
-    lr: float | Tensor,
-    beta2_decay: float,
-    weight_decay: float,
-    eps1: float | None,
-    eps2: float,
+    params: list[Tensor], grads: list[Tensor], row_vars: list[Tensor | None],
+    col_vars: list[Tensor | None], variances: list[Tensor | None], state_steps: list[Tensor], *, d: float,
+    lr: float | Tensor, beta2_decay: float, weight_decay: float, eps1: float | None, eps2: float,
     maximize: bool = False,
-) -> None:
+) -> None:  # fmt: skip
     """Functional Adafactor over lists of tensors; see :class:`Adafactor` for the update rule.
 
     ``row_vars`` and ``col_vars`` hold ``None`` for parameters of fewer than 2 dims,

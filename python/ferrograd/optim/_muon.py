@@ -13,7 +13,7 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
-from .optimizer import Optimizer, ParamsT, _get_value, _group_options, _steps_by_group, _to_scalar
+from .optimizer import Optimizer, ParamsT, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["Muon", "muon"]
 
@@ -68,18 +68,14 @@ class Muon(Optimizer):
         [[-0.1, 0.0, 0.0], [0.0, -0.1, 0.0]]
     """
 
+    _options = "lr weight_decay momentum nesterov ns_coefficients eps ns_steps adjust_lr_fn"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        weight_decay: float = 0.1,
-        momentum: float = 0.95,
-        nesterov: bool = True,
-        ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
-        eps: float = 1e-7,
-        ns_steps: int = 5,
-        adjust_lr_fn: str | None = None,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-3, weight_decay: float = 0.1,
+        momentum: float = 0.95, nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315), eps: float = 1e-7,
+        ns_steps: int = 5, adjust_lr_fn: str | None = None,
+    ) -> None:  # fmt: skip
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -90,17 +86,7 @@ class Muon(Optimizer):
             raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
         if adjust_lr_fn is not None and adjust_lr_fn not in _ADJUST_LR_FNS:
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
-        defaults = {
-            "lr": lr,
-            "weight_decay": weight_decay,
-            "momentum": momentum,
-            "nesterov": nesterov,
-            "ns_coefficients": ns_coefficients,
-            "eps": eps,
-            "ns_steps": ns_steps,
-            "adjust_lr_fn": adjust_lr_fn,
-        }
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
@@ -121,13 +107,10 @@ class Muon(Optimizer):
         return [params, grads, bufs]
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        muon(
-            *self._init_group(group),
-            **_group_options(
-                group, "lr", "weight_decay", "momentum", "nesterov", "ns_coefficients", "ns_steps", "eps",
-                "adjust_lr_fn",
-            ),
+        options = self._group_options(
+            group, "lr weight_decay momentum nesterov ns_coefficients ns_steps eps adjust_lr_fn"
         )
+        muon(*self._init_group(group), **options)
 
 
 def _newton_schulz_orthogonalize(
@@ -158,19 +141,10 @@ def _adjusted_lr(lr: float, adjust_lr_fn: str | None, shape: Any) -> float:
 
 
 def muon(
-    params: list[Tensor],
-    grads: list[Tensor],
-    momentum_bufs: list[Tensor],
-    *,
-    lr: float | Tensor,
-    weight_decay: float,
-    momentum: float,
-    nesterov: bool,
-    ns_coefficients: tuple[float, float, float],
-    ns_steps: int,
-    eps: float,
-    adjust_lr_fn: str | None,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], momentum_bufs: list[Tensor], *, lr: float | Tensor,
+    weight_decay: float, momentum: float, nesterov: bool, ns_coefficients: tuple[float, float, float],
+    ns_steps: int, eps: float, adjust_lr_fn: str | None,
+) -> None:  # fmt: skip
     """Functional Muon over lists of tensors; see :class:`Muon` for the update rule."""
     lr_value = float(_get_value(_to_scalar(lr)))
     for param, grad, buf in zip(params, grads, momentum_bufs, strict=True):

@@ -8,18 +8,8 @@ from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check_lr,
-    _check_non_negative,
-    _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
-    _steps_by_group,
-    _to_scalar,
-)
+from . import _steps
+from .optimizer import _FLAGS_RESTORED, Optimizer, ParamsT, _check_lr, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -37,16 +27,15 @@ class Adadelta(Optimizer):
         p = p - lr * delta
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        {params_arg}
         lr (float or Tensor): scales ``delta`` before it is applied (default: 1.0).
         rho (float): decay rate of the running averages (default: 0.9).
         eps (float): added inside the square roots for stability (default: 1e-6).
         weight_decay (float): L2 penalty (default: 0).
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
+        {foreach_arg:foreach}
         capturable (bool): accepted for compatibility.
-        maximize (bool): ascend the objective instead of descending it.
-        differentiable (bool): run the step with autograd recording it.
+        {maximize_arg}
+        {differentiable_arg}
 
     State: ``step`` (a 0-dim float32 tensor), ``square_avg`` (``v``), ``acc_delta`` (``u``).
 
@@ -59,78 +48,49 @@ class Adadelta(Optimizer):
         [0.999, -1.999]
     """
 
+    _restored_options = _FLAGS_RESTORED
+    _scalar_state = ("step",)
+
+    _options = "lr rho eps weight_decay maximize capturable foreach differentiable"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1.0,
-        rho: float = 0.9,
-        eps: float = 1e-6,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        *,
-        capturable: bool = False,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1.0, rho: float = 0.9, eps: float = 1e-6,
+        weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
+        maximize: bool = False, differentiable: bool = False,
+    ) -> None:  # fmt: skip
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        _check_non_negative(eps, "epsilon")
-        _check_non_negative(weight_decay, "weight_decay")
-        defaults = {
-            "lr": lr,
-            "rho": rho,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "capturable": capturable,
-            "foreach": foreach,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"foreach": None, "maximize": False, "differentiable": False, "capturable": False},
-            step_tensors=True,
-        )
+        self._check_options(epsilon=eps, weight_decay=weight_decay)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "square_avg", "acc_delta")
-        return [params, grads, *_state_lists(states, "square_avg", "acc_delta", "step")]
+        return [params, grads, *self._state_lists(states, "square_avg", "acc_delta", "step")]
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        adadelta(
-            *self._init_group(group),
-            **_group_options(group, "lr", "rho", "eps", "weight_decay", "maximize", "differentiable"),
-        )
+        options = self._group_options(group, "lr rho eps weight_decay maximize differentiable")
+        adadelta(*self._init_group(group), **options)
 
 
 def adadelta(
-    params: list[Tensor],
-    grads: list[Tensor],
-    square_avgs: list[Tensor],
-    acc_deltas: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    lr: float | Tensor,
-    rho: float,
-    eps: float,
-    weight_decay: float,
-    maximize: bool = False,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], acc_deltas: list[Tensor],
+    state_steps: list[Tensor], *, lr: float | Tensor, rho: float, eps: float, weight_decay: float,
+    maximize: bool = False, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional Adadelta over lists of tensors; see :class:`Adadelta` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
     lr = _get_value(_to_scalar(lr))
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        state_steps[i] += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-
-        param, grad, square_avg, acc_delta = _real_views(param, grad, square_avgs[i], acc_deltas[i])
+    if _steps.core_ok(differentiable, params, grads, square_avgs, acc_deltas):
+        _steps.count(state_steps)
+        _steps.in_core(
+            "adadelta", params, grads, [square_avgs, acc_deltas], [], lr=lr, rho=rho, eps=eps,
+            weight_decay=weight_decay, maximize=maximize,
+        )  # fmt: skip
+        return
+    steps = _steps.per_tensor(
+        params, grads, state_steps, square_avgs, acc_deltas, maximize=maximize, weight_decay=weight_decay
+    )
+    for _, _, param, grad, square_avg, acc_delta in steps:
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_()

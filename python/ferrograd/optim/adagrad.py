@@ -10,17 +10,13 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
+from . import _steps
 from .optimizer import (
     Optimizer,
     ParamsT,
     _check_fused,
-    _check_lr,
-    _check_non_negative,
     _get_scalar_dtype,
     _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
     _steps_by_group,
     _to_scalar,
 )
@@ -40,15 +36,15 @@ class Adagrad(Optimizer):
         p = p - clr * g / (sqrt(s) + eps)
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-2).
+        {params_arg}
+        {lr_arg:1e-2}
         lr_decay (float): learning-rate decay (default: 0).
         weight_decay (float): L2 penalty (default: 0).
         initial_accumulator_value (float): starting value of the sum ``s`` (default: 0).
         eps (float): added to the denominator (default: 1e-10).
-        maximize (bool): ascend the objective instead of descending it.
-        foreach, fused (bool, optional): accepted for compatibility.
-        differentiable (bool): run the step with autograd recording it.
+        {maximize_arg}
+        {foreach_arg:foreach, fused}
+        {differentiable_arg}
 
     State: ``step`` and ``sum``, created for every parameter when the optimizer is built.
 
@@ -61,37 +57,21 @@ class Adagrad(Optimizer):
         tensor([ 0.5000, -1.5000], requires_grad=True)
     """
 
+    _restored_options = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _scalar_state = ("step",)
+
+    _options = "lr lr_decay eps weight_decay initial_accumulator_value foreach maximize differentiable fused"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-2,
-        lr_decay: float = 0,
-        weight_decay: float = 0,
-        initial_accumulator_value: float = 0,
-        eps: float = 1e-10,
-        foreach: bool | None = None,
-        *,
-        maximize: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(lr_decay, "lr_decay")
-        _check_non_negative(weight_decay, "weight_decay")
-        _check_non_negative(initial_accumulator_value, "initial_accumulator_value")
-        _check_non_negative(eps, "epsilon")
-        defaults = {
-            "lr": lr,
-            "lr_decay": lr_decay,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "initial_accumulator_value": initial_accumulator_value,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "fused": fused,
-        }
-        super().__init__(params, defaults)
+        self, params: ParamsT, lr: float | Tensor = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+        initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+        maximize: bool = False, differentiable: bool = False, fused: bool | None = None,
+    ) -> None:  # fmt: skip
+        self._check_options(
+            lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value, epsilon=eps,
+        )  # fmt: skip
+        super().__init__(params, self._defaults(locals()))
         _check_fused(fused, foreach, differentiable)
         # Unlike the other optimizers, Adagrad's state exists from construction on.
         for group in self.param_groups:
@@ -103,48 +83,31 @@ class Adagrad(Optimizer):
                     init = complex(init, init)
                 state["sum"] = _fg.full_like(p, init)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"foreach": None, "maximize": False, "differentiable": False, "fused": None}, step_tensors=True
-        )
-
     def _step_group(self, group: dict[str, Any]) -> None:
         params, grads = self._params_with_grad(group)
-        state_sums, state_steps = _state_lists([self.state[p] for p in params], "sum", "step")
-        adagrad(
-            params,
-            grads,
-            state_sums,
-            state_steps,
-            **_group_options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize", "differentiable"),
-        )
+        state_sums, state_steps = self._state_lists([self.state[p] for p in params], "sum", "step")
+        options = self._group_options(group, "lr weight_decay lr_decay eps maximize differentiable")
+        adagrad(params, grads, state_sums, state_steps, **options)
 
 
 def adagrad(
-    params: list[Tensor],
-    grads: list[Tensor],
-    state_sums: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    lr: float | Tensor,
-    weight_decay: float,
-    lr_decay: float,
-    eps: float,
-    maximize: bool,
+    params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], state_steps: list[Tensor], *,
+    lr: float | Tensor, weight_decay: float, lr_decay: float, eps: float, maximize: bool,
     differentiable: bool = False,
-) -> None:
+) -> None:  # fmt: skip
     """Functional Adagrad over lists of tensors; see :class:`Adagrad` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
+    if _steps.core_ok(differentiable, params, grads, state_sums):
+        _steps.in_core(
+            "adagrad", params, grads, [state_sums], [_steps.count(state_steps)], lr=lr, lr_decay=lr_decay,
+            weight_decay=weight_decay, eps=eps, maximize=maximize,
+        )  # fmt: skip
+        return
     lr = _to_scalar(lr)  # a tensor lr is decayed in its own dtype, as torch does
-    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps, strict=True):
-        step_t += 1
-        step = _get_value(step_t)
-        grad = grad if not maximize else -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        clr = _get_value(lr / (1 + (step - 1) * lr_decay))
-        param, grad, state_sum = _real_views(param, grad, state_sum)
+    steps = _steps.per_tensor(
+        params, grads, state_steps, state_sums, maximize=maximize, weight_decay=weight_decay
+    )
+    for _, step_t, param, grad, state_sum in steps:
+        clr = _get_value(lr / (1 + (_get_value(step_t) - 1) * lr_decay))
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
         param.addcdiv_(grad, std, value=-clr)

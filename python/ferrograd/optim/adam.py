@@ -9,19 +9,15 @@ from typing import Any
 
 import ferrograd as _fg
 
-from .. import _core
 from .._core import Tensor
+from . import _steps
 from .optimizer import (
+    _FLAGS_RESTORED,
     Optimizer,
     ParamsT,
     _check_fused,
-    _check_lr,
-    _check_non_negative,
+    _check_step_grad,
     _get_value,
-    _group_options,
-    _real_views,
-    _rust_step_ok,
-    _state_lists,
     _steps_by_group,
     _to_scalar,
 )
@@ -43,17 +39,15 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-3).
-        betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).
-        eps (float): added to the denominator for stability (default: 1e-8).
+        {params_arg}
+        {lr_arg:1e-3}
+        {moments_args}
         weight_decay (float): weight decay (default: 0).
         amsgrad (bool): use the running maximum of the second moment (default: False).
-        maximize (bool): ascend the objective instead of descending it.
+        {maximize_arg}
         decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
-        foreach, fused, capturable (bool, optional): accepted for compatibility; the update runs
-            the same per-tensor loop either way.
-        differentiable (bool): run the step with autograd recording it.
+        {foreach_arg:foreach, fused, capturable}
+        {differentiable_arg}
 
     State: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
     ``max_exp_avg_sq``.
@@ -67,32 +61,27 @@ class Adam(Optimizer):
         tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
+    _restored_options = {
+        **_FLAGS_RESTORED, "amsgrad": False, "decoupled_weight_decay": False, "fused": None,
+    }  # fmt: skip
+    _scalar_state = ("step",)
+
+    _options = (
+        "lr betas eps weight_decay amsgrad maximize foreach capturable differentiable fused "
+        "decoupled_weight_decay"
+    )
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        amsgrad: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-        decoupled_weight_decay: bool = False,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-3,
+        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+        weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+        maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+        fused: bool | None = None, decoupled_weight_decay: bool = False,
+    ) -> None:  # fmt: skip
         if isinstance(lr, Tensor):
             if foreach and not capturable:
                 raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
-        _check_lr(lr)
-        _check_non_negative(eps, "epsilon")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        _check_non_negative(weight_decay, "weight_decay")
+        self._check_options(lr=lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
@@ -107,106 +96,45 @@ class Adam(Optimizer):
                 if beta.numel() != 1:
                     raise ValueError(f"Tensor betas[{i}] must be 1-element")
         betas = tuple(_to_scalar(b) for b in betas)  # type: ignore[assignment]
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "amsgrad": amsgrad,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-            "fused": fused,
-            "decoupled_weight_decay": decoupled_weight_decay,
-        }
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
         _check_fused(fused, foreach, differentiable)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {
-                "amsgrad": False,
-                "maximize": False,
-                "foreach": None,
-                "capturable": False,
-                "differentiable": False,
-                "decoupled_weight_decay": False,
-                "fused": None,
-            },
-            step_tensors=True,
-        )
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         max_sq = "max_exp_avg_sq" if group["amsgrad"] else None
         params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq", max_sq)
-        return [params, grads, *_state_lists(states, "exp_avg", "exp_avg_sq", max_sq, "step")]
+        return [params, grads, *self._state_lists(states, "exp_avg", "exp_avg_sq", max_sq, "step")]
 
     def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
-        if group["differentiable"] and state["step"].requires_grad:
-            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+        _check_step_grad(group, state)
         if group["foreach"] and isinstance(group["lr"], Tensor) and not group["capturable"]:
             raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
 
     def _step_group(self, group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        adam(
-            *self._init_group(group),
-            beta1=beta1,
-            beta2=beta2,
-            **_group_options(
-                group, "amsgrad", "lr", "weight_decay", "eps", "maximize", "differentiable",
-                "decoupled_weight_decay",
-            ),
+        options = self._group_options(
+            group, "amsgrad lr weight_decay eps maximize differentiable decoupled_weight_decay"
         )
+        adam(*self._init_group(group), beta1=beta1, beta2=beta2, **options)
 
 
 def adam(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_avg_sqs: list[Tensor],
-    max_exp_avg_sqs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    amsgrad: bool,
-    beta1: float | Tensor,
-    beta2: float | Tensor,
-    lr: float | Tensor,
-    weight_decay: float,
-    eps: float,
-    maximize: bool,
-    differentiable: bool = False,
-    decoupled_weight_decay: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
+    max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *, amsgrad: bool, beta1: float | Tensor,
+    beta2: float | Tensor, lr: float | Tensor, weight_decay: float, eps: float, maximize: bool,
+    differentiable: bool = False, decoupled_weight_decay: bool = False,
+) -> None:  # fmt: skip
     """Functional Adam over lists of tensors; see :class:`Adam` for the update rule.
 
-    Real floating parameters with contiguous gradients and state are updated by
-    one call into the core (the GIL released, element by element in float64);
-    anything else (complex parameters, differentiable steps) runs a loop of
-    tensor ops.
+    Real floating parameters with contiguous gradients and state are updated by one call into the
+    core; anything else (complex parameters, differentiable steps) runs a loop of tensor ops.
     """
     state_lists = [exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
-    if _rust_step_ok(differentiable, params, grads, *state_lists):
-        for step_t in state_steps:
-            step_t += 1
-        _core._adam_step(
-            params,
-            grads,
-            exp_avgs,
-            exp_avg_sqs,
-            max_exp_avg_sqs if amsgrad else [],
-            [float(s) for s in state_steps],
-            lr=float(_get_value(_to_scalar(lr))),
-            beta1=float(_get_value(_to_scalar(beta1))),
-            beta2=float(_get_value(_to_scalar(beta2))),
-            eps=float(eps),
-            weight_decay=float(weight_decay),
-            decoupled=decoupled_weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-        )
+    if _steps.core_ok(differentiable, params, grads, *state_lists):
+        _steps.in_core(
+            "adam", params, grads, state_lists, [_steps.count(state_steps)], lr=lr, beta1=beta1,
+            beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled_weight_decay,
+            amsgrad=amsgrad, maximize=maximize,
+        )  # fmt: skip
         return
 
     # Tensor hyper-parameters are read as numbers (the step is not differentiated with respect
@@ -215,24 +143,12 @@ def adam(
     lr = _to_scalar(lr)
     beta1 = _get_value(_to_scalar(beta1))
     beta2 = _get_value(_to_scalar(beta2))
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        exp_avg = exp_avgs[i]
-        exp_avg_sq = exp_avg_sqs[i]
-        step_t = state_steps[i]
-        step_t += 1
-
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(_get_value(1 - lr * weight_decay))
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-
-        max_exp_avg_sq = max_exp_avg_sqs[i] if amsgrad else None
-        param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = _real_views(
-            param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq
-        )
-
+    decoupled_lr = lr if decoupled_weight_decay else None
+    steps = _steps.per_tensor(
+        params, grads, state_steps, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [],
+        maximize=maximize, weight_decay=weight_decay, decoupled_lr=decoupled_lr,
+    )  # fmt: skip
+    for _, step_t, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq in steps:
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 

@@ -10,19 +10,8 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check_betas,
-    _check_lr,
-    _check_non_negative,
-    _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
-    _steps_by_group,
-    _to_scalar,
-)
+from . import _steps
+from .optimizer import _FLAGS_RESTORED, Optimizer, ParamsT, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["Adamax", "adamax"]
 
@@ -39,16 +28,15 @@ class Adamax(Optimizer):
         p = p - lr / (1 - beta1**t) * m / u
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 2e-3).
+        {params_arg}
+        {lr_arg:2e-3}
         betas (tuple): decay rates of the first moment and of the infinity norm
             (default: (0.9, 0.999)).
         eps (float): added to ``|g|`` for stability (default: 1e-8).
         weight_decay (float): L2 penalty (default: 0).
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        maximize (bool): ascend the objective instead of descending it.
-        differentiable (bool): run the step with autograd recording it.
+        {foreach_arg:foreach}
+        {maximize_arg}
+        {differentiable_arg}
         capturable (bool): accepted for compatibility.
 
     State: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_inf``.
@@ -62,82 +50,46 @@ class Adamax(Optimizer):
         tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 2e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        *,
-        maximize: bool = False,
-        differentiable: bool = False,
-        capturable: bool = False,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(eps, "epsilon")
-        _check_betas(betas)
-        _check_non_negative(weight_decay, "weight_decay")
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        super().__init__(params, defaults)
+    _restored_options = _FLAGS_RESTORED
+    _scalar_state = ("step",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"foreach": None, "maximize": False, "differentiable": False, "capturable": False},
-            step_tensors=True,
-        )
+    _options = "lr betas eps weight_decay foreach maximize differentiable capturable"
+
+    def __init__(
+        self, params: ParamsT, lr: float | Tensor = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
+        maximize: bool = False, differentiable: bool = False, capturable: bool = False,
+    ) -> None:  # fmt: skip
+        self._check_options(lr=lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "exp_avg", "exp_inf")
-        return [params, grads, *_state_lists(states, "exp_avg", "exp_inf", "step")]
+        return [params, grads, *self._state_lists(states, "exp_avg", "exp_inf", "step")]
 
     def _step_group(self, group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        adamax(
-            *self._init_group(group),
-            beta1=beta1,
-            beta2=beta2,
-            **_group_options(group, "lr", "weight_decay", "eps", "maximize", "differentiable"),
-        )
+        options = self._group_options(group, "lr weight_decay eps maximize differentiable")
+        adamax(*self._init_group(group), beta1=beta1, beta2=beta2, **options)
 
 
 def adamax(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_infs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    eps: float,
-    beta1: float,
-    beta2: float,
-    lr: float | Tensor,
-    weight_decay: float,
-    maximize: bool = False,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_infs: list[Tensor],
+    state_steps: list[Tensor], *, eps: float, beta1: float, beta2: float, lr: float | Tensor,
+    weight_decay: float, maximize: bool = False, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional Adamax over lists of tensors; see :class:`Adamax` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
+    if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_infs):
+        _steps.in_core(
+            "adamax", params, grads, [exp_avgs, exp_infs], [_steps.count(state_steps)], lr=lr, beta1=beta1,
+            beta2=beta2, eps=eps, weight_decay=weight_decay, maximize=maximize,
+        )  # fmt: skip
+        return
     lr = _to_scalar(lr)  # a tensor lr is divided by the bias correction in its own dtype
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        step_t = state_steps[i]
-        step_t += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-
-        param, grad, exp_avg, exp_inf = _real_views(param, grad, exp_avgs[i], exp_infs[i])
+    steps = _steps.per_tensor(
+        params, grads, state_steps, exp_avgs, exp_infs, maximize=maximize, weight_decay=weight_decay
+    )
+    for _, step_t, param, grad, exp_avg, exp_inf in steps:
         exp_avg.lerp_(grad, 1 - beta1)
         if differentiable:
             # The running maximum as an out-of-place op the graph can differentiate.

@@ -39,20 +39,12 @@ class AdamW(Adam):
     """
 
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 1e-2,
-        amsgrad: bool = False,
-        *,
-        maximize: bool = False,
-        foreach: bool | None = None,
-        capturable: bool = False,
-        differentiable: bool = False,
+        self, params: ParamsT, lr: float | Tensor = 1e-3,
+        betas: tuple[float | Tensor, float | Tensor] = (0.9, 0.999), eps: float = 1e-8,
+        weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+        foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
         fused: bool | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(
             params,
             lr,

@@ -11,16 +11,13 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
+from . import _steps
 from .optimizer import (
+    _FLAGS_RESTORED,
     Optimizer,
     ParamsT,
-    _check_lr,
-    _check_non_negative,
     _get_scalar_dtype,
     _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
     _steps_by_group,
     _to_scalar,
 )
@@ -45,16 +42,15 @@ class ASGD(Optimizer):
     0-dim float32 tensors (float64 when that is the default dtype), as in torch.
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-2).
+        {params_arg}
+        {lr_arg:1e-2}
         lambd (float): decay term (default: 1e-4).
         alpha (float): power of the ``eta`` update (default: 0.75).
         t0 (float): the step at which averaging starts (default: 1e6).
         weight_decay (float): L2 penalty (default: 0).
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        maximize (bool): ascend the objective instead of descending it.
-        differentiable (bool): run the step with autograd recording it.
+        {foreach_arg:foreach}
+        {maximize_arg}
+        {differentiable_arg}
         capturable (bool): accepted for compatibility.
 
     State: ``step``, ``eta``, ``mu`` (0-dim tensors) and ``ax``.
@@ -68,47 +64,18 @@ class ASGD(Optimizer):
         tensor([ 0.5000, -2.5000], requires_grad=True)
     """
 
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-2,
-        lambd: float = 1e-4,
-        alpha: float = 0.75,
-        t0: float = 1e6,
-        weight_decay: float = 0,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-        capturable: bool = False,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(weight_decay, "weight_decay")
-        defaults = {
-            "lr": lr,
-            "lambd": lambd,
-            "alpha": alpha,
-            "t0": t0,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        super().__init__(params, defaults)
+    _restored_options = _FLAGS_RESTORED
+    _scalar_state = ("step", "eta", "mu")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"foreach": None, "maximize": False, "differentiable": False, "capturable": False},
-            step_tensors=True,
-        )
-        # Old checkpoints stored eta and mu as Python numbers.
-        for p_state in self.state.values():
-            if not isinstance(p_state, dict):
-                continue
-            for name in ("eta", "mu"):
-                if name in p_state and not isinstance(p_state[name], Tensor):
-                    p_state[name] = _fg.tensor(float(p_state[name]), dtype=_get_scalar_dtype())
+    _options = "lr lambd alpha t0 weight_decay foreach maximize differentiable capturable"
+
+    def __init__(
+        self, params: ParamsT, lr: float | Tensor = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
+        t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
+        differentiable: bool = False, capturable: bool = False,
+    ) -> None:  # fmt: skip
+        self._check_options(lr=lr, weight_decay=weight_decay)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group)
@@ -118,57 +85,49 @@ class ASGD(Optimizer):
                 state["eta"] = _fg.tensor(float(lr), dtype=_get_scalar_dtype())
                 state["mu"] = _fg.tensor(1.0, dtype=_get_scalar_dtype())
                 state["ax"] = _fg.zeros_like(p)
-        return [params, grads, *_state_lists(states, "ax", "step", "eta", "mu")]
+        return [params, grads, *self._state_lists(states, "ax", "step", "eta", "mu")]
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        asgd(
-            *self._init_group(group),
-            **_group_options(
-                group, "lambd", "lr", "t0", "alpha", "weight_decay", "maximize", "differentiable"
-            ),
-        )
+        options = self._group_options(group, "lambd lr t0 alpha weight_decay maximize differentiable")
+        asgd(*self._init_group(group), **options)
 
 
 def asgd(
-    params: list[Tensor],
-    grads: list[Tensor],
-    axs: list[Tensor],
-    state_steps: list[Tensor],
-    etas: list[Tensor],
-    mus: list[Tensor],
-    *,
-    lambd: float,
-    lr: float | Tensor,
-    t0: float,
-    alpha: float,
-    weight_decay: float,
-    maximize: bool = False,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], axs: list[Tensor], state_steps: list[Tensor],
+    etas: list[Tensor], mus: list[Tensor], *, lambd: float, lr: float | Tensor, t0: float, alpha: float,
+    weight_decay: float, maximize: bool = False, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional ASGD over lists of tensors; see :class:`ASGD` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
     lr = _to_scalar(lr)  # a tensor lr decays ``eta`` in its own dtype, as torch does
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        step_t, eta, mu = state_steps[i], etas[i], mus[i]
-        step_t += 1
-        step = _get_value(step_t)
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
 
-        param, grad, ax = _real_views(param, grad, axs[i])
+    def schedule(i: int, step: float) -> None:
+        # The step size and averaging weight of the next step.
+        etas[i].fill_(_get_value(lr / ((1 + lambd * lr * step) ** alpha)))
+        mus[i].fill_(1 / max(1, step - t0))
+
+    if _steps.core_ok(differentiable, params, grads, axs):
+        steps = _steps.count(state_steps)
+        # ``eta`` and ``mu`` are read from their (float32) state tensors, as the loop below does.
+        scalars = [[float(eta) for eta in etas], [float(mu) for mu in mus]]
+        _steps.in_core(
+            "asgd", params, grads, [axs], scalars, lambd=lambd, weight_decay=weight_decay, maximize=maximize
+        )
+        for i, step in enumerate(steps):
+            schedule(i, step)
+        return
+
+    steps = _steps.per_tensor(params, grads, state_steps, axs, maximize=maximize, weight_decay=weight_decay)
+    for i, step_t, param, grad, ax in steps:
         # ``eta`` is read from its (float32) state tensor, so the step uses its rounded value.
-        eta_value = _get_value(eta)
+        eta_value = _get_value(etas[i])
         param.mul_(1 - lambd * eta_value)
         param.add_(grad, alpha=-eta_value)
 
-        if _get_value(mu) != 1:
-            ax.add_(param.sub(ax).mul_(mu))
+        if _get_value(mus[i]) != 1:
+            ax.add_(param.sub(ax).mul_(mus[i]))
         else:
             ax.copy_(param)
-
-        eta.fill_(_get_value(lr / ((1 + lambd * lr * step) ** alpha)))
-        mu.fill_(1 / max(1, step - t0))
+        schedule(i, _get_value(step_t))
 
 
 # torch's name for the per-tensor loop, which ``asgd`` runs itself here.

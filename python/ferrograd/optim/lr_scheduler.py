@@ -48,34 +48,51 @@ __all__ = [
 ]
 
 
-def _lambdas_state_dict(scheduler: Any) -> dict[str, Any]:
-    # Plain functions and lambdas cannot be saved; callable objects keep their attributes.
-    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-    state["lr_lambdas"] = [
-        None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in scheduler.lr_lambdas
-    ]
-    return state
+class _LambdaScheduler(LRScheduler):
+    """What :class:`LambdaLR` and :class:`MultiplicativeLR` share: a function of the epoch per
+    parameter group (``lr_lambdas``), kept in the state dict only when it is a callable object
+    (plain functions and lambdas cannot be saved; callable objects keep their attributes)."""
 
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.optimizer = optimizer
+        groups = len(optimizer.param_groups)
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * groups
+        elif len(lr_lambda) != groups:
+            raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+        else:
+            self.lr_lambdas = list(lr_lambda)
+        self._check_lambdas()
+        super().__init__(optimizer, last_epoch)
 
-def _lambdas_load_state_dict(scheduler: Any, state_dict: dict[str, Any]) -> None:
-    lr_lambdas = state_dict.pop("lr_lambdas")
-    scheduler.__dict__.update(state_dict)
-    state_dict["lr_lambdas"] = lr_lambdas
-    for fn, saved in zip(scheduler.lr_lambdas, lr_lambdas, strict=True):
-        if saved is not None:
-            fn.__dict__.update(saved)
+    def _check_lambdas(self) -> None:
+        """Checks of ``lr_lambdas`` before the first step (none here)."""
 
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler state; lambdas are saved only when they are callable objects."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
+        ]
+        return state
 
-def _lambda_list(optimizer: Optimizer, lr_lambda: Any) -> list[Callable[[int], float]]:
-    if not isinstance(lr_lambda, (list, tuple)):
-        return [lr_lambda] * len(optimizer.param_groups)
-    if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-    return list(lr_lambda)
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the state returned by :meth:`state_dict`."""
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas, strict=True):
+            if saved is not None:
+                fn.__dict__.update(saved)
 
 
 @_with_doc_pieces
-class LambdaLR(LRScheduler):
+class LambdaLR(_LambdaScheduler):
     """Set each group's lr to ``initial_lr * lr_lambda(epoch)``.
 
     Args:
@@ -91,24 +108,6 @@ class LambdaLR(LRScheduler):
         [0.5]
     """
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler state; lambdas are saved only when they are callable objects."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the state returned by :meth:`state_dict`."""
-        _lambdas_load_state_dict(self, state_dict)
-
     def get_lr(self) -> list[Any]:
         """The learning rates for the current epoch: ``base_lr * lr_lambda(epoch)`` per group."""
         self._warn_if_called_outside_step()
@@ -116,7 +115,7 @@ class LambdaLR(LRScheduler):
 
 
 @_with_doc_pieces
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiply each group's lr by ``lr_lambda(epoch)`` at every step (after the first).
 
     Args:
@@ -133,26 +132,10 @@ class MultiplicativeLR(LRScheduler):
         [0.25]
     """
 
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
-        last_epoch: int = -1,
-    ) -> None:
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambda_list(optimizer, lr_lambda)
+    def _check_lambdas(self) -> None:
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        """The scheduler state; lambdas are saved only when they are callable objects."""
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the state returned by :meth:`state_dict`."""
-        _lambdas_load_state_dict(self, state_dict)
 
     def get_lr(self) -> list[Any]:
         """The learning rates for the current epoch: each group's rate times ``lr_lambda(epoch)``."""
@@ -702,8 +685,6 @@ class ChainedScheduler(LRScheduler):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore the state returned by :meth:`state_dict`."""
         _nested_load_state_dict(self, state_dict)
-
-
 
 
 @_with_doc_pieces

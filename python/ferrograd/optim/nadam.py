@@ -10,17 +10,14 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
+from . import _steps
 from .optimizer import (
+    _FLAGS_RESTORED,
     Optimizer,
     ParamsT,
-    _check_betas,
-    _check_lr,
-    _check_non_negative,
+    _check_step_grad,
     _get_scalar_dtype,
     _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
     _steps_by_group,
     _to_scalar,
 )
@@ -46,19 +43,17 @@ class NAdam(Optimizer):
               - lr * mu_{t+1} / (1 - mu_product * mu_{t+1}) * m / denom
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 2e-3).
-        betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).
-        eps (float): added to the denominator for stability (default: 1e-8).
+        {params_arg}
+        {lr_arg:2e-3}
+        {moments_args}
         weight_decay (float): weight decay (default: 0).
         momentum_decay (float): how fast ``mu_t`` warms up to ``beta1 / 2`` ... ``beta1``
             (default: 4e-3).
         decoupled_weight_decay (bool): decay the weights directly, as AdamW does (NAdamW).
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        maximize (bool): ascend the objective instead of descending it.
+        {foreach_arg:foreach}
+        {maximize_arg}
         capturable (bool): accepted for compatibility.
-        differentiable (bool): run the step with autograd recording it.
+        {differentiable_arg}
 
     State: ``step`` and ``mu_product`` (0-dim float32 tensors), ``exp_avg``, ``exp_avg_sq``.
 
@@ -71,122 +66,75 @@ class NAdam(Optimizer):
         tensor([ 0.8944, -1.8944], requires_grad=True)
     """
 
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 2e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        momentum_decay: float = 4e-3,
-        decoupled_weight_decay: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(eps, "epsilon")
-        _check_betas(betas)
-        _check_non_negative(weight_decay, "weight_decay")
-        _check_non_negative(momentum_decay, "momentum_decay")
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "momentum_decay": momentum_decay,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
+    _restored_options = {**_FLAGS_RESTORED, "decoupled_weight_decay": False}
+    _scalar_state = ("step", "mu_product")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {
-                "maximize": False,
-                "foreach": None,
-                "capturable": False,
-                "differentiable": False,
-                "decoupled_weight_decay": False,
-            },
-            step_tensors=True,
+    _options = (
+        "lr betas eps weight_decay momentum_decay decoupled_weight_decay maximize foreach capturable "
+        "differentiable"
+    )
+
+    def __init__(
+        self, params: ParamsT, lr: float | Tensor = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+        capturable: bool = False, differentiable: bool = False,
+    ) -> None:  # fmt: skip
+        self._check_options(
+            lr=lr, epsilon=eps, betas=betas, weight_decay=weight_decay, momentum_decay=momentum_decay
         )
-        # Old checkpoints stored the momentum product as a Python number.
-        for p_state in self.state.values():
-            if isinstance(p_state, dict) and "mu_product" in p_state:
-                if not isinstance(p_state["mu_product"], Tensor):
-                    p_state["mu_product"] = _fg.tensor(
-                        float(p_state["mu_product"]), dtype=_get_scalar_dtype()
-                    )
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq")
         for state in states:
             state.setdefault("mu_product", _fg.tensor(1.0, dtype=_get_scalar_dtype()))
-        return [params, grads, *_state_lists(states, "exp_avg", "exp_avg_sq", "mu_product", "step")]
+        return [params, grads, *self._state_lists(states, "exp_avg", "exp_avg_sq", "mu_product", "step")]
 
     def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
-        if group["differentiable"] and state["step"].requires_grad:
-            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+        _check_step_grad(group, state)
 
     def _step_group(self, group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        nadam(
-            *self._init_group(group),
-            beta1=beta1,
-            beta2=beta2,
-            **_group_options(
-                group, "lr", "weight_decay", "momentum_decay", "eps", "decoupled_weight_decay",
-                "maximize", "differentiable",
-            ),
+        options = self._group_options(
+            group, "lr weight_decay momentum_decay eps decoupled_weight_decay maximize differentiable"
         )
+        nadam(*self._init_group(group), beta1=beta1, beta2=beta2, **options)
 
 
 def nadam(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_avg_sqs: list[Tensor],
-    mu_products: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    beta1: float,
-    beta2: float,
-    lr: float | Tensor,
-    weight_decay: float,
-    momentum_decay: float,
-    eps: float,
-    decoupled_weight_decay: bool = False,
-    maximize: bool = False,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
+    mu_products: list[Tensor], state_steps: list[Tensor], *, beta1: float, beta2: float,
+    lr: float | Tensor, weight_decay: float, momentum_decay: float, eps: float,
+    decoupled_weight_decay: bool = False, maximize: bool = False, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional NAdam over lists of tensors; see :class:`NAdam` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
     lr = _get_value(_to_scalar(lr))
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        mu_product = mu_products[i]
-        step_t = state_steps[i]
-        step_t += 1
-        step = _get_value(step_t)
 
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
+    def mu_at(step: float) -> float:
+        return beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
 
-        param, grad, exp_avg, exp_avg_sq = _real_views(param, grad, exp_avgs[i], exp_avg_sqs[i])
-
-        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
-        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+    if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_avg_sqs):
+        steps = _steps.count(state_steps)
         # The product is kept in the state's float32 tensor, so it rounds as torch's does.
+        for step, mu_product in zip(steps, mu_products, strict=True):
+            mu_product *= mu_at(step)
+        _steps.in_core(
+            "nadam", params, grads, [exp_avgs, exp_avg_sqs], [steps, [float(m) for m in mu_products]],
+            lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+            momentum_decay=momentum_decay, decoupled=decoupled_weight_decay, maximize=maximize,
+        )  # fmt: skip
+        return
+
+    decoupled_lr = lr if decoupled_weight_decay else None
+    steps = _steps.per_tensor(
+        params, grads, state_steps, exp_avgs, exp_avg_sqs, maximize=maximize, weight_decay=weight_decay,
+        decoupled_lr=decoupled_lr,
+    )  # fmt: skip
+    for i, step_t, param, grad, exp_avg, exp_avg_sq in steps:
+        step = _get_value(step_t)
+        mu, mu_next = mu_at(step), mu_at(step + 1)
+        mu_product = mu_products[i]
         mu_product *= mu
 
         exp_avg.lerp_(grad, 1 - beta1)

@@ -2,8 +2,10 @@
 
 Each algorithm (``sgd.py``, ``adam.py``, ...) subclasses :class:`Optimizer` and keeps its update
 rule in one module-level function that takes lists of tensors (params, grads, state buffers) and
-the hyper-parameters, like torch's ``_single_tensor_*`` functions. That list-in boundary is where
-a Rust "foreach" kernel can later replace the Python loop without touching the classes.
+the hyper-parameters, like torch's ``_foreach``/``_single_tensor_*`` functions. That function
+updates a group of real floating parameters with one call into the core (see ``_steps.py``), and
+anything else (complex parameters, differentiable steps) with a loop of tensor ops that computes
+the same values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, TypeAlias, TypeVar
 import ferrograd as _fg
 
 from .._core import Tensor
-from ..utils import _grads
+from ..utils import _docs, _grads
 
 __all__ = [
     "Optimizer",
@@ -128,25 +130,6 @@ def _to_scalar(x: Any) -> Any:
     return x
 
 
-def _rust_step_ok(differentiable: bool, params: list[Tensor], *lists: list[Any]) -> bool:
-    """Whether a step can run as one call of the core's list kernels
-    (``_core._adam_step``, ``_core._sgd_step``): not differentiable, and every
-    parameter a real floating tensor whose gradient and state tensors are
-    contiguous and share its shape and dtype."""
-    if differentiable:
-        return False
-    for i, p in enumerate(params):
-        if not p.is_floating_point() or not p.is_contiguous():
-            return False
-        for lst in lists:
-            t = lst[i]
-            if t is None:
-                continue
-            if t.dtype != p.dtype or t.shape != p.shape or not t.is_contiguous() or t.requires_grad:
-                return False
-    return True
-
-
 def _get_scalar_dtype() -> Any:
     """dtype of the ``step`` counters: float64 when that is the default dtype, else float32."""
     return _fg.float64 if _fg.get_default_dtype() == _fg.float64 else _fg.float32
@@ -170,6 +153,16 @@ def _check_betas(betas: tuple[Any, Any]) -> None:
     for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def _check_step_grad(group: dict[str, Any], state: dict[str, Any]) -> None:
+    """torch's refusal of a ``step`` count that requires grad in a differentiable step."""
+    if group["differentiable"] and state["step"].requires_grad:
+        raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+
+
+# The options that most optimizers' ``__setstate__`` restores (see ``Optimizer._restored_options``).
+_FLAGS_RESTORED = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
 
 
 def _check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
@@ -203,23 +196,29 @@ def _use_grad_for_differentiable(step: Callable[..., Any]) -> Callable[..., Any]
     return wrapper
 
 
-def _state_lists(states: list[dict[str, Any]], *names: str | None) -> list[list[Any]]:
-    """For each of ``names``, that entry of every state in ``states`` (for a ``None`` name, an
-    empty list): the state lists that a functional step takes."""
-    return [[] if name is None else [state[name] for state in states] for name in names]
-
-
-def _group_options(group: dict[str, Any], *names: str) -> dict[str, Any]:
-    """The options ``names`` of a parameter group, as keyword arguments of a functional step."""
-    return {name: group[name] for name in names}
-
-
 _OptimizerT = TypeVar("_OptimizerT", bound="type[Optimizer]")
+
+
+# Argument descriptions that the algorithms' docstrings share: a docstring line ``{name}`` (or
+# ``{name:value}``, for the piece's ``<value>``) of a class decorated with ``_steps_by_group``
+# stands for piece ``name`` (see ``utils/_docs.py``).
+_DOC_PIECES = {
+    "params_arg": "params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.",
+    "lr_arg": "lr (float or Tensor): learning rate (default: <value>).",
+    "moments_args": (
+        "betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).\n"
+        "eps (float): added to the denominator for stability (default: 1e-8)."
+    ),
+    "foreach_arg": "<value> (bool, optional): accepted for compatibility; the step runs the same either way.",
+    "maximize_arg": "maximize (bool): ascend the objective instead of descending it.",
+    "differentiable_arg": "differentiable (bool): run the step with autograd recording it.",
+}
 
 
 def _steps_by_group(cls: _OptimizerT) -> _OptimizerT:
     """Class decorator: give ``cls`` its ``step``, which computes the closure's loss and then
-    updates the parameter groups one by one with ``cls._step_group(group)``."""
+    updates the parameter groups one by one with ``cls._step_group(group)``, and fill its
+    docstring's ``{name}`` lines from ``_DOC_PIECES``."""
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[no-untyped-def]
         """Perform one optimization step.
@@ -236,7 +235,7 @@ def _steps_by_group(cls: _OptimizerT) -> _OptimizerT:
     step.__module__ = cls.__module__
     step.__qualname__ = f"{cls.__qualname__}.step"
     cls.step = _use_grad_for_differentiable(step)  # type: ignore[method-assign]
-    return cls
+    return _docs.with_doc_pieces(_DOC_PIECES)(cls)
 
 
 # --- the base class ------------------------------------------------------------------------------
@@ -293,6 +292,15 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    # What ``__setstate__`` gives an optimizer pickled by an older version: the options its groups
+    # may lack (with their values) and the state entries such versions stored as Python numbers
+    # (now 0-dim tensors).
+    _restored_options: dict[str, Any] = {}
+    _scalar_state: tuple[str, ...] = ()
+    # The options of an algorithm class's groups (its ``defaults``), separated by spaces, in the
+    # order of torch's groups.
+    _options = ""
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         for name in (
@@ -307,19 +315,21 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        self._set_missing_options(self._restored_options, self._scalar_state)
 
-    def _set_missing_options(self, options: dict[str, Any], step_tensors: bool = False) -> None:
-        """What a subclass's ``__setstate__`` adds to an optimizer pickled by an older version:
-        the ``options`` a group lacks and, with ``step_tensors``, tensors for the ``step``
-        counts that old checkpoints stored as Python numbers."""
+    def _set_missing_options(self, options: dict[str, Any], scalar_state: tuple[str, ...] = ()) -> None:
+        """What ``__setstate__`` adds to an optimizer pickled by an older version: the ``options``
+        a group lacks, and tensors for the state entries named in ``scalar_state`` (``step``, ...)
+        that old checkpoints stored as Python numbers."""
         for group in self.param_groups:
             for key, value in options.items():
                 group.setdefault(key, value)
-            if step_tensors:
-                for p in group["params"]:
-                    p_state = self.state.get(p, {})
-                    if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                        p_state["step"] = _fg.tensor(float(p_state["step"]), dtype=_get_scalar_dtype())
+        for p_state in self.state.values():
+            if not isinstance(p_state, dict):
+                continue
+            for name in scalar_state:
+                if name in p_state and not isinstance(p_state[name], Tensor):
+                    p_state[name] = _fg.tensor(float(p_state[name]), dtype=_get_scalar_dtype())
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -423,6 +433,38 @@ class Optimizer:
         """The update of one parameter group, for the ``step`` that ``_steps_by_group`` gives
         a subclass."""
         raise NotImplementedError
+
+    # --- what the algorithm classes share ------------------------------------------------------
+
+    @staticmethod
+    def _check_options(**options: Any) -> None:
+        """torch's checks of a constructor's hyper-parameters, in the order given: ``lr`` with
+        :func:`_check_lr`, ``betas`` with :func:`_check_betas`, any other (named as torch's message
+        names it, e.g. ``epsilon``) with :func:`_check_non_negative`."""
+        for name, value in options.items():
+            if name == "lr":
+                _check_lr(value)
+            elif name == "betas":
+                _check_betas(value)
+            else:
+                _check_non_negative(value, name)
+
+    def _defaults(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A constructor's ``defaults`` dict: those of its ``arguments`` (its ``locals()``) named in
+        the class's ``_options``, in that order."""
+        return {name: arguments[name] for name in self._options.split()}
+
+    @staticmethod
+    def _state_lists(states: list[dict[str, Any]], *names: str | None) -> list[list[Any]]:
+        """For each of ``names``, that entry of every state in ``states`` (for a ``None`` name, an
+        empty list): the state lists that a functional step takes."""
+        return [[] if name is None else [state[name] for state in states] for name in names]
+
+    @staticmethod
+    def _group_options(group: dict[str, Any], names: str) -> dict[str, Any]:
+        """The options ``names`` (separated by spaces) of a parameter group, as keyword arguments
+        of a functional step."""
+        return {name: group[name] for name in names.split()}
 
     # --- groups, gradients -----------------------------------------------------------------------
 

@@ -8,16 +8,13 @@ from collections.abc import Callable  # noqa: F401
 from typing import Any
 
 from .._core import Tensor
+from . import _steps
 from .optimizer import (
+    _FLAGS_RESTORED,
     Optimizer,
     ParamsT,
-    _check_betas,
-    _check_lr,
-    _check_non_negative,
+    _check_step_grad,
     _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
     _steps_by_group,
     _to_scalar,
 )
@@ -45,17 +42,15 @@ class RAdam(Optimizer):
             p = p - lr * m_hat
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-3).
-        betas (tuple): decay rates of the first and second moments (default: (0.9, 0.999)).
-        eps (float): added to the denominator for stability (default: 1e-8).
+        {params_arg}
+        {lr_arg:1e-3}
+        {moments_args}
         weight_decay (float): weight decay (default: 0).
         decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        maximize (bool): ascend the objective instead of descending it.
+        {foreach_arg:foreach}
+        {maximize_arg}
         capturable (bool): accepted for compatibility.
-        differentiable (bool): run the step with autograd recording it.
+        {differentiable_arg}
 
     State: ``step`` (a 0-dim float32 tensor), ``exp_avg``, ``exp_avg_sq``.
 
@@ -68,104 +63,59 @@ class RAdam(Optimizer):
         tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        decoupled_weight_decay: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(eps, "epsilon")
-        _check_betas(betas)
-        _check_non_negative(weight_decay, "weight_decay")
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
+    _restored_options = {**_FLAGS_RESTORED, "decoupled_weight_decay": False}
+    _scalar_state = ("step",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {
-                "foreach": None,
-                "maximize": False,
-                "differentiable": False,
-                "decoupled_weight_decay": False,
-                "capturable": False,
-            },
-            step_tensors=True,
-        )
+    _options = "lr betas eps weight_decay maximize foreach capturable decoupled_weight_decay differentiable"
+
+    def __init__(
+        self, params: ParamsT, lr: float | Tensor = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:  # fmt: skip
+        self._check_options(lr=lr, epsilon=eps, betas=betas, weight_decay=weight_decay)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq")
-        return [params, grads, *_state_lists(states, "exp_avg", "exp_avg_sq", "step")]
+        return [params, grads, *self._state_lists(states, "exp_avg", "exp_avg_sq", "step")]
 
     def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
-        if group["differentiable"] and state["step"].requires_grad:
-            raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+        _check_step_grad(group, state)
 
     def _step_group(self, group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        radam(
-            *self._init_group(group),
-            beta1=beta1,
-            beta2=beta2,
-            **_group_options(
-                group, "lr", "weight_decay", "eps", "decoupled_weight_decay", "maximize", "differentiable"
-            ),
+        options = self._group_options(
+            group, "lr weight_decay eps decoupled_weight_decay maximize differentiable"
         )
+        radam(*self._init_group(group), beta1=beta1, beta2=beta2, **options)
 
 
 def radam(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_avg_sqs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    beta1: float,
-    beta2: float,
-    lr: float | Tensor,
-    weight_decay: float,
-    eps: float,
-    decoupled_weight_decay: bool = False,
-    maximize: bool = False,
+    params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
+    state_steps: list[Tensor], *, beta1: float, beta2: float, lr: float | Tensor, weight_decay: float,
+    eps: float, decoupled_weight_decay: bool = False, maximize: bool = False,
     differentiable: bool = False,
-) -> None:
+) -> None:  # fmt: skip
     """Functional RAdam over lists of tensors; see :class:`RAdam` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
     lr = _get_value(_to_scalar(lr))
+    if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_avg_sqs):
+        _steps.in_core(
+            "radam", params, grads, [exp_avgs, exp_avg_sqs], [_steps.count(state_steps)], lr=lr, beta1=beta1,
+            beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled_weight_decay,
+            maximize=maximize,
+        )  # fmt: skip
+        return
+
     # The length of the approximated simple moving average, at its limit t -> infinity.
     rho_inf = 2 / (1 - beta2) - 1
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        step_t = state_steps[i]
-        step_t += 1
+    steps = _steps.per_tensor(
+        params, grads, state_steps, exp_avgs, exp_avg_sqs, maximize=maximize, weight_decay=weight_decay,
+        decoupled_lr=lr if decoupled_weight_decay else None,
+    )  # fmt: skip
+    for _, step_t, param, grad, exp_avg, exp_avg_sq in steps:
         step = _get_value(step_t)
-
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
-
-        param, grad, exp_avg, exp_avg_sq = _real_views(param, grad, exp_avgs[i], exp_avg_sqs[i])
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 

@@ -7,20 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable  # noqa: F401
 from typing import Any
 
-import ferrograd as _fg
-
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check_lr,
-    _check_non_negative,
-    _get_value,
-    _group_options,
-    _state_lists,
-    _steps_by_group,
-    _to_scalar,
-)
+from . import _steps
+from .optimizer import _FLAGS_RESTORED, Optimizer, ParamsT, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -39,16 +28,16 @@ class RMSprop(Optimizer):
         p = p - lr * g / d                         (otherwise)
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-2).
+        {params_arg}
+        {lr_arg:1e-2}
         alpha (float): smoothing constant (default: 0.99).
         eps (float): added to the denominator (default: 1e-8).
         weight_decay (float): L2 penalty (default: 0).
         momentum (float): momentum factor (default: 0).
         centered (bool): normalize by an estimate of the gradient's variance (default: False).
-        maximize (bool): ascend the objective instead of descending it.
-        capturable, foreach (bool, optional): accepted for compatibility.
-        differentiable (bool): run the step with autograd recording it.
+        {maximize_arg}
+        {foreach_arg:capturable, foreach}
+        {differentiable_arg}
 
     State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
 
@@ -61,107 +50,56 @@ class RMSprop(Optimizer):
         tensor([ 0.9800, -2.0200], requires_grad=True)
     """
 
-    def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-2,
-        alpha: float = 0.99,
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        momentum: float = 0,
-        centered: bool = False,
-        capturable: bool = False,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ) -> None:
-        _check_lr(lr)
-        _check_non_negative(eps, "epsilon")
-        _check_non_negative(momentum, "momentum")
-        _check_non_negative(weight_decay, "weight_decay")
-        _check_non_negative(alpha, "alpha")
-        defaults = {
-            "lr": lr,
-            "momentum": momentum,
-            "alpha": alpha,
-            "eps": eps,
-            "centered": centered,
-            "weight_decay": weight_decay,
-            "capturable": capturable,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
+    _restored_options = {**_FLAGS_RESTORED, "momentum": 0, "centered": False}
+    _scalar_state = ("step",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {
-                "momentum": 0,
-                "centered": False,
-                "foreach": None,
-                "maximize": False,
-                "differentiable": False,
-                "capturable": False,
-            },
-            step_tensors=True,
-        )
+    _options = "lr momentum alpha eps centered weight_decay capturable foreach maximize differentiable"
+
+    def __init__(
+        self, params: ParamsT, lr: float | Tensor = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+        weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
+        foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
+    ) -> None:  # fmt: skip
+        self._check_options(lr=lr, epsilon=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         buf = "momentum_buffer" if group["momentum"] > 0 else None
         avg = "grad_avg" if group["centered"] else None
         params, grads, states = self._group_states(group, "square_avg", buf, avg)
-        return [params, grads, *_state_lists(states, "square_avg", avg, buf, "step")]
+        return [params, grads, *self._state_lists(states, "square_avg", avg, buf, "step")]
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        rmsprop(
-            *self._init_group(group),
-            **_group_options(
-                group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize",
-                "differentiable",
-            ),
+        options = self._group_options(
+            group, "lr alpha eps weight_decay momentum centered maximize differentiable"
         )
+        rmsprop(*self._init_group(group), **options)
 
 
 def rmsprop(
-    params: list[Tensor],
-    grads: list[Tensor],
-    square_avgs: list[Tensor],
-    grad_avgs: list[Tensor],
-    momentum_buffer_list: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    lr: float | Tensor,
-    alpha: float,
-    eps: float,
-    weight_decay: float,
-    momentum: float,
-    centered: bool,
-    maximize: bool,
+    params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor], grad_avgs: list[Tensor],
+    momentum_buffer_list: list[Tensor], state_steps: list[Tensor], *, lr: float | Tensor, alpha: float,
+    eps: float, weight_decay: float, momentum: float, centered: bool, maximize: bool,
     differentiable: bool = False,
-) -> None:
+) -> None:  # fmt: skip
     """Functional RMSprop over lists of tensors; see :class:`RMSprop` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
+    # The state lists the options use, in the core's order.
+    state_lists = [square_avgs] + [grad_avgs] * centered + [momentum_buffer_list] * (momentum > 0)
+    if _steps.core_ok(differentiable, params, grads, *state_lists):
+        _steps.count(state_steps)
+        _steps.in_core(
+            "rmsprop", params, grads, state_lists, [], lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+            momentum=momentum, centered=centered, maximize=maximize,
+        )  # fmt: skip
+        return
     lr = _get_value(_to_scalar(lr))
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        square_avg = square_avgs[i]
-        state_steps[i] += 1
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-
-        is_complex = _fg.is_complex(param)
-        if is_complex:
-            param = _fg.view_as_real(param)
-            grad = _fg.view_as_real(grad)
-            square_avg = _fg.view_as_real(square_avg)
-
+    steps = _steps.per_tensor(
+        params, grads, state_steps, square_avgs, grad_avgs, momentum_buffer_list, maximize=maximize,
+        weight_decay=weight_decay,
+    )  # fmt: skip
+    for _, _, param, grad, square_avg, grad_avg, buf in steps:
         square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
         if centered:
-            grad_avg = grad_avgs[i]
-            if is_complex:
-                grad_avg = _fg.view_as_real(grad_avg)
             grad_avg.lerp_(grad, 1 - alpha)
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
@@ -170,9 +108,6 @@ def rmsprop(
         avg = avg.add(eps) if differentiable else avg.add_(eps)
 
         if momentum > 0:
-            buf = momentum_buffer_list[i]
-            if is_complex:
-                buf = _fg.view_as_real(buf)
             buf.mul_(momentum).addcdiv_(grad, avg)
             param.add_(buf, alpha=-lr)
         else:

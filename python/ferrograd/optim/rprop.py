@@ -10,17 +10,8 @@ from typing import Any
 import ferrograd as _fg
 
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check_lr,
-    _get_value,
-    _group_options,
-    _real_views,
-    _state_lists,
-    _steps_by_group,
-    _to_scalar,
-)
+from . import _steps
+from .optimizer import _FLAGS_RESTORED, Optimizer, ParamsT, _check_lr, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["Rprop", "rprop"]
 
@@ -39,17 +30,16 @@ class Rprop(Optimizer):
         prev = g
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
+        {params_arg}
         lr (float or Tensor): the initial step size (default: 1e-2).
         etas (tuple): ``(etaminus, etaplus)``, the factors that shrink and grow the step sizes;
             ``0 < etaminus < 1 < etaplus`` (default: (0.5, 1.2)).
         step_sizes (tuple): ``(min_step, max_step)``, the bounds of the step sizes
             (default: (1e-6, 50)).
         capturable (bool): accepted for compatibility.
-        foreach (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        maximize (bool): ascend the objective instead of descending it.
-        differentiable (bool): run the step with autograd recording it.
+        {foreach_arg:foreach}
+        {maximize_arg}
+        {differentiable_arg}
 
     State: ``step`` (a 0-dim float32 tensor), ``prev``, ``step_size``.
 
@@ -63,38 +53,20 @@ class Rprop(Optimizer):
         tensor([-0.1000, -0.9000], requires_grad=True)
     """
 
+    _restored_options = _FLAGS_RESTORED
+    _scalar_state = ("step",)
+
+    _options = "lr etas step_sizes foreach maximize differentiable capturable"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-2,
-        etas: tuple[float, float] = (0.5, 1.2),
-        step_sizes: tuple[float, float] = (1e-6, 50),
-        *,
-        capturable: bool = False,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+        foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
+    ) -> None:  # fmt: skip
         _check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        defaults = {
-            "lr": lr,
-            "etas": etas,
-            "step_sizes": step_sizes,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"foreach": None, "maximize": False, "differentiable": False, "capturable": False},
-            step_tensors=True,
-        )
+        super().__init__(params, self._defaults(locals()))
 
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "prev")
@@ -103,42 +75,33 @@ class Rprop(Optimizer):
                 lr = float(_get_value(_to_scalar(group["lr"])))
                 # A complex number steps as two independent reals: both parts start at lr.
                 state["step_size"] = _fg.full_like(p, complex(lr, lr) if _fg.is_complex(p) else lr)
-        return [params, grads, *_state_lists(states, "prev", "step_size", "step")]
+        return [params, grads, *self._state_lists(states, "prev", "step_size", "step")]
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        etaminus, etaplus = group["etas"]
-        step_size_min, step_size_max = group["step_sizes"]
+        (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
+        options = self._group_options(group, "maximize differentiable")
         rprop(
-            *self._init_group(group),
-            step_size_min=step_size_min,
-            step_size_max=step_size_max,
-            etaminus=etaminus,
-            etaplus=etaplus,
-            **_group_options(group, "maximize", "differentiable"),
-        )
+            *self._init_group(group), step_size_min=step_size_min, step_size_max=step_size_max,
+            etaminus=etaminus, etaplus=etaplus, **options,
+        )  # fmt: skip
 
 
 def rprop(
-    params: list[Tensor],
-    grads: list[Tensor],
-    prevs: list[Tensor],
-    step_sizes: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    step_size_min: float,
-    step_size_max: float,
-    etaminus: float,
-    etaplus: float,
-    maximize: bool = False,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], grads: list[Tensor], prevs: list[Tensor], step_sizes: list[Tensor],
+    state_steps: list[Tensor], *, step_size_min: float, step_size_max: float, etaminus: float,
+    etaplus: float, maximize: bool = False, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional Rprop over lists of tensors; see :class:`Rprop` for the update rule."""
-    # A Rust foreach kernel would take these same lists and replace the loop below.
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        state_steps[i] += 1
-        param, grad, prev, step_size = _real_views(param, grad, prevs[i], step_sizes[i])
-
+    if _steps.core_ok(differentiable, params, grads, prevs, step_sizes):
+        _steps.count(state_steps)
+        _steps.in_core(
+            "rprop", params, grads, [prevs, step_sizes], [], etaminus=etaminus, etaplus=etaplus,
+            step_size_min=step_size_min, step_size_max=step_size_max, maximize=maximize,
+        )  # fmt: skip
+        return
+    for _, _, param, grad, prev, step_size in _steps.per_tensor(
+        params, grads, state_steps, prevs, step_sizes, maximize=maximize
+    ):
         agreement = grad * (prev.clone() if differentiable else prev)
         grew, flipped = agreement > 0, agreement < 0
         factor = _fg.where(grew, etaplus, _fg.where(flipped, etaminus, _fg.ones_like(step_size)))

@@ -9,19 +9,9 @@ from typing import Any
 
 import ferrograd as _fg
 
-from .. import _core
 from .._core import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check_fused,
-    _check_lr,
-    _get_value,
-    _group_options,
-    _rust_step_ok,
-    _steps_by_group,
-    _to_scalar,
-)
+from . import _steps
+from .optimizer import Optimizer, ParamsT, _check_fused, _check_lr, _get_value, _steps_by_group, _to_scalar
 
 __all__ = ["SGD", "sgd"]
 
@@ -39,16 +29,15 @@ class SGD(Optimizer):
         p = p - lr * g
 
     Args:
-        params (iterable): tensors, ``(name, tensor)`` pairs or parameter-group dicts.
-        lr (float or Tensor): learning rate (default: 1e-3).
+        {params_arg}
+        {lr_arg:1e-3}
         momentum (float): momentum factor (default: 0).
         dampening (float): dampening of the momentum (default: 0).
         weight_decay (float): L2 penalty (default: 0).
         nesterov (bool): Nesterov momentum; needs ``momentum > 0`` and zero dampening.
-        maximize (bool): ascend the objective instead of descending it.
-        foreach, fused (bool, optional): accepted for compatibility; the update runs the same
-            per-tensor loop either way.
-        differentiable (bool): run the step with autograd recording it.
+        {maximize_arg}
+        {foreach_arg:foreach, fused}
+        {differentiable_arg}
 
     State: ``momentum_buffer`` per parameter, only when ``momentum != 0``.
 
@@ -61,59 +50,35 @@ class SGD(Optimizer):
         tensor([ 0.8000, -1.6000], requires_grad=True)
     """
 
+    _restored_options = {
+        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False,
+    }  # fmt: skip
+
+    _options = "lr momentum dampening weight_decay nesterov maximize foreach differentiable fused"
+
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        momentum: float = 0,
-        dampening: float = 0,
-        weight_decay: float | Tensor = 0,
-        nesterov: bool = False,
-        *,
-        maximize: bool = False,
-        foreach: bool | None = None,
-        differentiable: bool = False,
-        fused: bool | None = None,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-3, momentum: float = 0, dampening: float = 0,
+        weight_decay: float | Tensor = 0, nesterov: bool = False, *, maximize: bool = False,
+        foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None,
+    ) -> None:  # fmt: skip
         _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {
-            "lr": lr,
-            "momentum": momentum,
-            "dampening": dampening,
-            "weight_decay": weight_decay,
-            "nesterov": nesterov,
-            "maximize": maximize,
-            "foreach": foreach,
-            "differentiable": differentiable,
-            "fused": fused,
-        }
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, defaults)
+        super().__init__(params, self._defaults(locals()))
         _check_fused(fused, foreach, differentiable)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._set_missing_options(
-            {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
-        )
 
     def _step_group(self, group: dict[str, Any]) -> None:
         params, grads = self._params_with_grad(group)
         momentum = group["momentum"] != 0
         bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
-        sgd(
-            params,
-            grads,
-            bufs,
-            **_group_options(
-                group, "weight_decay", "momentum", "lr", "dampening", "nesterov", "maximize", "differentiable"
-            ),
+        options = self._group_options(
+            group, "weight_decay momentum lr dampening nesterov maximize differentiable"
         )
+        sgd(params, grads, bufs, **options)
         if momentum:
             # Buffers created on the first step are stored back into the state.
             for p, buf in zip(params, bufs, strict=True):
@@ -121,42 +86,28 @@ class SGD(Optimizer):
 
 
 def sgd(
-    params: list[Tensor],
-    d_p_list: list[Tensor],
-    momentum_buffer_list: list[Tensor | None],
-    *,
-    weight_decay: float | Tensor,
-    momentum: float,
-    lr: float | Tensor,
-    dampening: float,
-    nesterov: bool,
-    maximize: bool,
-    differentiable: bool = False,
-) -> None:
+    params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list[Tensor | None], *,
+    weight_decay: float | Tensor, momentum: float, lr: float | Tensor, dampening: float, nesterov: bool,
+    maximize: bool, differentiable: bool = False,
+) -> None:  # fmt: skip
     """Functional SGD over lists of tensors; see :class:`SGD`.
 
     ``momentum_buffer_list`` entries that are ``None`` are replaced by new buffers in place.
     """
     bufs = momentum_buffer_list if momentum != 0 else [None] * len(params)
-    if _rust_step_ok(differentiable, params, d_p_list, bufs) and not isinstance(weight_decay, Tensor):
-        # One call into the core updates every parameter (see `adam`).
-        fresh = [buf is None for buf in momentum_buffer_list] if momentum != 0 else []
+    if _steps.core_ok(differentiable, params, d_p_list, bufs) and not isinstance(weight_decay, Tensor):
+        # One call into the core updates every parameter; new buffers start as the gradient.
+        states, scalars = [], []
         if momentum != 0:
+            scalars = [[float(buf is None) for buf in momentum_buffer_list]]
             for i, buf in enumerate(momentum_buffer_list):
                 if buf is None:
-                    momentum_buffer_list[i] = _fg.empty_like(params[i])
-        _core._sgd_step(
-            params,
-            d_p_list,
-            momentum_buffer_list if momentum != 0 else [],
-            fresh,
-            lr=float(_get_value(_to_scalar(lr))),
-            momentum=float(momentum),
-            dampening=float(dampening),
-            weight_decay=float(weight_decay),
-            nesterov=nesterov,
-            maximize=maximize,
-        )
+                    momentum_buffer_list[i] = _fg.zeros_like(params[i])
+            states = [momentum_buffer_list]
+        _steps.in_core(
+            "sgd", params, d_p_list, states, scalars, lr=lr, momentum=momentum, dampening=dampening,
+            weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+        )  # fmt: skip
         return
 
     lr = _to_scalar(lr)

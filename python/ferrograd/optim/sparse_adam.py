@@ -40,13 +40,9 @@ class SparseAdam(Optimizer):
     """
 
     def __init__(
-        self,
-        params: ParamsT,
-        lr: float | Tensor = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        maximize: bool = False,
-    ) -> None:
+        self, params: ParamsT, lr: float | Tensor = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, maximize: bool = False,
+    ) -> None:  # fmt: skip
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:

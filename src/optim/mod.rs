@@ -1,0 +1,392 @@
+//! Optimizer steps over whole parameter groups in one call (torch's
+//! "foreach" steps): SGD, ASGD, Rprop, Adagrad, RMSprop, Adadelta, Adam
+//! (and AdamW), NAdam, RAdam and Adamax.
+//!
+//! Each step updates parameters and their state tensors in place, element
+//! by element (in f32 for float32 and the 16-bit floats, in f64 for
+//! float64, as torch computes them), and bumps their version counters as
+//! any in-place op does. What is not elementwise belongs to the caller
+//! (`ferrograd.optim`): the step counts, state allocation, argument checks
+//! and scalar state such as ASGD's `eta`; the caller hands each
+//! parameter's scalars (its step count, ...) to [`step`]. Steps run under
+//! no-grad rules: writing a leaf that requires grad while grad mode is on
+//! is refused, as for any in-place op.
+//!
+//! One engine (`engine.rs`) walks the tensors; each optimizer states only
+//! its hyper-parameters and what happens to one element (`sgd.rs`,
+//! `adaptive.rs`, `adam.rs`).
+//!
+//! ```
+//! use ferrograd::optim::{step, Adagrad, Update};
+//! use ferrograd::Tensor;
+//!
+//! let p = Tensor::from_slice(&[1.0f64, -2.0], &[2]).unwrap();
+//! let g = Tensor::from_slice(&[2.0f64, -4.0], &[2]).unwrap();
+//! let sum = p.zeros_like().unwrap();
+//! let h = Adagrad { lr: 0.5, lr_decay: 0.0, weight_decay: 0.0, eps: 0.0, maximize: false };
+//! // Parameter 0's state list holds its running sum; its step count is 1.
+//! step(&Update::Adagrad(h), &[p.clone()], &[g], &[&[sum]], &[&[1.0]]).unwrap();
+//! assert_eq!(p.to_vec::<f64>(), vec![0.5, -1.5]);
+//! ```
+
+use crate::{Error, Result, Tensor};
+
+/// The documentation of a hyper-parameter field, by its (torch's) name:
+/// one sentence for every optimizer that has the option.
+macro_rules! option_doc {
+    (lr) => {
+        "Learning rate."
+    };
+    (lr_decay) => {
+        "Learning-rate decay: step `t` uses `lr / (1 + (t - 1) lr_decay)`."
+    };
+    (momentum) => {
+        "Momentum factor (0 for none)."
+    };
+    (dampening) => {
+        "Dampening of the momentum's new contribution."
+    };
+    (nesterov) => {
+        "Nesterov momentum."
+    };
+    (weight_decay) => {
+        "Weight decay (0 for none): an L2 penalty added to the gradient or, with `decoupled`, \
+         a decay of the weights."
+    };
+    (decoupled) => {
+        "Decay the weights directly (AdamW's decay) instead of adding an L2 penalty."
+    };
+    (maximize) => {
+        "Ascend the objective instead of descending it."
+    };
+    (beta1) => {
+        "Decay rate of the running mean of the gradient."
+    };
+    (beta2) => {
+        "Decay rate of the running mean of its square (Adamax: of the infinity norm)."
+    };
+    (eps) => {
+        "Added for numerical stability where the update divides or takes a root."
+    };
+    (amsgrad) => {
+        "Use the maximum of past squared-gradient averages (AMSGrad)."
+    };
+    (momentum_decay) => {
+        "How fast the momentum schedule `mu_t` warms up."
+    };
+    (alpha) => {
+        "Smoothing constant of the running averages."
+    };
+    (centered) => {
+        "Normalize by an estimate of the gradient's variance."
+    };
+    (rho) => {
+        "Decay rate of the running averages."
+    };
+    (lambd) => {
+        "Decay term: the parameter is scaled by `1 - lambd eta`."
+    };
+    (etaminus) => {
+        "Factor that shrinks a step size where the gradient's sign flips."
+    };
+    (etaplus) => {
+        "Factor that grows a step size where the sign holds."
+    };
+    (step_size_min) => {
+        "Smallest step size."
+    };
+    (step_size_max) => {
+        "Largest step size."
+    };
+}
+
+/// Declares an optimizer's hyper-parameter struct, its fields listed in
+/// groups of one type (all public, documented by [`option_doc`]), and its
+/// `from_options`, which reads every field by its name.
+macro_rules! hyper_parameters {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($($field:ident),+: $ty:ty),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct $name {
+            $($(#[doc = option_doc!($field)] pub $field: $ty,)+)+
+        }
+
+        impl $name {
+            /// Reads every field from `options` by its name (a flag is
+            /// true when its number is nonzero); a missing or unknown name
+            /// is a TypeError.
+            pub fn from_options(options: &[(&str, f64)]) -> crate::Result<Self> {
+                let rule = stringify!($name);
+                crate::optim::no_unknown(rule, &[$($(stringify!($field)),+),+], options)?;
+                Ok(Self {
+                    $($($field: crate::optim::FromOption::read(
+                        crate::optim::option(rule, options, stringify!($field))?,
+                    ),)+)+
+                })
+            }
+        }
+    };
+}
+
+mod adam;
+mod adaptive;
+mod engine;
+mod sgd;
+
+pub use adam::{Adam, Adamax, NAdam, RAdam};
+pub use adaptive::{Adadelta, Adagrad, RmsProp};
+pub use sgd::{Asgd, Rprop, Sgd};
+
+/// A hyper-parameter's type, read from the number [`Update::from_options`]
+/// is given.
+trait FromOption {
+    fn read(v: f64) -> Self;
+}
+
+impl FromOption for f64 {
+    fn read(v: f64) -> f64 {
+        v
+    }
+}
+
+impl FromOption for bool {
+    fn read(v: f64) -> bool {
+        v != 0.0
+    }
+}
+
+/// The value of option `name` for `rule`.
+fn option(rule: &str, options: &[(&str, f64)], name: &str) -> Result<f64> {
+    match options.iter().find(|(k, _)| *k == name) {
+        Some(&(_, v)) => Ok(v),
+        None => Err(Error::type_error(format!(
+            "{rule}: missing hyper-parameter '{name}'"
+        ))),
+    }
+}
+
+/// Refuses options that `rule` does not have (a misspelt name would
+/// otherwise be ignored).
+fn no_unknown(rule: &str, names: &[&str], options: &[(&str, f64)]) -> Result<()> {
+    match options.iter().find(|(k, _)| !names.contains(k)) {
+        Some((k, _)) => Err(Error::type_error(format!(
+            "{rule}: unknown hyper-parameter '{k}' (it takes {})",
+            names.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Declares [`Update`], its names and [`step`]'s dispatch from one list.
+macro_rules! updates {
+    ($($variant:ident => $name:literal: $scalars:literal,)*) => {
+        /// An optimizer's update rule with its hyper-parameters: what
+        /// [`step`] applies to a parameter group.
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum Update {
+            $(
+                #[doc = concat!("`", $name, "`; per parameter scalars: ", $scalars, ".")]
+                $variant($variant),
+            )*
+        }
+
+        impl Update {
+            /// The rule called `name` (`"sgd"`, `"adam"`, ... as listed on
+            /// the variants), its hyper-parameters read from `options` by
+            /// their names (the field names of its struct).
+            pub fn from_options(name: &str, options: &[(&str, f64)]) -> Result<Update> {
+                match name {
+                    $($name => Ok(Update::$variant($variant::from_options(options)?)),)*
+                    other => Err(Error::value(format!(
+                        "unknown optimizer update '{other}'; expected one of {}",
+                        [$($name),*].join(", ")
+                    ))),
+                }
+            }
+
+            /// The rule's name, as [`Update::from_options`] takes it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Update::$variant(_) => $name,)*
+                }
+            }
+        }
+
+        /// One optimizer step over a parameter group: `params[i]` moves by
+        /// the rule applied to `grads[i]`, `states[j][i]` (its `j`-th state
+        /// tensor, updated in place) and `scalars[j][i]` (its `j`-th scalar,
+        /// as listed on each [`Update`] variant).
+        ///
+        /// Gradients and states must be contiguous tensors of their
+        /// parameter's shape and floating dtype, and must not overlap it or
+        /// each other. Everything is checked before anything is written.
+        pub fn step(
+            update: &Update,
+            params: &[Tensor],
+            grads: &[Tensor],
+            states: &[&[Tensor]],
+            scalars: &[&[f64]],
+        ) -> Result<()> {
+            match *update {
+                $(Update::$variant(rule) => engine::run(rule, params, grads, states, scalars),)*
+            }
+        }
+    };
+}
+
+updates! {
+    Sgd => "sgd": "`fresh` (1 for a momentum buffer created by this step, else 0; with momentum only)",
+    Asgd => "asgd": "`eta`, `mu` (their values before this step)",
+    Rprop => "rprop": "none",
+    Adagrad => "adagrad": "`step` (the step count after this step: 1 on the first)",
+    RmsProp => "rmsprop": "none",
+    Adadelta => "adadelta": "none",
+    Adam => "adam": "`step`",
+    NAdam => "nadam": "`step`, `mu_product` (the momentum product after this step)",
+    RAdam => "radam": "`step`",
+    Adamax => "adamax": "`step`",
+}
+
+/// One SGD step. `bufs` holds a momentum buffer per parameter when
+/// `momentum != 0` (empty otherwise); `fresh[i]` says that buffer `i` is
+/// new and starts as the (decayed) gradient.
+pub fn sgd_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    bufs: &[Tensor],
+    fresh: &[bool],
+    h: Sgd,
+) -> Result<()> {
+    if h.momentum == 0.0 {
+        return step(&Update::Sgd(h), params, grads, &[], &[]);
+    }
+    let fresh: Vec<f64> = fresh.iter().map(|&f| f64::from(u8::from(f))).collect();
+    step(&Update::Sgd(h), params, grads, &[bufs], &[&fresh])
+}
+
+/// One Adam (or AdamW) step. `steps[i]` is parameter i's step count after
+/// this step (1 on the first); `max_sqs` holds the running maxima when
+/// `amsgrad` (empty otherwise).
+pub fn adam_step(
+    params: &[Tensor],
+    grads: &[Tensor],
+    exp_avgs: &[Tensor],
+    exp_avg_sqs: &[Tensor],
+    max_sqs: &[Tensor],
+    steps: &[f64],
+    h: Adam,
+) -> Result<()> {
+    let mut states = vec![exp_avgs, exp_avg_sqs];
+    if h.amsgrad {
+        states.push(max_sqs);
+    }
+    step(&Update::Adam(h), params, grads, &states, &[steps])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_read_by_name_and_checked() {
+        let options = [
+            ("lr", 0.5),
+            ("lr_decay", 0.1),
+            ("weight_decay", 0.0),
+            ("eps", 1e-10),
+            ("maximize", 1.0),
+        ];
+        let u = Update::from_options("adagrad", &options).unwrap();
+        let want = Adagrad {
+            lr: 0.5,
+            lr_decay: 0.1,
+            weight_decay: 0.0,
+            eps: 1e-10,
+            maximize: true,
+        };
+        assert_eq!(u, Update::Adagrad(want));
+        assert_eq!(u.name(), "adagrad");
+        let missing = Update::from_options("adagrad", &options[1..]).unwrap_err();
+        assert!(missing.to_string().contains("missing hyper-parameter 'lr'"));
+        let mut typo = options.to_vec();
+        typo.push(("lr_decy", 0.0));
+        let unknown = Update::from_options("adagrad", &typo).unwrap_err();
+        assert!(unknown
+            .to_string()
+            .contains("unknown hyper-parameter 'lr_decy'"));
+        assert!(Update::from_options("adamm", &options).is_err());
+    }
+
+    #[test]
+    fn list_lengths_are_checked_before_anything_is_written() {
+        let p = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        let g = Tensor::from_slice(&[1.0f32, 1.0], &[2]).unwrap();
+        let h = Adagrad {
+            lr: 0.5,
+            lr_decay: 0.0,
+            weight_decay: 0.0,
+            eps: 0.0,
+            maximize: false,
+        };
+        let sum = p.zeros_like().unwrap();
+        // No step counts given.
+        let one = std::slice::from_ref(&p);
+        let err = step(&Update::Adagrad(h), one, &[g], &[&[sum]], &[]).unwrap_err();
+        assert!(err.to_string().contains("1 scalar lists"), "{err}");
+        assert_eq!(p.to_vec::<f32>(), vec![1.0, 2.0]);
+    }
+}
+
+/// What the rules' unit tests share: one step of a rule on float64 values.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{step, Update};
+    use crate::Tensor;
+
+    /// The parameter and the states after one step of `update` on one
+    /// float64 parameter `p` with gradient `g`, its `states` and its
+    /// `scalars`.
+    pub(crate) fn one_step(
+        update: Update,
+        p: &[f64],
+        g: &[f64],
+        states: &[&[f64]],
+        scalars: &[f64],
+    ) -> (Vec<f64>, Vec<Vec<f64>>) {
+        let t = |v: &[f64]| Tensor::from_slice(v, &[v.len()]).unwrap();
+        let (p, g) = (t(p), t(g));
+        let states: Vec<[Tensor; 1]> = states.iter().map(|s| [t(s)]).collect();
+        let state_lists: Vec<&[Tensor]> = states.iter().map(|s| &s[..]).collect();
+        let scalars: Vec<[f64; 1]> = scalars.iter().map(|&v| [v]).collect();
+        let scalar_lists: Vec<&[f64]> = scalars.iter().map(|s| &s[..]).collect();
+        let before = p.version();
+        step(
+            &update,
+            std::slice::from_ref(&p),
+            &[g],
+            &state_lists,
+            &scalar_lists,
+        )
+        .unwrap();
+        assert!(
+            p.version() > before,
+            "the step bumps the parameter's version"
+        );
+        let states = states.iter().map(|[s]| s.to_vec::<f64>()).collect();
+        (p.to_vec::<f64>(), states)
+    }
+
+    /// Asserts that `got` and `want` agree to a few ulps.
+    pub(crate) fn close(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len());
+        for (a, b) in got.iter().zip(want) {
+            assert!(
+                (a - b).abs() <= 1e-14 * b.abs().max(1.0),
+                "{got:?} != {want:?}"
+            );
+        }
+    }
+}
