@@ -89,7 +89,7 @@ impl Rule for RmsProp {
         } else {
             s[1] = b;
         }
-        x + L::c(-self.lr) * b
+        x.plus_scaled(L::c(-self.lr), b)
     }
 }
 
@@ -119,7 +119,7 @@ impl Rule for Adadelta {
         let std = (v + L::c(self.eps)).sqrt();
         let delta = (s[1] + L::c(self.eps)).sqrt() / std * g;
         s[1] = s[1] * rho + keep * delta * delta;
-        x + L::c(-self.lr) * delta
+        x.plus_scaled(L::c(-self.lr), delta)
     }
 }
 

@@ -115,7 +115,7 @@ pub(crate) fn decay<L: Real>(
     }
     match decoupled_lr {
         Some(lr) => (g, x * L::c(1.0 - lr * weight_decay)),
-        None => (g + L::c(weight_decay) * x, x),
+        None => (g.plus_scaled(L::c(weight_decay), x), x),
     }
 }
 

@@ -32,21 +32,21 @@ impl Rule for Sgd {
     fn update<L: Real>(&self, fresh: bool, g: L, x: L, s: &mut States<L>) -> L {
         let (d, x) = decay(g, x, self.maximize, self.weight_decay, None);
         if self.momentum == 0.0 {
-            return x + L::c(-self.lr) * d;
+            return x.plus_scaled(L::c(-self.lr), d);
         }
         // b = d on the first step, then momentum b + (1 - dampening) d.
         let b = if fresh {
             d
         } else {
-            s[0] * L::c(self.momentum) + L::c(1.0 - self.dampening) * d
+            (s[0] * L::c(self.momentum)).plus_scaled(L::c(1.0 - self.dampening), d)
         };
         s[0] = b;
         let d = if self.nesterov {
-            d + L::c(self.momentum) * b
+            d.plus_scaled(L::c(self.momentum), b)
         } else {
             b
         };
-        x + L::c(-self.lr) * d
+        x.plus_scaled(L::c(-self.lr), d)
     }
 }
 
@@ -80,7 +80,7 @@ impl Rule for Asgd {
     #[inline(always)]
     fn update<L: Real>(&self, (eta, mu): (f64, f64), g: L, x: L, s: &mut States<L>) -> L {
         let (g, x) = decay(g, x, self.maximize, self.weight_decay, None);
-        let x = x * L::c(1.0 - self.lambd * eta) + L::c(-eta) * g;
+        let x = (x * L::c(1.0 - self.lambd * eta)).plus_scaled(L::c(-eta), g);
         // The average `ax` follows the parameter until averaging starts.
         s[0] = if mu != 1.0 {
             s[0] + (x - s[0]) * L::c(mu)

@@ -105,6 +105,13 @@ pub(crate) trait Real:
     fn abs(self) -> Self;
     fn sqrt(self) -> Self;
 
+    /// `self + k * b` rounded as the tensor ops' `alpha=` forms round it
+    /// (see [`crate::kernels::arith::Arith::add_scaled`]).
+    #[inline(always)]
+    fn plus_scaled(self, k: Self, b: Self) -> Self {
+        self + k * b
+    }
+
     /// `a` if `c` else `b`, without a branch.
     #[inline(always)]
     fn pick(c: bool, a: Self, b: Self) -> Self {
@@ -181,6 +188,10 @@ macro_rules! impl_real {
             #[inline(always)]
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn plus_scaled(self, k: Self, b: Self) -> Self {
+                <$t as crate::kernels::arith::Arith>::add_scaled(self, k, b)
             }
         }
     };
