@@ -49,7 +49,14 @@ class _Applies(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         """Applies this module's function with its settings."""
-        return self._function(input, *[getattr(self, a) for a in self._args])
+        # Every call of an activation runs this: the common arities avoid
+        # building an argument list.
+        args = self._args
+        if not args:
+            return self._function(input)
+        if len(args) == 1:
+            return self._function(input, getattr(self, args[0]))
+        return self._function(input, *[getattr(self, a) for a in args])
 
     def extra_repr(self) -> str:
         """The settings shown in this module's repr."""
