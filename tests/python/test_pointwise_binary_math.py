@@ -89,12 +89,16 @@ def test_derivatives_against_finite_differences(name):
     assert gradcheck(fn, (x, y), check_forward_ad=True, check_backward_ad=False)
 
 
-def test_xlogy_gradient_at_zero_input_is_zero_and_copysign_other_gets_zeros():
-    x = torch.tensor([0.0, 2.0], requires_grad=True)
-    y = torch.tensor([0.5, 4.0], requires_grad=True)
+def test_xlogy_input_gradient_is_log_other_and_copysign_other_gets_zeros():
+    # d/dx x log(y) = log(y), also at x = 0; taken as 0 where x = y = 0.
+    x = torch.tensor([0.0, 2.0, 0.0], requires_grad=True)
+    y = torch.tensor([0.5, 4.0, 0.0], requires_grad=True)
     torch.xlogy(x, y).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, math.log(4.0)])
-    np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.5])
+    np.testing.assert_allclose(x.grad.numpy(), [math.log(0.5), math.log(4.0), 0.0])
+    np.testing.assert_allclose(y.grad.numpy()[:2], [0.0, 0.5])
+    u = torch.tensor([0.0, 0.0], requires_grad=True)
+    torch.special.xlog1py(u, torch.tensor([2.0, -1.0])).sum().backward()
+    np.testing.assert_allclose(u.grad.numpy(), [math.log1p(2.0), 0.0])
     a = torch.tensor([0.0, -3.0], requires_grad=True)
     b = torch.tensor([-1.0, 2.0], requires_grad=True)
     torch.copysign(a, b).sum().backward()

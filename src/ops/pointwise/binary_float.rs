@@ -88,12 +88,14 @@ float_binary! {
     "`xlogy(other)`: `self * log(other)`, 0 where `self` is 0 (unless `other` is NaN)."
     xlogy xlogy_ => |x, y| x_log(x, y, f64::ln),
         "XlogyBackward0" => |g, a, b, out|
-        self: g.mul(&a.ne(&num(0.0))?.xlogy(b)?)?,
+        // log(other), taken as 0 where both are 0 (as torch).
+        self: g.mul(&a.ne(&num(0.0))?.logical_or(&b.ne(&num(0.0))?)?.xlogy(b)?)?,
         other: g.mul(&a.div(b)?)?;
     "`xlog1py(other)`: `self * log1p(other)`, 0 where `self` is 0 (unless `other` is NaN)."
     xlog1py xlog1py_ => |x, y| x_log(x, y, f64::ln_1p),
         "SpecialXlog1PyBackward0" => |g, a, b, out|
-        self: g.mul(&a.ne(&num(0.0))?.xlog1py(b)?)?,
+        // log1p(other), taken as 0 where self is 0 and other is -1 (as torch).
+        self: g.mul(&a.ne(&num(0.0))?.logical_or(&b.ne(&num(-1.0))?)?.xlog1py(b)?)?,
         other: g.mul(&a.div(&b.add(&num(1.0))?)?)?;
     "`copysign(other)`: the magnitude of `self` with the sign of `other`."
     copysign copysign_ => |x, y| x.copysign(y),
