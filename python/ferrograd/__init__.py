@@ -177,7 +177,37 @@ _route_module(globals(), "ferrograd", "", docs={
 })  # fmt: skip
 del _route_module
 
+# torch.amp and torch.cpu (with the two in-place ops of gradient scaling);
 # torch.functional (the same functions as above), an attribute as in torch.
+from . import amp as amp  # noqa: E402
+from . import cpu as cpu  # noqa: E402
 from . import distributions as distributions  # noqa: E402
 from . import functional as functional  # noqa: E402
 from . import special as special  # noqa: E402
+from ._samplers import _dirichlet_grad as _dirichlet_grad  # noqa: E402
+from ._samplers import _sample_dirichlet as _sample_dirichlet  # noqa: E402
+from ._samplers import _standard_gamma as _standard_gamma  # noqa: E402
+from ._samplers import _standard_gamma_grad as _standard_gamma_grad  # noqa: E402
+from .amp import autocast_mode as _autocast_mode  # noqa: E402
+from .amp.grad_scaler import (  # noqa: E402
+    _amp_foreach_non_finite_check_and_unscale_ as _amp_foreach_non_finite_check_and_unscale_,
+)
+from .amp.grad_scaler import _amp_update_scale_ as _amp_update_scale_  # noqa: E402
+
+# CPU autocast: the region manager and its state functions, and the cast
+# policies of the listed ops (set once here, after every module is loaded).
+autocast = _autocast_mode.autocast
+autocast_decrement_nesting = _autocast_mode.autocast_decrement_nesting
+autocast_increment_nesting = _autocast_mode.autocast_increment_nesting
+clear_autocast_cache = _autocast_mode.clear_autocast_cache
+get_autocast_cpu_dtype = _autocast_mode.get_autocast_cpu_dtype
+get_autocast_dtype = _autocast_mode.get_autocast_dtype
+is_autocast_cache_enabled = _autocast_mode.is_autocast_cache_enabled
+is_autocast_cpu_enabled = _autocast_mode.is_autocast_cpu_enabled
+is_autocast_enabled = _autocast_mode.is_autocast_enabled
+set_autocast_cache_enabled = _autocast_mode.set_autocast_cache_enabled
+set_autocast_cpu_dtype = _autocast_mode.set_autocast_cpu_dtype
+set_autocast_cpu_enabled = _autocast_mode.set_autocast_cpu_enabled
+set_autocast_dtype = _autocast_mode.set_autocast_dtype
+set_autocast_enabled = _autocast_mode.set_autocast_enabled
+_autocast_mode._install()

@@ -23,12 +23,25 @@ __all__ = [
     "_ProfilerResult",
     "_RecordFunction",
     "__version__",
+    "_autocast_active",
+    "_autocast_cast",
+    "_autocast_clear_cache",
+    "_autocast_decrement_nesting",
+    "_autocast_get_dtype",
+    "_autocast_increment_nesting",
+    "_autocast_is_cache_enabled",
+    "_autocast_is_enabled",
+    "_autocast_set_cache_enabled",
+    "_autocast_set_dtype",
+    "_autocast_set_enabled",
+    "_autocast_suspend",
     "_close_mutation_context",
     "_col2im",
     "_conv2d",
     "_current_dual_level",
     "_current_graph_task_id",
     "_delayed_error",
+    "_dirichlet_grad",
     "_disable_saved_tensors_hooks",
     "_empty_cache",
     "_enter_dual_level",
@@ -96,7 +109,9 @@ __all__ = [
     "_restore_inference_mode",
     "_row_by_row_nodes",
     "_run_backward",
+    "_sample_dirichlet",
     "_searchsorted",
+    "_set_autocast_hook",
     "_set_batched_dispatch",
     "_set_cache_limit",
     "_set_fw_grad",
@@ -104,6 +119,8 @@ __all__ = [
     "_set_gemm_backend",
     "_set_grad_enabled",
     "_set_inference_mode",
+    "_standard_gamma_grad",
+    "_standard_gamma_sample",
     "_to_dlpack",
     "_unary_rows",
     "_undefined_grad",
@@ -117,6 +134,7 @@ __all__ = [
     "arange",
     "as_tensor",
     "bfloat16",
+    "binomial",
     "bool",
     "broadcast_shapes",
     "broadcast_tensors",
@@ -169,6 +187,7 @@ __all__ = [
     "numel",
     "ones",
     "ones_like",
+    "poisson",
     "polar",
     "preserve_format",
     "promote_types",
@@ -3049,6 +3068,36 @@ class _RecordFunction:
     def end(self) -> Any:
         """Closes the range (once; later calls do nothing)."""
 
+def _autocast_active() -> Tensor:
+    """Whether this thread casts arguments now (enabled and not suspended)."""
+def _autocast_cast(kind: Any, tensors: Any) -> Tensor:
+    """The tensors of `tensors` cast for an op of policy `kind` (1: the
+    autocast dtype, 2: float32, 3: the widest floating type among them).
+    """
+def _autocast_clear_cache() -> Tensor:
+    """Drops the cached parameter casts of this thread."""
+def _autocast_decrement_nesting() -> Tensor:
+    """Leaves an autocast region; returns the new depth. Leaving the
+    outermost one drops the cached parameter casts.
+    """
+def _autocast_get_dtype() -> Tensor:
+    """The autocast dtype of this thread."""
+def _autocast_increment_nesting() -> Tensor:
+    """Enters an autocast region; returns the new depth."""
+def _autocast_is_cache_enabled() -> Tensor:
+    """Whether parameter casts are cached in autocast regions."""
+def _autocast_is_enabled() -> Tensor:
+    """Whether autocast is enabled on this thread."""
+def _autocast_set_cache_enabled(enabled: Any) -> Tensor:
+    """Sets whether parameter casts are cached in autocast regions."""
+def _autocast_set_dtype(dtype: _DTypeLike | None) -> Tensor:
+    """Sets the autocast dtype of this thread (float16 or bfloat16)."""
+def _autocast_set_enabled(enabled: Any) -> Tensor:
+    """Sets whether autocast is enabled on this thread."""
+def _autocast_suspend(delta: Any) -> Tensor:
+    """Suspends (`delta = 1`) or resumes (`delta = -1`) the casts on this
+    thread, around the body of an op whose arguments were cast.
+    """
 def _close_mutation_context() -> Tensor:
     """Closes the innermost `allow_mutation_on_saved_tensors` context."""
 def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
@@ -3061,6 +3110,22 @@ def _current_graph_task_id() -> builtins.int:
     """The id of the backward call running on this thread (-1 outside one)."""
 def _delayed_error(msg: Any, tensors: Any) -> list[Tensor | None]:
     """`DelayedError(msg)(*tensors)`: aliases whose backward raises `msg`."""
+def _dirichlet_grad(x: Any, alpha: builtins.float | builtins.int | None, total: Any) -> Tensor:
+    """The implicit reparameterization factor of Dirichlet coordinates: for
+    samples ``x`` of Beta(``alpha``, ``total - alpha``), ``dx / dalpha``
+    with ``total - alpha`` held fixed, divided by ``1 - x``. The backward of
+    a Dirichlet draw is ``grad * (g - (x * g).sum(-1, keepdim=True))``.
+
+    Args:
+        x (Tensor): the samples, in ``[0, 1]``.
+        alpha (Tensor): the concentrations of the coordinates.
+        total (Tensor): the total concentrations.
+
+    Example:
+        >>> x = ferrograd.tensor([0.2, 0.7])
+        >>> ferrograd._dirichlet_grad(x, ferrograd.ones(2), ferrograd.full((2,), 3.0)).shape
+        ferrograd.Size([2])
+    """
 def _disable_saved_tensors_hooks(error_message: Any) -> Tensor:
     """Forbids hooks until the matching pop (`disable_saved_tensors_hooks`)."""
 def _empty_cache() -> builtins.int:
@@ -3218,8 +3283,27 @@ def _row_by_row_nodes() -> builtins.int:
     """
 def _run_backward(tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: Any, inputs: Any) -> None:
     """The engine entry of `Tensor.backward` and `autograd.backward`."""
+def _sample_dirichlet(input: Tensor, generator: Any = ...) -> Tensor:
+    """Dirichlet samples with the concentrations in the last dimension of
+    ``input`` (float32 or float64).
+
+    Args:
+        input (Tensor): the concentrations.
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from.
+
+    Example:
+        >>> ferrograd._sample_dirichlet(ferrograd.ones(2, 3)).sum(-1)
+        tensor([1., 1.])
+    """
 def _searchsorted(sorted_sequence: Any, values: Any, right: Any, out_int32: Any, sorter: Any = ...) -> Tensor:
     """`searchsorted(sorted_sequence, values, right, out_int32, sorter)`."""
+def _set_autocast_hook(hook: Any) -> Tensor:
+    """`_set_autocast_hook(hook)`: the function that applies autocast's casts
+    to the arguments of routed functions with an `_autocast` policy,
+    called as `hook(kind, target, *args, **kwargs)`.
+    """
 def _set_batched_dispatch(cls: Any, dispatch: Any) -> None:
     """`_set_batched_dispatch(cls, dispatch)`: methods of unbatched tensors
     that receive an instance of `cls` while a vmap runs call
@@ -3240,6 +3324,21 @@ def _set_inference_mode(mode: Any) -> tuple[builtins.bool, builtins.bool]:
     """Switches inference mode; returns the previous `(inference, grad)`
     state for `_restore_inference_mode`.
     """
+def _standard_gamma_grad(input: Tensor, output: Any) -> Tensor:
+    """The derivative ``dx / dalpha`` of standard gamma samples ``output``
+    drawn with the shapes ``input`` (implicit reparameterization).
+
+    Args:
+        input (Tensor): the shapes ``alpha``.
+        output (Tensor): the samples.
+
+    Example:
+        >>> alpha = ferrograd.tensor([0.5, 2.0, 9.0])
+        >>> ferrograd._standard_gamma_grad(alpha, alpha).shape
+        ferrograd.Size([3])
+    """
+def _standard_gamma_sample(input: Tensor, generator: Any = ...) -> Tensor:
+    """Gamma(``input``, 1) samples (float32 or float64), without gradients."""
 def _to_dlpack(tensor: Tensor) -> Any:
     """`_to_dlpack(tensor)`: a legacy DLPack capsule of the tensor's memory
     (`ferrograd.utils.dlpack.to_dlpack`).
@@ -3332,6 +3431,22 @@ def as_tensor(data: Any, dtype: _DTypeLike | None = ..., device: _DeviceLike | N
         tensor([5., 2.], dtype=ferrograd.float64)
     """
 bfloat16: dtype
+def binomial(count: Any, prob: Any, generator: Any = ...) -> Tensor:
+    """Draws one binomial sample per element of ``count``: the number of
+    successes in ``count`` trials of success probability ``prob``.
+
+    Args:
+        count (Tensor): the numbers of trials (floating).
+        prob (Tensor): the success probabilities (same dtype, broadcast to
+            ``count``).
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from.
+
+    Example:
+        >>> ferrograd.binomial(ferrograd.tensor([4.0, 7.0]), ferrograd.tensor([1.0, 0.0]))
+        tensor([4., 0.])
+    """
 bool: dtype
 def broadcast_shapes(*shapes: Any) -> Any:
     """broadcast_shapes(*shapes) -> Size
@@ -4033,6 +4148,21 @@ def ones_like(input: Tensor, *, dtype: _DTypeLike | None = ..., layout: Any = ..
         >>> ferrograd.ones_like(ferrograd.tensor([1.0, 2.0, 3.0]))
         tensor([1., 1., 1.])
     """
+def poisson(input: Tensor, generator: Any = ...) -> Tensor:
+    """Draws one Poisson sample per element of ``input``, with the rates in
+    ``input``.
+
+    Args:
+        input (Tensor): the rates (floating, non-negative).
+
+    Keyword args:
+        generator (Generator, optional): the generator to draw from.
+
+    Example:
+        >>> _ = ferrograd.manual_seed(0)
+        >>> ferrograd.poisson(ferrograd.zeros(3))
+        tensor([0., 0., 0.])
+    """
 def polar(abs: Any, angle: Any) -> Tensor:
     """Builds a complex tensor from absolute values and angles:
     ``abs * (cos(angle) + 1j * sin(angle))``.
@@ -4301,6 +4431,8 @@ class routed_function:
     def __vectorcalloffset__(self) -> Any: ...
     @property
     def __wrapped__(self) -> Any: ...
+    @property
+    def _autocast(self) -> Any: ...
 
 def seed() -> builtins.int:
     """Seeds the default generator with a non-deterministic random number and

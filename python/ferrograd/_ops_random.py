@@ -2,7 +2,8 @@
 
 ``arange``/``linspace``/``logspace``/``eye`` build tensors from ranges;
 ``manual_seed`` seeds the default generator; ``rand``/``randn``/``randint``/
-``randperm``/``normal``/``bernoulli``/``multinomial`` sample new tensors, and
+``randperm``/``normal``/``bernoulli``/``multinomial``/``poisson``/``binomial``
+sample new tensors, and
 the Tensor methods ``uniform_``/``normal_``/``random_``/``bernoulli_``/
 ``exponential_`` fill tensors in place.
 """
@@ -11,6 +12,7 @@ from ._core import (
     Generator,
     Tensor,
     arange,
+    binomial,
     default_generator,
     eye,
     get_rng_state,
@@ -19,6 +21,7 @@ from ._core import (
     logspace,
     manual_seed,
     normal,
+    poisson,
     rand,
     rand_like,
     randint,
@@ -34,6 +37,7 @@ __all__ = [
     "Generator",
     "arange",
     "bernoulli",
+    "binomial",
     "default_generator",
     "eye",
     "get_rng_state",
@@ -43,6 +47,7 @@ __all__ = [
     "manual_seed",
     "multinomial",
     "normal",
+    "poisson",
     "rand",
     "rand_like",
     "randint",

@@ -1,6 +1,7 @@
 //! The Tensor methods `addmv`, `addr`, `baddbmm`, `addbmm` and their
 //! in-place forms: `beta * self + alpha * product`.
 
+use crate::autocast::lower;
 use crate::errors::IntoPyResult;
 use crate::linalg::{coeff, tensor_only};
 use crate::tensor::{nogil, PyTensor, TensorOut};
@@ -21,9 +22,18 @@ fn fused(
     alpha: Option<&Bound<'_, PyAny>>,
     f: Fused,
 ) -> PyResult<Tensor> {
-    let a = tensor_only(a, op, na)?;
-    let b = tensor_only(b, op, nb)?;
+    let mut a = tensor_only(a, op, na)?;
+    let mut b = tensor_only(b, op, nb)?;
     let (beta, alpha) = (coeff(beta, "beta")?, coeff(alpha, "alpha")?);
+    // The batched products are on autocast's lower-precision list.
+    let cast;
+    let t = if matches!(op, "baddbmm" | "addbmm") {
+        (a, b) = (lower(a)?, lower(b)?);
+        cast = lower(t.clone())?;
+        &cast
+    } else {
+        t
+    };
     let work = a.numel().max(b.numel()).max(t.numel());
     nogil(py, work, || f(t, &a, &b, beta, alpha)).py()
 }

@@ -6,6 +6,7 @@
 //! `multiple-pymethods`) and its module functions in its `register`.
 
 mod addmv;
+mod autocast;
 mod autograd;
 mod complex;
 mod compose;
@@ -30,6 +31,7 @@ mod random;
 mod reduce;
 mod resize;
 mod routed;
+mod samplers;
 mod saved_hooks;
 mod search;
 mod shape_index;
@@ -303,6 +305,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nn::register(m)?;
     optim::register(m)?;
     random::register(m)?;
+    samplers::register(m)?;
+    autocast::register(m)?;
     autograd::register(m)?;
     forward_ad::register(m)?;
     function::register(m)?;

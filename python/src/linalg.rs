@@ -1,6 +1,7 @@
 //! Linear algebra on `Tensor`: `@`, matmul and its family, einsum,
 //! inverse/det/solve, and the GEMM backend switch used by benchmarks.
 
+use crate::autocast::lower;
 use crate::convert::operand;
 use crate::errors::IntoPyResult;
 use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
@@ -35,20 +36,20 @@ pub(crate) fn coeff(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Scal
 impl PyTensor {
     fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let b = match operand(other)? {
-            Some(b) if !b.is_wrapped_number() => b,
+            Some(b) if !b.is_wrapped_number() => lower(b)?,
             _ => return Ok(py.NotImplemented()),
         };
-        let a = &self.tensor();
+        let a = &lower(self.tensor())?;
         let out = nogil(py, work(a, &b), || a.matmul(&b)).py()?;
         wrap_any(py, out)
     }
 
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let a = match operand(other)? {
-            Some(a) if !a.is_wrapped_number() => a,
+            Some(a) if !a.is_wrapped_number() => lower(a)?,
             _ => return Ok(py.NotImplemented()),
         };
-        let b = &self.tensor();
+        let b = &lower(self.tensor())?;
         let out = nogil(py, work(&a, b), || a.matmul(b)).py()?;
         wrap_any(py, out)
     }
@@ -57,8 +58,8 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.matmul`.
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let b = tensor_only(other, "matmul", "other")?;
-        let a = &self.tensor();
+        let b = lower(tensor_only(other, "matmul", "other")?)?;
+        let a = &lower(self.tensor())?;
         Ok(nogil(py, work(a, &b), || a.matmul(&b)).py()?.into())
     }
 
@@ -66,8 +67,8 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.mm`.
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let b = tensor_only(mat2, "mm", "mat2")?;
-        let a = &self.tensor();
+        let b = lower(tensor_only(mat2, "mm", "mat2")?)?;
+        let a = &lower(self.tensor())?;
         Ok(nogil(py, work(a, &b), || a.mm(&b)).py()?.into())
     }
 
@@ -75,8 +76,8 @@ impl PyTensor {
     ///
     /// See :func:`ferrograd.bmm`.
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<TensorOut> {
-        let b = tensor_only(mat2, "bmm", "mat2")?;
-        let a = &self.tensor();
+        let b = lower(tensor_only(mat2, "bmm", "mat2")?)?;
+        let a = &lower(self.tensor())?;
         Ok(nogil(py, work(a, &b), || a.bmm(&b)).py()?.into())
     }
 
@@ -128,10 +129,10 @@ impl PyTensor {
         beta: Option<&Bound<'_, PyAny>>,
         alpha: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TensorOut> {
-        let m1 = tensor_only(mat1, "addmm", "mat1")?;
-        let m2 = tensor_only(mat2, "addmm", "mat2")?;
+        let m1 = lower(tensor_only(mat1, "addmm", "mat1")?)?;
+        let m2 = lower(tensor_only(mat2, "addmm", "mat2")?)?;
         let (beta, alpha) = (coeff(beta, "beta")?, coeff(alpha, "alpha")?);
-        let a = &self.tensor();
+        let a = &lower(self.tensor())?;
         Ok(nogil(py, work(&m1, &m2), || a.addmm(&m1, &m2, beta, alpha))
             .py()?
             .into())

@@ -273,10 +273,10 @@ fn set_rng_state(new_state: &Bound<'_, PyAny>) -> PyResult<()> {
         .py()
 }
 
-type Gen<'a, 'py> = Option<&'a Bound<'py, PyGenerator>>;
+pub(crate) type Gen<'a, 'py> = Option<&'a Bound<'py, PyGenerator>>;
 
 /// The core generator behind an optional `generator=` argument.
-fn core_gen(g: Gen<'_, '_>) -> Option<Arc<Generator>> {
+pub(crate) fn core_gen(g: Gen<'_, '_>) -> Option<Arc<Generator>> {
     g.map(|b| b.get().g.clone())
 }
 

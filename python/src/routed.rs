@@ -65,6 +65,52 @@ struct Routed {
     /// The dispatcher, made on the first call inside `vmap` (null before).
     route: *mut ffi::PyObject,
     dict: *mut ffi::PyObject,
+    /// The autocast policy of the function (`_autocast`; 0: none, else an
+    /// `autocast::Policy`).
+    autocast: ffi::Py_ssize_t,
+}
+
+/// The Python function that applies autocast's casts,
+/// `hook(kind, target, *args, **kwargs)` (`_set_autocast_hook`).
+static AUTOCAST_HOOK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Calls `hook(kind, target, *args, **kwargs)` with the caller's vector.
+///
+/// # Safety
+/// The GIL is held; `target` is live and `args`/`kwnames` are a valid
+/// vectorcall argument vector.
+unsafe fn autocast_call(
+    kind: ffi::Py_ssize_t,
+    target: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: see the function's contract.
+    unsafe {
+        let py = Python::assume_attached();
+        let Some(hook) = AUTOCAST_HOOK.get(py) else {
+            return PyObject_Vectorcall(target, args, nargsf, kwnames);
+        };
+        // The count without PY_VECTORCALL_ARGUMENTS_OFFSET (the top bit).
+        let nargs = nargsf & !(1usize << (usize::BITS - 1));
+        let nkw = if kwnames.is_null() {
+            0
+        } else {
+            ffi::PyTuple_Size(kwnames) as usize
+        };
+        let kind_obj = ffi::PyLong_FromSsize_t(kind);
+        if kind_obj.is_null() {
+            return ptr::null_mut();
+        }
+        let mut full: Vec<*mut ffi::PyObject> = Vec::with_capacity(nargs + nkw + 2);
+        full.push(kind_obj);
+        full.push(target);
+        full.extend_from_slice(std::slice::from_raw_parts(args, nargs + nkw));
+        let out = PyObject_Vectorcall(hook.as_ptr(), full.as_ptr(), nargs + 2, kwnames);
+        ffi::Py_DECREF(kind_obj);
+        out
+    }
 }
 
 unsafe extern "C" fn routed_call(
@@ -94,6 +140,9 @@ unsafe extern "C" fn routed_call(
             }
             (*me).route
         };
+        if (*me).autocast != 0 && crate::autocast::active() {
+            return autocast_call((*me).autocast, target, args, nargsf, kwnames);
+        }
         PyObject_Vectorcall(target, args, nargsf, kwnames)
     }
 }
@@ -146,6 +195,7 @@ unsafe extern "C" fn routed_new(
         (*me).make_route = make_route;
         (*me).route = ptr::null_mut();
         (*me).dict = ptr::null_mut();
+        (*me).autocast = 0;
         obj
     }
 }
@@ -209,6 +259,10 @@ fn member(name: &'static std::ffi::CStr, type_code: c_int, offset: usize) -> ffi
     }
 }
 
+fn writable(member: ffi::PyMemberDef) -> ffi::PyMemberDef {
+    ffi::PyMemberDef { flags: 0, ..member }
+}
+
 fn slot(slot: c_int, pfunc: *mut c_void) -> ffi::PyType_Slot {
     ffi::PyType_Slot { slot, pfunc }
 }
@@ -232,6 +286,11 @@ fn routed_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
             ffi::Py_T_OBJECT_EX,
             offset_of!(Routed, implementation),
         ),
+        writable(member(
+            c"_autocast",
+            ffi::Py_T_PYSSIZET,
+            offset_of!(Routed, autocast),
+        )),
         ffi::PyMemberDef::default(),
     ]));
     let methods: &'static mut [ffi::PyMethodDef] = Box::leak(Box::new([
@@ -325,8 +384,19 @@ fn _vmap_active(delta: isize) -> PyResult<usize> {
     }
 }
 
+/// `_set_autocast_hook(hook)`: the function that applies autocast's casts
+/// to the arguments of routed functions with an `_autocast` policy,
+/// called as `hook(kind, target, *args, **kwargs)`.
+#[pyfunction]
+fn _set_autocast_hook(py: Python<'_>, hook: Py<PyAny>) -> PyResult<()> {
+    AUTOCAST_HOOK
+        .set(py, hook)
+        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the autocast hook is already set"))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("routed_function", routed_type(m.py())?)?;
+    m.add_function(wrap_pyfunction!(_set_autocast_hook, m)?)?;
     m.add_function(wrap_pyfunction!(_vmap_active, m)?)?;
     m.add_function(wrap_pyfunction!(_set_batched_dispatch, m)?)?;
     Ok(())

@@ -52,8 +52,9 @@ derivatives! {
         batched rows because "not declared batched yet, though g passes through and would broadcast";
     }
 
-    /// [`Tensor::to_dtype`], as a table row.
-    pub(crate) fn try_to_dtype(&self, dtype: DType) -> Result<Tensor> {
+    /// [`Tensor::to_dtype`], with an error instead of a panic when the
+    /// result cannot be made (as a table row).
+    pub fn try_to_dtype(&self, dtype: DType) -> Result<Tensor> {
         before {
             if dtype == self.dtype() {
                 return Ok(self.clone());

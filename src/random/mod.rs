@@ -24,6 +24,7 @@
 //! from a fresh seed drawn from the operating system, so unseeded programs
 //! differ from run to run, as in torch.
 
+mod gamma;
 mod mt19937;
 mod normal;
 mod sample;

@@ -20,6 +20,9 @@ DTYPES = [fg.float32, fg.float64, fg.int64, fg.int32, fg.bool]
 SKIP = {
     "set_num_threads", "set_default_dtype", "manual_seed", "seed", "set_rng_state",
     "use_deterministic_algorithms", "set_default_device", "set_anomaly_enabled",
+    # Per-thread autocast state (a region left open would recast later calls).
+    "set_autocast_enabled", "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_cpu_dtype",
+    "autocast_increment_nesting", "autocast_decrement_nesting", "set_autocast_cache_enabled",
     "Tensor", "dtype", "device", "Size", "Generator", "numpy",
     # File I/O (a random string is a path); torch raises AttributeError for
     # objects that are not files.

@@ -55,7 +55,8 @@ _DATA_DEPENDENT = {"item": "item", "tolist": "item", "__bool__": "flow", "__floa
                    "unique": "dynamic"}
 _RANDOM_METHODS = {"uniform_": True, "normal_": True, "bernoulli_": True, "exponential_": True,
                    "random_": True, "bernoulli": False, "multinomial": False}
-_RANDOM_FUNCS = {"rand", "randn", "randint", "normal", "randperm", "bernoulli", "multinomial"}
+_RANDOM_FUNCS = {"rand", "randn", "randint", "normal", "randperm", "bernoulli", "multinomial", "poisson",
+                 "binomial"}
 _RANDOM_LIKE = {"rand_like", "randn_like", "randint_like"}
 _LIKE = {"zeros_like", "ones_like", "empty_like", "full_like"}
 _FOLD = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1, "conv_transpose2d": 2,
