@@ -32,7 +32,8 @@ MODULES = [
     "ferrograd.utils.safetensors", "ferrograd.nn.utils.parametrize", "ferrograd.nn.utils.parametrizations",
     "ferrograd.nn.utils.prune", "ferrograd.nn.utils.weight_norm", "ferrograd.nn.utils.spectral_norm",
     "ferrograd.distributions", "ferrograd.distributions.constraints", "ferrograd.distributions.transforms",
-    "ferrograd.distributions.utils",
+    "ferrograd.distributions.utils", "ferrograd.distributions.constraint_registry", "ferrograd.amp",
+    "ferrograd.amp.autocast_mode", "ferrograd.amp.grad_scaler", "ferrograd.cpu",
 ]  # fmt: skip
 
 

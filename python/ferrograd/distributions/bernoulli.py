@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 import ferrograd
-from ferrograd.nn.functional import binary_cross_entropy_with_logits
+from ferrograd.nn.functional import binary_cross_entropy_with_logits, softplus
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
@@ -58,7 +59,7 @@ class _SuccessProbability(Distribution):
         return self._param.shape
 
 
-class Bernoulli(_SuccessProbability):
+class Bernoulli(ExponentialFamily, _SuccessProbability):
     """The Bernoulli distribution: 1 with probability ``probs``, else 0.
 
     Give exactly one of ``probs`` and ``logits`` (log-odds).
@@ -104,6 +105,13 @@ class Bernoulli(_SuccessProbability):
 
     def entropy(self):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return softplus(x)
 
     def enumerate_support(self, expand=True):
         values = ferrograd.arange(2, dtype=self._param.dtype, device=self._param.device)

@@ -12,11 +12,12 @@ import ferrograd
 from .utils import all_true
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
-    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
-    "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
-    "real_vector", "simplex", "square", "symmetric", "unit_interval",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+    "dependent_property", "greater_than", "greater_than_eq", "half_open_interval", "independent",
+    "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack",
+    "symmetric", "unit_interval",
 ]  # fmt: skip
 
 
@@ -366,7 +367,16 @@ class _PositiveDefinite(_Symmetric):
         return ferrograd.linalg.cholesky_ex(value).info.eq(0)
 
 
-class _Cat(Constraint):
+class _Parts(Constraint):
+    """The parts shared by the constraints applying one constraint per slice
+    along ``dim`` (``cat``, ``stack``): discrete if any part is."""
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Parts):
     """Applies a sequence of constraints to consecutive slices along ``dim``.
 
     Args:
@@ -383,10 +393,6 @@ class _Cat(Constraint):
         self.dim = dim
 
     @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
-
-    @property
     def event_dim(self):
         return max(c.event_dim for c in self.cseq)
 
@@ -396,6 +402,79 @@ class _Cat(Constraint):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
             start += length
         return ferrograd.cat(checks, self.dim)
+
+
+class _Stack(_Parts):
+    """Applies a sequence of constraints to the slices ``value.select(dim, i)``,
+    one constraint per index along ``dim``.
+
+    Args:
+        cseq (list): the constraints, one per slice.
+        dim (int): the dimension sliced.
+    """
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        if not all(isinstance(c, Constraint) for c in self.cseq):
+            raise TypeError("stack expects a sequence of Constraint instances")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        # A negative ``dim`` counted from the right reaches into the event.
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise IndexError(f"stack: dim {self.dim} out of range for a value with {value.dim()} dimensions")
+        if value.size(self.dim) != len(self.cseq):
+            raise ValueError(
+                f"stack: value.size({self.dim}) = {value.size(self.dim)} "
+                f"but there are {len(self.cseq)} constraints"
+            )
+        slices = value.unbind(self.dim)
+        return ferrograd.stack([c.check(v) for c, v in zip(self.cseq, slices, strict=True)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a :class:`~ferrograd.distributions.MixtureSameFamily`:
+    a value is checked against the component distribution's constraint with
+    the component dimension put back (as size 1), and is valid where it is
+    valid for every component.
+
+    Args:
+        base_constraint (Constraint): the component distribution's support.
+
+    Example:
+        >>> from ferrograd.distributions import constraints
+        >>> constraints.MixtureSameFamilyConstraint(constraints.positive).check(ferrograd.tensor([1.0, -1.0]))
+        tensor([ True, False])
+    """
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        event_dim = self.event_dim
+        if value.dim() < event_dim:
+            raise ValueError(f"Expected value.dim() >= {event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - event_dim))
+        keep = value.dim() - event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 dependent = _Dependent()
@@ -426,3 +505,4 @@ symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
 cat = _Cat
+stack = _Stack

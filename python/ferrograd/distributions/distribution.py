@@ -303,7 +303,20 @@ class Distribution:
         return f"{type(self).__name__}({shown})"
 
 
-class _LocScale(Distribution):
+class _AtLoc(Distribution):
+    """The parts shared by the distributions centred at their ``loc``
+    parameter: ``mean = mode = loc``."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class _LocScale(_AtLoc):
     """The parts shared by the location-scale families on the real line:
     ``loc`` and ``scale`` broadcast together, ``mean = mode = loc``."""
 
@@ -317,11 +330,3 @@ class _LocScale(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(self._family(_LocScale), batch_shape, _instance, {"loc": (), "scale": ()})
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc

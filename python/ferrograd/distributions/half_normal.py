@@ -1,4 +1,5 @@
-"""The half-normal distribution: ``|X|`` for a centred normal ``X``."""
+"""The half-normal distribution: ``|X|`` for a centred normal ``X``; and the
+folding of a centred symmetric distribution that it shares with ``HalfCauchy``."""
 
 from __future__ import annotations
 
@@ -14,28 +15,18 @@ from .transforms import AbsTransform
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
-    """The distribution of ``|X|`` with ``X ~ Normal(0, scale)``.
-
-    Args:
-        scale (float or Tensor): the scale of the underlying normal, positive.
-        validate_args (bool, optional): validate arguments and samples.
-
-    Example:
-        >>> from ferrograd.distributions import HalfNormal
-        >>> HalfNormal(1.0).log_prob(ferrograd.tensor(0.0))
-        tensor(-0.2258)
-    """
+class _Folded(TransformedDistribution):
+    """The parts shared by the distributions of ``|X|`` for ``X`` centred and
+    symmetric about 0 with a ``scale`` (``base_dist``): the density, CDF and
+    entropy of ``X`` folded onto the non-negative half-line."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(HalfNormal, _instance))
+        new = self._get_checked_instance(self._family(_Folded), _instance)
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self):
@@ -43,16 +34,8 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return ferrograd.zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -70,3 +53,28 @@ class HalfNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """The distribution of ``|X|`` with ``X ~ Normal(0, scale)``.
+
+    Args:
+        scale (float or Tensor): the scale of the underlying normal, positive.
+        validate_args (bool, optional): validate arguments and samples.
+
+    Example:
+        >>> from ferrograd.distributions import HalfNormal
+        >>> HalfNormal(1.0).log_prob(ferrograd.tensor(0.0))
+        tensor(-0.2258)
+    """
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)

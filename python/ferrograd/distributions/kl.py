@@ -147,6 +147,12 @@ def _where_inf(mask, value):
     return ferrograd.where(mask, math.inf, value)
 
 
+def _exponential_cross_entropy(q, mean_p):
+    """``-E_p[log q]`` for an exponential ``q``, given ``E_p[x]`` (``p`` on
+    the non-negative half-line)."""
+    return q.rate * mean_p - q.rate.log()
+
+
 def _normal_cross_entropy(q, mean_p, second_moment_about_mean):
     """``-E_p[log q]`` for a normal ``q``, given ``E_p[x]`` and ``Var_p[x]``."""
     return (
@@ -341,3 +347,7 @@ def _kl_uniform_gumbel(p, q):
 @register_kl(Uniform, Normal)
 def _kl_uniform_normal(p, q):
     return -p.entropy() + _normal_cross_entropy(q, p.mean, p.variance)
+
+
+from . import kl_extra as _kl_extra  # noqa: E402, F401  (registers the pairs of the families there)
+from . import kl_gamma as _kl_gamma  # noqa: E402, F401  (registers the gamma-family pairs)

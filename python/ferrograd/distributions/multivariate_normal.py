@@ -8,7 +8,7 @@ import math
 import ferrograd
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import _AtLoc
 from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -43,7 +43,7 @@ def _half_log_det(scale_tril):
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_AtLoc):
     """The multivariate normal distribution with mean ``loc`` and a covariance
     given by exactly one of ``covariance_matrix``, ``precision_matrix`` (its
     inverse) or ``scale_tril`` (its lower Cholesky factor, the cheapest).
@@ -135,14 +135,6 @@ class MultivariateNormal(Distribution):
     def precision_matrix(self):
         """Tensor: the inverse covariance."""
         return ferrograd.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -7,13 +7,14 @@ import math
 import ferrograd
 
 from .distribution import _LocScale
+from .exp_family import ExponentialFamily
 
 __all__ = ["Normal"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(_LocScale):
+class Normal(ExponentialFamily, _LocScale):
     """The normal distribution with mean ``loc`` and standard deviation
     ``scale``.
 
@@ -63,3 +64,11 @@ class Normal(_LocScale):
 
     def entropy(self):
         return 0.5 + _LOG_SQRT_2PI + self.scale.log()
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        # x = loc / scale^2, y = -1 / (2 scale^2): F = loc^2 / (2 scale^2) + log(scale sqrt(2 pi)).
+        return -0.25 * x.pow(2) / y + 0.5 * ferrograd.log(-math.pi / y)

@@ -14,8 +14,11 @@ from . import constraints
 from .utils import all_true, clamp_probs
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
-    "SigmoidTransform", "SoftmaxTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
 ]  # fmt: skip
 
 
@@ -606,3 +609,19 @@ class SoftmaxTransform(_ParameterFree):
         return shape
 
     inverse_shape = forward_shape
+
+
+# The structured transforms live in their own module (this one would pass
+# 1000 lines); imported last, since they build on the classes above.
+from .transforms_extra import (  # noqa: E402
+    CatTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+)
