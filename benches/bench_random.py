@@ -1,5 +1,6 @@
 """Sampling throughput of the CPU generator: rand, randn and normal_ on
-large float32 tensors, and the per-call cost on a small one.
+large float32 tensors, the per-call cost on a small one, and the rejection
+samplers (poisson, binomial, gamma, Dirichlet) on a million draws.
 
 Run with the release wheel installed:  python benches/bench_random.py
 Prints a Markdown table of ferrograd's times (and torch's, from the same
@@ -18,6 +19,10 @@ from common import best_of, machine  # noqa: E402
 
 def workloads(lib):
     big = lib.empty(10_000_000)
+    rates = lib.rand(1_000_000) * 30  # both Poisson regimes (below and above 10)
+    counts, probs = lib.full((1_000_000,), 50.0), lib.rand(1_000_000)
+    shapes_small, shapes = lib.full((1_000_000,), 0.5), lib.full((1_000_000,), 5.0)
+    conc = lib.rand(100_000, 10) + 0.5
     return [
         ("rand(1e6) float32", lambda: lib.rand(1_000_000), 20),
         ("rand(1e7) float32", lambda: lib.rand(10_000_000), 3),
@@ -26,6 +31,11 @@ def workloads(lib):
         ("normal_(1e7) float32, in place", lambda: big.normal_(), 3),
         ("randn(1e6) float64", lambda: lib.randn(1_000_000, dtype=lib.float64), 10),
         ("randn(8) float32 (us/call)", lambda: lib.randn(8), 20_000),
+        ("poisson(1e6), rates in [0, 30)", lambda: lib.poisson(rates), 3),
+        ("binomial(1e6), 50 trials", lambda: lib.binomial(counts, probs), 3),
+        ("_standard_gamma(1e6), alpha 0.5", lambda: lib._standard_gamma(shapes_small), 3),
+        ("_standard_gamma(1e6), alpha 5", lambda: lib._standard_gamma(shapes), 3),
+        ("_sample_dirichlet(1e5 x 10)", lambda: lib._sample_dirichlet(conc), 3),
     ]
 
 

@@ -348,6 +348,29 @@ def optim_workload(torch) -> dict[str, float]:
     return out
 
 
+def autocast_workload(torch) -> dict[str, float]:
+    """A training step (forward, cross-entropy, backward) of an MLP 784-512-256-10 on a batch
+    of 256, in float32 and under CPU autocast to bfloat16 (ms)."""
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+    x, y = torch.randn(256, 784), torch.randint(0, 10, (256,))
+
+    def step(enabled):
+        def run():
+            model.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+
+        return run
+
+    return {
+        "MLP step float32, batch 256": _ms(step(False), 10),
+        "MLP step autocast bfloat16, batch 256": _ms(step(True), 10),
+    }
+
+
 def func_workload(torch) -> dict[str, float]:
     """``torch.func`` transforms (ms)."""
     fn = torch.func
@@ -569,6 +592,7 @@ WORKLOADS = {
     "complex": complex_workload,
     "nn": nn_workload,
     "optim": optim_workload,
+    "autocast": autocast_workload,
     "func": func_workload,
     "linalg": linalg_workload,
     "linalg_solvers": linalg_solvers_workload,
