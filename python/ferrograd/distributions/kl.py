@@ -274,19 +274,20 @@ def _kl_independent_independent(p, q):
 # Across families ---------------------------------------------------------------
 
 
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
+def _register_infinite(param, pairs):
+    """Registers, for each ``(type_p, type_q)`` in ``pairs`` (where ``q``'s
+    support misses part of ``p``'s), a KL of infinity shaped like ``p``'s
+    parameter ``param``."""
+
+    def kl(p, q):
+        return _infinite_like(getattr(p, param))
+
+    for type_p, type_q in pairs:
+        register_kl(type_p, type_q)(kl)
 
 
-@register_kl(Gumbel, Uniform)
-@register_kl(Gumbel, Exponential)
-@register_kl(Laplace, Uniform)
-@register_kl(Laplace, Exponential)
-@register_kl(Normal, Uniform)
-@register_kl(Normal, Exponential)
-def _kl_loc_infinity(p, q):
-    return _infinite_like(p.loc)
+_register_infinite("rate", [(Exponential, Uniform)])
+_register_infinite("loc", [(t, u) for t in (Gumbel, Laplace, Normal) for u in (Uniform, Exponential)])
 
 
 def _gumbel_cross_entropy(q, mean_p, exp_moment):

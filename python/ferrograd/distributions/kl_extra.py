@@ -19,9 +19,8 @@ from .gumbel import Gumbel
 from .kl import (
     _exponential_cross_entropy,
     _infinite_like,
-    _kl_exponential_infinity,
-    _kl_loc_infinity,
     _normal_cross_entropy,
+    _register_infinite,
     _where_inf,
     register_kl,
 )
@@ -214,19 +213,8 @@ def _kl_uniform_pareto(p, q):
     return _where_inf(p.low < q.scale, result)
 
 
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
-
-
 # Supports that q misses in part: the real line or half-line against a bounded
 # or shifted one.
-for _p, _q in [
-    (Exponential, ContinuousBernoulli), (Exponential, Pareto),
-]:  # fmt: skip
-    register_kl(_p, _q)(_kl_exponential_infinity)
-for _p in (Gumbel, Laplace, Normal):
-    for _q in (ContinuousBernoulli, Pareto):
-        register_kl(_p, _q)(_kl_loc_infinity)
-del _p, _q
+_register_infinite("scale", [(Pareto, ContinuousBernoulli), (Pareto, Uniform)])
+_register_infinite("rate", [(Exponential, ContinuousBernoulli), (Exponential, Pareto)])
+_register_infinite("loc", [(t, u) for t in (Gumbel, Laplace, Normal) for u in (ContinuousBernoulli, Pareto)])

@@ -25,13 +25,12 @@ from .kl import (
     _exponential_cross_entropy,
     _gumbel_cross_entropy,
     _infinite_like,
-    _kl_exponential_infinity,
-    _kl_loc_infinity,
     _kl_loc_scale_normal,
+    _register_infinite,
     _where_inf,
     register_kl,
 )
-from .kl_extra import _continuous_bernoulli_cross_entropy, _kl_pareto_infinity
+from .kl_extra import _continuous_bernoulli_cross_entropy
 from .laplace import Laplace
 from .normal import Normal
 from .pareto import Pareto
@@ -108,30 +107,16 @@ def _kl_binomial_binomial(p, q):
 
 # Across families ---------------------------------------------------------------
 
-# Infinite where q's support misses part of p's: the functions of kl.py that
-# return infinity shaped like p's `rate` or `loc`.
-register_kl(Exponential, Beta)(_kl_exponential_infinity)
-register_kl(Pareto, Beta)(_kl_pareto_infinity)
-register_kl(Poisson, Bernoulli)(_kl_exponential_infinity)
-register_kl(Poisson, Binomial)(_kl_exponential_infinity)
-register_kl(Gumbel, Beta)(_kl_loc_infinity)
-register_kl(Gumbel, Gamma)(_kl_loc_infinity)
-register_kl(Laplace, Beta)(_kl_loc_infinity)
-register_kl(Laplace, Gamma)(_kl_loc_infinity)
-register_kl(Normal, Beta)(_kl_loc_infinity)
-register_kl(Normal, Gamma)(_kl_loc_infinity)
+# Infinite where q's support misses part of p's.
+_register_infinite("rate", [(Exponential, Beta), (Poisson, Bernoulli), (Poisson, Binomial)])
+_register_infinite("scale", [(Pareto, Beta)])
+_register_infinite("loc", [(t, u) for t in (Gumbel, Laplace, Normal) for u in (Beta, Gamma)])
+_register_infinite("concentration", [(Gamma, u) for u in (Beta, ContinuousBernoulli, Pareto, Uniform)])
 
 # -H(p) + CE(p, q) from p's mean and variance.
 register_kl(Beta, Normal)(_kl_loc_scale_normal)
 register_kl(Gamma, Normal)(_kl_loc_scale_normal)
 
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
 
 
 @register_kl(Bernoulli, Poisson)

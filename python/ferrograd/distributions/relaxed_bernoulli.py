@@ -16,6 +16,14 @@ from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
+# The constructor arguments, shared by the docstrings below.
+_ARGS = """    Args:
+        temperature (Tensor or float): the relaxation temperature, positive.
+        probs (float or Tensor, optional): the probability of 1.
+        logits (float or Tensor, optional): the log-odds of 1.
+        validate_args (bool, optional): validate arguments and samples.
+"""
+
 
 def _as_temperature(temperature, like):
     """The temperature as a tensor (a number becomes one of ``like``'s dtype)."""
@@ -27,18 +35,13 @@ def _as_temperature(temperature, like):
 
 
 class LogitRelaxedBernoulli(_SuccessProbability):
-    """The logit of a :class:`RelaxedBernoulli` variable: samples are
+    __doc__ = f"""The logit of a :class:`RelaxedBernoulli` variable: samples are
     ``(logit(U) + logits) / temperature`` for a uniform ``U``, on the whole
     real line.
 
     Give exactly one of ``probs`` and ``logits``.
 
-    Args:
-        temperature (Tensor or float): the relaxation temperature, positive.
-        probs (float or Tensor, optional): the probability of 1.
-        logits (float or Tensor, optional): the log-odds of 1.
-        validate_args (bool, optional): validate arguments and samples.
-
+{_ARGS}
     Example:
         >>> from ferrograd.distributions import LogitRelaxedBernoulli
         >>> LogitRelaxedBernoulli(ferrograd.tensor(1.0), logits=0.0).log_prob(ferrograd.tensor(0.0))
@@ -97,19 +100,14 @@ class _Relaxed(TransformedDistribution):
 
 
 class RelaxedBernoulli(_Relaxed):
-    """A continuous relaxation of :class:`Bernoulli` on ``(0, 1)``: the
+    __doc__ = f"""A continuous relaxation of :class:`Bernoulli` on ``(0, 1)``: the
     sigmoid of a :class:`LogitRelaxedBernoulli` variable, with
     reparameterized samples. Low temperatures push the samples towards 0
     and 1.
 
     Give exactly one of ``probs`` and ``logits``.
 
-    Args:
-        temperature (Tensor or float): the relaxation temperature, positive.
-        probs (float or Tensor, optional): the probability of 1.
-        logits (float or Tensor, optional): the log-odds of 1.
-        validate_args (bool, optional): validate arguments and samples.
-
+{_ARGS}
     Example:
         >>> from ferrograd.distributions import RelaxedBernoulli
         >>> RelaxedBernoulli(ferrograd.tensor(1.0), probs=0.5).log_prob(ferrograd.tensor(0.5))

@@ -13,20 +13,23 @@ from .utils import broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
+# The constructor arguments, shared by the docstrings below.
+_ARGS = """    Args:
+        temperature (Tensor or float): the relaxation temperature, positive.
+        probs (Tensor, optional): non-negative event weights.
+        logits (Tensor, optional): event log-weights.
+        validate_args (bool, optional): validate arguments and samples.
+"""
+
 
 class ExpRelaxedCategorical(_CategoricalEvents):
-    """The log of a :class:`RelaxedOneHotCategorical` point: samples are
+    __doc__ = f"""The log of a :class:`RelaxedOneHotCategorical` point: samples are
     ``log_softmax((logits + G) / temperature)`` for standard Gumbel noise
     ``G``, vectors over the ``K`` categories whose exponentials sum to 1.
 
     Give exactly one of ``probs`` and ``logits``.
 
-    Args:
-        temperature (Tensor or float): the relaxation temperature, positive.
-        probs (Tensor, optional): non-negative event weights.
-        logits (Tensor, optional): event log-weights.
-        validate_args (bool, optional): validate arguments and samples.
-
+{_ARGS}
     Example:
         >>> from ferrograd.distributions import ExpRelaxedCategorical
         >>> d = ExpRelaxedCategorical(ferrograd.tensor(0.5), probs=ferrograd.tensor([0.2, 0.8]))
@@ -67,19 +70,14 @@ class ExpRelaxedCategorical(_CategoricalEvents):
 
 
 class RelaxedOneHotCategorical(_Relaxed):
-    """A continuous relaxation of :class:`OneHotCategorical` on the simplex:
+    __doc__ = f"""A continuous relaxation of :class:`OneHotCategorical` on the simplex:
     the exponential of an :class:`ExpRelaxedCategorical` variable, with
     reparameterized samples. Low temperatures push the samples towards the
     vertices (one-hot vectors).
 
     Give exactly one of ``probs`` and ``logits``.
 
-    Args:
-        temperature (Tensor or float): the relaxation temperature, positive.
-        probs (Tensor, optional): non-negative event weights.
-        logits (Tensor, optional): event log-weights.
-        validate_args (bool, optional): validate arguments and samples.
-
+{_ARGS}
     Example:
         >>> from ferrograd.distributions import RelaxedOneHotCategorical
         >>> d = RelaxedOneHotCategorical(ferrograd.tensor(0.5), logits=ferrograd.zeros(3))
