@@ -83,6 +83,19 @@ def torch_errors(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return call
 
 
+def route(name: str, fn: Callable[..., Any], module: str, prefix: str = "", doc: str | None = None) -> Any:
+    """The routed function of ``fn``, named ``name`` in module ``module``
+    (vmap rule name ``prefix + name``), with docstring ``doc`` (default:
+    ``fn``'s)."""
+    impl = torch_errors(fn, name) if isinstance(fn, types.FunctionType) else fn
+    routed = _core.routed_function(impl, _factory(prefix + name, impl))
+    routed.__name__ = routed.__qualname__ = name
+    routed.__module__ = module
+    routed.__doc__ = doc if doc is not None else getattr(fn, "__doc__", None)
+    BY_IMPLEMENTATION.setdefault(id(fn), routed)
+    return routed
+
+
 def route_module(
     namespace: dict[str, Any], module: str, prefix: str, docs: Mapping[str, str] | None = None
 ) -> None:
@@ -99,13 +112,7 @@ def route_module(
         if (name.startswith("_") or name in NO_DISPATCH or not callable(fn)
                 or isinstance(fn, (type, types.ModuleType)) or type(fn) is _core.routed_function):
             continue
-        impl = torch_errors(fn, name) if isinstance(fn, types.FunctionType) else fn
-        routed = _core.routed_function(impl, _factory(prefix + name, impl))
-        routed.__name__ = routed.__qualname__ = name
-        routed.__module__ = module
-        routed.__doc__ = docs[name] if docs and name in docs else getattr(fn, "__doc__", None)
-        namespace[name] = routed
-        BY_IMPLEMENTATION.setdefault(id(fn), routed)
+        namespace[name] = route(name, fn, module, prefix, docs[name] if docs and name in docs else None)
     unrouted = [name for name in docs or () if type(namespace.get(name)) is not _core.routed_function]
     if unrouted:
         raise RuntimeError(f"docs for functions {module} does not route: {unrouted}")

@@ -8,21 +8,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core import Tensor, _dirichlet_grad, _sample_dirichlet, _standard_gamma_grad, _standard_gamma_sample
+from . import _core
+from ._core import Tensor
 from ._core import is_grad_enabled as _is_grad_enabled
+from ._routed import route
 from .autograd.function import Function
 
 __all__ = ["_dirichlet_grad", "_sample_dirichlet", "_standard_gamma", "_standard_gamma_grad"]
+
+# Routed, so that vmap batches them: the draws as random ops (by randomness
+# mode), the derivatives row by row.
+_standard_gamma_sample = route("_standard_gamma_sample", _core._standard_gamma_sample, "ferrograd")
+_sample_dirichlet = route("_sample_dirichlet", _core._sample_dirichlet, "ferrograd")
+_standard_gamma_grad = route("_standard_gamma_grad", _core._standard_gamma_grad, "ferrograd")
+_dirichlet_grad = route("_dirichlet_grad", _core._dirichlet_grad, "ferrograd")
 
 
 class _StandardGamma(Function):
     """Gamma(alpha, 1) draws; backward multiplies by ``dx/dalpha``."""
 
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx: Any, alpha: Tensor, generator: Any) -> Tensor:
-        x = _standard_gamma_sample(alpha, generator=generator)
-        ctx.save_for_backward(alpha, x)
-        return x
+    def forward(alpha: Tensor, generator: Any) -> Tensor:
+        return _standard_gamma_sample(alpha, generator=generator)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
+        ctx.save_for_backward(inputs[0], output)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:

@@ -29,11 +29,15 @@ def _dirichlet_backward(x, concentration, grad_output):
 class _Dirichlet(Function):
     """A Dirichlet draw as an autograd function of the concentration."""
 
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx, concentration):
-        x = ferrograd._sample_dirichlet(concentration)
-        ctx.save_for_backward(x, concentration)
-        return x
+    def forward(concentration):
+        return ferrograd._sample_dirichlet(concentration)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output, inputs[0])
 
     @staticmethod
     @once_differentiable

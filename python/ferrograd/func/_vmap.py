@@ -56,7 +56,7 @@ _DATA_DEPENDENT = {"item": "item", "tolist": "item", "__bool__": "flow", "__floa
 _RANDOM_METHODS = {"uniform_": True, "normal_": True, "bernoulli_": True, "exponential_": True,
                    "random_": True, "bernoulli": False, "multinomial": False}
 _RANDOM_FUNCS = {"rand", "randn", "randint", "normal", "randperm", "bernoulli", "multinomial", "poisson",
-                 "binomial"}
+                 "binomial", "_standard_gamma_sample", "_sample_dirichlet"}
 _RANDOM_LIKE = {"rand_like", "randn_like", "randint_like"}
 _LIKE = {"zeros_like", "ones_like", "empty_like", "full_like"}
 _FOLD = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1, "conv_transpose2d": 2,
