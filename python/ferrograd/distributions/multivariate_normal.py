@@ -39,11 +39,64 @@ def _precision_to_scale_tril(precision):
     return ferrograd.linalg.solve_triangular(l_inv, eye, upper=False)
 
 
+def _given_matrix(covariance_matrix, precision_matrix, scale_tril):
+    """The one matrix parameter given, as ``(name, tensor)``; ValueError
+    unless exactly one is given and it has at least two dimensions."""
+    given = {
+        "covariance_matrix": covariance_matrix,
+        "precision_matrix": precision_matrix,
+        "scale_tril": scale_tril,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if len(given) != 1:
+        raise ValueError(
+            "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
+        )
+    ((name, matrix),) = given.items()
+    if not isinstance(matrix, ferrograd.Tensor) or matrix.dim() < 2:
+        raise ValueError(
+            f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions"
+        )
+    return name, matrix
+
+
+def _scale_tril_of(name, matrix):
+    """The lower Cholesky factor of the covariance given as ``name`` (one of
+    ``covariance_matrix``, ``precision_matrix``, ``scale_tril``)."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return ferrograd.linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
+
+
 def _half_log_det(scale_tril):
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(_AtLoc):
+class _FromScaleTril:
+    """The three forms of a covariance (or scale) matrix held as its lower
+    Cholesky factor ``_unbroadcasted_scale_tril``, each derived on first use
+    (unless given) and expanded to ``_matrix_shape()``."""
+
+    @lazy_property
+    def scale_tril(self):
+        """Tensor: the lower Cholesky factor of the covariance (scale) matrix."""
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        """Tensor: the covariance (scale) matrix."""
+        factor = self._unbroadcasted_scale_tril
+        return ferrograd.matmul(factor, factor.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        """Tensor: the inverse of the covariance (scale) matrix."""
+        return ferrograd.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+
+class MultivariateNormal(_FromScaleTril, _AtLoc):
     """The multivariate normal distribution with mean ``loc`` and a covariance
     given by exactly one of ``covariance_matrix``, ``precision_matrix`` (its
     inverse) or ``scale_tril`` (its lower Cholesky factor, the cheapest).
@@ -79,21 +132,7 @@ class MultivariateNormal(_AtLoc):
     ):
         if not isinstance(loc, ferrograd.Tensor) or loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = {
-            "covariance_matrix": covariance_matrix,
-            "precision_matrix": precision_matrix,
-            "scale_tril": scale_tril,
-        }
-        given = {k: v for k, v in given.items() if v is not None}
-        if len(given) != 1:
-            raise ValueError(
-                "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
-            )
-        ((name, matrix),) = given.items()
-        if not isinstance(matrix, ferrograd.Tensor) or matrix.dim() < 2:
-            raise ValueError(
-                f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions"
-            )
+        name, matrix = _given_matrix(covariance_matrix, precision_matrix, scale_tril)
         if matrix.shape[-1] != matrix.shape[-2] or matrix.shape[-1] != loc.shape[-1]:
             raise ValueError(
                 f"{name} of shape {tuple(matrix.shape)} does not match loc of shape {tuple(loc.shape)}: "
@@ -103,12 +142,7 @@ class MultivariateNormal(_AtLoc):
         setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = ferrograd.linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         n = self.event_shape[0]
@@ -119,22 +153,6 @@ class MultivariateNormal(_AtLoc):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self):
-        """Tensor: the lower Cholesky factor of the covariance."""
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        """Tensor: the covariance."""
-        factor = self._unbroadcasted_scale_tril
-        return ferrograd.matmul(factor, factor.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        """Tensor: the inverse covariance."""
-        return ferrograd.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
 
     @property
     def variance(self):
