@@ -6,8 +6,10 @@ number is the median over rounds of each child's median time; the table
 gives both and their ratio. torch is never a dependency: without it only
 ferrograd's column is printed.
 
-Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]``
-(numbers go to docs/performance.md). Workloads:
+Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]
+[--threads N ...]`` (numbers go to docs/performance.md). ``--threads``
+sets both libraries' intra-op threads (default: all cores); several values
+give a thread-scaling run, one table per count. Workloads:
 
 - ``kernels``: single large-tensor kernels (``tanh`` on 4M float32,
   ``exp``/``sigmoid``/``sin``/``log`` on 512x512, ``sum`` on 4M).
@@ -602,20 +604,17 @@ WORKLOADS = {
 }
 
 
-def child(backend: str, names: list[str]) -> None:
+def child(backend: str, names: list[str], threads: int) -> None:
     if backend == "torch":
         import torch  # type: ignore[import-not-found]
-
-        torch.set_num_threads(2)
     else:
         import ferrograd as torch
-
-        torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     print(json.dumps({n: WORKLOADS[n](torch) for n in names}))
 
 
-def run_child(backend: str, names: list[str]) -> dict:
-    cmd = [sys.executable, __file__, "--child", backend, "--only", *names]
+def run_child(backend: str, names: list[str], threads: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", backend, "--threads", str(threads), "--only", *names]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -624,11 +623,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
+    ap.add_argument("--threads", type=int, nargs="*", default=[os.cpu_count() or 1],
+                    help="intra-op threads of both libraries; several values give a thread-scaling run")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.only)
+        child(args.child, args.only, args.threads[0])
         return
+    for threads in args.threads:
+        compare(args.only, args.rounds, threads)
+
+
+def compare(names: list[str], rounds: int, threads: int) -> None:
+    """Runs the workloads ``names`` in ``rounds`` alternating rounds of fresh
+    subprocesses with ``threads`` intra-op threads and prints the medians."""
     try:
         import importlib.util
 
@@ -636,12 +644,12 @@ def main() -> None:
     except ValueError:
         backends = ["ferrograd"]
     results: dict[str, list[dict]] = {b: [] for b in backends}
-    for r in range(args.rounds):
+    for r in range(rounds):
         order = backends if r % 2 == 0 else backends[::-1]
         for b in order:
-            results[b].append(run_child(b, args.only))
-    print(f"machine: {machine()}; {args.rounds} rounds, medians")
-    for name in args.only:
+            results[b].append(run_child(b, names, threads))
+    print(f"machine: {machine()}; {rounds} rounds, medians; {threads} intra-op threads")
+    for name in names:
         print(f"\n## {name}\n")
         head = "| metric | ferrograd |" + (" torch | ferrograd / torch |" if "torch" in results else "")
         print(head)

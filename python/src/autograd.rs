@@ -10,7 +10,7 @@
 //! raised in a hook travels through the engine as `Error::External` and is
 //! re-raised unchanged.
 
-use crate::errors::{catch_panic, from_py, IntoPyResult};
+use crate::errors::{detached, from_py, IntoPyResult};
 use crate::tensor::{wrap_any, PyTensor, TensorOut};
 use ferrograd::autograd::{
     self, AccumulateGrad, Edge, EngineOptions, GradInput, Grads, Node, SavedValue,
@@ -596,8 +596,8 @@ pub(crate) fn run_backward(
         create_graph,
         ..Default::default()
     };
-    py.detach(move || {
-        catch_panic(move || autograd::backward_edges(&ts, &gs, opts, inputs.as_deref()))
+    detached(py, move || {
+        autograd::backward_edges(&ts, &gs, opts, inputs.as_deref())
     })
     .py()
 }
@@ -649,9 +649,9 @@ fn _grad(
                 )),
             })
             .collect::<PyResult<Vec<Tensor>>>()?;
-        py.detach(move || catch_panic(move || autograd::grad_batched(&outs, &ins, &gos, opts)))
+        detached(py, move || autograd::grad_batched(&outs, &ins, &gos, opts))
     } else {
-        py.detach(move || catch_panic(move || autograd::grad_edges(&outs, &ins, &gos, opts)))
+        detached(py, move || autograd::grad_edges(&outs, &ins, &gos, opts))
     };
     Ok(r.py()?.into_iter().map(|g| g.map(TensorOut)).collect())
 }

@@ -7,6 +7,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::PyAnyMethods;
 use pyo3::PyErr;
+use pyo3::Python;
 
 pyo3::create_exception!(
     ferrograd.linalg,
@@ -100,4 +101,14 @@ pub fn catch_panic<T: FromPanic>(f: impl FnOnce() -> T) -> T {
         Ok(v) => v,
         Err(payload) => T::from_panic(panic_message(payload.as_ref())),
     }
+}
+
+/// [`catch_panic`] with the interpreter lock released and the thread
+/// registered as a running caller (`pool::Caller`), so that kernels of
+/// other threads know the pool is shared.
+pub fn detached<T: FromPanic + Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    py.detach(|| {
+        let _caller = ferrograd::pool::Caller::enter();
+        catch_panic(f)
+    })
 }

@@ -4,7 +4,7 @@
 //! The methods are added by `#[pymethods]` blocks in the sibling modules
 //! (`tensor_methods.rs` for the class's own, then one per area).
 
-use crate::errors::{catch_panic, FromPanic, IntoPyResult};
+use crate::errors::{catch_panic, detached, FromPanic, IntoPyResult};
 use ferrograd::{DType, Layout, Storage, Tensor};
 use parking_lot::Mutex;
 use pyo3::exceptions::PyValueError;
@@ -23,7 +23,7 @@ pub const NOGIL_MIN_ELEMS: usize = 1 << 12;
 #[inline]
 pub fn nogil<T: Send + FromPanic>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
     if work >= NOGIL_MIN_ELEMS {
-        py.detach(|| catch_panic(f))
+        detached(py, f)
     } else {
         catch_panic(f)
     }

@@ -7,6 +7,8 @@
 //! `RAYON_NUM_THREADS`, else the number of cores.
 
 use parking_lot::RwLock;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 mod sync_ptr;
@@ -107,7 +109,47 @@ pub fn set_num_threads(n: usize) {
 }
 
 thread_local! {
-    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static SERIAL: Cell<bool> = const { Cell::new(false) };
+    /// How deep this thread is inside [`Caller::enter`] guards.
+    static ENTERED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Threads outside the pool that are running ferrograd work right now
+/// (inside a [`Caller`] guard).
+static CALLERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks the current thread, while the guard lives, as a caller running
+/// ferrograd work (a kernel or a backward pass): the Python bindings take
+/// one around every call that releases the interpreter lock.
+///
+/// While another caller runs, kernels on this thread stay on it instead of
+/// splitting over the pool (see [`kernel_threads`]): with several callers
+/// at once, each one's own thread is the cheapest place for its work, and
+/// the pool's threads would only be shared among them.
+pub struct Caller(());
+
+impl Caller {
+    /// Registers the current thread (nested guards count once).
+    pub fn enter() -> Caller {
+        if ENTERED.with(|e| e.replace(e.get() + 1)) == 0 {
+            CALLERS.fetch_add(1, Ordering::Relaxed);
+        }
+        Caller(())
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        if ENTERED.with(|e| e.replace(e.get() - 1)) == 1 {
+            CALLERS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Whether a caller other than this thread is running ferrograd work.
+fn others_running() -> bool {
+    let mine = ENTERED.with(|e| e.get() > 0) as usize;
+    CALLERS.load(Ordering::Relaxed) > mine
 }
 
 /// Runs `f` with kernels on this thread kept serial. Used where a lock is
@@ -120,9 +162,12 @@ pub fn serial<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// The threads a kernel may split over right now (1 inside [`serial`]).
+/// The threads a kernel may split over right now: 1 inside [`serial`],
+/// and 1 on a thread outside the pool while another caller runs (see
+/// [`Caller`]); else the pool's size. On a pool thread (a kernel inside
+/// parallel work) the pool's size: rayon balances the nested tasks.
 pub fn kernel_threads() -> usize {
-    if SERIAL.with(|c| c.get()) {
+    if SERIAL.with(|c| c.get()) || (rayon::current_thread_index().is_none() && others_running()) {
         1
     } else {
         num_threads()
@@ -132,3 +177,41 @@ pub fn kernel_threads() -> usize {
 /// Elementwise kernels with at least this many elements are split over the
 /// pool; smaller ones run on the calling thread.
 pub const PARALLEL_MIN_ELEMS: usize = 1 << 15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    #[test]
+    fn a_running_caller_keeps_other_callers_kernels_serial() {
+        // Only meaningful with a pool of several threads.
+        if num_threads() < 2 {
+            return;
+        }
+        let me = Caller::enter();
+        assert_eq!(kernel_threads(), num_threads(), "alone, a caller may use the pool");
+        let (entered, done) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _other = Caller::enter();
+                entered.wait();
+                done.wait();
+            });
+            entered.wait();
+            assert_eq!(kernel_threads(), 1, "with another caller running, kernels stay serial");
+            // Inside the pool, nested kernels still split.
+            assert_eq!(install(kernel_threads), num_threads());
+            done.wait();
+        });
+        assert_eq!(kernel_threads(), num_threads());
+        drop(me);
+        // Nested guards count once and release on the outermost drop.
+        let a = Caller::enter();
+        let b = Caller::enter();
+        drop(b);
+        assert_eq!(CALLERS.load(Ordering::Relaxed), 1);
+        drop(a);
+        assert_eq!(CALLERS.load(Ordering::Relaxed), 0);
+    }
+}

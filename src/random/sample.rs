@@ -30,7 +30,7 @@
 use super::normal::{blocks_f32, blocks_f64};
 use super::{gen_or_default, unit_f32, unit_f64, GenState, Generator};
 use crate::kernels::access::{lock, slice_mut};
-use crate::pool::{install, num_threads, PARALLEL_MIN_ELEMS};
+use crate::pool::{install, kernel_threads, PARALLEL_MIN_ELEMS};
 use crate::tensor::{result_type, Float};
 use crate::{dispatch, dispatch_float, DType, Element, Error, Result, Tensor};
 use rayon::prelude::*;
@@ -279,7 +279,7 @@ fn normal_run<T: Direct>(g: &Generator, out: &mut [T], mean: f64, std: f64, bloc
     }
     let (m, sd) = (T::from_f64(mean), T::from_f64(std));
     let whole = n - n % 16;
-    if whole >= PARALLEL_MIN_ELEMS && num_threads() > 1 {
+    if whole >= PARALLEL_MIN_ELEMS && kernel_threads() > 1 {
         install(|| {
             out[..whole]
                 .par_chunks_mut(CHUNK)

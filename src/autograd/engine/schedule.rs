@@ -17,15 +17,16 @@ use std::sync::Arc;
 const PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// Whether a prepared task runs its waves on the pool: multithreading is
-/// on, the pool has several threads, and the graph has enough gradient
-/// elements to pay for it.
+/// on, the pool has several threads free for this caller
+/// (`pool::kernel_threads`), and the graph has enough gradient elements
+/// to pay for it.
 pub(super) fn uses_pool(task: &GraphTask, create_graph: bool) -> bool {
     // Python pack hooks run where tensors are saved: a create_graph
     // backward under them stays on the calling thread.
     let hooks_on_caller = create_graph && task.state.saved_hooks.needs_caller_thread();
     crate::autograd::is_multithreading_enabled()
         && !hooks_on_caller
-        && crate::pool::num_threads() > 1
+        && crate::pool::kernel_threads() > 1
         && task.nodes.len() > 1
         && {
             let work: usize = (0..task.nodes.len())
