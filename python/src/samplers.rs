@@ -115,6 +115,22 @@ fn _sample_dirichlet(
         .into())
 }
 
+/// Runs the derivative `f` on the tensors `args` (`(object, name)` pairs of
+/// the function `fname`), the GIL released: microseconds per element.
+fn derivative(
+    py: Python<'_>,
+    fname: &str,
+    args: &[(&Bound<'_, PyAny>, &str)],
+    f: impl FnOnce(&[Tensor]) -> ferrograd::Result<Tensor> + Send,
+) -> PyResult<TensorOut> {
+    let ts = args
+        .iter()
+        .map(|(obj, name)| tensor_only(obj, fname, name))
+        .collect::<PyResult<Vec<Tensor>>>()?;
+    let n = ts.first().map_or(0, Tensor::numel);
+    Ok(nogil(py, n.saturating_mul(2000), || f(&ts)).py()?.into())
+}
+
 /// The derivative ``dx / dalpha`` of standard gamma samples ``output``
 /// drawn with the shapes ``input`` (implicit reparameterization).
 ///
@@ -132,11 +148,10 @@ fn _standard_gamma_grad(
     input: &Bound<'_, PyAny>,
     output: &Bound<'_, PyAny>,
 ) -> PyResult<TensorOut> {
-    let a = tensor_only(input, "_standard_gamma_grad", "self")?;
-    let x = tensor_only(output, "_standard_gamma_grad", "output")?;
-    Ok(nogil(py, work(&x, 2000), || a.standard_gamma_grad(&x))
-        .py()?
-        .into())
+    let args = [(input, "self"), (output, "output")];
+    derivative(py, "_standard_gamma_grad", &args, |t| {
+        t[0].standard_gamma_grad(&t[1])
+    })
 }
 
 /// The implicit reparameterization factor of Dirichlet coordinates: for
@@ -160,14 +175,10 @@ fn _dirichlet_grad(
     alpha: &Bound<'_, PyAny>,
     total: &Bound<'_, PyAny>,
 ) -> PyResult<TensorOut> {
-    let x = tensor_only(x, "_dirichlet_grad", "x")?;
-    let a = tensor_only(alpha, "_dirichlet_grad", "alpha")?;
-    let t = tensor_only(total, "_dirichlet_grad", "total")?;
-    Ok(
-        nogil(py, work(&x, 2000), || Tensor::dirichlet_grad(&x, &a, &t))
-            .py()?
-            .into(),
-    )
+    let args = [(x, "x"), (alpha, "alpha"), (total, "total")];
+    derivative(py, "_dirichlet_grad", &args, |t| {
+        Tensor::dirichlet_grad(&t[0], &t[1], &t[2])
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

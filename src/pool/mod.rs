@@ -190,7 +190,11 @@ mod tests {
             return;
         }
         let me = Caller::enter();
-        assert_eq!(kernel_threads(), num_threads(), "alone, a caller may use the pool");
+        assert_eq!(
+            kernel_threads(),
+            num_threads(),
+            "alone, a caller may use the pool"
+        );
         let (entered, done) = (Barrier::new(2), Barrier::new(2));
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -199,7 +203,11 @@ mod tests {
                 done.wait();
             });
             entered.wait();
-            assert_eq!(kernel_threads(), 1, "with another caller running, kernels stay serial");
+            assert_eq!(
+                kernel_threads(),
+                1,
+                "with another caller running, kernels stay serial"
+            );
             // Inside the pool, nested kernels still split.
             assert_eq!(install(kernel_threads), num_threads());
             done.wait();

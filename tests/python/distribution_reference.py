@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ferrograd.distributions as D
 import numpy as np
-from numpy_oracle import t
+from numpy_oracle import close, t
 
 __all__ = ["FAMILIES", "POSITIVE", "integrate", "normal_pdf"]
 
@@ -54,3 +54,15 @@ def integrate(fn, center=0.0, width=1.0, n=400_001):
     u = np.linspace(-np.pi / 2, np.pi / 2, n)[1:-1]
     x = center + width * np.tan(u)
     return np.trapezoid(fn(x) * width / np.cos(u) ** 2, u)
+
+
+def check_gaussian_matrices(d, loc, cov):
+    """A Gaussian family's covariance, precision, Cholesky factor, variance,
+    mean and mode against NumPy's, from its mean ``loc`` and covariance
+    ``cov``."""
+    close(d.covariance_matrix, cov, 1e-10)
+    close(d.precision_matrix, np.linalg.inv(cov), 1e-10)
+    close(d.scale_tril, np.linalg.cholesky(cov), 1e-10)
+    close(d.variance, np.diagonal(cov, axis1=-2, axis2=-1), 1e-10)
+    close(d.mean, loc)
+    close(d.mode, loc)

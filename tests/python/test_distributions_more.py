@@ -18,7 +18,7 @@ import ferrograd as fg
 import ferrograd.distributions as D
 import numpy as np
 import pytest
-from distribution_reference import integrate, normal_pdf
+from distribution_reference import check_gaussian_matrices, integrate, normal_pdf
 from distribution_reference_more import (
     concrete_pdf,
     continuous_bernoulli_pdf,
@@ -305,12 +305,7 @@ def test_lowrank_log_prob_entropy_and_matrices_against_dense_algebra():
         assert npy(d.entropy())[i] == pytest.approx(
             1.5 * (1 + np.log(2 * np.pi)) + 0.5 * np.linalg.slogdet(cov[i])[1]
         )
-    close(d.covariance_matrix, cov, 1e-12)
-    close(d.precision_matrix, np.linalg.inv(cov), 1e-10)
-    close(d.scale_tril, np.linalg.cholesky(cov), 1e-10)
-    close(d.variance, np.diagonal(cov, axis1=-2, axis2=-1), 1e-12)
-    close(d.mean, LOC)
-    close(d.mode, LOC)
+    check_gaussian_matrices(d, LOC, cov)
 
 
 def test_lowrank_rsample_uses_two_normal_draws():

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from ... import _core
 from ...amp import autocast_mode as _autocast_mode
 from ...amp import grad_scaler as _grad_scaler
 
 __all__ = ["GradScaler", "autocast"]
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"`torch.cpu.amp.{name}(args...)` is deprecated. "
+        f"Please use `torch.amp.{name}('cpu', args...)` instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 class autocast(_autocast_mode.autocast):
@@ -25,12 +35,7 @@ class autocast(_autocast_mode.autocast):
 
     def __init__(self, enabled: bool = True, dtype: _core.dtype = _core.bfloat16,
                  cache_enabled: bool = True) -> None:
-        warnings.warn(
-            "`torch.cpu.amp.autocast(args...)` is deprecated. "
-            "Please use `torch.amp.autocast('cpu', args...)` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
+        _deprecated("autocast")
         super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
@@ -48,18 +53,7 @@ class GradScaler(_grad_scaler.GradScaler):
         enabled (bool): whether the scaler scales. Default: ``True``.
     """
 
-    def __init__(
-        self,
-        init_scale: float = 2.0**16,
-        growth_factor: float = 2.0,
-        backoff_factor: float = 0.5,
-        growth_interval: int = 2000,
-        enabled: bool = True,
-    ) -> None:
-        warnings.warn(
-            "`torch.cpu.amp.GradScaler(args...)` is deprecated. "
-            "Please use `torch.amp.GradScaler('cpu', args...)` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _deprecated("GradScaler")
+        # The arguments of ferrograd.amp.GradScaler after its device.
+        super().__init__("cpu", *args, **kwargs)
