@@ -431,6 +431,9 @@ def ddp_early(mode: str) -> None:
         dist.all_reduce(torch.ones(1))
     except dist.DistBackendError as e:
         say_error("a later collective", e)
+        # Rank 0 heard of the failure when this rank went on; leave it time
+        # to print its report before this rank's exit ends the job.
+        time.sleep(1.0)
         raise
 
 
