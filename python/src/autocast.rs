@@ -198,17 +198,20 @@ fn _autocast_increment_nesting() -> i64 {
 /// outermost one drops the cached parameter casts.
 #[pyfunction]
 fn _autocast_decrement_nesting() -> i64 {
-    let dropped = STATE.with(|s| {
+    // The casts are dropped after the borrow ends (dropping a tensor can
+    // run arbitrary code).
+    let (nesting, dropped) = STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.nesting -= 1;
-        if s.nesting == 0 {
+        let dropped = if s.nesting == 0 {
             std::mem::take(&mut s.cache)
         } else {
             Vec::new()
-        }
+        };
+        (s.nesting, dropped)
     });
     drop(dropped);
-    STATE.with(|s| s.borrow().nesting)
+    nesting
 }
 
 /// Drops the cached parameter casts of this thread.

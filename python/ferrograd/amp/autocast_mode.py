@@ -201,8 +201,7 @@ class autocast:
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
         if self.device != "cpu":
             return False
-        if _core._autocast_decrement_nesting() == 0:
-            _core._autocast_clear_cache()
+        _core._autocast_decrement_nesting()  # the outermost exit drops the cached casts
         _core._autocast_set_enabled(self.prev)
         _core._autocast_set_dtype(self.prev_dtype)
         _core._autocast_set_cache_enabled(self.prev_cache_enabled)
