@@ -8,7 +8,7 @@
 
 use parking_lot::RwLock;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 mod sync_ptr;
@@ -71,14 +71,102 @@ fn install_dyn(f: &mut (dyn FnMut() + Send)) {
 /// parallel, at least `min_len` indices per task. Like [`install`], the
 /// rayon machinery is compiled once for every caller, which passes its
 /// loop body as a trait object (one indirect call per index).
+///
+/// From a thread outside the pool the indices are cut into one contiguous
+/// part per pool thread: the calling thread runs the first, offers the
+/// others to the pool and takes back any no pool thread has started when
+/// its own is done. On a pool thread rayon splits and balances the nested
+/// tasks.
 pub fn par_for(n: usize, min_len: usize, body: &(dyn Fn(usize) + Sync)) {
     use rayon::prelude::*;
-    install(|| {
-        (0..n)
-            .into_par_iter()
-            .with_min_len(min_len.max(1))
-            .for_each(body)
-    })
+    let min_len = min_len.max(1);
+    if rayon::current_thread_index().is_none() {
+        let parts = num_threads().min(n.div_ceil(min_len));
+        if parts <= 1 {
+            (0..n).for_each(body);
+        } else {
+            split_from_caller(n, parts, body);
+        }
+        return;
+    }
+    (0..n).into_par_iter().with_min_len(min_len).for_each(body)
+}
+
+/// What the caller of [`split_from_caller`] shares with the pool's helpers.
+struct Split {
+    /// The loop body; dereferenced only by whoever claimed a part, and the
+    /// caller waits for every part before its borrow ends.
+    body: *const (dyn Fn(usize) + Sync + 'static),
+    n: usize,
+    claimed: Box<[AtomicBool]>,
+    done: AtomicUsize,
+    panic: parking_lot::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+// SAFETY: `body` points to a `Sync` closure, called from any thread only
+// while the caller that owns it waits (see `Split::run`); every other
+// field is thread-safe.
+unsafe impl Send for Split {}
+unsafe impl Sync for Split {}
+
+impl Split {
+    /// Runs part `p` (indices `p n / parts .. (p + 1) n / parts`) if no one
+    /// has claimed it yet.
+    fn run(&self, p: usize) {
+        if self.claimed[p].swap(true, Ordering::Acquire) {
+            return;
+        }
+        let parts = self.claimed.len();
+        let (lo, hi) = (p * self.n / parts, (p + 1) * self.n / parts);
+        // SAFETY: part `p` is claimed and not yet counted done, so the
+        // caller is still waiting in `split_from_caller` and `body` lives.
+        let body = unsafe { &*self.body };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (lo..hi).for_each(body)));
+        if let Err(e) = r {
+            self.panic.lock().get_or_insert(e);
+        }
+        self.done.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// `body` over `0..n` in `parts` contiguous parts: part `p` is offered to
+/// a pool thread, the calling thread runs part 0 and then whatever parts
+/// no pool thread has started, and waits (spinning, then yielding) for
+/// the parts in flight. The caller never sleeps behind a pool thread that
+/// is still waking up, and each thread keeps the same stretch of memory
+/// from one call to the next, as a static schedule does.
+fn split_from_caller(n: usize, parts: usize, body: &(dyn Fn(usize) + Sync)) {
+    // SAFETY: the lifetime is erased only for the helpers' copy; no helper
+    // calls `body` after this function returns (see `Split::run`).
+    let body: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(body) };
+    let split = Arc::new(Split {
+        body,
+        n,
+        claimed: (0..parts).map(|_| AtomicBool::new(false)).collect(),
+        done: AtomicUsize::new(0),
+        panic: parking_lot::Mutex::new(None),
+    });
+    let pool = pool();
+    for p in (1..parts).rev() {
+        let s = split.clone();
+        pool.spawn(move || s.run(p));
+    }
+    for p in 0..parts {
+        split.run(p);
+    }
+    let mut spins = 0u32;
+    while split.done.load(Ordering::Acquire) < parts {
+        if spins < 1 << 12 {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    let panic = split.panic.lock().take();
+    if let Some(e) = panic {
+        std::panic::resume_unwind(e);
+    }
 }
 
 /// Like [`par_for`], collecting `body(i)` in index order.
@@ -182,6 +270,39 @@ pub const PARALLEL_MIN_ELEMS: usize = 1 << 15;
 mod tests {
     use super::*;
     use std::sync::Barrier;
+
+    #[test]
+    fn par_for_from_a_caller_visits_every_index_once_and_returns_panics() {
+        let n = 10_007;
+        let seen: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        par_for(n, 64, &|i| {
+            seen[i].fetch_add(1, Ordering::Relaxed);
+        });
+        assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        // Nested from inside a part (on the caller or on a pool thread).
+        let total = AtomicUsize::new(0);
+        par_for(8, 1, &|_| {
+            par_for(100, 1, &|j| {
+                total.fetch_add(j, Ordering::Relaxed);
+            })
+        });
+        assert_eq!(total.load(Ordering::Relaxed), 8 * 4950);
+        // A panic in any part reaches the caller as a panic, and the pool
+        // keeps working afterwards.
+        for bad in [0, n - 1] {
+            let r = std::panic::catch_unwind(|| {
+                par_for(n, 64, &|i| assert!(i != bad, "index {i}"));
+            });
+            let msg = r.expect_err("the panic reaches the caller");
+            let text = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(text, format!("index {bad}"));
+        }
+        let count = AtomicUsize::new(0);
+        par_for(n, 64, &|_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(count.load(Ordering::Relaxed), n);
+    }
 
     #[test]
     fn a_running_caller_keeps_other_callers_kernels_serial() {
