@@ -11,10 +11,14 @@
 //!
 //! The bodies are generic over [`Real`] (float32, float64). Polynomials
 //! are truncated Taylor series (or series derived from them) with exact
-//! rational coefficients (erfc's tail, fitted, is the exception: see
-//! `erf.rs`), evaluated by Horner's rule with plain multiplies
-//! and adds, so every instruction-set path gives the same bits. Accuracy
-//! is tested against float64 (for float32) and the platform's libm (for
+//! rational coefficients (erfc's tail and float32 sigmoid's exponential,
+//! fitted, are the exceptions: see `erf.rs`, `exp.rs`), evaluated by
+//! Horner's rule with plain multiplies and adds, so every instruction-set
+//! path gives the same bits. float32 sigmoid is written with fused
+//! multiply-adds instead (exact operations, so still the same bits
+//! everywhere, through libm's `fmaf` on CPUs without FMA) and has an
+//! AVX-512 form of its own (`Unary::simd`) whose instructions compute the
+//! same values. Accuracy is tested against float64 (for float32) and the platform's libm (for
 //! float64) within 2 ulp, in `tests.rs`.
 
 mod erf;
@@ -406,6 +410,17 @@ pub(crate) trait Unary<T: Real> {
     fn slow(x: T) -> T {
         x
     }
+    /// Computes `dst[i] = fast(src[i])` for `i < n` with a hand-written
+    /// vector form for the CPU at hand, giving the same bits as `fast`;
+    /// false (nothing written) where the kernel has none. `src` may equal
+    /// `dst` (in place).
+    ///
+    /// # Safety
+    /// `src` is valid for reads and `dst` for writes of `n` elements.
+    #[inline(always)]
+    unsafe fn simd(_src: *const T, _dst: *mut T, _n: usize) -> bool {
+        false
+    }
     /// One element, taking whichever path it needs.
     #[inline(always)]
     fn eval(x: T) -> T {
@@ -421,6 +436,10 @@ pub(crate) trait Unary<T: Real> {
 #[inline(always)]
 pub(crate) fn run<T: Real, K: Unary<T>>(src: &[T], dst: &mut [T]) {
     debug_assert_eq!(src.len(), dst.len());
+    // SAFETY: both slices hold `src.len()` elements.
+    if unsafe { K::simd(src.as_ptr(), dst.as_mut_ptr(), src.len()) } {
+        return;
+    }
     isa::dispatch(
         #[inline(always)]
         || {
@@ -442,6 +461,10 @@ pub(crate) fn run<T: Real, K: Unary<T>>(src: &[T], dst: &mut [T]) {
 #[inline(always)]
 pub(crate) fn run_in_place<T: Real + Default, K: Unary<T>>(buf: &mut [T]) {
     if !K::HAS_SLOW {
+        // SAFETY: `buf` is valid for reads and writes of its length.
+        if unsafe { K::simd(buf.as_ptr(), buf.as_mut_ptr(), buf.len()) } {
+            return;
+        }
         isa::dispatch(
             #[inline(always)]
             || {
