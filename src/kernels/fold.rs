@@ -160,6 +160,64 @@ impl Fold<f32> for SumF32 {
     }
 }
 
+/// Sum of float16 or bfloat16 elements in float64, in exactly [`SumF`]'s
+/// order (lane `j` of [`LANES`] adds elements `j, j + LANES, ...`, the
+/// lanes merge left to right, then the tail): contiguous runs are widened
+/// to float32 a block at a time with the vector conversions, instead of one
+/// element at a time in software, and the widening is exact, so the result
+/// has the same bits.
+pub(crate) struct SumHalf;
+
+/// Elements widened at a time by [`SumHalf`] (a multiple of [`LANES`], so
+/// each element keeps its lane).
+const HALF_BLOCK: usize = 16 * LANES;
+
+impl<H: super::half::Half> Fold<H> for SumHalf {
+    type Acc = f64;
+    #[inline(always)]
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn step(&self, acc: f64, x: H, _: usize) -> f64 {
+        acc + f64::from(x.widen())
+    }
+    #[inline(always)]
+    fn merge(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    fn contiguous(&self, xs: &[H], _k0: usize) -> f64 {
+        let mut lanes = [0f64; LANES];
+        let mut wide = [0f32; HALF_BLOCK];
+        let full = xs.len() - xs.len() % LANES;
+        for block in xs[..full].chunks(HALF_BLOCK) {
+            let w = &mut wide[..block.len()];
+            H::widen_slice(block, w);
+            let w = &*w;
+            lanes = super::isa::dispatch(
+                #[inline(always)]
+                move || {
+                    let mut l = lanes;
+                    for row in w.chunks_exact(LANES) {
+                        for j in 0..LANES {
+                            l[j] += f64::from(row[j]);
+                        }
+                    }
+                    l
+                },
+            );
+        }
+        let mut acc = lanes[0];
+        for &l in &lanes[1..] {
+            acc += l;
+        }
+        for &x in &xs[full..] {
+            acc += f64::from(x.widen());
+        }
+        acc
+    }
+}
+
 /// Sum of complex64 elements in `Complex<f64>`, the contiguous runs read
 /// as interleaved float32 parts and summed like [`SumF32`]: with an even
 /// lane count, even lanes hold real parts and odd lanes imaginary parts.
@@ -434,10 +492,13 @@ fn sum_f64(
     keepdim: bool,
     finish: impl Fn(f64) -> f64 + Sync,
 ) -> Result<Tensor> {
-    if x.dtype() == DType::Float32 {
-        reduce_to::<f32, f64, _>(x, mask, keepdim, &SumF32, finish)
-    } else {
-        dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), &finish))
+    match x.dtype() {
+        DType::Float32 => reduce_to::<f32, f64, _>(x, mask, keepdim, &SumF32, finish),
+        DType::Float16 => reduce_to::<crate::f16, f64, _>(x, mask, keepdim, &SumHalf, finish),
+        DType::BFloat16 => reduce_to::<crate::bf16, f64, _>(x, mask, keepdim, &SumHalf, finish),
+        _ => {
+            dispatch!(x.dtype(), T => reduce_to::<T, f64, _>(x, mask, keepdim, &SumF::<f64>::new(), &finish))
+        }
     }
 }
 
@@ -660,6 +721,32 @@ mod tests {
         assert_eq!(reduced_count(&[2, 3, 4], &[true, false, true]), 8);
         assert_eq!(reduced_count(&[2, 3], &[false, false]), 1);
         assert_eq!(reduced_count(&[2, 0], &[false, true]), 0);
+    }
+
+    #[test]
+    fn half_sums_keep_the_element_order_bits() {
+        use crate::{bf16, f16};
+        for n in [0, 1, 31, 32, 33, 511, 512, 513, 1000, 5000] {
+            let h: Vec<f16> = (0..n)
+                .map(|i| f16::from_f32(((i * 7919 % 1013) as f32 - 500.0) * 0.37))
+                .collect();
+            let b: Vec<bf16> = h.iter().map(|x| bf16::from_f32(x.to_f32() * 1e3)).collect();
+            let want_h = SumF::<f64>::new();
+            let want_b = SumF::<f64>::new();
+            assert_eq!(
+                SumHalf.contiguous(&h, 0).to_bits(),
+                want_h.contiguous(&h, 0).to_bits(),
+                "float16, n = {n}"
+            );
+            assert_eq!(
+                SumHalf.contiguous(&b, 0).to_bits(),
+                want_b.contiguous(&b, 0).to_bits(),
+                "bfloat16, n = {n}"
+            );
+            // And the value: the exact sum of these float16 values.
+            let exact: f64 = h.iter().map(|x| f64::from(x.to_f32())).sum();
+            assert!((SumHalf.contiguous(&h, 0) - exact).abs() <= 1e-9 * (1.0 + exact.abs()));
+        }
     }
 
     #[test]
