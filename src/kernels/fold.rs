@@ -168,9 +168,10 @@ impl Fold<f32> for SumF32 {
 /// has the same bits.
 pub(crate) struct SumHalf;
 
-/// Elements widened at a time by [`SumHalf`] (a multiple of [`LANES`], so
-/// each element keeps its lane).
-const HALF_BLOCK: usize = 16 * LANES;
+const _: () = assert!(
+    super::half::BLOCK.is_multiple_of(LANES),
+    "SumHalf widens whole rows of lanes at a time"
+);
 
 impl<H: super::half::Half> Fold<H> for SumHalf {
     type Acc = f64;
@@ -188,9 +189,9 @@ impl<H: super::half::Half> Fold<H> for SumHalf {
     }
     fn contiguous(&self, xs: &[H], _k0: usize) -> f64 {
         let mut lanes = [0f64; LANES];
-        let mut wide = [0f32; HALF_BLOCK];
+        let mut wide = [0f32; super::half::BLOCK];
         let full = xs.len() - xs.len() % LANES;
-        for block in xs[..full].chunks(HALF_BLOCK) {
+        for block in xs[..full].chunks(super::half::BLOCK) {
             let w = &mut wide[..block.len()];
             H::widen_slice(block, w);
             let w = &*w;
@@ -731,16 +732,15 @@ mod tests {
                 .map(|i| f16::from_f32(((i * 7919 % 1013) as f32 - 500.0) * 0.37))
                 .collect();
             let b: Vec<bf16> = h.iter().map(|x| bf16::from_f32(x.to_f32() * 1e3)).collect();
-            let want_h = SumF::<f64>::new();
-            let want_b = SumF::<f64>::new();
+            let elementwise = SumF::<f64>::new();
             assert_eq!(
                 SumHalf.contiguous(&h, 0).to_bits(),
-                want_h.contiguous(&h, 0).to_bits(),
+                elementwise.contiguous(&h, 0).to_bits(),
                 "float16, n = {n}"
             );
             assert_eq!(
                 SumHalf.contiguous(&b, 0).to_bits(),
-                want_b.contiguous(&b, 0).to_bits(),
+                elementwise.contiguous(&b, 0).to_bits(),
                 "bfloat16, n = {n}"
             );
             // And the value: the exact sum of these float16 values.

@@ -47,41 +47,45 @@ macro_rules! impl_half {
 impl_half!(f16, f16_widen, f16_narrow);
 impl_half!(bf16, bf16_widen, bf16_narrow);
 
-/// bfloat16 to float32 over a slice: the bits shifted up (a NaN keeps its
-/// payload and becomes quiet, as the `half` crate's conversion), written
-/// without branches so the loop vectorises.
-fn bf16_widen(src: &[bf16], dst: &mut [f32]) {
+/// `dst[i] = f(src[i])`, compiled for the widest vector instructions the
+/// CPU has.
+#[inline(always)]
+fn map_slice<A: Copy, B>(src: &[A], dst: &mut [B], f: impl Fn(A) -> B) {
     super::isa::dispatch(
         #[inline(always)]
         || {
-            for (d, s) in dst.iter_mut().zip(src) {
-                let b = s.to_bits();
-                let b = if b & 0x7fff > 0x7f80 { b | 0x40 } else { b };
-                *d = f32::from_bits(u32::from(b) << 16);
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = f(s);
             }
         },
     )
 }
 
+/// bfloat16 to float32 over a slice: the bits shifted up (a NaN keeps its
+/// payload and becomes quiet, as the `half` crate's conversion), written
+/// without branches so the loop vectorises.
+fn bf16_widen(src: &[bf16], dst: &mut [f32]) {
+    map_slice(src, dst, |s| {
+        let b = s.to_bits();
+        let b = if b & 0x7fff > 0x7f80 { b | 0x40 } else { b };
+        f32::from_bits(u32::from(b) << 16)
+    })
+}
+
 /// float32 to bfloat16 (to nearest, ties to even; a NaN stays a quiet NaN
 /// with the top of its payload) over a slice, as [`bf16_widen`].
 fn bf16_narrow(src: &[f32], dst: &mut [bf16]) {
-    super::isa::dispatch(
-        #[inline(always)]
-        || {
-            for (d, s) in dst.iter_mut().zip(src) {
-                let x = s.to_bits();
-                let up = (x & 0x8000 != 0) & (x & 0x1_7fff != 0);
-                let r = (x >> 16) + u32::from(up);
-                let r = if x & 0x7fff_ffff > 0x7f80_0000 {
-                    (x >> 16) | 0x40
-                } else {
-                    r
-                };
-                *d = bf16::from_bits(r as u16);
-            }
-        },
-    )
+    map_slice(src, dst, |s| {
+        let x = s.to_bits();
+        let up = (x & 0x8000 != 0) & (x & 0x1_7fff != 0);
+        let r = (x >> 16) + u32::from(up);
+        let r = if x & 0x7fff_ffff > 0x7f80_0000 {
+            (x >> 16) | 0x40
+        } else {
+            r
+        };
+        bf16::from_bits(r as u16)
+    })
 }
 
 /// float16 to float32 over a slice: sixteen at a time with AVX-512's
@@ -152,7 +156,7 @@ mod f16_avx512 {
 }
 
 /// Elements per stack buffer: small enough to stay in L1 with its output.
-const BLOCK: usize = 512;
+pub(crate) const BLOCK: usize = 512;
 
 /// `dst[i] = narrow(k(widen(src[i])))` for a float32 block kernel `k`.
 pub(crate) fn via_f32<H: Half>(src: &[H], dst: &mut [H], k: impl Fn(&[f32], &mut [f32])) {

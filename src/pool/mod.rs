@@ -81,11 +81,12 @@ pub fn par_for(n: usize, min_len: usize, body: &(dyn Fn(usize) + Sync)) {
     use rayon::prelude::*;
     let min_len = min_len.max(1);
     if rayon::current_thread_index().is_none() {
-        let parts = num_threads().min(n.div_ceil(min_len));
+        let pool = pool();
+        let parts = pool.current_num_threads().min(n.div_ceil(min_len));
         if parts <= 1 {
             (0..n).for_each(body);
         } else {
-            split_from_caller(n, parts, body);
+            split_from_caller(&pool, n, parts, body);
         }
         return;
     }
@@ -135,7 +136,12 @@ impl Split {
 /// the parts in flight. The caller never sleeps behind a pool thread that
 /// is still waking up, and each thread keeps the same stretch of memory
 /// from one call to the next, as a static schedule does.
-fn split_from_caller(n: usize, parts: usize, body: &(dyn Fn(usize) + Sync)) {
+fn split_from_caller(
+    pool: &rayon::ThreadPool,
+    n: usize,
+    parts: usize,
+    body: &(dyn Fn(usize) + Sync),
+) {
     // SAFETY: the lifetime is erased only for the helpers' copy; no helper
     // calls `body` after this function returns (see `Split::run`).
     let body: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(body) };
@@ -146,7 +152,6 @@ fn split_from_caller(n: usize, parts: usize, body: &(dyn Fn(usize) + Sync)) {
         done: AtomicUsize::new(0),
         panic: parking_lot::Mutex::new(None),
     });
-    let pool = pool();
     for p in (1..parts).rev() {
         let s = split.clone();
         pool.spawn(move || s.run(p));
