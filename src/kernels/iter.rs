@@ -8,6 +8,7 @@
 //! cast to the closure's element types.
 
 use super::access::{elem_ptr, lock, slice_mut};
+use super::isa;
 use super::nest::Nest;
 use crate::pool::SyncPtr;
 use crate::pool::{par_for, PARALLEL_MIN_ELEMS};
@@ -78,9 +79,11 @@ unsafe fn run1<A: Element, U: Element>(
     match a {
         Flat::Slice(p) => {
             let a = std::slice::from_raw_parts(p.add(s), e - s);
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = f(x);
-            }
+            isa::dispatch(|| {
+                for (o, &x) in out.iter_mut().zip(a) {
+                    *o = f(x);
+                }
+            })
         }
         Flat::Splat(x) => out.fill(f(x)),
     }
@@ -107,21 +110,27 @@ unsafe fn run2<A: Element, B: Element, U: Element>(
                 std::slice::from_raw_parts(pa.add(s), n),
                 std::slice::from_raw_parts(pb.add(s), n),
             );
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = f(x, y);
-            }
+            isa::dispatch(|| {
+                for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                    *o = f(x, y);
+                }
+            })
         }
         (Flat::Slice(pa), Flat::Splat(y)) => {
             let a = std::slice::from_raw_parts(pa.add(s), n);
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = f(x, y);
-            }
+            isa::dispatch(|| {
+                for (o, &x) in out.iter_mut().zip(a) {
+                    *o = f(x, y);
+                }
+            })
         }
         (Flat::Splat(x), Flat::Slice(pb)) => {
             let b = std::slice::from_raw_parts(pb.add(s), n);
-            for (o, &y) in out.iter_mut().zip(b) {
-                *o = f(x, y);
-            }
+            isa::dispatch(|| {
+                for (o, &y) in out.iter_mut().zip(b) {
+                    *o = f(x, y);
+                }
+            })
         }
         (Flat::Splat(x), Flat::Splat(y)) => out.fill(f(x, y)),
     }
@@ -195,15 +204,17 @@ unsafe fn run2_inplace<T: Element, B: Element>(
     match b {
         Flat::Slice(pb) => {
             let b = std::slice::from_raw_parts(pb.add(s), n);
-            for (o, &y) in dst.iter_mut().zip(b) {
-                *o = f(*o, y);
-            }
+            isa::dispatch(|| {
+                for (o, &y) in dst.iter_mut().zip(b) {
+                    *o = f(*o, y);
+                }
+            })
         }
-        Flat::Splat(y) => {
+        Flat::Splat(y) => isa::dispatch(|| {
             for o in dst.iter_mut() {
                 *o = f(*o, y);
             }
-        }
+        }),
     }
 }
 
@@ -604,9 +615,11 @@ pub(crate) fn apply1<T: Element>(dst: &Tensor, f: impl Fn(T) -> T + Sync + Send)
                 for_ranges(n, |s, e| {
                     // SAFETY: each range is written by one worker only.
                     let d = std::slice::from_raw_parts_mut(o.get().add(s), e - s);
-                    for v in d.iter_mut() {
-                        *v = f(*v);
-                    }
+                    isa::dispatch(|| {
+                        for v in d.iter_mut() {
+                            *v = f(*v);
+                        }
+                    })
                 });
             } else {
                 let nest = Nest::new(dst.shape(), [dst.strides()]);

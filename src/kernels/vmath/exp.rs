@@ -240,10 +240,11 @@ impl Unary<f32> for Sigmoid {
     }
 }
 
-/// [`Sigmoid`]'s float32 body written with AVX-512 instructions: rounding
-/// and scaling by `2^n` are one instruction each (`vrndscaleps`,
-/// `vscalefps`, which rounds into the subnormals once), every other step
-/// is the same operation as in `fast`, so the bits are the same.
+/// [`Sigmoid`]'s float32 body written with AVX-512 instructions: the
+/// clamped `-|x|`, rounding and scaling by `2^n` are one instruction each
+/// (`vrangeps`, `vrndscaleps`, `vscalefps`, which rounds into the
+/// subnormals once), every other step is the same operation as in `fast`,
+/// so the bits are the same.
 #[cfg(target_arch = "x86_64")]
 mod sigmoid_avx512 {
     use super::EXP_F32_FIT;
@@ -251,10 +252,10 @@ mod sigmoid_avx512 {
 
     #[inline(always)]
     unsafe fn body(x: __m512) -> __m512 {
-        let a = _mm512_max_ps(
-            _mm512_or_ps(x, _mm512_set1_ps(-0.0)),
-            _mm512_set1_ps(-104.0),
-        );
+        // -min(|x|, 104) in one instruction: `vrangeps` picking the
+        // smaller magnitude (imm bits 1:0 = 10) with the sign bit set
+        // (bits 3:2 = 11). NaN lanes are replaced by `x` at the end.
+        let a = _mm512_range_ps::<0b1110>(x, _mm512_set1_ps(104.0));
         let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
             _mm512_mul_ps(a, _mm512_set1_ps(std::f32::consts::LOG2_E)),
         );
