@@ -61,6 +61,7 @@
 
 pub mod autograd;
 mod binding;
+pub mod compile;
 mod error;
 mod kernels;
 pub mod ops;

@@ -211,3 +211,8 @@ set_autocast_cpu_enabled = _autocast_mode.set_autocast_cpu_enabled
 set_autocast_dtype = _autocast_mode.set_autocast_dtype
 set_autocast_enabled = _autocast_mode.set_autocast_enabled
 _autocast_mode._install()
+
+# ferrograd.compile: capture once, replay in the engine (docs/compile.md).
+from . import _dynamo as _dynamo  # noqa: E402
+from . import compiler as compiler  # noqa: E402
+from ._compile import compile as compile  # noqa: E402, A004

@@ -21,6 +21,7 @@ __all__ = [
     "_Node",
     "_ProfilerEvent",
     "_ProfilerResult",
+    "_Program",
     "_RecordFunction",
     "__version__",
     "_autocast_active",
@@ -35,6 +36,11 @@ __all__ = [
     "_autocast_set_dtype",
     "_autocast_set_enabled",
     "_autocast_suspend",
+    "_capture_abort",
+    "_capture_begin",
+    "_capture_break",
+    "_capture_end",
+    "_capturing",
     "_close_mutation_context",
     "_col2im",
     "_conv2d",
@@ -121,6 +127,7 @@ __all__ = [
     "_set_inference_mode",
     "_standard_gamma_grad",
     "_standard_gamma_sample",
+    "_tensor_id",
     "_to_dlpack",
     "_unary_rows",
     "_undefined_grad",
@@ -3063,6 +3070,24 @@ class _ProfilerResult:
         """When the run started, in nanoseconds on the events' clock."""
 
 @final
+class _Program:
+    """A recorded program (see `ferrograd::compile::Program`)."""
+    def constant_ids(self) -> Any:
+        """Identities of the tensors the program reads by reference (compare
+        with `_tensor_id`).
+        """
+    @property
+    def num_inputs(self) -> Any: ...
+    @property
+    def num_outputs(self) -> Any: ...
+    def operations(self) -> Any:
+        """The recorded operations' names, in order."""
+    def replay(self, inputs: Any) -> Any:
+        """Runs the recorded operations over `inputs` (GIL released) and
+        returns the results as a list.
+        """
+
+@final
 class _RecordFunction:
     """An open `record_function` range."""
     def end(self) -> Any:
@@ -3098,6 +3123,20 @@ def _autocast_suspend(delta: Any) -> Tensor:
     """Suspends (`delta = 1`) or resumes (`delta = -1`) the casts on this
     thread, around the body of an op whose arguments were cast.
     """
+def _capture_abort() -> Tensor:
+    """Abandons this thread's recording, if any."""
+def _capture_begin(inputs: Any) -> Tensor:
+    """Starts recording on this thread, with `inputs` as the program's inputs."""
+def _capture_break(why: Any) -> Tensor:
+    """Marks this thread's recording as not repeatable, with `why` (a no-op
+    when not recording).
+    """
+def _capture_end(outputs: Any) -> Tensor:
+    """Ends this thread's recording with `outputs` as the results: the
+    program, or `None` and why the function cannot be replayed.
+    """
+def _capturing() -> Tensor:
+    """Whether this thread is recording."""
 def _close_mutation_context() -> Tensor:
     """Closes the innermost `allow_mutation_on_saved_tensors` context."""
 def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
@@ -3339,6 +3378,10 @@ def _standard_gamma_grad(input: Tensor, output: Any) -> Tensor:
     """
 def _standard_gamma_sample(input: Tensor, generator: Any = ...) -> Tensor:
     """Gamma(``input``, 1) samples (float32 or float64), without gradients."""
+def _tensor_id(t: Any) -> Tensor:
+    """The identity of the tensor `t` stands for now (it changes when
+    `resize_` or `set_` give the object new memory).
+    """
 def _to_dlpack(tensor: Tensor) -> Any:
     """`_to_dlpack(tensor)`: a legacy DLPack capsule of the tensor's memory
     (`ferrograd.utils.dlpack.to_dlpack`).

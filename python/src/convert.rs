@@ -337,6 +337,7 @@ pub fn data_to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<
 
 /// Nested Python lists (or a scalar for 0-dim) of a tensor's values.
 pub fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    ferrograd::compile::break_capture("tensor values are read into Python (tolist)");
     fn build<'py, T: Copy>(
         py: Python<'py>,
         data: &[T],

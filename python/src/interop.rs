@@ -72,6 +72,7 @@ impl PyTensor {
         view: *mut ffi::Py_buffer,
         flags: c_int,
     ) -> PyResult<()> {
+        ferrograd::compile::break_capture("tensor memory is exported to Python (buffer protocol)");
         let t = &slf.get().tensor();
         if let Some(why) = export_refusal(t) {
             return Err(PyBufferError::new_err(why));

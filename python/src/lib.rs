@@ -8,6 +8,7 @@
 mod addmv;
 mod autocast;
 mod autograd;
+mod compile;
 mod complex;
 mod compose;
 mod convert;
@@ -287,6 +288,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor_methods::_read_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(unary_methods::_unary_rows, m)?)?;
     memory_format::register(m)?;
+    compile::register(m)?;
     creation::register(m)?;
     elementwise::register(m)?;
     complex::register(m)?;

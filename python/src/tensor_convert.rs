@@ -84,6 +84,7 @@ impl PyTensor {
     ///     tensor([7., 2.])
     #[pyo3(signature = (*, force = false))]
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        ferrograd::compile::break_capture("tensor values are read into Python (numpy)");
         let me = slf.get();
         if me.tensor().requires_grad() && !force {
             return Err(PyRuntimeError::new_err(

@@ -369,6 +369,7 @@ impl Tensor {
     /// Sets the leaf flag (only floating tensors can require grad, as in
     /// torch; only leaves can be changed).
     pub fn set_requires_grad(&self, value: bool) -> Result<()> {
+        crate::compile::break_capture("requires_grad is changed inside the captured function");
         if value && !self.dtype().is_differentiable() {
             return Err(Error::runtime(format!(
                 "only Tensors of floating point and complex dtype can require gradients (got {})",
@@ -394,11 +395,13 @@ impl Tensor {
 
     /// The accumulated gradient (`.grad`).
     pub fn grad(&self) -> Option<Tensor> {
+        crate::compile::break_capture("a .grad is read inside the captured function");
         self.autograd_if_made().and_then(AutogradMeta::grad)
     }
 
     /// Sets `.grad`, checking shape and dtype as torch does.
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        crate::compile::break_capture("a .grad is set inside the captured function");
         if let Some(g) = &grad {
             if g.dtype() != self.dtype() {
                 return Err(Error::runtime(format!(
@@ -432,6 +435,7 @@ impl Tensor {
     /// `retain_grad()`: a non-leaf keeps its gradient in `.grad` after
     /// backward (a no-op on leaves).
     pub fn retain_grad(&self) -> Result<()> {
+        crate::compile::break_capture("retain_grad inside the captured function");
         let Some(edge) = grad_fn_edge(self) else {
             if !self.requires_grad() {
                 return Err(Error::runtime(
@@ -489,6 +493,7 @@ impl Tensor {
     }
 
     fn add_hook(&self, hook: TensorHook, caller_thread: bool) -> Result<u64> {
+        crate::compile::break_capture("a hook is registered inside the captured function");
         if !self.requires_grad() {
             return Err(Error::runtime(
                 "cannot register a hook on a tensor that doesn't require gradient",
@@ -539,6 +544,7 @@ impl Tensor {
     where
         F: Fn(&Tensor) -> Result<()> + Send + Sync + 'static,
     {
+        crate::compile::break_capture("a hook is registered inside the captured function");
         self.add_post_accumulate_hook(Arc::new(hook), false)
     }
 

@@ -132,6 +132,12 @@ impl RecordedOutputs for (Tensor, Tensor, Tensor) {
     }
 }
 
+impl RecordedOutputs for () {
+    fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
+        SmallVec::new()
+    }
+}
+
 impl RecordedOutputs for (Tensor, Tensor) {
     fn outputs(&self) -> SmallVec<[&Tensor; 4]> {
         smallvec::smallvec![&self.0, &self.1]
@@ -184,8 +190,11 @@ macro_rules! derivatives {
     ) => {
         $crate::autograd::derivatives!(@row [$table $family $($ty)?] [$($items)*
             $(#[$m])*
-            #[allow(redundant_semicolons)]
+            #[allow(redundant_semicolons, clippy::redundant_closure_call)]
             $vis fn $name $sig -> $crate::Result<$ret> {
+                let __capture = $crate::compile::capturing()
+                    .then(|| $crate::autograd::derivatives!(@keep $sig));
+                let __result = (|| -> $crate::Result<$ret> {
                 $($($b;)*)?
                 const ATEN: &str = $crate::trace::aten_name(concat!("aten::", stringify!($name)));
                 #[allow(unused_mut)]
@@ -216,11 +225,20 @@ macro_rules! derivatives {
                 }
                 drop(span);
                 Ok($o)
+                })();
+                if let Some(g) = __capture {
+                    g.finish(stringify!($name), &__result, $crate::autograd::derivatives!(
+                        @replay [$($ty)?] $name $sig));
+                }
+                __result
             }
             $(
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
-                #[allow(redundant_semicolons)]
+                #[allow(redundant_semicolons, clippy::redundant_closure_call)]
                 $vis fn $iname $sig -> $crate::Result<()> {
+                    let __capture = $crate::compile::capturing()
+                        .then(|| $crate::autograd::derivatives!(@keep $sig));
+                    let __result = (|| -> $crate::Result<()> {
                     const ATEN_INPLACE: &str =
                         $crate::trace::aten_name(concat!("aten::", stringify!($iname)));
                     let _span = $crate::trace::inplace_op(ATEN_INPLACE, $dst, &[$($($io),*)?]);
@@ -234,6 +252,12 @@ macro_rules! derivatives {
                     }
                     $($($ic;)*)?
                     $iout
+                    })();
+                    if let Some(g) = __capture {
+                        g.finish(stringify!($iname), &__result, $crate::autograd::derivatives!(
+                            @replay [] $iname $sig));
+                    }
+                    __result
                 }
             )?
         ] [$($done,)*
@@ -252,6 +276,41 @@ macro_rules! derivatives {
         ] $($rest)*);
     };
 
+    // Capture (see `crate::compile`): copy the arguments as the
+    // operation starts, and repeat the call from the copies on replay.
+    (@keep (&$me:ident $(, $a:ident : $t:ty)* $(,)?)) => {
+        $crate::compile::row_start(|__rec| Some((
+            <&$crate::Tensor as $crate::compile::Capturable>::keep(&$me, __rec)?,
+            $(<$t as $crate::compile::Capturable>::keep(&$a, __rec)?,)*
+        )))
+    };
+    (@keep ($($a:ident : $t:ty),* $(,)?)) => {
+        $crate::compile::row_start(|__rec| Some((
+            $(<$t as $crate::compile::Capturable>::keep(&$a, __rec)?,)*
+        )))
+    };
+    (@replay [$($ty:ident)?] $name:ident (&$me:ident $(, $a:ident : $t:ty)* $(,)?)) => {
+        |__k, __vals| {
+            let (__self, $($a,)*) = __k;
+            let __self = <&$crate::Tensor as $crate::compile::Capturable>::rebuild(__self, __vals);
+            $(let $a = <$t as $crate::compile::Capturable>::rebuild($a, __vals);)*
+            let __r = $crate::Tensor::$name(
+                <&$crate::Tensor as $crate::compile::Capturable>::view(&__self),
+                $(<$t as $crate::compile::Capturable>::view(&$a),)*
+            )?;
+            Ok($crate::autograd::RecordedOutputs::outputs(&__r).into_iter().cloned().collect())
+        }
+    };
+    (@replay [$($ty:ident)?] $name:ident ($($a:ident : $t:ty),* $(,)?)) => {
+        |__k, __vals| {
+            let ($($a,)*) = __k;
+            $(let $a = <$t as $crate::compile::Capturable>::rebuild($a, __vals);)*
+            let __r = $($crate::$ty::)?$name(
+                $(<$t as $crate::compile::Capturable>::view(&$a),)*
+            )?;
+            Ok($crate::autograd::RecordedOutputs::outputs(&__r).into_iter().cloned().collect())
+        }
+    };
     (@new $node:expr, [$($inp:expr),*]) => {
         $crate::autograd::Recorder::new($node, &[$($inp),*])
     };

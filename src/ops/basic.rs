@@ -131,6 +131,7 @@ impl Tensor {
 
     /// The elements in row-major order, cast to `T`.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        crate::compile::break_capture("tensor values are read into the host");
         let t = self.to_dtype(T::DTYPE).contiguous();
         let _g = lock(&[&t], None);
         // SAFETY: `t` is contiguous, of dtype T, and read-locked.
@@ -139,6 +140,7 @@ impl Tensor {
 
     /// The single value of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
+        crate::compile::break_capture("a tensor value is read into the host (item)");
         if self.numel() != 1 {
             return Err(Error::runtime(format!(
                 "a Tensor with {} elements cannot be converted to Scalar",

@@ -71,3 +71,4 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
 }
 pub use nn::Reduction;
 pub use pointwise::{erf, erfc, Num, RoundingMode};
+pub(crate) use view::ViewFn;

@@ -67,6 +67,8 @@ pub struct TensorImpl {
     autograd: AutogradSlot,
     /// The language binding's object for this tensor (see `binding.rs`).
     binding: BindingSlot,
+    /// The capture epoch when it was made (see `crate::compile`).
+    born: u64,
 }
 
 /// A strided, typed, n-dimensional array (a cheap handle; clone freely).
@@ -133,6 +135,7 @@ impl Tensor {
                 ..Origin::default()
             }),
             binding: BindingSlot::default(),
+            born: crate::compile::epoch(),
         }))
     }
 
@@ -280,6 +283,7 @@ impl Tensor {
                 view: Some((self.0.version.get(), is_grad_enabled())),
             }),
             binding: BindingSlot::default(),
+            born: crate::compile::epoch(),
         }))
     }
 
@@ -343,6 +347,7 @@ impl Tensor {
                 view: None,
             }),
             binding: BindingSlot::default(),
+            born: crate::compile::epoch(),
         }))
     }
 
@@ -371,6 +376,7 @@ impl Tensor {
             wrapped_number: false,
             autograd: self.0.autograd.shared(),
             binding: BindingSlot::default(),
+            born: crate::compile::epoch(),
         })))
     }
 
@@ -454,7 +460,12 @@ impl Tensor {
     }
     /// Records an in-place modification.
     pub fn bump_version(&self) {
+        crate::compile::break_capture("a tensor is written in place outside a captured operation");
         self.0.version.bump()
+    }
+    /// The capture epoch when this tensor was made (see `crate::compile`).
+    pub(crate) fn born(&self) -> u64 {
+        self.0.born
     }
     /// Whether two handles share one version counter.
     pub fn shares_version_counter(&self, other: &Tensor) -> bool {

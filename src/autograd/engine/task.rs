@@ -238,6 +238,7 @@ pub(super) fn execute_batched(
     opts: EngineOptions,
     batch: Option<usize>,
 ) -> Result<Vec<Option<Tensor>>> {
+    crate::compile::break_capture("backward runs inside the captured function");
     let _depth = DepthGuard::enter()?;
     let root_edges: Vec<Edge> = roots.iter().map(|r| r.0.clone()).collect();
     let _current = crate::autograd::current::enter(&root_edges, targets, run_targets);

@@ -1,0 +1,401 @@
+"""``ferrograd.compile``: capture a function's operations once, replay them in Rust.
+
+The first call of a compiled function runs it eagerly while the calling
+thread records every tensor operation into a program (``ferrograd::compile``
+in the crate). Later calls whose *guards* hold run that program with the GIL
+released instead of the Python function; the results are the eager ones, as
+the same kernels run in the same order, and in grad mode every operation
+records its usual autograd node. See docs/compile.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from . import _core
+from ._core import Tensor
+from .utils._pytree import tree_flatten, tree_unflatten
+
+#: Programs kept per compiled function (torch's ``recompile_limit``);
+#: calls whose guards match none of them, once this many are kept, run eagerly.
+cache_size_limit = 8
+
+_EAGER = object()  # cache entry of a call that cannot be captured
+_MISSING = object()
+_compiled: weakref.WeakSet[_Compiled] = weakref.WeakSet()
+_state = threading.local()
+
+
+class Unsupported(RuntimeError):
+    """Raised with ``fullgraph=True`` when the function cannot be captured
+    whole (torch's ``torch._dynamo.exc.Unsupported``)."""
+
+
+def _disabled() -> bool:
+    return getattr(_state, "disabled", 0) > 0
+
+
+class _Entry:
+    __slots__ = ("program", "out_leaves", "out_spec", "tensor_slots", "ops")
+
+    def __init__(self, program: Any, out_leaves: list[Any], out_spec: Any) -> None:
+        self.program = program
+        self.out_spec = out_spec
+        # Positions of the program's results among the output leaves; the
+        # other leaves are Python values, returned as they were captured.
+        self.tensor_slots = [i for i, v in enumerate(out_leaves) if isinstance(v, Tensor)]
+        self.out_leaves = [None if isinstance(v, Tensor) else v for v in out_leaves]
+        self.ops = program.operations()
+
+
+def _value_key(v: Any) -> Any:
+    """The guard on a Python value: equality for plain values, identity for the rest."""
+    if v is None or isinstance(v, (bool, int, float, str, complex)):
+        return (type(v), v)
+    if isinstance(v, (tuple, frozenset)):
+        return (type(v), tuple(_value_key(x) for x in v))
+    from .nn import Module
+
+    if isinstance(v, Module):
+        return _module_key(v)
+    if isinstance(v, Tensor):
+        return ("T", _core._tensor_id(v))
+    return ("O", id(v))
+
+
+def _module_key(m: Any) -> tuple:
+    """Guards on a module: its submodules' train/eval flags and the identity
+    of every parameter and buffer (so a replaced weight recaptures)."""
+    key: list[Any] = [id(m)]
+    for sub in m.modules():
+        key.append(sub.training)
+        if _hooked(sub):
+            key.append(("hooks", id(sub)))
+    for _, t in m.named_parameters():
+        key.append(_core._tensor_id(t))
+    for _, t in m.named_buffers():
+        key.append(_core._tensor_id(t))
+    return tuple(key)
+
+
+def _hooked(m: Any) -> bool:
+    return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks)
+
+
+def _has_hooks(objs: list[Any]) -> bool:
+    from .nn import Module
+
+    for o in objs:
+        if isinstance(o, Module):
+            if any(_hooked(sub) for sub in o.modules()):
+                return True
+    return False
+
+
+def _referenced(fn: Callable) -> list[Any]:
+    """The globals and closure values ``fn`` names (and, for a bound method,
+    its object): what a call may read besides its arguments."""
+    out: list[Any] = []
+    self_obj = getattr(fn, "__self__", None)
+    if self_obj is not None:
+        out.append(self_obj)
+    f = getattr(fn, "__func__", fn)
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return out
+    g = getattr(f, "__globals__", {})
+    for name in code.co_names:
+        if name in g:
+            v = g[name]
+            if not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules"):
+                out.append(v)
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules"):
+            out.append(v)
+    return out
+
+
+def _guarded_tensors(objs: list[Any]) -> set[int]:
+    """Identities of the tensors the guards on ``objs`` cover."""
+    from .nn import Module
+
+    ids: set[int] = set()
+    for o in objs:
+        if isinstance(o, Tensor):
+            ids.add(_core._tensor_id(o))
+        elif isinstance(o, Module):
+            ids.update(_core._tensor_id(t) for _, t in o.named_parameters())
+            ids.update(_core._tensor_id(t) for _, t in o.named_buffers())
+    return ids
+
+
+def _print_breaks(frame: Any, event: str, arg: Any) -> None:
+    if event == "c_call" and arg is print:
+        _core._capture_break("print inside the captured function")
+
+
+class _Compiled:
+    """A compiled function: a cache of programs keyed by their guards."""
+
+    def __init__(self, fn: Callable, fullgraph: bool, owner: Any = None) -> None:
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.owner = owner  # the module whose forward this is, if any
+        self.cache: dict[Any, Any] = {}
+        self.reasons: list[str] = []
+        self.lock = threading.Lock()
+        _compiled.add(self)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.cache.clear()
+            self.reasons.clear()
+
+    def _refs(self) -> list[Any]:
+        refs = _referenced(self.fn)
+        if self.owner is not None and not any(r is self.owner for r in refs):
+            refs.append(self.owner)
+        return refs
+
+    def key(self, leaves: list[Any]) -> tuple:
+        from . import is_autocast_enabled, is_grad_enabled, is_inference_mode_enabled
+
+        parts: list[Any] = [is_grad_enabled(), is_inference_mode_enabled(), _core.get_default_dtype(),
+                            is_autocast_enabled("cpu")]
+        seen: dict[int, int] = {}
+        for i, v in enumerate(leaves):
+            if isinstance(v, Tensor):
+                # A tensor passed twice must be passed twice again.
+                first = seen.setdefault(id(v), i)
+                parts.append((tuple(v.shape), v.stride(), v.dtype, v.requires_grad, first))
+            else:
+                parts.append(_value_key(v))
+        parts.extend(_value_key(v) for v in self._refs())
+        return tuple(parts)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _disabled() or _core._capturing():
+            # Nested in another capture: its operations join that program.
+            return self.fn(*args, **kwargs)
+        leaves, spec = tree_flatten((args, kwargs))
+        try:
+            key = self.key(leaves)
+            entry = self.cache.get(key, _MISSING)
+        except TypeError:  # an unhashable guard value
+            key, entry = None, _EAGER
+        if entry is _MISSING:
+            if len(self.cache) >= cache_size_limit:
+                return self.fn(*args, **kwargs)
+            return self._capture(key, leaves, args, kwargs)
+        if entry is _EAGER:
+            return self.fn(*args, **kwargs)
+        outs = entry.program.replay([v for v in leaves if isinstance(v, Tensor)])
+        res = list(entry.out_leaves)
+        for slot, t in zip(entry.tensor_slots, outs, strict=False):
+            res[slot] = t
+        return tree_unflatten(res, entry.out_spec)
+
+    def _capture(self, key: Any, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
+        refs = self._refs()
+        _core._capture_begin([v for v in leaves if isinstance(v, Tensor)])
+        if _has_hooks(refs):
+            _core._capture_break("a module has hooks")
+        profiler = sys.getprofile()
+        sys.setprofile(_print_breaks)
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException:
+            _core._capture_abort()
+            raise
+        finally:
+            sys.setprofile(profiler)
+        out_leaves, out_spec = tree_flatten(result)
+        program, why = _core._capture_end([v for v in out_leaves if isinstance(v, Tensor)])
+        if program is not None:
+            unguarded = set(program.constant_ids()) - _guarded_tensors(refs)
+            if unguarded:
+                program, why = None, (
+                    f"it reads {len(unguarded)} tensor(s) reached other than through its arguments, "
+                    "the globals and closure it names, or the compiled module's parameters and buffers"
+                )
+        if program is None:
+            if self.fullgraph:
+                raise Unsupported(f"ferrograd.compile(fullgraph=True): cannot capture {self._name()}: {why}")
+            self.reasons.append(str(why))
+            self.cache[key] = _EAGER
+        else:
+            self.cache[key] = _Entry(program, out_leaves, out_spec)
+        return result
+
+    def _name(self) -> str:
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+
+def _wrap_function(fn: Callable, fullgraph: bool) -> Callable:
+    compiled = _Compiled(fn, fullgraph)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return compiled(*args, **kwargs)
+
+    wrapper._ferrograd_compiled = compiled  # type: ignore[attr-defined]
+    wrapper._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _optimized_module_class() -> type:
+    from .nn import Module
+
+    class OptimizedModule(Module):
+        """A compiled module (torch's ``OptimizedModule``): calls run the
+        wrapped module's ``forward`` through a compiled program; parameters,
+        ``state_dict`` (keys prefixed ``_orig_mod.``), ``train()``/``eval()``
+        reach the original module, kept as ``_orig_mod``."""
+
+        def __init__(self, mod: Module, fullgraph: bool) -> None:
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled", _Compiled(mod.forward, fullgraph, owner=mod))
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return self._compiled(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
+
+    return OptimizedModule
+
+
+_OptimizedModule: type | None = None
+
+
+def optimized_module_class() -> type:
+    global _OptimizedModule
+    if _OptimizedModule is None:
+        _OptimizedModule = _optimized_module_class()
+    return _OptimizedModule
+
+
+def compile(
+    model: Any = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: Any = "inductor",
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+) -> Any:
+    """Compiles a function or module: the first call captures its tensor
+    operations, later calls with the same kind of inputs replay them in Rust.
+
+    Args:
+        model (Callable or Module): what to compile. Without it, returns a
+            decorator.
+        fullgraph (bool): raise :class:`ferrograd._dynamo.exc.Unsupported`
+            when the function cannot be captured whole, instead of running
+            it eagerly. Default: False.
+        dynamic (bool, optional): accepted for torch compatibility; a new
+            shape always records a new program (at most
+            ``ferrograd._compile.cache_size_limit`` per function).
+        backend, mode, options: accepted for torch compatibility (there is one
+            backend: replay in the ferrograd engine).
+        disable (bool): return ``model`` unchanged. Default: False.
+
+    Returns:
+        the compiled function, or an ``OptimizedModule`` wrapping the module.
+
+    Example:
+        >>> f = ferrograd.compile(lambda x: (x * x).tanh().sum())
+        >>> x = ferrograd.ones(3)
+        >>> f(x) == (x * x).tanh().sum()
+        tensor(True)
+    """
+    del dynamic, backend, mode, options
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, disable=disable)
+    if disable:
+        return model
+    from .nn import Module
+
+    if isinstance(model, Module):
+        return optimized_module_class()(model, fullgraph)
+    if not callable(model):
+        raise RuntimeError(f"compile: expected a callable or a Module, got {type(model).__name__}")
+    return _wrap_function(model, fullgraph)
+
+
+def reset() -> None:
+    """Forgets every compiled function's programs (torch's ``torch.compiler.reset``)."""
+    for c in list(_compiled):
+        c.reset()
+
+
+def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None) -> Any:
+    """Runs ``fn`` eagerly, never captured; called from a function being
+    captured, it makes that function run eagerly (a graph break)."""
+    del recursive
+    if fn is None:
+        return functools.partial(disable, reason=reason)
+
+    @functools.wraps(fn)
+    def eager(*args: Any, **kwargs: Any) -> Any:
+        _core._capture_break(f"compiler.disable: {reason or getattr(fn, '__qualname__', 'function')}")
+        _state.disabled = getattr(_state, "disabled", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.disabled -= 1
+
+    return eager
+
+
+def is_compiling() -> bool:
+    """Whether this thread is capturing a compiled function."""
+    return _core._capturing()
+
+
+class ExplainOutput:
+    """What :func:`explain` found: programs captured, calls left eager and why."""
+
+    def __init__(self, graph_count: int, break_reasons: list[str], ops_per_graph: list[list[str]]) -> None:
+        self.graph_count = graph_count
+        self.graph_break_count = len(break_reasons)
+        self.break_reasons = break_reasons
+        self.ops_per_graph = ops_per_graph
+        self.op_count = sum(len(o) for o in ops_per_graph)
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}"]
+        if self.break_reasons:
+            lines.append("Break Reasons:")
+            lines.extend(f"  {r}" for r in self.break_reasons)
+        return "\n".join(lines)
+
+
+def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``explain(fn)(*args)``: captures ``fn`` on these arguments and reports
+    the program (its operations) or why it cannot be captured."""
+
+    def run(*a: Any, **k: Any) -> ExplainOutput:
+        c = _Compiled(fn, fullgraph=False)
+        c(*a, **k)
+        graphs = [e.ops for e in c.cache.values() if isinstance(e, _Entry)]
+        return ExplainOutput(len(graphs), list(c.reasons), graphs)
+
+    if args or kwargs:
+        return run(*args, **kwargs)
+    return run

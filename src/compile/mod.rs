@@ -1,0 +1,457 @@
+//! Capture and replay: record the operations a closure runs over some
+//! input tensors once, as a [`Program`], and run that program again over
+//! other inputs of the same kind without the closure.
+//!
+//! A capture runs the closure for real (its results are the eager ones)
+//! while this thread records every operation of the derivative tables it
+//! calls: the operation, its non-tensor arguments (copied), and where each
+//! tensor argument comes from. A tensor argument is a *value* (an input of
+//! the capture or an output of an earlier recorded operation) or a
+//! *constant*: a tensor that existed before the capture began (a model's
+//! parameters and buffers, a global), held by reference, so a replay sees
+//! its current contents (an optimizer's updates included). Each operation
+//! also records whether grad mode was on.
+//!
+//! Replaying a program runs the same operations, in the same order, with
+//! the same arguments, over the new inputs. The results are exactly what
+//! eager execution computes (the same kernels run); in grad mode each
+//! operation records its node as it does in eager mode, so backward,
+//! hooks on the results and higher-order gradients work unchanged.
+//!
+//! A capture is *broken* (and yields no program) when the closure does
+//! something a replay could not repeat:
+//!
+//! - it passes an operation a tensor made during the capture by something
+//!   that was not recorded (a factory function such as `zeros`, or an
+//!   operation outside the tables);
+//! - it reads tensor values into the host (`item`, `to_vec`), so its
+//!   further course may depend on them;
+//! - it writes a tensor in place outside a recorded operation;
+//! - it runs backward, or an operation whose arguments cannot be copied.
+//!
+//! The reason is returned with the eager results; the caller runs such a
+//! closure eagerly (see docs/compile.md for the Python wrapper's graph
+//! breaks and guards).
+
+mod args;
+
+pub use args::Capturable;
+
+use crate::autograd::RecordedOutputs;
+use crate::{Error, Result, Tensor};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Counts captures begun in this process; every tensor notes the count
+/// when it is made, so a capture can tell a tensor made during it from
+/// one that existed before.
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+
+/// The epoch a new tensor notes (see [`EPOCH`]).
+#[inline]
+pub(crate) fn epoch() -> u64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+thread_local! {
+    static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
+    /// Whether `RECORDING` holds a capture (read without borrowing it).
+    static ACTIVE: Cell<bool> = const { Cell::new(false) };
+    /// Table operations running on this thread, outermost first: only an
+    /// outermost one is recorded (it replays the ones it calls).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Where a recorded operation finds a tensor argument.
+#[derive(Clone)]
+pub enum Source {
+    /// A value of the program: an input or an earlier operation's output.
+    Value(usize),
+    /// A tensor that existed before the capture, held by reference.
+    Constant(Tensor),
+}
+
+impl Source {
+    /// The tensor this source stands for among `vals`.
+    pub fn get(&self, vals: &[Tensor]) -> Tensor {
+        match self {
+            Source::Value(i) => vals[*i].clone(),
+            Source::Constant(t) => t.clone(),
+        }
+    }
+}
+
+type RowFn = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
+
+/// One recorded operation.
+struct Row {
+    name: &'static str,
+    run: Box<RowFn>,
+    grad_mode: bool,
+    /// How many outputs it gave at capture time.
+    outputs: usize,
+}
+
+/// The state of a capture in progress on this thread.
+pub struct Recording {
+    start: u64,
+    /// Tensor identity -> value id, for the inputs and every recorded
+    /// output (the latest value of that identity).
+    ids: HashMap<usize, usize>,
+    /// The tensors behind `ids`, kept alive so no identity is reused.
+    keep: Vec<Tensor>,
+    constants: Vec<Tensor>,
+    inputs: usize,
+    rows: Vec<Row>,
+    broken: Option<String>,
+}
+
+impl Recording {
+    /// The source of tensor argument `t`, or `None` (and the capture is
+    /// broken) when `t` was made during the capture by something that was
+    /// not recorded.
+    pub fn source(&mut self, t: &Tensor) -> Option<Source> {
+        if let Some(&i) = self.ids.get(&t.id()) {
+            return Some(Source::Value(i));
+        }
+        if t.born() >= self.start && !t.is_wrapped_number() {
+            self.break_with(format!(
+                "a tensor of shape {:?} made during the capture by an operation that cannot \
+                 be captured is used by a captured operation",
+                t.shape()
+            ));
+            return None;
+        }
+        if !self.constants.iter().any(|c| c.same(t)) {
+            self.constants.push(t.clone());
+        }
+        Some(Source::Constant(t.clone()))
+    }
+
+    fn add_value(&mut self, t: &Tensor) -> usize {
+        let i = self.keep.len();
+        self.ids.insert(t.id(), i);
+        self.keep.push(t.clone());
+        i
+    }
+
+    fn break_with(&mut self, why: String) {
+        if self.broken.is_none() {
+            self.broken = Some(why);
+        }
+    }
+}
+
+/// Whether this thread is capturing.
+#[inline]
+pub fn capturing() -> bool {
+    ACTIVE.with(|a| a.get())
+}
+
+/// Ends a capture that could not be repeated, with `why` (a no-op when
+/// this thread is not capturing, or inside a recorded operation, whose
+/// replay repeats what it does).
+pub fn break_capture(why: &str) {
+    if capturing() && DEPTH.with(|d| d.get()) == 0 {
+        with_recording(|r| r.break_with(why.to_string()));
+    }
+}
+
+fn with_recording<R>(f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
+    RECORDING.with(|r| r.borrow_mut().as_mut().map(f))
+}
+
+/// Marks a table operation running on this thread for the time it lives
+/// (see [`row_start`]).
+pub struct RowGuard<K> {
+    kept: Option<K>,
+    grad_mode: bool,
+}
+
+impl<K> Drop for RowGuard<K> {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// Called by a table operation as it starts while this thread captures:
+/// an outermost operation copies its arguments with `keep` (which breaks
+/// the capture by returning `None`); nested ones only count.
+pub fn row_start<K>(keep: impl FnOnce(&mut Recording) -> Option<K>) -> RowGuard<K> {
+    let depth = DEPTH.with(|d| {
+        let v = d.get();
+        d.set(v + 1);
+        v
+    });
+    let kept = if depth == 0 {
+        with_recording(|r| {
+            if r.broken.is_some() {
+                return None;
+            }
+            let k = keep(r);
+            if k.is_none() {
+                r.break_with("an argument of a captured operation cannot be copied".into());
+            }
+            k
+        })
+        .flatten()
+    } else {
+        None
+    };
+    RowGuard {
+        kept,
+        grad_mode: crate::tensor::is_grad_enabled(),
+    }
+}
+
+impl<K: Send + Sync + 'static> RowGuard<K> {
+    /// Records the operation `name` that gave `out` (when it succeeded and
+    /// was outermost); `run` repeats it from its copied arguments.
+    pub fn finish<O: RecordedOutputs>(
+        mut self,
+        name: &'static str,
+        out: &Result<O>,
+        run: impl Fn(&K, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+    ) {
+        let (Some(kept), Ok(out)) = (self.kept.take(), out) else {
+            return;
+        };
+        let outs = out.outputs();
+        let grad_mode = self.grad_mode;
+        with_recording(|r| {
+            if r.broken.is_some() {
+                return;
+            }
+            for t in &outs {
+                r.add_value(t);
+            }
+            r.rows.push(Row {
+                name,
+                run: Box::new(move |vals| run(&kept, vals)),
+                grad_mode,
+                outputs: outs.len(),
+            });
+        });
+    }
+}
+
+/// A recorded program: replays the captured operations over new inputs.
+pub struct Program {
+    rows: Vec<Row>,
+    inputs: usize,
+    outputs: Vec<Source>,
+    constants: Vec<Tensor>,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("inputs", &self.inputs)
+            .field("operations", &self.operations())
+            .field("outputs", &self.outputs.len())
+            .field("constants", &self.constants.len())
+            .finish()
+    }
+}
+
+/// How a capture ended.
+pub enum Captured {
+    /// A program that repeats the closure.
+    Program(Program),
+    /// Why the closure cannot be repeated without running it.
+    Broken(String),
+}
+
+impl std::fmt::Debug for Captured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Captured::Program(p) => p.fmt(f),
+            Captured::Broken(why) => write!(f, "Broken({why:?})"),
+        }
+    }
+}
+
+/// Ends this thread's capture (if any) when dropped, even on a panic.
+struct Active;
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| a.set(false));
+        RECORDING.with(|r| r.borrow_mut().take());
+    }
+}
+
+/// Starts recording on this thread with `inputs` as the program's inputs.
+/// Errors when this thread is already capturing.
+pub fn begin(inputs: &[Tensor]) -> Result<()> {
+    if capturing() {
+        return Err(Error::runtime(
+            "a capture is already in progress on this thread (nested compiled calls run eagerly)",
+        ));
+    }
+    let start = EPOCH.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut r = Recording {
+        start,
+        ids: HashMap::new(),
+        keep: Vec::new(),
+        constants: Vec::new(),
+        inputs: inputs.len(),
+        rows: Vec::new(),
+        broken: None,
+    };
+    for t in inputs {
+        r.add_value(t);
+    }
+    RECORDING.with(|slot| *slot.borrow_mut() = Some(r));
+    ACTIVE.with(|a| a.set(true));
+    Ok(())
+}
+
+/// Ends this thread's capture with `outputs` as the program's results.
+pub fn end(outputs: &[Tensor]) -> Captured {
+    let _done = Active;
+    let Some(mut r) = RECORDING.with(|slot| slot.borrow_mut().take()) else {
+        return Captured::Broken("no capture was in progress".into());
+    };
+    let mut sources = Vec::with_capacity(outputs.len());
+    for t in outputs {
+        match r.source(t) {
+            Some(s) => sources.push(s),
+            None => break,
+        }
+    }
+    if let Some(why) = r.broken {
+        return Captured::Broken(why);
+    }
+    Captured::Program(Program {
+        rows: r.rows,
+        inputs: r.inputs,
+        outputs: sources,
+        constants: r.constants,
+    })
+}
+
+/// Abandons this thread's capture, if any.
+pub fn abort() {
+    drop(Active);
+}
+
+/// Captures `f` over `inputs`: runs it (its results are returned as
+/// computed) and records a [`Program`] that repeats it, or why it cannot.
+///
+/// ```
+/// use ferrograd::{compile, Tensor};
+/// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+/// let (out, captured) = compile::capture(&[x.clone()], |xs| {
+///     Ok(vec![xs[0].mul(&xs[0])?.tanh()?])
+/// })
+/// .unwrap();
+/// let compile::Captured::Program(program) = captured else { panic!() };
+/// let y = Tensor::from_slice(&[3.0f32, 4.0], &[2]).unwrap();
+/// let replayed = program.replay(&[y.clone()]).unwrap();
+/// assert_eq!(replayed[0].to_vec::<f32>(), y.mul(&y).unwrap().tanh().unwrap().to_vec::<f32>());
+/// # let _ = out;
+/// ```
+pub fn capture(
+    inputs: &[Tensor],
+    f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
+) -> Result<(Vec<Tensor>, Captured)> {
+    begin(inputs)?;
+    let out = {
+        let _abort_on_unwind = AbortGuard(true);
+        let out = f(inputs);
+        std::mem::forget(_abort_on_unwind);
+        out
+    };
+    match out {
+        Ok(out) => {
+            let captured = end(&out);
+            Ok((out, captured))
+        }
+        Err(e) => {
+            abort();
+            Err(e)
+        }
+    }
+}
+
+/// Abandons the capture if dropped during a panic.
+struct AbortGuard(bool);
+
+impl Drop for AbortGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            abort();
+        }
+    }
+}
+
+impl Program {
+    /// How many inputs it takes.
+    pub fn num_inputs(&self) -> usize {
+        self.inputs
+    }
+
+    /// How many results it gives.
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// The recorded operations' names, in order.
+    pub fn operations(&self) -> Vec<&'static str> {
+        self.rows.iter().map(|r| r.name).collect()
+    }
+
+    /// The tensors it reads by reference (those that existed before the
+    /// capture), in the order first used.
+    pub fn constants(&self) -> &[Tensor] {
+        &self.constants
+    }
+
+    /// Runs the recorded operations over `inputs` (which should match the
+    /// capture's inputs in shape, dtype, layout and `requires_grad`; the
+    /// caller guards that) and returns the results.
+    pub fn replay(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        if inputs.len() != self.inputs {
+            return Err(Error::runtime(format!(
+                "compiled program takes {} input tensors, got {}",
+                self.inputs,
+                inputs.len()
+            )));
+        }
+        let mut vals: Vec<Tensor> = Vec::with_capacity(self.inputs + self.rows.len() + 4);
+        vals.extend(inputs.iter().cloned());
+        let outer = crate::tensor::is_grad_enabled();
+        let _restore = GradModeRestore(outer);
+        for row in &self.rows {
+            crate::tensor::set_grad_enabled(row.grad_mode);
+            let outs = (row.run)(&vals)?;
+            if outs.len() != row.outputs {
+                return Err(Error::runtime(format!(
+                    "compiled program: {} gave {} results on replay, {} when captured",
+                    row.name,
+                    outs.len(),
+                    row.outputs
+                )));
+            }
+            vals.extend(outs);
+        }
+        Ok(self.outputs.iter().map(|s| s.get(&vals)).collect())
+    }
+}
+
+struct GradModeRestore(bool);
+
+impl Drop for GradModeRestore {
+    fn drop(&mut self) {
+        crate::tensor::set_grad_enabled(self.0);
+    }
+}
+
+/// A program shared between threads.
+pub type SharedProgram = Arc<Program>;
+
+#[cfg(test)]
+mod tests;

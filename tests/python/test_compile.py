@@ -1,0 +1,237 @@
+"""ferrograd.compile: replayed programs against eager execution.
+
+The oracle is eager ferrograd on the same inputs: a replay runs the same
+kernels in the same order, so values and gradients must agree bitwise.
+Random chains reuse the transform test's op tables.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import ferrograd as torch
+import numpy as np
+import pytest
+from ferrograd._compile import _Entry
+from transform_programs import UNARY
+
+NAMES = sorted(UNARY)
+# Ops built on something other than the derivative tables' operations
+# (softplus): calls using it run eagerly.
+EAGER_ONLY = {"softplus"}
+
+
+def _chain(seed: int):
+    rng = np.random.default_rng(seed)
+    names = [NAMES[int(i)] for i in rng.integers(0, len(NAMES), size=int(rng.integers(2, 8)))]
+    mix = [int(m) for m in rng.integers(0, 3, size=len(names))]
+
+    def f(x, c):
+        for name, m in zip(names, mix, strict=False):
+            x = UNARY[name](x)
+            if m == 1:
+                x = x * c
+            elif m == 2:
+                x = x + c.sum(-1, keepdim=True)
+        return x.sum(), x
+
+    return f, names
+
+
+def _bits(t):
+    return t.detach().numpy().tobytes()
+
+
+def _values_and_grads(f, shape, seed):
+    g = np.random.default_rng(1000 + seed)
+    x = torch.tensor(g.normal(size=shape), requires_grad=True)
+    c = torch.tensor(g.normal(size=shape))
+    loss, y = f(x, c)
+    loss.backward()
+    return _bits(loss), _bits(y), _bits(x.grad)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_chains_replay_eager_values_and_gradients(seed):
+    f, names = _chain(seed)
+    cf = torch.compile(f)
+    shapes = [(3,), (3,), (2, 4), (3,), (2, 4)]  # a changed shape records a second program
+    for i, shape in enumerate(shapes):
+        assert _values_and_grads(cf, shape, i) == _values_and_grads(f, shape, i), names
+    entries = [e for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    assert len(entries) == (0 if EAGER_ONLY & set(names) else 2), names
+
+
+def test_replay_does_not_run_the_python_function():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return (x * x).tanh()
+
+    cf = torch.compile(f)
+    x = torch.randn(4)
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(x).numpy(), torch.tanh(x * x).numpy())
+    assert len(calls) == 1
+
+
+def test_data_dependent_branches_run_eagerly_with_both_outcomes():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+    cf = torch.compile(f)
+    for v in ([1.0, 2.0], [-3.0, 1.0], [4.0, 0.5]):
+        x = torch.tensor(v)
+        np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+    ex = torch._dynamo.explain(f)(torch.tensor([1.0]))
+    assert ex.graph_count == 0 and ex.graph_break_count == 1
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="read into the host"):
+        torch.compile(f, fullgraph=True)(torch.tensor([1.0]))
+
+
+def test_print_and_hooks_break_the_capture():
+    def f(x):
+        print("side effect")
+        return x + 1
+
+    ex = torch._dynamo.explain(f)(torch.ones(2))
+    assert ex.graph_count == 0 and "print" in ex.break_reasons[0]
+
+    def g(x):
+        y = x * 2
+        y.register_hook(lambda grad: grad * 3)
+        return y.sum()
+
+    cg = torch.compile(g)
+    for _ in range(2):
+        x = torch.ones(2, requires_grad=True)
+        cg(x).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_python_values_are_guarded():
+    def f(x, k, mode):
+        return x * k if mode == "mul" else x + k
+
+    cf = torch.compile(f)
+    x = torch.randn(3)
+    for k, mode in ((2.0, "mul"), (3.0, "mul"), (2.0, "add"), (2.0, "mul")):
+        np.testing.assert_array_equal(cf(x, k, mode).numpy(), f(x, k, mode).numpy())
+
+
+def _bn_model():
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.0), nn.BatchNorm1d(8), nn.Tanh())
+
+
+def _mlp():
+    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+
+
+def test_module_train_eval_and_state():
+    torch.manual_seed(0)
+    m = _bn_model()
+    cm = torch.compile(m)
+    assert cm._orig_mod is m
+    assert [k.removeprefix("_orig_mod.") for k in cm.state_dict()] == list(m.state_dict())
+    assert [p is q for p, q in zip(cm.parameters(), m.parameters(), strict=False)] == [True] * 4
+    ref = _bn_model()
+    ref.load_state_dict(m.state_dict())
+    x = torch.randn(5, 4)
+    for mode in ("train", "eval", "train"):
+        getattr(cm, mode)()
+        getattr(ref, mode)()
+        for _ in range(2):
+            a, b = cm(x), ref(x)
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+            # The running statistics are updated in place on replay too.
+            np.testing.assert_array_equal(m[2].running_mean.numpy(), ref[2].running_mean.numpy())
+        a.sum().backward()
+        b.sum().backward()
+        np.testing.assert_array_equal(m[0].weight.grad.numpy(), ref[0].weight.grad.numpy())
+
+
+def test_optimizer_updates_are_seen_by_the_replay():
+    torch.manual_seed(1)
+    m = torch.nn.Linear(3, 2)
+    cm = torch.compile(m)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(4, 3)
+    for _ in range(3):
+        opt.zero_grad()
+        out = cm(x)
+        np.testing.assert_array_equal(out.detach().numpy(), (x @ m.weight.T + m.bias).detach().numpy())
+        out.pow(2).sum().backward()
+        opt.step()
+
+
+def test_a_replaced_parameter_recaptures():
+    m = torch.nn.Linear(2, 2)
+    cm = torch.compile(m)
+    x = torch.randn(1, 2)
+    cm(x)
+    m.weight = torch.nn.Parameter(torch.zeros(2, 2))
+    np.testing.assert_array_equal(cm(x).detach().numpy(), m.bias.detach().numpy()[None])
+
+
+def test_compiled_steps_from_eight_threads_match_eager():
+    torch.manual_seed(2)
+    models = [_mlp() for _ in range(8)]
+    refs = [_mlp() for _ in range(8)]
+    for m, r in zip(models, refs, strict=False):
+        r.load_state_dict(m.state_dict())
+    xs = [torch.randn(5, 6) for _ in range(8)]
+    errors = []
+
+    def work(i):
+        try:
+            cm = torch.compile(models[i])
+            for _ in range(20):
+                for mm in (models[i],):
+                    mm.zero_grad()
+                cm(xs[i]).pow(2).mean().backward()
+                with torch.no_grad():
+                    for p in models[i].parameters():
+                        p -= 0.05 * p.grad
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i in range(8):
+        for _ in range(20):
+            refs[i].zero_grad()
+            refs[i](xs[i]).pow(2).mean().backward()
+            with torch.no_grad():
+                for p in refs[i].parameters():
+                    p -= 0.05 * p.grad
+        for p, q in zip(models[i].parameters(), refs[i].parameters(), strict=False):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_reset_and_disable():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    cf = torch.compile(f)
+    x = torch.ones(2)
+    cf(x)
+    cf(x)
+    torch.compiler.reset()
+    cf(x)
+    assert len(calls) == 2
+    g = torch.compile(torch.compiler.disable(f))
+    g(x)
+    g(x)
+    assert len(calls) == 4
+    assert not torch.compiler.is_compiling()
