@@ -310,8 +310,10 @@ def compile(
         dynamic (bool, optional): accepted for torch compatibility; a new
             shape always records a new program (at most
             ``ferrograd._compile.cache_size_limit`` per function).
-        backend, mode, options: accepted for torch compatibility (there is one
-            backend: replay in the ferrograd engine).
+        backend (str or Callable): accepted for torch compatibility; there
+            is one backend, replay in the ferrograd engine.
+        mode (str, optional): accepted for torch compatibility.
+        options (dict, optional): accepted for torch compatibility.
         disable (bool): return ``model`` unchanged. Default: False.
 
     Returns:
