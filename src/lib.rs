@@ -61,7 +61,6 @@
 
 pub mod autograd;
 mod binding;
-pub mod compile;
 mod error;
 mod kernels;
 pub mod ops;
@@ -80,6 +79,8 @@ pub use ops::conv::Window;
 pub use ops::linalg::QrMode;
 pub use ops::{FftNorm, Reduction};
 pub use pool::{num_threads, set_num_threads};
+/// Capture and replay of tensor programs ([`tensor::capture`]).
+pub use tensor::capture as compile;
 pub use tensor::{
     broadcast_shapes, default_complex_dtype, default_dtype, result_type, set_default_dtype,
     Complex, ComplexDouble, ComplexFloat, DType, Element, Layout, RealElement, Scalar, Storage,

@@ -227,7 +227,8 @@ macro_rules! derivatives {
                 Ok($o)
                 })();
                 if let Some(g) = __capture {
-                    g.finish(stringify!($name), &__result, $crate::autograd::derivatives!(
+                    let __outs = __result.as_ref().ok().map($crate::autograd::RecordedOutputs::outputs);
+                    g.finish(stringify!($name), __outs.as_deref(), $crate::autograd::derivatives!(
                         @replay [$($ty)?] $name $sig));
                 }
                 __result
@@ -254,7 +255,8 @@ macro_rules! derivatives {
                     $iout
                     })();
                     if let Some(g) = __capture {
-                        g.finish(stringify!($iname), &__result, $crate::autograd::derivatives!(
+                        let __outs = __result.as_ref().ok().map($crate::autograd::RecordedOutputs::outputs);
+                        g.finish(stringify!($iname), __outs.as_deref(), $crate::autograd::derivatives!(
                             @replay [] $iname $sig));
                     }
                     __result

@@ -12,6 +12,7 @@
 
 mod basic;
 mod binary;
+mod capture_args;
 mod complex;
 pub mod conv;
 mod creation;

@@ -5,6 +5,7 @@
 //! [`Layout`]. Cloning the handle never copies data; [`Tensor::copy`] does.
 
 mod autograd_slot;
+pub mod capture;
 mod checks;
 mod dispatch;
 mod dtype;
@@ -67,7 +68,7 @@ pub struct TensorImpl {
     autograd: AutogradSlot,
     /// The language binding's object for this tensor (see `binding.rs`).
     binding: BindingSlot,
-    /// The capture epoch when it was made (see `crate::compile`).
+    /// The capture epoch when it was made (see [`capture`]).
     born: u64,
 }
 
@@ -135,7 +136,7 @@ impl Tensor {
                 ..Origin::default()
             }),
             binding: BindingSlot::default(),
-            born: crate::compile::epoch(),
+            born: capture::epoch(),
         }))
     }
 
@@ -283,7 +284,7 @@ impl Tensor {
                 view: Some((self.0.version.get(), is_grad_enabled())),
             }),
             binding: BindingSlot::default(),
-            born: crate::compile::epoch(),
+            born: capture::epoch(),
         }))
     }
 
@@ -347,7 +348,7 @@ impl Tensor {
                 view: None,
             }),
             binding: BindingSlot::default(),
-            born: crate::compile::epoch(),
+            born: capture::epoch(),
         }))
     }
 
@@ -376,7 +377,7 @@ impl Tensor {
             wrapped_number: false,
             autograd: self.0.autograd.shared(),
             binding: BindingSlot::default(),
-            born: crate::compile::epoch(),
+            born: capture::epoch(),
         })))
     }
 
@@ -460,10 +461,10 @@ impl Tensor {
     }
     /// Records an in-place modification.
     pub fn bump_version(&self) {
-        crate::compile::break_capture("a tensor is written in place outside a captured operation");
+        capture::break_capture("a tensor is written in place outside a captured operation");
         self.0.version.bump()
     }
-    /// The capture epoch when this tensor was made (see `crate::compile`).
+    /// The capture epoch when this tensor was made (see [`capture`]).
     pub(crate) fn born(&self) -> u64 {
         self.0.born
     }

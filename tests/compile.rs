@@ -1,12 +1,15 @@
-use super::*;
-use crate::DType;
+//! `ferrograd::compile`: captured programs replayed against eager
+//! execution of the same closure (bitwise: the same kernels run).
+
+use ferrograd::compile::{capture, capturing, Captured, Program};
+use ferrograd::{DType, Result, Tensor};
 
 fn vec_f64(t: &Tensor) -> Vec<f64> {
     t.to_vec::<f64>()
 }
 
 fn randn(shape: &[usize], seed: u64) -> Tensor {
-    crate::random::manual_seed(seed);
+    ferrograd::random::manual_seed(seed);
     Tensor::randn(shape, DType::Float64, None).unwrap()
 }
 
@@ -135,7 +138,7 @@ fn grad_mode_of_each_operation_is_replayed() {
     let w = randn(&[3], 16).requires_grad_(true).unwrap();
     let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
         let frozen = {
-            let _g = crate::autograd::no_grad();
+            let _g = ferrograd::autograd::no_grad();
             xs[0].mul(&w)?
         };
         Ok(vec![frozen, xs[0].mul(&w)?])

@@ -33,12 +33,7 @@
 //! closure eagerly (see docs/compile.md for the Python wrapper's graph
 //! breaks and guards).
 
-mod args;
-
-pub use args::Capturable;
-
-use crate::autograd::RecordedOutputs;
-use crate::{Error, Result, Tensor};
+use crate::{DType, Error, Result, Scalar, Tensor};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -207,24 +202,24 @@ pub fn row_start<K>(keep: impl FnOnce(&mut Recording) -> Option<K>) -> RowGuard<
 }
 
 impl<K: Send + Sync + 'static> RowGuard<K> {
-    /// Records the operation `name` that gave `out` (when it succeeded and
-    /// was outermost); `run` repeats it from its copied arguments.
-    pub fn finish<O: RecordedOutputs>(
+    /// Records the operation `name` that gave the tensors `outs` (when it
+    /// succeeded, `Some`, and was outermost); `run` repeats it from its
+    /// copied arguments.
+    pub fn finish(
         mut self,
         name: &'static str,
-        out: &Result<O>,
+        outs: Option<&[&Tensor]>,
         run: impl Fn(&K, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
     ) {
-        let (Some(kept), Ok(out)) = (self.kept.take(), out) else {
+        let (Some(kept), Some(outs)) = (self.kept.take(), outs) else {
             return;
         };
-        let outs = out.outputs();
         let grad_mode = self.grad_mode;
         with_recording(|r| {
             if r.broken.is_some() {
                 return;
             }
-            for t in &outs {
+            for t in outs {
                 r.add_value(t);
             }
             r.rows.push(Row {
@@ -453,5 +448,189 @@ impl Drop for GradModeRestore {
 /// A program shared between threads.
 pub type SharedProgram = Arc<Program>;
 
-#[cfg(test)]
-mod tests;
+// ---------------------------------------------------------------------------
+// Arguments
+
+/// An argument type of a table operation.
+///
+/// `keep` copies the argument when the operation is recorded (a tensor
+/// becomes its [`Source`]; `None` breaks the capture), `rebuild` makes
+/// the owned form again on replay from the program's values, and `view`
+/// lends it as the argument type.
+pub trait Capturable<'a>: Sized {
+    /// What the program keeps.
+    type Kept: Send + Sync + 'static;
+    /// The owned form on replay.
+    type Owned;
+    /// The copy kept by the program, or `None` when it cannot be kept.
+    fn keep(&self, rec: &mut Recording) -> Option<Self::Kept>;
+    /// The owned argument, from the program's values `vals`.
+    fn rebuild(kept: &Self::Kept, vals: &[Tensor]) -> Self::Owned;
+    /// The argument as the operation takes it.
+    fn view(owned: &'a Self::Owned) -> Self;
+}
+
+impl<'a> Capturable<'a> for &'a Tensor {
+    type Kept = Source;
+    type Owned = Tensor;
+    fn keep(&self, rec: &mut Recording) -> Option<Source> {
+        rec.source(self)
+    }
+    fn rebuild(kept: &Source, vals: &[Tensor]) -> Tensor {
+        kept.get(vals)
+    }
+    fn view(owned: &'a Tensor) -> Self {
+        owned
+    }
+}
+
+impl<'a> Capturable<'a> for Tensor {
+    type Kept = Source;
+    type Owned = Tensor;
+    fn keep(&self, rec: &mut Recording) -> Option<Source> {
+        rec.source(self)
+    }
+    fn rebuild(kept: &Source, vals: &[Tensor]) -> Tensor {
+        kept.get(vals)
+    }
+    fn view(owned: &'a Tensor) -> Self {
+        owned.clone()
+    }
+}
+
+impl<'a> Capturable<'a> for Option<&'a Tensor> {
+    type Kept = Option<Source>;
+    type Owned = Option<Tensor>;
+    fn keep(&self, rec: &mut Recording) -> Option<Option<Source>> {
+        match self {
+            Some(t) => rec.source(t).map(Some),
+            None => Some(None),
+        }
+    }
+    fn rebuild(kept: &Option<Source>, vals: &[Tensor]) -> Option<Tensor> {
+        kept.as_ref().map(|s| s.get(vals))
+    }
+    fn view(owned: &'a Option<Tensor>) -> Self {
+        owned.as_ref()
+    }
+}
+
+impl<'a> Capturable<'a> for &'a [Tensor] {
+    type Kept = Vec<Source>;
+    type Owned = Vec<Tensor>;
+    fn keep(&self, rec: &mut Recording) -> Option<Vec<Source>> {
+        self.iter().map(|t| rec.source(t)).collect()
+    }
+    fn rebuild(kept: &Vec<Source>, vals: &[Tensor]) -> Vec<Tensor> {
+        kept.iter().map(|s| s.get(vals)).collect()
+    }
+    fn view(owned: &'a Vec<Tensor>) -> Self {
+        owned
+    }
+}
+
+/// Copies of plain values: kept as they are.
+macro_rules! capture_plain {
+    ($($t:ty),* $(,)?) => {$(
+        impl<'a> $crate::compile::Capturable<'a> for $t {
+            type Kept = $t;
+            type Owned = $t;
+            fn keep(&self, _: &mut $crate::compile::Recording) -> Option<$t> {
+                Some(self.clone())
+            }
+            fn rebuild(kept: &$t, _: &[$crate::Tensor]) -> $t {
+                kept.clone()
+            }
+            fn view(owned: &'a $t) -> Self {
+                owned.clone()
+            }
+        }
+    )*};
+}
+
+pub(crate) use capture_plain;
+
+capture_plain!(
+    bool,
+    isize,
+    usize,
+    i64,
+    f64,
+    Scalar,
+    DType,
+    Option<DType>,
+    Option<isize>,
+    Option<usize>,
+    [usize; 2],
+    String,
+    super::MemoryFormat,
+);
+
+/// Borrowed slices and strings: kept as owned copies.
+macro_rules! borrowed {
+    ($($t:ty => $o:ty),* $(,)?) => {$(
+        impl<'a> Capturable<'a> for &'a $t {
+            type Kept = $o;
+            type Owned = $o;
+            fn keep(&self, _: &mut Recording) -> Option<$o> {
+                Some((*self).to_owned())
+            }
+            fn rebuild(kept: &$o, _: &[Tensor]) -> $o {
+                kept.clone()
+            }
+            fn view(owned: &'a $o) -> Self {
+                owned
+            }
+        }
+    )*};
+}
+
+borrowed!(
+    [isize] => Vec<isize>,
+    [usize] => Vec<usize>,
+    [i64] => Vec<i64>,
+    [bool] => Vec<bool>,
+);
+
+/// Strings are interned: some operations keep a name argument for the
+/// life of the process (`&'static str`), and the same few names recur.
+impl<'a> Capturable<'a> for &str {
+    type Kept = &'static str;
+    type Owned = &'static str;
+    fn keep(&self, _: &mut Recording) -> Option<&'static str> {
+        Some(intern(self))
+    }
+    fn rebuild(kept: &&'static str, _: &[Tensor]) -> &'static str {
+        kept
+    }
+    fn view(owned: &'a &'static str) -> Self {
+        owned
+    }
+}
+
+fn intern(s: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> =
+        std::sync::Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let names = names.get_or_insert_with(Default::default);
+    if let Some(&n) = names.get(s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    names.insert(n);
+    n
+}
+
+impl<'a> Capturable<'a> for Option<&'a [isize]> {
+    type Kept = Option<Vec<isize>>;
+    type Owned = Option<Vec<isize>>;
+    fn keep(&self, _: &mut Recording) -> Option<Option<Vec<isize>>> {
+        Some(self.map(|s| s.to_vec()))
+    }
+    fn rebuild(kept: &Option<Vec<isize>>, _: &[Tensor]) -> Option<Vec<isize>> {
+        kept.clone()
+    }
+    fn view(owned: &'a Option<Vec<isize>>) -> Self {
+        owned.as_deref()
+    }
+}
