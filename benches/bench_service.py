@@ -22,13 +22,12 @@ import threading
 import time
 
 
-def child(backend: str, threads: int, pool: str, seconds: float) -> float:
-    if backend == "torch":
-        import torch as lib
-    else:
-        import ferrograd as lib
-    if pool == "one":
-        lib.set_num_threads(1)
+def steps_per_second(
+    lib, threads: int, seconds: float, width: int = 512, batch: int = 64, compiled: bool = False
+) -> float:
+    """Steps/s of ``threads`` Python threads, each training its own MLP
+    ``width -> width -> 10`` on batches of ``batch`` (forward, cross-entropy,
+    backward, SGD step; with ``compiled``, forward and loss through ``lib.compile``)."""
     nn = lib.nn
     barrier = threading.Barrier(threads + 1)
     counts = [0] * threads
@@ -36,18 +35,24 @@ def child(backend: str, threads: int, pool: str, seconds: float) -> float:
 
     def worker(i: int) -> None:
         lib.manual_seed(i)
-        model = nn.Sequential(nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        model = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))
         opt = lib.optim.SGD(model.parameters(), lr=0.01)
-        x, y = lib.randn(64, 512), lib.randint(0, 10, (64,))
+        x, y = lib.randn(batch, width), lib.randint(0, 10, (batch,))
+
+        def loss(x, y):
+            return nn.functional.cross_entropy(model(x), y)
+
+        if compiled:
+            loss = lib.compile(loss)
         for _ in range(3):  # warm up
             opt.zero_grad()
-            nn.functional.cross_entropy(model(x), y).backward()
+            loss(x, y).backward()
             opt.step()
         barrier.wait()
         n = 0
         while not stop.is_set():
             opt.zero_grad()
-            nn.functional.cross_entropy(model(x), y).backward()
+            loss(x, y).backward()
             opt.step()
             n += 1
         counts[i] = n
@@ -62,6 +67,16 @@ def child(backend: str, threads: int, pool: str, seconds: float) -> float:
     for t in ts:
         t.join()
     return sum(counts) / (time.perf_counter() - start)
+
+
+def child(backend: str, threads: int, pool: str, seconds: float) -> float:
+    if backend == "torch":
+        import torch as lib
+    else:
+        import ferrograd as lib
+    if pool == "one":
+        lib.set_num_threads(1)
+    return steps_per_second(lib, threads, seconds)
 
 
 def run(backend: str, threads: int, pool: str, seconds: float) -> float:

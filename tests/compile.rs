@@ -148,3 +148,134 @@ fn grad_mode_of_each_operation_is_replayed() {
     assert!(!out[0].requires_grad());
     assert!(out[1].requires_grad());
 }
+
+#[test]
+fn hand_written_operations_and_factories_are_recorded() {
+    let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        let m = xs[0].gt(&Tensor::scalar(0.0))?;
+        let z = Tensor::full_of(xs[0].shape(), ferrograd::Scalar::Float(0.5), DType::Float64)?;
+        let y = xs[0].mul(&m.to_dtype(DType::Float64))?.add(&z)?;
+        y.mul_(&xs[0])?;
+        Ok(vec![y.detached()?])
+    };
+    let (_, c) = capture(&[randn(&[6], 20)], f).unwrap();
+    let p = program(c);
+    for op in ["gt", "full_of", "mul_", "detached"] {
+        assert!(
+            p.operations().contains(&op),
+            "{op} not in {:?}",
+            p.operations()
+        );
+    }
+    let x = randn(&[6], 21);
+    assert_eq!(
+        vec_f64(&p.replay(std::slice::from_ref(&x)).unwrap()[0]),
+        vec_f64(&f(&[x]).unwrap()[0])
+    );
+}
+
+fn chain(xs: &[Tensor]) -> Result<Vec<Tensor>> {
+    let (x, c) = (&xs[0], &xs[1]);
+    let mut y = x.clone();
+    for _ in 0..6 {
+        y = y
+            .mul(c)?
+            .add(&Tensor::scalar(0.5))?
+            .tanh()?
+            .sub(c)?
+            .sigmoid()?;
+    }
+    let z = y.div(&c.exp()?)?.neg()?.add(&x.sin()?)?.mul(&x.cos()?)?;
+    Ok(vec![z.log()?.sum(None, false, None)?, z])
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) {
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn fused_programs_compute_eager_values_and_close_gradients() {
+    for dt in [DType::Float64, DType::Float32] {
+        for n in [7usize, 5000, 70_000] {
+            let mk = |seed| -> Tensor {
+                ferrograd::random::manual_seed(seed);
+                Tensor::rand(&[n], dt, None)
+                    .unwrap()
+                    .add(&Tensor::scalar(1.5))
+                    .unwrap()
+            };
+            let (x, c) = (
+                mk(30).requires_grad_(true).unwrap(),
+                mk(31).requires_grad_(true).unwrap(),
+            );
+            let (_, cap) = capture(&[x.clone(), c.clone()], chain).unwrap();
+            let mut p = program(cap);
+            let before = p.operations().len();
+            p.fuse();
+            assert!(p.operations().contains(&"fused_elementwise"));
+            assert!(p.operations().len() < before / 4, "{:?}", p.operations());
+            let (x2, c2) = (
+                mk(32).requires_grad_(true).unwrap(),
+                mk(33).requires_grad_(true).unwrap(),
+            );
+            let got = p.replay(&[x2.clone(), c2.clone()]).unwrap();
+            let (x3, c3) = (
+                x2.detach().requires_grad_(true).unwrap(),
+                c2.detach().requires_grad_(true).unwrap(),
+            );
+            let want = chain(&[x3.clone(), c3.clone()]).unwrap();
+            // Elementwise values: the same functions, the same bits.
+            assert_eq!(vec_f64(&got[1]), vec_f64(&want[1]));
+            got[0].backward().unwrap();
+            want[0].backward().unwrap();
+            let tol = if dt == DType::Float32 { 1e-4 } else { 1e-10 };
+            close(
+                &vec_f64(&x2.grad().unwrap()),
+                &vec_f64(&x3.grad().unwrap()),
+                tol,
+            );
+            close(
+                &vec_f64(&c2.grad().unwrap()),
+                &vec_f64(&c3.grad().unwrap()),
+                tol,
+            );
+        }
+    }
+}
+
+#[test]
+fn fused_groups_take_second_derivatives_and_fall_back_on_other_layouts() {
+    let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![xs[0].mul(&xs[0])?.tanh()?.mul(&xs[1])?.exp()?])
+    };
+    let x = randn(&[4, 3], 40).requires_grad_(true).unwrap();
+    let w = randn(&[4, 3], 41);
+    let (_, cap) = capture(&[x.clone(), w.clone()], f).unwrap();
+    let mut p = program(cap);
+    p.fuse();
+    assert_eq!(p.operations(), vec!["fused_elementwise"]);
+    // Second derivative through the fused node against the eager graph.
+    let gg = |y: &Tensor, x: &Tensor| -> Vec<f64> {
+        let opts = ferrograd::autograd::GradOptions::new().create_graph(true);
+        let s = y.sum(None, false, None).unwrap();
+        let g = ferrograd::autograd::grad_with(&[s], std::slice::from_ref(x), &opts).unwrap();
+        let h = ferrograd::autograd::grad(
+            &[g[0].sum(None, false, None).unwrap()],
+            std::slice::from_ref(x),
+        )
+        .unwrap();
+        vec_f64(&h[0])
+    };
+    let fused = gg(&p.replay(&[x.clone(), w.clone()]).unwrap()[0], &x);
+    let eager = gg(&f(&[x.clone(), w.clone()]).unwrap()[0], &x);
+    close(&fused, &eager, 1e-10);
+    // A transposed operand: the original operations run, same bits.
+    let xt = randn(&[3, 4], 42).t().unwrap();
+    let wt = randn(&[3, 4], 43).t().unwrap();
+    assert_eq!(
+        vec_f64(&p.replay(&[xt.clone(), wt.clone()]).unwrap()[0]),
+        vec_f64(&f(&[xt, wt]).unwrap()[0])
+    );
+}

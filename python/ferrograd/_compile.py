@@ -19,13 +19,15 @@ from typing import Any
 
 from . import _core
 from ._core import Tensor
-from .utils._pytree import tree_flatten, tree_unflatten
+from .nn.modules.module import STRUCTURE_EPOCH, Module
+from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 #: Programs kept per compiled function (torch's ``recompile_limit``);
 #: calls whose guards match none of them, once this many are kept, run eagerly.
 cache_size_limit = 8
 
 _EAGER = object()  # cache entry of a call that cannot be captured
+_NO_KWARGS = object()  # ends the leaves of a call of tensors only
 _MISSING = object()
 _compiled: weakref.WeakSet[_Compiled] = weakref.WeakSet()
 _state = threading.local()
@@ -34,6 +36,17 @@ _state = threading.local()
 class Unsupported(RuntimeError):
     """Raised with ``fullgraph=True`` when the function cannot be captured
     whole (torch's ``torch._dynamo.exc.Unsupported``)."""
+
+
+_autocast_state: list[Callable[[str], bool]] = []
+
+
+def _autocast_on() -> bool:
+    if not _autocast_state:
+        from . import is_autocast_enabled
+
+        _autocast_state.append(is_autocast_enabled)
+    return _autocast_state[0]("cpu")
 
 
 def _disabled() -> bool:
@@ -57,10 +70,10 @@ def _value_key(v: Any) -> Any:
     """The guard on a Python value: equality for plain values, identity for the rest."""
     if v is None or isinstance(v, (bool, int, float, str, complex)):
         return (type(v), v)
+    if isinstance(v, TreeSpec):
+        return ("S", v)
     if isinstance(v, (tuple, frozenset)):
         return (type(v), tuple(_value_key(x) for x in v))
-    from .nn import Module
-
     if isinstance(v, Module):
         return _module_key(v)
     if isinstance(v, Tensor):
@@ -88,8 +101,6 @@ def _hooked(m: Any) -> bool:
 
 
 def _has_hooks(objs: list[Any]) -> bool:
-    from .nn import Module
-
     for o in objs:
         if isinstance(o, Module):
             if any(_hooked(sub) for sub in o.modules()):
@@ -97,37 +108,49 @@ def _has_hooks(objs: list[Any]) -> bool:
     return False
 
 
-def _referenced(fn: Callable) -> list[Any]:
-    """The globals and closure values ``fn`` names (and, for a bound method,
-    its object): what a call may read besides its arguments."""
-    out: list[Any] = []
-    self_obj = getattr(fn, "__self__", None)
-    if self_obj is not None:
-        out.append(self_obj)
-    f = getattr(fn, "__func__", fn)
-    code = getattr(f, "__code__", None)
-    if code is None:
-        return out
-    g = getattr(f, "__globals__", {})
-    for name in code.co_names:
-        if name in g:
-            v = g[name]
-            if not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules"):
+def _keep_ref(v: Any) -> bool:
+    # Plain values, tensors and modules: what a guard can check.
+    return not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules")
+
+
+class _Refs:
+    """The globals and closure variables a function names (and, for a bound
+    method, its object): what a call may read besides its arguments. The
+    names are found once; their values are read on every call."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.self_obj = getattr(fn, "__self__", None)
+        f = getattr(fn, "__func__", fn)
+        code = getattr(f, "__code__", None)
+        self.globals: dict = getattr(f, "__globals__", {}) if code is not None else {}
+        self.names = tuple(code.co_names) if code is not None else ()
+        self.cells = tuple(getattr(f, "__closure__", None) or ()) if code is not None else ()
+
+    def values(self) -> list[Any]:
+        out: list[Any] = [] if self.self_obj is None else [self.self_obj]
+        g = self.globals
+        for name in self.names:
+            if name in g:
+                v = g[name]
+                if _keep_ref(v):
+                    out.append(v)
+        for cell in self.cells:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if _keep_ref(v):
                 out.append(v)
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules"):
-            out.append(v)
-    return out
+        return out
+
+
+def _referenced(fn: Callable) -> list[Any]:
+    """The values :class:`_Refs` finds for ``fn`` now."""
+    return _Refs(fn).values()
 
 
 def _guarded_tensors(objs: list[Any]) -> set[int]:
     """Identities of the tensors the guards on ``objs`` cover."""
-    from .nn import Module
-
     ids: set[int] = set()
     for o in objs:
         if isinstance(o, Tensor):
@@ -153,24 +176,25 @@ class _Compiled:
         self.cache: dict[Any, Any] = {}
         self.reasons: list[str] = []
         self.lock = threading.Lock()
+        self.mods_key: tuple | None = None
+        self.refs = _Refs(fn)
         _compiled.add(self)
 
     def reset(self) -> None:
         with self.lock:
             self.cache.clear()
             self.reasons.clear()
+            self.mods_key = None
 
     def _refs(self) -> list[Any]:
-        refs = _referenced(self.fn)
+        refs = self.refs.values()
         if self.owner is not None and not any(r is self.owner for r in refs):
             refs.append(self.owner)
         return refs
 
     def key(self, leaves: list[Any]) -> tuple:
-        from . import is_autocast_enabled, is_grad_enabled, is_inference_mode_enabled
-
-        parts: list[Any] = [is_grad_enabled(), is_inference_mode_enabled(), _core.get_default_dtype(),
-                            is_autocast_enabled("cpu")]
+        parts: list[Any] = [_core.is_grad_enabled(), _core.is_inference_mode_enabled(),
+                            _core.get_default_dtype(), _autocast_on()]
         seen: dict[int, int] = {}
         for i, v in enumerate(leaves):
             if isinstance(v, Tensor):
@@ -179,14 +203,32 @@ class _Compiled:
                 parts.append((tuple(v.shape), v.stride(), v.dtype, v.requires_grad, first))
             else:
                 parts.append(_value_key(v))
-        parts.extend(_value_key(v) for v in self._refs())
+        refs = self._refs()
+        parts.extend(_value_key(v) for v in refs if not isinstance(v, Module))
+        parts.append(self._modules_key([v for v in refs if isinstance(v, Module)]))
         return tuple(parts)
+
+    def _modules_key(self, mods: list[Any]) -> tuple:
+        # Walking a module tree costs microseconds per call; its guards are
+        # recomputed only when some module or tensor handle changed since.
+        epoch = (STRUCTURE_EPOCH[0], _core._handle_epoch(), tuple(id(m) for m in mods))
+        cached = self.mods_key
+        if cached is not None and cached[0] == epoch:
+            return cached[1]
+        key = tuple(_module_key(m) for m in mods)
+        self.mods_key = (epoch, key)
+        return key
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _disabled() or _core._capturing():
             # Nested in another capture: its operations join that program.
             return self.fn(*args, **kwargs)
-        leaves, spec = tree_flatten((args, kwargs))
+        if not kwargs and all(type(a) is Tensor for a in args):
+            leaves = list(args)  # the common case: tensors only
+            leaves.append(_NO_KWARGS)
+        else:
+            leaves, spec = tree_flatten((args, kwargs))
+            leaves.append(spec)  # the call's structure is guarded too
         try:
             key = self.key(leaves)
             entry = self.cache.get(key, _MISSING)
@@ -253,8 +295,6 @@ def _wrap_function(fn: Callable, fullgraph: bool) -> Callable:
 
 
 def _optimized_module_class() -> type:
-    from .nn import Module
-
     class OptimizedModule(Module):
         """A compiled module (torch's ``OptimizedModule``): calls run the
         wrapped module's ``forward`` through a compiled program; parameters,
@@ -330,8 +370,6 @@ def compile(
         return functools.partial(compile, fullgraph=fullgraph, disable=disable)
     if disable:
         return model
-    from .nn import Module
-
     if isinstance(model, Module):
         return optimized_module_class()(model, fullgraph)
     if not callable(model):

@@ -61,6 +61,7 @@ __all__ = [
     "_get_gemm_backend",
     "_grad",
     "_gradient_edge",
+    "_handle_epoch",
     "_im2col",
     "_is_fwd_grad_enabled",
     "_layer_norm",
@@ -3206,6 +3207,10 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, creat
     """The engine entry of `autograd.grad`."""
 def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]:
     """The gradient edge of a tensor: `(node, output_nr)`."""
+def _handle_epoch() -> Tensor:
+    """How many times a tensor object has been given a new handle (`resize_`,
+    `set_`) in this process.
+    """
 def _im2col(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
     """`nn.functional.unfold` with resolved pairs."""
 def _is_fwd_grad_enabled() -> Tensor: ...

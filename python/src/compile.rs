@@ -78,7 +78,10 @@ fn _capture_end(outputs: &Bound<'_, PyAny>) -> PyResult<(Option<PyProgram>, Opti
         }
     };
     Ok(match compile::end(&outs) {
-        Captured::Program(p) => (Some(PyProgram(Arc::new(p))), None),
+        Captured::Program(mut p) => {
+            p.fuse();
+            (Some(PyProgram(Arc::new(p))), None)
+        }
         Captured::Broken(why) => (None, Some(why)),
     })
 }
@@ -109,7 +112,15 @@ fn _tensor_id(t: &Bound<'_, PyTensor>) -> usize {
     t.get().tensor().id()
 }
 
+/// How many times a tensor object has been given a new handle (`resize_`,
+/// `set_`) in this process.
+#[pyfunction]
+fn _handle_epoch() -> u64 {
+    crate::tensor::HANDLE_EPOCH.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_handle_epoch, m)?)?;
     m.add_class::<PyProgram>()?;
     m.add_function(wrap_pyfunction!(_capture_begin, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_end, m)?)?;

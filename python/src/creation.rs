@@ -256,7 +256,7 @@ shape_factories! {
     ///             [0., 0., 0.]])
     ///     >>> ferrograd.zeros((2,), dtype=ferrograd.int64)
     ///     tensor([0, 0])
-    zeros => Tensor::try_zeros;
+    zeros => |s: &[usize], d| Tensor::full_of(s, Scalar::Int(0), d);
     /// ones(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor
     ///
     /// Returns a tensor of the given shape filled with ``1``.
@@ -277,7 +277,7 @@ shape_factories! {
     ///     >>> ferrograd.ones(2, 2)
     ///     tensor([[1., 1.],
     ///             [1., 1.]])
-    ones => Tensor::try_ones;
+    ones => |s: &[usize], d| Tensor::full_of(s, Scalar::Int(1), d);
 }
 
 shape_factories! {
@@ -380,7 +380,7 @@ pub fn full(
     let shape = sizes(&convert::int_list(size, "size")?)?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or(fill_dtype(v));
     let n: usize = shape.iter().product();
-    let t = nogil(size.py(), n, || Tensor::try_full(&shape, v, dt)).py()?;
+    let t = nogil(size.py(), n, || Tensor::full_of(&shape, v, dt)).py()?;
     deliver(size.py(), t, out, requires_grad)
 }
 
@@ -498,7 +498,7 @@ like_factories! {
     ///     >>> ferrograd.zeros_like(ferrograd.tensor([[1, 2], [3, 4]]))
     ///     tensor([[0, 0],
     ///             [0, 0]])
-    zeros_like => Tensor::try_zeros;
+    zeros_like => |s: &[usize], d| Tensor::full_of(s, Scalar::Int(0), d);
     /// ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
     ///
     /// Returns a tensor of ones with the shape (and, unless ``dtype`` is given,
@@ -518,7 +518,7 @@ like_factories! {
     /// Example:
     ///     >>> ferrograd.ones_like(ferrograd.tensor([1.0, 2.0, 3.0]))
     ///     tensor([1., 1., 1.])
-    ones_like => Tensor::try_ones;
+    ones_like => |s: &[usize], d| Tensor::full_of(s, Scalar::Int(1), d);
     /// empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None) -> Tensor
     ///
     /// Returns an uninitialised tensor with the shape (and, unless ``dtype`` is
@@ -584,7 +584,7 @@ pub fn full_like(
         device,
         requires_grad,
         memory_format,
-        |s, d| Tensor::try_full(s, v, d),
+        |s, d| Tensor::full_of(s, v, d),
     )
 }
 

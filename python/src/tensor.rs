@@ -105,6 +105,7 @@ impl PyTensor {
         if old.same(&next) {
             return;
         }
+        HANDLE_EPOCH.fetch_add(1, Ordering::Relaxed);
         let kept = old.binding_slot().take_kept();
         if kept.is_some() {
             next.binding_slot().with_kept(|k| *k = kept);
@@ -116,6 +117,10 @@ impl PyTensor {
         drop(old);
     }
 }
+
+/// Counts handle swaps (`replace`): `ferrograd.compile` rechecks the
+/// tensors its programs read by reference only when it moved.
+pub(crate) static HANDLE_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 // Note [Swapped handles]
 // A core tensor's layout and storage never change, yet `resize_` and

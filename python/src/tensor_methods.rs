@@ -521,9 +521,9 @@ impl PyTensor {
     ///     >>> y = x.detach()
     ///     >>> y.requires_grad, y.data_ptr() == x.data_ptr()
     ///     (False, True)
-    fn detach(&self) -> TensorOut {
+    fn detach(&self) -> PyResult<TensorOut> {
         let _span = ferrograd::profiler::op("aten::detach", &[&self.tensor()]);
-        TensorOut(self.tensor().detach())
+        Ok(TensorOut(self.tensor().detached().py()?))
     }
     /// A detached alias of this tensor that autograd does not track.
     ///

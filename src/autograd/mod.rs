@@ -70,7 +70,7 @@ pub use saved::{
     pop_saved_tensors_hooks, push_saved_tensors_hooks, Packed, SavedTensor, SavedTensorHooks,
 };
 pub use sum_to::{sum_to, sum_to_batched};
-pub(crate) use table::derivatives;
+pub(crate) use table::{captured, derivatives};
 pub use table::{BatchedRule, FormulaRow, ForwardRule, RecordedOutputs};
 
 use crate::tensor::Origin;

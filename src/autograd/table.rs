@@ -362,3 +362,31 @@ macro_rules! derivatives {
     };
 }
 pub(crate) use derivatives;
+
+/// Records a hand-written operation (one that is not a table row) when its
+/// thread captures, as the tables' operations record themselves (see
+/// `crate::compile`): `captured!(name (&self, other: &Tensor) -> Tensor
+/// { body })` is the body of the method `Tensor::name` with that
+/// signature (`captured!(Tensor::name ...)` for an associated function,
+/// `captured!(name ...)` without `&self` for a free function).
+macro_rules! captured {
+    ($ty:ident :: $name:ident $sig:tt -> $ret:ty $body:block) => {
+        $crate::autograd::captured!(@in [$ty] $name $sig -> $ret $body)
+    };
+    ($name:ident $sig:tt -> $ret:ty $body:block) => {
+        $crate::autograd::captured!(@in [] $name $sig -> $ret $body)
+    };
+    (@in [$($ty:ident)?] $name:ident $sig:tt -> $ret:ty $body:block) => {{
+        let __capture = $crate::compile::capturing()
+            .then(|| $crate::autograd::derivatives!(@keep $sig));
+        #[allow(clippy::redundant_closure_call)]
+        let __result = (|| -> $crate::Result<$ret> { $body })();
+        if let Some(g) = __capture {
+            let __outs = __result.as_ref().ok().map($crate::autograd::RecordedOutputs::outputs);
+            g.finish(stringify!($name), __outs.as_deref(), $crate::autograd::derivatives!(
+                @replay [$($ty)?] $name $sig));
+        }
+        __result
+    }};
+}
+pub(crate) use captured;

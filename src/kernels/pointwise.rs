@@ -45,6 +45,21 @@ macro_rules! float_fns {
             })
         }
 
+        /// The float32 block kernel of `f`, as `float_map` runs it over a
+        /// contiguous run (the same bits for the same inputs).
+        pub(crate) fn float_block32(f: FloatFn) -> fn(&[f32], &mut [f32]) {
+            match f {
+                $(FloatFn::$op => vm::run::<f32, vm::$k>,)*
+            }
+        }
+
+        /// The float64 block kernel of `f` (as [`float_block32`]).
+        pub(crate) fn float_block64(f: FloatFn) -> fn(&[f64], &mut [f64]) {
+            match f {
+                $(FloatFn::$op => vm::run::<f64, vm::$k>,)*
+            }
+        }
+
         /// `f` written over the float tensor `dst` in place; `None` when
         /// `dst` is not a float tensor.
         pub(crate) fn float_apply(f: FloatFn, dst: &Tensor) -> Option<Result<()>> {

@@ -90,17 +90,21 @@ impl Tensor {
 
     /// `zero_()`.
     pub fn zero_(&self) -> Result<()> {
-        self.fill_(0i64)
+        crate::autograd::captured!(zero_ (&self) -> () {
+            self.fill_(0i64)
+        })
     }
 
     /// `copy_(src)`: copies `src` (broadcast to this shape, cast to this
     /// dtype) into this tensor in place.
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        let _span = crate::trace::inplace_op("aten::copy_", self, &[src]);
-        if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
-            return Ok(());
-        }
-        kernels::basic::copy_into(self, src)
+        crate::autograd::captured!(copy_ (&self, src: &Tensor) -> () {
+            let _span = crate::trace::inplace_op("aten::copy_", self, &[src]);
+            if crate::autograd::inplace("copy_", self, &[src], |old| old.copied(src))? {
+                return Ok(());
+            }
+            kernels::basic::copy_into(self, src)
+        })
     }
 
     /// Zeros with this tensor's shape and dtype.

@@ -49,3 +49,17 @@ capture_plain!(
     super::ViewFn,
     super::linalg::GemmBackend,
 );
+
+impl<'a> Capturable<'a> for &'a super::fuse::FusedPlan {
+    type Kept = super::fuse::FusedPlan;
+    type Owned = super::fuse::FusedPlan;
+    fn keep(&self, _: &mut Recording) -> Option<Self::Kept> {
+        Some((*self).clone())
+    }
+    fn rebuild(kept: &Self::Kept, _: &[Tensor]) -> Self::Owned {
+        kept.clone()
+    }
+    fn view(owned: &'a Self::Owned) -> Self {
+        owned
+    }
+}

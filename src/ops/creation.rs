@@ -69,6 +69,23 @@ fn not_bool(op: &str, dtype: DType) -> Result<()> {
 }
 
 impl Tensor {
+    /// A new contiguous tensor of `shape` filled with `value`: the entry of
+    /// the factory functions (`zeros`, `ones`, `full` and their `_like`
+    /// forms), which a capture records, unlike [`Tensor::try_full`], which
+    /// kernels use for buffers they fill themselves.
+    pub fn full_of(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        crate::autograd::captured!(Tensor::full_of (shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+            Tensor::try_full(shape, value, dtype)
+        })
+    }
+
+    /// `detach()`, as a capture records it (see [`Tensor::detach`]).
+    pub fn detached(&self) -> Result<Tensor> {
+        crate::autograd::captured!(detached (&self) -> Tensor { Ok(self.detach()) })
+    }
+}
+
+impl Tensor {
     /// `arange(start, end, step)`: `start, start + step, ...` up to but
     /// excluding `end`; without `dtype`, int64 when every argument is an
     /// integer, else the default float dtype.

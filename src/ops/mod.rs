@@ -17,6 +17,7 @@ mod complex;
 pub mod conv;
 mod creation;
 mod fft;
+pub mod fuse;
 mod index;
 pub mod linalg;
 mod nn;
@@ -64,6 +65,7 @@ pub fn derivative_tables() -> Vec<&'static [FormulaRow]> {
         fft::FORMULAS,
         conv::FORMULAS,
         nn::FORMULAS,
+        fuse::FORMULAS,
     ];
     tables.extend_from_slice(index::FORMULA_TABLES);
     tables.extend_from_slice(reduce::FORMULA_TABLES);

@@ -78,15 +78,17 @@ impl Source {
     }
 }
 
-type RowFn = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
+pub(crate) type RowFn = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
 
 /// One recorded operation.
-struct Row {
-    name: &'static str,
-    run: Box<RowFn>,
-    grad_mode: bool,
+pub(crate) struct Row {
+    pub(crate) name: &'static str,
+    pub(crate) run: Box<RowFn>,
+    pub(crate) grad_mode: bool,
+    /// Its tensor arguments' sources, in the order it took them.
+    pub(crate) inputs: Vec<Source>,
     /// How many outputs it gave at capture time.
-    outputs: usize,
+    pub(crate) outputs: usize,
 }
 
 /// The state of a capture in progress on this thread.
@@ -101,6 +103,8 @@ pub struct Recording {
     inputs: usize,
     rows: Vec<Row>,
     broken: Option<String>,
+    /// The sources handed out for the operation being recorded.
+    pending: Vec<Source>,
 }
 
 impl Recording {
@@ -108,6 +112,12 @@ impl Recording {
     /// broken) when `t` was made during the capture by something that was
     /// not recorded.
     pub fn source(&mut self, t: &Tensor) -> Option<Source> {
+        let s = self.lookup(t)?;
+        self.pending.push(s.clone());
+        Some(s)
+    }
+
+    fn lookup(&mut self, t: &Tensor) -> Option<Source> {
         if let Some(&i) = self.ids.get(&t.id()) {
             return Some(Source::Value(i));
         }
@@ -185,6 +195,7 @@ pub fn row_start<K>(keep: impl FnOnce(&mut Recording) -> Option<K>) -> RowGuard<
             if r.broken.is_some() {
                 return None;
             }
+            r.pending.clear();
             let k = keep(r);
             if k.is_none() {
                 r.break_with("an argument of a captured operation cannot be copied".into());
@@ -222,10 +233,12 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
             for t in outs {
                 r.add_value(t);
             }
+            let inputs = std::mem::take(&mut r.pending);
             r.rows.push(Row {
                 name,
                 run: Box::new(move |vals| run(&kept, vals)),
                 grad_mode,
+                inputs,
                 outputs: outs.len(),
             });
         });
@@ -234,9 +247,9 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
 
 /// A recorded program: replays the captured operations over new inputs.
 pub struct Program {
-    rows: Vec<Row>,
-    inputs: usize,
-    outputs: Vec<Source>,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) inputs: usize,
+    pub(crate) outputs: Vec<Source>,
     constants: Vec<Tensor>,
 }
 
@@ -295,6 +308,7 @@ pub fn begin(inputs: &[Tensor]) -> Result<()> {
         inputs: inputs.len(),
         rows: Vec::new(),
         broken: None,
+        pending: Vec::new(),
     };
     for t in inputs {
         r.add_value(t);
@@ -470,32 +484,29 @@ pub trait Capturable<'a>: Sized {
     fn view(owned: &'a Self::Owned) -> Self;
 }
 
-impl<'a> Capturable<'a> for &'a Tensor {
-    type Kept = Source;
-    type Owned = Tensor;
-    fn keep(&self, rec: &mut Recording) -> Option<Source> {
-        rec.source(self)
-    }
-    fn rebuild(kept: &Source, vals: &[Tensor]) -> Tensor {
-        kept.get(vals)
-    }
-    fn view(owned: &'a Tensor) -> Self {
-        owned
-    }
+/// A tensor argument, borrowed (`&Tensor`) or owned (`Tensor`): kept as
+/// its source.
+macro_rules! tensor_arg {
+    ($($t:ty => |$o:ident| $view:expr;)*) => {$(
+        impl<'a> Capturable<'a> for $t {
+            type Kept = Source;
+            type Owned = Tensor;
+            fn keep(&self, rec: &mut Recording) -> Option<Source> {
+                rec.source(self)
+            }
+            fn rebuild(kept: &Source, vals: &[Tensor]) -> Tensor {
+                kept.get(vals)
+            }
+            fn view($o: &'a Tensor) -> Self {
+                $view
+            }
+        }
+    )*};
 }
 
-impl<'a> Capturable<'a> for Tensor {
-    type Kept = Source;
-    type Owned = Tensor;
-    fn keep(&self, rec: &mut Recording) -> Option<Source> {
-        rec.source(self)
-    }
-    fn rebuild(kept: &Source, vals: &[Tensor]) -> Tensor {
-        kept.get(vals)
-    }
-    fn view(owned: &'a Tensor) -> Self {
-        owned.clone()
-    }
+tensor_arg! {
+    &'a Tensor => |owned| owned;
+    Tensor => |owned| owned.clone();
 }
 
 impl<'a> Capturable<'a> for Option<&'a Tensor> {

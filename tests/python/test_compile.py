@@ -7,7 +7,7 @@ Random chains reuse the transform test's op tables.
 
 from __future__ import annotations
 
-import threading
+import concurrent.futures
 
 import ferrograd as torch
 import numpy as np
@@ -16,9 +16,6 @@ from ferrograd._compile import _Entry
 from transform_programs import UNARY
 
 NAMES = sorted(UNARY)
-# Ops built on something other than the derivative tables' operations
-# (softplus): calls using it run eagerly.
-EAGER_ONLY = {"softplus"}
 
 
 def _chain(seed: int):
@@ -48,7 +45,7 @@ def _values_and_grads(f, shape, seed):
     c = torch.tensor(g.normal(size=shape))
     loss, y = f(x, c)
     loss.backward()
-    return _bits(loss), _bits(y), _bits(x.grad)
+    return _bits(loss), _bits(y), x.grad.numpy()
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -57,9 +54,12 @@ def test_random_chains_replay_eager_values_and_gradients(seed):
     cf = torch.compile(f)
     shapes = [(3,), (3,), (2, 4), (3,), (2, 4)]  # a changed shape records a second program
     for i, shape in enumerate(shapes):
-        assert _values_and_grads(cf, shape, i) == _values_and_grads(f, shape, i), names
+        got, want = _values_and_grads(cf, shape, i), _values_and_grads(f, shape, i)
+        # Values bitwise; gradients of fused runs within float rounding.
+        assert got[:2] == want[:2], names
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-10, atol=1e-12, err_msg=str(names))
     entries = [e for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
-    assert len(entries) == (0 if EAGER_ONLY & set(names) else 2), names
+    assert len(entries) == 2, names
 
 
 def test_replay_does_not_run_the_python_function():
@@ -151,7 +151,7 @@ def test_module_train_eval_and_state():
             np.testing.assert_array_equal(m[2].running_mean.numpy(), ref[2].running_mean.numpy())
         a.sum().backward()
         b.sum().backward()
-        np.testing.assert_array_equal(m[0].weight.grad.numpy(), ref[0].weight.grad.numpy())
+        np.testing.assert_allclose(m[0].weight.grad.numpy(), ref[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_optimizer_updates_are_seen_by_the_replay():
@@ -184,27 +184,18 @@ def test_compiled_steps_from_eight_threads_match_eager():
     for m, r in zip(models, refs, strict=False):
         r.load_state_dict(m.state_dict())
     xs = [torch.randn(5, 6) for _ in range(8)]
-    errors = []
 
     def work(i):
-        try:
-            cm = torch.compile(models[i])
-            for _ in range(20):
-                for mm in (models[i],):
-                    mm.zero_grad()
-                cm(xs[i]).pow(2).mean().backward()
-                with torch.no_grad():
-                    for p in models[i].parameters():
-                        p -= 0.05 * p.grad
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        cm = torch.compile(models[i])
+        for _ in range(20):
+            models[i].zero_grad()
+            cm(xs[i]).pow(2).mean().backward()
+            with torch.no_grad():
+                for p in models[i].parameters():
+                    p -= 0.05 * p.grad
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(work, range(8)))  # re-raises a worker's error
     for i in range(8):
         for _ in range(20):
             refs[i].zero_grad()
@@ -235,3 +226,87 @@ def test_reset_and_disable():
     g(x)
     assert len(calls) == 4
     assert not torch.compiler.is_compiling()
+
+
+def _common_ops(x, w):
+    """Factories, comparisons, detach and hand-written in-place methods."""
+    mask = (x > 0) & (w.abs() < 2)
+    y = torch.where(mask, x * w, torch.zeros_like(x)) + torch.ones(x.shape[-1])
+    z = y.clone()
+    z.mul_(2).clamp_(-3, 3)
+    z.copy_(z - torch.full_like(z, 0.5))
+    target = (x * 2).detach()
+    return torch.nn.functional.mse_loss(z, target) + (y - 1).pow(2).mean()
+
+
+def test_factories_comparisons_and_in_place_methods_are_captured():
+    cf = torch.compile(_common_ops)
+    g = np.random.default_rng(5)
+    for _ in range(4):
+        x = torch.tensor(g.normal(size=(3, 4)), requires_grad=True)
+        w = torch.tensor(g.normal(size=(3, 4)), requires_grad=True)
+        x2, w2 = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+        got, want = cf(x, w), _common_ops(x2, w2)
+        assert _bits(got) == _bits(want)
+        got.backward()
+        want.backward()
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-12, atol=1e-14)
+    progs = [e for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    assert len(progs) == 1 and "full_of" in progs[0].ops and "detached" in progs[0].ops
+
+
+def test_random_factories_run_eagerly():
+    def f(x):
+        return x + torch.randn(x.shape)
+
+    ex = torch._dynamo.explain(f)(torch.zeros(3))
+    assert ex.graph_count == 0
+    cf = torch.compile(f)
+    torch.manual_seed(3)
+    a = cf(torch.zeros(3))
+    torch.manual_seed(3)
+    np.testing.assert_array_equal(a.numpy(), f(torch.zeros(3)).numpy())
+    torch.manual_seed(4)
+    b = cf(torch.zeros(3))
+    assert not np.array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
+    dt = getattr(torch, dtype)
+
+    def f(a, b, c):
+        return ((a * b + c).tanh() * a - (c / b).sigmoid()).sum()
+
+    cf = torch.compile(f)
+    g = np.random.default_rng(7)
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for n in (5, 3000, 70_000):
+        leaves = [torch.tensor(g.uniform(0.5, 2.0, size=n), dtype=dt, requires_grad=True) for _ in range(3)]
+        twins = [t.detach().clone().requires_grad_() for t in leaves]
+        got, want = cf(*leaves), f(*twins)
+        np.testing.assert_allclose(got.item(), want.item(), rtol=rtol)
+        got.backward()
+        want.backward()
+        for a, b in zip(leaves, twins, strict=True):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol)
+    ops = [e.ops for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    assert ops and all(o == ["fused_elementwise", "sum"] for o in ops), ops
+
+
+def test_fused_runs_take_second_derivatives():
+    def f(x, w):
+        return (x * x * w).tanh().exp()
+
+    cf = torch.compile(f)
+    x, w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True), torch.randn(4, 3, dtype=torch.float64)
+
+    def hess_diag(fn):
+        (gx,) = torch.autograd.grad(fn(x, w).sum(), x, create_graph=True)
+        (hx,) = torch.autograd.grad(gx.sum(), x)
+        return hx.numpy()
+
+    np.testing.assert_allclose(hess_diag(cf), hess_diag(f), rtol=1e-10)
+    xt = torch.randn(3, 4, dtype=torch.float64).t()  # another layout: the unfused operations run
+    np.testing.assert_array_equal(cf(xt, w).numpy(), f(xt, w).numpy())

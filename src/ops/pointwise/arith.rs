@@ -377,21 +377,23 @@ derivatives! {
 impl Tensor {
     /// In-place form of [`Tensor::add_scaled`].
     pub fn add_scaled_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
-        if alpha == Scalar::Int(1) {
-            return self.add_(other);
-        }
-        let _span = crate::trace::inplace_op("aten::add_", self, &[other]);
-        if inplace("add_", self, &[other], |s| s.add_scaled(other, alpha))? {
-            return Ok(());
-        }
-        let b = inplace_operand("add_", self, other)?;
-        let dt = self.dtype();
-        crate::dispatch_arith!(dt, T => {
-            let k: T = scalar_factor("alpha", alpha, dt)?;
-            apply2::<T, T>(self, &b, move |x, y| T::add_scaled(x, k, y))
-        }, else {
-            let k: bool = scalar_factor("alpha", alpha, dt)?;
-            apply2::<bool, bool>(self, &b, move |x, y| x | (k & y))
+        crate::autograd::captured!(add_scaled_ (&self, other: &Tensor, alpha: Scalar) -> () {
+            if alpha == Scalar::Int(1) {
+                return self.add_(other);
+            }
+            let _span = crate::trace::inplace_op("aten::add_", self, &[other]);
+            if inplace("add_", self, &[other], |s| s.add_scaled(other, alpha))? {
+                return Ok(());
+            }
+            let b = inplace_operand("add_", self, other)?;
+            let dt = self.dtype();
+            crate::dispatch_arith!(dt, T => {
+                let k: T = scalar_factor("alpha", alpha, dt)?;
+                apply2::<T, T>(self, &b, move |x, y| T::add_scaled(x, k, y))
+            }, else {
+                let k: bool = scalar_factor("alpha", alpha, dt)?;
+                apply2::<bool, bool>(self, &b, move |x, y| x | (k & y))
+            })
         })
     }
 
@@ -402,43 +404,49 @@ impl Tensor {
 
     /// In-place form of [`Tensor::sub_scaled`].
     pub fn sub_scaled_(&self, other: &Tensor, alpha: Scalar) -> Result<()> {
-        let _span = crate::trace::inplace_op("aten::sub_", self, &[other]);
-        if inplace("sub_", self, &[other], |s| s.sub_scaled(other, alpha))? {
-            return Ok(());
-        }
-        let b = inplace_operand("sub_", self, other)?;
-        let dt = self.dtype();
-        crate::dispatch_arith!(dt, T => {
-            let k: T = scalar_factor("alpha", alpha, dt)?;
-            if alpha == Scalar::Int(1) {
-                apply2::<T, T>(self, &b, T::sub)
-            } else {
-                apply2::<T, T>(self, &b, move |x, y| T::sub_scaled(x, k, y))
+        crate::autograd::captured!(sub_scaled_ (&self, other: &Tensor, alpha: Scalar) -> () {
+            let _span = crate::trace::inplace_op("aten::sub_", self, &[other]);
+            if inplace("sub_", self, &[other], |s| s.sub_scaled(other, alpha))? {
+                return Ok(());
             }
-        }, else Err(bool_sub_error()))
+            let b = inplace_operand("sub_", self, other)?;
+            let dt = self.dtype();
+            crate::dispatch_arith!(dt, T => {
+                let k: T = scalar_factor("alpha", alpha, dt)?;
+                if alpha == Scalar::Int(1) {
+                    apply2::<T, T>(self, &b, T::sub)
+                } else {
+                    apply2::<T, T>(self, &b, move |x, y| T::sub_scaled(x, k, y))
+                }
+            }, else Err(bool_sub_error()))
+        })
     }
 
     /// `mul_(other)`: in place (bool: logical and).
     pub fn mul_(&self, other: &Tensor) -> Result<()> {
-        let _span = crate::trace::inplace_op("aten::mul_", self, &[other]);
-        if inplace("mul_", self, &[other], |s| s.mul(other))? {
-            return Ok(());
-        }
-        let b = inplace_operand("mul_", self, other)?;
-        crate::dispatch_arith!(self.dtype(), T => apply2::<T, T>(self, &b, T::mul),
-            else apply2::<bool, bool>(self, &b, |x, y| x & y))
+        crate::autograd::captured!(mul_ (&self, other: &Tensor) -> () {
+            let _span = crate::trace::inplace_op("aten::mul_", self, &[other]);
+            if inplace("mul_", self, &[other], |s| s.mul(other))? {
+                return Ok(());
+            }
+            let b = inplace_operand("mul_", self, other)?;
+            crate::dispatch_arith!(self.dtype(), T => apply2::<T, T>(self, &b, T::mul),
+                else apply2::<bool, bool>(self, &b, |x, y| x & y))
+        })
     }
 
     /// In-place form of [`Tensor::div_mode`].
     pub fn div_mode_(&self, other: &Tensor, mode: Option<RoundingMode>) -> Result<()> {
-        if mode.is_some() && inplace("div_", self, &[other], |s| s.div_mode(other, mode))? {
-            return Ok(());
-        }
-        match mode {
-            None => self.div_(other),
-            Some(RoundingMode::Trunc) => self.binary_num_::<DivTrunc>("div_trunc_", other),
-            Some(RoundingMode::Floor) => self.binary_num_::<FloorDiv>("div_floor_", other),
-        }
+        crate::autograd::captured!(div_mode_ (&self, other: &Tensor, mode: Option<RoundingMode>) -> () {
+            if mode.is_some() && inplace("div_", self, &[other], |s| s.div_mode(other, mode))? {
+                return Ok(());
+            }
+            match mode {
+                None => self.div_(other),
+                Some(RoundingMode::Trunc) => self.binary_num_::<DivTrunc>("div_trunc_", other),
+                Some(RoundingMode::Floor) => self.binary_num_::<FloorDiv>("div_floor_", other),
+            }
+        })
     }
 }
 

@@ -177,13 +177,15 @@ impl Tensor {
 
     /// In-place form of [`Tensor::nextafter`].
     pub fn nextafter_(&self, other: &Tensor) -> Result<()> {
-        check_write(self)?;
-        let b = inplace_operand("nextafter_", self, other)?;
-        match self.dtype() {
-            DType::Float32 => apply2::<f32, f32>(self, &b, next_after32),
-            DType::Float64 => apply2::<f64, f64>(self, &b, next_after64),
-            dt => Err(unsupported("nextafter_", dt)),
-        }
+        crate::autograd::captured!(nextafter_ (&self, other: &Tensor) -> () {
+            check_write(self)?;
+            let b = inplace_operand("nextafter_", self, other)?;
+            match self.dtype() {
+                DType::Float32 => apply2::<f32, f32>(self, &b, next_after32),
+                DType::Float64 => apply2::<f64, f64>(self, &b, next_after64),
+                dt => Err(unsupported("nextafter_", dt)),
+            }
+        })
     }
 }
 

@@ -1,10 +1,26 @@
 //! Comparisons, logical and bitwise ops, closeness tests.
 
 use super::{all_true, assign, unsupported};
-use crate::autograd::check_write;
+use crate::autograd::{captured, check_write};
 use crate::kernels::iter::{apply2, map2};
 use crate::ops::binary::{inplace_operand, promote2};
 use crate::{dispatch, DType, Element, Error, Result, Tensor};
+
+/// The method `$name(&self, other)`: `$body` over both operands promoted
+/// to their common dtype `$dt`, traced as `aten::$name` and recorded by a
+/// capture.
+macro_rules! promoted_op {
+    ($doc:literal $name:ident, |$dt:ident, $a:ident, $b:ident| $body:expr) => {
+        #[doc = $doc]
+        pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+            captured!($name (&self, other: &Tensor) -> Tensor {
+                let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
+                let ($dt, $a, $b) = promote2(self, other);
+                $body
+            })
+        }
+    };
+}
 
 /// Defines comparison ops: computed in the promoted dtype, bool results.
 /// The in-place forms store 0/1 in the tensor's own dtype. Equality takes
@@ -20,16 +36,13 @@ macro_rules! comparisons {
     ($($doc:literal $name:ident $name_:ident $op:tt $kind:ident;)*) => {
         impl Tensor {
             $(
-                #[doc = $doc]
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
-                    let (dt, a, b) = promote2(self, other);
-                    comparisons!(@kernel $kind $name $op dt a b)
-                }
+                promoted_op!($doc $name, |dt, a, b| comparisons!(@kernel $kind $name $op dt a b));
 
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: &Tensor) -> Result<()> {
-                    assign(stringify!($name_), self, &self.$name(other)?)
+                    captured!($name_ (&self, other: &Tensor) -> () {
+                        assign(stringify!($name_), self, &self.$name(other)?)
+                    })
                 }
             )*
         }
@@ -53,14 +66,18 @@ macro_rules! logical {
             $(
                 #[doc = $doc]
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
-                    let (a, b) = (self.to_dtype(DType::Bool), other.to_dtype(DType::Bool));
-                    map2::<bool, bool, bool>(&a, &b, |$x, $y| $body)
+                    captured!($name (&self, other: &Tensor) -> Tensor {
+                        let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
+                        let (a, b) = (self.to_dtype(DType::Bool), other.to_dtype(DType::Bool));
+                        map2::<bool, bool, bool>(&a, &b, |$x, $y| $body)
+                    })
                 }
 
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: &Tensor) -> Result<()> {
-                    assign(stringify!($name_), self, &self.$name(other)?)
+                    captured!($name_ (&self, other: &Tensor) -> () {
+                        assign(stringify!($name_), self, &self.$name(other)?)
+                    })
                 }
             )*
         }
@@ -78,17 +95,12 @@ macro_rules! bitwise {
     ($($doc:literal $name:ident $name_:ident $op:tt;)*) => {
         impl Tensor {
             $(
-                #[doc = $doc]
-                pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                    let _span = crate::trace::op(concat!("aten::", stringify!($name)), &[self, other]);
-                    let (dt, a, b) = promote2(self, other);
-                    match dt {
-                        DType::Bool => map2::<bool, bool, bool>(&a, &b, |x, y| x $op y),
-                        DType::Int32 => map2::<i32, i32, i32>(&a, &b, |x, y| x $op y),
-                        DType::Int64 => map2::<i64, i64, i64>(&a, &b, |x, y| x $op y),
-                        _ => Err(unsupported(stringify!($name), dt)),
-                    }
-                }
+                promoted_op!($doc $name, |dt, a, b| match dt {
+                    DType::Bool => map2::<bool, bool, bool>(&a, &b, |x, y| x $op y),
+                    DType::Int32 => map2::<i32, i32, i32>(&a, &b, |x, y| x $op y),
+                    DType::Int64 => map2::<i64, i64, i64>(&a, &b, |x, y| x $op y),
+                    _ => Err(unsupported(stringify!($name), dt)),
+                });
 
                 #[doc = concat!("In-place form of `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: &Tensor) -> Result<()> {

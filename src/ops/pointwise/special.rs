@@ -52,16 +52,18 @@ fn check_order(n: i64) -> Result<()> {
 impl Tensor {
     /// In-place form of [`Tensor::polygamma`].
     pub fn polygamma_(&self, n: i64) -> Result<()> {
-        check_order(n)?;
-        if n == 0 {
-            return self.digamma_();
-        }
-        let _span = crate::trace::inplace_op("aten::polygamma_", self, &[]);
-        if inplace("polygamma_", self, &[], |s| s.polygamma(n))? {
-            return Ok(());
-        }
-        dispatch_float!(self.dtype(), T => apply1::<T>(self, move |v| T::from_f64(sp::polygamma(n as u32, v.to_f64()))),
-            else Err(unsupported("polygamma_", self.dtype())))
+        crate::autograd::captured!(polygamma_ (&self, n: i64) -> () {
+            check_order(n)?;
+            if n == 0 {
+                return self.digamma_();
+            }
+            let _span = crate::trace::inplace_op("aten::polygamma_", self, &[]);
+            if inplace("polygamma_", self, &[], |s| s.polygamma(n))? {
+                return Ok(());
+            }
+            dispatch_float!(self.dtype(), T => apply1::<T>(self, move |v| T::from_f64(sp::polygamma(n as u32, v.to_f64()))),
+                else Err(unsupported("polygamma_", self.dtype())))
+        })
     }
 }
 

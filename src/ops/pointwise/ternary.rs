@@ -247,26 +247,28 @@ impl Tensor {
 
     /// In-place form of [`Tensor::clamp`].
     pub fn clamp_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<()> {
-        let bounds: smallvec::SmallVec<[&Tensor; 2]> = min.into_iter().chain(max).collect();
-        let _span = crate::trace::inplace_op("aten::clamp_", self, &bounds);
-        if inplace("clamp_", self, &bounds, |s| s.clamp(min, max))? {
-            return Ok(());
-        }
-        let dt = clamp_dtype(self, min, max)?;
-        check_inplace("clamp_", self, dt)?;
-        let own = self.dtype();
-        dispatch_numeric!(own, T => match (min, max) {
-            // Scalar bounds: one read-modify-write pass with no bound tensors.
-            (Some(lo), Some(hi)) if single(lo, self) && single(hi, self) => {
-                let (lo, hi): (T, T) = (lo.item()?.to_elem(), hi.item()?.to_elem());
-                apply1::<T>(self, move |v| T::min_nan(T::max_nan(v, lo), hi))
+        crate::autograd::captured!(clamp_ (&self, min: Option<&Tensor>, max: Option<&Tensor>) -> () {
+            let bounds: smallvec::SmallVec<[&Tensor; 2]> = min.into_iter().chain(max).collect();
+            let _span = crate::trace::inplace_op("aten::clamp_", self, &bounds);
+            if inplace("clamp_", self, &bounds, |s| s.clamp(min, max))? {
+                return Ok(());
             }
-            (Some(lo), Some(hi)) => apply3::<T, T, T>(self, &lo.to_dtype(own), &hi.to_dtype(own),
-                |v, lo, hi| T::min_nan(T::max_nan(v, lo), hi)),
-            (Some(lo), None) => apply2::<T, T>(self, &lo.to_dtype(own), T::max_nan),
-            (None, Some(hi)) => apply2::<T, T>(self, &hi.to_dtype(own), T::min_nan),
-            (None, None) => Err(no_bounds()),
-        }, else Err(unsupported("clamp_", own)))
+            let dt = clamp_dtype(self, min, max)?;
+            check_inplace("clamp_", self, dt)?;
+            let own = self.dtype();
+            dispatch_numeric!(own, T => match (min, max) {
+                // Scalar bounds: one read-modify-write pass with no bound tensors.
+                (Some(lo), Some(hi)) if single(lo, self) && single(hi, self) => {
+                    let (lo, hi): (T, T) = (lo.item()?.to_elem(), hi.item()?.to_elem());
+                    apply1::<T>(self, move |v| T::min_nan(T::max_nan(v, lo), hi))
+                }
+                (Some(lo), Some(hi)) => apply3::<T, T, T>(self, &lo.to_dtype(own), &hi.to_dtype(own),
+                    |v, lo, hi| T::min_nan(T::max_nan(v, lo), hi)),
+                (Some(lo), None) => apply2::<T, T>(self, &lo.to_dtype(own), T::max_nan),
+                (None, Some(hi)) => apply2::<T, T>(self, &hi.to_dtype(own), T::min_nan),
+                (None, None) => Err(no_bounds()),
+            }, else Err(unsupported("clamp_", own)))
+        })
     }
 
     /// `clamp_min(min)`: `clamp(min=min)`.
@@ -280,11 +282,13 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_min`].
     pub fn clamp_min_(&self, min: &Tensor) -> Result<()> {
-        let _span = crate::trace::inplace_op("aten::clamp_min_", self, &[min]);
-        if inplace("clamp_min_", self, &[min], |s| s.clamp_min(min))? {
-            return Ok(());
-        }
-        self.clamp_(Some(min), None)
+        crate::autograd::captured!(clamp_min_ (&self, min: &Tensor) -> () {
+            let _span = crate::trace::inplace_op("aten::clamp_min_", self, &[min]);
+            if inplace("clamp_min_", self, &[min], |s| s.clamp_min(min))? {
+                return Ok(());
+            }
+            self.clamp_(Some(min), None)
+        })
     }
     /// `clamp_max(max)`: `clamp(max=max)`.
     pub fn clamp_max(&self, max: &Tensor) -> Result<Tensor> {
@@ -297,11 +301,13 @@ impl Tensor {
     }
     /// In-place form of [`Tensor::clamp_max`].
     pub fn clamp_max_(&self, max: &Tensor) -> Result<()> {
-        let _span = crate::trace::inplace_op("aten::clamp_max_", self, &[max]);
-        if inplace("clamp_max_", self, &[max], |s| s.clamp_max(max))? {
-            return Ok(());
-        }
-        self.clamp_(None, Some(max))
+        crate::autograd::captured!(clamp_max_ (&self, max: &Tensor) -> () {
+            let _span = crate::trace::inplace_op("aten::clamp_max_", self, &[max]);
+            if inplace("clamp_max_", self, &[max], |s| s.clamp_max(max))? {
+                return Ok(());
+            }
+            self.clamp_(None, Some(max))
+        })
     }
 
     fn addcmul_kernel(&self, tensor1: &Tensor, tensor2: &Tensor, value: Scalar) -> Result<Tensor> {

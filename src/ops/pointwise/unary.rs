@@ -475,17 +475,19 @@ impl Tensor {
     // autograd errors name the op `round_`.
     /// In-place form of [`Tensor::round_decimals`].
     pub fn round_decimals_(&self, decimals: i64) -> Result<()> {
-        if decimals == 0 {
-            return self.round_();
-        }
-        let _span = crate::trace::inplace_op("aten::round_", self, &[]);
-        if inplace("round_", self, &[], |s| s.round_decimals(decimals))? {
-            return Ok(());
-        }
-        dispatch_float!(self.dtype(), T => {
-            let (scale, up) = decimal_scale::<T>(decimals);
-            apply1::<T>(self, move |x| round_scaled(x, scale, up))
-        }, else Err(unsupported("round_decimals_", self.dtype())))
+        crate::autograd::captured!(round_decimals_ (&self, decimals: i64) -> () {
+            if decimals == 0 {
+                return self.round_();
+            }
+            let _span = crate::trace::inplace_op("aten::round_", self, &[]);
+            if inplace("round_", self, &[], |s| s.round_decimals(decimals))? {
+                return Ok(());
+            }
+            dispatch_float!(self.dtype(), T => {
+                let (scale, up) = decimal_scale::<T>(decimals);
+                apply1::<T>(self, move |x| round_scaled(x, scale, up))
+            }, else Err(unsupported("round_decimals_", self.dtype())))
+        })
     }
 
     /// `square()`: `x * x` (bool squares to int64, as torch's `pow(x, 2)`).
@@ -495,7 +497,9 @@ impl Tensor {
 
     /// In-place form of [`Tensor::square`].
     pub fn square_(&self) -> Result<()> {
-        self.pow_(&Tensor::scalar(2i64))
+        crate::autograd::captured!(square_ (&self) -> () {
+            self.pow_(&Tensor::scalar(2i64))
+        })
     }
 
     /// `positive()`: the tensor itself (refused for bool, as torch).
@@ -574,7 +578,9 @@ impl Tensor {
 
     /// In-place form of [`Tensor::logical_not`] (stores 0/1 in this dtype).
     pub fn logical_not_(&self) -> Result<()> {
-        assign("logical_not_", self, &self.logical_not())
+        crate::autograd::captured!(logical_not_ (&self) -> () {
+            assign("logical_not_", self, &self.logical_not())
+        })
     }
 
     /// `bitwise_not()` (`~x`): bit complement of integers, negation of bools.
@@ -589,13 +595,15 @@ impl Tensor {
 
     /// In-place form of [`Tensor::bitwise_not`].
     pub fn bitwise_not_(&self) -> Result<()> {
-        check_write(self)?;
-        match self.dtype() {
-            DType::Bool => apply1::<bool>(self, |x| !x),
-            DType::Int32 => apply1::<i32>(self, |x| !x),
-            DType::Int64 => apply1::<i64>(self, |x| !x),
-            dt => Err(unsupported("bitwise_not_", dt)),
-        }
+        crate::autograd::captured!(bitwise_not_ (&self) -> () {
+            check_write(self)?;
+            match self.dtype() {
+                DType::Bool => apply1::<bool>(self, |x| !x),
+                DType::Int32 => apply1::<i32>(self, |x| !x),
+                DType::Int64 => apply1::<i64>(self, |x| !x),
+                dt => Err(unsupported("bitwise_not_", dt)),
+            }
+        })
     }
 }
 

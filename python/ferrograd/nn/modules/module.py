@@ -178,6 +178,11 @@ def _floating_cast(name: str, dtype: str) -> Any:
     return cast
 
 
+#: Counts changes to any module's attributes, parameters, buffers or
+#: submodules (``train()``/``eval()`` included): ``ferrograd.compile``
+#: recomputes its guards on modules only when it moved.
+STRUCTURE_EPOCH = [0]
+
 class Module:
     r"""Base class for all neural network modules.
 
@@ -248,6 +253,7 @@ class Module:
             >>> m.running_mean, list(m.state_dict())
             (tensor([0., 0., 0.]), ['running_mean'])
         """
+        STRUCTURE_EPOCH[0] += 1
         _check_new_name(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
@@ -269,6 +275,7 @@ class Module:
             >>> [name for name, _ in m.named_parameters()]
             ['bias']
         """
+        STRUCTURE_EPOCH[0] += 1
         _check_new_name(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
@@ -299,6 +306,7 @@ class Module:
               (act): ReLU()
             )
         """
+        STRUCTURE_EPOCH[0] += 1
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         elif not isinstance(name, str):
@@ -381,6 +389,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        STRUCTURE_EPOCH[0] += 1
         def remove_from(*dicts_or_sets: Any) -> None:
             for d in dicts_or_sets:
                 if name in d:
@@ -434,6 +443,7 @@ class Module:
                     super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
+        STRUCTURE_EPOCH[0] += 1
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
