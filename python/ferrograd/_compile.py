@@ -19,7 +19,8 @@ from typing import Any
 
 from . import _core
 from ._core import Tensor
-from .nn.modules.module import STRUCTURE_EPOCH, Module
+from .nn.modules._state_dict import STRUCTURE_EPOCH
+from .nn.modules.module import Module
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 #: Programs kept per compiled function (torch's ``recompile_limit``);
@@ -142,11 +143,6 @@ class _Refs:
             if _keep_ref(v):
                 out.append(v)
         return out
-
-
-def _referenced(fn: Callable) -> list[Any]:
-    """The values :class:`_Refs` finds for ``fn`` now."""
-    return _Refs(fn).values()
 
 
 def _guarded_tensors(objs: list[Any]) -> set[int]:
@@ -294,38 +290,25 @@ def _wrap_function(fn: Callable, fullgraph: bool) -> Callable:
     return wrapper
 
 
-def _optimized_module_class() -> type:
-    class OptimizedModule(Module):
-        """A compiled module (torch's ``OptimizedModule``): calls run the
-        wrapped module's ``forward`` through a compiled program; parameters,
-        ``state_dict`` (keys prefixed ``_orig_mod.``), ``train()``/``eval()``
-        reach the original module, kept as ``_orig_mod``."""
+class OptimizedModule(Module):
+    """A compiled module (torch's ``OptimizedModule``): calls run the
+    wrapped module's ``forward`` through a compiled program; parameters,
+    ``state_dict`` (keys prefixed ``_orig_mod.``), ``train()``/``eval()``
+    reach the original module, kept as ``_orig_mod``."""
 
-        def __init__(self, mod: Module, fullgraph: bool) -> None:
-            super().__init__()
-            self._orig_mod = mod
-            object.__setattr__(self, "_compiled", _Compiled(mod.forward, fullgraph, owner=mod))
+    def __init__(self, mod: Module, fullgraph: bool) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", _Compiled(mod.forward, fullgraph, owner=mod))
 
-        def forward(self, *args: Any, **kwargs: Any) -> Any:
-            return self._compiled(*args, **kwargs)
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
 
-        def __getattr__(self, name: str) -> Any:
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self._orig_mod, name)
-
-    return OptimizedModule
-
-
-_OptimizedModule: type | None = None
-
-
-def optimized_module_class() -> type:
-    global _OptimizedModule
-    if _OptimizedModule is None:
-        _OptimizedModule = _optimized_module_class()
-    return _OptimizedModule
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._orig_mod, name)
 
 
 def compile(
@@ -371,7 +354,7 @@ def compile(
     if disable:
         return model
     if isinstance(model, Module):
-        return optimized_module_class()(model, fullgraph)
+        return OptimizedModule(model, fullgraph)
     if not callable(model):
         raise RuntimeError(f"compile: expected a callable or a Module, got {type(model).__name__}")
     return _wrap_function(model, fullgraph)

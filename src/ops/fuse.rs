@@ -170,10 +170,12 @@ fn add_into<T: Elem>(acc: &mut [T], v: &[T]) {
 }
 
 impl FusedPlan {
-    /// The steps that run a float function (worth keeping for backward).
-    fn float_steps(&self) -> Vec<usize> {
-        (0..self.0.steps.len())
-            .filter(|&k| matches!(self.0.steps[k], Step::Float(..)))
+    /// The steps whose results the forward keeps for backward: the float
+    /// functions (dearer to compute again than to read), but the last.
+    fn kept_steps(&self) -> Vec<usize> {
+        let steps = &self.0.steps;
+        (0..steps.len().saturating_sub(1))
+            .filter(|&k| matches!(steps[k], Step::Float(..)))
             .collect()
     }
 
@@ -602,9 +604,8 @@ fn forward_typed<T: Elem>(
     // The float functions' results, kept for the backward pass when a
     // gradient will be needed (cheaper to read than to compute again).
     let kept: Vec<(usize, Tensor)> = if keep {
-        plan.float_steps()
+        plan.kept_steps()
             .into_iter()
-            .filter(|&k| k + 1 < plan.0.steps.len())
             .map(|k| Ok((k, Tensor::try_empty(shape, T::DTYPE)?)))
             .collect::<Result<_>>()?
     } else {
@@ -645,21 +646,15 @@ fn backward_typed<T: Elem>(
         return Err(Error::runtime("fused operands changed"));
     };
     let n: usize = shape.iter().product();
-    let g = if g.numel() == 1 || g.strides().iter().all(|&s| s == 0) {
-        g.clone()
-    } else {
-        g.contiguous()
-    };
+    // One value everywhere (the gradient of a sum) is read as a splat.
+    let g_splat = g.numel() == 1 || g.strides().iter().all(|&s| s == 0);
+    let g = if g_splat { g.clone() } else { g.contiguous() };
     let mut all = ins.to_vec();
     all.push(g.clone());
     all.extend(kept.iter().cloned());
     // Where each step's kept result lies (the steps `forward_typed` kept).
     let mut kept_at: Vec<Option<SyncPtr<T>>> = vec![None; plan.0.steps.len()];
-    let kept_steps: Vec<usize> = plan
-        .float_steps()
-        .into_iter()
-        .filter(|&k| k + 1 < plan.0.steps.len())
-        .collect();
+    let kept_steps = plan.kept_steps();
     if kept.len() == kept_steps.len() {
         for (k, t) in kept_steps.iter().zip(kept) {
             if t.is_contiguous() && t.numel() == n && t.dtype() == T::DTYPE {
@@ -670,7 +665,7 @@ fn backward_typed<T: Elem>(
     let refs: Vec<&Tensor> = all.iter().collect();
     let _guard = lock(&refs, None);
     let ops = operands::<T>(ins, &shape).ok_or_else(|| Error::runtime("fused operands changed"))?;
-    let gop = if g.numel() == 1 || g.strides().iter().all(|&s| s == 0) {
+    let gop = if g_splat {
         // SAFETY: one element at the tensor's offset.
         Operand::Splat(unsafe { *elem_ptr::<T>(&g) })
     } else {
@@ -803,8 +798,9 @@ impl Program {
         for row in rows {
             let id = next_id;
             next_id += row.outputs;
-            let fusable =
-                row.outputs == 1 && step_of(row.name, &vec![0; row.inputs.len()]).is_some();
+            let fusable = row.outputs == 1
+                && row.inputs.len() <= 2
+                && step_of(row.name, &[0, 0][..row.inputs.len()]).is_some();
             if !fusable
                 || group
                     .last()

@@ -16,6 +16,11 @@ from ..parameter import Parameter
 if TYPE_CHECKING:
     from .module import Module
 
+#: Counts changes to any module's attributes, parameters, buffers or
+#: submodules (``train()``/``eval()`` included), as a module's state:
+#: ``ferrograd.compile`` recomputes its guards on modules only when it moved.
+STRUCTURE_EPOCH = [0]
+
 
 def _load_state_dict(
     root: Module, state_dict: Mapping[str, Any], strict: bool, assign: bool

@@ -18,7 +18,7 @@ from ..parameter import Buffer, Parameter
 from ._hooks import _BackwardHook as _BackwardHook
 from ._hooks import _BackwardHookFunction as _BackwardHookFunction
 from ._hooks import _call_with_hooks
-from ._state_dict import _copy_local_state, _load_state_dict
+from ._state_dict import STRUCTURE_EPOCH, _copy_local_state, _load_state_dict
 
 __all__ = ["Module", "RemovableHandle"]
 
@@ -50,6 +50,7 @@ def _check_new_name(module: Module, kind: str, registry: str, name: Any) -> None
     """The checks of ``register_buffer`` and ``register_parameter`` on the
     ``name`` of a new ``kind`` (``"buffer"`` or ``"parameter"``) that goes
     into the module's dict ``registry``."""
+    STRUCTURE_EPOCH[0] += 1
     if registry not in module.__dict__:
         raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
     elif not isinstance(name, str):
@@ -178,11 +179,6 @@ def _floating_cast(name: str, dtype: str) -> Any:
     return cast
 
 
-#: Counts changes to any module's attributes, parameters, buffers or
-#: submodules (``train()``/``eval()`` included): ``ferrograd.compile``
-#: recomputes its guards on modules only when it moved.
-STRUCTURE_EPOCH = [0]
-
 class Module:
     r"""Base class for all neural network modules.
 
@@ -253,7 +249,6 @@ class Module:
             >>> m.running_mean, list(m.state_dict())
             (tensor([0., 0., 0.]), ['running_mean'])
         """
-        STRUCTURE_EPOCH[0] += 1
         _check_new_name(self, "buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
@@ -275,7 +270,6 @@ class Module:
             >>> [name for name, _ in m.named_parameters()]
             ['bias']
         """
-        STRUCTURE_EPOCH[0] += 1
         _check_new_name(self, "parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
