@@ -8,8 +8,9 @@ Rows (ms per call, medians; each backend in a fresh subprocess):
 - ``capture``: the first call (capture) of a 4-layer MLP 64-256-256-256-10
   forward + loss at batch 32, next to one eager call.
 - ``service``: steps/s of T Python threads, each training its own
-  16x64 -> 64 -> 10 MLP (forward + cross-entropy compiled, backward, SGD
-  step), one intra-op thread; the ratio of 2 threads to 1 (target 1.7).
+  16x64 -> 64 -> 10 MLP (zero_grad, forward, cross-entropy, backward and
+  SGD step, the whole step compiled), one intra-op thread; the ratio of 2
+  threads to 1 (target 1.7).
 
     python benches/bench_compile.py [--rounds 3] [--seconds 2]
 """

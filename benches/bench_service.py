@@ -27,7 +27,7 @@ def steps_per_second(
 ) -> float:
     """Steps/s of ``threads`` Python threads, each training its own MLP
     ``width -> width -> 10`` on batches of ``batch`` (forward, cross-entropy,
-    backward, SGD step; with ``compiled``, forward and loss through ``lib.compile``)."""
+    backward, SGD step; with ``compiled``, the whole step through ``lib.compile``)."""
     nn = lib.nn
     barrier = threading.Barrier(threads + 1)
     counts = [0] * threads
@@ -39,21 +39,21 @@ def steps_per_second(
         opt = lib.optim.SGD(model.parameters(), lr=0.01)
         x, y = lib.randn(batch, width), lib.randint(0, 10, (batch,))
 
-        def loss(x, y):
-            return nn.functional.cross_entropy(model(x), y)
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
 
         if compiled:
-            loss = lib.compile(loss)
+            step = lib.compile(step)
         for _ in range(3):  # warm up
-            opt.zero_grad()
-            loss(x, y).backward()
-            opt.step()
+            step(x, y)
         barrier.wait()
         n = 0
         while not stop.is_set():
-            opt.zero_grad()
-            loss(x, y).backward()
-            opt.step()
+            step(x, y)
             n += 1
         counts[i] = n
 

@@ -102,17 +102,90 @@ fn what_cannot_be_repeated_breaks_the_capture() {
     })
     .unwrap();
     assert!(matches!(c, Captured::Broken(ref why) if why.contains("read into the host")));
-    // Backward inside the closure.
+    // autograd::grad inside the closure (its results are new tensors the
+    // program could not name).
     let w = randn(&[3], 11).requires_grad_(true).unwrap();
     let (_, c) = capture(std::slice::from_ref(&x), |xs| {
         let l = xs[0].mul(&w)?.sum(None, false, None)?;
-        l.backward()?;
-        Ok(vec![l])
+        ferrograd::autograd::grad(&[&l], &[&w])
     })
     .unwrap();
     assert!(matches!(c, Captured::Broken(ref why) if why.contains("backward")));
     // Nothing stays recording after a capture, broken or not.
     assert!(!capturing());
+}
+
+/// One SGD step of a linear model: `.grad` reset, forward, backward, the
+/// gradients read, the update.
+fn sgd_step(w: &Tensor, xs: &[Tensor]) -> Result<Vec<Tensor>> {
+    use ferrograd::optim::{step, Sgd, Update};
+    w.set_grad(None)?;
+    let h = xs[0].matmul(w)?.tanh()?;
+    let loss = h.mul(&h)?.sum(None, false, None)?;
+    loss.backward()?;
+    let g = w.grad().expect("backward gives w a gradient");
+    let rule = Update::Sgd(Sgd {
+        lr: 0.1,
+        momentum: 0.0,
+        dampening: 0.0,
+        weight_decay: 0.0,
+        nesterov: false,
+        maximize: false,
+    });
+    let _no_grad = ferrograd::autograd::no_grad();
+    step(&rule, std::slice::from_ref(w), &[g], &[], &[])?;
+    Ok(vec![loss])
+}
+
+#[test]
+fn a_training_step_replays_backward_and_the_update() {
+    let w = randn(&[3, 2], 12).requires_grad_(true).unwrap();
+    let w_eager = Tensor::from_slice(&vec_f64(&w), &[3, 2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let x = randn(&[4, 3], 13);
+    let (first, c) = capture(std::slice::from_ref(&x), |xs| sgd_step(&w, xs)).unwrap();
+    let p = program(c);
+    let ops = p.operations();
+    assert!(
+        ops.contains(&"backward_recorded") && ops.contains(&"optimizer_step"),
+        "{ops:?}"
+    );
+    let want = sgd_step(&w_eager, std::slice::from_ref(&x)).unwrap();
+    assert_eq!(vec_f64(&first[0]), vec_f64(&want[0]));
+    for i in 0..3 {
+        let y = randn(&[4, 3], 14 + i);
+        assert!(p.holds(std::slice::from_ref(&y)));
+        let got = p.replay(std::slice::from_ref(&y)).unwrap();
+        let want = sgd_step(&w_eager, std::slice::from_ref(&y)).unwrap();
+        assert_eq!(vec_f64(&got[0]), vec_f64(&want[0]));
+        assert_eq!(vec_f64(&w), vec_f64(&w_eager));
+        assert_eq!(
+            vec_f64(&w.grad().unwrap()),
+            vec_f64(&w_eager.grad().unwrap())
+        );
+    }
+}
+
+#[test]
+fn a_grad_read_before_backward_is_checked_before_a_replay() {
+    let w = randn(&[3], 20).requires_grad_(true).unwrap();
+    let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![match w.grad() {
+            Some(g) => xs[0].add(&g)?,
+            None => xs[0].neg()?,
+        }])
+    };
+    let x = randn(&[3], 21);
+    let (_, c) = capture(std::slice::from_ref(&x), f).unwrap();
+    let p = program(c);
+    assert!(p.holds(std::slice::from_ref(&x)));
+    w.set_grad(Some(randn(&[3], 22))).unwrap();
+    // The closure would now take the other branch: the program says so
+    // and refuses to run.
+    assert!(!p.holds(std::slice::from_ref(&x)));
+    assert!(p.replay(std::slice::from_ref(&x)).is_err());
 }
 
 #[test]

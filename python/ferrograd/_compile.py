@@ -73,10 +73,12 @@ def _value_key(v: Any) -> Any:
         return (type(v), v)
     if isinstance(v, TreeSpec):
         return ("S", v)
-    if isinstance(v, (tuple, frozenset)):
+    if isinstance(v, (tuple, frozenset, list)):
         return (type(v), tuple(_value_key(x) for x in v))
     if isinstance(v, Module):
         return _module_key(v)
+    if _is_optimizer(v):
+        return _optimizer_key(v)
     if isinstance(v, Tensor):
         return ("T", _core._tensor_id(v))
     return ("O", id(v))
@@ -91,10 +93,40 @@ def _module_key(m: Any) -> tuple:
         if _hooked(sub):
             key.append(("hooks", id(sub)))
     for _, t in m.named_parameters():
-        key.append(_core._tensor_id(t))
+        key.append((_core._tensor_id(t), t.requires_grad))
     for _, t in m.named_buffers():
         key.append(_core._tensor_id(t))
     return tuple(key)
+
+
+def _is_optimizer(v: Any) -> bool:
+    return hasattr(v, "param_groups") and hasattr(v, "state") and hasattr(v, "step")
+
+
+def _optimizer_key(opt: Any) -> tuple:
+    """Guards on an optimizer: every group's hyper-parameters and
+    parameters, and every parameter's state (a captured step replays the
+    numbers it read from them)."""
+    key: list[Any] = [id(opt)]
+    for g in opt.param_groups:
+        key.append(tuple((k, _value_key(v)) for k, v in g.items() if k != "params"))
+        key.append(tuple((_core._tensor_id(p), p.requires_grad) for p in g["params"]))
+    for p, st in opt.state.items():
+        key.append((_core._tensor_id(p), tuple((k, _value_key(v)) for k, v in st.items())))
+    return tuple(key)
+
+
+def _optimizer_tensors(opt: Any) -> list[Any]:
+    ts = [p for g in opt.param_groups for p in g["params"]]
+    ts.extend(v for st in opt.state.values() for v in st.values() if isinstance(v, Tensor))
+    return ts
+
+
+def _optimizer_hooked(opt: Any) -> bool:
+    from .optim import optimizer as o
+
+    return bool(opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks
+                or o._global_optimizer_pre_hooks or o._global_optimizer_post_hooks)
 
 
 def _hooked(m: Any) -> bool:
@@ -106,6 +138,8 @@ def _has_hooks(objs: list[Any]) -> bool:
         if isinstance(o, Module):
             if any(_hooked(sub) for sub in o.modules()):
                 return True
+        elif _is_optimizer(o) and _optimizer_hooked(o):
+            return True
     return False
 
 
@@ -154,6 +188,8 @@ def _guarded_tensors(objs: list[Any]) -> set[int]:
         elif isinstance(o, Module):
             ids.update(_core._tensor_id(t) for _, t in o.named_parameters())
             ids.update(_core._tensor_id(t) for _, t in o.named_buffers())
+        elif _is_optimizer(o):
+            ids.update(_core._tensor_id(t) for t in _optimizer_tensors(o))
     return ids
 
 
@@ -173,6 +209,7 @@ class _Compiled:
         self.reasons: list[str] = []
         self.lock = threading.Lock()
         self.mods_key: tuple | None = None
+        self.moved = 0  # captures not kept: the call changed its own guards
         self.refs = _Refs(fn)
         _compiled.add(self)
 
@@ -181,6 +218,7 @@ class _Compiled:
             self.cache.clear()
             self.reasons.clear()
             self.mods_key = None
+            self.moved = 0
 
     def _refs(self) -> list[Any]:
         refs = self.refs.values()
@@ -237,6 +275,8 @@ class _Compiled:
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
         outs = entry.program.replay([v for v in leaves if isinstance(v, Tensor)])
+        if outs is None:  # a .grad it read changed presence: run the function
+            return self.fn(*args, **kwargs)
         res = list(entry.out_leaves)
         for slot, t in zip(entry.tensor_slots, outs, strict=False):
             res[slot] = t
@@ -258,6 +298,16 @@ class _Compiled:
             sys.setprofile(profiler)
         out_leaves, out_spec = tree_flatten(result)
         program, why = _core._capture_end([v for v in out_leaves if isinstance(v, Tensor)])
+        if program is not None and self._key_moved(key, leaves):
+            # The call changed what the guards read (an optimizer's first
+            # step makes its state): the program is not kept, so the next
+            # call, seeing the new state, is captured again; a function
+            # whose every call does so ends up running eagerly.
+            self.moved += 1
+            if self.moved >= cache_size_limit:
+                self.cache[key] = _EAGER
+                self.reasons.append("every call changes what its guards read")
+            return result
         if program is not None:
             unguarded = set(program.constant_ids()) - _guarded_tensors(refs)
             if unguarded:
@@ -273,6 +323,12 @@ class _Compiled:
         else:
             self.cache[key] = _Entry(program, out_leaves, out_spec)
         return result
+
+    def _key_moved(self, key: Any, leaves: list[Any]) -> bool:
+        try:
+            return self.key(leaves) != key
+        except TypeError:
+            return True
 
     def _name(self) -> str:
         return getattr(self.fn, "__qualname__", repr(self.fn))

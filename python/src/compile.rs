@@ -4,7 +4,7 @@
 //! `_Program.replay`, which runs the recorded operations with the GIL
 //! released.
 
-use crate::errors::{catch_panic, IntoPyResult};
+use crate::errors::{detached, IntoPyResult};
 use crate::linalg::tensor_only;
 use crate::tensor::{PyTensor, TensorOut};
 use ferrograd::compile::{self, Captured, Program};
@@ -25,12 +25,20 @@ pub struct PyProgram(Arc<Program>);
 #[pymethods]
 impl PyProgram {
     /// Runs the recorded operations over `inputs` (GIL released) and
-    /// returns the results as a list.
-    fn replay(&self, py: Python<'_>, inputs: &Bound<'_, PyAny>) -> PyResult<Vec<TensorOut>> {
+    /// returns the results as a list, or `None` (running nothing) when
+    /// what the program assumes about `.grad`s no longer holds.
+    fn replay(
+        &self,
+        py: Python<'_>,
+        inputs: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<TensorOut>>> {
         let ins = tensors(inputs, "inputs")?;
+        if !self.0.holds(&ins) {
+            return Ok(None);
+        }
         let p = self.0.clone();
-        let outs = py.detach(|| catch_panic(|| p.replay(&ins))).py()?;
-        Ok(outs.into_iter().map(TensorOut).collect())
+        let outs = detached(py, move || p.replay(&ins)).py()?;
+        Ok(Some(outs.into_iter().map(TensorOut).collect()))
     }
 
     /// The recorded operations' names, in order.
@@ -116,7 +124,7 @@ fn _tensor_id(t: &Bound<'_, PyTensor>) -> usize {
 /// `set_`) in this process.
 #[pyfunction]
 fn _handle_epoch() -> u64 {
-    crate::tensor::HANDLE_EPOCH.load(std::sync::atomic::Ordering::Relaxed)
+    crate::tensor::HANDLE_EPOCH.load(std::sync::atomic::Ordering::Relaxed) + compile::guard_epoch()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -195,6 +195,11 @@ pub fn set_grad_fn(t: &Tensor, edge: Option<Edge>) {
 /// A view's version at its making and whether it is differentiable, read
 /// without making the tensor's autograd state (`(0, false)` for a
 /// non-view).
+/// `t.grad`, read without recording the read.
+fn read_grad(t: &Tensor) -> Option<Tensor> {
+    t.autograd_if_made().and_then(AutogradMeta::grad)
+}
+
 pub(crate) fn view_state(t: &Tensor) -> (u64, bool) {
     match t.autograd_if_made() {
         Some(m) => (
@@ -389,19 +394,40 @@ impl Tensor {
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.",
             ));
         }
+        if self
+            .autograd_if_made()
+            .is_none_or(|m| m.requires_grad_flag() != value)
+        {
+            crate::compile::guards_changed();
+        }
         self.autograd().set_requires_grad(value);
         Ok(())
     }
 
     /// The accumulated gradient (`.grad`).
     pub fn grad(&self) -> Option<Tensor> {
-        crate::compile::break_capture("a .grad is read inside the captured function");
-        self.autograd_if_made().and_then(AutogradMeta::grad)
+        let g = read_grad(self);
+        crate::compile::record_grad_read(self, g.as_ref(), read_grad);
+        g
     }
 
     /// Sets `.grad`, checking shape and dtype as torch does.
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
-        crate::compile::break_capture("a .grad is set inside the captured function");
+        if crate::compile::capturing() {
+            return self.assign_grad(grad.as_ref());
+        }
+        self.set_grad_now(grad)
+    }
+
+    /// [`Tensor::set_grad`] as a captured program records it.
+    pub(crate) fn assign_grad(&self, grad: Option<&Tensor>) -> Result<()> {
+        crate::autograd::captured!(assign_grad (&self, grad: Option<&Tensor>) -> () {
+            crate::compile::grads_touched();
+            self.set_grad_now(grad.cloned())
+        })
+    }
+
+    fn set_grad_now(&self, grad: Option<Tensor>) -> Result<()> {
         if let Some(g) = &grad {
             if g.dtype() != self.dtype() {
                 return Err(Error::runtime(format!(

@@ -230,11 +230,49 @@ macro_rules! updates {
             states: &[&[Tensor]],
             scalars: &[&[f64]],
         ) -> Result<()> {
+            if crate::compile::records() {
+                let states: Vec<Vec<Tensor>> = states.iter().map(|s| s.to_vec()).collect();
+                let scalars: Vec<Vec<f64>> = scalars.iter().map(|s| s.to_vec()).collect();
+                return Tensor::optimizer_step(update, params, grads, &states, &scalars);
+            }
             match *update {
                 $(Update::$variant(rule) => engine::run(rule, params, grads, states, scalars),)*
             }
         }
     };
+}
+
+impl Tensor {
+    /// [`step`] as a captured program records it: the rule, the tensors'
+    /// sources and the per-parameter numbers (which the caller's guards
+    /// must cover, as they are replayed as recorded).
+    fn optimizer_step(
+        update: &Update,
+        params: &[Tensor],
+        grads: &[Tensor],
+        states: &[Vec<Tensor>],
+        scalars: &[Vec<f64>],
+    ) -> Result<()> {
+        crate::autograd::captured!(Tensor::optimizer_step (update: &Update, params: &[Tensor], grads: &[Tensor], states: &[Vec<Tensor>], scalars: &[Vec<f64>]) -> () {
+            let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
+            let scalars: Vec<&[f64]> = scalars.iter().map(Vec::as_slice).collect();
+            step(update, params, grads, &states, &scalars)
+        })
+    }
+}
+
+impl<'a> crate::compile::Capturable<'a> for &'a Update {
+    type Kept = Update;
+    type Owned = Update;
+    fn keep(&self, _: &mut crate::compile::Recording) -> Option<Update> {
+        Some(**self)
+    }
+    fn rebuild(kept: &Update, _: &[Tensor]) -> Update {
+        *kept
+    }
+    fn view(owned: &'a Update) -> Self {
+        owned
+    }
 }
 
 updates! {

@@ -44,6 +44,22 @@ use std::sync::Arc;
 /// one that existed before.
 static EPOCH: AtomicU64 = AtomicU64::new(1);
 
+/// Counts changes of what a caller's guards read from tensors without
+/// looking at them on every call (`requires_grad` flags).
+static GUARD_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The count of changes to `requires_grad` flags in this process: a
+/// caller that caches guards computed from tensors' flags recomputes them
+/// when it moved.
+pub fn guard_epoch() -> u64 {
+    GUARD_EPOCH.load(Ordering::Relaxed)
+}
+
+/// Notes a change that cached guards must see (see [`guard_epoch`]).
+pub(crate) fn guards_changed() {
+    GUARD_EPOCH.fetch_add(1, Ordering::Relaxed);
+}
+
 /// The epoch a new tensor notes (see [`EPOCH`]).
 #[inline]
 pub(crate) fn epoch() -> u64 {
@@ -105,6 +121,24 @@ pub struct Recording {
     broken: Option<String>,
     /// The sources handed out for the operation being recorded.
     pending: Vec<Source>,
+    /// Whether a recorded operation may have changed some `.grad`
+    /// (backward, a `.grad` assignment) yet.
+    grads_touched: bool,
+    /// What the program assumes about `.grad`s before it runs.
+    checks: Vec<GradCheck>,
+}
+
+/// Reads a tensor's `.grad` (the autograd layer's reader).
+pub(crate) type GradReader = fn(&Tensor) -> Option<Tensor>;
+
+/// A `.grad` the capture read before any recorded operation could change
+/// it: whether it was there. A replay first checks that it still is (or
+/// still is not), as the closure's course may have depended on it.
+struct GradCheck {
+    /// A constant, or an input of the program.
+    tensor: Source,
+    present: bool,
+    read: GradReader,
 }
 
 impl Recording {
@@ -155,13 +189,65 @@ pub fn capturing() -> bool {
     ACTIVE.with(|a| a.get())
 }
 
+/// Whether an operation starting now on this thread would be recorded
+/// (a capture is on and no recorded operation is running).
+pub(crate) fn records() -> bool {
+    capturing() && DEPTH.with(|d| d.get()) == 0
+}
+
 /// Ends a capture that could not be repeated, with `why` (a no-op when
 /// this thread is not capturing, or inside a recorded operation, whose
 /// replay repeats what it does).
 pub fn break_capture(why: &str) {
-    if capturing() && DEPTH.with(|d| d.get()) == 0 {
+    if records() {
         with_recording(|r| r.break_with(why.to_string()));
     }
+}
+
+/// Records the read of `t.grad`, which gave `got` (`read` reads it again
+/// on replay). A read of a tensor that existed before the capture, before
+/// any recorded operation could have changed its `.grad`, becomes a check
+/// the program makes before it runs ([`Program::holds`]).
+pub(crate) fn record_grad_read(t: &Tensor, got: Option<&Tensor>, read: GradReader) {
+    if !records() {
+        return;
+    }
+    let grad_mode = crate::tensor::is_grad_enabled();
+    with_recording(|r| {
+        if r.broken.is_some() {
+            return;
+        }
+        r.pending.clear();
+        let Some(src) = r.source(t) else { return };
+        let before = match &src {
+            Source::Constant(_) => true,
+            Source::Value(i) => *i < r.inputs,
+        };
+        if before && !r.grads_touched {
+            r.checks.push(GradCheck {
+                tensor: src.clone(),
+                present: got.is_some(),
+                read,
+            });
+        }
+        if let Some(g) = got {
+            r.add_value(g);
+        }
+        let inputs = std::mem::take(&mut r.pending);
+        r.rows.push(Row {
+            name: "grad",
+            run: Box::new(move |vals| Ok(read(&src.get(vals)).into_iter().collect())),
+            grad_mode,
+            inputs,
+            outputs: usize::from(got.is_some()),
+        });
+    });
+}
+
+/// Notes that the operation being recorded may change some `.grad`
+/// (later reads of a `.grad` are then the program's own business).
+pub(crate) fn grads_touched() {
+    with_recording(|r| r.grads_touched = true);
 }
 
 fn with_recording<R>(f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
@@ -251,6 +337,7 @@ pub struct Program {
     pub(crate) inputs: usize,
     pub(crate) outputs: Vec<Source>,
     constants: Vec<Tensor>,
+    checks: Vec<GradCheck>,
 }
 
 impl std::fmt::Debug for Program {
@@ -309,6 +396,8 @@ pub fn begin(inputs: &[Tensor]) -> Result<()> {
         rows: Vec::new(),
         broken: None,
         pending: Vec::new(),
+        grads_touched: false,
+        checks: Vec::new(),
     };
     for t in inputs {
         r.add_value(t);
@@ -339,6 +428,7 @@ pub fn end(outputs: &[Tensor]) -> Captured {
         inputs: r.inputs,
         outputs: sources,
         constants: r.constants,
+        checks: r.checks,
     })
 }
 
@@ -419,10 +509,32 @@ impl Program {
         &self.constants
     }
 
+    /// Whether what the program assumes about `.grad`s holds for a replay
+    /// over `inputs`: a capture
+    /// that read a `.grad` of a tensor it did not make, before any of its
+    /// operations could change it, saw it present (or absent); a replay
+    /// needs the same. A caller runs the closure instead when it does not.
+    pub fn holds(&self, inputs: &[Tensor]) -> bool {
+        self.checks.iter().all(|c| {
+            let t = match &c.tensor {
+                Source::Value(i) if *i >= inputs.len() => return false,
+                s => s.get(inputs),
+            };
+            (c.read)(&t).is_some() == c.present
+        })
+    }
+
     /// Runs the recorded operations over `inputs` (which should match the
     /// capture's inputs in shape, dtype, layout and `requires_grad`; the
-    /// caller guards that) and returns the results.
+    /// caller guards that) and returns the results. Errors, before running
+    /// anything, when [`Program::holds`] does not.
     pub fn replay(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        if !self.holds(inputs) {
+            return Err(Error::runtime(
+                "compiled program: a .grad it read when captured is now present where it was \
+                 absent (or absent where it was present); capture it again",
+            ));
+        }
         if inputs.len() != self.inputs {
             return Err(Error::runtime(format!(
                 "compiled program takes {} input tensors, got {}",
@@ -540,6 +652,42 @@ impl<'a> Capturable<'a> for &'a [Tensor] {
     }
 }
 
+impl<'a> Capturable<'a> for &'a [Option<Tensor>] {
+    type Kept = Vec<Option<Source>>;
+    type Owned = Vec<Option<Tensor>>;
+    fn keep(&self, rec: &mut Recording) -> Option<Vec<Option<Source>>> {
+        self.iter()
+            .map(|t| t.as_ref().map_or(Some(None), |t| rec.source(t).map(Some)))
+            .collect()
+    }
+    fn rebuild(kept: &Vec<Option<Source>>, vals: &[Tensor]) -> Vec<Option<Tensor>> {
+        kept.iter()
+            .map(|s| s.as_ref().map(|s| s.get(vals)))
+            .collect()
+    }
+    fn view(owned: &'a Vec<Option<Tensor>>) -> Self {
+        owned
+    }
+}
+
+impl<'a> Capturable<'a> for &'a [Vec<Tensor>] {
+    type Kept = Vec<Vec<Source>>;
+    type Owned = Vec<Vec<Tensor>>;
+    fn keep(&self, rec: &mut Recording) -> Option<Vec<Vec<Source>>> {
+        self.iter()
+            .map(|ts| ts.iter().map(|t| rec.source(t)).collect())
+            .collect()
+    }
+    fn rebuild(kept: &Vec<Vec<Source>>, vals: &[Tensor]) -> Vec<Vec<Tensor>> {
+        kept.iter()
+            .map(|ss| ss.iter().map(|s| s.get(vals)).collect())
+            .collect()
+    }
+    fn view(owned: &'a Vec<Vec<Tensor>>) -> Self {
+        owned
+    }
+}
+
 /// Copies of plain values: kept as they are.
 macro_rules! capture_plain {
     ($($t:ty),* $(,)?) => {$(
@@ -572,6 +720,7 @@ capture_plain!(
     Option<DType>,
     Option<isize>,
     Option<usize>,
+    Option<bool>,
     [usize; 2],
     String,
     super::MemoryFormat,
@@ -601,6 +750,7 @@ borrowed!(
     [usize] => Vec<usize>,
     [i64] => Vec<i64>,
     [bool] => Vec<bool>,
+    [Vec<f64>] => Vec<Vec<f64>>,
 );
 
 /// Strings are interned: some operations keep a name argument for the

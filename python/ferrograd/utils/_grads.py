@@ -15,10 +15,12 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool = True) -> None:
     and filled with zeros in place.
     """
     for p in params:
-        if p.grad is None:
-            continue
         if set_to_none:
+            # Set without reading: a compiled step records the assignment
+            # alone, and no guard on whether a gradient was there.
             p.grad = None
+        elif p.grad is None:
+            continue
         else:
             if p.grad.grad_fn is not None:
                 p.grad.detach_()

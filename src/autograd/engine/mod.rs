@@ -164,6 +164,50 @@ pub fn backward_edges(
     opts: EngineOptions,
     inputs: Option<&[GradInput]>,
 ) -> Result<()> {
+    if crate::compile::capturing() && inputs.is_none() {
+        let ts: Option<Vec<Tensor>> = tensors
+            .iter()
+            .map(|t| match t {
+                GradInput::Tensor(t) => Some(t.clone()),
+                GradInput::Edge(_) => None,
+            })
+            .collect();
+        if let Some(ts) = ts {
+            return Tensor::backward_recorded(
+                &ts,
+                grad_tensors,
+                opts.retain_graph,
+                opts.create_graph,
+            );
+        }
+    }
+    backward_now(tensors, grad_tensors, opts, inputs)
+}
+
+impl Tensor {
+    /// Backward from tensors, as a captured program records it (the
+    /// program replays the whole pass, `.grad` accumulation included).
+    fn backward_recorded(
+        roots: &[Tensor],
+        grads: &[Option<Tensor>],
+        retain_graph: Option<bool>,
+        create_graph: bool,
+    ) -> Result<()> {
+        crate::autograd::captured!(Tensor::backward_recorded (roots: &[Tensor], grads: &[Option<Tensor>], retain_graph: Option<bool>, create_graph: bool) -> () {
+            crate::compile::grads_touched();
+            let roots: Vec<GradInput> = roots.iter().cloned().map(GradInput::Tensor).collect();
+            let opts = EngineOptions { retain_graph, create_graph, ..Default::default() };
+            backward_now(&roots, grads, opts, None)
+        })
+    }
+}
+
+fn backward_now(
+    tensors: &[GradInput],
+    grad_tensors: &[Option<Tensor>],
+    opts: EngineOptions,
+    inputs: Option<&[GradInput]>,
+) -> Result<()> {
     let roots = roots(tensors, grad_tensors)?;
     let Some(inputs) = inputs else {
         execute(roots, &[], &[], opts)?;
