@@ -105,6 +105,14 @@ pub(crate) struct Row {
     pub(crate) inputs: Vec<Source>,
     /// How many outputs it gave at capture time.
     pub(crate) outputs: usize,
+    /// Their shapes and dtypes at capture time.
+    pub(crate) metas: Vec<(Vec<usize>, DType)>,
+}
+
+fn metas(outs: &[&Tensor]) -> Vec<(Vec<usize>, DType)> {
+    outs.iter()
+        .map(|t| (t.shape().to_vec(), t.dtype()))
+        .collect()
 }
 
 /// The state of a capture in progress on this thread.
@@ -240,6 +248,7 @@ pub(crate) fn record_grad_read(t: &Tensor, got: Option<&Tensor>, read: GradReade
             grad_mode,
             inputs,
             outputs: usize::from(got.is_some()),
+            metas: metas(got.as_slice()),
         });
     });
 }
@@ -326,6 +335,7 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
                 grad_mode,
                 inputs,
                 outputs: outs.len(),
+                metas: metas(outs),
             });
         });
     }

@@ -307,7 +307,35 @@ def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
         for a, b in zip(leaves, twins, strict=True):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol)
     ops = [e.ops for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
-    assert ops and all(o == ["fused_elementwise", "sum"] for o in ops), ops
+    # The sum joins the loop: the elements are never written.
+    assert ops and all(o == ["fused_elementwise"] for o in ops), ops
+
+
+def test_a_sum_joins_the_loop_only_when_nothing_else_reads_the_elements():
+    def shared(a, b):
+        y = (a * b).exp()
+        return y.sum(), y  # the elements are a result too
+
+    def converted(a, b):
+        return (a * b).exp().sum(dtype=torch.float64)  # another dtype: the unfused operations run
+
+    g = np.random.default_rng(8)
+    for f, ops in ((shared, ["fused_elementwise", "sum"]), (converted, ["fused_elementwise"])):
+        cf = torch.compile(f)
+        for _ in range(2):
+            a, b = (torch.tensor(g.normal(size=40_000), dtype=torch.float32) for _ in range(2))
+            a, b = a.requires_grad_(), b.requires_grad_()
+            a2, b2 = (t.detach().clone().requires_grad_() for t in (a, b))
+            got, want = cf(a, b), f(a2, b2)
+            got = got if isinstance(got, tuple) else (got,)
+            want = want if isinstance(want, tuple) else (want,)
+            for x, y in zip(got, want, strict=True):
+                assert x.dtype == y.dtype
+                np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-5)
+            got[0].backward()
+            want[0].backward()
+            np.testing.assert_allclose(a.grad.numpy(), a2.grad.numpy(), rtol=1e-5)
+        assert [e.ops for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)] == [ops]
 
 
 def test_fused_runs_take_second_derivatives():

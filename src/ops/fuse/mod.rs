@@ -13,15 +13,20 @@
 //! operations, so higher derivatives are recorded. A call whose operands
 //! do not fit (another dtype or shape, a strided operand, forward-mode
 //! tangents) runs the original operations instead.
+//!
+//! A full `sum` of a group's result, when nothing else reads the
+//! elements, joins the group (see `group.rs`): the loop adds each
+//! block's results in f64 and writes no elements.
 
 use crate::autograd::{derivatives, sum_to};
-use crate::compile::{Program, Row, Source};
 use crate::kernels::access::{elem_ptr, lock};
 use crate::kernels::isa;
 use crate::kernels::pointwise::{float_block32, float_block64, FloatFn};
 use crate::pool::{par_for, SyncPtr, PARALLEL_MIN_ELEMS};
 use crate::{DType, Error, Result, Tensor};
 use std::sync::Arc;
+
+mod group;
 
 /// Bytes of registers per block: a block's registers stay in the L1 cache.
 const BLOCK_BYTES: usize = 32 << 10;
@@ -54,6 +59,9 @@ pub struct FusedPlan(Arc<PlanSteps>);
 struct PlanSteps {
     inputs: usize,
     steps: Vec<Step>,
+    /// Whether the group's result is summed to one value (a full `sum`
+    /// fused into the loop, so the elements are never written).
+    sum: bool,
 }
 
 /// The step an operation of `name` with `args` (registers) is, if it fuses.
@@ -83,6 +91,7 @@ trait Elem: crate::Element + Copy + Default + std::ops::Neg<Output = Self> {
     fn div(a: Self, b: Self) -> Self;
     fn unit() -> Self;
     fn of_f64(v: f64) -> Self;
+    fn widen(self) -> f64;
 }
 
 macro_rules! elem {
@@ -112,6 +121,10 @@ macro_rules! elem {
             }
             fn of_f64(v: f64) -> $t {
                 v as $t
+            }
+            #[inline(always)]
+            fn widen(self) -> f64 {
+                self as f64
             }
         }
     };
@@ -172,9 +185,12 @@ fn add_into<T: Elem>(acc: &mut [T], v: &[T]) {
 impl FusedPlan {
     /// The steps whose results the forward keeps for backward: the float
     /// functions (dearer to compute again than to read), but the last.
+    /// (A summed group keeps its last step's too: its result is not
+    /// written.)
     fn kept_steps(&self) -> Vec<usize> {
         let steps = &self.0.steps;
-        (0..steps.len().saturating_sub(1))
+        let end = steps.len() - usize::from(!self.0.sum);
+        (0..end)
             .filter(|&k| matches!(steps[k], Step::Float(..)))
             .collect()
     }
@@ -239,7 +255,10 @@ impl FusedPlan {
 
     /// The gradient registers of a block whose forward registers are
     /// `regs`, from the output's gradient (in the last register of
-    /// `grads`), swept in reverse. `s1`, `s2` are scratch blocks.
+    /// `grads`), swept in reverse. `s1`, `s2` are scratch blocks. A
+    /// register's first contribution is written, later ones added; the
+    /// inputs' registers end up holding their gradients (zeros for one
+    /// that no step reads).
     #[inline(always)]
     ///
     /// # Safety
@@ -257,38 +276,47 @@ impl FusedPlan {
         let n = self.0.inputs;
         let reg = |r: usize| std::slice::from_raw_parts(ptrs[r], len);
         let (s1, s2) = (&mut s1[..len], &mut s2[..len]);
+        let mut init = vec![false; ptrs.len()];
+        let put = |lo: &mut [T], init: &mut [bool], r: usize, v: &[T]| {
+            let dst = &mut lo[r * blk..r * blk + len];
+            if std::mem::replace(&mut init[r], true) {
+                add_into(dst, v);
+            } else {
+                dst.copy_from_slice(v);
+            }
+        };
         for (k, step) in self.0.steps.iter().enumerate().rev() {
             let d = n + k;
             let (lo, hi) = grads.split_at_mut(d * blk);
             let g = &hi[..len];
-            // The contributions to the operands' gradients, then added.
-            let (a, b) = match *step {
+            match *step {
                 Step::Add(a, b) => {
-                    s1.copy_from_slice(g);
-                    s2.copy_from_slice(g);
-                    (a, Some(b))
+                    put(lo, &mut init, a, g);
+                    put(lo, &mut init, b, g);
                 }
                 Step::Sub(a, b) => {
-                    s1.copy_from_slice(g);
+                    put(lo, &mut init, a, g);
                     map1(s2, g, |v| -v);
-                    (a, Some(b))
+                    put(lo, &mut init, b, s2);
                 }
                 Step::Mul(a, b) => {
                     zip2(s1, g, reg(b), T::mul);
+                    put(lo, &mut init, a, s1);
                     zip2(s2, g, reg(a), T::mul);
-                    (a, Some(b))
+                    put(lo, &mut init, b, s2);
                 }
                 Step::Div(a, b) => {
                     zip2(s1, g, reg(b), T::div);
+                    put(lo, &mut init, a, s1);
                     // d(a/b)/db = -(a/b)/b.
                     zip2(s2, reg(d), reg(b), T::div);
                     mul_into(s2, g);
                     map1_in_place(s2, |v| -v);
-                    (a, Some(b))
+                    put(lo, &mut init, b, s2);
                 }
                 Step::Neg(a) => {
                     map1(s1, g, |v| -v);
-                    (a, None)
+                    put(lo, &mut init, a, s1);
                 }
                 Step::Float(f, a) => {
                     let (x, y) = (reg(a), reg(d));
@@ -305,12 +333,13 @@ impl FusedPlan {
                         _ => unreachable!("only the listed functions fuse"),
                     }
                     mul_into(s1, g);
-                    (a, None)
+                    put(lo, &mut init, a, s1);
                 }
-            };
-            add_into(&mut lo[a * blk..a * blk + len], s1);
-            if let Some(b) = b {
-                add_into(&mut lo[b * blk..b * blk + len], s2);
+            }
+        }
+        for r in 0..n {
+            if !init[r] {
+                grads[r * blk..r * blk + len].fill(T::default());
             }
         }
     }
@@ -344,7 +373,12 @@ impl FusedPlan {
     fn backward_tensors(&self, ins: &[Tensor], g: &Tensor) -> Result<Vec<Option<Tensor>>> {
         let regs = self.forward_tensors(ins)?;
         let mut grads: Vec<Option<Tensor>> = vec![None; regs.len()];
-        grads[regs.len() - 1] = Some(g.clone());
+        let last = &regs[regs.len() - 1];
+        grads[regs.len() - 1] = Some(if self.0.sum {
+            g.expand(&last.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?
+        } else {
+            g.clone()
+        });
         let add = |slot: &mut Option<Tensor>, v: Tensor| -> Result<()> {
             *slot = Some(match slot.take() {
                 Some(s) => s.add(&v)?,
@@ -465,7 +499,9 @@ fn splat_registers<T: Elem>(ops: &[Operand<T>], blk: usize) -> Vec<T> {
 struct Fwd<'a, T> {
     plan: &'a FusedPlan,
     ops: &'a [Operand<T>],
+    /// The result's elements, or (for a summed group) one sum per part.
     out: SyncPtr<T>,
+    sums: SyncPtr<f64>,
     kept_out: &'a [(usize, SyncPtr<T>)],
     blk: usize,
     last: usize,
@@ -480,20 +516,39 @@ unsafe impl<T> Sync for Fwd<'_, T> {}
 /// As `forward_typed` sets `cx` up: locked operands of the output's
 /// length, outputs written by this part only in `s..e`.
 #[inline(always)]
-unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, s: usize, e: usize) {
+unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, p: usize, s: usize, e: usize) {
     let (plan, blk) = (cx.plan, cx.blk);
     let mut regs = vec![T::default(); plan.registers() * blk];
     let splats = splat_registers(cx.ops, blk);
     let mut ptrs = vec![std::ptr::null::<T>(); plan.registers()];
+    // A summed group adds its results in f64, in lanes (so the loop
+    // vectorizes); the lanes and then the parts are added in order.
+    let mut lanes = [0.0f64; 8];
     let mut at = s;
     while at < e {
         let len = blk.min(e - at);
         plan.forward_block(cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, &[]);
-        std::ptr::copy_nonoverlapping(ptrs[cx.last], cx.out.get().add(at), len);
-        for (d, p) in cx.kept_out {
-            std::ptr::copy_nonoverlapping(ptrs[*d], p.get().add(at), len);
+        if plan.0.sum {
+            let vals = std::slice::from_raw_parts(ptrs[cx.last], len);
+            let mut chunks = vals.chunks_exact(8);
+            for c in &mut chunks {
+                for (l, &v) in lanes.iter_mut().zip(c) {
+                    *l += v.widen();
+                }
+            }
+            for (l, &v) in lanes.iter_mut().zip(chunks.remainder()) {
+                *l += v.widen();
+            }
+        } else {
+            std::ptr::copy_nonoverlapping(ptrs[cx.last], cx.out.get().add(at), len);
+        }
+        for (d, q) in cx.kept_out {
+            std::ptr::copy_nonoverlapping(ptrs[*d], q.get().add(at), len);
         }
         at += len;
+    }
+    if plan.0.sum {
+        *cx.sums.get().add(p) = lanes.iter().sum();
     }
 }
 
@@ -531,7 +586,6 @@ unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
         plan.forward_block(
             cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, cx.kept_at,
         );
-        grads.fill(T::default());
         let gl = &mut grads[cx.last * blk..cx.last * blk + len];
         match cx.g {
             Operand::Slice(q) => gl.copy_from_slice(std::slice::from_raw_parts(q.add(at), len)),
@@ -591,7 +645,7 @@ macro_rules! isa_parts {
         }
     };
 }
-isa_parts!(fwd_part_best, fwd_part, Fwd, (s: usize, e: usize));
+isa_parts!(fwd_part_best, fwd_part, Fwd, (p: usize, s: usize, e: usize));
 isa_parts!(bwd_part_best, bwd_part, Bwd, (p: usize, s: usize, e: usize));
 
 fn forward_typed<T: Elem>(
@@ -600,7 +654,8 @@ fn forward_typed<T: Elem>(
     shape: &[usize],
     keep: bool,
 ) -> Result<(Tensor, Vec<Tensor>)> {
-    let out = Tensor::try_empty(shape, T::DTYPE)?;
+    let out_shape: &[usize] = if plan.0.sum { &[] } else { shape };
+    let out = Tensor::try_empty(out_shape, T::DTYPE)?;
     // The float functions' results, kept for the backward pass when a
     // gradient will be needed (cheaper to read than to compute again).
     let kept: Vec<(usize, Tensor)> = if keep {
@@ -611,7 +666,8 @@ fn forward_typed<T: Elem>(
     } else {
         Vec::new()
     };
-    let n = out.numel();
+    let n: usize = shape.iter().product();
+    let mut sums = vec![0.0f64; n.div_ceil(PART).max(1)];
     let refs: Vec<&Tensor> = ins.iter().collect();
     let _g = lock(&refs, None);
     let ops = operands::<T>(ins, shape).ok_or_else(|| Error::runtime("fused operands changed"))?;
@@ -626,12 +682,18 @@ fn forward_typed<T: Elem>(
         plan,
         ops: &ops,
         out: o,
+        sums: SyncPtr(sums.as_mut_ptr()),
         kept_out: &kept_out,
         blk,
         last,
     };
-    parts(n, &|_, s, e| fwd_part_best(&cx, s, e));
+    parts(n, &|p, s, e| fwd_part_best(&cx, p, s, e));
     drop(_g);
+    if plan.0.sum {
+        let total: f64 = sums.iter().sum();
+        // SAFETY: the result is a new one-element tensor of dtype T.
+        unsafe { *elem_ptr::<T>(&out) = T::of_f64(total) };
+    }
     Ok((out, kept.into_iter().map(|(_, t)| t).collect()))
 }
 
@@ -778,163 +840,5 @@ derivatives! {
         };
         forward none because "a compiled program runs its unfused operations when an input has a tangent";
         batched rows because "the fused loops take one gradient at a time";
-    }
-}
-
-impl Program {
-    /// Fuses this program's runs of consecutive elementwise operations
-    /// (see the module docs); results do not change.
-    pub fn fuse(&mut self) {
-        let rows = std::mem::take(&mut self.rows);
-        let mut readers = vec![0usize; self.inputs + rows.iter().map(|r| r.outputs).sum::<usize>()];
-        for s in rows.iter().flat_map(|r| &r.inputs).chain(&self.outputs) {
-            if let Source::Value(i) = s {
-                readers[*i] += 1;
-            }
-        }
-        let mut next_id = self.inputs;
-        let mut out: Vec<Row> = Vec::with_capacity(rows.len());
-        let mut group: Vec<(Row, usize)> = Vec::new();
-        for row in rows {
-            let id = next_id;
-            next_id += row.outputs;
-            let fusable = row.outputs == 1
-                && row.inputs.len() <= 2
-                && step_of(row.name, &[0, 0][..row.inputs.len()]).is_some();
-            if !fusable
-                || group
-                    .last()
-                    .is_some_and(|(last, _)| last.grad_mode != row.grad_mode)
-            {
-                flush(&mut group, &mut out, &readers);
-            }
-            if fusable {
-                group.push((row, id));
-            } else {
-                out.push(row);
-            }
-        }
-        flush(&mut group, &mut out, &readers);
-        self.rows = out;
-    }
-}
-
-/// Whether every result of `rows` but the last is read only by later rows
-/// of `rows` (so the fused loop need not write it).
-fn closed(rows: &[(Row, usize)], readers: &[usize]) -> bool {
-    rows[..rows.len() - 1].iter().all(|(_, id)| {
-        let inside = rows
-            .iter()
-            .flat_map(|(r, _)| &r.inputs)
-            .filter(|s| matches!(s, Source::Value(i) if i == id))
-            .count();
-        inside == readers[*id]
-    })
-}
-
-/// Ends a run of fusable rows: its longest closed prefixes (of two rows or
-/// more) become fused rows, the other rows stay as they are.
-fn flush(group: &mut Vec<(Row, usize)>, out: &mut Vec<Row>, readers: &[usize]) {
-    while !group.is_empty() {
-        let mut k = group.len();
-        while k >= 2 && !closed(&group[..k], readers) {
-            k -= 1;
-        }
-        if k < 2 {
-            out.push(group.remove(0).0);
-            continue;
-        }
-        let rest = group.split_off(k);
-        emit(std::mem::replace(group, rest), out);
-    }
-}
-
-/// One fused row for `rows` (closed, two or more).
-fn emit(rows: Vec<(Row, usize)>, out: &mut Vec<Row>) {
-    // The plan's registers: external sources first, then each row's result.
-    let ids: Vec<usize> = rows.iter().map(|(_, id)| *id).collect();
-    let mut externals: Vec<Source> = Vec::new();
-    let mut steps = Vec::with_capacity(rows.len());
-    let mut seen = std::collections::HashSet::new();
-    let mut args_per_row = Vec::with_capacity(rows.len());
-    for (row, _) in &rows {
-        let mut args = Vec::new();
-        for s in &row.inputs {
-            match s {
-                Source::Value(i) if seen.contains(i) => args.push(Err(*i)),
-                _ => {
-                    let pos = externals
-                        .iter()
-                        .position(|e| same_source(e, s))
-                        .unwrap_or_else(|| {
-                            externals.push(s.clone());
-                            externals.len() - 1
-                        });
-                    args.push(Ok(pos));
-                }
-            }
-        }
-        args_per_row.push(args);
-        seen.insert(ids[args_per_row.len() - 1]);
-    }
-    let n_in = externals.len();
-    for ((row, _), args) in rows.iter().zip(&args_per_row) {
-        let regs: Vec<usize> = args
-            .iter()
-            .map(|a| match a {
-                Ok(p) => *p,
-                Err(id) => {
-                    n_in + ids
-                        .iter()
-                        .position(|x| x == id)
-                        .expect("a row of the group")
-                }
-            })
-            .collect();
-        steps.push(step_of(row.name, &regs).expect("a fusable row"));
-    }
-    let plan = FusedPlan(Arc::new(PlanSteps {
-        inputs: n_in,
-        steps,
-    }));
-    let grad_mode = rows[0].0.grad_mode;
-    let count = rows.len();
-    let originals: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
-    let inputs = externals.clone();
-    out.push(Row {
-        name: "fused_elementwise",
-        run: Box::new(move |vals: &[Tensor]| {
-            let ins: Vec<Tensor> = externals.iter().map(|s| s.get(vals)).collect();
-            let fast = ins.iter().all(|t| crate::autograd::fw_grad(t).is_none())
-                && fused_shape(&ins).is_some_and(|(shape, dt)| match dt {
-                    DType::Float32 => operands::<f32>(&ins, &shape).is_some(),
-                    _ => operands::<f64>(&ins, &shape).is_some(),
-                })
-                && ins.iter().any(|t| t.numel() > 1);
-            if fast {
-                let y = Tensor::fused_elementwise(&ins, &plan)?;
-                return Ok(vec![y; count]);
-            }
-            // The original operations, in order.
-            let mut local = vals.to_vec();
-            let base = local.len();
-            for r in &originals {
-                crate::tensor::set_grad_enabled(r.grad_mode);
-                let o = (r.run)(&local)?;
-                local.extend(o);
-            }
-            Ok(local.split_off(base))
-        }),
-        grad_mode,
-        inputs,
-        outputs: count,
-    });
-}
-
-fn same_source(a: &Source, b: &Source) -> bool {
-    match (a, b) {
-        (Source::Value(x), Source::Value(y)) => x == y,
-        (Source::Constant(x), Source::Constant(y)) => x.same(y),
-        _ => false,
     }
 }
