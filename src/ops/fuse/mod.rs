@@ -195,6 +195,46 @@ impl FusedPlan {
             .collect()
     }
 
+    /// Which steps the backward sweep must compute again, given the kept
+    /// ones: those whose results a derivative reads (the operands of a
+    /// product, the divisor and quotient of a division, the result of
+    /// tanh, sigmoid and exp, the argument of log, sin and cos), and the
+    /// steps those are computed from, up to kept results and inputs.
+    fn live_steps(&self, kept: &[bool]) -> Vec<bool> {
+        let n = self.0.inputs;
+        let mut needed = vec![false; self.registers()];
+        for (k, step) in self.0.steps.iter().enumerate() {
+            match *step {
+                Step::Mul(a, b) => {
+                    needed[a] = true;
+                    needed[b] = true;
+                }
+                Step::Div(_, b) => {
+                    needed[b] = true;
+                    needed[n + k] = true;
+                }
+                Step::Float(FloatFn::Log | FloatFn::Sin | FloatFn::Cos, a) => needed[a] = true,
+                Step::Float(..) => needed[n + k] = true,
+                Step::Add(..) | Step::Sub(..) | Step::Neg(_) => {}
+            }
+        }
+        let mut live = vec![false; self.0.steps.len()];
+        for (k, step) in self.0.steps.iter().enumerate().rev() {
+            if !needed[n + k] || kept[k] {
+                continue;
+            }
+            live[k] = true;
+            match *step {
+                Step::Add(a, b) | Step::Sub(a, b) | Step::Mul(a, b) | Step::Div(a, b) => {
+                    needed[a] = true;
+                    needed[b] = true;
+                }
+                Step::Neg(a) | Step::Float(_, a) => needed[a] = true,
+            }
+        }
+        live
+    }
+
     fn registers(&self) -> usize {
         self.0.inputs + self.0.steps.len()
     }
@@ -219,6 +259,7 @@ impl FusedPlan {
         regs: &mut [T],
         blk: usize,
         kept: &[Option<SyncPtr<T>>],
+        live: &[bool],
     ) {
         let n = self.0.inputs;
         for (r, op) in ins.iter().enumerate() {
@@ -237,6 +278,9 @@ impl FusedPlan {
                 // Saved by the forward pass: read, not computed again.
                 ptrs[d] = p.get().add(at);
                 continue;
+            }
+            if live.get(k) == Some(&false) {
+                continue; // the backward sweep does not read it
             }
             // SAFETY: register `d` lies in `regs`, which no operand pointer
             // reaches for a register of this or a later step.
@@ -527,7 +571,17 @@ unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, p: usize, s: usize, e: usize) {
     let mut at = s;
     while at < e {
         let len = blk.min(e - at);
-        plan.forward_block(cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, &[]);
+        plan.forward_block(
+            cx.ops,
+            &splats,
+            &mut ptrs,
+            at,
+            len,
+            &mut regs,
+            blk,
+            &[],
+            &[],
+        );
         if plan.0.sum {
             let vals = std::slice::from_raw_parts(ptrs[cx.last], len);
             let mut chunks = vals.chunks_exact(8);
@@ -560,6 +614,7 @@ struct Bwd<'a, T> {
     out_ptrs: &'a [Option<SyncPtr<T>>],
     needs: &'a [bool],
     kept_at: &'a [Option<SyncPtr<T>>],
+    live: &'a [bool],
     sums: SyncPtr<T>,
     blk: usize,
     last: usize,
@@ -584,7 +639,7 @@ unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
     while at < e {
         let len = blk.min(e - at);
         plan.forward_block(
-            cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, cx.kept_at,
+            cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, cx.kept_at, cx.live,
         );
         let gl = &mut grads[cx.last * blk..cx.last * blk + len];
         match cx.g {
@@ -724,6 +779,8 @@ fn backward_typed<T: Elem>(
             }
         }
     }
+    let kept_mask: Vec<bool> = kept_at.iter().map(Option::is_some).collect();
+    let live = plan.live_steps(&kept_mask);
     let refs: Vec<&Tensor> = all.iter().collect();
     let _guard = lock(&refs, None);
     let ops = operands::<T>(ins, &shape).ok_or_else(|| Error::runtime("fused operands changed"))?;
@@ -758,6 +815,7 @@ fn backward_typed<T: Elem>(
         out_ptrs: &out_ptrs,
         needs,
         kept_at: &kept_at,
+        live: &live,
         sums: sums_ptr,
         blk,
         last,
