@@ -308,7 +308,7 @@ shape_factories! {
     /// Example:
     ///     >>> ferrograd.empty(2, 3).shape
     ///     ferrograd.Size([2, 3])
-    empty => Tensor::try_empty;
+    empty => Tensor::empty_of;
 }
 
 /// The dtype `full` infers from its fill value: bool, int64, the default
@@ -538,7 +538,7 @@ like_factories! {
     /// Example:
     ///     >>> ferrograd.empty_like(ferrograd.zeros(2, 3)).shape
     ///     ferrograd.Size([2, 3])
-    empty_like => Tensor::try_empty;
+    empty_like => Tensor::empty_of;
 }
 
 /// Returns a tensor with the shape of ``input`` filled with ``fill_value``.

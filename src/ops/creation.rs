@@ -79,6 +79,15 @@ impl Tensor {
         })
     }
 
+    /// A new contiguous tensor of `shape` whose values are not set (zeros
+    /// in practice): the entry of `empty` and `empty_like`, which a
+    /// capture records, unlike [`Tensor::try_empty`].
+    pub fn empty_of(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        crate::autograd::captured!(Tensor::empty_of (shape: &[usize], dtype: DType) -> Tensor {
+            Tensor::try_empty(shape, dtype)
+        })
+    }
+
     /// `detach()`, as a capture records it (see [`Tensor::detach`]).
     pub fn detached(&self) -> Result<Tensor> {
         crate::autograd::captured!(detached (&self) -> Tensor { Ok(self.detach()) })

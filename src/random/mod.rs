@@ -288,6 +288,22 @@ fn gen_or_default(g: Option<&Generator>) -> &Generator {
     g.unwrap_or(&DEFAULT)
 }
 
+/// A sampling function's generator argument, as a capture keeps it: the
+/// default generator (`None`) is kept, so a replay draws from it in the
+/// order eager execution would; a given generator, which a program could
+/// not name on its own, breaks the capture.
+impl<'a> crate::compile::Capturable<'a> for Option<&'a Generator> {
+    type Kept = ();
+    type Owned = ();
+    fn keep(&self, _: &mut crate::compile::Recording) -> Option<()> {
+        self.is_none().then_some(())
+    }
+    fn rebuild(_: &(), _: &[crate::Tensor]) {}
+    fn view(_: &'a ()) -> Self {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -431,15 +431,17 @@ fn check_p(p: f64) -> Result<()> {
 impl Tensor {
     /// `rand(shape)`: uniform samples in `[0, 1)` of a floating `dtype`.
     pub fn rand(shape: &[usize], dtype: DType, g: Option<&Generator>) -> Result<Tensor> {
-        if dtype.is_complex() {
-            // Both parts uniform, drawn in memory order as real pairs.
-            return Tensor::pairs_to_complex(Tensor::rand(&pairs(shape), dtype.to_real(), g)?);
-        }
-        let g = gen_or_default(g);
-        dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
-            T::uniform_run(g, out, 0.0, 1.0);
-            Ok(())
-        }), else Err(not_floating("check_uniform_bounds", dtype)))
+        crate::autograd::captured!(Tensor::rand (shape: &[usize], dtype: DType, g: Option<&Generator>) -> Tensor {
+            if dtype.is_complex() {
+                // Both parts uniform, drawn in memory order as real pairs.
+                return Tensor::pairs_to_complex(Tensor::rand(&pairs(shape), dtype.to_real(), g)?);
+            }
+            let g = gen_or_default(g);
+            dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
+                T::uniform_run(g, out, 0.0, 1.0);
+                Ok(())
+            }), else Err(not_floating("check_uniform_bounds", dtype)))
+        })
     }
 
     /// `randn(shape)`: standard normal samples of a floating `dtype`.
@@ -456,16 +458,18 @@ impl Tensor {
         dtype: DType,
         g: Option<&Generator>,
     ) -> Result<Tensor> {
-        check_random_range(dtype, low as i128, high as i128)?;
-        let r = IntRange::Span {
-            from: low,
-            range: (high as i128 - low as i128) as u64,
-        };
-        let g = gen_or_default(g);
-        dispatch!(dtype, T => fresh::<T>(shape, |out| {
-            int_run(&mut g.lock(), out, r);
-            Ok(())
-        }))
+        crate::autograd::captured!(Tensor::randint (low: i64, high: i64, shape: &[usize], dtype: DType, g: Option<&Generator>) -> Tensor {
+            check_random_range(dtype, low as i128, high as i128)?;
+            let r = IntRange::Span {
+                from: low,
+                range: (high as i128 - low as i128) as u64,
+            };
+            let g = gen_or_default(g);
+            dispatch!(dtype, T => fresh::<T>(shape, |out| {
+                int_run(&mut g.lock(), out, r);
+                Ok(())
+            }))
+        })
     }
 
     /// `randperm(n)`: a uniformly random permutation of `0..n`.
@@ -515,18 +519,20 @@ impl Tensor {
         dtype: DType,
         g: Option<&Generator>,
     ) -> Result<Tensor> {
-        check_std(std)?;
-        if dtype.is_complex() {
-            // Each part takes half the variance, as torch's complex normal.
-            let real =
-                Tensor::normal(mean, std * FRAC_1_SQRT_2, &pairs(shape), dtype.to_real(), g)?;
-            return Tensor::pairs_to_complex(real);
-        }
-        let g = gen_or_default(g);
-        dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
-            T::normal_run(g, out, mean, std, true);
-            Ok(())
-        }), else Err(not_floating("normal_kernel_cpu", dtype)))
+        crate::autograd::captured!(Tensor::normal (mean: f64, std: f64, shape: &[usize], dtype: DType, g: Option<&Generator>) -> Tensor {
+            check_std(std)?;
+            if dtype.is_complex() {
+                // Each part takes half the variance, as torch's complex normal.
+                let real =
+                    Tensor::normal(mean, std * FRAC_1_SQRT_2, &pairs(shape), dtype.to_real(), g)?;
+                return Tensor::pairs_to_complex(real);
+            }
+            let g = gen_or_default(g);
+            dispatch_float!(dtype, T => fresh::<T>(shape, |out| {
+                T::normal_run(g, out, mean, std, true);
+                Ok(())
+            }), else Err(not_floating("normal_kernel_cpu", dtype)))
+        })
     }
 
     /// `normal(mean, std)` with tensor parameters (broadcast together):
@@ -736,18 +742,20 @@ impl Tensor {
     /// `bernoulli_(p)`: fills with 1 with probability `p`, else 0 (one
     /// float64 uniform per element).
     pub fn bernoulli_(&self, p: f64, g: Option<&Generator>) -> Result<()> {
-        check_p(p)?;
-        if self.dtype().is_complex() {
-            return Err(Error::not_implemented(
-                "bernoulli_scalar_cpu_",
-                self.dtype(),
-            ));
-        }
-        let g = gen_or_default(g);
-        dispatch!(self.dtype(), T => fill_in_order::<T>(self, |out, _| {
-            bernoulli_run(&mut g.lock(), out, p);
-            Ok(())
-        }))
+        crate::autograd::captured!(bernoulli_ (&self, p: f64, g: Option<&Generator>) -> () {
+            check_p(p)?;
+            if self.dtype().is_complex() {
+                return Err(Error::not_implemented(
+                    "bernoulli_scalar_cpu_",
+                    self.dtype(),
+                ));
+            }
+            let g = gen_or_default(g);
+            dispatch!(self.dtype(), T => fill_in_order::<T>(self, |out, _| {
+                bernoulli_run(&mut g.lock(), out, p);
+                Ok(())
+            }))
+        })
     }
 
     /// `bernoulli_(p)` with a floating tensor of probabilities broadcast to

@@ -271,20 +271,47 @@ def test_factories_comparisons_and_in_place_methods_are_captured():
     assert len(progs) == 1 and "full_of" in progs[0].ops and "detached" in progs[0].ops
 
 
-def test_random_factories_run_eagerly():
+def test_random_sampling_replays_the_eager_draws():
     def f(x):
-        return x + torch.randn(x.shape)
+        noise = torch.randn(x.shape) + torch.rand(x.shape) * torch.randint(0, 5, x.shape)
+        return torch.nn.functional.dropout(x + noise, p=0.3)
 
     ex = torch._dynamo.explain(f)(torch.zeros(3))
-    assert ex.graph_count == 0
+    assert ex.graph_count == 1 and {"normal", "rand", "randint", "empty_of", "bernoulli_"} <= set(
+        ex.ops_per_graph[0]
+    )
     cf = torch.compile(f)
-    torch.manual_seed(3)
-    a = cf(torch.zeros(3))
-    torch.manual_seed(3)
-    np.testing.assert_array_equal(a.numpy(), f(torch.zeros(3)).numpy())
-    torch.manual_seed(4)
-    b = cf(torch.zeros(3))
-    assert not np.array_equal(a.numpy(), b.numpy())
+    x = torch.ones(50)
+    for seed in (3, 3, 4):
+        # The same generator draws, in the same order: the eager values.
+        torch.manual_seed(seed)
+        a = cf(x)
+        torch.manual_seed(seed)
+        np.testing.assert_array_equal(a.numpy(), f(x).numpy())
+    # A given generator cannot be named by the program: eager.
+    g = torch.Generator().manual_seed(1)
+    assert torch._dynamo.explain(lambda x: x + torch.randn(x.shape, generator=g))(x).graph_count == 0
+
+
+def test_a_dropout_training_step_replays_with_the_eager_masks():
+    nn = torch.nn
+
+    def make():
+        torch.manual_seed(6)
+        return nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Dropout(0.25), nn.Linear(32, 1))
+
+    model, ref = make(), make()
+    x, y = torch.randn(9, 6), torch.randn(9, 1)
+    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    run, ref_run = _stepper(model, opt, True), _stepper(ref, ref_opt, False)
+    for step in range(5):
+        torch.manual_seed(100 + step)
+        got = run(x, y).item()
+        torch.manual_seed(100 + step)
+        assert got == ref_run(x, y).item()
+    assert len(_replays(run)) == 1
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -355,7 +382,9 @@ def test_fused_runs_take_second_derivatives():
     np.testing.assert_array_equal(cf(xt, w).numpy(), f(xt, w).numpy())
 
 
-def _train(model, opt, x, y, steps, compiled):
+def _stepper(model, opt, compiled):
+    """A training step of ``model`` with ``opt`` (compiled or not)."""
+
     def step(x, y):
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(model(x), y)
@@ -363,9 +392,17 @@ def _train(model, opt, x, y, steps, compiled):
         opt.step()
         return loss
 
-    run = torch.compile(step) if compiled else step
+    return torch.compile(step) if compiled else step
+
+
+def _train(model, opt, x, y, steps, compiled):
+    run = _stepper(model, opt, compiled)
     losses = [run(x, y).item() for _ in range(steps)]
     return losses, run
+
+
+def _replays(run):
+    return [e.ops for e in run._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
 
 
 @pytest.mark.parametrize(
@@ -388,7 +425,7 @@ def test_a_whole_training_step_replays_the_eager_updates(make_opt):
     for p, q in zip(model.parameters(), ref.parameters(), strict=True):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
         np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
-    programs = [e.ops for e in run._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    programs = _replays(run)
     if isinstance(make_opt([torch.zeros(1, requires_grad=True)]), torch.optim.Adam):
         # Adam reads its step counts into Python: its steps run eagerly.
         assert programs == []
@@ -404,15 +441,16 @@ def test_a_compiled_step_sees_learning_rate_changes_and_frozen_parameters():
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=2, gamma=0.5)
     x, y = torch.randn(5, 6), torch.randn(5, 1)
+    run, ref_run = _stepper(model, opt, True), _stepper(ref, ref_opt, False)
     for i in range(6):
         if i == 3:  # freezing a parameter changes what backward reaches
             model[0].bias.requires_grad_(False)
             ref[0].bias.requires_grad_(False)
-        a, _ = _train(model, opt, x, y, 1, compiled=True)
-        b, _ = _train(ref, ref_opt, x, y, 1, compiled=False)
+        assert run(x, y).item() == ref_run(x, y).item()
         sched.step()
         ref_sched.step()
-        assert a == b
+    # Three learning rates and a frozen bias: four programs.
+    assert len(_replays(run)) == 4
     for p, q in zip(model.parameters(), ref.parameters(), strict=True):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
