@@ -189,6 +189,30 @@ fn a_grad_read_before_backward_is_checked_before_a_replay() {
 }
 
 #[test]
+fn a_bool_read_becomes_a_value_guard() {
+    let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        let s = xs[0].sum(None, false, None)?;
+        let positive = s.gt(&Tensor::scalar(0.0))?.item()?.to_bool();
+        Ok(vec![if positive { xs[0].exp()? } else { xs[0].neg()? }])
+    };
+    let pos = Tensor::from_slice(&[1.0f64, 2.0], &[2]).unwrap();
+    let (_, c) = capture(std::slice::from_ref(&pos), f).unwrap();
+    let p = program(c);
+    assert!(
+        p.operations().contains(&"value_guard"),
+        "{:?}",
+        p.operations()
+    );
+    // The same course: the eager values; the other: no replay.
+    let pos2 = Tensor::from_slice(&[0.5f64, -0.25], &[2]).unwrap();
+    let got = p.try_replay(std::slice::from_ref(&pos2)).unwrap().unwrap();
+    assert_eq!(vec_f64(&got[0]), vec_f64(&f(&[pos2]).unwrap()[0]));
+    let neg = Tensor::from_slice(&[-1.0f64, 0.5], &[2]).unwrap();
+    assert!(p.try_replay(std::slice::from_ref(&neg)).unwrap().is_none());
+    assert!(p.replay(&[neg]).is_err());
+}
+
+#[test]
 fn in_place_operations_on_inputs_replay_in_order() {
     let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
         xs[0].add_(&xs[1])?;

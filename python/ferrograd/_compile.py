@@ -268,15 +268,30 @@ class _Compiled:
             entry = self.cache.get(key, _MISSING)
         except TypeError:  # an unhashable guard value
             key, entry = None, _EAGER
-        if entry is _MISSING:
-            if len(self.cache) >= cache_size_limit:
-                return self.fn(*args, **kwargs)
-            return self._capture(key, leaves, args, kwargs)
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
-        outs = entry.program.replay([v for v in leaves if isinstance(v, Tensor)])
-        if outs is None:  # a .grad it read changed presence: run the function
+        if entry is not _MISSING:
+            tensors = [v for v in leaves if isinstance(v, Tensor)]
+            for prog in entry:
+                # None: a value it branched on (or a .grad it read) differs,
+                # and nothing was changed; another program may fit.
+                outs = prog.program.replay(tensors)
+                if outs is not None:
+                    return self._result(prog, outs)
+        if self.count() >= cache_size_limit:
             return self.fn(*args, **kwargs)
+        return self._capture(key, leaves, args, kwargs)
+
+    def count(self) -> int:
+        """How many programs are kept."""
+        return sum(len(e) for e in self.cache.values() if e is not _EAGER)
+
+    def programs(self) -> list[_Entry]:
+        """The kept programs, in the order they were captured."""
+        return [p for e in self.cache.values() if e is not _EAGER for p in e]
+
+    @staticmethod
+    def _result(entry: _Entry, outs: list[Any]) -> Any:
         res = list(entry.out_leaves)
         for slot, t in zip(entry.tensor_slots, outs, strict=False):
             res[slot] = t
@@ -321,7 +336,7 @@ class _Compiled:
             self.reasons.append(str(why))
             self.cache[key] = _EAGER
         else:
-            self.cache[key] = _Entry(program, out_leaves, out_spec)
+            self.cache.setdefault(key, []).append(_Entry(program, out_leaves, out_spec))
         return result
 
     def _key_moved(self, key: Any, leaves: list[Any]) -> bool:
@@ -472,7 +487,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     def run(*a: Any, **k: Any) -> ExplainOutput:
         c = _Compiled(fn, fullgraph=False)
         c(*a, **k)
-        graphs = [e.ops for e in c.cache.values() if isinstance(e, _Entry)]
+        graphs = [e.ops for e in c.programs()]
         return ExplainOutput(len(graphs), list(c.reasons), graphs)
 
     if args or kwargs:

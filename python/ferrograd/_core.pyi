@@ -3085,7 +3085,9 @@ class _Program:
         """The recorded operations' names, in order."""
     def replay(self, inputs: Any) -> Any:
         """Runs the recorded operations over `inputs` (GIL released) and
-        returns the results as a list.
+        returns the results as a list, or `None` (having changed nothing)
+        when the function would take another course on these inputs (a
+        value guard or `.grad` check fails).
         """
 
 @final

@@ -25,8 +25,9 @@ pub struct PyProgram(Arc<Program>);
 #[pymethods]
 impl PyProgram {
     /// Runs the recorded operations over `inputs` (GIL released) and
-    /// returns the results as a list, or `None` (running nothing) when
-    /// what the program assumes about `.grad`s no longer holds.
+    /// returns the results as a list, or `None` (having changed nothing)
+    /// when the function would take another course on these inputs (a
+    /// value guard or `.grad` check fails).
     fn replay(
         &self,
         py: Python<'_>,
@@ -37,8 +38,8 @@ impl PyProgram {
             return Ok(None);
         }
         let p = self.0.clone();
-        let outs = detached(py, move || p.replay(&ins)).py()?;
-        Ok(Some(outs.into_iter().map(TensorOut).collect()))
+        let outs = detached(py, move || p.try_replay(&ins)).py()?;
+        Ok(outs.map(|o| o.into_iter().map(TensorOut).collect()))
     }
 
     /// The recorded operations' names, in order.

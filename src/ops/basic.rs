@@ -144,7 +144,6 @@ impl Tensor {
 
     /// The single value of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
-        crate::compile::break_capture("a tensor value is read into the host (item)");
         if self.numel() != 1 {
             return Err(Error::runtime(format!(
                 "a Tensor with {} elements cannot be converted to Scalar",
@@ -153,7 +152,9 @@ impl Tensor {
         }
         let _g = lock(&[self], None);
         // SAFETY: one element at the tensor's offset, read-locked.
-        Ok(unsafe { dispatch!(self.dtype(), T => scalar_of(*elem_ptr::<T>(self))) })
+        let v = unsafe { dispatch!(self.dtype(), T => scalar_of(*elem_ptr::<T>(self))) };
+        crate::compile::record_value_read(self, v);
+        Ok(v)
     }
 
     /// Element at a multi-index (bounds-checked), for tests and debugging.

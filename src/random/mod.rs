@@ -295,7 +295,8 @@ fn gen_or_default(g: Option<&Generator>) -> &Generator {
 impl<'a> crate::compile::Capturable<'a> for Option<&'a Generator> {
     type Kept = ();
     type Owned = ();
-    fn keep(&self, _: &mut crate::compile::Recording) -> Option<()> {
+    fn keep(&self, rec: &mut crate::compile::Recording) -> Option<()> {
+        rec.note_effect(); // the draw moves the generator on
         self.is_none().then_some(())
     }
     fn rebuild(_: &(), _: &[crate::Tensor]) {}

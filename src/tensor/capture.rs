@@ -134,7 +134,14 @@ pub struct Recording {
     grads_touched: bool,
     /// What the program assumes about `.grad`s before it runs.
     checks: Vec<GradCheck>,
+    /// Whether a recorded operation had an effect beyond its results (an
+    /// in-place write, a `.grad` change, a draw from a generator): value
+    /// guards may only come before the first.
+    effects: bool,
 }
+
+/// The name of a value guard's row (see [`record_value_read`]).
+const VALUE_GUARD: &str = "value_guard";
 
 /// Reads a tensor's `.grad` (the autograd layer's reader).
 pub(crate) type GradReader = fn(&Tensor) -> Option<Tensor>;
@@ -184,6 +191,12 @@ impl Recording {
         i
     }
 
+    /// Notes that the operation being recorded has an effect beyond its
+    /// results (a sampling function draws from a generator).
+    pub fn note_effect(&mut self) {
+        self.effects = true;
+    }
+
     fn break_with(&mut self, why: String) {
         if self.broken.is_none() {
             self.broken = Some(why);
@@ -212,11 +225,17 @@ pub fn break_capture(why: &str) {
     }
 }
 
-/// Records the read of `t.grad`, which gave `got` (`read` reads it again
-/// on replay). A read of a tensor that existed before the capture, before
-/// any recorded operation could have changed its `.grad`, becomes a check
-/// the program makes before it runs ([`Program::holds`]).
-pub(crate) fn record_grad_read(t: &Tensor, got: Option<&Tensor>, read: GradReader) {
+/// What a recorded read of a tensor becomes: its name, how a replay reads
+/// again, how many results it gives and their shapes and dtypes.
+type ReadRow = (&'static str, Box<RowFn>, usize, Vec<(Vec<usize>, DType)>);
+
+/// Records a read of `t` as the row `make` builds from its source, unless
+/// `refuse` gives a reason to break the capture instead.
+fn record_read(
+    t: &Tensor,
+    refuse: impl FnOnce(&Recording) -> Option<String>,
+    make: impl FnOnce(&mut Recording, Source) -> ReadRow,
+) {
     if !records() {
         return;
     }
@@ -225,31 +244,82 @@ pub(crate) fn record_grad_read(t: &Tensor, got: Option<&Tensor>, read: GradReade
         if r.broken.is_some() {
             return;
         }
+        if let Some(why) = refuse(r) {
+            r.break_with(why);
+            return;
+        }
         r.pending.clear();
         let Some(src) = r.source(t) else { return };
-        let before = match &src {
-            Source::Constant(_) => true,
-            Source::Value(i) => *i < r.inputs,
-        };
-        if before && !r.grads_touched {
-            r.checks.push(GradCheck {
-                tensor: src.clone(),
-                present: got.is_some(),
-                read,
-            });
-        }
-        if let Some(g) = got {
-            r.add_value(g);
-        }
         let inputs = std::mem::take(&mut r.pending);
+        let (name, run, outputs, metas) = make(r, src);
         r.rows.push(Row {
-            name: "grad",
-            run: Box::new(move |vals| Ok(read(&src.get(vals)).into_iter().collect())),
+            name,
+            run,
             grad_mode,
             inputs,
-            outputs: usize::from(got.is_some()),
-            metas: metas(got.as_slice()),
+            outputs,
+            metas,
         });
+    });
+}
+
+/// Records the read of `t.grad`, which gave `got` (`read` reads it again
+/// on replay). A read of a tensor that existed before the capture, before
+/// any recorded operation could have changed its `.grad`, becomes a check
+/// the program makes before it runs ([`Program::holds`]).
+pub(crate) fn record_grad_read(t: &Tensor, got: Option<&Tensor>, read: GradReader) {
+    record_read(
+        t,
+        |_| None,
+        |r, src| {
+            let before = match &src {
+                Source::Constant(_) => true,
+                Source::Value(i) => *i < r.inputs,
+            };
+            if before && !r.grads_touched {
+                r.checks.push(GradCheck {
+                    tensor: src.clone(),
+                    present: got.is_some(),
+                    read,
+                });
+            }
+            if let Some(g) = got {
+                r.add_value(g);
+            }
+            let run = move |vals: &[Tensor]| Ok(read(&src.get(vals)).into_iter().collect());
+            let n = usize::from(got.is_some());
+            ("grad", Box::new(run), n, metas(got.as_slice()))
+        },
+    );
+}
+
+/// Records that the function read the value `got` of the one-element
+/// tensor `t` into the host: for a bool or integer value, before any
+/// recorded operation had an effect, a *value guard* (a replay checks the
+/// value and, when it differs, stops before anything was changed, see
+/// [`Program::try_replay`]); for a floating value, or after an effect, the
+/// capture breaks.
+pub(crate) fn record_value_read(t: &Tensor, got: Scalar) {
+    let refuse = |r: &Recording| {
+        if t.dtype().is_floating_point() || t.dtype().is_complex() {
+            Some("a floating-point tensor value is read into the host (item)".to_string())
+        } else if r.effects {
+            Some(
+                "a tensor value is read into the host after an operation that changed state".into(),
+            )
+        } else {
+            None
+        }
+    };
+    record_read(t, refuse, |_, src| {
+        let run = move |vals: &[Tensor]| {
+            if src.get(vals).item()? == got {
+                Ok(Vec::new())
+            } else {
+                Err(Error::runtime("a value guard failed"))
+            }
+        };
+        (VALUE_GUARD, Box::new(run), 0, Vec::new())
     });
 }
 
@@ -328,6 +398,8 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
             for t in outs {
                 r.add_value(t);
             }
+            // An operation without results writes something in place.
+            r.effects |= outs.is_empty();
             let inputs = std::mem::take(&mut r.pending);
             r.rows.push(Row {
                 name,
@@ -408,6 +480,7 @@ pub fn begin(inputs: &[Tensor]) -> Result<()> {
         pending: Vec::new(),
         grads_touched: false,
         checks: Vec::new(),
+        effects: false,
     };
     for t in inputs {
         r.add_value(t);
@@ -539,11 +612,23 @@ impl Program {
     /// caller guards that) and returns the results. Errors, before running
     /// anything, when [`Program::holds`] does not.
     pub fn replay(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        self.try_replay(inputs)?.ok_or_else(|| {
+            Error::runtime(
+                "compiled program: a value or .grad it read when captured differs now; the \
+                 function takes another course, which this program does not repeat",
+            )
+        })
+    }
+
+    /// [`Program::replay`], or `None` when the program does not repeat
+    /// what the function would do on these inputs: [`Program::holds`]
+    /// fails, or a value the function read into the host (a bool or an
+    /// integer it branched on) differs from the captured one. Nothing the
+    /// program changes has been changed then (value guards come before
+    /// every effect), so the caller can run the function instead.
+    pub fn try_replay(&self, inputs: &[Tensor]) -> Result<Option<Vec<Tensor>>> {
         if !self.holds(inputs) {
-            return Err(Error::runtime(
-                "compiled program: a .grad it read when captured is now present where it was \
-                 absent (or absent where it was present); capture it again",
-            ));
+            return Ok(None);
         }
         if inputs.len() != self.inputs {
             return Err(Error::runtime(format!(
@@ -558,7 +643,10 @@ impl Program {
         let _restore = GradModeRestore(outer);
         for row in &self.rows {
             crate::tensor::set_grad_enabled(row.grad_mode);
-            let outs = (row.run)(&vals)?;
+            let outs = match (row.run)(&vals) {
+                Err(_) if row.name == VALUE_GUARD => return Ok(None),
+                r => r?,
+            };
             if outs.len() != row.outputs {
                 return Err(Error::runtime(format!(
                     "compiled program: {} gave {} results on replay, {} when captured",
@@ -569,7 +657,7 @@ impl Program {
             }
             vals.extend(outs);
         }
-        Ok(self.outputs.iter().map(|s| s.get(&vals)).collect())
+        Ok(Some(self.outputs.iter().map(|s| s.get(&vals)).collect()))
     }
 }
 
@@ -648,52 +736,58 @@ impl<'a> Capturable<'a> for Option<&'a Tensor> {
     }
 }
 
-impl<'a> Capturable<'a> for &'a [Tensor] {
-    type Kept = Vec<Source>;
-    type Owned = Vec<Tensor>;
-    fn keep(&self, rec: &mut Recording) -> Option<Vec<Source>> {
-        self.iter().map(|t| rec.source(t)).collect()
+/// An element of a slice argument that holds tensors: kept as sources.
+pub trait TensorsIn: Sized {
+    /// What the program keeps of one element.
+    type Kept: Send + Sync + 'static;
+    /// The element's copy, or `None` when a tensor in it cannot be kept.
+    fn keep_in(&self, rec: &mut Recording) -> Option<Self::Kept>;
+    /// The element again, from the program's values.
+    fn rebuild_in(kept: &Self::Kept, vals: &[Tensor]) -> Self;
+}
+
+impl TensorsIn for Tensor {
+    type Kept = Source;
+    fn keep_in(&self, rec: &mut Recording) -> Option<Source> {
+        rec.source(self)
     }
-    fn rebuild(kept: &Vec<Source>, vals: &[Tensor]) -> Vec<Tensor> {
-        kept.iter().map(|s| s.get(vals)).collect()
-    }
-    fn view(owned: &'a Vec<Tensor>) -> Self {
-        owned
+    fn rebuild_in(kept: &Source, vals: &[Tensor]) -> Tensor {
+        kept.get(vals)
     }
 }
 
-impl<'a> Capturable<'a> for &'a [Option<Tensor>] {
-    type Kept = Vec<Option<Source>>;
-    type Owned = Vec<Option<Tensor>>;
-    fn keep(&self, rec: &mut Recording) -> Option<Vec<Option<Source>>> {
-        self.iter()
-            .map(|t| t.as_ref().map_or(Some(None), |t| rec.source(t).map(Some)))
-            .collect()
+impl<E: TensorsIn> TensorsIn for Option<E> {
+    type Kept = Option<E::Kept>;
+    fn keep_in(&self, rec: &mut Recording) -> Option<Option<E::Kept>> {
+        self.as_ref()
+            .map_or(Some(None), |t| t.keep_in(rec).map(Some))
     }
-    fn rebuild(kept: &Vec<Option<Source>>, vals: &[Tensor]) -> Vec<Option<Tensor>> {
-        kept.iter()
-            .map(|s| s.as_ref().map(|s| s.get(vals)))
-            .collect()
-    }
-    fn view(owned: &'a Vec<Option<Tensor>>) -> Self {
-        owned
+    fn rebuild_in(kept: &Option<E::Kept>, vals: &[Tensor]) -> Option<E> {
+        kept.as_ref().map(|k| E::rebuild_in(k, vals))
     }
 }
 
-impl<'a> Capturable<'a> for &'a [Vec<Tensor>] {
-    type Kept = Vec<Vec<Source>>;
-    type Owned = Vec<Vec<Tensor>>;
-    fn keep(&self, rec: &mut Recording) -> Option<Vec<Vec<Source>>> {
-        self.iter()
-            .map(|ts| ts.iter().map(|t| rec.source(t)).collect())
-            .collect()
+impl<E: TensorsIn> TensorsIn for Vec<E> {
+    type Kept = Vec<E::Kept>;
+    fn keep_in(&self, rec: &mut Recording) -> Option<Vec<E::Kept>> {
+        self.iter().map(|t| t.keep_in(rec)).collect()
     }
-    fn rebuild(kept: &Vec<Vec<Source>>, vals: &[Tensor]) -> Vec<Vec<Tensor>> {
-        kept.iter()
-            .map(|ss| ss.iter().map(|s| s.get(vals)).collect())
-            .collect()
+    fn rebuild_in(kept: &Vec<E::Kept>, vals: &[Tensor]) -> Vec<E> {
+        kept.iter().map(|k| E::rebuild_in(k, vals)).collect()
     }
-    fn view(owned: &'a Vec<Vec<Tensor>>) -> Self {
+}
+
+/// Slices of tensors, of optional tensors and of lists of tensors.
+impl<'a, E: TensorsIn> Capturable<'a> for &'a [E] {
+    type Kept = Vec<E::Kept>;
+    type Owned = Vec<E>;
+    fn keep(&self, rec: &mut Recording) -> Option<Vec<E::Kept>> {
+        self.iter().map(|t| t.keep_in(rec)).collect()
+    }
+    fn rebuild(kept: &Vec<E::Kept>, vals: &[Tensor]) -> Vec<E> {
+        kept.iter().map(|k| E::rebuild_in(k, vals)).collect()
+    }
+    fn view(owned: &'a Vec<E>) -> Self {
         owned
     }
 }

@@ -12,7 +12,6 @@ import concurrent.futures
 import ferrograd as torch
 import numpy as np
 import pytest
-from ferrograd._compile import _Entry
 from transform_programs import UNARY
 
 NAMES = sorted(UNARY)
@@ -58,7 +57,7 @@ def test_random_chains_replay_eager_values_and_gradients(seed):
         # Values bitwise; gradients of fused runs within float rounding.
         assert got[:2] == want[:2], names
         np.testing.assert_allclose(got[2], want[2], rtol=1e-10, atol=1e-12, err_msg=str(names))
-    entries = [e for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    entries = cf._ferrograd_compiled.programs()
     assert len(entries) == 2, names
 
 
@@ -88,12 +87,39 @@ def test_a_call_that_changes_its_guards_is_not_replayed():
     for i in range(12):
         np.testing.assert_array_equal(cf(x).numpy(), np.full(2, i + 1.0))
     assert seen == list(range(12))
-    assert not any(isinstance(e, _Entry) for e in cf._ferrograd_compiled.cache.values())
+    assert not cf._ferrograd_compiled.programs()
 
 
-def test_data_dependent_branches_run_eagerly_with_both_outcomes():
+def test_data_dependent_branches_become_value_guards_with_a_program_per_outcome():
+    calls = {"n": 0}
+
     def f(x):
-        if x.sum() > 0:
+        calls["n"] += 1
+        y = x * 3
+        if (y.sum() > 0) and int((y > 1).sum()) + int(y.argmin()) < 3:  # a bool and integers read
+            return y.tanh()
+        return y - 1
+
+    cf = torch.compile(f)
+    values = ([1.0, 2.0, 0.5], [-3.0, 1.0, 0.0], [4.0, 0.5, 1.0], [-1.0, -2.0, 0.0], [0.1, 0.2, 9.0])
+    for v in values * 2:
+        x = torch.tensor(v, requires_grad=True)
+        x2 = torch.tensor(v, requires_grad=True)
+        got, want = cf(x), f(x2)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+    # A program per set of values read: (True, 3, 2), (False), (True, 3, 1)
+    # and (True, 1, 0); the second round replays them all.
+    programs = cf._ferrograd_compiled.programs()
+    assert len(programs) == 4 and all("value_guard" in p.ops for p in programs)
+    assert calls["n"] == len(values) * 2 + 4  # the eager calls and the four captures
+
+
+def test_a_floating_value_read_breaks_the_capture():
+    def f(x):
+        if x.sum().item() > 0:
             return x * 2
         return x - 1
 
@@ -267,7 +293,7 @@ def test_factories_comparisons_and_in_place_methods_are_captured():
         want.backward()
         np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-12, atol=1e-14)
-    progs = [e for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    progs = cf._ferrograd_compiled.programs()
     assert len(progs) == 1 and "full_of" in progs[0].ops and "detached" in progs[0].ops
 
 
@@ -333,7 +359,7 @@ def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
         want.backward()
         for a, b in zip(leaves, twins, strict=True):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol)
-    ops = [e.ops for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    ops = [e.ops for e in cf._ferrograd_compiled.programs()]
     # The sum joins the loop: the elements are never written.
     assert ops and all(o == ["fused_elementwise"] for o in ops), ops
 
@@ -362,7 +388,7 @@ def test_a_sum_joins_the_loop_only_when_nothing_else_reads_the_elements():
             got[0].backward()
             want[0].backward()
             np.testing.assert_allclose(a.grad.numpy(), a2.grad.numpy(), rtol=1e-5)
-        assert [e.ops for e in cf._ferrograd_compiled.cache.values() if isinstance(e, _Entry)] == [ops]
+        assert [e.ops for e in cf._ferrograd_compiled.programs()] == [ops]
 
 
 def test_fused_runs_take_second_derivatives():
@@ -402,7 +428,7 @@ def _train(model, opt, x, y, steps, compiled):
 
 
 def _replays(run):
-    return [e.ops for e in run._ferrograd_compiled.cache.values() if isinstance(e, _Entry)]
+    return [e.ops for e in run._ferrograd_compiled.programs()]
 
 
 @pytest.mark.parametrize(

@@ -308,12 +308,16 @@ derivatives! {
 impl Tensor {
     /// `argmax(dim=None, keepdim=False)`: int64 positions of the maximum.
     pub fn argmax(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
-        arg_only::<true>("argmax", self, dim, keepdim)
+        crate::autograd::captured!(argmax (&self, dim: Option<isize>, keepdim: bool) -> Tensor {
+            arg_only::<true>("argmax", self, dim, keepdim)
+        })
     }
 
     /// `argmin(dim=None, keepdim=False)`: int64 positions of the minimum.
     pub fn argmin(&self, dim: Option<isize>, keepdim: bool) -> Result<Tensor> {
-        arg_only::<false>("argmin", self, dim, keepdim)
+        crate::autograd::captured!(argmin (&self, dim: Option<isize>, keepdim: bool) -> Tensor {
+            arg_only::<false>("argmin", self, dim, keepdim)
+        })
     }
 
     /// `aminmax(dim=None, keepdim=False)`: `(min, max)` in one call.
