@@ -22,13 +22,19 @@
 //! something a replay could not repeat:
 //!
 //! - it passes an operation a tensor made during the capture by something
-//!   that was not recorded (a factory function such as `zeros`, or an
-//!   operation outside the tables);
-//! - it reads tensor values into the host (`item`, `to_vec`), so its
-//!   further course may depend on them;
+//!   that was not recorded (a kernel's buffer, an explicit generator's
+//!   draw, an operation outside the tables);
+//! - it reads floating tensor values into the host (`item`, `to_vec`), or
+//!   any value after a recorded operation changed state, so its further
+//!   course may depend on them (a bool or integer `item` before that is a
+//!   value guard instead: see [`Program::try_replay`]);
 //! - it writes a tensor in place outside a recorded operation;
-//! - it runs backward, or an operation whose arguments cannot be copied.
+//! - it calls `autograd::grad`, or an operation whose arguments cannot be
+//!   copied.
 //!
+//! `backward`, `.grad` reads and assignments, optimizer updates and draws
+//! from the default generator are recorded like operations, so a whole
+//! training step replays.
 //! The reason is returned with the eager results; the caller runs such a
 //! closure eagerly (see docs/compile.md for the Python wrapper's graph
 //! breaks and guards).
