@@ -99,8 +99,16 @@ def _module_key(m: Any) -> tuple:
     return tuple(key)
 
 
+_optimizer_type: list[type] = []
+_PLAIN = frozenset((bool, int, float, str, complex, type(None)))
+
+
 def _is_optimizer(v: Any) -> bool:
-    return hasattr(v, "param_groups") and hasattr(v, "state") and hasattr(v, "step")
+    if not _optimizer_type:
+        from .optim.optimizer import Optimizer
+
+        _optimizer_type.append(Optimizer)
+    return isinstance(v, _optimizer_type[0])
 
 
 def _optimizer_key(opt: Any) -> tuple:
@@ -109,7 +117,8 @@ def _optimizer_key(opt: Any) -> tuple:
     numbers it read from them)."""
     key: list[Any] = [id(opt)]
     for g in opt.param_groups:
-        key.append(tuple((k, _value_key(v)) for k, v in g.items() if k != "params"))
+        key.append(tuple((k, (type(v), v) if type(v) in _PLAIN else _value_key(v))
+                         for k, v in g.items() if k != "params"))
         key.append(tuple((_core._tensor_id(p), p.requires_grad) for p in g["params"]))
     for p, st in opt.state.items():
         key.append((_core._tensor_id(p), tuple((k, _value_key(v)) for k, v in st.items())))
