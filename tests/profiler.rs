@@ -274,6 +274,13 @@ fn event_times_are_nanoseconds_of_the_monotonic_clock() {
     let wall = outer.elapsed().as_nanos() as u64;
     let rec = prof.stop();
     let d = rec.events[0].duration_ns();
-    assert!((20_000_000..=wall).contains(&d), "{d} ns for a 20 ms sleep");
+    // Time-stamp-counter ticks are converted with a rate measured against
+    // the monotonic clock over the run, so a duration may miss the sleep
+    // and the wall time around it by that estimate's error (a few per
+    // mille on a short run); not by 2%.
+    assert!(
+        (19_600_000..=wall + wall / 50).contains(&d),
+        "{d} ns for a 20 ms sleep ({wall} ns around it)"
+    );
     assert!(rec.start_ns <= rec.events[0].start_ns);
 }

@@ -104,7 +104,27 @@ impl Tensor {
         step: impl Into<Scalar>,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let (start, end, step) = (start.into(), end.into(), step.into());
+        Tensor::arange_scalars(start.into(), end.into(), step.into(), dtype)
+    }
+
+    /// [`Tensor::arange`] over scalars, as a capture records it.
+    fn arange_scalars(
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        crate::autograd::captured!(Tensor::arange_scalars (start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) -> Tensor {
+            Tensor::arange_now(start, end, step, dtype)
+        })
+    }
+
+    fn arange_now(
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let any_float = [start, end, step].iter().any(|s| s.is_floating_point());
         let dtype = dtype.unwrap_or(if any_float {
             default_dtype()
