@@ -320,7 +320,8 @@ impl FusedPlan {
         let n = self.0.inputs;
         let reg = |r: usize| std::slice::from_raw_parts(ptrs[r], len);
         let (s1, s2) = (&mut s1[..len], &mut s2[..len]);
-        let mut init = vec![false; ptrs.len()];
+        // On the stack for plans of up to 64 registers: this runs per block.
+        let mut init: smallvec::SmallVec<[bool; 64]> = smallvec::smallvec![false; ptrs.len()];
         let put = |lo: &mut [T], init: &mut [bool], r: usize, v: &[T]| {
             let dst = &mut lo[r * blk..r * blk + len];
             if std::mem::replace(&mut init[r], true) {
