@@ -364,6 +364,27 @@ def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
     assert ops and all(o == ["fused_elementwise"] for o in ops), ops
 
 
+def test_fused_runs_over_large_tensors_write_the_eager_elements_and_gradients():
+    # Results and gradients of 8 MiB and more are written around the caches.
+    def f(a, b, c):
+        return (a * b + c).tanh() * a - (c / b).exp().neg() + b
+
+    cf = torch.compile(f)
+    g = np.random.default_rng(11)
+    n = 2_300_000
+    leaves = [torch.tensor(g.uniform(0.5, 2.0, size=n), dtype=torch.float32) for _ in range(3)]
+    leaves = [t.requires_grad_() for t in leaves]
+    twins = [t.detach().clone().requires_grad_() for t in leaves]
+    got, want = cf(*leaves), f(*twins)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    w = torch.tensor(g.normal(size=n), dtype=torch.float32)
+    (got * w).sum().backward()
+    (want * w).sum().backward()
+    for a, b in zip(leaves, twins, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert [e.ops for e in cf._ferrograd_compiled.programs()] == [["fused_elementwise"]]
+
+
 def test_a_sum_joins_the_loop_only_when_nothing_else_reads_the_elements():
     def shared(a, b):
         y = (a * b).exp()

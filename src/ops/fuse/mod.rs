@@ -20,13 +20,15 @@
 
 use crate::autograd::{derivatives, sum_to};
 use crate::kernels::access::{elem_ptr, lock};
-use crate::kernels::isa;
 use crate::kernels::pointwise::{float_block32, float_block64, FloatFn};
-use crate::pool::{par_for, SyncPtr, PARALLEL_MIN_ELEMS};
+use crate::pool::SyncPtr;
 use crate::{DType, Error, Result, Tensor};
 use std::sync::Arc;
 
 mod group;
+mod parts;
+
+use parts::{bwd_part_best, fwd_part_best, parts, streams, Block, Bwd, Fwd};
 
 /// Bytes of registers per block: a block's registers stay in the L1 cache.
 const BLOCK_BYTES: usize = 32 << 10;
@@ -62,6 +64,17 @@ struct PlanSteps {
     /// Whether the group's result is summed to one value (a full `sum`
     /// fused into the loop, so the elements are never written).
     sum: bool,
+}
+
+/// The reverse sweep's bookkeeping (see [`FusedPlan::sweep`]).
+struct Sweep {
+    /// Per step, whether its first and second operands' contributions are
+    /// their registers' first.
+    first: Vec<[bool; 2]>,
+    /// Per step, whether its result gets no gradient.
+    skip: Vec<bool>,
+    /// Per input, whether no step reads it.
+    untouched: Vec<bool>,
 }
 
 /// The step an operation of `name` with `args` (registers) is, if it fuses.
@@ -161,24 +174,28 @@ fn map1<T: Copy>(out: &mut [T], a: &[T], f: impl Fn(T) -> T) {
     }
 }
 
+/// A gradient contribution `f(a)` per element: written into `dst` when it
+/// is the register's first, added to it otherwise.
 #[inline(always)]
-fn map1_in_place<T: Copy>(out: &mut [T], f: impl Fn(T) -> T) {
-    for o in out.iter_mut() {
-        *o = f(*o);
+fn emit1<T: Elem>(dst: &mut [T], first: bool, a: &[T], f: impl Fn(T) -> T) {
+    if first {
+        map1(dst, a, f);
+    } else {
+        for (o, &x) in dst.iter_mut().zip(a) {
+            *o = T::add(*o, f(x));
+        }
     }
 }
 
+/// As [`emit1`] for a contribution `f(a, b)`.
 #[inline(always)]
-fn mul_into<T: Elem>(acc: &mut [T], v: &[T]) {
-    for (o, &x) in acc.iter_mut().zip(v) {
-        *o = T::mul(x, *o);
-    }
-}
-
-#[inline(always)]
-fn add_into<T: Elem>(acc: &mut [T], v: &[T]) {
-    for (o, &x) in acc.iter_mut().zip(v) {
-        *o = T::add(*o, x);
+fn emit2<T: Elem>(dst: &mut [T], first: bool, a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+    if first {
+        zip2(dst, a, b, f);
+    } else {
+        for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+            *o = T::add(*o, f(x, y));
+        }
     }
 }
 
@@ -239,29 +256,36 @@ impl FusedPlan {
         self.0.inputs + self.0.steps.len()
     }
 
-    /// Computes the steps' registers of elements `at..at + len` into
-    /// `regs` (`blk` per register, the inputs' registers unused) and
-    /// points `ptrs` at every register's elements: an input is read where
-    /// it lies (a splat from `splats`, filled once per part).
+    /// Computes the steps' registers of elements `at..at + len` into the
+    /// block's registers or, for step `k` with `dst[k]` set, straight into
+    /// that buffer at `at`, and points the block's `ptrs` at every
+    /// register's elements: an input is read where it lies (a splat from
+    /// the block's copies), a step in `kept` from the buffer the forward
+    /// pass saved it in.
     ///
     /// # Safety
-    /// Slice operands are readable for `at + len` elements; `splats` holds
-    /// `blk` elements per input.
+    /// Slice operands and kept buffers are readable, `dst` buffers
+    /// writable, for `at + len` elements; `b` was made for `ins`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn forward_block<T: Elem>(
         &self,
         ins: &[Operand<T>],
-        splats: &[T],
-        ptrs: &mut [*const T],
+        b: &mut Block<T>,
         at: usize,
         len: usize,
-        regs: &mut [T],
-        blk: usize,
         kept: &[Option<SyncPtr<T>>],
         live: &[bool],
+        dst: &[Option<SyncPtr<T>>],
     ) {
         let n = self.0.inputs;
+        let Block {
+            ptrs,
+            regs,
+            splats,
+            blk,
+        } = b;
+        let blk = *blk;
         for (r, op) in ins.iter().enumerate() {
             ptrs[r] = match *op {
                 Operand::Slice(p) => p.add(at),
@@ -282,9 +306,15 @@ impl FusedPlan {
             if live.get(k) == Some(&false) {
                 continue; // the backward sweep does not read it
             }
-            // SAFETY: register `d` lies in `regs`, which no operand pointer
-            // reaches for a register of this or a later step.
-            let out = std::slice::from_raw_parts_mut(base.add(d * blk), len);
+            // SAFETY: register `d` lies in `regs` or in its own output
+            // buffer, which no operand pointer reaches for a register of
+            // this or a later step.
+            let at_d = match dst.get(k) {
+                Some(Some(p)) => p.get().add(at),
+                _ => base.add(d * blk),
+            };
+            ptrs[d] = at_d;
+            let out = std::slice::from_raw_parts_mut(at_d, len);
             let reg = |r: usize| std::slice::from_raw_parts(ptrs[r], len);
             match *step {
                 Step::Add(a, b) => zip2(out, reg(a), reg(b), T::add),
@@ -297,94 +327,120 @@ impl FusedPlan {
         }
     }
 
+    /// Which gradient contributions of the reverse sweep come first (and
+    /// are written rather than added), which steps' results get no gradient
+    /// (skipped), and which inputs get none (zeros): fixed by the plan.
+    fn sweep(&self) -> Sweep {
+        let n = self.0.inputs;
+        let steps = &self.0.steps;
+        let mut written = vec![false; self.registers()];
+        written[self.registers() - 1] = true;
+        let mut first = vec![[false; 2]; steps.len()];
+        let mut skip = vec![false; steps.len()];
+        for (k, step) in steps.iter().enumerate().rev() {
+            if !written[n + k] {
+                skip[k] = true;
+                continue;
+            }
+            let (a, b) = match *step {
+                Step::Add(a, b) | Step::Sub(a, b) | Step::Mul(a, b) | Step::Div(a, b) => {
+                    (a, Some(b))
+                }
+                Step::Neg(a) | Step::Float(_, a) => (a, None),
+            };
+            first[k][0] = !std::mem::replace(&mut written[a], true);
+            if let Some(b) = b {
+                first[k][1] = !std::mem::replace(&mut written[b], true);
+            }
+        }
+        Sweep {
+            first,
+            skip,
+            untouched: written[..n].iter().map(|w| !w).collect(),
+        }
+    }
+
     /// The gradient registers of a block whose forward registers are
-    /// `regs`, from the output's gradient (in the last register of
-    /// `grads`), swept in reverse. `s1`, `s2` are scratch blocks. A
-    /// register's first contribution is written, later ones added; the
-    /// inputs' registers end up holding their gradients (zeros for one
-    /// that no step reads).
-    #[inline(always)]
+    /// `ptrs`, from the output's gradient (at `gp[last]`), swept in
+    /// reverse: `gp` points at `len` elements of every register's gradient
+    /// (an input's may be its gradient's output buffer). A register's first
+    /// contribution is written, later ones added (as `sw` says); the
+    /// inputs' registers end up holding their gradients (zeros for one that
+    /// no step reads). `s1` is a scratch block.
     ///
     /// # Safety
     /// `ptrs` point at `len` readable elements of every register (as
-    /// [`FusedPlan::forward_block`] leaves them).
+    /// [`FusedPlan::forward_block`] leaves them), `gp` at `len` writable
+    /// elements of distinct memory per register (the last one readable).
+    #[inline(always)]
     unsafe fn backward_block<T: Elem>(
         &self,
         ptrs: &[*const T],
-        grads: &mut [T],
+        gp: &[*mut T],
+        sw: &Sweep,
         len: usize,
         s1: &mut [T],
-        s2: &mut [T],
-        blk: usize,
     ) {
         let n = self.0.inputs;
         let reg = |r: usize| std::slice::from_raw_parts(ptrs[r], len);
-        let (s1, s2) = (&mut s1[..len], &mut s2[..len]);
-        // On the stack for plans of up to 64 registers: this runs per block.
-        let mut init: smallvec::SmallVec<[bool; 64]> = smallvec::smallvec![false; ptrs.len()];
-        let put = |lo: &mut [T], init: &mut [bool], r: usize, v: &[T]| {
-            let dst = &mut lo[r * blk..r * blk + len];
-            if std::mem::replace(&mut init[r], true) {
-                add_into(dst, v);
-            } else {
-                dst.copy_from_slice(v);
-            }
-        };
+        let s1 = &mut s1[..len];
+        // SAFETY (for `dst`): register `r` precedes the step whose
+        // gradient is read, so its gradient memory is not the one read.
+        let dst = |r: usize| std::slice::from_raw_parts_mut(gp[r], len);
         for (k, step) in self.0.steps.iter().enumerate().rev() {
-            let d = n + k;
-            let (lo, hi) = grads.split_at_mut(d * blk);
-            let g = &hi[..len];
+            if sw.skip[k] {
+                continue;
+            }
+            let g = std::slice::from_raw_parts(gp[n + k] as *const T, len);
+            let [fa, fb] = sw.first[k];
             match *step {
                 Step::Add(a, b) => {
-                    put(lo, &mut init, a, g);
-                    put(lo, &mut init, b, g);
+                    emit1(dst(a), fa, g, |v| v);
+                    emit1(dst(b), fb, g, |v| v);
                 }
                 Step::Sub(a, b) => {
-                    put(lo, &mut init, a, g);
-                    map1(s2, g, |v| -v);
-                    put(lo, &mut init, b, s2);
+                    emit1(dst(a), fa, g, |v| v);
+                    emit1(dst(b), fb, g, |v| -v);
                 }
                 Step::Mul(a, b) => {
-                    zip2(s1, g, reg(b), T::mul);
-                    put(lo, &mut init, a, s1);
-                    zip2(s2, g, reg(a), T::mul);
-                    put(lo, &mut init, b, s2);
+                    emit2(dst(a), fa, g, reg(b), T::mul);
+                    emit2(dst(b), fb, g, reg(a), T::mul);
                 }
                 Step::Div(a, b) => {
-                    zip2(s1, g, reg(b), T::div);
-                    put(lo, &mut init, a, s1);
+                    emit2(dst(a), fa, g, reg(b), T::div);
                     // d(a/b)/db = -(a/b)/b.
-                    zip2(s2, reg(d), reg(b), T::div);
-                    mul_into(s2, g);
-                    map1_in_place(s2, |v| -v);
-                    put(lo, &mut init, b, s2);
+                    zip2(s1, reg(n + k), reg(b), T::div);
+                    emit2(dst(b), fb, g, s1, |g, q| -T::mul(g, q));
                 }
-                Step::Neg(a) => {
-                    map1(s1, g, |v| -v);
-                    put(lo, &mut init, a, s1);
-                }
+                Step::Neg(a) => emit1(dst(a), fa, g, |v| -v),
                 Step::Float(f, a) => {
-                    let (x, y) = (reg(a), reg(d));
+                    let (x, y) = (reg(a), reg(n + k));
+                    let one = T::unit();
                     match f {
-                        FloatFn::Tanh => map1(s1, y, |v| T::sub(T::unit(), T::mul(v, v))),
-                        FloatFn::Sigmoid => map1(s1, y, |v| T::mul(T::sub(T::unit(), v), v)),
-                        FloatFn::Exp => s1.copy_from_slice(y),
-                        FloatFn::Log => map1(s1, x, |v| T::div(T::unit(), v)),
-                        FloatFn::Sin => T::block(FloatFn::Cos)(x, s1),
+                        FloatFn::Tanh => emit2(dst(a), fa, g, y, |g, y| {
+                            T::mul(g, T::sub(one, T::mul(y, y)))
+                        }),
+                        FloatFn::Sigmoid => emit2(dst(a), fa, g, y, |g, y| {
+                            T::mul(g, T::mul(T::sub(one, y), y))
+                        }),
+                        FloatFn::Exp => emit2(dst(a), fa, g, y, T::mul),
+                        FloatFn::Log => emit2(dst(a), fa, g, x, |g, x| T::mul(g, T::div(one, x))),
+                        FloatFn::Sin => {
+                            T::block(FloatFn::Cos)(x, s1);
+                            emit2(dst(a), fa, g, s1, T::mul);
+                        }
                         FloatFn::Cos => {
                             T::block(FloatFn::Sin)(x, s1);
-                            map1_in_place(s1, |v| -v);
+                            emit2(dst(a), fa, g, s1, |g, s| T::mul(g, -s));
                         }
                         _ => unreachable!("only the listed functions fuse"),
                     }
-                    mul_into(s1, g);
-                    put(lo, &mut init, a, s1);
                 }
             }
         }
-        for r in 0..n {
-            if !init[r] {
-                grads[r * blk..r * blk + len].fill(T::default());
+        for (&p, &none) in gp.iter().zip(&sw.untouched) {
+            if none {
+                std::slice::from_raw_parts_mut(p, len).fill(T::default());
             }
         }
     }
@@ -516,194 +572,6 @@ fn fused_shape(ins: &[Tensor]) -> Option<(Vec<usize>, DType)> {
     matches!(dt, DType::Float32 | DType::Float64).then(|| (shape.to_vec(), dt))
 }
 
-/// Runs `body(part, start, end)` over `0..n` in parts of [`PART`] (on the
-/// pool when large).
-fn parts(n: usize, body: &(dyn Fn(usize, usize, usize) + Sync)) {
-    let count = n.div_ceil(PART).max(1);
-    if n >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 {
-        par_for(count, 1, &|p| body(p, p * PART, ((p + 1) * PART).min(n)));
-    } else {
-        for p in 0..count {
-            body(p, p * PART, ((p + 1) * PART).min(n));
-        }
-    }
-}
-
-/// `blk` copies of each splat operand's value (zeros for the others).
-fn splat_registers<T: Elem>(ops: &[Operand<T>], blk: usize) -> Vec<T> {
-    let mut v = vec![T::default(); ops.len() * blk];
-    for (r, op) in ops.iter().enumerate() {
-        if let Operand::Splat(x) = *op {
-            v[r * blk..(r + 1) * blk].fill(x);
-        }
-    }
-    v
-}
-
-/// What a forward part needs (shared by the workers).
-struct Fwd<'a, T> {
-    plan: &'a FusedPlan,
-    ops: &'a [Operand<T>],
-    /// The result's elements, or (for a summed group) one sum per part.
-    out: SyncPtr<T>,
-    sums: SyncPtr<f64>,
-    kept_out: &'a [(usize, SyncPtr<T>)],
-    blk: usize,
-    last: usize,
-}
-// SAFETY: the pointers are read (operands) or written in disjoint ranges
-// (outputs) by the workers, from buffers locked for the call.
-unsafe impl<T> Sync for Fwd<'_, T> {}
-
-/// The forward pass over elements `s..e`.
-///
-/// # Safety
-/// As `forward_typed` sets `cx` up: locked operands of the output's
-/// length, outputs written by this part only in `s..e`.
-#[inline(always)]
-unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, p: usize, s: usize, e: usize) {
-    let (plan, blk) = (cx.plan, cx.blk);
-    let mut regs = vec![T::default(); plan.registers() * blk];
-    let splats = splat_registers(cx.ops, blk);
-    let mut ptrs = vec![std::ptr::null::<T>(); plan.registers()];
-    // A summed group adds its results in f64, in lanes (so the loop
-    // vectorizes); the lanes and then the parts are added in order.
-    let mut lanes = [0.0f64; 8];
-    let mut at = s;
-    while at < e {
-        let len = blk.min(e - at);
-        plan.forward_block(
-            cx.ops,
-            &splats,
-            &mut ptrs,
-            at,
-            len,
-            &mut regs,
-            blk,
-            &[],
-            &[],
-        );
-        if plan.0.sum {
-            let vals = std::slice::from_raw_parts(ptrs[cx.last], len);
-            let mut chunks = vals.chunks_exact(8);
-            for c in &mut chunks {
-                for (l, &v) in lanes.iter_mut().zip(c) {
-                    *l += v.widen();
-                }
-            }
-            for (l, &v) in lanes.iter_mut().zip(chunks.remainder()) {
-                *l += v.widen();
-            }
-        } else {
-            std::ptr::copy_nonoverlapping(ptrs[cx.last], cx.out.get().add(at), len);
-        }
-        for (d, q) in cx.kept_out {
-            std::ptr::copy_nonoverlapping(ptrs[*d], q.get().add(at), len);
-        }
-        at += len;
-    }
-    if plan.0.sum {
-        *cx.sums.get().add(p) = lanes.iter().sum();
-    }
-}
-
-/// What a backward part needs (shared by the workers).
-struct Bwd<'a, T> {
-    plan: &'a FusedPlan,
-    ops: &'a [Operand<T>],
-    g: Operand<T>,
-    out_ptrs: &'a [Option<SyncPtr<T>>],
-    needs: &'a [bool],
-    kept_at: &'a [Option<SyncPtr<T>>],
-    live: &'a [bool],
-    sums: SyncPtr<T>,
-    blk: usize,
-    last: usize,
-}
-// SAFETY: as `Fwd`; each part writes its own row of `sums`.
-unsafe impl<T> Sync for Bwd<'_, T> {}
-
-/// The backward pass over elements `s..e` (part `p`).
-///
-/// # Safety
-/// As `backward_typed` sets `cx` up.
-#[inline(always)]
-unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
-    let (plan, blk, width) = (cx.plan, cx.blk, cx.ops.len());
-    let mut regs = vec![T::default(); plan.registers() * blk];
-    let mut grads = vec![T::default(); plan.registers() * blk];
-    let (mut s1, mut s2) = (vec![T::default(); blk], vec![T::default(); blk]);
-    let splats = splat_registers(cx.ops, blk);
-    let mut ptrs = vec![std::ptr::null::<T>(); plan.registers()];
-    let mut acc = vec![T::default(); width];
-    let mut at = s;
-    while at < e {
-        let len = blk.min(e - at);
-        plan.forward_block(
-            cx.ops, &splats, &mut ptrs, at, len, &mut regs, blk, cx.kept_at, cx.live,
-        );
-        let gl = &mut grads[cx.last * blk..cx.last * blk + len];
-        match cx.g {
-            Operand::Slice(q) => gl.copy_from_slice(std::slice::from_raw_parts(q.add(at), len)),
-            Operand::Splat(v) => gl.fill(v),
-        }
-        plan.backward_block(&ptrs, &mut grads, len, &mut s1, &mut s2, blk);
-        for (r, slot) in cx.out_ptrs.iter().enumerate() {
-            let gr = &grads[r * blk..r * blk + len];
-            match slot {
-                Some(ptr) => std::ptr::copy_nonoverlapping(gr.as_ptr(), ptr.get().add(at), len),
-                None if cx.needs[r] => {
-                    for &v in gr {
-                        acc[r] = T::add(acc[r], v);
-                    }
-                }
-                None => {}
-            }
-        }
-        at += len;
-    }
-    for (r, &v) in acc.iter().enumerate() {
-        *cx.sums.get().add(p * width + r) = v;
-    }
-}
-
-/// `fwd_part_best` and `bwd_part_best`: the part functions compiled for
-/// AVX-512, for AVX2 + FMA and for the baseline, chosen at run time. The
-/// block loops are inlined into each, so a loop over a block costs no
-/// call (the float functions' block kernels are called, and dispatch on
-/// their own). No loop contracts multiplies and adds, so every level
-/// gives the same bits.
-macro_rules! isa_parts {
-    ($best:ident, $part:ident, $cx:ident, ($($a:ident: $t:ty),*)) => {
-        fn $best<T: Elem>(cx: &$cx<'_, T>, $($a: $t),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-                unsafe fn wide<T: Elem>(cx: &$cx<'_, T>, $($a: $t),*) {
-                    $part(cx, $($a),*)
-                }
-                #[target_feature(enable = "avx2,fma")]
-                unsafe fn mid<T: Elem>(cx: &$cx<'_, T>, $($a: $t),*) {
-                    $part(cx, $($a),*)
-                }
-                if isa::has_avx512() {
-                    // SAFETY: the CPU has the features; `cx` is set up as
-                    // the part function requires.
-                    return unsafe { wide(cx, $($a),*) };
-                }
-                if isa::has_avx2() {
-                    // SAFETY: as above.
-                    return unsafe { mid(cx, $($a),*) };
-                }
-            }
-            // SAFETY: as above.
-            unsafe { $part(cx, $($a),*) }
-        }
-    };
-}
-isa_parts!(fwd_part_best, fwd_part, Fwd, (p: usize, s: usize, e: usize));
-isa_parts!(bwd_part_best, bwd_part, Bwd, (p: usize, s: usize, e: usize));
-
 fn forward_typed<T: Elem>(
     plan: &FusedPlan,
     ins: &[Tensor],
@@ -727,19 +595,21 @@ fn forward_typed<T: Elem>(
     let refs: Vec<&Tensor> = ins.iter().collect();
     let _g = lock(&refs, None);
     let ops = operands::<T>(ins, shape).ok_or_else(|| Error::runtime("fused operands changed"))?;
-    let o = SyncPtr(elem_ptr::<T>(&out));
-    let kept_out: Vec<(usize, SyncPtr<T>)> = kept
-        .iter()
-        .map(|(k, t)| (plan.0.inputs + k, SyncPtr(elem_ptr::<T>(t))))
-        .collect();
+    let mut dst: Vec<Option<SyncPtr<T>>> = vec![None; plan.0.steps.len()];
+    for (k, t) in &kept {
+        dst[*k] = Some(SyncPtr(elem_ptr::<T>(t)));
+    }
+    if !plan.0.sum {
+        dst[plan.0.steps.len() - 1] = Some(SyncPtr(elem_ptr::<T>(&out)));
+    }
     let last = plan.registers() - 1;
     let blk = block_len::<T>(2 * plan.registers(), n);
     let cx = Fwd {
         plan,
         ops: &ops,
-        out: o,
         sums: SyncPtr(sums.as_mut_ptr()),
-        kept_out: &kept_out,
+        dst: &dst,
+        stream: streams::<T>(n),
         blk,
         last,
     };
@@ -817,6 +687,8 @@ fn backward_typed<T: Elem>(
         needs,
         kept_at: &kept_at,
         live: &live,
+        sweep: &plan.sweep(),
+        stream: streams::<T>(n),
         sums: sums_ptr,
         blk,
         last,
