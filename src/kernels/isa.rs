@@ -11,7 +11,9 @@
 //! Rust never contracts `a * b + c` into a fused multiply-add, so a loop
 //! gives the same bits on every level: only the vector width changes.
 //! Kernels that want that property (the reductions' summation order, the
-//! math functions) write plain multiplies and adds, never `mul_add`.
+//! math functions) write plain multiplies and adds, or `mul_add` for every
+//! step they mean to fuse (exact, so also the same bits on every level:
+//! hardware FMA where the level has it, libm's `fmaf`/`fma` elsewhere).
 
 /// Runs `body` compiled for the best instruction set this CPU supports.
 #[inline(always)]

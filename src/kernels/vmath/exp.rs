@@ -6,7 +6,8 @@
 //! with few enough bits that `n * LN2_HI` is exact), take `e^r` or
 //! `e^r - 1` from a Taylor polynomial and scale by `2^n` through the bits.
 
-use super::{horner, ldexp, pow2i, unary, Real, Unary};
+use super::lanes::{lanes_f32, poly, Lanes};
+use super::{horner, ldexp, pow2i, unary, Real};
 
 /// `1/k!` for k = 17 down to 0: `e^r`'s Taylor coefficients, highest first.
 const INV_FACT: [f64; 18] = [
@@ -172,7 +173,8 @@ const LN2_POW_FACT: [f64; 18] = [
     1.0,
 ];
 
-unary!(Exp => exp);
+unary!(Exp => exp, f64 only);
+lanes_f32!(Exp => exp_f32);
 unary!(Exp2 => exp2);
 unary!(Expm1 => expm1_signed);
 unary!(Sigmoid => sigmoid, f64 only);
@@ -191,122 +193,48 @@ const EXP_F32_FIT: [f32; 7] = [
     1.0,
 ];
 
-impl Unary<f32> for Sigmoid {
-    /// In float32 with fused multiply-adds (hardware FMA on the AVX2 and
-    /// AVX-512 paths; the same bits, from libm's `fmaf`, elsewhere):
-    /// `e = e^-|x|` as `p 2^n`, `d = 1 + e` kept exactly as `d + d_lo`, and
-    /// the quotient `num / d` from one float32 division refined by its
-    /// residual, so it rounds about once. Within 1.5 ulp over every
-    /// float32, at a third of the cost of dividing in float64.
-    #[inline(always)]
-    fn fast(x: f32) -> f32 {
-        // e^a, a = -|x| in [-104, 0].
-        let a = clamp(-x.abs(), -104.0, 0.0);
-        let (p, n) = exp_parts_f32(a);
-        // Results below float32's normal range (n < -125) are scaled in
-        // two steps, so only the last multiply rounds into the subnormals
-        // (as AVX-512's scaling instruction rounds).
-        let tiny = n < -125.0;
-        let two_m64 = f32::from_bits(63 << 23); // 2^-64
-        let e = p * pow2i(f32::pick(tiny, n + 64.0, n)) * f32::pick(tiny, two_m64, 1.0);
-        // 1 + e exactly as d + d_lo (e <= 1, so the fast two-sum holds).
-        let d = 1.0 + e;
-        let d_lo = (1.0 - d) + e;
-        let num = f32::pick(x >= 0.0, 1.0, e);
-        let y = 1.0 / d;
-        let q = num * y;
-        let res = (-q).mul_add(d, num);
-        let res = (-q).mul_add(d_lo, res);
-        f32::pick(x.nan(), x, res.mul_add(y, q))
-    }
-
-    #[inline(always)]
-    unsafe fn simd(src: *const f32, dst: *mut f32, n: usize) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if super::isa::has_avx512() {
-            // SAFETY: the CPU has AVX-512; the caller vouches for the
-            // pointers.
-            unsafe { sigmoid_avx512::run(src, dst, n) };
-            return true;
-        }
-        false
-    }
+/// `e^x` in float32 with fused multiply-adds: `p 2^n` from
+/// [`exp_parts_f32`], scaled once (into the subnormals below `2^-126`).
+#[inline(always)]
+fn exp_f32<V: Lanes>(x: V) -> V {
+    let (p, n) = exp_parts_f32(x.at_least(V::s(-104.0)).at_most(V::s(89.0)));
+    V::sel(x.nans(), x, p.scale(n))
 }
 
-/// [`Sigmoid`]'s float32 body written with AVX-512 instructions: the
-/// clamped `-|x|`, rounding and scaling by `2^n` are one instruction each
-/// (`vrangeps`, `vrndscaleps`, `vscalefps`, which rounds into the
-/// subnormals once), every other step is the same operation as in `fast`,
-/// so the bits are the same.
-#[cfg(target_arch = "x86_64")]
-mod sigmoid_avx512 {
-    use super::EXP_F32_FIT;
-    use std::arch::x86_64::*;
+lanes_f32!(Sigmoid => sigmoid_f32);
 
-    #[inline(always)]
-    unsafe fn body(x: __m512) -> __m512 {
-        // -min(|x|, 104) in one instruction: `vrangeps` picking the
-        // smaller magnitude (imm bits 1:0 = 10) with the sign bit set
-        // (bits 3:2 = 11). NaN lanes are replaced by `x` at the end.
-        let a = _mm512_range_ps::<0b1110>(x, _mm512_set1_ps(104.0));
-        let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-            _mm512_mul_ps(a, _mm512_set1_ps(std::f32::consts::LOG2_E)),
-        );
-        let r = _mm512_fmadd_ps(n, _mm512_set1_ps(-std::f32::consts::LN_2), a);
-        let r = _mm512_fmadd_ps(n, _mm512_set1_ps(1.904_654_3e-9), r);
-        let mut p = _mm512_set1_ps(EXP_F32_FIT[0]);
-        for &c in &EXP_F32_FIT[1..] {
-            p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
-        }
-        let e = _mm512_scalef_ps(p, n);
-        let one = _mm512_set1_ps(1.0);
-        let d = _mm512_add_ps(one, e);
-        let d_lo = _mm512_add_ps(_mm512_sub_ps(one, d), e);
-        let pos = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, _mm512_setzero_ps());
-        let num = _mm512_mask_blend_ps(pos, e, one);
-        let y = _mm512_div_ps(one, d);
-        let q = _mm512_mul_ps(num, y);
-        let res = _mm512_fnmadd_ps(q, d, num);
-        let res = _mm512_fnmadd_ps(q, d_lo, res);
-        let out = _mm512_fmadd_ps(res, y, q);
-        _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x), x)
-    }
-
-    /// `dst[i] = sigmoid(src[i])` for `i < n`.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F; `src` is readable and `dst` writable for `n`
-    /// elements (they may be the same).
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    pub(super) unsafe fn run(src: *const f32, dst: *mut f32, n: usize) {
-        let mut i = 0;
-        while i + 16 <= n {
-            let x = _mm512_loadu_ps(src.add(i));
-            _mm512_storeu_ps(dst.add(i), body(x));
-            i += 16;
-        }
-        if i < n {
-            let m = ((1u32 << (n - i)) - 1) as __mmask16;
-            let x = _mm512_maskz_loadu_ps(m, src.add(i));
-            _mm512_mask_storeu_ps(dst.add(i), m, body(x));
-        }
-    }
+/// `1 / (1 + e^-x)` in float32 with fused multiply-adds: `e = e^-|x|` as
+/// `p 2^n` (scaled once, into the subnormals for large `|x|`), `d = 1 + e`
+/// kept exactly as `d + d_lo`, and the quotient `num / d` from one float32
+/// division refined by its residual, so it rounds about once. Within 1.5
+/// ulp over every float32, at a third of the cost of dividing in float64.
+#[inline(always)]
+fn sigmoid_f32<V: Lanes>(x: V) -> V {
+    // e^a, a = -|x| in [-104, 0].
+    let (p, n) = exp_parts_f32((-x.mag()).at_least(V::s(-104.0)));
+    let e = p.scale(n);
+    // 1 + e exactly as d + d_lo (e <= 1, so the fast two-sum holds).
+    let one = V::s(1.0);
+    let d = one + e;
+    let d_lo = (one - d) + e;
+    let num = V::sel(x.below(V::s(0.0)), e, one);
+    let y = one / d;
+    let q = num * y;
+    let res = (-q).fma(d, num);
+    let res = (-q).fma(d_lo, res);
+    V::sel(x.nans(), x, res.fma(y, q))
 }
 unary!(Tanh => tanh, f64 only);
 
-/// `e^a` for `a <= 0` in float32 as `p 2^n`: `a = n ln2 + r` with
-/// `|r| <= ln2 / 2` (ln 2 split in two, each fused step rounding once),
-/// `p = e^r` by [`EXP_F32_FIT`].
+/// `e^a` in float32 as `p 2^n` for `a` in `[-104, 89]`: `a = n ln2 + r`
+/// with `|r| <= ln2 / 2` (ln 2 split in two, each fused step rounding
+/// once), `p = e^r` by [`EXP_F32_FIT`].
 #[inline(always)]
-fn exp_parts_f32(a: f32) -> (f32, f32) {
-    let n = (a * std::f32::consts::LOG2_E).rint();
-    let r = n.mul_add(-std::f32::consts::LN_2, a);
-    let r = n.mul_add(1.904_654_3e-9, r);
-    let mut p = EXP_F32_FIT[0];
-    for &c in &EXP_F32_FIT[1..] {
-        p = p.mul_add(r, c);
-    }
-    (p, n)
+fn exp_parts_f32<V: Lanes>(a: V) -> (V, V) {
+    let n = (a * V::s(std::f32::consts::LOG2_E)).rnd();
+    let r = n.fma(V::s(-std::f32::consts::LN_2), a);
+    let r = n.fma(V::s(1.904_654_3e-9), r);
+    (poly(r, &EXP_F32_FIT), n)
 }
 
 /// `(tanh x - x) / x^3` as a polynomial in `x^2` for `|x| <= 0.625`, fitted
@@ -320,36 +248,34 @@ const TANH_F32_FIT: [f32; 5] = [
     -3.333_328e-1,
 ];
 
-impl Unary<f32> for Tanh {
-    /// In float32 with fused multiply-adds: `x + x^3 P(x^2)` for
-    /// `|x| < 0.625` (the correction is under a tenth of `x`, so its
-    /// roundings barely show), and `1 - 2 q` further out, with
-    /// `e = e^-2|x|` and `q = e / (1 + e)` divided as in [`Sigmoid`] (one
-    /// division refined by its residual). There the result is at least 1/2
-    /// and `q` at most 1/4, so the error stays within about 1.3 ulp.
-    #[inline(always)]
-    fn fast(x: f32) -> f32 {
-        let a = x.abs();
-        // Near zero.
-        let s = x * x;
-        let mut p = TANH_F32_FIT[0];
-        for &c in &TANH_F32_FIT[1..] {
-            p = p.mul_add(s, c);
-        }
-        let near = (s * a).mul_add(p, a);
-        // Further out: past 9.5 the result rounds to 1.
-        let (p, n) = exp_parts_f32(-2.0 * clamp(a, 0.0, 9.5));
-        let e = p * pow2i(n);
-        let d = 1.0 + e;
-        let d_lo = (1.0 - d) + e;
-        let y = 1.0 / d;
-        let q = e * y;
-        let res = (-q).mul_add(d, e);
-        let res = (-q).mul_add(d_lo, res);
-        let q = res.mul_add(y, q);
-        let far = (-2.0f32).mul_add(q, 1.0);
-        f32::pick(x.nan(), x, f32::pick(a < 0.625, near, far).with_sign_of(x))
-    }
+lanes_f32!(Tanh => tanh_f32);
+
+/// Hyperbolic tangent in float32 with fused multiply-adds: `x + x^3
+/// P(x^2)` for `|x| < 0.625` (the correction is under a tenth of `x`, so
+/// its roundings barely show), and `1 - 2 q` further out, with `e =
+/// e^-2|x|` and `q = e / (1 + e)` divided as in [`sigmoid_f32`] (one
+/// division refined by its residual). There the result is at least 1/2 and
+/// `q` at most 1/4, so the error stays within about 1.3 ulp.
+#[inline(always)]
+fn tanh_f32<V: Lanes>(x: V) -> V {
+    let a = x.mag();
+    // Near zero.
+    let s = x * x;
+    let near = (s * a).fma(poly(s, &TANH_F32_FIT), a);
+    // Further out: past 9.5 the result rounds to 1.
+    let (p, n) = exp_parts_f32(V::s(-2.0) * a.at_most(V::s(9.5)));
+    let e = p.scale(n);
+    let one = V::s(1.0);
+    let d = one + e;
+    let d_lo = (one - d) + e;
+    let y = one / d;
+    let q = e * y;
+    let res = (-q).fma(d, e);
+    let res = (-q).fma(d_lo, res);
+    let q = res.fma(y, q);
+    let far = V::s(-2.0).fma(q, one);
+    let r = V::sel(a.below(V::s(0.625)), near, far).sign_of(x);
+    V::sel(x.nans(), x, r)
 }
 unary!(Sinh => sinh, f32 via f64);
 unary!(Cosh => cosh, f32 via f64);

@@ -6,6 +6,7 @@
 //! where `R = 2 s^2/3 + 2 s^4/5 + ...` is small, so the result is `f` plus
 //! a correction and keeps nearly all of `f`'s precision.
 
+use super::lanes::{lanes_f32, poly, tail_f32, Lanes};
 use super::{horner, split_exponent, unary, Real};
 
 /// `2/(2k+1)` for k = 10 down to 1: the series `R(z) / z` in `z = s^2`.
@@ -109,7 +110,34 @@ pub(crate) struct Acosh;
 /// Inverse hyperbolic tangent.
 pub(crate) struct Atanh;
 
-unary!(Log => log);
+unary!(Log => log, f64 only);
+lanes_f32!(Log => log_f32);
+
+/// The float32 series of [`log_m_parts`].
+const ATANH_F32: [f32; 4] = tail_f32(&ATANH_SERIES);
+
+/// Natural log in float32 with fused multiply-adds: [`log_assemble`]'s
+/// steps on `x = 2^e m` (split exactly, subnormals included), the
+/// `e ln 2` parts folded in by fused steps.
+#[inline(always)]
+fn log_f32<V: Lanes>(x: V) -> V {
+    let (e, m) = x.split();
+    let one = V::s(1.0);
+    let f = m - one;
+    let s = f / (V::s(2.0) + f);
+    let z = s * s;
+    let hfsq = V::s(0.5) * f * f;
+    let corr = s * z.fma(poly(z, &ATANH_F32), hfsq);
+    let (hi, lo) = ln2_parts::<f32>();
+    // e * hi is exact (hi has 11 bits, |e| < 2^8).
+    let r = e * V::s(hi) - ((hfsq - e.fma(V::s(lo), corr)) - f);
+    // NaN below zero (and for NaN), -inf at zero, +inf at +inf.
+    let inf = V::s(f32::INFINITY);
+    let r = V::sel(x.equals(inf), inf, r);
+    let r = V::sel(x.equals(V::s(0.0)), -inf, r);
+    let bad = V::or(x.below(V::s(0.0)), x.nans());
+    V::sel(bad, V::s(f32::NAN), r)
+}
 unary!(Log1p => log1p, f32 via f64);
 unary!(Log2 => log2, f32 via f64);
 unary!(Log10 => log10, f32 via f64);

@@ -11,18 +11,22 @@
 //!
 //! The bodies are generic over [`Real`] (float32, float64). Polynomials
 //! are truncated Taylor series (or series derived from them) with exact
-//! rational coefficients (erfc's tail and float32 sigmoid's exponential,
+//! rational coefficients (erfc's tail and float32's exponential,
 //! fitted, are the exceptions: see `erf.rs`, `exp.rs`), evaluated by
 //! Horner's rule with plain multiplies and adds, so every instruction-set
-//! path gives the same bits. float32 sigmoid is written with fused
-//! multiply-adds instead (exact operations, so still the same bits
-//! everywhere, through libm's `fmaf` on CPUs without FMA) and has an
-//! AVX-512 form of its own (`Unary::simd`) whose instructions compute the
+//! path gives the same bits. The float32 bodies of `exp`, `log`, `sin`,
+//! `cos`, `sigmoid` and `tanh` are written once over [`lanes::Lanes`]
+//! with fused multiply-adds instead (exact operations, so still the same
+//! bits everywhere, through libm's `fmaf` on CPUs without FMA), and run
+//! sixteen lanes at a time on AVX-512 (`Unary::simd`), where rounding,
+//! scaling by `2^n` and splitting off the exponent are one instruction
+//! each and compute the
 //! same values. Accuracy is tested against float64 (for float32) and the platform's libm (for
 //! float64) within 2 ulp, in `tests.rs`.
 
 mod erf;
 mod exp;
+mod lanes;
 mod log;
 mod pow;
 mod scalar;

@@ -1,0 +1,430 @@
+//! float32 bodies written once over lanes.
+//!
+//! A [`Lanes`] value is one float32 (`f32`) or sixteen of them in an
+//! AVX-512 register (`V16`), with just the operations the float32 bodies
+//! need. Each operation rounds exactly once and the same way in both forms
+//! (fused multiply-adds included: hardware FMA on the AVX2 and AVX-512
+//! paths, libm's `fmaf` where the CPU has none), so a body gives the same
+//! bits whether it runs element by element, auto-vectorised by
+//! [`isa::dispatch`](super::super::isa::dispatch), or sixteen lanes at a
+//! time in [`run`]. On AVX-512 some operations are one instruction where the
+//! element form takes several: rounding to an integer (`vrndscaleps`),
+//! scaling by a power of two (`vscalefps`, rounding once into the
+//! subnormals), splitting off the exponent (`vgetexpps`, `vgetmantps`).
+//!
+//! A kernel implements [`Body`] with its generic body and gets its
+//! [`Unary<f32>`] from [`lanes_f32`], whose `simd` form runs the body on
+//! sixteen lanes and patches the lanes past the body's range with the
+//! kernel's scalar `slow` path.
+
+use super::{ldexp, split_exponent, Real, Unary};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// One or sixteen float32 lanes; see the module documentation.
+pub(crate) trait Lanes:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// A per-lane condition.
+    type M: Copy;
+    /// `v` in every lane.
+    fn s(v: f32) -> Self;
+    /// `self * b + c`, rounded once.
+    fn fma(self, b: Self, c: Self) -> Self;
+    /// The nearest integer, ties to even, for `|self| < 2^22`.
+    fn rnd(self) -> Self;
+    /// `self * 2^n` rounded once, for an integer-valued `n` in
+    /// `[-252, 254]` and a normal `self`.
+    fn scale(self, n: Self) -> Self;
+    /// `|self|`.
+    fn mag(self) -> Self;
+    /// `self` if `self > o`, else `o` (so `o` for a NaN `self`).
+    fn at_least(self, o: Self) -> Self;
+    /// `self` if `self < o`, else `o` (so `o` for a NaN `self`).
+    fn at_most(self, o: Self) -> Self;
+    /// `self < o`.
+    fn below(self, o: Self) -> Self::M;
+    /// `self == o`.
+    fn equals(self, o: Self) -> Self::M;
+    /// Whether `self` is NaN.
+    fn nans(self) -> Self::M;
+    /// Either condition.
+    fn or(a: Self::M, b: Self::M) -> Self::M;
+    /// Exactly one of the conditions.
+    fn xor(a: Self::M, b: Self::M) -> Self::M;
+    /// `a` where `m` holds, else `b`.
+    fn sel(m: Self::M, a: Self, b: Self) -> Self;
+    /// Bit `b` of an integer-valued `self` (`|self| < 2^22`), in two's
+    /// complement.
+    fn bit(self, b: u32) -> Self::M;
+    /// `|self|` with the sign of `s`.
+    fn sign_of(self, s: Self) -> Self;
+    /// For a positive finite `self`: `(e, m)` with `self = 2^e m` and `m`
+    /// in `[sqrt(1/2), sqrt(2))`, exactly (subnormals included); anything
+    /// for other inputs.
+    fn split(self) -> (Self, Self);
+}
+
+impl Lanes for f32 {
+    type M = bool;
+    #[inline(always)]
+    fn s(v: f32) -> f32 {
+        v
+    }
+    #[inline(always)]
+    fn fma(self, b: f32, c: f32) -> f32 {
+        self.mul_add(b, c)
+    }
+    #[inline(always)]
+    fn rnd(self) -> f32 {
+        self.rint()
+    }
+    #[inline(always)]
+    fn scale(self, n: f32) -> f32 {
+        ldexp(self, n)
+    }
+    #[inline(always)]
+    fn mag(self) -> f32 {
+        self.abs()
+    }
+    #[inline(always)]
+    fn at_least(self, o: f32) -> f32 {
+        Real::pick(self > o, self, o)
+    }
+    #[inline(always)]
+    fn at_most(self, o: f32) -> f32 {
+        Real::pick(self < o, self, o)
+    }
+    #[inline(always)]
+    fn below(self, o: f32) -> bool {
+        self < o
+    }
+    #[inline(always)]
+    fn equals(self, o: f32) -> bool {
+        self == o
+    }
+    #[inline(always)]
+    fn nans(self) -> bool {
+        Real::nan(self)
+    }
+    #[inline(always)]
+    fn or(a: bool, b: bool) -> bool {
+        a | b
+    }
+    #[inline(always)]
+    fn xor(a: bool, b: bool) -> bool {
+        a ^ b
+    }
+    #[inline(always)]
+    fn sel(m: bool, a: f32, b: f32) -> f32 {
+        Real::pick(m, a, b)
+    }
+    #[inline(always)]
+    fn bit(self, b: u32) -> bool {
+        (self as i32 >> b) & 1 == 1
+    }
+    #[inline(always)]
+    fn sign_of(self, s: f32) -> f32 {
+        self.with_sign_of(s)
+    }
+    #[inline(always)]
+    fn split(self) -> (f32, f32) {
+        split_exponent(self)
+    }
+}
+
+/// Horner's rule with fused multiply-adds over `cs` (highest degree first).
+#[inline(always)]
+pub(crate) fn poly<V: Lanes>(x: V, cs: &[f32]) -> V {
+    let mut acc = V::s(cs[0]);
+    for &c in &cs[1..] {
+        acc = acc.fma(x, V::s(c));
+    }
+    acc
+}
+
+/// The last `N` coefficients of a float64 table, rounded to float32.
+pub(crate) const fn tail_f32<const N: usize>(cs: &[f64]) -> [f32; N] {
+    let mut out = [0f32; N];
+    let skip = cs.len() - N;
+    let mut i = 0;
+    while i < N {
+        out[i] = cs[skip + i] as f32;
+        i += 1;
+    }
+    out
+}
+
+/// A float32 function written over [`Lanes`].
+pub(crate) trait Body {
+    /// The function on every lane; lanes with `|x| > SLOW_ABOVE` may come
+    /// out wrong (they are patched by the kernel's `slow`).
+    fn f<V: Lanes>(x: V) -> V;
+    /// Beyond this magnitude the kernel's scalar `slow` path takes over.
+    const SLOW_ABOVE: f32 = f32::INFINITY;
+}
+
+/// Implements [`Body`] and [`Unary<f32>`] for a kernel from a generic
+/// body: `fast` is the body on one lane, `simd` the body on sixteen; with
+/// `above B => slow`, inputs with `|x| > B` take the scalar `slow`.
+macro_rules! lanes_f32 {
+    ($k:ident => $f:ident) => {
+        impl $crate::kernels::vmath::lanes::Body for $k {
+            #[inline(always)]
+            fn f<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V {
+                $f(x)
+            }
+        }
+        impl $crate::kernels::vmath::Unary<f32> for $k {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                $f(x)
+            }
+            #[inline(always)]
+            unsafe fn simd(src: *const f32, dst: *mut f32, n: usize) -> bool {
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::kernels::vmath::lanes::run::<$k>(src, dst, n) }
+            }
+        }
+    };
+    ($k:ident => $f:ident, above $b:expr => $slow:expr) => {
+        impl $crate::kernels::vmath::lanes::Body for $k {
+            #[inline(always)]
+            fn f<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V {
+                $f(x)
+            }
+            const SLOW_ABOVE: f32 = $b;
+        }
+        impl $crate::kernels::vmath::Unary<f32> for $k {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                $f(x)
+            }
+            const HAS_SLOW: bool = true;
+            #[inline(always)]
+            fn needs_slow(x: f32) -> bool {
+                x.abs() > $b
+            }
+            fn slow(x: f32) -> f32 {
+                $slow(x)
+            }
+            #[inline(always)]
+            unsafe fn simd(src: *const f32, dst: *mut f32, n: usize) -> bool {
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::kernels::vmath::lanes::run::<$k>(src, dst, n) }
+            }
+        }
+    };
+}
+pub(crate) use lanes_f32;
+
+/// `dst[i] = K(src[i])` for `i < n` sixteen lanes at a time when the CPU
+/// has AVX-512; false (nothing written) otherwise.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` elements (they may be the
+/// same).
+#[inline(always)]
+pub(crate) unsafe fn run<K: Body + Unary<f32>>(src: *const f32, dst: *mut f32, n: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if super::super::isa::has_avx512() {
+        // SAFETY: the CPU has AVX-512; the caller vouches for the pointers.
+        unsafe { x86::run::<K>(src, dst, n) };
+        return true;
+    }
+    let _ = (src, dst, n);
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Body, Lanes, Unary};
+    use std::arch::x86_64::*;
+    use std::ops::{Add, Div, Mul, Neg, Sub};
+
+    /// Sixteen float32 lanes. Values exist only inside [`run`], which the
+    /// caller enters after checking that the CPU has AVX-512, so every
+    /// intrinsic below runs on a CPU that has it.
+    #[derive(Clone, Copy)]
+    pub(super) struct V16(__m512);
+
+    macro_rules! binary {
+        ($($tr:ident $m:ident $f:ident),*) => {$(
+            impl $tr for V16 {
+                type Output = V16;
+                #[inline(always)]
+                fn $m(self, o: V16) -> V16 {
+                    // SAFETY: see `V16`.
+                    V16(unsafe { $f(self.0, o.0) })
+                }
+            }
+        )*};
+    }
+    binary!(Add add _mm512_add_ps, Sub sub _mm512_sub_ps, Mul mul _mm512_mul_ps, Div div _mm512_div_ps);
+
+    impl Neg for V16 {
+        type Output = V16;
+        #[inline(always)]
+        fn neg(self) -> V16 {
+            // SAFETY: see `V16`.
+            V16(unsafe { _mm512_xor_ps(self.0, _mm512_set1_ps(-0.0)) })
+        }
+    }
+
+    /// The comparison `$p` as a lane mask.
+    macro_rules! cmp {
+        ($a:expr, $b:expr, $p:ident) => {
+            // SAFETY: see `V16`.
+            unsafe { _mm512_cmp_ps_mask::<$p>($a, $b) }
+        };
+    }
+
+    // SAFETY (every `unsafe` block of this impl): see `V16`.
+    impl Lanes for V16 {
+        type M = __mmask16;
+        #[inline(always)]
+        fn s(v: f32) -> V16 {
+            V16(unsafe { _mm512_set1_ps(v) })
+        }
+        #[inline(always)]
+        fn fma(self, b: V16, c: V16) -> V16 {
+            V16(unsafe { _mm512_fmadd_ps(self.0, b.0, c.0) })
+        }
+        #[inline(always)]
+        fn rnd(self) -> V16 {
+            V16(unsafe {
+                _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
+            })
+        }
+        #[inline(always)]
+        fn scale(self, n: V16) -> V16 {
+            V16(unsafe { _mm512_scalef_ps(self.0, n.0) })
+        }
+        #[inline(always)]
+        fn mag(self) -> V16 {
+            V16(unsafe { _mm512_abs_ps(self.0) })
+        }
+        #[inline(always)]
+        fn at_least(self, o: V16) -> V16 {
+            // `vmaxps` returns its second operand unless the first is
+            // greater, as the scalar form.
+            V16(unsafe { _mm512_max_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn at_most(self, o: V16) -> V16 {
+            V16(unsafe { _mm512_min_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn below(self, o: V16) -> __mmask16 {
+            cmp!(self.0, o.0, _CMP_LT_OQ)
+        }
+        #[inline(always)]
+        fn equals(self, o: V16) -> __mmask16 {
+            cmp!(self.0, o.0, _CMP_EQ_OQ)
+        }
+        #[inline(always)]
+        fn nans(self) -> __mmask16 {
+            cmp!(self.0, self.0, _CMP_UNORD_Q)
+        }
+        #[inline(always)]
+        fn or(a: __mmask16, b: __mmask16) -> __mmask16 {
+            a | b
+        }
+        #[inline(always)]
+        fn xor(a: __mmask16, b: __mmask16) -> __mmask16 {
+            a ^ b
+        }
+        #[inline(always)]
+        fn sel(m: __mmask16, a: V16, b: V16) -> V16 {
+            V16(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
+        }
+        #[inline(always)]
+        fn bit(self, b: u32) -> __mmask16 {
+            unsafe {
+                let k = _mm512_cvtps_epi32(self.0);
+                _mm512_test_epi32_mask(k, _mm512_set1_epi32(1 << b))
+            }
+        }
+        #[inline(always)]
+        fn sign_of(self, s: V16) -> V16 {
+            unsafe {
+                let sign = _mm512_set1_ps(-0.0);
+                V16(_mm512_or_ps(
+                    _mm512_andnot_ps(sign, self.0),
+                    _mm512_and_ps(sign, s.0),
+                ))
+            }
+        }
+        #[inline(always)]
+        fn split(self) -> (V16, V16) {
+            // e = floor(log2 x) and m in [1, 2), subnormals normalised;
+            // then m moves to [sqrt(1/2), sqrt(2)).
+            let (e, m) = unsafe {
+                (
+                    V16(_mm512_getexp_ps(self.0)),
+                    V16(_mm512_getmant_ps::<_MM_MANT_NORM_1_2, _MM_MANT_SIGN_SRC>(
+                        self.0,
+                    )),
+                )
+            };
+            let big = V16::s(std::f32::consts::SQRT_2).below(m);
+            (
+                V16::sel(big, e + V16::s(1.0), e),
+                V16::sel(big, m * V16::s(0.5), m),
+            )
+        }
+    }
+
+    /// One vector of `K`, with the lanes past its range patched by `slow`.
+    #[inline(always)]
+    unsafe fn one<K: Body + Unary<f32>>(x: __m512) -> __m512 {
+        let y = K::f(V16(x)).0;
+        if !K::HAS_SLOW {
+            return y;
+        }
+        let far = cmp!(_mm512_abs_ps(x), _mm512_set1_ps(K::SLOW_ABOVE), _CMP_GT_OQ);
+        if far == 0 {
+            return y;
+        }
+        let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
+        // SAFETY: both arrays hold sixteen floats.
+        unsafe {
+            _mm512_storeu_ps(xs.as_mut_ptr(), x);
+            _mm512_storeu_ps(ys.as_mut_ptr(), y);
+        }
+        for l in 0..16 {
+            if far >> l & 1 == 1 {
+                ys[l] = K::slow(xs[l]);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { _mm512_loadu_ps(ys.as_ptr()) }
+    }
+
+    /// `dst[i] = K(src[i])` for `i < n`.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F, BW, DQ and VL; `src` is readable and `dst`
+    /// writable for `n` elements (they may be the same).
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+    pub(super) unsafe fn run<K: Body + Unary<f32>>(src: *const f32, dst: *mut f32, n: usize) {
+        let mut i = 0;
+        // SAFETY: every access is below `n`; the tail is masked.
+        unsafe {
+            while i + 16 <= n {
+                let x = _mm512_loadu_ps(src.add(i));
+                _mm512_storeu_ps(dst.add(i), one::<K>(x));
+                i += 16;
+            }
+            if i < n {
+                let m = ((1u32 << (n - i)) - 1) as __mmask16;
+                let x = _mm512_maskz_loadu_ps(m, src.add(i));
+                _mm512_mask_storeu_ps(dst.add(i), m, one::<K>(x));
+            }
+        }
+    }
+}
