@@ -2,7 +2,7 @@
 //! rows whose intermediate results nothing else reads, and a full `sum`
 //! of such a run's result, become one `fused_elementwise` row.
 
-use super::{fused_shape, operands, step_of, FusedPlan, PlanSteps};
+use super::{fused_shape, operands, step_of, FusedPlan, PlanSteps, Sweep};
 use crate::compile::{Program, Row, Source};
 use crate::{DType, Tensor};
 use std::sync::Arc;
@@ -151,6 +151,7 @@ fn emit(rows: Vec<(Row, usize)>, sum: Option<Row>, out: &mut Vec<Row>) {
         steps.push(step_of(row.name, &regs).expect("a fusable row"));
     }
     let plan = FusedPlan(Arc::new(PlanSteps {
+        sweep: Sweep::of(n_in, &steps),
         inputs: n_in,
         steps,
         sum: sum.is_some(),

@@ -64,9 +64,12 @@ struct PlanSteps {
     /// Whether the group's result is summed to one value (a full `sum`
     /// fused into the loop, so the elements are never written).
     sum: bool,
+    /// The reverse sweep's bookkeeping, fixed by the steps.
+    sweep: Sweep,
 }
 
-/// The reverse sweep's bookkeeping (see [`FusedPlan::sweep`]).
+/// The reverse sweep's bookkeeping (see [`Sweep::of`]).
+#[derive(Debug)]
 struct Sweep {
     /// Per step, whether its first and second operands' contributions are
     /// their registers' first.
@@ -75,6 +78,41 @@ struct Sweep {
     skip: Vec<bool>,
     /// Per input, whether no step reads it.
     untouched: Vec<bool>,
+}
+
+impl Sweep {
+    /// Which gradient contributions of the reverse sweep over `steps` (on
+    /// `n` inputs) come first (and are written rather than added), which
+    /// steps' results get no gradient (skipped), and which inputs get none
+    /// (zeros).
+    fn of(n: usize, steps: &[Step]) -> Sweep {
+        let regs = n + steps.len();
+        let mut written = vec![false; regs];
+        written[regs - 1] = true;
+        let mut first = vec![[false; 2]; steps.len()];
+        let mut skip = vec![false; steps.len()];
+        for (k, step) in steps.iter().enumerate().rev() {
+            if !written[n + k] {
+                skip[k] = true;
+                continue;
+            }
+            let (a, b) = match *step {
+                Step::Add(a, b) | Step::Sub(a, b) | Step::Mul(a, b) | Step::Div(a, b) => {
+                    (a, Some(b))
+                }
+                Step::Neg(a) | Step::Float(_, a) => (a, None),
+            };
+            first[k][0] = !std::mem::replace(&mut written[a], true);
+            if let Some(b) = b {
+                first[k][1] = !std::mem::replace(&mut written[b], true);
+            }
+        }
+        Sweep {
+            first,
+            skip,
+            untouched: written[..n].iter().map(|w| !w).collect(),
+        }
+    }
 }
 
 /// The step an operation of `name` with `args` (registers) is, if it fuses.
@@ -324,39 +362,6 @@ impl FusedPlan {
                 Step::Neg(a) => map1(out, reg(a), |v| -v),
                 Step::Float(f, a) => T::block(f)(reg(a), out),
             }
-        }
-    }
-
-    /// Which gradient contributions of the reverse sweep come first (and
-    /// are written rather than added), which steps' results get no gradient
-    /// (skipped), and which inputs get none (zeros): fixed by the plan.
-    fn sweep(&self) -> Sweep {
-        let n = self.0.inputs;
-        let steps = &self.0.steps;
-        let mut written = vec![false; self.registers()];
-        written[self.registers() - 1] = true;
-        let mut first = vec![[false; 2]; steps.len()];
-        let mut skip = vec![false; steps.len()];
-        for (k, step) in steps.iter().enumerate().rev() {
-            if !written[n + k] {
-                skip[k] = true;
-                continue;
-            }
-            let (a, b) = match *step {
-                Step::Add(a, b) | Step::Sub(a, b) | Step::Mul(a, b) | Step::Div(a, b) => {
-                    (a, Some(b))
-                }
-                Step::Neg(a) | Step::Float(_, a) => (a, None),
-            };
-            first[k][0] = !std::mem::replace(&mut written[a], true);
-            if let Some(b) = b {
-                first[k][1] = !std::mem::replace(&mut written[b], true);
-            }
-        }
-        Sweep {
-            first,
-            skip,
-            untouched: written[..n].iter().map(|w| !w).collect(),
         }
     }
 
@@ -687,7 +692,7 @@ fn backward_typed<T: Elem>(
         needs,
         kept_at: &kept_at,
         live: &live,
-        sweep: &plan.sweep(),
+        sweep: &plan.0.sweep,
         stream: streams::<T>(n),
         sums: sums_ptr,
         blk,
