@@ -54,13 +54,8 @@ pub(crate) trait Lanes:
     fn nans(self) -> Self::M;
     /// Either condition.
     fn or(a: Self::M, b: Self::M) -> Self::M;
-    /// Exactly one of the conditions.
-    fn xor(a: Self::M, b: Self::M) -> Self::M;
     /// `a` where `m` holds, else `b`.
     fn sel(m: Self::M, a: Self, b: Self) -> Self;
-    /// Bit `b` of an integer-valued `self` (`|self| < 2^22`), in two's
-    /// complement.
-    fn bit(self, b: u32) -> Self::M;
     /// `|self|` with the sign of `s`.
     fn sign_of(self, s: Self) -> Self;
     /// For a positive finite `self`: `(e, m)` with `self = 2^e m` and `m`
@@ -116,16 +111,8 @@ impl Lanes for f32 {
         a | b
     }
     #[inline(always)]
-    fn xor(a: bool, b: bool) -> bool {
-        a ^ b
-    }
-    #[inline(always)]
     fn sel(m: bool, a: f32, b: f32) -> f32 {
         Real::pick(m, a, b)
-    }
-    #[inline(always)]
-    fn bit(self, b: u32) -> bool {
-        (self as i32 >> b) & 1 == 1
     }
     #[inline(always)]
     fn sign_of(self, s: f32) -> f32 {
@@ -335,19 +322,8 @@ mod x86 {
             a | b
         }
         #[inline(always)]
-        fn xor(a: __mmask16, b: __mmask16) -> __mmask16 {
-            a ^ b
-        }
-        #[inline(always)]
         fn sel(m: __mmask16, a: V16, b: V16) -> V16 {
             V16(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
-        }
-        #[inline(always)]
-        fn bit(self, b: u32) -> __mmask16 {
-            unsafe {
-                let k = _mm512_cvtps_epi32(self.0);
-                _mm512_test_epi32_mask(k, _mm512_set1_epi32(1 << b))
-            }
         }
         #[inline(always)]
         fn sign_of(self, s: V16) -> V16 {

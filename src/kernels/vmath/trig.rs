@@ -6,9 +6,8 @@
 //! `h + l`), take `sin r` and `cos r` from their Taylor series and pick
 //! by the quadrant `k mod 4`. Arguments past what the three-part
 //! reduction keeps exact go to the platform's scalar function. float32
-//! `sin` and `cos` run wholly in float32 up to `|x| = 6400` (fused
-//! multiply-adds over [`Lanes`], sixteen at a time on AVX-512), reduce in
-//! float64 beyond; float32 `tan` runs wholly in float64.
+//! `sin` and `cos` reduce in float64 and sum their series in float32;
+//! float32 `tan` runs wholly in float64.
 //!
 //! The inverses share one core, `atan` of a ratio `n / d` of non-negative
 //! pairs: the ratio is flipped to at most 1, moved next to one of the
@@ -19,7 +18,6 @@
 //! the result is rounded essentially once. float32 runs all of it in
 //! float64 through [`F64s`].
 
-use super::lanes::{lanes_f32, poly, tail_f32, Lanes};
 use super::{horner, magic, two_prod, two_sum, F64s, Real, Unary};
 use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
 
@@ -172,9 +170,9 @@ fn tan<T: Real>(x: T) -> T {
     T::pick(x == T::c(0.0), x, r)
 }
 
-/// float32 sine (`COS` false) or cosine for `|x| <= 2^28`, the path of
-/// the arguments past [`SIN_COS_F32_FAST`]: the reduction runs in float64
-/// as in [`F64s`]'s route, then `r` rounds to float32 (half an ulp, which the functions pass on at most 1:1 since
+/// float32 sine (`COS` false) or cosine: the reduction runs in float64 as
+/// in [`F64s`]'s route (exact for `|x| <= 2^28`), then `r` rounds to
+/// float32 (half an ulp, which the functions pass on at most 1:1 since
 /// `|r| <= pi/4`) and both series run in float32, 8 lanes on AVX2. The
 /// sine's correction is under a tenth of it; the cosine keeps what
 /// rounding `1 - r^2/2` loses, as [`cos_parts`] does.
@@ -198,78 +196,6 @@ fn sin_cos_f32<const COS: bool>(x: f32) -> f32 {
         f32::pick(x == 0.0, x, f32::pick(neg, -v, v))
     }
 }
-
-/// Where float32 sine and cosine leave [`sin_cos_lanes`] (`|k| < 2^12`).
-const SIN_COS_F32_FAST: f32 = 6400.0;
-
-/// `pi/2` in three float32 parts: the first two 12 bits wide, so that for
-/// `|k| < 2^12` both `k p1` and `k p2` are exact and so are the two
-/// subtractions (their results are multiples of `2^-24` below 1); the
-/// third is the rest rounded, `5.7e-18` from `pi/2` in all.
-const HALF_PI_F32: [f32; 3] = [1.570_800_8, -4.453_584_6e-6, -8.705_516e-10];
-
-/// The float32 series of [`sin_cos_f32`]: degree 9 and 10.
-const SIN_F32: [f32; 4] = tail_f32(&SIN_SERIES);
-const COS_F32: [f32; 4] = tail_f32(&COS_SERIES);
-
-/// float32 sine (`COS` false) or cosine for `|x| <= SIN_COS_F32_FAST`, in
-/// float32 with fused multiply-adds: `x = k pi/2 + r + rl` from three
-/// fused steps (only the last rounds, and `rl` keeps what it lost), then
-/// the series of [`sin_cos_f32`] with `rl`'s first-order terms, picked by
-/// the quadrant.
-#[inline(always)]
-fn sin_cos_lanes<V: Lanes, const COS: bool>(x: V) -> V {
-    let k = (x * V::s(std::f32::consts::FRAC_2_PI)).rnd();
-    let [p1, p2, p3] = HALF_PI_F32;
-    let r = k.fma(V::s(-p1), x);
-    let t = k.fma(V::s(-p2), r);
-    // r + rl = t - k p3 with rl what the rounding of r lost (t - r is
-    // exact: k p3 is tiny next to t).
-    let r = k.fma(V::s(-p3), t);
-    let rl = k.fma(V::s(-p3), t - r);
-    let z = r * r;
-    let one = V::s(1.0);
-    let hz = V::s(0.5) * z;
-    let w = one - hz;
-    // sin(r + rl) = sin r + rl cos r, with cos r ~ w at rl's scale.
-    let s = r + (r * z).fma(poly(z, &SIN_F32), rl * w);
-    // cos(r + rl) = cos r - rl r; (1 - w) - hz is exactly what rounding
-    // w lost.
-    let c = w + (-r).fma(rl, (z * z).fma(poly(z, &COS_F32), (one - w) - hz));
-    let (odd, neg) = (k.bit(0), k.bit(1));
-    let v = if COS {
-        let v = V::sel(odd, s, c);
-        V::sel(V::xor(odd, neg), -v, v)
-    } else {
-        let v = V::sel(odd, c, s);
-        // sin(-0) is -0.
-        V::sel(x.equals(V::s(0.0)), x, V::sel(neg, -v, v))
-    };
-    V::sel(x.nans(), x, v)
-}
-
-#[inline(always)]
-fn sin_f32<V: Lanes>(x: V) -> V {
-    sin_cos_lanes::<V, false>(x)
-}
-
-#[inline(always)]
-fn cos_f32<V: Lanes>(x: V) -> V {
-    sin_cos_lanes::<V, true>(x)
-}
-
-/// float32 sine or cosine past [`SIN_COS_F32_FAST`]: [`sin_cos_f32`] up
-/// to `2^28`, the platform's function beyond (and for infinities).
-fn sin_cos_far<const COS: bool>(x: f32) -> f32 {
-    match (x.abs() <= (1u32 << 28) as f32, COS) {
-        (true, _) => sin_cos_f32::<COS>(x),
-        (false, true) => x.cos(),
-        (false, false) => x.sin(),
-    }
-}
-
-lanes_f32!(Sin => sin_f32, above SIN_COS_F32_FAST => sin_cos_far::<false>);
-lanes_f32!(Cos => cos_f32, above SIN_COS_F32_FAST => sin_cos_far::<true>);
 
 /// float32 tangent, all in float64 (its division needs the width).
 #[inline(always)]
@@ -314,20 +240,31 @@ reduced! {
     Tan => tan;
 }
 
-/// float32 tangent: [`tan_f32`] up to `2^28`, the platform's beyond.
-impl Unary<f32> for Tan {
-    #[inline(always)]
-    fn fast(x: f32) -> f32 {
-        tan_f32(x)
-    }
-    const HAS_SLOW: bool = true;
-    #[inline(always)]
-    fn needs_slow(x: f32) -> bool {
-        x.abs() > (1u32 << 28) as f32
-    }
-    fn slow(x: f32) -> f32 {
-        x.tan()
-    }
+/// Implements [`Unary<f32>`] for a float32 circular function: its body up
+/// to `2^28`, the platform's function beyond (and for infinities).
+macro_rules! reduced32 {
+    ($($k:ident => $body:expr, $f:ident;)*) => {$(
+        impl Unary<f32> for $k {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                $body(x)
+            }
+            const HAS_SLOW: bool = true;
+            #[inline(always)]
+            fn needs_slow(x: f32) -> bool {
+                x.abs() > (1u32 << 28) as f32
+            }
+            fn slow(x: f32) -> f32 {
+                x.$f()
+            }
+        }
+    )*};
+}
+
+reduced32! {
+    Sin => sin_cos_f32::<false>, sin;
+    Cos => sin_cos_f32::<true>, cos;
+    Tan => tan_f32, tan;
 }
 
 /// `(-1)^n / (2n+1)` for n = 7 down to 1: `atan u = u + u z A(z)`,
