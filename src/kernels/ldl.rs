@@ -11,17 +11,9 @@ use super::decomp::{par_for, read_mat, run, with_matrix, write, Faer};
 use super::matmul::batch_offsets;
 use crate::{Complex, Result, Tensor};
 use faer::{Mat, Par};
-use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// The arithmetic the factorization needs, for the four dtypes it runs in.
-pub(crate) trait LdlScalar:
-    Copy
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-{
+pub(crate) trait LdlScalar: super::FieldOps {
     /// The complex conjugate, with `conj` (the identity otherwise).
     fn conj_if(self, conj: bool) -> Self;
     /// `|re| + |im|`, LAPACK's cheap modulus for pivot choice.

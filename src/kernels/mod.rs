@@ -73,3 +73,26 @@ pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod special;
 pub(crate) mod vmath;
+
+/// Values closed under the four arithmetic operations and negation, by
+/// value: the bound the generic numeric kernels (the LDL factorisation's
+/// scalars, the float32 math bodies' lanes) share.
+pub(crate) trait FieldOps:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+}
+
+impl<T> FieldOps for T where
+    T: Copy
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>
+        + std::ops::Neg<Output = T>
+{
+}

@@ -18,17 +18,9 @@
 //! kernel's scalar `slow` path.
 
 use super::{ldexp, split_exponent, Real, Unary};
-use std::ops::{Add, Div, Mul, Neg, Sub};
 
 /// One or sixteen float32 lanes; see the module documentation.
-pub(crate) trait Lanes:
-    Copy
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-{
+pub(crate) trait Lanes: crate::kernels::FieldOps {
     /// A per-lane condition.
     type M: Copy;
     /// `v` in every lane.
