@@ -14,8 +14,8 @@
 //!
 //! A kernel implements [`Body`] with its generic body and gets its
 //! [`Unary<f32>`] from [`lanes_f32`], whose `simd` form runs the body on
-//! sixteen lanes and patches the lanes past the body's range with the
-//! kernel's scalar `slow` path.
+//! sixteen lanes and patches the lanes the body does not cover
+//! ([`Body::far`]) with the kernel's scalar `slow` path.
 
 use super::{ldexp, split_exponent, Real, Unary};
 
@@ -46,8 +46,15 @@ pub(crate) trait Lanes: crate::kernels::FieldOps {
     fn nans(self) -> Self::M;
     /// Either condition.
     fn or(a: Self::M, b: Self::M) -> Self::M;
+    /// Both conditions.
+    fn and(a: Self::M, b: Self::M) -> Self::M;
+    /// Exactly one of the conditions.
+    fn xor(a: Self::M, b: Self::M) -> Self::M;
     /// `a` where `m` holds, else `b`.
     fn sel(m: Self::M, a: Self, b: Self) -> Self;
+    /// Bit `b` of an integer-valued `self` (`|self| < 2^22`), in two's
+    /// complement.
+    fn bit(self, b: u32) -> Self::M;
     /// `|self|` with the sign of `s`.
     fn sign_of(self, s: Self) -> Self;
     /// For a positive finite `self`: `(e, m)` with `self = 2^e m` and `m`
@@ -103,8 +110,20 @@ impl Lanes for f32 {
         a | b
     }
     #[inline(always)]
+    fn and(a: bool, b: bool) -> bool {
+        a & b
+    }
+    #[inline(always)]
+    fn xor(a: bool, b: bool) -> bool {
+        a ^ b
+    }
+    #[inline(always)]
     fn sel(m: bool, a: f32, b: f32) -> f32 {
         Real::pick(m, a, b)
+    }
+    #[inline(always)]
+    fn bit(self, b: u32) -> bool {
+        (self as i32 >> b) & 1 == 1
     }
     #[inline(always)]
     fn sign_of(self, s: f32) -> f32 {
@@ -140,16 +159,20 @@ pub(crate) const fn tail_f32<const N: usize>(cs: &[f64]) -> [f32; N] {
 
 /// A float32 function written over [`Lanes`].
 pub(crate) trait Body {
-    /// The function on every lane; lanes with `|x| > SLOW_ABOVE` may come
+    /// The function on every lane; lanes where [`Body::far`] holds may come
     /// out wrong (they are patched by the kernel's `slow`).
     fn f<V: Lanes>(x: V) -> V;
-    /// Beyond this magnitude the kernel's scalar `slow` path takes over.
-    const SLOW_ABOVE: f32 = f32::INFINITY;
+    /// The lanes the body does not cover (none unless the kernel says so).
+    #[inline(always)]
+    fn far<V: Lanes>(_x: V) -> V::M {
+        V::s(0.0).below(V::s(0.0))
+    }
 }
 
 /// Implements [`Body`] and [`Unary<f32>`] for a kernel from a generic
 /// body: `fast` is the body on one lane, `simd` the body on sixteen; with
-/// `above B => slow`, inputs with `|x| > B` take the scalar `slow`.
+/// `far F => slow`, the inputs where the generic `F` holds take the scalar
+/// `slow` (the same inputs in both forms: `F` is written over lanes too).
 macro_rules! lanes_f32 {
     ($k:ident => $f:ident) => {
         impl $crate::kernels::vmath::lanes::Body for $k {
@@ -170,13 +193,16 @@ macro_rules! lanes_f32 {
             }
         }
     };
-    ($k:ident => $f:ident, above $b:expr => $slow:expr) => {
+    ($k:ident => $f:ident, far $far:ident => $slow:expr) => {
         impl $crate::kernels::vmath::lanes::Body for $k {
             #[inline(always)]
             fn f<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V {
                 $f(x)
             }
-            const SLOW_ABOVE: f32 = $b;
+            #[inline(always)]
+            fn far<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V::M {
+                $far(x)
+            }
         }
         impl $crate::kernels::vmath::Unary<f32> for $k {
             #[inline(always)]
@@ -186,7 +212,7 @@ macro_rules! lanes_f32 {
             const HAS_SLOW: bool = true;
             #[inline(always)]
             fn needs_slow(x: f32) -> bool {
-                x.abs() > $b
+                $far(x)
             }
             fn slow(x: f32) -> f32 {
                 $slow(x)
@@ -314,8 +340,23 @@ mod x86 {
             a | b
         }
         #[inline(always)]
+        fn and(a: __mmask16, b: __mmask16) -> __mmask16 {
+            a & b
+        }
+        #[inline(always)]
+        fn xor(a: __mmask16, b: __mmask16) -> __mmask16 {
+            a ^ b
+        }
+        #[inline(always)]
         fn sel(m: __mmask16, a: V16, b: V16) -> V16 {
             V16(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
+        }
+        #[inline(always)]
+        fn bit(self, b: u32) -> __mmask16 {
+            unsafe {
+                let k = _mm512_cvtps_epi32(self.0);
+                _mm512_test_epi32_mask(k, _mm512_set1_epi32(1 << b))
+            }
         }
         #[inline(always)]
         fn sign_of(self, s: V16) -> V16 {
@@ -347,14 +388,14 @@ mod x86 {
         }
     }
 
-    /// One vector of `K`, with the lanes past its range patched by `slow`.
+    /// One vector of `K`, with the lanes it does not cover patched by `slow`.
     #[inline(always)]
     unsafe fn one<K: Body + Unary<f32>>(x: __m512) -> __m512 {
         let y = K::f(V16(x)).0;
         if !K::HAS_SLOW {
             return y;
         }
-        let far = cmp!(_mm512_abs_ps(x), _mm512_set1_ps(K::SLOW_ABOVE), _CMP_GT_OQ);
+        let far = K::far(V16(x));
         if far == 0 {
             return y;
         }

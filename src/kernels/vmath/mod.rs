@@ -14,8 +14,8 @@
 //! rational coefficients (erfc's tail and float32's exponential,
 //! fitted, are the exceptions: see `erf.rs`, `exp.rs`), evaluated by
 //! Horner's rule with plain multiplies and adds, so every instruction-set
-//! path gives the same bits. The float32 bodies of `exp`, `log`,
-//! `sigmoid` and `tanh` are written once over [`lanes::Lanes`]
+//! path gives the same bits. The float32 bodies of `exp`, `log`, `sin`,
+//! `cos`, `sigmoid` and `tanh` are written once over [`lanes::Lanes`]
 //! with fused multiply-adds instead (exact operations, so still the same
 //! bits everywhere, through libm's `fmaf` on CPUs without FMA), and run
 //! sixteen lanes at a time on AVX-512 (`Unary::simd`), where rounding,

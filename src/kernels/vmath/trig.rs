@@ -6,8 +6,10 @@
 //! `h + l`), take `sin r` and `cos r` from their Taylor series and pick
 //! by the quadrant `k mod 4`. Arguments past what the three-part
 //! reduction keeps exact go to the platform's scalar function. float32
-//! `sin` and `cos` reduce in float64 and sum their series in float32;
-//! float32 `tan` runs wholly in float64.
+//! `sin` and `cos` run wholly in float32 (fused multiply-adds over
+//! [`Lanes`], sixteen at a time on AVX-512) up to `|x| = 6400` except
+//! within `2^-16` of a nonzero multiple of `pi/2`, and reduce in float64
+//! there and beyond; float32 `tan` runs wholly in float64.
 //!
 //! The inverses share one core, `atan` of a ratio `n / d` of non-negative
 //! pairs: the ratio is flipped to at most 1, moved next to one of the
@@ -18,6 +20,7 @@
 //! the result is rounded essentially once. float32 runs all of it in
 //! float64 through [`F64s`].
 
+use super::lanes::{lanes_f32, poly, tail_f32, Lanes};
 use super::{horner, magic, two_prod, two_sum, F64s, Real, Unary};
 use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
 
@@ -170,9 +173,9 @@ fn tan<T: Real>(x: T) -> T {
     T::pick(x == T::c(0.0), x, r)
 }
 
-/// float32 sine (`COS` false) or cosine: the reduction runs in float64 as
-/// in [`F64s`]'s route (exact for `|x| <= 2^28`), then `r` rounds to
-/// float32 (half an ulp, which the functions pass on at most 1:1 since
+/// float32 sine (`COS` false) or cosine for `|x| <= 2^28`, the path of
+/// the arguments [`sin_cos_far`] picks: the reduction runs in float64 as
+/// in [`F64s`]'s route, then `r` rounds to float32 (half an ulp, which the functions pass on at most 1:1 since
 /// `|r| <= pi/4`) and both series run in float32, 8 lanes on AVX2. The
 /// sine's correction is under a tenth of it; the cosine keeps what
 /// rounding `1 - r^2/2` loses, as [`cos_parts`] does.
@@ -196,6 +199,97 @@ fn sin_cos_f32<const COS: bool>(x: f32) -> f32 {
         f32::pick(x == 0.0, x, f32::pick(neg, -v, v))
     }
 }
+
+/// Up to where float32 sine and cosine reduce in float32 (`|k| < 2^12`).
+const SIN_COS_F32_FAST: f32 = 6400.0;
+
+/// `pi/2` in three float32 parts: the first two 12 bits wide, so that for
+/// `|k| < 2^12` both `k p1` and `k p2` are exact and so are the two
+/// subtractions (their results are multiples of `2^-29` below 1); the
+/// third is the rest rounded, `5.7e-18` from `pi/2` in all.
+const HALF_PI_F32: [f32; 3] = [1.570_800_8, -4.453_584_6e-6, -8.705_516e-10];
+
+/// The float32 series of [`sin_cos_f32`]: degree 9 and 10.
+const SIN_F32: [f32; 4] = tail_f32(&SIN_SERIES);
+const COS_F32: [f32; 4] = tail_f32(&COS_SERIES);
+
+/// `x = k pi/2 + r + rl` in float32 for `|x| <= SIN_COS_F32_FAST`:
+/// `(k, r, rl)`, from three fused steps of which only the last rounds;
+/// `rl` is what that rounding lost (computed from `t - r`, exact unless
+/// `r` is far below `t`, and the truncated `pi/2` is off by `5.7e-18 k`,
+/// so [`sin_cos_far`] sends remainders below `2^-16` to the wide path).
+#[inline(always)]
+fn reduce_half_pi_f32<V: Lanes>(x: V) -> (V, V, V) {
+    let k = (x * V::s(std::f32::consts::FRAC_2_PI)).rnd();
+    let [p1, p2, p3] = HALF_PI_F32;
+    let t = k.fma(V::s(-p2), k.fma(V::s(-p1), x));
+    let r = k.fma(V::s(-p3), t);
+    (k, r, k.fma(V::s(-p3), t - r))
+}
+
+/// The inputs [`sin_cos_lanes`] does not cover: past
+/// [`SIN_COS_F32_FAST`], and within `2^-16` of a nonzero multiple of
+/// `pi/2` (for spread-out inputs, about one in 50,000).
+#[inline(always)]
+fn sin_cos_far<V: Lanes>(x: V) -> V::M {
+    let (k, r, _) = reduce_half_pi_f32(x);
+    let near = V::and(
+        r.mag().below(V::s(1.0 / 65_536.0)),
+        V::s(0.5).below(k.mag()),
+    );
+    V::or(V::s(SIN_COS_F32_FAST).below(x.mag()), near)
+}
+
+/// float32 sine (`COS` false) or cosine where [`sin_cos_far`] does not
+/// hold, in float32 with fused multiply-adds: the series of
+/// [`sin_cos_f32`] at `r` with `rl`'s first-order terms, picked by the
+/// quadrant.
+#[inline(always)]
+fn sin_cos_lanes<V: Lanes, const COS: bool>(x: V) -> V {
+    let (k, r, rl) = reduce_half_pi_f32(x);
+    let z = r * r;
+    let one = V::s(1.0);
+    let hz = V::s(0.5) * z;
+    let w = one - hz;
+    // sin(r + rl) = sin r + rl cos r, with cos r ~ w at rl's scale.
+    let s = r + (r * z).fma(poly(z, &SIN_F32), rl * w);
+    // cos(r + rl) = cos r - rl r; (1 - w) - hz is exactly what rounding
+    // w lost.
+    let c = w + (-r).fma(rl, (z * z).fma(poly(z, &COS_F32), (one - w) - hz));
+    let (odd, neg) = (k.bit(0), k.bit(1));
+    let v = if COS {
+        let v = V::sel(odd, s, c);
+        V::sel(V::xor(odd, neg), -v, v)
+    } else {
+        let v = V::sel(odd, c, s);
+        // sin(-0) is -0.
+        V::sel(x.equals(V::s(0.0)), x, V::sel(neg, -v, v))
+    };
+    V::sel(x.nans(), x, v)
+}
+
+#[inline(always)]
+fn sin_lanes<V: Lanes>(x: V) -> V {
+    sin_cos_lanes::<V, false>(x)
+}
+
+#[inline(always)]
+fn cos_lanes<V: Lanes>(x: V) -> V {
+    sin_cos_lanes::<V, true>(x)
+}
+
+/// float32 sine or cosine where [`sin_cos_far`] holds: [`sin_cos_f32`] up
+/// to `2^28`, the platform's function beyond (and for infinities).
+fn sin_cos_wide<const COS: bool>(x: f32) -> f32 {
+    match (x.abs() <= (1u32 << 28) as f32, COS) {
+        (true, _) => sin_cos_f32::<COS>(x),
+        (false, true) => x.cos(),
+        (false, false) => x.sin(),
+    }
+}
+
+lanes_f32!(Sin => sin_lanes, far sin_cos_far => sin_cos_wide::<false>);
+lanes_f32!(Cos => cos_lanes, far sin_cos_far => sin_cos_wide::<true>);
 
 /// float32 tangent, all in float64 (its division needs the width).
 #[inline(always)]
@@ -262,8 +356,6 @@ macro_rules! reduced32 {
 }
 
 reduced32! {
-    Sin => sin_cos_f32::<false>, sin;
-    Cos => sin_cos_f32::<true>, cos;
     Tan => tan_f32, tan;
 }
 
