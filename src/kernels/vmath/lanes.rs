@@ -174,49 +174,34 @@ pub(crate) trait Body {
 /// `far F => slow`, the inputs where the generic `F` holds take the scalar
 /// `slow` (the same inputs in both forms: `F` is written over lanes too).
 macro_rules! lanes_f32 {
-    ($k:ident => $f:ident) => {
+    ($k:ident => $f:ident $(, far $far:ident => $slow:expr)?) => {
         impl $crate::kernels::vmath::lanes::Body for $k {
             #[inline(always)]
             fn f<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V {
                 $f(x)
             }
+            $(
+                #[inline(always)]
+                fn far<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V::M {
+                    $far(x)
+                }
+            )?
         }
         impl $crate::kernels::vmath::Unary<f32> for $k {
             #[inline(always)]
             fn fast(x: f32) -> f32 {
                 $f(x)
             }
-            #[inline(always)]
-            unsafe fn simd(src: *const f32, dst: *mut f32, n: usize) -> bool {
-                // SAFETY: forwarded from the caller.
-                unsafe { $crate::kernels::vmath::lanes::run::<$k>(src, dst, n) }
-            }
-        }
-    };
-    ($k:ident => $f:ident, far $far:ident => $slow:expr) => {
-        impl $crate::kernels::vmath::lanes::Body for $k {
-            #[inline(always)]
-            fn f<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V {
-                $f(x)
-            }
-            #[inline(always)]
-            fn far<V: $crate::kernels::vmath::lanes::Lanes>(x: V) -> V::M {
-                $far(x)
-            }
-        }
-        impl $crate::kernels::vmath::Unary<f32> for $k {
-            #[inline(always)]
-            fn fast(x: f32) -> f32 {
-                $f(x)
-            }
-            const HAS_SLOW: bool = true;
-            #[inline(always)]
-            fn needs_slow(x: f32) -> bool {
-                $far(x)
-            }
-            fn slow(x: f32) -> f32 {
-                $slow(x)
-            }
+            $(
+                const HAS_SLOW: bool = true;
+                #[inline(always)]
+                fn needs_slow(x: f32) -> bool {
+                    $far(x)
+                }
+                fn slow(x: f32) -> f32 {
+                    $slow(x)
+                }
+            )?
             #[inline(always)]
             unsafe fn simd(src: *const f32, dst: *mut f32, n: usize) -> bool {
                 // SAFETY: forwarded from the caller.

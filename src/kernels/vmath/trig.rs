@@ -334,29 +334,21 @@ reduced! {
     Tan => tan;
 }
 
-/// Implements [`Unary<f32>`] for a float32 circular function: its body up
-/// to `2^28`, the platform's function beyond (and for infinities).
-macro_rules! reduced32 {
-    ($($k:ident => $body:expr, $f:ident;)*) => {$(
-        impl Unary<f32> for $k {
-            #[inline(always)]
-            fn fast(x: f32) -> f32 {
-                $body(x)
-            }
-            const HAS_SLOW: bool = true;
-            #[inline(always)]
-            fn needs_slow(x: f32) -> bool {
-                x.abs() > (1u32 << 28) as f32
-            }
-            fn slow(x: f32) -> f32 {
-                x.$f()
-            }
-        }
-    )*};
-}
-
-reduced32! {
-    Tan => tan_f32, tan;
+/// float32 tangent: [`tan_f32`] up to `2^28`, the platform's function
+/// beyond (and for infinities).
+impl Unary<f32> for Tan {
+    #[inline(always)]
+    fn fast(x: f32) -> f32 {
+        tan_f32(x)
+    }
+    const HAS_SLOW: bool = true;
+    #[inline(always)]
+    fn needs_slow(x: f32) -> bool {
+        x.abs() > (1u32 << 28) as f32
+    }
+    fn slow(x: f32) -> f32 {
+        x.tan()
+    }
 }
 
 /// `(-1)^n / (2n+1)` for n = 7 down to 1: `atan u = u + u z A(z)`,
