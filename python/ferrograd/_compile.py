@@ -13,10 +13,12 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from . import _compile_split as split
 from . import _core
 from ._core import Tensor
 from .nn.modules._state_dict import STRUCTURE_EPOCH
@@ -101,6 +103,18 @@ def _module_key(m: Any) -> tuple:
 
 _optimizer_type: list[type] = []
 _PLAIN = frozenset((bool, int, float, str, complex, type(None)))
+# Results a replay may hand back as captured: values nobody can change.
+_IMMUTABLE = (type, types.FunctionType, types.BuiltinFunctionType, range, slice, bytes,
+              type(_core.float32), type(_core.contiguous_format), _core.device)
+
+
+def _made_objects(out_leaves: list[Any], known: list[Any]) -> list[str]:
+    """Type names of results that are neither tensors nor values nobody can
+    change, nor objects the call was given: objects made during the call,
+    which a replay would not make again."""
+    ids = {id(v) for v in known}
+    return [type(v).__name__ for v in out_leaves
+            if type(v) not in _PLAIN and not isinstance(v, (Tensor, *_IMMUTABLE)) and id(v) not in ids]
 
 
 def _is_optimizer(v: Any) -> bool:
@@ -210,10 +224,14 @@ def _print_breaks(frame: Any, event: str, arg: Any) -> None:
 class _Compiled:
     """A compiled function: a cache of programs keyed by their guards."""
 
-    def __init__(self, fn: Callable, fullgraph: bool, owner: Any = None) -> None:
+    def __init__(self, fn: Callable, fullgraph: bool, owner: Any = None, body: Any = None) -> None:
         self.fn = fn
         self.fullgraph = fullgraph
         self.owner = owner  # the module whose forward this is, if any
+        # The source to cut at a graph break (a piece of a cut function
+        # comes with its own), found when first needed; and the cuts made.
+        self.body = body
+        self.splits: dict[int, split.Split] = {}
         self.cache: dict[Any, Any] = {}
         self.reasons: list[str] = []
         self.lock = threading.Lock()
@@ -226,6 +244,7 @@ class _Compiled:
         with self.lock:
             self.cache.clear()
             self.reasons.clear()
+            self.splits.clear()
             self.mods_key = None
             self.moved = 0
 
@@ -239,16 +258,21 @@ class _Compiled:
         parts: list[Any] = [_core.is_grad_enabled(), _core.is_inference_mode_enabled(),
                             _core.get_default_dtype(), _autocast_on()]
         seen: dict[int, int] = {}
+        mods: list[Any] = []
         for i, v in enumerate(leaves):
             if isinstance(v, Tensor):
                 # A tensor passed twice must be passed twice again.
                 first = seen.setdefault(id(v), i)
                 parts.append((tuple(v.shape), v.stride(), v.dtype, v.requires_grad, first))
+            elif isinstance(v, Module):
+                mods.append(v)  # guarded below, with the modules it names
+                parts.append("M")
             else:
                 parts.append(_value_key(v))
         refs = self._refs()
         parts.extend(_value_key(v) for v in refs if not isinstance(v, Module))
-        parts.append(self._modules_key([v for v in refs if isinstance(v, Module)]))
+        mods.extend(v for v in refs if isinstance(v, Module))
+        parts.append(self._modules_key(mods))
         return tuple(parts)
 
     def _modules_key(self, mods: list[Any]) -> tuple:
@@ -277,9 +301,9 @@ class _Compiled:
             entry = self.cache.get(key, _MISSING)
         except TypeError:  # an unhashable guard value
             key, entry = None, _EAGER
-        if entry is _EAGER:
-            return self.fn(*args, **kwargs)
-        if entry is not _MISSING:
+        if type(entry) is split.Split:
+            return entry(args, kwargs)
+        if entry is not _MISSING and entry is not _EAGER:
             tensors = [v for v in leaves if isinstance(v, Tensor)]
             for prog in entry:
                 # None: a value it branched on (or a .grad it read) differs,
@@ -287,17 +311,38 @@ class _Compiled:
                 outs = prog.program.replay(tensors)
                 if outs is not None:
                     return self._result(prog, outs)
+        if self.splits:
+            # A cut is the function's own code rearranged, right for every
+            # input: the pieces keep their own guards (what only the eager
+            # statements read is not guarded), and their own programs.
+            return next(iter(self.splits.values()))(args, kwargs)
+        if entry is _EAGER:
+            return self.fn(*args, **kwargs)
         if self.count() >= cache_size_limit:
             return self.fn(*args, **kwargs)
         return self._capture(key, leaves, args, kwargs)
 
     def count(self) -> int:
         """How many programs are kept."""
-        return sum(len(e) for e in self.cache.values() if e is not _EAGER)
+        return sum(len(e) if type(e) is list else 1 for e in self.cache.values() if e is not _EAGER)
 
     def programs(self) -> list[_Entry]:
-        """The kept programs, in the order they were captured."""
-        return [p for e in self.cache.values() if e is not _EAGER for p in e]
+        """The kept programs, in the order they were captured (with those
+        of the pieces of a function cut at a graph break)."""
+        out: list[_Entry] = []
+        for e in self.cache.values():
+            if type(e) is list:
+                out.extend(e)
+            elif type(e) is split.Split:
+                out.extend(p for piece in e.pieces() for p in piece.programs())
+        return out
+
+    def break_reasons(self) -> list[str]:
+        """Why captures broke, here and in the pieces of cut functions."""
+        out = list(self.reasons)
+        for s in self.splits.values():
+            out.extend(r for piece in s.pieces() for r in piece.break_reasons())
+        return out
 
     @staticmethod
     def _result(entry: _Entry, outs: list[Any]) -> Any:
@@ -308,17 +353,23 @@ class _Compiled:
 
     def _capture(self, key: Any, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
         refs = self._refs()
+        refs.extend(v for v in leaves if isinstance(v, Module) or _is_optimizer(v))
         _core._capture_begin([v for v in leaves if isinstance(v, Tensor)])
         if _has_hooks(refs):
             _core._capture_break("a module has hooks")
         profiler = sys.getprofile()
         sys.setprofile(_print_breaks)
+        # Notes which statement was running when the capture broke.
+        locator = split.Locator(None if self.fullgraph or self.body is False else split.code_of(self.fn))
+        tracing = locator.start()
         try:
             result = self.fn(*args, **kwargs)
         except BaseException:
             _core._capture_abort()
             raise
         finally:
+            if tracing:
+                locator.stop()
             sys.setprofile(profiler)
         out_leaves, out_spec = tree_flatten(result)
         program, why = _core._capture_end([v for v in out_leaves if isinstance(v, Tensor)])
@@ -332,6 +383,12 @@ class _Compiled:
                 self.cache[key] = _EAGER
                 self.reasons.append("every call changes what its guards read")
             return result
+        made = _made_objects(out_leaves, leaves + refs) if program is not None else None
+        if made:
+            program, why = None, (
+                f"it returns a Python object made during the call ({made[0]}), "
+                "which a replay would not make again"
+            )
         if program is not None:
             unguarded = set(program.constant_ids()) - _guarded_tensors(refs)
             if unguarded:
@@ -343,10 +400,28 @@ class _Compiled:
             if self.fullgraph:
                 raise Unsupported(f"ferrograd.compile(fullgraph=True): cannot capture {self._name()}: {why}")
             self.reasons.append(str(why))
-            self.cache[key] = _EAGER
+            self.cache[key] = self._split(locator.line)
         else:
             self.cache.setdefault(key, []).append(_Entry(program, out_leaves, out_spec))
         return result
+
+    def _split(self, line: int | None) -> Any:
+        """The function cut at the statement holding ``line`` (where its
+        capture broke), or ``_EAGER`` when it cannot be cut there."""
+        if line is None or self.body is False:
+            return _EAGER
+        if self.body is None:
+            body = split.Body.of(self.fn)
+            if isinstance(body, str):
+                self.body = False
+                return _EAGER
+            self.body = body
+        at = self.body.index(line)
+        if at is None or len(self.body.stmts) < 2:
+            return _EAGER
+        if at not in self.splits:
+            self.splits[at] = split.Split(self.body, at, lambda fn, body: _Compiled(fn, False, body=body))
+        return self.splits[at]
 
     def _key_moved(self, key: Any, leaves: list[Any]) -> bool:
         try:
@@ -497,7 +572,7 @@ def explain(fn: Callable, *args: Any, **kwargs: Any) -> Any:
         c = _Compiled(fn, fullgraph=False)
         c(*a, **k)
         graphs = [e.ops for e in c.programs()]
-        return ExplainOutput(len(graphs), list(c.reasons), graphs)
+        return ExplainOutput(len(graphs), c.break_reasons(), graphs)
 
     if args or kwargs:
         return run(*args, **kwargs)

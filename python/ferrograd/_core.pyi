@@ -39,6 +39,7 @@ __all__ = [
     "_capture_abort",
     "_capture_begin",
     "_capture_break",
+    "_capture_broken",
     "_capture_end",
     "_capturing",
     "_close_mutation_context",
@@ -3133,6 +3134,10 @@ def _capture_begin(inputs: Any) -> Tensor:
 def _capture_break(why: Any) -> Tensor:
     """Marks this thread's recording as not repeatable, with `why` (a no-op
     when not recording).
+    """
+def _capture_broken() -> Tensor:
+    """Whether this thread's recording is broken (what has run so far
+    cannot be replayed).
     """
 def _capture_end(outputs: Any) -> Tensor:
     """Ends this thread's recording with `outputs` as the results: the

@@ -108,6 +108,13 @@ fn _capture_break(why: &str) {
     compile::break_capture(why);
 }
 
+/// Whether this thread's recording is broken (what has run so far
+/// cannot be replayed).
+#[pyfunction]
+fn _capture_broken() -> bool {
+    compile::broken().is_some()
+}
+
 /// Whether this thread is recording.
 #[pyfunction]
 fn _capturing() -> bool {
@@ -136,6 +143,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_capture_abort, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_break, m)?)?;
     m.add_function(wrap_pyfunction!(_capturing, m)?)?;
+    m.add_function(wrap_pyfunction!(_capture_broken, m)?)?;
     m.add_function(wrap_pyfunction!(_tensor_id, m)?)?;
     Ok(())
 }

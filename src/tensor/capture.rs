@@ -231,6 +231,12 @@ pub fn break_capture(why: &str) {
     }
 }
 
+/// Why this thread's capture is broken, or `None` when it is not (or
+/// when this thread is not capturing).
+pub fn broken() -> Option<String> {
+    RECORDING.with(|r| r.borrow().as_ref().and_then(|r| r.broken.clone()))
+}
+
 /// What a recorded read of a tensor becomes: its name, how a replay reads
 /// again, how many results it gives and their shapes and dtypes.
 type ReadRow = (&'static str, Box<RowFn>, usize, Vec<(Vec<usize>, DType)>);

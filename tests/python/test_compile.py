@@ -474,8 +474,9 @@ def test_a_whole_training_step_replays_the_eager_updates(make_opt):
         np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     programs = _replays(run)
     if isinstance(make_opt([torch.zeros(1, requires_grad=True)]), torch.optim.Adam):
-        # Adam reads its step counts into Python: its steps run eagerly.
-        assert programs == []
+        # Adam reads its step counts into Python: its step runs eagerly,
+        # cut out of the captured forward and backward.
+        assert "backward_recorded" in programs[0] and not any("optimizer_step" in p for p in programs)
     else:
         assert len(programs) == 1 and {"backward_recorded", "optimizer_step", "grad"} <= set(programs[0])
 

@@ -1,0 +1,256 @@
+"""ferrograd.compile at graph breaks: a function whose capture breaks is cut
+into compiled pieces around the statement that broke it.
+
+The oracle is the uncompiled function on the same inputs: the pieces replay
+the same kernels in the same order and the breaking statements run eagerly,
+so values agree bitwise and gradients within float rounding (fused runs
+add the same products in another order).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import linecache
+
+import ferrograd as torch
+import numpy as np
+import pytest
+from transform_programs import UNARY
+
+NAMES = sorted(UNARY)
+SINK = io.StringIO()
+
+
+@torch.compiler.disable
+def eager_scale(x):
+    return x * 1.25
+
+
+# Statements that break a capture, each followed by what keeps it honest.
+BREAKS = [
+    "    print('mean', float(x.mean()), file=SINK)\n",
+    "    if x.sum().item() > 0:\n        x = x * 1.5\n    else:\n        x = x - 0.5\n",
+    "    x = eager_scale(x)\n",
+    "    n = len(x.detach().tolist())\n    x = x + n\n",
+]
+
+
+def _define(src: str, name: str):
+    """A function from source text that ``inspect`` can read back."""
+    filename = f"<compile-breaks-{name}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: dict = {}
+    names = {"U": UNARY, "SINK": SINK, "eager_scale": eager_scale, "torch": torch}
+    exec(compile(src, filename, "exec"), names, ns)
+    return ns[name]
+
+
+def _program(seed: int):
+    """A random chain of table ops with graph breaks between some of them."""
+    rng = np.random.default_rng(seed)
+    lines = ["def f(x, c):\n"]
+    breaks = 0
+    for _ in range(int(rng.integers(3, 9))):
+        if rng.random() < 0.35:
+            lines.append(BREAKS[int(rng.integers(0, len(BREAKS)))])
+            breaks += 1
+            continue
+        name = NAMES[int(rng.integers(0, len(NAMES)))]
+        mix = ("", " * c", " + c.sum(-1, keepdim=True)")[int(rng.integers(0, 3))]
+        lines.append(f"    x = U[{name!r}](x){mix}\n")
+    if breaks == 0:
+        lines.insert(int(rng.integers(1, len(lines) + 1)), BREAKS[seed % len(BREAKS)])
+    lines.append("    return x.sum(), x\n")
+    src = "".join(lines)
+    return _define(src, "f"), src
+
+
+def _bits(t):
+    return t.detach().numpy().tobytes()
+
+
+def _run(f, shape, seed):
+    g = np.random.default_rng(1000 + seed)
+    x = torch.tensor(g.normal(size=shape), requires_grad=True)
+    c = torch.tensor(g.normal(size=shape))
+    loss, y = f(x, c)
+    loss.backward()
+    return _bits(loss), _bits(y), x.grad.numpy()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_chains_with_breaks_match_eager(seed):
+    f, src = _program(seed)
+    cf = torch.compile(f)
+    # Each call finds at most one more break, per kind of input.
+    shapes = [(3,), (3,), (2, 4)] + [(3,), (2, 4)] * 6
+    for i, shape in enumerate(shapes):
+        got, want = _run(cf, shape, i), _run(f, shape, i)
+        assert got[:2] == want[:2], src
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-10, atol=1e-12, err_msg=src)
+    c = cf._ferrograd_compiled
+    # The function was cut, and its pieces were captured.
+    assert c.splits and c.programs(), src
+
+
+def test_pieces_replay_without_running_their_python_code():
+    calls = {"before": 0, "after": 0}
+    out = io.StringIO()
+
+    def step(x):
+        calls["before"] += 1
+        y = (x * 2).tanh()
+        print("y", file=out)
+        calls["after"] += 1
+        return (y * x).sum()
+
+    cstep = torch.compile(step)
+    for i in range(5):
+        x = torch.full((3,), 0.1 * i, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        got, want = cstep(x), step(x2)
+        assert _bits(got) == _bits(want)
+        got.backward()
+        want.backward()
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+    # Each call printed (the print runs eagerly); the statements around it
+    # ran in Python on the capturing calls only: the first (which found the
+    # break) and the second (which captured the pieces), plus the 5 eager calls.
+    assert out.getvalue().count("y\n") == 10
+    assert calls == {"before": 7, "after": 7}
+    assert len(cstep._ferrograd_compiled.programs()) == 2
+
+
+def test_a_training_step_that_logs_its_loss_replays_the_step():
+    torch.manual_seed(3)
+
+    def make():
+        return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+
+    model, ref = make(), make()
+    ref.load_state_dict(model.state_dict())
+    logs: list[float] = []
+
+    def stepper(m, opt):
+        def step(x, y):
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            logs.append(round(loss.item(), 12))
+            return loss
+
+        return step
+
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05)
+    cstep, step = torch.compile(stepper(model, opt)), stepper(ref, ref_opt)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(6):
+        x, y = torch.randn(5, 6, generator=g), torch.randn(5, 1, generator=g)
+        assert _bits(cstep(x, y)) == _bits(step(x, y))
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    assert logs[0::2] == logs[1::2]
+    progs = cstep._ferrograd_compiled.programs()
+    assert progs and "backward_recorded" in progs[0].ops
+
+
+class Noisy(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 8)
+        self.b = torch.nn.Linear(8, 2)
+        self.drop = torch.nn.Dropout(0.0)
+        self.seen = io.StringIO()
+
+    def forward(self, x):
+        h = self.drop(self.a(x)).relu()
+        print(h.shape, file=self.seen)
+        if self.training:
+            h = h * 2
+        return self.b(h)
+
+
+def test_a_module_forward_with_a_print_is_cut_into_pieces():
+    torch.manual_seed(4)
+    m, ref = Noisy(), Noisy()
+    ref.load_state_dict(m.state_dict())
+    cm = torch.compile(m)
+    x = torch.randn(3, 4)
+    for mode in ("train", "train", "eval", "eval", "train"):
+        getattr(cm, mode)()
+        getattr(ref, mode)()
+        got, want = cm(x), ref(x)
+        assert _bits(got) == _bits(want)
+        got.pow(2).sum().backward()
+        want.pow(2).sum().backward()
+    for p, q in zip(m.parameters(), ref.parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    assert m.seen.getvalue() == ref.seen.getvalue()
+    assert cm._compiled.splits and cm._compiled.programs()
+
+
+def test_two_breaks_cut_twice_and_explain_reports_them():
+    def f(x):
+        y = x.exp()
+        print("one", file=SINK)
+        z = y * x
+        print("two", file=SINK)
+        return z.sum()
+
+    cf = torch.compile(f)
+    x = torch.randn(4)
+    for _ in range(4):
+        assert _bits(cf(x)) == _bits(f(x))
+    c = cf._ferrograd_compiled
+    ops = [p.ops for p in c.programs()]
+    assert len(ops) == 3 and ops[0] == ["exp"] and ops[-1] == ["sum"]
+    reasons = c.break_reasons()
+    assert len(reasons) == 2 and all("print" in r for r in reasons)
+    ex = torch._dynamo.explain(f)(x)
+    assert ex.graph_break_count == 1 and ex.graph_count == 0  # the call that found the first break
+
+
+def test_functions_that_cannot_be_cut_run_eagerly_whole():
+    total = [0]
+
+    def counts(x):
+        nonlocal_total = total
+        y = x + 1
+        print("n", file=SINK)
+        nonlocal_total[0] += 1
+        return y
+
+    def uses_locals(x):
+        y = x + 1
+        print("l", file=SINK)
+        return locals()["y"]
+
+    for fn in (uses_locals,):
+        cf = torch.compile(fn)
+        for _ in range(3):
+            assert _bits(cf(torch.ones(2))) == _bits(fn(torch.ones(2)))
+        assert not cf._ferrograd_compiled.splits
+    ccounts = torch.compile(counts)
+    for _ in range(3):
+        assert _bits(ccounts(torch.ones(2))) == _bits(counts(torch.ones(2)))
+    assert total[0] == 6  # the cut function still runs its Python statements after the print
+
+
+def test_cut_functions_from_eight_threads_match_eager():
+    f, src = _program(7)
+    cf = torch.compile(f)
+    shapes = [(3,), (2, 4)] * 5
+
+    def work(i):
+        return [_run(cf, s, i * 10 + k) for k, s in enumerate(shapes)]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(work, range(8)))
+    for i in range(8):
+        for k, s in enumerate(shapes):
+            want = _run(f, s, i * 10 + k)
+            assert got[i][k][:2] == want[:2], src
+            np.testing.assert_allclose(got[i][k][2], want[2], rtol=1e-10, atol=1e-12)
