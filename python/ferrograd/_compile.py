@@ -33,7 +33,13 @@ _EAGER = object()  # cache entry of a call that cannot be captured
 _NO_KWARGS = object()  # ends the leaves of a call of tensors only
 _MISSING = object()
 _compiled: weakref.WeakSet[_Compiled] = weakref.WeakSet()
-_state = threading.local()
+
+
+class _ThreadState(threading.local):
+    disabled = 0  # calls of compiler.disable functions running on this thread
+
+
+_state = _ThreadState()
 
 
 class Unsupported(RuntimeError):
@@ -41,23 +47,12 @@ class Unsupported(RuntimeError):
     whole (torch's ``torch._dynamo.exc.Unsupported``)."""
 
 
-_autocast_state: list[Callable[[str], bool]] = []
-
-
-def _autocast_on() -> bool:
-    if not _autocast_state:
-        from . import is_autocast_enabled
-
-        _autocast_state.append(is_autocast_enabled)
-    return _autocast_state[0]("cpu")
-
-
 def _disabled() -> bool:
-    return getattr(_state, "disabled", 0) > 0
+    return _state.disabled > 0
 
 
 class _Entry:
-    __slots__ = ("program", "out_leaves", "out_spec", "tensor_slots", "ops")
+    __slots__ = ("program", "out_leaves", "out_spec", "tensor_slots", "ops", "single")
 
     def __init__(self, program: Any, out_leaves: list[Any], out_spec: Any) -> None:
         self.program = program
@@ -67,23 +62,36 @@ class _Entry:
         self.tensor_slots = [i for i, v in enumerate(out_leaves) if isinstance(v, Tensor)]
         self.out_leaves = [None if isinstance(v, Tensor) else v for v in out_leaves]
         self.ops = program.operations()
+        # The result is the program's one tensor, as it is.
+        self.single = self.tensor_slots == [0] and tree_unflatten([_MISSING], out_spec) is _MISSING
 
 
 def _value_key(v: Any) -> Any:
     """The guard on a Python value: equality for plain values, identity for the rest."""
-    if v is None or isinstance(v, (bool, int, float, str, complex)):
-        return (type(v), v)
-    if isinstance(v, TreeSpec):
-        return ("S", v)
-    if isinstance(v, (tuple, frozenset, list)):
-        return (type(v), tuple(_value_key(x) for x in v))
-    if isinstance(v, Module):
-        return _module_key(v)
-    if _is_optimizer(v):
-        return _optimizer_key(v)
-    if isinstance(v, Tensor):
-        return ("T", _core._tensor_id(v))
-    return ("O", id(v))
+    keyer = _KEYERS.get(type(v))
+    if keyer is None:
+        keyer = _KEYERS[type(v)] = _keyer(type(v))
+    return keyer(v)
+
+
+def _keyer(t: type) -> Callable[[Any], Any]:
+    """How ``_value_key`` keys values of type ``t``."""
+    if t is type(None) or issubclass(t, (bool, int, float, str, complex)):
+        return lambda v: (type(v), v)
+    if issubclass(t, TreeSpec):
+        return lambda v: ("S", v)
+    if issubclass(t, (tuple, frozenset, list)):
+        return lambda v: (type(v), tuple(_value_key(x) for x in v))
+    if issubclass(t, Module):
+        return _module_key
+    if _is_optimizer_type(t):
+        return _optimizer_key
+    if issubclass(t, Tensor):
+        return lambda v: ("T", _core._tensor_id(v))
+    return lambda v: ("O", id(v))
+
+
+_KEYERS: dict[type, Callable[[Any], Any]] = {}
 
 
 def _module_key(m: Any) -> tuple:
@@ -117,26 +125,23 @@ def _made_objects(out_leaves: list[Any], known: list[Any]) -> list[str]:
             if type(v) not in _PLAIN and not isinstance(v, (Tensor, *_IMMUTABLE)) and id(v) not in ids]
 
 
-def _is_optimizer(v: Any) -> bool:
+def _is_optimizer_type(t: type) -> bool:
     if not _optimizer_type:
         from .optim.optimizer import Optimizer
 
         _optimizer_type.append(Optimizer)
-    return isinstance(v, _optimizer_type[0])
+    return issubclass(t, _optimizer_type[0])
+
+
+def _is_optimizer(v: Any) -> bool:
+    return _is_optimizer_type(type(v))
 
 
 def _optimizer_key(opt: Any) -> tuple:
     """Guards on an optimizer: every group's hyper-parameters and
     parameters, and every parameter's state (a captured step replays the
     numbers it read from them)."""
-    key: list[Any] = [id(opt)]
-    for g in opt.param_groups:
-        key.append(tuple((k, (type(v), v) if type(v) in _PLAIN else _value_key(v))
-                         for k, v in g.items() if k != "params"))
-        key.append(tuple((_core._tensor_id(p), p.requires_grad) for p in g["params"]))
-    for p, st in opt.state.items():
-        key.append((_core._tensor_id(p), tuple((k, _value_key(v)) for k, v in st.items())))
-    return tuple(key)
+    return _core._optimizer_key(opt, _value_key)
 
 
 def _optimizer_tensors(opt: Any) -> list[Any]:
@@ -255,30 +260,23 @@ class _Compiled:
         return refs
 
     def key(self, leaves: list[Any]) -> tuple:
-        parts: list[Any] = [_core.is_grad_enabled(), _core.is_inference_mode_enabled(),
-                            _core.get_default_dtype(), _autocast_on()]
-        seen: dict[int, int] = {}
         mods: list[Any] = []
-        for i, v in enumerate(leaves):
-            if isinstance(v, Tensor):
-                # A tensor passed twice must be passed twice again.
-                first = seen.setdefault(id(v), i)
-                parts.append((tuple(v.shape), v.stride(), v.dtype, v.requires_grad, first))
-            elif isinstance(v, Module):
+
+        def other(v: Any) -> Any:
+            if isinstance(v, Module):
                 mods.append(v)  # guarded below, with the modules it names
-                parts.append("M")
-            else:
-                parts.append(_value_key(v))
-        refs = self._refs()
-        parts.extend(_value_key(v) for v in refs if not isinstance(v, Module))
-        mods.extend(v for v in refs if isinstance(v, Module))
-        parts.append(self._modules_key(mods))
-        return tuple(parts)
+                return "M"
+            return _value_key(v)
+
+        # The modes, the default dtype, then tensor leaves by shape, strides,
+        # dtype, requires_grad and which leaves are the same tensor, tensors
+        # the function names by identity, plain values by type and value.
+        return _core._guard_key(leaves, self._refs(), other), self._modules_key(mods)
 
     def _modules_key(self, mods: list[Any]) -> tuple:
         # Walking a module tree costs microseconds per call; its guards are
         # recomputed only when some module or tensor handle changed since.
-        epoch = (STRUCTURE_EPOCH[0], _core._handle_epoch(), tuple(id(m) for m in mods))
+        epoch = (STRUCTURE_EPOCH[0], _core._handle_epoch(), tuple(map(id, mods)))
         cached = self.mods_key
         if cached is not None and cached[0] == epoch:
             return cached[1]
@@ -290,9 +288,10 @@ class _Compiled:
         if _disabled() or _core._capturing():
             # Nested in another capture: its operations join that program.
             return self.fn(*args, **kwargs)
+        tensors: list[Any] | None = None
         if not kwargs and all(type(a) is Tensor for a in args):
-            leaves = list(args)  # the common case: tensors only
-            leaves.append(_NO_KWARGS)
+            tensors = list(args)  # the common case: tensors only
+            leaves = [*args, _NO_KWARGS]
         else:
             leaves, spec = tree_flatten((args, kwargs))
             leaves.append(spec)  # the call's structure is guarded too
@@ -304,7 +303,8 @@ class _Compiled:
         if type(entry) is split.Split:
             return entry(args, kwargs)
         if entry is not _MISSING and entry is not _EAGER:
-            tensors = [v for v in leaves if isinstance(v, Tensor)]
+            if tensors is None:
+                tensors = [v for v in leaves if isinstance(v, Tensor)]
             for prog in entry:
                 # None: a value it branched on (or a .grad it read) differs,
                 # and nothing was changed; another program may fit.
@@ -346,6 +346,8 @@ class _Compiled:
 
     @staticmethod
     def _result(entry: _Entry, outs: list[Any]) -> Any:
+        if entry.single:
+            return outs[0]
         res = list(entry.out_leaves)
         for slot, t in zip(entry.tensor_slots, outs, strict=False):
             res[slot] = t
@@ -531,7 +533,7 @@ def disable(fn: Callable | None = None, recursive: bool = True, *, reason: str |
     @functools.wraps(fn)
     def eager(*args: Any, **kwargs: Any) -> Any:
         _core._capture_break(f"compiler.disable: {reason or getattr(fn, '__qualname__', 'function')}")
-        _state.disabled = getattr(_state, "disabled", 0) + 1
+        _state.disabled += 1
         try:
             return fn(*args, **kwargs)
         finally:

@@ -62,6 +62,7 @@ __all__ = [
     "_get_gemm_backend",
     "_grad",
     "_gradient_edge",
+    "_guard_key",
     "_handle_epoch",
     "_im2col",
     "_is_fwd_grad_enabled",
@@ -102,6 +103,7 @@ __all__ = [
     "_max_pool2d_indices",
     "_nll_loss",
     "_open_mutation_context",
+    "_optimizer_key",
     "_optimizer_step",
     "_panic_in_kernel",
     "_parallel_waves",
@@ -3214,6 +3216,15 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, creat
     """The engine entry of `autograd.grad`."""
 def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]:
     """The gradient edge of a tensor: `(node, output_nr)`."""
+def _guard_key(leaves: Any, refs: Any, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+    """The guard key of a call (see `_Compiled.key`): grad mode, inference
+    mode and CPU autocast as one number, the default dtype's name, then a
+    key per leaf and per value the function names (`refs`). A tensor leaf
+    is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
+    the position of the first leaf that is the same object; a tensor among
+    `refs` by its identity; a plain value by `(type, value)`; anything else
+    as `other(v)` gives it.
+    """
 def _handle_epoch() -> Tensor:
     """How many times a tensor object has been given a new handle (`resize_`,
     `set_`) in this process.
@@ -3285,6 +3296,12 @@ def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_in
     """
 def _open_mutation_context() -> Tensor:
     """Opens an `allow_mutation_on_saved_tensors` context on this thread."""
+def _optimizer_key(opt: Any, fallback: Any) -> Tensor:
+    """The guard key of an optimizer (see `_optimizer_key`): every group's
+    hyper-parameters (name, type, value) and parameters (identity,
+    `requires_grad`), and every parameter's state entries, flattened into
+    one tuple with the counts that keep it unambiguous.
+    """
 def _optimizer_step(rule: Any, params: Any, grads: Any, states: Any, scalars: Any, options: Any) -> Tensor:
     """One step of the update `rule` ("sgd", "adam", ...) over a parameter
     group: `states[j][i]` is parameter i's j-th state tensor, `scalars[j][i]`

@@ -164,7 +164,7 @@ fn _autocast_set_enabled(enabled: bool) {
 
 /// Whether autocast is enabled on this thread.
 #[pyfunction]
-fn _autocast_is_enabled() -> bool {
+pub(crate) fn _autocast_is_enabled() -> bool {
     STATE.with(|s| s.borrow().enabled)
 }
 

@@ -10,6 +10,7 @@ use crate::tensor::{PyTensor, TensorOut};
 use ferrograd::compile::{self, Captured, Program};
 use ferrograd::Tensor;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::sync::Arc;
 
 fn tensors(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Tensor>> {
@@ -67,6 +68,160 @@ impl PyProgram {
     fn num_outputs(&self) -> usize {
         self.0.num_outputs()
     }
+}
+
+/// Whether `v` is `None`, or a `bool`, `int`, `float`, `complex` or `str`
+/// of exactly that type.
+fn plain(v: &Bound<'_, PyAny>) -> bool {
+    v.is_none()
+        || v.is_exact_instance_of::<PyBool>()
+        || v.is_exact_instance_of::<PyInt>()
+        || v.is_exact_instance_of::<PyFloat>()
+        || v.is_exact_instance_of::<PyString>()
+        || v.is_exact_instance_of::<PyComplex>()
+}
+
+/// The guard of a plain value (`None`, or a `bool`, `int`, `float`,
+/// `complex` or `str` of exactly that type): `(type, value)`; `None` for
+/// any other value.
+fn plain_key<'py>(v: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !plain(v) {
+        return Ok(None);
+    }
+    Ok(Some(
+        PyTuple::new(v.py(), [v.get_type().into_any(), v.clone()])?.into_any(),
+    ))
+}
+
+/// The guard of a value: a tensor by its identity (`("T", id)`), a plain
+/// value by [`plain_key`], anything else by `fallback(v)`.
+fn value_key<'py>(
+    v: &Bound<'py, PyAny>,
+    fallback: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(t) = v.cast::<PyTensor>() {
+        return Ok(("T", t.get().tensor().id())
+            .into_pyobject(v.py())?
+            .into_any());
+    }
+    match plain_key(v)? {
+        Some(k) => Ok(k),
+        None => fallback.call1((v,)),
+    }
+}
+
+/// The guard key of a call (see `_Compiled.key`): grad mode, inference
+/// mode and CPU autocast as one number, the default dtype's name, then a
+/// key per leaf and per value the function names (`refs`). A tensor leaf
+/// is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
+/// the position of the first leaf that is the same object; a tensor among
+/// `refs` by its identity; a plain value by `(type, value)`; anything else
+/// as `other(v)` gives it.
+#[pyfunction]
+fn _guard_key<'py>(
+    leaves: &Bound<'py, PyList>,
+    refs: &Bound<'py, PyList>,
+    other: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = leaves.py();
+    let mut out = Vec::with_capacity(leaves.len() + refs.len() + 2);
+    let modes = u8::from(ferrograd::autograd::is_grad_enabled())
+        | u8::from(ferrograd::autograd::is_inference_mode_enabled()) << 1
+        | u8::from(crate::autocast::_autocast_is_enabled()) << 2;
+    out.push(modes.into_pyobject(py)?.into_any());
+    out.push(PyString::intern(py, ferrograd::default_dtype().name()).into_any());
+    let mut seen: Vec<(*mut pyo3::ffi::PyObject, usize)> = Vec::new();
+    for (i, v) in leaves.iter().enumerate() {
+        if let Ok(t) = v.cast::<PyTensor>() {
+            let ptr = v.as_ptr();
+            let first = match seen.iter().find(|(p, _)| *p == ptr) {
+                Some(&(_, j)) => j,
+                None => {
+                    seen.push((ptr, i));
+                    i
+                }
+            };
+            let x = t.get().tensor();
+            let key = (
+                PyTuple::new(py, x.shape())?,
+                PyTuple::new(py, x.strides())?,
+                PyString::intern(py, x.dtype().name()),
+                x.requires_grad(),
+                first,
+            );
+            out.push(key.into_pyobject(py)?.into_any());
+        } else {
+            out.push(value_key(&v, other)?);
+        }
+    }
+    for v in refs.iter() {
+        out.push(value_key(&v, other)?);
+    }
+    PyTuple::new(py, out)
+}
+
+fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
+    v.cast::<PyDict>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!("compile: {what} is not a dict"))
+    })
+}
+
+/// The guard key of an optimizer (see `_optimizer_key`): every group's
+/// hyper-parameters (name, type, value) and parameters (identity,
+/// `requires_grad`), and every parameter's state entries, flattened into
+/// one tuple with the counts that keep it unambiguous.
+#[pyfunction]
+fn _optimizer_key<'py>(
+    opt: &Bound<'py, PyAny>,
+    fallback: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = opt.py();
+    let mut key: Vec<Bound<'py, PyAny>> =
+        vec![(opt.as_ptr() as usize).into_pyobject(py)?.into_any()];
+    let int = |key: &mut Vec<Bound<'py, PyAny>>, n: usize| -> PyResult<()> {
+        key.push(n.into_pyobject(py)?.into_any());
+        Ok(())
+    };
+    for g in opt.getattr("param_groups")?.try_iter()? {
+        let g = g?;
+        let g = dict(&g, "a parameter group")?;
+        int(&mut key, g.len())?;
+        for (k, v) in g.iter() {
+            let params =
+                k.is_exact_instance_of::<PyString>() && k.cast::<PyString>()?.to_cow()? == "params";
+            key.push(k);
+            if params {
+                let start = key.len();
+                int(&mut key, 0)?;
+                let mut n = 0usize;
+                for p in v.try_iter()? {
+                    let t = tensor_only(&p?, "compile", "a parameter")?;
+                    int(&mut key, t.id())?;
+                    key.push(PyBool::new(py, t.requires_grad()).to_owned().into_any());
+                    n += 1;
+                }
+                key[start] = n.into_pyobject(py)?.into_any();
+            } else if plain(&v) {
+                key.push(v.get_type().into_any());
+                key.push(v);
+            } else {
+                key.push(fallback.call1((&v,))?);
+            }
+        }
+    }
+    let state = opt.getattr("state")?;
+    let state = dict(&state, "an optimizer's state")?;
+    int(&mut key, state.len())?;
+    for (p, st) in state.iter() {
+        int(&mut key, tensor_only(&p, "compile", "a parameter")?.id())?;
+        let st = dict(&st, "a parameter's state")?;
+        int(&mut key, st.len())?;
+        for (k, v) in st.iter() {
+            key.push(k);
+            key.push(value_key(&v, fallback)?);
+        }
+    }
+    PyTuple::new(py, key)
 }
 
 /// Starts recording on this thread, with `inputs` as the program's inputs.
@@ -145,5 +300,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_capturing, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_broken, m)?)?;
     m.add_function(wrap_pyfunction!(_tensor_id, m)?)?;
+    m.add_function(wrap_pyfunction!(_guard_key, m)?)?;
+    m.add_function(wrap_pyfunction!(_optimizer_key, m)?)?;
     Ok(())
 }
