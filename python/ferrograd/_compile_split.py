@@ -174,6 +174,35 @@ def _at_line(stmts: list[ast.stmt], line: int) -> list[ast.stmt]:
     return stmts
 
 
+def _inner_code(outer: ast.FunctionDef | ast.Module, filename: str, name: str) -> Any:
+    code = compile(ast.fix_missing_locations(outer), filename, "exec")
+    make = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in make.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+def _enclosed(fn_text: str, freevars: tuple[str, ...]) -> ast.Module:
+    """A module defining ``_fg_make``, which binds ``freevars`` and
+    defines the function ``fn_text`` in its body (so the function's code
+    refers to those names as free variables, as a closure's does)."""
+    holders = "".join(f"    {v} = None\n" for v in freevars)
+    return ast.parse(f"def {_MAKE}():\n{holders}{textwrap.indent(fn_text, '    ')}")
+
+
+def _same_code(fdef: ast.FunctionDef, code: Any) -> bool:
+    """Whether the source ``fdef`` compiles to the bytecode ``code`` runs
+    (the file may have been edited since the function was loaded)."""
+    bare = copy.deepcopy(fdef)
+    bare.decorator_list = []
+    try:
+        module = _enclosed(f"def {fdef.name}():\n    pass\n", code.co_freevars)
+        module.body[0].body[len(code.co_freevars)] = bare
+        got = _inner_code(module, code.co_filename, fdef.name)
+    except (SyntaxError, ValueError, TypeError, StopIteration):
+        return False
+    return (got.co_code, got.co_names, got.co_varnames, got.co_freevars) == (
+        code.co_code, code.co_names, code.co_varnames, code.co_freevars)
+
+
 class Body:
     """A function body that can be cut: its top-level statements, what its
     parts need to run (the names local to the function, its globals, its
@@ -204,6 +233,12 @@ class Body:
         if why is not None:
             return why
         ast.increment_lineno(tree, first - 1)
+        if not _same_code(fdef, code):
+            return "its source file changed since it was loaded"
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return "its signature is not available"
         a = fdef.args
         params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
@@ -213,7 +248,7 @@ class Body:
             "globals": f.__globals__,
             "cells": dict(zip(code.co_freevars, f.__closure__ or (), strict=True)),
             "filename": code.co_filename,
-            "signature": inspect.signature(fn),
+            "signature": signature,
             "self": (params[0], fn.__self__) if hasattr(fn, "__self__") and params else None,
             "name": code.co_name,
         }
@@ -264,14 +299,10 @@ class Body:
         # part's code refers to them as free variables: it is then given
         # the original function's cells.
         cells = self.shared["cells"]
-        holders = "".join(f"    {v} = None\n" for v in cells)
-        module = ast.parse(f"def {_MAKE}():\n{holders}    def {name}({_ENV}):\n        pass\n"
-                           f"    return {name}\n")
+        module = _enclosed(f"def {name}({_ENV}):\n    pass\n", tuple(cells))
         _at_line([module.body[0]], first)
         module.body[0].body[len(cells)].body = body
-        code = compile(ast.fix_missing_locations(module), self.shared["filename"], "exec")
-        make = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-        fcode = next(c for c in make.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+        fcode = _inner_code(module, self.shared["filename"], name)
         closure = tuple(cells[v] for v in fcode.co_freevars)
         fn = types.FunctionType(fcode, self.shared["globals"], name, None, closure or None)
         return fn, ins, outs

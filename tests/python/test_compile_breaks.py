@@ -233,6 +233,16 @@ def test_functions_that_cannot_be_cut_run_eagerly_whole():
         for _ in range(3):
             assert _bits(cf(torch.ones(2))) == _bits(fn(torch.ones(2)))
         assert not cf._ferrograd_compiled.splits
+    # A function whose file was edited after it was loaded is not cut by
+    # the new text.
+    edited = _define("def g(x):\n    y = x + 1\n    print('g', file=SINK)\n    return y\n", "g")
+    linecache.cache["<compile-breaks-g>"] = (0, None, ["def g(x):\n", "    y = x - 1\n",
+                                                        "    print('g', file=SINK)\n", "    return y\n"],
+                                             "<compile-breaks-g>")
+    cg = torch.compile(edited)
+    for _ in range(3):
+        np.testing.assert_array_equal(cg(torch.ones(2)).numpy(), [2.0, 2.0])
+    assert not cg._ferrograd_compiled.splits
     ccounts = torch.compile(counts)
     for _ in range(3):
         assert _bits(ccounts(torch.ones(2))) == _bits(counts(torch.ones(2)))
