@@ -376,3 +376,89 @@ fn fused_groups_take_second_derivatives_and_fall_back_on_other_layouts() {
         vec_f64(&f(&[xt, wt]).unwrap()[0])
     );
 }
+
+fn adam_rule() -> ferrograd::optim::Update {
+    ferrograd::optim::Update::Adam(ferrograd::optim::Adam {
+        lr: 0.05,
+        beta1: 0.9,
+        beta2: 0.99,
+        eps: 1e-8,
+        weight_decay: 0.0,
+        decoupled: false,
+        amsgrad: false,
+        maximize: false,
+    })
+}
+
+/// One Adam step of a linear model, its step count kept in `count`.
+fn adam_step(
+    w: &Tensor,
+    m: &Tensor,
+    v: &Tensor,
+    count: &Tensor,
+    xs: &[Tensor],
+) -> Result<Vec<Tensor>> {
+    w.set_grad(None)?;
+    let loss = xs[0].matmul(w)?.tanh()?.sum(None, false, None)?;
+    loss.backward()?;
+    let g = w.grad().expect("backward gives w a gradient");
+    let _no_grad = ferrograd::autograd::no_grad();
+    let states = [m.clone(), v.clone()];
+    let states: Vec<&[Tensor]> = states.iter().map(std::slice::from_ref).collect();
+    let counts = std::slice::from_ref(count);
+    ferrograd::optim::step_counted(&adam_rule(), std::slice::from_ref(w), &[g], &states, counts)?;
+    Ok(vec![loss])
+}
+
+#[test]
+fn a_counted_update_replays_with_the_current_step_count() {
+    let fresh = |seed| {
+        let w = randn(&[3, 2], seed).requires_grad_(true).unwrap();
+        let zeros = || Tensor::zeros(&[3, 2], DType::Float64);
+        (
+            w,
+            zeros(),
+            zeros(),
+            Tensor::scalar_tensor(0.0, DType::Float32),
+        )
+    };
+    let (w, m, v, count) = fresh(21);
+    let (we, me, ve, ce) = fresh(21);
+    let x = randn(&[4, 3], 22);
+    let (_, c) = capture(std::slice::from_ref(&x), |xs| {
+        adam_step(&w, &m, &v, &count, xs)
+    })
+    .unwrap();
+    let p = program(c);
+    assert!(
+        p.operations().contains(&"optimizer_step_counted"),
+        "{:?}",
+        p.operations()
+    );
+    adam_step(&we, &me, &ve, &ce, std::slice::from_ref(&x)).unwrap();
+    for i in 0..4 {
+        let y = randn(&[4, 3], 23 + i);
+        p.replay(std::slice::from_ref(&y)).unwrap();
+        adam_step(&we, &me, &ve, &ce, std::slice::from_ref(&y)).unwrap();
+        // The bias corrections use the count of each step: the parameters
+        // agree bitwise only if the replay counted on.
+        assert_eq!(vec_f64(&w), vec_f64(&we));
+        assert_eq!(vec_f64(&v), vec_f64(&ve));
+        assert_eq!(vec_f64(&count), vec![(i + 2) as f64]);
+    }
+    // A step that fails its checks changes nothing, the counts included.
+    let rule = adam_rule();
+    let wrong = Tensor::zeros(&[2], DType::Float64);
+    let states = [m.clone(), v.clone()];
+    let states: Vec<&[Tensor]> = states.iter().map(std::slice::from_ref).collect();
+    let before = (vec_f64(&w), vec_f64(&count));
+    let r = ferrograd::optim::step_counted(
+        &rule,
+        std::slice::from_ref(&w),
+        &[wrong],
+        &states,
+        std::slice::from_ref(&count),
+    );
+    assert!(r.is_err());
+    assert_eq!((vec_f64(&w), vec_f64(&count)), before);
+}

@@ -375,16 +375,20 @@ class _Compiled:
             sys.setprofile(profiler)
         out_leaves, out_spec = tree_flatten(result)
         program, why = _core._capture_end([v for v in out_leaves if isinstance(v, Tensor)])
-        if program is not None and self._key_moved(key, leaves):
+        if self._key_moved(key, leaves):
             # The call changed what the guards read (an optimizer's first
-            # step makes its state): the program is not kept, so the next
-            # call, seeing the new state, is captured again; a function
-            # whose every call does so ends up running eagerly.
+            # step makes its state): neither its program nor where it broke
+            # is kept, so the next call, seeing the new state, is captured
+            # again; a function whose every call does so ends up running
+            # eagerly, or cut where it broke (from the second such call: the
+            # pieces' guards may well not read what moves).
             self.moved += 1
-            if self.moved >= cache_size_limit:
+            if self.moved < (2 if program is None else cache_size_limit):
+                return result
+            if program is not None:
                 self.cache[key] = _EAGER
                 self.reasons.append("every call changes what its guards read")
-            return result
+                return result
         made = _made_objects(out_leaves, leaves + refs) if program is not None else None
         if made:
             program, why = None, (

@@ -4,7 +4,7 @@
 
 use crate::errors::{catch_panic, IntoPyResult};
 use crate::linalg::tensor_only;
-use ferrograd::optim::{step, Update};
+use ferrograd::optim::{step, step_counted, Update};
 use ferrograd::Tensor;
 use pyo3::prelude::*;
 use std::collections::HashMap;
@@ -18,9 +18,12 @@ fn tensors(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 /// One step of the update `rule` ("sgd", "adam", ...) over a parameter
 /// group: `states[j][i]` is parameter i's j-th state tensor, `scalars[j][i]`
 /// its j-th scalar (step count, ...) and `options` the hyper-parameters by
-/// name, flags as 0 or 1.
+/// name, flags as 0 or 1. With `counts` (each parameter's step count
+/// tensor), `scalars` is empty: the counts go up by one and their new
+/// values are the scalars (`ferrograd::optim::step_counted`).
 #[pyfunction]
-#[pyo3(signature = (rule, params, grads, states, scalars, options))]
+#[pyo3(signature = (rule, params, grads, states, scalars, options, counts=None))]
+#[allow(clippy::too_many_arguments)]
 fn _optimizer_step(
     py: Python<'_>,
     rule: &str,
@@ -29,12 +32,19 @@ fn _optimizer_step(
     states: Vec<Bound<'_, PyAny>>,
     scalars: Vec<Vec<f64>>,
     options: HashMap<String, f64>,
+    counts: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let options: Vec<(&str, f64)> = options.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     let update = Update::from_options(rule, &options).py()?;
     let (p, g) = (tensors(params)?, tensors(grads)?);
     let states = states.iter().map(tensors).collect::<PyResult<Vec<_>>>()?;
     let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
+    if let Some(counts) = counts {
+        let c = tensors(counts)?;
+        return py
+            .detach(|| catch_panic(|| step_counted(&update, &p, &g, &states, &c)))
+            .py();
+    }
     let scalars: Vec<&[f64]> = scalars.iter().map(Vec::as_slice).collect();
     py.detach(|| catch_panic(|| step(&update, &p, &g, &states, &scalars)))
         .py()

@@ -29,7 +29,7 @@
 //! assert_eq!(p.to_vec::<f64>(), vec![0.5, -1.5]);
 //! ```
 
-use crate::{Error, Result, Tensor};
+use crate::{Error, Result, Scalar, Tensor};
 
 /// The documentation of a hyper-parameter field, by its (torch's) name:
 /// one sentence for every optimizer that has the option.
@@ -242,7 +242,60 @@ macro_rules! updates {
     };
 }
 
+/// [`step`] for a rule whose one scalar is the step count (`adam`,
+/// `adamax`, `radam`, `adagrad`), kept per parameter in `counts[i]` (a
+/// one-element tensor, as `state["step"]` in torch): every count goes up by
+/// one, in place, and its new value is the parameter's scalar. Nothing is
+/// written when the step fails its checks. A captured program records the
+/// counts as tensors, so its replay counts on from their values then.
+pub fn step_counted(
+    update: &Update,
+    params: &[Tensor],
+    grads: &[Tensor],
+    states: &[&[Tensor]],
+    counts: &[Tensor],
+) -> Result<()> {
+    if crate::compile::records() {
+        let states: Vec<Vec<Tensor>> = states.iter().map(|s| s.to_vec()).collect();
+        return Tensor::optimizer_step_counted(update, params, grads, &states, counts);
+    }
+    if counts.len() != params.len() || counts.iter().any(|c| c.numel() != 1) {
+        return Err(Error::value(format!(
+            "optimizer step: expected one one-element step count per parameter ({}), got {} \
+             of {:?} elements",
+            params.len(),
+            counts.len(),
+            counts.iter().map(Tensor::numel).collect::<Vec<_>>()
+        )));
+    }
+    let next = counts
+        .iter()
+        .map(|c| Ok(c.item()?.to_f64() + 1.0))
+        .collect::<Result<Vec<f64>>>()?;
+    step(update, params, grads, states, &[&next])?;
+    let one = Tensor::scalar(1i64);
+    for c in counts {
+        c.add_scaled_(&one, Scalar::Int(1))?;
+    }
+    Ok(())
+}
+
 impl Tensor {
+    /// [`step_counted`] as a captured program records it: the rule, and
+    /// the tensors' sources (the counts' included).
+    fn optimizer_step_counted(
+        update: &Update,
+        params: &[Tensor],
+        grads: &[Tensor],
+        states: &[Vec<Tensor>],
+        counts: &[Tensor],
+    ) -> Result<()> {
+        crate::autograd::captured!(Tensor::optimizer_step_counted (update: &Update, params: &[Tensor], grads: &[Tensor], states: &[Vec<Tensor>], counts: &[Tensor]) -> () {
+            let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
+            step_counted(update, params, grads, &states, counts)
+        })
+    }
+
     /// [`step`] as a captured program records it: the rule, the tensors'
     /// sources and the per-parameter numbers (which the caller's guards
     /// must cover, as they are replayed as recorded).

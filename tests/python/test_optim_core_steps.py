@@ -42,13 +42,16 @@ def run(cls, kw, np_dtype, *, core):
     params = [fg.tensor(x, requires_grad=True) for x in starts]
     opt = cls(params, **kw)
     calls = []
-    in_core, core_ok = _steps.in_core, _steps.core_ok
+    in_core, in_core_counted, core_ok = _steps.in_core, _steps.counted, _steps.core_ok
 
-    def counted(*args, **kwargs):
-        calls.append(args[0])
-        return in_core(*args, **kwargs)
+    def watched(f):
+        def call(*args, **kwargs):
+            calls.append(args[0])
+            return f(*args, **kwargs)
 
-    _steps.in_core = counted
+        return call
+
+    _steps.in_core, _steps.counted = watched(in_core), watched(in_core_counted)
     if not core:
         _steps.core_ok = lambda *args: False
     try:
@@ -57,7 +60,7 @@ def run(cls, kw, np_dtype, *, core):
                 p.grad = fg.tensor(g[step])
             opt.step()
     finally:
-        _steps.in_core, _steps.core_ok = in_core, core_ok
+        _steps.in_core, _steps.counted, _steps.core_ok = in_core, in_core_counted, core_ok
     states = [{k: v.detach().numpy().copy() for k, v in opt.state[p].items()} for p in params]
     return [p.detach().numpy().copy() for p in params], states, calls
 

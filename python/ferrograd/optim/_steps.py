@@ -51,11 +51,27 @@ def in_core(
     _core._optimizer_step(rule, params, grads, states, scalars, numbers)
 
 
+def counted(
+    rule: str, params: list[Tensor], grads: list[Tensor], states: list[list[Tensor]],
+    state_steps: list[Tensor], **options: Any,
+) -> None:  # fmt: skip
+    """:func:`in_core` for a rule whose one per-parameter number is the step count: the core adds
+    one to every count tensor of ``state_steps`` and uses the new counts, so no count is read into
+    Python (a compiled step replays the whole update)."""
+    numbers = {name: float(_get_value(_to_scalar(value))) for name, value in options.items()}
+    _core._optimizer_step(rule, params, grads, states, [], numbers, state_steps)
+
+
 def count(state_steps: list[Tensor]) -> list[float]:
     """Add one to every step count tensor; return the new counts."""
+    advance(state_steps)
+    return [float(step_t) for step_t in state_steps]
+
+
+def advance(state_steps: list[Tensor]) -> None:
+    """Add one to every step count tensor."""
     for step_t in state_steps:
         step_t += 1
-    return [float(step_t) for step_t in state_steps]
 
 
 def per_tensor(

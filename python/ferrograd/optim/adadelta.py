@@ -81,7 +81,7 @@ def adadelta(
     """Functional Adadelta over lists of tensors; see :class:`Adadelta` for the update rule."""
     lr = _get_value(_to_scalar(lr))
     if _steps.core_ok(differentiable, params, grads, square_avgs, acc_deltas):
-        _steps.count(state_steps)
+        _steps.advance(state_steps)
         _steps.in_core(
             "adadelta", params, grads, [square_avgs, acc_deltas], [], lr=lr, rho=rho, eps=eps,
             weight_decay=weight_decay, maximize=maximize,

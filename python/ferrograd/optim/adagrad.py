@@ -97,8 +97,8 @@ def adagrad(
 ) -> None:  # fmt: skip
     """Functional Adagrad over lists of tensors; see :class:`Adagrad` for the update rule."""
     if _steps.core_ok(differentiable, params, grads, state_sums):
-        _steps.in_core(
-            "adagrad", params, grads, [state_sums], [_steps.count(state_steps)], lr=lr, lr_decay=lr_decay,
+        _steps.counted(
+            "adagrad", params, grads, [state_sums], state_steps, lr=lr, lr_decay=lr_decay,
             weight_decay=weight_decay, eps=eps, maximize=maximize,
         )  # fmt: skip
         return

@@ -130,8 +130,8 @@ def adam(
     """
     state_lists = [exp_avgs, exp_avg_sqs] + ([max_exp_avg_sqs] if amsgrad else [])
     if _steps.core_ok(differentiable, params, grads, *state_lists):
-        _steps.in_core(
-            "adam", params, grads, state_lists, [_steps.count(state_steps)], lr=lr, beta1=beta1,
+        _steps.counted(
+            "adam", params, grads, state_lists, state_steps, lr=lr, beta1=beta1,
             beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled_weight_decay,
             amsgrad=amsgrad, maximize=maximize,
         )  # fmt: skip

@@ -80,8 +80,8 @@ def adamax(
 ) -> None:  # fmt: skip
     """Functional Adamax over lists of tensors; see :class:`Adamax` for the update rule."""
     if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_infs):
-        _steps.in_core(
-            "adamax", params, grads, [exp_avgs, exp_infs], [_steps.count(state_steps)], lr=lr, beta1=beta1,
+        _steps.counted(
+            "adamax", params, grads, [exp_avgs, exp_infs], state_steps, lr=lr, beta1=beta1,
             beta2=beta2, eps=eps, weight_decay=weight_decay, maximize=maximize,
         )  # fmt: skip
         return

@@ -101,8 +101,8 @@ def radam(
     """Functional RAdam over lists of tensors; see :class:`RAdam` for the update rule."""
     lr = _get_value(_to_scalar(lr))
     if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_avg_sqs):
-        _steps.in_core(
-            "radam", params, grads, [exp_avgs, exp_avg_sqs], [_steps.count(state_steps)], lr=lr, beta1=beta1,
+        _steps.counted(
+            "radam", params, grads, [exp_avgs, exp_avg_sqs], state_steps, lr=lr, beta1=beta1,
             beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled=decoupled_weight_decay,
             maximize=maximize,
         )  # fmt: skip

@@ -86,7 +86,7 @@ def rmsprop(
     # The state lists the options use, in the core's order.
     state_lists = [square_avgs] + [grad_avgs] * centered + [momentum_buffer_list] * (momentum > 0)
     if _steps.core_ok(differentiable, params, grads, *state_lists):
-        _steps.count(state_steps)
+        _steps.advance(state_steps)
         _steps.in_core(
             "rmsprop", params, grads, state_lists, [], lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
             momentum=momentum, centered=centered, maximize=maximize,

@@ -93,7 +93,7 @@ def rprop(
 ) -> None:  # fmt: skip
     """Functional Rprop over lists of tensors; see :class:`Rprop` for the update rule."""
     if _steps.core_ok(differentiable, params, grads, prevs, step_sizes):
-        _steps.count(state_steps)
+        _steps.advance(state_steps)
         _steps.in_core(
             "rprop", params, grads, [prevs, step_sizes], [], etaminus=etaminus, etaplus=etaplus,
             step_size_min=step_size_min, step_size_max=step_size_max, maximize=maximize,
