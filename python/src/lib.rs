@@ -5,12 +5,67 @@
 //! adds its methods in its own `#[pymethods]` block (pyo3's
 //! `multiple-pymethods`) and its module functions in its `register`.
 
-/// The extension's allocator: tensors, graph nodes and saved values are
-/// many small blocks made and freed on every operation, from several
-/// threads at once, where mimalloc's thread-local free lists cost a
-/// fraction of the system allocator's.
+/// The extension's allocator: small tensors, graph nodes and saved
+/// values are many small blocks made and freed on every operation, from
+/// several threads at once, where mimalloc's thread-local free lists cost
+/// a fraction of the system allocator's. Blocks of [`LARGE`] bytes or more
+/// come from the system allocator: they are few (tensor storage, mostly
+/// reused from the buffer cache), and it refuses a request the machine
+/// cannot hold, where mimalloc reserves address space without backing
+/// (a 4 TiB tensor would be handed out, and the process killed when its
+/// pages are first written, instead of an out-of-memory error).
+struct Allocator;
+
+/// Where [`Allocator`] switches to the system allocator.
+const LARGE: usize = 1 << 20;
+
+// SAFETY: every block is freed (or resized) by the allocator that made it,
+// chosen by its size in the same way on both sides.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if layout.size() >= LARGE {
+            std::alloc::System.alloc(layout)
+        } else {
+            mimalloc::MiMalloc.alloc(layout)
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if layout.size() >= LARGE {
+            std::alloc::System.alloc_zeroed(layout)
+        } else {
+            mimalloc::MiMalloc.alloc_zeroed(layout)
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        if layout.size() >= LARGE {
+            std::alloc::System.dealloc(ptr, layout)
+        } else {
+            mimalloc::MiMalloc.dealloc(ptr, layout)
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        match (layout.size() >= LARGE, new_size >= LARGE) {
+            (true, true) => std::alloc::System.realloc(ptr, layout, new_size),
+            (false, false) => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
+            _ => {
+                // The block moves between the allocators.
+                let new = std::alloc::Layout::from_size_align_unchecked(new_size, layout.align());
+                let p = self.alloc(new);
+                if !p.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                    self.dealloc(ptr, layout);
+                }
+                p
+            }
+        }
+    }
+}
+
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: Allocator = Allocator;
 
 mod addmv;
 mod autocast;
