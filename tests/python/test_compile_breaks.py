@@ -16,6 +16,8 @@ import linecache
 import ferrograd as torch
 import numpy as np
 import pytest
+from test_compile import _bits
+from test_compile import _values_and_grads as _run
 from transform_programs import UNARY
 
 NAMES = sorted(UNARY)
@@ -64,19 +66,6 @@ def _program(seed: int):
     lines.append("    return x.sum(), x\n")
     src = "".join(lines)
     return _define(src, "f"), src
-
-
-def _bits(t):
-    return t.detach().numpy().tobytes()
-
-
-def _run(f, shape, seed):
-    g = np.random.default_rng(1000 + seed)
-    x = torch.tensor(g.normal(size=shape), requires_grad=True)
-    c = torch.tensor(g.normal(size=shape))
-    loss, y = f(x, c)
-    loss.backward()
-    return _bits(loss), _bits(y), x.grad.numpy()
 
 
 @pytest.mark.parametrize("seed", range(30))
