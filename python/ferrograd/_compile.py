@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -112,8 +111,8 @@ def _module_key(m: Any) -> tuple:
 _optimizer_type: list[type] = []
 _PLAIN = frozenset((bool, int, float, str, complex, type(None)))
 # Results a replay may hand back as captured: values nobody can change.
-_IMMUTABLE = (type, types.FunctionType, types.BuiltinFunctionType, range, slice, bytes,
-              type(_core.float32), type(_core.contiguous_format), _core.device)
+# (Not functions: one made during the call closes over that call's values.)
+_IMMUTABLE = (type, range, slice, bytes, type(_core.float32), type(_core.contiguous_format), _core.device)
 
 
 def _made_objects(out_leaves: list[Any], known: list[Any]) -> list[str]:

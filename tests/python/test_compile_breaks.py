@@ -253,3 +253,17 @@ def test_cut_functions_from_eight_threads_match_eager():
             want = _run(f, s, i * 10 + k)
             assert got[i][k][:2] == want[:2], src
             np.testing.assert_allclose(got[i][k][2], want[2], rtol=1e-10, atol=1e-12)
+
+
+def test_a_closure_made_by_a_piece_sees_each_calls_values():
+    def f(x):
+        print("start", file=SINK)
+        s = x.sum()
+        g = lambda t: t * s  # noqa: E731  (made anew by every call, over that call's s)
+        print("mid", file=SINK)
+        return g(x)
+
+    cf = torch.compile(f)
+    for v in (1.0, 2.0, 3.0, 4.0, 5.0):
+        x = torch.full((2,), v)
+        np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
