@@ -21,8 +21,11 @@ use super::{ldexp, split_exponent, Real, Unary};
 
 /// One or sixteen float32 lanes; see the module documentation.
 pub(crate) trait Lanes: crate::kernels::FieldOps {
-    /// A per-lane condition.
-    type M: Copy;
+    /// A per-lane condition (a `bool`, or a mask with a bit per lane).
+    type M: Copy
+        + std::ops::BitOr<Output = Self::M>
+        + std::ops::BitAnd<Output = Self::M>
+        + std::ops::BitXor<Output = Self::M>;
     /// `v` in every lane.
     fn s(v: f32) -> Self;
     /// `self * b + c`, rounded once.
@@ -45,11 +48,20 @@ pub(crate) trait Lanes: crate::kernels::FieldOps {
     /// Whether `self` is NaN.
     fn nans(self) -> Self::M;
     /// Either condition.
-    fn or(a: Self::M, b: Self::M) -> Self::M;
+    #[inline(always)]
+    fn or(a: Self::M, b: Self::M) -> Self::M {
+        a | b
+    }
     /// Both conditions.
-    fn and(a: Self::M, b: Self::M) -> Self::M;
+    #[inline(always)]
+    fn and(a: Self::M, b: Self::M) -> Self::M {
+        a & b
+    }
     /// Exactly one of the conditions.
-    fn xor(a: Self::M, b: Self::M) -> Self::M;
+    #[inline(always)]
+    fn xor(a: Self::M, b: Self::M) -> Self::M {
+        a ^ b
+    }
     /// `a` where `m` holds, else `b`.
     fn sel(m: Self::M, a: Self, b: Self) -> Self;
     /// Bit `b` of an integer-valued `self` (`|self| < 2^22`), in two's
@@ -104,18 +116,6 @@ impl Lanes for f32 {
     #[inline(always)]
     fn nans(self) -> bool {
         Real::nan(self)
-    }
-    #[inline(always)]
-    fn or(a: bool, b: bool) -> bool {
-        a | b
-    }
-    #[inline(always)]
-    fn and(a: bool, b: bool) -> bool {
-        a & b
-    }
-    #[inline(always)]
-    fn xor(a: bool, b: bool) -> bool {
-        a ^ b
     }
     #[inline(always)]
     fn sel(m: bool, a: f32, b: f32) -> f32 {
@@ -319,18 +319,6 @@ mod x86 {
         #[inline(always)]
         fn nans(self) -> __mmask16 {
             cmp!(self.0, self.0, _CMP_UNORD_Q)
-        }
-        #[inline(always)]
-        fn or(a: __mmask16, b: __mmask16) -> __mmask16 {
-            a | b
-        }
-        #[inline(always)]
-        fn and(a: __mmask16, b: __mmask16) -> __mmask16 {
-            a & b
-        }
-        #[inline(always)]
-        fn xor(a: __mmask16, b: __mmask16) -> __mmask16 {
-            a ^ b
         }
         #[inline(always)]
         fn sel(m: __mmask16, a: V16, b: V16) -> V16 {
