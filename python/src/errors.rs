@@ -107,8 +107,100 @@ pub fn catch_panic<T: FromPanic>(f: impl FnOnce() -> T) -> T {
 /// registered as a running caller (`pool::Caller`), so that kernels of
 /// other threads know the pool is shared.
 pub fn detached<T: FromPanic + Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
-    py.detach(|| {
-        let _caller = ferrograd::pool::Caller::enter();
-        catch_panic(f)
-    })
+    let out = py.detach(|| {
+        handoff::released();
+        let out = {
+            let _caller = ferrograd::pool::Caller::enter();
+            catch_panic(f)
+        };
+        handoff::before_reacquire();
+        out
+    });
+    handoff::acquired();
+    out
+}
+
+/// Note [Taking the lock back without sleeping]: a thread that comes
+/// back from [`detached`] while another thread holds the interpreter lock
+/// waits for it; the interpreter's wait puts the thread to sleep, and the
+/// wake-up when the lock is dropped costs (on a virtual machine, where it
+/// crosses processors) more than a small compiled step's whole Python
+/// part. So one returning thread at a time, while the lock's holder is a
+/// thread that took it back here too (and so will likely drop it again at
+/// its next kernel call), spins for a bounded time until that holder has
+/// dropped it, then asks for the lock, which is then usually free and
+/// taken without sleeping. Holders that are not known (plain Python
+/// threads) fall back to the interpreter's wait. A holder that drops the
+/// lock some other way (a Python sleep or queue wait) is still noted as
+/// holding it; the first spin that runs out of time on it marks that
+/// holding stale, so it costs one bounded spin, not one per call. At most
+/// one thread spins, so the spinning costs one processor at most, only
+/// while a hand-off is near.
+mod handoff {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// The holding of the lock by a thread that took it back in
+    /// [`super::detached`] and has not released it there since (a fresh
+    /// number per taking); 0 when no such thread holds it.
+    static HOLDER: AtomicU64 = AtomicU64::new(0);
+    /// The last number handed out for a holding.
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    /// A holding a spin ran out of time on: not spun on again.
+    static STALE: AtomicU64 = AtomicU64::new(0);
+    /// Whether a thread is spinning (at most one does).
+    static SPINNING: AtomicBool = AtomicBool::new(false);
+    /// How long a returning thread spins before it sleeps in the
+    /// interpreter's wait: several times a small step's Python part.
+    const BOUND: Duration = Duration::from_micros(50);
+
+    thread_local! {
+        /// This thread's holding, while it holds the lock.
+        static MINE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Called with the lock just released by this thread.
+    pub fn released() {
+        let mine = MINE.replace(0);
+        if mine != 0 {
+            // Only this thread's own holding is cleared: another thread
+            // may already have taken the lock and noted its own.
+            let _ = HOLDER.compare_exchange(mine, 0, Ordering::Release, Ordering::Relaxed);
+        }
+    }
+
+    /// Called with the lock just taken back by this thread.
+    pub fn acquired() {
+        let n = LAST.fetch_add(1, Ordering::Relaxed) + 1;
+        MINE.set(n);
+        HOLDER.store(n, Ordering::Release);
+    }
+
+    /// Waits, spinning for at most [`BOUND`], until no known holder holds
+    /// the lock.
+    pub fn before_reacquire() {
+        let held = |h: u64| h != 0 && h != STALE.load(Ordering::Relaxed);
+        if !held(HOLDER.load(Ordering::Acquire))
+            || SPINNING
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let start = Instant::now();
+        'wait: loop {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+                if !held(HOLDER.load(Ordering::Acquire)) {
+                    break 'wait;
+                }
+            }
+            if start.elapsed() > BOUND {
+                STALE.store(HOLDER.load(Ordering::Acquire), Ordering::Relaxed);
+                break;
+            }
+        }
+        SPINNING.store(false, Ordering::Release);
+    }
 }
