@@ -29,7 +29,9 @@ from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 cache_size_limit = 8
 
 _EAGER = object()  # cache entry of a call that cannot be captured
-_NO_KWARGS = object()  # ends the leaves of a call of tensors only
+# Ends the leaves of a call of tensors only (where other calls end with
+# their tree spec); a plain value, keyed without calling back into Python.
+_NO_KWARGS = "(tensors only)"
 _MISSING = object()
 _compiled: weakref.WeakSet[_Compiled] = weakref.WeakSet()
 
@@ -124,12 +126,16 @@ def _made_objects(out_leaves: list[Any], known: list[Any]) -> list[str]:
             if type(v) not in _PLAIN and not isinstance(v, (Tensor, *_IMMUTABLE)) and id(v) not in ids]
 
 
-def _is_optimizer_type(t: type) -> bool:
+def _optimizer_class() -> type:
     if not _optimizer_type:
         from .optim.optimizer import Optimizer
 
         _optimizer_type.append(Optimizer)
-    return issubclass(t, _optimizer_type[0])
+    return _optimizer_type[0]
+
+
+def _is_optimizer_type(t: type) -> bool:
+    return issubclass(t, _optimizer_class())
 
 
 def _is_optimizer(v: Any) -> bool:
@@ -170,11 +176,6 @@ def _has_hooks(objs: list[Any]) -> bool:
     return False
 
 
-def _keep_ref(v: Any) -> bool:
-    # Plain values, tensors and modules: what a guard can check.
-    return not callable(v) or isinstance(v, Tensor) or hasattr(v, "modules")
-
-
 class _Refs:
     """The globals and closure variables a function names (and, for a bound
     method, its object): what a call may read besides its arguments. The
@@ -190,19 +191,9 @@ class _Refs:
 
     def values(self) -> list[Any]:
         out: list[Any] = [] if self.self_obj is None else [self.self_obj]
-        g = self.globals
-        for name in self.names:
-            if name in g:
-                v = g[name]
-                if _keep_ref(v):
-                    out.append(v)
-        for cell in self.cells:
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                continue
-            if _keep_ref(v):
-                out.append(v)
+        # Plain values, tensors and modules: what a guard can check
+        # (callables other than modules are left out).
+        _core._named_values(self.globals, self.names, self.cells, out)
         return out
 
 
@@ -259,18 +250,13 @@ class _Compiled:
         return refs
 
     def key(self, leaves: list[Any]) -> tuple:
-        mods: list[Any] = []
-
-        def other(v: Any) -> Any:
-            if isinstance(v, Module):
-                mods.append(v)  # guarded below, with the modules it names
-                return "M"
-            return _value_key(v)
-
+        mods: list[Any] = []  # guarded below, with the modules they name
         # The modes, the default dtype, then tensor leaves by shape, strides,
         # dtype, requires_grad and which leaves are the same tensor, tensors
-        # the function names by identity, plain values by type and value.
-        return _core._guard_key(leaves, self._refs(), other), self._modules_key(mods)
+        # the function names by identity, plain values by type and value,
+        # optimizers by their groups and state.
+        key = _core._guard_key(leaves, self._refs(), _value_key, mods, Module, _optimizer_class())
+        return key, self._modules_key(mods)
 
     def _modules_key(self, mods: list[Any]) -> tuple:
         # Walking a module tree costs microseconds per call; its guards are

@@ -101,6 +101,7 @@ __all__ = [
     "_make_dual",
     "_matrix_norm",
     "_max_pool2d_indices",
+    "_named_values",
     "_nll_loss",
     "_open_mutation_context",
     "_optimizer_key",
@@ -3216,14 +3217,14 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, creat
     """The engine entry of `autograd.grad`."""
 def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]:
     """The gradient edge of a tensor: `(node, output_nr)`."""
-def _guard_key(leaves: Any, refs: Any, other: Tensor | builtins.float | builtins.int | builtins.bool) -> Tensor:
+def _guard_key(leaves: Any, refs: Any, other: Tensor | builtins.float | builtins.int | builtins.bool, mods: Any, module_class: Any, optimizer_class: Any) -> Tensor:
     """The guard key of a call (see `_Compiled.key`): grad mode, inference
     mode and CPU autocast as one number, the default dtype's name, then a
     key per leaf and per value the function names (`refs`). A tensor leaf
     is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
-    the position of the first leaf that is the same object; a tensor among
-    `refs` by its identity; a plain value by `(type, value)`; anything else
-    as `other(v)` gives it.
+    the position of the first leaf that is the same object; other values
+    as [`value_key`] keys them (the `nn.Module`s among them are appended
+    to `mods`, for the caller's own guards on them).
     """
 def _handle_epoch() -> Tensor:
     """How many times a tensor object has been given a new handle (`resize_`,
@@ -3290,6 +3291,12 @@ def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTy
     """Kernel of `linalg.matrix_norm`."""
 def _max_pool2d_indices(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
     """The argmax indices of max pooling (see `Tensor::max_pool2d_indices`)."""
+def _named_values(globals: Any, names: Any, cells: Any, out: Tensor | None) -> Tensor:
+    """The values of the globals `names` that `globals` holds and of the
+    closure `cells` that are set, leaving out callables other than tensors
+    and modules (what a guard can check): what a call of the function may
+    read besides its arguments (see `_Refs`).
+    """
 def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_index: Any) -> Tensor:
     """`nn.functional.nll_loss` with an int64 target and a checked reduction
     name (`'none'`, `'mean'` or `'sum'`).

@@ -10,7 +10,7 @@ use crate::tensor::{PyTensor, TensorOut};
 use ferrograd::compile::{self, Captured, Program};
 use ferrograd::Tensor;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
 use std::sync::Arc;
 
 fn tensors(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Tensor>> {
@@ -93,37 +93,68 @@ fn plain_key<'py>(v: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> 
     ))
 }
 
+/// The classes the guards treat specially: `nn.Module` (guarded by the
+/// caller, through the modules list) and `optim.Optimizer`.
+struct Kinds<'a, 'py> {
+    module: &'a Bound<'py, PyAny>,
+    optimizer: &'a Bound<'py, PyAny>,
+    mods: &'a Bound<'py, PyList>,
+}
+
 /// The guard of a value: a tensor by its identity (`("T", id)`), a plain
-/// value by [`plain_key`], anything else by `fallback(v)`.
+/// value by [`plain_key`], a Python module by its identity (`("O", id)`),
+/// a `nn.Module` as `"M"` (appended to `kinds.mods`, guarded by the
+/// caller), an optimizer by [`optimizer_key`], anything else by
+/// `fallback(v)`.
 fn value_key<'py>(
     v: &Bound<'py, PyAny>,
     fallback: &Bound<'py, PyAny>,
+    kinds: Option<&Kinds<'_, 'py>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let py = v.py();
     if let Ok(t) = v.cast::<PyTensor>() {
-        return Ok(("T", t.get().tensor().id())
-            .into_pyobject(v.py())?
-            .into_any());
+        return Ok(("T", t.get().tensor().id()).into_pyobject(py)?.into_any());
     }
-    match plain_key(v)? {
-        Some(k) => Ok(k),
-        None => fallback.call1((v,)),
+    if let Some(k) = plain_key(v)? {
+        return Ok(k);
     }
+    if v.is_exact_instance_of::<PyModule>() {
+        return Ok(("O", v.as_ptr() as usize).into_pyobject(py)?.into_any());
+    }
+    if let Some(kinds) = kinds {
+        if v.is_instance(kinds.module)? {
+            kinds.mods.append(v)?;
+            return Ok(PyString::intern(py, "M").into_any());
+        }
+        if v.is_instance(kinds.optimizer)? {
+            return Ok(optimizer_key(v, fallback)?.into_any());
+        }
+    }
+    fallback.call1((v,))
 }
 
 /// The guard key of a call (see `_Compiled.key`): grad mode, inference
 /// mode and CPU autocast as one number, the default dtype's name, then a
 /// key per leaf and per value the function names (`refs`). A tensor leaf
 /// is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
-/// the position of the first leaf that is the same object; a tensor among
-/// `refs` by its identity; a plain value by `(type, value)`; anything else
-/// as `other(v)` gives it.
+/// the position of the first leaf that is the same object; other values
+/// as [`value_key`] keys them (the `nn.Module`s among them are appended
+/// to `mods`, for the caller's own guards on them).
 #[pyfunction]
 fn _guard_key<'py>(
     leaves: &Bound<'py, PyList>,
     refs: &Bound<'py, PyList>,
     other: &Bound<'py, PyAny>,
+    mods: &Bound<'py, PyList>,
+    module_class: &Bound<'py, PyAny>,
+    optimizer_class: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = leaves.py();
+    let kinds = Kinds {
+        module: module_class,
+        optimizer: optimizer_class,
+        mods,
+    };
     let mut out = Vec::with_capacity(leaves.len() + refs.len() + 2);
     let modes = u8::from(ferrograd::autograd::is_grad_enabled())
         | u8::from(ferrograd::autograd::is_inference_mode_enabled()) << 1
@@ -151,13 +182,48 @@ fn _guard_key<'py>(
             );
             out.push(key.into_pyobject(py)?.into_any());
         } else {
-            out.push(value_key(&v, other)?);
+            out.push(value_key(&v, other, Some(&kinds))?);
         }
     }
     for v in refs.iter() {
-        out.push(value_key(&v, other)?);
+        out.push(value_key(&v, other, Some(&kinds))?);
     }
     PyTuple::new(py, out)
+}
+
+/// The values of the globals `names` that `globals` holds and of the
+/// closure `cells` that are set, leaving out callables other than tensors
+/// and modules (what a guard can check): what a call of the function may
+/// read besides its arguments (see `_Refs`).
+#[pyfunction]
+fn _named_values<'py>(
+    globals: &Bound<'py, PyDict>,
+    names: &Bound<'py, PyTuple>,
+    cells: &Bound<'py, PyTuple>,
+    out: &Bound<'py, PyList>,
+) -> PyResult<()> {
+    let py = globals.py();
+    let modules = pyo3::intern!(py, "modules");
+    let keep = |v: &Bound<'py, PyAny>| -> PyResult<bool> {
+        Ok(!v.is_callable() || v.cast::<PyTensor>().is_ok() || v.hasattr(modules)?)
+    };
+    for name in names.iter() {
+        if let Some(v) = globals.get_item(&name)? {
+            if keep(&v)? {
+                out.append(v)?;
+            }
+        }
+    }
+    let contents = pyo3::intern!(py, "cell_contents");
+    for cell in cells.iter() {
+        // An empty cell (a variable not yet assigned) raises ValueError.
+        if let Ok(v) = cell.getattr(contents) {
+            if keep(&v)? {
+                out.append(v)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
@@ -172,6 +238,13 @@ fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py
 /// one tuple with the counts that keep it unambiguous.
 #[pyfunction]
 fn _optimizer_key<'py>(
+    opt: &Bound<'py, PyAny>,
+    fallback: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    optimizer_key(opt, fallback)
+}
+
+fn optimizer_key<'py>(
     opt: &Bound<'py, PyAny>,
     fallback: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
@@ -218,7 +291,7 @@ fn _optimizer_key<'py>(
         int(&mut key, st.len())?;
         for (k, v) in st.iter() {
             key.push(k);
-            key.push(value_key(&v, fallback)?);
+            key.push(value_key(&v, fallback, None)?);
         }
     }
     PyTuple::new(py, key)
@@ -302,5 +375,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tensor_id, m)?)?;
     m.add_function(wrap_pyfunction!(_guard_key, m)?)?;
     m.add_function(wrap_pyfunction!(_optimizer_key, m)?)?;
+    m.add_function(wrap_pyfunction!(_named_values, m)?)?;
     Ok(())
 }
