@@ -6,7 +6,7 @@
 //! where `R = 2 s^2/3 + 2 s^4/5 + ...` is small, so the result is `f` plus
 //! a correction and keeps nearly all of `f`'s precision.
 
-use super::lanes::{lanes_f32, poly, tail_f32, Lanes};
+use super::lanes::{lanes_f32, poly, Lanes};
 use super::{horner, split_exponent, unary, Real};
 
 /// `2/(2k+1)` for k = 10 down to 1: the series `R(z) / z` in `z = s^2`.
@@ -113,21 +113,33 @@ pub(crate) struct Atanh;
 unary!(Log => log, f64 only);
 lanes_f32!(Log => log_f32);
 
-/// The float32 series of [`log_m_parts`].
-const ATANH_F32: [f32; 4] = tail_f32(&ATANH_SERIES);
+/// `(log(1 + f) - f + f^2/2) / f^3` as a polynomial in `f` for `f` in
+/// `[sqrt(1/2) - 1, sqrt(2) - 1)`, fitted for least maximum relative error
+/// of `log(1 + f)` (below 2^-27 with these float32 coefficients); highest
+/// coefficient first.
+const LOG_F32_FIT: [f32; 8] = [
+    -7.634_46e-2,
+    1.276_156_3e-1,
+    -1.316_019e-1,
+    1.420_176e-1,
+    -1.662_335_7e-1,
+    2.000_122_7e-1,
+    -2.500_082e-1,
+    3.333_333e-1,
+];
 
-/// Natural log in float32 with fused multiply-adds: [`log_assemble`]'s
-/// steps on `x = 2^e m` (split exactly, subnormals included), the
-/// `e ln 2` parts folded in by fused steps.
+/// Natural log in float32 with fused multiply-adds: `x = 2^e m` (split
+/// exactly, subnormals included), `f = m - 1` (exact), and
+/// `log m = f - f^2/2 + f^3 P(f)` with [`LOG_F32_FIT`], a polynomial
+/// instead of [`log_m_parts`]' quotient (a vector division costs more
+/// than the whole polynomial), the `e ln 2` parts folded in by fused steps.
 #[inline(always)]
 fn log_f32<V: Lanes>(x: V) -> V {
     let (e, m) = x.split();
-    let one = V::s(1.0);
-    let f = m - one;
-    let s = f / (V::s(2.0) + f);
-    let z = s * s;
-    let hfsq = V::s(0.5) * f * f;
-    let corr = s * z.fma(poly(z, &ATANH_F32), hfsq);
+    let f = m - V::s(1.0);
+    let z = f * f;
+    let hfsq = V::s(0.5) * z;
+    let corr = (z * f) * poly(f, &LOG_F32_FIT);
     let (hi, lo) = ln2_parts::<f32>();
     // e * hi is exact (hi has 11 bits, |e| < 2^8).
     let r = e * V::s(hi) - ((hfsq - e.fma(V::s(lo), corr)) - f);
