@@ -190,10 +190,11 @@ class _Refs:
         self.cells = tuple(getattr(f, "__closure__", None) or ()) if code is not None else ()
 
     def values(self) -> list[Any]:
-        out: list[Any] = [] if self.self_obj is None else [self.self_obj]
         # Plain values, tensors and modules: what a guard can check
         # (callables other than modules are left out).
-        _core._named_values(self.globals, self.names, self.cells, out)
+        out: list[Any] = _core._named_values(self.globals, self.names, self.cells)
+        if self.self_obj is not None:
+            out.insert(0, self.self_obj)
         return out
 
 

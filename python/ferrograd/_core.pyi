@@ -3291,7 +3291,7 @@ def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTy
     """Kernel of `linalg.matrix_norm`."""
 def _max_pool2d_indices(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
     """The argmax indices of max pooling (see `Tensor::max_pool2d_indices`)."""
-def _named_values(globals: Any, names: Any, cells: Any, out: Tensor | None) -> Tensor:
+def _named_values(globals: Any, names: Any, cells: Any) -> Tensor:
     """The values of the globals `names` that `globals` holds and of the
     closure `cells` that are set, leaving out callables other than tensors
     and modules (what a guard can check): what a call of the function may

@@ -200,9 +200,9 @@ fn _named_values<'py>(
     globals: &Bound<'py, PyDict>,
     names: &Bound<'py, PyTuple>,
     cells: &Bound<'py, PyTuple>,
-    out: &Bound<'py, PyList>,
-) -> PyResult<()> {
+) -> PyResult<Bound<'py, PyList>> {
     let py = globals.py();
+    let out = PyList::empty(py);
     let modules = pyo3::intern!(py, "modules");
     let keep = |v: &Bound<'py, PyAny>| -> PyResult<bool> {
         Ok(!v.is_callable() || v.cast::<PyTensor>().is_ok() || v.hasattr(modules)?)
@@ -223,7 +223,7 @@ fn _named_values<'py>(
             }
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
