@@ -5,7 +5,7 @@
 
 use crate::convert::{self, int_list, shape_args, sizes};
 use crate::dtype::{check_device, parse_opt_dtype};
-use crate::errors::{catch_panic, IntoPyResult};
+use crate::errors::{detached, IntoPyResult};
 use crate::tensor::{nogil, wrap_any, PyTensor, TensorOut};
 use ferrograd::tensor::{Dims, Layout, MemoryFormat};
 use ferrograd::{default_dtype, DType, Scalar, Tensor};
@@ -754,9 +754,7 @@ fn arange(
         .ok_or_else(|| PyTypeError::new_err("arange() missing required argument 'end'"))?;
     let st = pick(st, step, "step")?.unwrap_or(Scalar::Int(1));
     let dt = parse_opt_dtype(dtype)?;
-    let t = py
-        .detach(|| catch_panic(|| Tensor::arange(s, e, st, dt)))
-        .py()?;
+    let t = detached(py, || Tensor::arange(s, e, st, dt)).py()?;
     deliver(py, t, out, requires_grad)
 }
 
@@ -797,9 +795,7 @@ fn linspace(
     let (a, b) = (number(start, "start")?, number(end, "end")?);
     let n = integer(steps, "steps")?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py
-        .detach(|| catch_panic(|| Tensor::linspace(a, b, n, dt)))
-        .py()?;
+    let t = detached(py, || Tensor::linspace(a, b, n, dt)).py()?;
     deliver(py, t, out, requires_grad)
 }
 
@@ -844,9 +840,7 @@ fn logspace(
     let (a, b) = (number(start, "start")?, number(end, "end")?);
     let n = integer(steps, "steps")?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py
-        .detach(|| catch_panic(|| Tensor::logspace(a, b, n, base, dt)))
-        .py()?;
+    let t = detached(py, || Tensor::logspace(a, b, n, base, dt)).py()?;
     deliver(py, t, out, requires_grad)
 }
 
@@ -892,7 +886,7 @@ fn eye(
         .map(|m| integer(m, "m"))
         .transpose()?;
     let dt = parse_opt_dtype(dtype)?.unwrap_or_else(default_dtype);
-    let t = py.detach(|| catch_panic(|| Tensor::eye(n, m, dt))).py()?;
+    let t = detached(py, || Tensor::eye(n, m, dt)).py()?;
     deliver(py, t, out, requires_grad)
 }
 

@@ -2,7 +2,7 @@
 //! `_optimizer_step(rule, ...)` updates every parameter of a group in Rust
 //! with the GIL released, for each rule of `ferrograd::optim::Update`.
 
-use crate::errors::{catch_panic, IntoPyResult};
+use crate::errors::{detached, IntoPyResult};
 use crate::linalg::tensor_only;
 use ferrograd::optim::{step, step_counted, Update};
 use ferrograd::Tensor;
@@ -39,15 +39,13 @@ fn _optimizer_step(
     let (p, g) = (tensors(params)?, tensors(grads)?);
     let states = states.iter().map(tensors).collect::<PyResult<Vec<_>>>()?;
     let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
-    if let Some(counts) = counts {
-        let c = tensors(counts)?;
-        return py
-            .detach(|| catch_panic(|| step_counted(&update, &p, &g, &states, &c)))
-            .py();
-    }
+    let counts = counts.map(tensors).transpose()?;
     let scalars: Vec<&[f64]> = scalars.iter().map(Vec::as_slice).collect();
-    py.detach(|| catch_panic(|| step(&update, &p, &g, &states, &scalars)))
-        .py()
+    detached(py, || match &counts {
+        Some(c) => step_counted(&update, &p, &g, &states, c),
+        None => step(&update, &p, &g, &states, &scalars),
+    })
+    .py()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
