@@ -189,14 +189,6 @@ class _Refs:
         self.names = tuple(code.co_names) if code is not None else ()
         self.cells = tuple(getattr(f, "__closure__", None) or ()) if code is not None else ()
 
-    def values(self) -> list[Any]:
-        # Plain values, tensors and modules: what a guard can check
-        # (callables other than modules are left out).
-        out: list[Any] = _core._named_values(self.globals, self.names, self.cells)
-        if self.self_obj is not None:
-            out.insert(0, self.self_obj)
-        return out
-
 
 def _guarded_tensors(objs: list[Any]) -> set[int]:
     """Identities of the tensors the guards on ``objs`` cover."""
@@ -245,19 +237,18 @@ class _Compiled:
             self.moved = 0
 
     def _refs(self) -> list[Any]:
-        refs = self.refs.values()
-        if self.owner is not None and not any(r is self.owner for r in refs):
-            refs.append(self.owner)
-        return refs
+        # The bound method's object, the values of the names in ``refs``
+        # (plain values, tensors and modules: what a guard can check), and
+        # the module whose forward this is.
+        return _core._call_refs(self)
 
     def key(self, leaves: list[Any]) -> tuple:
-        mods: list[Any] = []  # guarded below, with the modules they name
         # The modes, the default dtype, then tensor leaves by shape, strides,
         # dtype, requires_grad and which leaves are the same tensor, tensors
         # the function names by identity, plain values by type and value,
-        # optimizers by their groups and state.
-        key = _core._guard_key(leaves, self._refs(), _value_key, mods, Module, _optimizer_class())
-        return key, self._modules_key(mods)
+        # optimizers by their groups and state; with the guards of the
+        # modules among them (``_modules_key``).
+        return _core._call_key(self, leaves)
 
     def _modules_key(self, mods: list[Any]) -> tuple:
         # Walking a module tree costs microseconds per call; its guards are
@@ -271,6 +262,11 @@ class _Compiled:
         return key
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not _state.disabled:
+            # Tensors only, and a kept program fits: one call into Rust.
+            out = _core._compiled_call(self, args)
+            if out is not _MISSING:
+                return out
         if _disabled() or _core._capturing():
             # Nested in another capture: its operations join that program.
             return self.fn(*args, **kwargs)

@@ -36,6 +36,8 @@ __all__ = [
     "_autocast_set_dtype",
     "_autocast_set_enabled",
     "_autocast_suspend",
+    "_call_key",
+    "_call_refs",
     "_capture_abort",
     "_capture_begin",
     "_capture_break",
@@ -44,6 +46,7 @@ __all__ = [
     "_capturing",
     "_close_mutation_context",
     "_col2im",
+    "_compiled_call",
     "_conv2d",
     "_current_dual_level",
     "_current_graph_task_id",
@@ -62,7 +65,6 @@ __all__ = [
     "_get_gemm_backend",
     "_grad",
     "_gradient_edge",
-    "_guard_key",
     "_handle_epoch",
     "_im2col",
     "_is_fwd_grad_enabled",
@@ -101,7 +103,6 @@ __all__ = [
     "_make_dual",
     "_matrix_norm",
     "_max_pool2d_indices",
-    "_named_values",
     "_nll_loss",
     "_open_mutation_context",
     "_optimizer_key",
@@ -3130,6 +3131,18 @@ def _autocast_suspend(delta: Any) -> Tensor:
     """Suspends (`delta = 1`) or resumes (`delta = -1`) the casts on this
     thread, around the body of an op whose arguments were cast.
     """
+def _call_key(comp: Any, leaves: Any) -> Tensor:
+    """The guards of a call of the compiled function `comp` with `leaves`:
+    `(key, modules key)` (see `_Compiled.key`). The modules' own guards
+    are `comp.mods_key`'s while no module structure or tensor handle has
+    changed and the same modules are named, else `comp._modules_key`'s.
+    """
+def _call_refs(comp: Any) -> Tensor:
+    """What a call of the compiled function `comp` (a `_Compiled`) may read
+    besides its arguments: the bound method's object, the values of the
+    globals and closure variables its code names (see `_Refs`), and the
+    module whose forward it is.
+    """
 def _capture_abort() -> Tensor:
     """Abandons this thread's recording, if any."""
 def _capture_begin(inputs: Any) -> Tensor:
@@ -3152,6 +3165,14 @@ def _close_mutation_context() -> Tensor:
     """Closes the innermost `allow_mutation_on_saved_tensors` context."""
 def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
     """`nn.functional.fold` with resolved pairs."""
+def _compiled_call(comp: Any, args: Any) -> Tensor:
+    """A call of the compiled function `comp` with the tensors `args` and no
+    keyword arguments, made without Python frames where a kept program
+    fits: the guard key, the cache lookup and the replay (GIL released).
+    `_MISSING` when none does (a new capture, a cut function, an eager
+    entry, a value that cannot be keyed): the caller takes the full path,
+    which finds the same.
+    """
 def _conv2d(input: Tensor, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor:
     """`nn.functional.conv2d` with numeric, resolved padding."""
 def _current_dual_level() -> Tensor:
@@ -3217,15 +3238,6 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: Any, creat
     """The engine entry of `autograd.grad`."""
 def _gradient_edge(tensor: Tensor) -> tuple[_Node, builtins.int]:
     """The gradient edge of a tensor: `(node, output_nr)`."""
-def _guard_key(leaves: Any, refs: Any, other: Tensor | builtins.float | builtins.int | builtins.bool, mods: Any, module_class: Any, optimizer_class: Any) -> Tensor:
-    """The guard key of a call (see `_Compiled.key`): grad mode, inference
-    mode and CPU autocast as one number, the default dtype's name, then a
-    key per leaf and per value the function names (`refs`). A tensor leaf
-    is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
-    the position of the first leaf that is the same object; other values
-    as [`value_key`] keys them (the `nn.Module`s among them are appended
-    to `mods`, for the caller's own guards on them).
-    """
 def _handle_epoch() -> Tensor:
     """How many times a tensor object has been given a new handle (`resize_`,
     `set_`) in this process.
@@ -3291,12 +3303,6 @@ def _matrix_norm(a: Any, ord: Any, dim: Any, keepdim: builtins.bool, dtype: _DTy
     """Kernel of `linalg.matrix_norm`."""
 def _max_pool2d_indices(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any) -> Tensor:
     """The argmax indices of max pooling (see `Tensor::max_pool2d_indices`)."""
-def _named_values(globals: Any, names: Any, cells: Any) -> Tensor:
-    """The values of the globals `names` that `globals` holds and of the
-    closure `cells` that are set, leaving out callables other than tensors
-    and modules (what a guard can check): what a call of the function may
-    read besides its arguments (see `_Refs`).
-    """
 def _nll_loss(input: Tensor, target: Any, weight: Any, reduction: Any, ignore_index: Any) -> Tensor:
     """`nn.functional.nll_loss` with an int64 target and a checked reduction
     name (`'none'`, `'mean'` or `'sum'`).

@@ -6,10 +6,11 @@
 
 use crate::errors::{detached, IntoPyResult};
 use crate::linalg::tensor_only;
-use crate::tensor::{PyTensor, TensorOut};
+use crate::tensor::{py_helper, PyTensor, TensorOut};
 use ferrograd::compile::{self, Captured, Program};
 use ferrograd::Tensor;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
 use std::sync::Arc;
 
@@ -34,13 +35,7 @@ impl PyProgram {
         py: Python<'_>,
         inputs: &Bound<'_, PyAny>,
     ) -> PyResult<Option<Vec<TensorOut>>> {
-        let ins = tensors(inputs, "inputs")?;
-        if !self.0.holds(&ins) {
-            return Ok(None);
-        }
-        let p = self.0.clone();
-        let outs = detached(py, move || p.try_replay(&ins)).py()?;
-        Ok(outs.map(|o| o.into_iter().map(TensorOut).collect()))
+        self.run(py, tensors(inputs, "inputs")?)
     }
 
     /// The recorded operations' names, in order.
@@ -67,6 +62,17 @@ impl PyProgram {
     #[getter]
     fn num_outputs(&self) -> usize {
         self.0.num_outputs()
+    }
+}
+
+impl PyProgram {
+    fn run(&self, py: Python<'_>, ins: Vec<Tensor>) -> PyResult<Option<Vec<TensorOut>>> {
+        if !self.0.holds(&ins) {
+            return Ok(None);
+        }
+        let p = self.0.clone();
+        let outs = detached(py, move || p.try_replay(&ins)).py()?;
+        Ok(outs.map(|o| o.into_iter().map(TensorOut).collect()))
     }
 }
 
@@ -133,28 +139,42 @@ fn value_key<'py>(
     fallback.call1((v,))
 }
 
+/// The Python objects the guards of every compiled function use, found
+/// once: `ferrograd._compile._value_key` (the guard of other values),
+/// `nn.Module`, `optim.Optimizer`, the module-structure epoch and the
+/// `_MISSING` mark.
+fn helper<'py>(py: Python<'py>, which: usize) -> PyResult<Bound<'py, PyAny>> {
+    static CELLS: [PyOnceLock<Py<PyAny>>; 5] = [const { PyOnceLock::new() }; 5];
+    let (module, name) = [
+        ("ferrograd._compile", "_value_key"),
+        ("ferrograd.nn.modules.module", "Module"),
+        ("ferrograd.optim.optimizer", "Optimizer"),
+        ("ferrograd.nn.modules._state_dict", "STRUCTURE_EPOCH"),
+        ("ferrograd._compile", "_MISSING"),
+    ][which];
+    py_helper(py, &CELLS[which], module, name)
+}
+
+const VALUE_KEY: usize = 0;
+const MODULE: usize = 1;
+const OPTIMIZER: usize = 2;
+const STRUCTURE_EPOCH: usize = 3;
+const MISSING: usize = 4;
+
 /// The guard key of a call (see `_Compiled.key`): grad mode, inference
 /// mode and CPU autocast as one number, the default dtype's name, then a
 /// key per leaf and per value the function names (`refs`). A tensor leaf
 /// is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
 /// the position of the first leaf that is the same object; other values
 /// as [`value_key`] keys them (the `nn.Module`s among them are appended
-/// to `mods`, for the caller's own guards on them).
-#[pyfunction]
-fn _guard_key<'py>(
+/// to `kinds.mods`, for the caller's own guards on them).
+fn guard_key<'py>(
     leaves: &Bound<'py, PyList>,
     refs: &Bound<'py, PyList>,
-    other: &Bound<'py, PyAny>,
-    mods: &Bound<'py, PyList>,
-    module_class: &Bound<'py, PyAny>,
-    optimizer_class: &Bound<'py, PyAny>,
+    fallback: &Bound<'py, PyAny>,
+    kinds: &Kinds<'_, 'py>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = leaves.py();
-    let kinds = Kinds {
-        module: module_class,
-        optimizer: optimizer_class,
-        mods,
-    };
     let mut out = Vec::with_capacity(leaves.len() + refs.len() + 2);
     let modes = u8::from(ferrograd::autograd::is_grad_enabled())
         | u8::from(ferrograd::autograd::is_inference_mode_enabled()) << 1
@@ -182,48 +202,163 @@ fn _guard_key<'py>(
             );
             out.push(key.into_pyobject(py)?.into_any());
         } else {
-            out.push(value_key(&v, other, Some(&kinds))?);
+            out.push(value_key(&v, fallback, Some(kinds))?);
         }
     }
     for v in refs.iter() {
-        out.push(value_key(&v, other, Some(&kinds))?);
+        out.push(value_key(&v, fallback, Some(kinds))?);
     }
     PyTuple::new(py, out)
 }
 
 /// The values of the globals `names` that `globals` holds and of the
 /// closure `cells` that are set, leaving out callables other than tensors
-/// and modules (what a guard can check): what a call of the function may
-/// read besides its arguments (see `_Refs`).
-#[pyfunction]
-fn _named_values<'py>(
-    globals: &Bound<'py, PyDict>,
-    names: &Bound<'py, PyTuple>,
-    cells: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyList>> {
+/// and modules (what a guard can check).
+fn named_values<'py>(
+    globals: &Bound<'py, PyAny>,
+    names: &Bound<'py, PyAny>,
+    cells: &Bound<'py, PyAny>,
+    out: &Bound<'py, PyList>,
+) -> PyResult<()> {
     let py = globals.py();
-    let out = PyList::empty(py);
+    let globals = dict(globals, "a function's globals")?;
     let modules = pyo3::intern!(py, "modules");
     let keep = |v: &Bound<'py, PyAny>| -> PyResult<bool> {
         Ok(!v.is_callable() || v.cast::<PyTensor>().is_ok() || v.hasattr(modules)?)
     };
-    for name in names.iter() {
-        if let Some(v) = globals.get_item(&name)? {
+    for name in names.try_iter()? {
+        if let Some(v) = globals.get_item(name?)? {
             if keep(&v)? {
                 out.append(v)?;
             }
         }
     }
     let contents = pyo3::intern!(py, "cell_contents");
-    for cell in cells.iter() {
+    for cell in cells.try_iter()? {
         // An empty cell (a variable not yet assigned) raises ValueError.
-        if let Ok(v) = cell.getattr(contents) {
+        if let Ok(v) = cell?.getattr(contents) {
             if keep(&v)? {
                 out.append(v)?;
             }
         }
     }
+    Ok(())
+}
+
+/// What a call of the compiled function `comp` (a `_Compiled`) may read
+/// besides its arguments: the bound method's object, the values of the
+/// globals and closure variables its code names (see `_Refs`), and the
+/// module whose forward it is.
+#[pyfunction]
+fn _call_refs<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let py = comp.py();
+    let refs = comp.getattr(pyo3::intern!(py, "refs"))?;
+    let out = PyList::empty(py);
+    let self_obj = refs.getattr(pyo3::intern!(py, "self_obj"))?;
+    if !self_obj.is_none() {
+        out.append(self_obj)?;
+    }
+    named_values(
+        &refs.getattr(pyo3::intern!(py, "globals"))?,
+        &refs.getattr(pyo3::intern!(py, "names"))?,
+        &refs.getattr(pyo3::intern!(py, "cells"))?,
+        &out,
+    )?;
+    let owner = comp.getattr(pyo3::intern!(py, "owner"))?;
+    if !owner.is_none() && !out.iter().any(|r| r.is(&owner)) {
+        out.append(owner)?;
+    }
     Ok(out)
+}
+
+/// The guards of a call of the compiled function `comp` with `leaves`:
+/// `(key, modules key)` (see `_Compiled.key`). The modules' own guards
+/// are `comp.mods_key`'s while no module structure or tensor handle has
+/// changed and the same modules are named, else `comp._modules_key`'s.
+#[pyfunction]
+fn _call_key<'py>(
+    comp: &Bound<'py, PyAny>,
+    leaves: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = comp.py();
+    let mods = PyList::empty(py);
+    let (module, optimizer) = (helper(py, MODULE)?, helper(py, OPTIMIZER)?);
+    let kinds = Kinds {
+        module: &module,
+        optimizer: &optimizer,
+        mods: &mods,
+    };
+    let key = guard_key(leaves, &_call_refs(comp)?, &helper(py, VALUE_KEY)?, &kinds)?;
+    let ids = mods.iter().map(|m| m.as_ptr() as usize);
+    let epoch = (
+        helper(py, STRUCTURE_EPOCH)?.get_item(0)?,
+        _handle_epoch(),
+        PyTuple::new(py, ids)?,
+    )
+        .into_pyobject(py)?;
+    let cached = comp.getattr(pyo3::intern!(py, "mods_key"))?;
+    let mods_key = match cached.cast::<PyTuple>() {
+        Ok(c) if c.len() == 2 && c.get_item(0)?.eq(&epoch)? => c.get_item(1)?,
+        _ => comp.call_method1(pyo3::intern!(py, "_modules_key"), (mods,))?,
+    };
+    PyTuple::new(py, [key.into_any(), mods_key])
+}
+
+/// A call of the compiled function `comp` with the tensors `args` and no
+/// keyword arguments, made without Python frames where a kept program
+/// fits: the guard key, the cache lookup and the replay (GIL released).
+/// `_MISSING` when none does (a new capture, a cut function, an eager
+/// entry, a value that cannot be keyed): the caller takes the full path,
+/// which finds the same.
+#[pyfunction]
+fn _compiled_call<'py>(
+    comp: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = comp.py();
+    let missing = helper(py, MISSING)?;
+    if compile::capturing() {
+        return Ok(missing);
+    }
+    let mut ins = Vec::with_capacity(args.len());
+    let leaves = PyList::empty(py);
+    for a in args.iter() {
+        if !a.is_exact_instance_of::<PyTensor>() {
+            return Ok(missing);
+        }
+        ins.push(a.cast::<PyTensor>()?.get().tensor().clone());
+        leaves.append(a)?;
+    }
+    leaves.append(pyo3::intern!(py, "(tensors only)"))?;
+    let key = match _call_key(comp, &leaves) {
+        Ok(k) => k,
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Ok(missing),
+        Err(e) => return Err(e),
+    };
+    let cache = comp.getattr(pyo3::intern!(py, "cache"))?;
+    let entry = match dict(&cache, "the program cache")?.get_item(key) {
+        Ok(Some(e)) => e,
+        Ok(None) => return Ok(missing),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Ok(missing),
+        Err(e) => return Err(e),
+    };
+    let Ok(entry) = entry.cast::<PyList>() else {
+        return Ok(missing);
+    };
+    for e in entry.iter() {
+        let prog = e.getattr(pyo3::intern!(py, "program"))?;
+        let Some(outs) = prog.cast::<PyProgram>()?.get().run(py, ins.clone())? else {
+            continue;
+        };
+        if e.getattr(pyo3::intern!(py, "single"))?.is_truthy()? {
+            if let Some(out) = outs.into_iter().next() {
+                return Ok(out.into_pyobject(py)?.into_any());
+            }
+            return Ok(missing);
+        }
+        return comp.call_method1(pyo3::intern!(py, "_result"), (e, outs));
+    }
+    Ok(missing)
 }
 
 fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
@@ -373,8 +508,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_capturing, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_broken, m)?)?;
     m.add_function(wrap_pyfunction!(_tensor_id, m)?)?;
-    m.add_function(wrap_pyfunction!(_guard_key, m)?)?;
+    m.add_function(wrap_pyfunction!(_call_refs, m)?)?;
+    m.add_function(wrap_pyfunction!(_call_key, m)?)?;
+    m.add_function(wrap_pyfunction!(_compiled_call, m)?)?;
     m.add_function(wrap_pyfunction!(_optimizer_key, m)?)?;
-    m.add_function(wrap_pyfunction!(_named_values, m)?)?;
     Ok(())
 }
