@@ -226,11 +226,15 @@ class _Compiled:
         self.mods_key: tuple | None = None
         self.moved = 0  # captures not kept: the call changed its own guards
         self.refs = _Refs(fn)
+        # What the last call that replayed a program read, to check the
+        # next call against without building its key (see _compiled_call).
+        self.memo = _core._CallMemo()
         _compiled.add(self)
 
     def reset(self) -> None:
         with self.lock:
             self.cache.clear()
+            self.memo.clear()
             self.reasons.clear()
             self.splits.clear()
             self.mods_key = None
@@ -336,6 +340,7 @@ class _Compiled:
         return tree_unflatten(res, entry.out_spec)
 
     def _capture(self, key: Any, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
+        self.memo.clear()  # the cache may change below
         refs = self._refs()
         refs.extend(v for v in leaves if isinstance(v, Module) or _is_optimizer(v))
         _core._capture_begin([v for v in leaves if isinstance(v, Tensor)])

@@ -17,6 +17,7 @@ __all__ = [
     "RemovableHandle",
     "SavedTensor",
     "Tensor",
+    "_CallMemo",
     "_FunctionBase",
     "_Node",
     "_ProfilerEvent",
@@ -2896,6 +2897,15 @@ class Tensor:
         """
     def __buffer__(self, flags: builtins.int, /) -> memoryview: ...
 
+@final
+class _CallMemo:
+    """The memo of a compiled function (`_Compiled.memo`); empty until a
+    call replays a program, emptied by `clear`.
+    """
+    def __new__(cls, ) -> _CallMemo: ...
+    def clear(self) -> Any:
+        """Forgets the memo."""
+
 @disjoint_base
 class _FunctionBase(_Node):
     """The base of every custom Function's backward class: the `ctx` object."""
@@ -3168,10 +3178,11 @@ def _col2im(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any, pa
 def _compiled_call(comp: Any, args: Any) -> Tensor:
     """A call of the compiled function `comp` with the tensors `args` and no
     keyword arguments, made without Python frames where a kept program
-    fits: the guard key, the cache lookup and the replay (GIL released).
-    `_MISSING` when none does (a new capture, a cut function, an eager
-    entry, a value that cannot be keyed): the caller takes the full path,
-    which finds the same.
+    fits: the memo's check (Note [Checking a call against the last one])
+    or the guard key and the cache lookup, then the replay (GIL released).
+    `_MISSING` when no program fits (a new capture, a cut function, an
+    eager entry, a value that cannot be keyed): the caller takes the full
+    path, which finds the same.
     """
 def _conv2d(input: Tensor, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: Any) -> Tensor:
     """`nn.functional.conv2d` with numeric, resolved padding."""

@@ -14,6 +14,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyModule, PyString, PyTuple};
 use std::sync::Arc;
 
+mod memo;
+
 fn tensors(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Tensor>> {
     seq.try_iter()?
         .map(|o| tensor_only(&o?, "compile", what))
@@ -67,10 +69,20 @@ impl PyProgram {
 
 impl PyProgram {
     fn run(&self, py: Python<'_>, ins: Vec<Tensor>) -> PyResult<Option<Vec<TensorOut>>> {
-        if !self.0.holds(&ins) {
+        Self::run_program(py, &self.0, ins)
+    }
+
+    /// Replays `p` over `ins` with the GIL released; `None` (having
+    /// changed nothing) when its guards do not hold.
+    fn run_program(
+        py: Python<'_>,
+        p: &Arc<Program>,
+        ins: Vec<Tensor>,
+    ) -> PyResult<Option<Vec<TensorOut>>> {
+        if !p.holds(&ins) {
             return Ok(None);
         }
-        let p = self.0.clone();
+        let p = p.clone();
         let outs = detached(py, move || p.try_replay(&ins)).py()?;
         Ok(outs.map(|o| o.into_iter().map(TensorOut).collect()))
     }
@@ -142,15 +154,16 @@ fn value_key<'py>(
 /// The Python objects the guards of every compiled function use, found
 /// once: `ferrograd._compile._value_key` (the guard of other values),
 /// `nn.Module`, `optim.Optimizer`, the module-structure epoch and the
-/// `_MISSING` mark.
+/// `_MISSING` mark, the pytree `TreeSpec`.
 fn helper<'py>(py: Python<'py>, which: usize) -> PyResult<Bound<'py, PyAny>> {
-    static CELLS: [PyOnceLock<Py<PyAny>>; 5] = [const { PyOnceLock::new() }; 5];
+    static CELLS: [PyOnceLock<Py<PyAny>>; 6] = [const { PyOnceLock::new() }; 6];
     let (module, name) = [
         ("ferrograd._compile", "_value_key"),
         ("ferrograd.nn.modules.module", "Module"),
         ("ferrograd.optim.optimizer", "Optimizer"),
         ("ferrograd.nn.modules._state_dict", "STRUCTURE_EPOCH"),
         ("ferrograd._compile", "_MISSING"),
+        ("ferrograd.utils._pytree", "TreeSpec"),
     ][which];
     py_helper(py, &CELLS[which], module, name)
 }
@@ -160,6 +173,7 @@ const MODULE: usize = 1;
 const OPTIMIZER: usize = 2;
 const STRUCTURE_EPOCH: usize = 3;
 const MISSING: usize = 4;
+const TREE_SPEC: usize = 5;
 
 /// The guard key of a call (see `_Compiled.key`): grad mode, inference
 /// mode and CPU autocast as one number, the default dtype's name, then a
@@ -176,10 +190,7 @@ fn guard_key<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = leaves.py();
     let mut out = Vec::with_capacity(leaves.len() + refs.len() + 2);
-    let modes = u8::from(ferrograd::autograd::is_grad_enabled())
-        | u8::from(ferrograd::autograd::is_inference_mode_enabled()) << 1
-        | u8::from(crate::autocast::_autocast_is_enabled()) << 2;
-    out.push(modes.into_pyobject(py)?.into_any());
+    out.push(memo::modes().into_pyobject(py)?.into_any());
     out.push(PyString::intern(py, ferrograd::default_dtype().name()).into_any());
     let mut seen: Vec<(*mut pyo3::ffi::PyObject, usize)> = Vec::new();
     for (i, v) in leaves.iter().enumerate() {
@@ -222,13 +233,9 @@ fn named_values<'py>(
 ) -> PyResult<()> {
     let py = globals.py();
     let globals = dict(globals, "a function's globals")?;
-    let modules = pyo3::intern!(py, "modules");
-    let keep = |v: &Bound<'py, PyAny>| -> PyResult<bool> {
-        Ok(!v.is_callable() || v.cast::<PyTensor>().is_ok() || v.hasattr(modules)?)
-    };
     for name in names.try_iter()? {
         if let Some(v) = globals.get_item(name?)? {
-            if keep(&v)? {
+            if kept(&v)? {
                 out.append(v)?;
             }
         }
@@ -237,12 +244,20 @@ fn named_values<'py>(
     for cell in cells.try_iter()? {
         // An empty cell (a variable not yet assigned) raises ValueError.
         if let Ok(v) = cell?.getattr(contents) {
-            if keep(&v)? {
+            if kept(&v)? {
                 out.append(v)?;
             }
         }
     }
     Ok(())
+}
+
+/// Whether a guard checks the value `v` of a name a function reads: all
+/// but callables other than tensors and modules.
+fn kept(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(!v.is_callable()
+        || v.cast::<PyTensor>().is_ok()
+        || v.hasattr(pyo3::intern!(v.py(), "modules"))?)
 }
 
 /// What a call of the compiled function `comp` (a `_Compiled`) may read
@@ -306,10 +321,11 @@ fn _call_key<'py>(
 
 /// A call of the compiled function `comp` with the tensors `args` and no
 /// keyword arguments, made without Python frames where a kept program
-/// fits: the guard key, the cache lookup and the replay (GIL released).
-/// `_MISSING` when none does (a new capture, a cut function, an eager
-/// entry, a value that cannot be keyed): the caller takes the full path,
-/// which finds the same.
+/// fits: the memo's check (Note [Checking a call against the last one])
+/// or the guard key and the cache lookup, then the replay (GIL released).
+/// `_MISSING` when no program fits (a new capture, a cut function, an
+/// eager entry, a value that cannot be keyed): the caller takes the full
+/// path, which finds the same.
 #[pyfunction]
 fn _compiled_call<'py>(
     comp: &Bound<'py, PyAny>,
@@ -320,15 +336,18 @@ fn _compiled_call<'py>(
     if compile::capturing() {
         return Ok(missing);
     }
+    let args: Vec<_> = args.iter().collect();
     let mut ins = Vec::with_capacity(args.len());
-    let leaves = PyList::empty(py);
-    for a in args.iter() {
-        if !a.is_exact_instance_of::<PyTensor>() {
+    for a in &args {
+        let Ok(t) = a.cast_exact::<PyTensor>() else {
             return Ok(missing);
-        }
-        ins.push(a.cast::<PyTensor>()?.get().tensor().clone());
-        leaves.append(a)?;
+        };
+        ins.push(t.get().tensor().clone());
     }
+    if let Some(out) = memo::try_memo(comp, &args, &ins)? {
+        return Ok(out);
+    }
+    let leaves = PyList::new(py, &args)?;
     leaves.append(pyo3::intern!(py, "(tensors only)"))?;
     let key = match _call_key(comp, &leaves) {
         Ok(k) => k,
@@ -345,20 +364,37 @@ fn _compiled_call<'py>(
     let Ok(entry) = entry.cast::<PyList>() else {
         return Ok(missing);
     };
+    let mut snapshot = memo::Snapshot::take(comp, &args, &ins)?;
     for e in entry.iter() {
         let prog = e.getattr(pyo3::intern!(py, "program"))?;
-        let Some(outs) = prog.cast::<PyProgram>()?.get().run(py, ins.clone())? else {
+        let prog = &prog.cast::<PyProgram>()?.get().0;
+        let Some(outs) = PyProgram::run_program(py, prog, ins.clone())? else {
             continue;
         };
-        if e.getattr(pyo3::intern!(py, "single"))?.is_truthy()? {
-            if let Some(out) = outs.into_iter().next() {
-                return Ok(out.into_pyobject(py)?.into_any());
-            }
-            return Ok(missing);
+        let single = e.getattr(pyo3::intern!(py, "single"))?.is_truthy()?;
+        if let Some(s) = snapshot.take() {
+            s.keep(comp, &e, prog, single)?;
         }
-        return comp.call_method1(pyo3::intern!(py, "_result"), (e, outs));
+        return result(comp, &e, single, outs);
     }
     Ok(missing)
+}
+
+/// The result of a call of `comp` whose replay of `entry`'s program gave
+/// `outs` (`single`: the result is the one tensor).
+fn result<'py>(
+    comp: &Bound<'py, PyAny>,
+    entry: &Bound<'py, PyAny>,
+    single: bool,
+    mut outs: Vec<TensorOut>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = comp.py();
+    if single && outs.len() == 1 {
+        if let Some(out) = outs.pop() {
+            return Ok(out.into_pyobject(py)?.into_any());
+        }
+    }
+    comp.call_method1(pyo3::intern!(py, "_result"), (entry, outs))
 }
 
 fn dict<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
@@ -501,6 +537,7 @@ fn _handle_epoch() -> u64 {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_handle_epoch, m)?)?;
     m.add_class::<PyProgram>()?;
+    m.add_class::<memo::CallMemo>()?;
     m.add_function(wrap_pyfunction!(_capture_begin, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_end, m)?)?;
     m.add_function(wrap_pyfunction!(_capture_abort, m)?)?;

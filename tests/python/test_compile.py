@@ -163,6 +163,81 @@ def test_python_values_are_guarded():
         np.testing.assert_array_equal(cf(x, k, mode).numpy(), f(x, k, mode).numpy())
 
 
+SCALE = 2.0  # a global the function below reads
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_call_like_the_last_one_sees_every_change_a_guard_would(seed):
+    # A call that sees what the last replayed call saw skips the guard key
+    # (the memo of that call); each change below must still reach the
+    # result, by the memo failing and the full path finding or capturing
+    # the right program.
+    global SCALE
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    m = torch.nn.Linear(3, 3)
+    shift = 1.0
+
+    def f(x, y):
+        return (m(x * SCALE) + y * shift).tanh()
+
+    cf = torch.compile(f)
+    x, y = torch.randn(4, 3), torch.randn(4, 3)
+    changes = ["none", "global", "closure", "shape", "alias", "requires_grad", "eval",
+               "weight", "no_grad", "in_place"]
+    for _ in range(40):
+        change = changes[int(rng.integers(len(changes)))]
+        args = (x, y)
+        grad_mode = True
+        if change == "global":
+            SCALE = float(rng.choice([2.0, 3.0, -1.0]))
+        elif change == "closure":
+            shift = float(rng.choice([1.0, 0.5]))
+        elif change == "shape":
+            n = int(rng.integers(1, 4))
+            x, y = torch.randn(n, 3), torch.randn(n, 3)
+            args = (x, y)
+        elif change == "alias":
+            args = (x, x)
+        elif change == "requires_grad":
+            x.requires_grad_(not x.requires_grad)
+        elif change == "eval":
+            m.train(not m.training)
+        elif change == "weight":
+            m.weight = torch.nn.Parameter(torch.randn(3, 3))
+        elif change == "no_grad":
+            grad_mode = False
+        elif change == "in_place":
+            with torch.no_grad():
+                y.add_(1.0)
+        with torch.set_grad_enabled(grad_mode):
+            got, want = cf(*args), f(*args)
+        assert got.requires_grad == want.requires_grad, change
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy(), err_msg=change)
+    SCALE = 2.0
+
+
+def test_a_call_like_the_last_one_sees_optimizer_changes():
+    torch.manual_seed(3)
+    model, ref = _mlp(), _mlp()
+    ref.load_state_dict(model.state_dict())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    x, y = torch.randn(5, 6), torch.randn(5, 1)
+    run, ref_run = _stepper(model, opt, True), _stepper(ref, ref_opt, False)
+    for i in range(8):
+        for o in (opt, ref_opt):
+            if i == 2:  # a number in the group changed in place
+                o.param_groups[0]["lr"] = 0.05
+            if i == 4:  # a new entry, and momentum state from the next step
+                o.param_groups[0]["momentum"] = 0.9
+            if i == 6:
+                o.param_groups[0]["betas_like"] = (0.5, 0.25)
+        assert run(x, y).item() == ref_run(x, y).item(), i
+    for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
 def _bn_model():
     nn = torch.nn
     return nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.0), nn.BatchNorm1d(8), nn.Tanh())
