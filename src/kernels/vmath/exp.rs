@@ -195,10 +195,11 @@ const EXP_F32_FIT: [f32; 7] = [
 
 /// `e^x` in float32 with fused multiply-adds: `p 2^n` from
 /// [`exp_parts_f32`], scaled once (into the subnormals below `2^-126`).
+/// A NaN passes through every step.
 #[inline(always)]
 fn exp_f32<V: Lanes>(x: V) -> V {
     let (p, n) = exp_parts_f32(x.at_least(V::s(-104.0)).at_most(V::s(89.0)));
-    V::sel(x.nans(), x, p.scale(n))
+    p.scale(n)
 }
 
 lanes_f32!(Sigmoid => sigmoid_f32);
@@ -208,6 +209,7 @@ lanes_f32!(Sigmoid => sigmoid_f32);
 /// kept exactly as `d + d_lo`, and the quotient `num / d` from one float32
 /// division refined by its residual, so it rounds about once. Within 1.5
 /// ulp over every float32, at a third of the cost of dividing in float64.
+/// A NaN passes through every step.
 #[inline(always)]
 fn sigmoid_f32<V: Lanes>(x: V) -> V {
     // e^a, a = -|x| in [-104, 0].
@@ -222,16 +224,19 @@ fn sigmoid_f32<V: Lanes>(x: V) -> V {
     let q = num * y;
     let res = (-q).fma(d, num);
     let res = (-q).fma(d_lo, res);
-    V::sel(x.nans(), x, res.fma(y, q))
+    res.fma(y, q)
 }
 unary!(Tanh => tanh, f64 only);
 
 /// `e^a` in float32 as `p 2^n` for `a` in `[-104, 89]`: `a = n ln2 + r`
 /// with `|r| <= ln2 / 2` (ln 2 split in two, each fused step rounding
-/// once), `p = e^r` by [`EXP_F32_FIT`].
+/// once), `p = e^r` by [`EXP_F32_FIT`]. `n` is the integer nearest to
+/// `a log2(e)` (before rounding the product): adding `1.5 2^23` in the
+/// fused step leaves no fraction bits, and subtracting it again is exact.
 #[inline(always)]
 fn exp_parts_f32<V: Lanes>(a: V) -> (V, V) {
-    let n = (a * V::s(std::f32::consts::LOG2_E)).rnd();
+    const ROUND: f32 = 12_582_912.0;
+    let n = a.fma(V::s(std::f32::consts::LOG2_E), V::s(ROUND)) - V::s(ROUND);
     let r = n.fma(V::s(-std::f32::consts::LN_2), a);
     let r = n.fma(V::s(1.904_654_3e-9), r);
     (poly(r, &EXP_F32_FIT), n)
@@ -268,8 +273,8 @@ fn tanh_f32<V: Lanes>(x: V) -> V {
     let e = p.scale(n);
     let one = V::s(1.0);
     let far = V::s(-2.0).fma(e / (one + e), one);
-    let r = V::sel(a.below(V::s(0.625)), near, far).sign_of(x);
-    V::sel(x.nans(), x, r)
+    // A NaN passes through both.
+    V::sel(a.below(V::s(0.625)), near, far).sign_of(x)
 }
 unary!(Sinh => sinh, f32 via f64);
 unary!(Cosh => cosh, f32 via f64);

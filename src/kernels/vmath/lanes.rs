@@ -8,8 +8,7 @@
 //! bits whether it runs element by element, auto-vectorised by
 //! [`isa::dispatch`](super::super::isa::dispatch), or sixteen lanes at a
 //! time in [`run`]. On AVX-512 some operations are one instruction where the
-//! element form takes several: rounding to an integer (`vrndscaleps`),
-//! scaling by a power of two (`vscalefps`, rounding once into the
+//! element form takes several: scaling by a power of two (`vscalefps`, rounding once into the
 //! subnormals), splitting off the exponent (`vgetexpps`, `vgetmantps`).
 //!
 //! A kernel implements [`Body`] with its generic body and gets its
@@ -30,23 +29,17 @@ pub(crate) trait Lanes: crate::kernels::FieldOps {
     fn s(v: f32) -> Self;
     /// `self * b + c`, rounded once.
     fn fma(self, b: Self, c: Self) -> Self;
-    /// The nearest integer, ties to even, for `|self| < 2^22`.
-    fn rnd(self) -> Self;
     /// `self * 2^n` rounded once, for an integer-valued `n` in
     /// `[-252, 254]` and a normal `self`.
     fn scale(self, n: Self) -> Self;
     /// `|self|`.
     fn mag(self) -> Self;
-    /// `self` if `self > o`, else `o` (so `o` for a NaN `self`).
+    /// `o` if `self < o`, else `self` (so a NaN `self` stays NaN).
     fn at_least(self, o: Self) -> Self;
-    /// `self` if `self < o`, else `o` (so `o` for a NaN `self`).
+    /// `o` if `self > o`, else `self` (so a NaN `self` stays NaN).
     fn at_most(self, o: Self) -> Self;
     /// `self < o`.
     fn below(self, o: Self) -> Self::M;
-    /// `self == o`.
-    fn equals(self, o: Self) -> Self::M;
-    /// Whether `self` is NaN.
-    fn nans(self) -> Self::M;
     /// Either condition.
     #[inline(always)]
     fn or(a: Self::M, b: Self::M) -> Self::M {
@@ -69,6 +62,14 @@ pub(crate) trait Lanes: crate::kernels::FieldOps {
     fn bit(self, b: u32) -> Self::M;
     /// `|self|` with the sign of `s`.
     fn sign_of(self, s: Self) -> Self;
+    /// `self` with the lanes where `x` is a special value replaced as
+    /// `table` says: a 4-bit response per class of `x` (bits `4j..4j+4`
+    /// for class `j`: 0 quiet NaN, 1 signalling NaN, 2 zero of either
+    /// sign, 3 `+1`, 4 `-inf`, 5 `+inf`, 6 other negatives, 7 other
+    /// positives), meaning 0 `self`, 1 `x`, 2 `x` quieted, 3 the default
+    /// NaN (sign set), 4 `-inf`, 5 `+inf` (AVX-512's `vfixupimmps`, whose
+    /// other responses are not used).
+    fn fixup(self, x: Self, table: u32) -> Self;
     /// For a positive finite `self`: `(e, m)` with `self = 2^e m` and `m`
     /// in `[sqrt(1/2), sqrt(2))`, exactly (subnormals included); anything
     /// for other inputs.
@@ -86,10 +87,6 @@ impl Lanes for f32 {
         self.mul_add(b, c)
     }
     #[inline(always)]
-    fn rnd(self) -> f32 {
-        self.rint()
-    }
-    #[inline(always)]
     fn scale(self, n: f32) -> f32 {
         ldexp(self, n)
     }
@@ -99,23 +96,15 @@ impl Lanes for f32 {
     }
     #[inline(always)]
     fn at_least(self, o: f32) -> f32 {
-        Real::pick(self > o, self, o)
+        Real::pick(self < o, o, self)
     }
     #[inline(always)]
     fn at_most(self, o: f32) -> f32 {
-        Real::pick(self < o, self, o)
+        Real::pick(self > o, o, self)
     }
     #[inline(always)]
     fn below(self, o: f32) -> bool {
         self < o
-    }
-    #[inline(always)]
-    fn equals(self, o: f32) -> bool {
-        self == o
-    }
-    #[inline(always)]
-    fn nans(self) -> bool {
-        Real::nan(self)
     }
     #[inline(always)]
     fn sel(m: bool, a: f32, b: f32) -> f32 {
@@ -132,6 +121,25 @@ impl Lanes for f32 {
     #[inline(always)]
     fn split(self) -> (f32, f32) {
         split_exponent(self)
+    }
+    #[inline(always)]
+    fn fixup(self, x: f32, table: u32) -> f32 {
+        // Written as selects, so that the element form vectorises.
+        let bits = x.to_bits();
+        let quiet = bits & 0x0040_0000 != 0;
+        let class = Real::pick(x.is_nan(), Real::pick(quiet, 0.0, 1.0), 7.0f32);
+        let class = Real::pick(x == 0.0, 2.0, class);
+        let class = Real::pick(x == 1.0, 3.0, class);
+        let class = Real::pick(x == f32::NEG_INFINITY, 4.0, class);
+        let class = Real::pick(x == f32::INFINITY, 5.0, class);
+        let class = Real::pick(x < 0.0 && x != f32::NEG_INFINITY, 6.0, class);
+        let response = (table >> (4 * class as u32)) & 15;
+        debug_assert!(response <= 5, "fixup response {response} is not supported");
+        let r = Real::pick(response == 1, x, self);
+        let r = Real::pick(response == 2, f32::from_bits(bits | 0x0040_0000), r);
+        let r = Real::pick(response == 3, f32::from_bits(0xFFC0_0000), r);
+        let r = Real::pick(response == 4, f32::NEG_INFINITY, r);
+        Real::pick(response == 5, f32::INFINITY, r)
     }
 }
 
@@ -285,12 +293,6 @@ mod x86 {
             V16(unsafe { _mm512_fmadd_ps(self.0, b.0, c.0) })
         }
         #[inline(always)]
-        fn rnd(self) -> V16 {
-            V16(unsafe {
-                _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(self.0)
-            })
-        }
-        #[inline(always)]
         fn scale(self, n: V16) -> V16 {
             V16(unsafe { _mm512_scalef_ps(self.0, n.0) })
         }
@@ -301,24 +303,16 @@ mod x86 {
         #[inline(always)]
         fn at_least(self, o: V16) -> V16 {
             // `vmaxps` returns its second operand unless the first is
-            // greater, as the scalar form.
-            V16(unsafe { _mm512_max_ps(self.0, o.0) })
+            // greater (a NaN in either: the second), as the scalar form.
+            V16(unsafe { _mm512_max_ps(o.0, self.0) })
         }
         #[inline(always)]
         fn at_most(self, o: V16) -> V16 {
-            V16(unsafe { _mm512_min_ps(self.0, o.0) })
+            V16(unsafe { _mm512_min_ps(o.0, self.0) })
         }
         #[inline(always)]
         fn below(self, o: V16) -> __mmask16 {
             cmp!(self.0, o.0, _CMP_LT_OQ)
-        }
-        #[inline(always)]
-        fn equals(self, o: V16) -> __mmask16 {
-            cmp!(self.0, o.0, _CMP_EQ_OQ)
-        }
-        #[inline(always)]
-        fn nans(self) -> __mmask16 {
-            cmp!(self.0, self.0, _CMP_UNORD_Q)
         }
         #[inline(always)]
         fn sel(m: __mmask16, a: V16, b: V16) -> V16 {
@@ -358,6 +352,10 @@ mod x86 {
                 V16::sel(big, e + V16::s(1.0), e),
                 V16::sel(big, m * V16::s(0.5), m),
             )
+        }
+        #[inline(always)]
+        fn fixup(self, x: V16, table: u32) -> V16 {
+            V16(unsafe { _mm512_fixupimm_ps::<0>(self.0, x.0, _mm512_set1_epi32(table as i32)) })
         }
     }
 

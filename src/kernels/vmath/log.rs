@@ -143,13 +143,14 @@ fn log_f32<V: Lanes>(x: V) -> V {
     let (hi, lo) = ln2_parts::<f32>();
     // e * hi is exact (hi has 11 bits, |e| < 2^8).
     let r = e * V::s(hi) - ((hfsq - e.fma(V::s(lo), corr)) - f);
-    // NaN below zero (and for NaN), -inf at zero, +inf at +inf.
-    let inf = V::s(f32::INFINITY);
-    let r = V::sel(x.equals(inf), inf, r);
-    let r = V::sel(x.equals(V::s(0.0)), -inf, r);
-    let bad = V::or(x.below(V::s(0.0)), x.nans());
-    V::sel(bad, V::s(f32::NAN), r)
+    r.fixup(x, LOG_SPECIALS)
 }
+
+/// [`Lanes::fixup`]'s table for `log`: a NaN stays NaN (quieted), zeros
+/// give `-inf`, negatives (`-inf` included) the default NaN, `+inf`
+/// itself; `+1` and the other positives keep the body's value (exactly
+/// `+0` at `+1`).
+const LOG_SPECIALS: u32 = 1 | 2 << 4 | 4 << 8 | 3 << 16 | 5 << 20 | 3 << 24;
 unary!(Log1p => log1p, f32 via f64);
 unary!(Log2 => log2, f32 via f64);
 unary!(Log10 => log10, f32 via f64);

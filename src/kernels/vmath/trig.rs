@@ -220,7 +220,10 @@ const COS_F32: [f32; 4] = tail_f32(&COS_SERIES);
 /// so [`sin_cos_far`] sends remainders below `2^-16` to the wide path).
 #[inline(always)]
 fn reduce_half_pi_f32<V: Lanes>(x: V) -> (V, V, V) {
-    let k = (x * V::s(std::f32::consts::FRAC_2_PI)).rnd();
+    // The integer nearest to x 2/pi: adding 1.5 2^23 in the fused step
+    // leaves no fraction bits, and subtracting it again is exact.
+    const ROUND: f32 = 12_582_912.0;
+    let k = x.fma(V::s(std::f32::consts::FRAC_2_PI), V::s(ROUND)) - V::s(ROUND);
     let [p1, p2, p3] = HALF_PI_F32;
     let t = k.fma(V::s(-p2), k.fma(V::s(-p1), x));
     let r = k.fma(V::s(-p3), t);
@@ -257,16 +260,20 @@ fn sin_cos_lanes<V: Lanes, const COS: bool>(x: V) -> V {
     // w lost.
     let c = w + (-r).fma(rl, (z * z).fma(poly(z, &COS_F32), (one - w) - hz));
     let (odd, neg) = (k.bit(0), k.bit(1));
-    let v = if COS {
+    if COS {
         let v = V::sel(odd, s, c);
-        V::sel(V::xor(odd, neg), -v, v)
+        V::sel(V::xor(odd, neg), -v, v).fixup(x, NAN_STAYS)
     } else {
         let v = V::sel(odd, c, s);
         // sin(-0) is -0.
-        V::sel(x.equals(V::s(0.0)), x, V::sel(neg, -v, v))
-    };
-    V::sel(x.nans(), x, v)
+        V::sel(neg, -v, v).fixup(x, NAN_STAYS | ZERO_STAYS)
+    }
 }
+
+/// [`Lanes::fixup`] tables: a NaN input is the result (quieted), and a
+/// zero input is.
+const NAN_STAYS: u32 = 1 | 2 << 4;
+const ZERO_STAYS: u32 = 1 << 8;
 
 #[inline(always)]
 fn sin_lanes<V: Lanes>(x: V) -> V {
