@@ -7,9 +7,11 @@
 //! paths, libm's `fmaf` where the CPU has none), so a body gives the same
 //! bits whether it runs element by element, auto-vectorised by
 //! [`isa::dispatch`](super::super::isa::dispatch), or sixteen lanes at a
-//! time in [`run`]. On AVX-512 some operations are one instruction where the
-//! element form takes several: scaling by a power of two (`vscalefps`, rounding once into the
-//! subnormals), splitting off the exponent (`vgetexpps`, `vgetmantps`).
+//! time in [`run`]. On AVX-512 some operations are one instruction where
+//! the element form takes several: scaling by a power of two (`vscalefps`,
+//! rounding once into the subnormals), splitting off the exponent
+//! (`vgetexpps`, `vgetmantps`), replacing the results of special inputs
+//! (`vfixupimmps`).
 //!
 //! A kernel implements [`Body`] with its generic body and gets its
 //! [`Unary<f32>`] from [`lanes_f32`], whose `simd` form runs the body on
