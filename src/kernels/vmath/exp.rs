@@ -6,7 +6,7 @@
 //! with few enough bits that `n * LN2_HI` is exact), take `e^r` or
 //! `e^r - 1` from a Taylor polynomial and scale by `2^n` through the bits.
 
-use super::lanes::{lanes_f32, poly, Lanes};
+use super::lanes::{lanes_f32, poly, Lanes, NAN_STAYS};
 use super::{horner, ldexp, pow2i, unary, Real};
 
 /// `1/k!` for k = 17 down to 0: `e^r`'s Taylor coefficients, highest first.
@@ -209,7 +209,9 @@ lanes_f32!(Sigmoid => sigmoid_f32);
 /// kept exactly as `d + d_lo`, and the quotient `num / d` from one float32
 /// division refined by its residual, so it rounds about once. Within 1.5
 /// ulp over every float32, at a third of the cost of dividing in float64.
-/// A NaN passes through every step.
+/// A NaN passes through every step; which of the NaNs a fused step meets
+/// it returns depends on how the step was compiled, so the result of a
+/// NaN is set by [`NAN_STAYS`].
 #[inline(always)]
 fn sigmoid_f32<V: Lanes>(x: V) -> V {
     // e^a, a = -|x| in [-104, 0].
@@ -224,7 +226,7 @@ fn sigmoid_f32<V: Lanes>(x: V) -> V {
     let q = num * y;
     let res = (-q).fma(d, num);
     let res = (-q).fma(d_lo, res);
-    res.fma(y, q)
+    res.fma(y, q).fixup(x, NAN_STAYS)
 }
 unary!(Tanh => tanh, f64 only);
 

@@ -145,6 +145,10 @@ impl Lanes for f32 {
     }
 }
 
+/// [`Lanes::fixup`]'s table that makes a NaN input the result (quieted),
+/// the same bits in both forms whatever NaN the body's steps carried.
+pub(crate) const NAN_STAYS: u32 = 1 | 2 << 4;
+
 /// Horner's rule with fused multiply-adds over `cs` (highest degree first).
 #[inline(always)]
 pub(crate) fn poly<V: Lanes>(x: V, cs: &[f32]) -> V {

@@ -20,7 +20,7 @@
 //! the result is rounded essentially once. float32 runs all of it in
 //! float64 through [`F64s`].
 
-use super::lanes::{lanes_f32, poly, tail_f32, Lanes};
+use super::lanes::{lanes_f32, poly, tail_f32, Lanes, NAN_STAYS};
 use super::{horner, magic, two_prod, two_sum, F64s, Real, Unary};
 use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
 
@@ -270,9 +270,7 @@ fn sin_cos_lanes<V: Lanes, const COS: bool>(x: V) -> V {
     }
 }
 
-/// [`Lanes::fixup`] tables: a NaN input is the result (quieted), and a
-/// zero input is.
-const NAN_STAYS: u32 = 1 | 2 << 4;
+/// [`Lanes::fixup`]'s table entry that makes a zero input the result.
 const ZERO_STAYS: u32 = 1 << 8;
 
 #[inline(always)]
