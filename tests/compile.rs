@@ -406,7 +406,14 @@ fn adam_step(
     let states = [m.clone(), v.clone()];
     let states: Vec<&[Tensor]> = states.iter().map(std::slice::from_ref).collect();
     let counts = std::slice::from_ref(count);
-    ferrograd::optim::step_counted(&adam_rule(), std::slice::from_ref(w), &[g], &states, counts)?;
+    ferrograd::optim::step_counted(
+        &adam_rule(),
+        std::slice::from_ref(w),
+        &[g],
+        &states,
+        counts,
+        &[],
+    )?;
     Ok(vec![loss])
 }
 
@@ -458,6 +465,7 @@ fn a_counted_update_replays_with_the_current_step_count() {
         &[wrong],
         &states,
         std::slice::from_ref(&count),
+        &[],
     );
     assert!(r.is_err());
     assert_eq!((vec_f64(&w), vec_f64(&count)), before);

@@ -3326,13 +3326,14 @@ def _optimizer_key(opt: Any, fallback: Any) -> Tensor:
     `requires_grad`), and every parameter's state entries, flattened into
     one tuple with the counts that keep it unambiguous.
     """
-def _optimizer_step(rule: Any, params: Any, grads: Any, states: Any, scalars: Any, options: Any, counts: Any = ...) -> Tensor:
+def _optimizer_step(rule: Any, params: Any, grads: Any, states: Any, scalars: Any, options: Any, counts: Any = ..., products: Any = ...) -> Tensor:
     """One step of the update `rule` ("sgd", "adam", ...) over a parameter
     group: `states[j][i]` is parameter i's j-th state tensor, `scalars[j][i]`
     its j-th scalar (step count, ...) and `options` the hyper-parameters by
     name, flags as 0 or 1. With `counts` (each parameter's step count
     tensor), `scalars` is empty: the counts go up by one and their new
-    values are the scalars (`ferrograd::optim::step_counted`).
+    values are the scalars (`ferrograd::optim::step_counted`); NAdam's
+    momentum products go in `products` (one-element tensors, updated too).
     """
 def _panic_in_kernel(on_pool: Any, work: Any) -> Tensor:
     """Panics inside a kernel run the way every binding runs one (on the

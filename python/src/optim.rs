@@ -20,9 +20,10 @@ fn tensors(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 /// its j-th scalar (step count, ...) and `options` the hyper-parameters by
 /// name, flags as 0 or 1. With `counts` (each parameter's step count
 /// tensor), `scalars` is empty: the counts go up by one and their new
-/// values are the scalars (`ferrograd::optim::step_counted`).
+/// values are the scalars (`ferrograd::optim::step_counted`); NAdam's
+/// momentum products go in `products` (one-element tensors, updated too).
 #[pyfunction]
-#[pyo3(signature = (rule, params, grads, states, scalars, options, counts=None))]
+#[pyo3(signature = (rule, params, grads, states, scalars, options, counts=None, products=None))]
 #[allow(clippy::too_many_arguments)]
 fn _optimizer_step(
     py: Python<'_>,
@@ -33,6 +34,7 @@ fn _optimizer_step(
     scalars: Vec<Vec<f64>>,
     options: HashMap<String, f64>,
     counts: Option<&Bound<'_, PyAny>>,
+    products: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let options: Vec<(&str, f64)> = options.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     let update = Update::from_options(rule, &options).py()?;
@@ -40,9 +42,10 @@ fn _optimizer_step(
     let states = states.iter().map(tensors).collect::<PyResult<Vec<_>>>()?;
     let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
     let counts = counts.map(tensors).transpose()?;
+    let products = products.map(tensors).transpose()?.unwrap_or_default();
     let scalars: Vec<&[f64]> = scalars.iter().map(Vec::as_slice).collect();
     detached(py, || match &counts {
-        Some(c) => step_counted(&update, &p, &g, &states, c),
+        Some(c) => step_counted(&update, &p, &g, &states, c, &products),
         None => step(&update, &p, &g, &states, &scalars),
     })
     .py()

@@ -242,37 +242,81 @@ macro_rules! updates {
     };
 }
 
-/// [`step`] for a rule whose one scalar is the step count (`adam`,
-/// `adamax`, `radam`, `adagrad`), kept per parameter in `counts[i]` (a
-/// one-element tensor, as `state["step"]` in torch): every count goes up by
-/// one, in place, and its new value is the parameter's scalar. Nothing is
-/// written when the step fails its checks. A captured program records the
-/// counts as tensors, so its replay counts on from their values then.
+/// [`step`] for a rule whose scalars are kept in tensors: the step count
+/// (`adam`, `adamax`, `radam`, `adagrad`, `nadam`), kept per parameter in
+/// `counts[i]` (a one-element tensor, as `state["step"]` in torch): every
+/// count goes up by one, in place, and its new value is the parameter's
+/// first scalar. NAdam's second scalar is the product of its momentum
+/// coefficients, kept in `products[i]` (a one-element tensor, as
+/// `state["mu_product"]`): it is multiplied by this step's coefficient in
+/// its own dtype (as `mu_product *= mu` does) and its new value is used;
+/// `products` is empty for the other rules. Nothing is written when the
+/// step fails its checks. A captured program records the counts and
+/// products as tensors, so its replay counts on from their values then.
 pub fn step_counted(
     update: &Update,
     params: &[Tensor],
     grads: &[Tensor],
     states: &[&[Tensor]],
     counts: &[Tensor],
+    products: &[Tensor],
 ) -> Result<()> {
     if crate::compile::records() {
         let states: Vec<Vec<Tensor>> = states.iter().map(|s| s.to_vec()).collect();
-        return Tensor::optimizer_step_counted(update, params, grads, &states, counts);
+        return Tensor::optimizer_step_counted(update, params, grads, &states, counts, products);
     }
-    if counts.len() != params.len() || counts.iter().any(|c| c.numel() != 1) {
-        return Err(Error::value(format!(
-            "optimizer step: expected one one-element step count per parameter ({}), got {} \
-             of {:?} elements",
-            params.len(),
-            counts.len(),
-            counts.iter().map(Tensor::numel).collect::<Vec<_>>()
-        )));
+    let one_each = |what: &str, ts: &[Tensor]| -> Result<()> {
+        if ts.len() != params.len() || ts.iter().any(|c| c.numel() != 1) {
+            return Err(Error::value(format!(
+                "optimizer step: expected one one-element {what} per parameter ({}), got {} \
+                 of {:?} elements",
+                params.len(),
+                ts.len(),
+                ts.iter().map(Tensor::numel).collect::<Vec<_>>()
+            )));
+        }
+        Ok(())
+    };
+    one_each("step count", counts)?;
+    let nadam = match update {
+        Update::NAdam(h) => Some(h),
+        _ => None,
+    };
+    match nadam {
+        Some(_) => one_each("momentum product", products)?,
+        None if !products.is_empty() => {
+            return Err(Error::value(format!(
+                "optimizer step: only nadam keeps momentum products, not {}",
+                update.name()
+            )))
+        }
+        None => {}
     }
     let next = counts
         .iter()
         .map(|c| Ok(c.item()?.to_f64() + 1.0))
         .collect::<Result<Vec<f64>>>()?;
-    step(update, params, grads, states, &[&next])?;
+    // NAdam's new products, written only once the step has run.
+    let new_products = match nadam {
+        Some(h) => products
+            .iter()
+            .zip(&next)
+            .map(|(p, &t)| p.mul(&Tensor::scalar(h.mu(t))))
+            .collect::<Result<Vec<Tensor>>>()?,
+        None => Vec::new(),
+    };
+    let values = new_products
+        .iter()
+        .map(|p| Ok(p.item()?.to_f64()))
+        .collect::<Result<Vec<f64>>>()?;
+    let scalars: Vec<&[f64]> = match nadam {
+        Some(_) => vec![&next, &values],
+        None => vec![&next],
+    };
+    step(update, params, grads, states, &scalars)?;
+    for (p, new) in products.iter().zip(&new_products) {
+        p.copy_(new)?;
+    }
     let one = Tensor::scalar(1i64);
     for c in counts {
         c.add_scaled_(&one, Scalar::Int(1))?;
@@ -282,17 +326,18 @@ pub fn step_counted(
 
 impl Tensor {
     /// [`step_counted`] as a captured program records it: the rule, and
-    /// the tensors' sources (the counts' included).
+    /// the tensors' sources (the counts' and products' included).
     fn optimizer_step_counted(
         update: &Update,
         params: &[Tensor],
         grads: &[Tensor],
         states: &[Vec<Tensor>],
         counts: &[Tensor],
+        products: &[Tensor],
     ) -> Result<()> {
-        crate::autograd::captured!(Tensor::optimizer_step_counted (update: &Update, params: &[Tensor], grads: &[Tensor], states: &[Vec<Tensor>], counts: &[Tensor]) -> () {
+        crate::autograd::captured!(Tensor::optimizer_step_counted (update: &Update, params: &[Tensor], grads: &[Tensor], states: &[Vec<Tensor>], counts: &[Tensor], products: &[Tensor]) -> () {
             let states: Vec<&[Tensor]> = states.iter().map(Vec::as_slice).collect();
-            step_counted(update, params, grads, &states, counts)
+            step_counted(update, params, grads, &states, counts, products)
         })
     }
 
@@ -409,6 +454,99 @@ mod tests {
             .to_string()
             .contains("unknown hyper-parameter 'lr_decy'"));
         assert!(Update::from_options("adamm", &options).is_err());
+    }
+
+    #[test]
+    fn nadam_counts_its_steps_and_multiplies_its_momentum_products() {
+        let h = NAdam {
+            lr: 0.1,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.0,
+            momentum_decay: 4e-3,
+            decoupled: false,
+            maximize: false,
+        };
+        let t = |v: &[f32]| Tensor::from_slice(v, &[v.len()]).unwrap();
+        let (p, g) = (t(&[1.0, -2.0]), t(&[0.5, 0.25]));
+        let (m, v) = (p.zeros_like().unwrap(), p.zeros_like().unwrap());
+        let count = Tensor::scalar_tensor(0.0, crate::DType::Float32);
+        let product = Tensor::scalar_tensor(1.0, crate::DType::Float32);
+        // The oracle: `step` given the numbers, the product kept in float32
+        // (mu_t rounded to float32, then the product of two float32s rounded).
+        let (q, mq, vq) = (
+            t(&[1.0, -2.0]),
+            p.zeros_like().unwrap(),
+            p.zeros_like().unwrap(),
+        );
+        let mut want = 1.0f32;
+        for k in 1..=3 {
+            let states = [std::slice::from_ref(&m), std::slice::from_ref(&v)];
+            let (one, update) = (std::slice::from_ref(&count), Update::NAdam(h));
+            let prods = std::slice::from_ref(&product);
+            step_counted(
+                &update,
+                std::slice::from_ref(&p),
+                std::slice::from_ref(&g),
+                &states,
+                one,
+                prods,
+            )
+            .unwrap();
+            want *= h.mu(f64::from(k)) as f32;
+            let states = [std::slice::from_ref(&mq), std::slice::from_ref(&vq)];
+            let scalars = [f64::from(k), f64::from(want)];
+            step(
+                &update,
+                std::slice::from_ref(&q),
+                std::slice::from_ref(&g),
+                &states,
+                &[&scalars[..1], &scalars[1..]],
+            )
+            .unwrap();
+            assert_eq!(count.to_vec::<f32>(), vec![k as f32]);
+            assert_eq!(product.to_vec::<f32>(), vec![want]);
+            assert_eq!(p.to_vec::<f32>(), q.to_vec::<f32>());
+        }
+        // Products belong to NAdam only, one per parameter.
+        let adam = Update::from_options(
+            "adam",
+            &[
+                ("lr", 0.1),
+                ("beta1", 0.9),
+                ("beta2", 0.999),
+                ("eps", 1e-8),
+                ("weight_decay", 0.0),
+                ("decoupled", 0.0),
+                ("amsgrad", 0.0),
+                ("maximize", 0.0),
+            ],
+        )
+        .unwrap();
+        let states = [std::slice::from_ref(&m), std::slice::from_ref(&v)];
+        let one = std::slice::from_ref(&count);
+        let err = step_counted(
+            &adam,
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&g),
+            &states,
+            one,
+            std::slice::from_ref(&product),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("only nadam"), "{err}");
+        let err = step_counted(
+            &Update::NAdam(h),
+            std::slice::from_ref(&p),
+            std::slice::from_ref(&g),
+            &states,
+            one,
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("momentum product"), "{err}");
+        assert_eq!(count.to_vec::<f32>(), vec![3.0]);
     }
 
     #[test]

@@ -53,13 +53,14 @@ def in_core(
 
 def counted(
     rule: str, params: list[Tensor], grads: list[Tensor], states: list[list[Tensor]],
-    state_steps: list[Tensor], **options: Any,
+    state_steps: list[Tensor], products: list[Tensor] | None = None, **options: Any,
 ) -> None:  # fmt: skip
-    """:func:`in_core` for a rule whose one per-parameter number is the step count: the core adds
-    one to every count tensor of ``state_steps`` and uses the new counts, so no count is read into
-    Python (a compiled step replays the whole update)."""
+    """:func:`in_core` for a rule whose per-parameter numbers live in tensors: the core adds one
+    to every count tensor of ``state_steps`` and uses the new counts (and, for NAdam, multiplies
+    each momentum product tensor of ``products`` by the step's coefficient and uses the new
+    product), so no number is read into Python (a compiled step replays the whole update)."""
     numbers = {name: float(_get_value(_to_scalar(value))) for name, value in options.items()}
-    _core._optimizer_step(rule, params, grads, states, [], numbers, state_steps)
+    _core._optimizer_step(rule, params, grads, states, [], numbers, state_steps, products)
 
 
 def count(state_steps: list[Tensor]) -> list[float]:

@@ -88,7 +88,8 @@ class NAdam(Optimizer):
     def _init_group(self, group: dict[str, Any]) -> list[list[Tensor]]:
         params, grads, states = self._group_states(group, "exp_avg", "exp_avg_sq")
         for state in states:
-            state.setdefault("mu_product", _fg.tensor(1.0, dtype=_get_scalar_dtype()))
+            if "mu_product" not in state:  # made only when missing (a compiled step replays)
+                state["mu_product"] = _fg.tensor(1.0, dtype=_get_scalar_dtype())
         return [params, grads, *self._state_lists(states, "exp_avg", "exp_avg_sq", "mu_product", "step")]
 
     def _check_state(self, group: dict[str, Any], state: dict[str, Any]) -> None:
@@ -115,12 +116,10 @@ def nadam(
         return beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
 
     if _steps.core_ok(differentiable, params, grads, exp_avgs, exp_avg_sqs):
-        steps = _steps.count(state_steps)
-        # The product is kept in the state's float32 tensor, so it rounds as torch's does.
-        for step, mu_product in zip(steps, mu_products, strict=True):
-            mu_product *= mu_at(step)
-        _steps.in_core(
-            "nadam", params, grads, [exp_avgs, exp_avg_sqs], [steps, [float(m) for m in mu_products]],
+        # The core counts the steps and multiplies each momentum product (kept in its state
+        # tensor, so it rounds as torch's does) by the step's coefficient.
+        _steps.counted(
+            "nadam", params, grads, [exp_avgs, exp_avg_sqs], state_steps, mu_products,
             lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
             momentum_decay=momentum_decay, decoupled=decoupled_weight_decay, maximize=maximize,
         )  # fmt: skip
