@@ -152,28 +152,35 @@ fn value_key<'py>(
 }
 
 /// The Python objects the guards of every compiled function use, found
-/// once: `ferrograd._compile._value_key` (the guard of other values),
-/// `nn.Module`, `optim.Optimizer`, the module-structure epoch and the
-/// `_MISSING` mark, the pytree `TreeSpec`.
-fn helper<'py>(py: Python<'py>, which: usize) -> PyResult<Bound<'py, PyAny>> {
-    static CELLS: [PyOnceLock<Py<PyAny>>; 6] = [const { PyOnceLock::new() }; 6];
-    let (module, name) = [
-        ("ferrograd._compile", "_value_key"),
-        ("ferrograd.nn.modules.module", "Module"),
-        ("ferrograd.optim.optimizer", "Optimizer"),
-        ("ferrograd.nn.modules._state_dict", "STRUCTURE_EPOCH"),
-        ("ferrograd._compile", "_MISSING"),
-        ("ferrograd.utils._pytree", "TreeSpec"),
-    ][which];
-    py_helper(py, &CELLS[which], module, name)
+/// once.
+#[derive(Clone, Copy)]
+enum Helper {
+    /// `ferrograd._compile._value_key`, the guard of other values.
+    ValueKey,
+    /// `nn.Module`.
+    Module,
+    /// `optim.Optimizer`.
+    Optimizer,
+    /// The module-structure epoch (a one-element list).
+    StructureEpoch,
+    /// `ferrograd._compile._MISSING`, the mark of a call left to Python.
+    Missing,
+    /// The pytree `TreeSpec`.
+    TreeSpec,
 }
 
-const VALUE_KEY: usize = 0;
-const MODULE: usize = 1;
-const OPTIMIZER: usize = 2;
-const STRUCTURE_EPOCH: usize = 3;
-const MISSING: usize = 4;
-const TREE_SPEC: usize = 5;
+fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
+    static CELLS: [PyOnceLock<Py<PyAny>>; 6] = [const { PyOnceLock::new() }; 6];
+    let (module, name) = match which {
+        Helper::ValueKey => ("ferrograd._compile", "_value_key"),
+        Helper::Module => ("ferrograd.nn.modules.module", "Module"),
+        Helper::Optimizer => ("ferrograd.optim.optimizer", "Optimizer"),
+        Helper::StructureEpoch => ("ferrograd.nn.modules._state_dict", "STRUCTURE_EPOCH"),
+        Helper::Missing => ("ferrograd._compile", "_MISSING"),
+        Helper::TreeSpec => ("ferrograd.utils._pytree", "TreeSpec"),
+    };
+    py_helper(py, &CELLS[which as usize], module, name)
+}
 
 /// The guard key of a call (see `_Compiled.key`): grad mode, inference
 /// mode and CPU autocast as one number, the default dtype's name, then a
@@ -297,16 +304,21 @@ fn _call_key<'py>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = comp.py();
     let mods = PyList::empty(py);
-    let (module, optimizer) = (helper(py, MODULE)?, helper(py, OPTIMIZER)?);
+    let (module, optimizer) = (helper(py, Helper::Module)?, helper(py, Helper::Optimizer)?);
     let kinds = Kinds {
         module: &module,
         optimizer: &optimizer,
         mods: &mods,
     };
-    let key = guard_key(leaves, &_call_refs(comp)?, &helper(py, VALUE_KEY)?, &kinds)?;
+    let key = guard_key(
+        leaves,
+        &_call_refs(comp)?,
+        &helper(py, Helper::ValueKey)?,
+        &kinds,
+    )?;
     let ids = mods.iter().map(|m| m.as_ptr() as usize);
     let epoch = (
-        helper(py, STRUCTURE_EPOCH)?.get_item(0)?,
+        helper(py, Helper::StructureEpoch)?.get_item(0)?,
         _handle_epoch(),
         PyTuple::new(py, ids)?,
     )
@@ -332,7 +344,7 @@ fn _compiled_call<'py>(
     args: &Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = comp.py();
-    let missing = helper(py, MISSING)?;
+    let missing = helper(py, Helper::Missing)?;
     if compile::capturing() {
         return Ok(missing);
     }

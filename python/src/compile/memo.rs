@@ -1,7 +1,7 @@
 //! The memo of a compiled function's last replayed call (Note [Checking
 //! a call against the last one]).
 
-use super::{dict, helper, plain, PyProgram, MODULE, OPTIMIZER, STRUCTURE_EPOCH, TREE_SPEC};
+use super::{dict, helper, plain, Helper, PyProgram};
 use crate::tensor::PyTensor;
 use ferrograd::compile::Program;
 use ferrograd::{DType, Tensor};
@@ -114,7 +114,7 @@ pub(super) fn modes() -> u8 {
 }
 
 fn epochs(py: Python<'_>) -> PyResult<(i64, u64)> {
-    let structure = helper(py, STRUCTURE_EPOCH)?.get_item(0)?.extract()?;
+    let structure = helper(py, Helper::StructureEpoch)?.get_item(0)?.extract()?;
     Ok((structure, super::_handle_epoch()))
 }
 
@@ -161,16 +161,16 @@ fn pinned(v: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
         let all = t.iter().all(|x| plain(&x));
         return Ok(all.then_some(true));
     }
-    if v.is_instance(&helper(py, OPTIMIZER)?)? {
+    if v.is_instance(&helper(py, Helper::Optimizer)?)? {
         return Ok(Some(false));
     }
-    if v.is_instance(&helper(py, MODULE)?)? {
+    if v.is_instance(&helper(py, Helper::Module)?)? {
         return Ok(Some(true));
     }
     let contents = v.cast::<PyTuple>().is_ok()
         || v.cast::<PyList>().is_ok()
         || v.cast::<PyFrozenSet>().is_ok()
-        || v.is_instance(&helper(py, TREE_SPEC)?)?;
+        || v.is_instance(&helper(py, Helper::TreeSpec)?)?;
     Ok((!contents).then_some(true))
 }
 
