@@ -361,17 +361,13 @@ fn _compiled_call<'py>(
     }
     let leaves = PyList::new(py, &args)?;
     leaves.append(pyo3::intern!(py, "(tensors only)"))?;
-    let key = match _call_key(comp, &leaves) {
-        Ok(k) => k,
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Ok(missing),
-        Err(e) => return Err(e),
+    let Some(key) = keyable(py, _call_key(comp, &leaves))? else {
+        return Ok(missing);
     };
     let cache = comp.getattr(pyo3::intern!(py, "cache"))?;
-    let entry = match dict(&cache, "the program cache")?.get_item(key) {
-        Ok(Some(e)) => e,
-        Ok(None) => return Ok(missing),
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => return Ok(missing),
-        Err(e) => return Err(e),
+    let cache = dict(&cache, "the program cache")?;
+    let Some(Some(entry)) = keyable(py, cache.get_item(key))? else {
+        return Ok(missing);
     };
     let Ok(entry) = entry.cast::<PyList>() else {
         return Ok(missing);
@@ -390,6 +386,16 @@ fn _compiled_call<'py>(
         return result(comp, &e, single, outs);
     }
     Ok(missing)
+}
+
+/// `r`'s value, or `None` for a TypeError (a value that cannot be keyed or
+/// hashed: the full path's to report).
+fn keyable<T>(py: Python<'_>, r: PyResult<T>) -> PyResult<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The result of a call of `comp` whose replay of `entry`'s program gave
