@@ -5,6 +5,9 @@
 //! included), so nothing is copied before the kernel. Tiny products and
 //! integer products use a plain triple loop with wrapping arithmetic.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
 use super::access::{elem_ptr, lock};
 use super::arith::Arith;
 use crate::{Element, Result, Tensor};
@@ -420,12 +423,36 @@ mat_int!(i16);
 mat_int!(i32);
 mat_int!(i64);
 
+/// Runs a float32 product on ferrograd's own AVX-512 tiles when they
+/// apply (see Note [Float32 products on AVX-512]); false otherwise.
+///
+/// # Safety
+/// As [`GemmArgs::naive_rows`] for all rows.
+unsafe fn own_tiles_f32(g: &GemmArgs<f32>, threads: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::usable(g) {
+        avx512::gemm(g, threads);
+        return true;
+    }
+    let _ = (g, threads);
+    false
+}
+
+/// Float64 products always go to the `gemm` crate.
+unsafe fn own_tiles_f64(_: &GemmArgs<f64>, _: usize) -> bool {
+    false
+}
+
 macro_rules! mat_float {
-    ($t:ty, $mm:path, $stream:ident, $vec:ident) => {
+    ($t:ty, $mm:path, $stream:ident, $vec:ident, $own:ident) => {
         impl MatElem for $t {
             unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
                 match backend {
-                    GemmBackend::Gemm => g.gemm_on_pool(threads),
+                    GemmBackend::Gemm => {
+                        if !$own(g, threads) {
+                            g.gemm_on_pool(threads)
+                        }
+                    }
                     GemmBackend::MatrixMultiply => $mm(
                         g.m,
                         g.k,
@@ -503,8 +530,20 @@ macro_rules! mat_float {
         }
     };
 }
-mat_float!(f32, matrixmultiply::sgemm, _mm_stream_ps, __m128);
-mat_float!(f64, matrixmultiply::dgemm, _mm_stream_pd, __m128d);
+mat_float!(
+    f32,
+    matrixmultiply::sgemm,
+    _mm_stream_ps,
+    __m128,
+    own_tiles_f32
+);
+mat_float!(
+    f64,
+    matrixmultiply::dgemm,
+    _mm_stream_pd,
+    __m128d,
+    own_tiles_f64
+);
 
 /// Complex products always run on the `gemm` crate's complex kernels (the
 /// other backend has none); dots accumulate in `Complex<f64>`.

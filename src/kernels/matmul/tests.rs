@@ -327,3 +327,139 @@ fn backend_names_round_trip() {
     }
     assert_eq!(GemmBackend::from_name("blas"), None);
 }
+
+/// An `r x c` float32 matrix with entries `f(i, j)` in one of four
+/// layouts: row-major, column-major, every other element of a larger
+/// buffer in both dims (offset 1), or one row expanded over all rows
+/// (row stride 0; the entries are `f(0, j)`).
+#[cfg(target_arch = "x86_64")]
+fn laid_out(r: usize, c: usize, layout: usize, f: impl Fn(usize, usize) -> f32) -> Tensor {
+    match layout {
+        0 => Tensor::from_slice(
+            &(0..r * c).map(|e| f(e / c, e % c)).collect::<Vec<_>>(),
+            &[r, c],
+        )
+        .unwrap(),
+        1 => Tensor::from_slice(
+            &(0..r * c).map(|e| f(e % r, e / r)).collect::<Vec<_>>(),
+            &[c, r],
+        )
+        .unwrap()
+        .t()
+        .unwrap(),
+        2 => {
+            let mut base = vec![f32::NAN; 4 * r * c + 1];
+            for i in 0..r {
+                for j in 0..c {
+                    base[1 + 4 * c * i + 2 * j] = f(i, j);
+                }
+            }
+            let base = Tensor::from_slice(&base, &[base.len()]).unwrap();
+            relayout(&base, Layout::new(&[r, c], &[4 * c, 2], 1)).unwrap()
+        }
+        _ => {
+            let row =
+                Tensor::from_slice(&(0..c).map(|j| f(0, j)).collect::<Vec<_>>(), &[c]).unwrap();
+            relayout(&row, Layout::new(&[r, c], &[0, 1], 0)).unwrap()
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn float32_products_on_the_avx512_tiles_are_exact_for_every_layout_and_edge() {
+    // Small integers keep every float32 partial sum exact, so each
+    // element must equal the float64 sum whatever order the tiles add in.
+    // The shapes leave ragged row and column panels and inner blocks.
+    if !crate::kernels::isa::has_avx512() {
+        return;
+    }
+    let fa = |i: usize, p: usize| ((i * 7 + p * 3) % 9) as f32 - 4.0;
+    let fb = |p: usize, j: usize| ((p * 5 + j * 11) % 7) as f32 - 3.0;
+    for &(m, k, n) in &[
+        (12, 16, 32),
+        (13, 17, 33),
+        (50, 300, 70),
+        (100, 513, 65),
+        (300, 40, 600),
+    ] {
+        for la in 0..4 {
+            for lb in 0..4 {
+                let a = laid_out(m, k, la, fa);
+                let b = laid_out(k, n, lb, fb);
+                let (av, bv) = (a.to_vec::<f32>(), b.to_vec::<f32>());
+                for (alpha, beta) in [(1.0f32, None), (2.0, Some(0.5f32))] {
+                    let init: Vec<f32> = (0..m * n).map(|e| (e % 5) as f32).collect();
+                    let want: Vec<f32> = (0..m * n)
+                        .map(|e| {
+                            let (i, j) = (e / n, e % n);
+                            let s: f64 = (0..k)
+                                .map(|p| av[i * k + p] as f64 * bv[p * n + j] as f64)
+                                .sum();
+                            (alpha as f64 * s + beta.map_or(0.0, |bt| bt as f64 * init[e] as f64))
+                                as f32
+                        })
+                        .collect();
+                    let out = Tensor::from_slice(&init, &[m, n]).unwrap();
+                    let got = product(&a, &b, &out, alpha, beta, GemmBackend::Gemm);
+                    assert!(got == want, "{m}x{k}x{n}, layouts {la}/{lb}, beta {beta:?}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn float32_tiles_give_the_same_bits_on_any_number_of_threads() {
+    if !crate::kernels::isa::has_avx512() {
+        return;
+    }
+    let (m, k, n) = (150, 700, 90);
+    let a = laid_out(m, k, 0, |i, p| {
+        ((i * 37 + p * 11) % 101) as f32 / 17.0 - 2.9
+    });
+    let b = laid_out(k, n, 1, |p, j| ((p * 13 + j * 29) % 89) as f32 / 23.0 - 1.7);
+    let (ap, bp) = (elem_ptr::<f32>(&a), elem_ptr::<f32>(&b));
+    let st = |t: &Tensor, d: usize| t.strides()[d] as isize;
+    let run = |threads: usize| {
+        let mut c = vec![0f32; m * n];
+        let g = GemmArgs {
+            m,
+            n,
+            k,
+            a: ap,
+            ars: st(&a, 0),
+            acs: st(&a, 1),
+            b: bp,
+            brs: st(&b, 0),
+            bcs: st(&b, 1),
+            c: c.as_mut_ptr(),
+            crs: n as isize,
+            ccs: 1,
+            alpha: 1.0f32,
+            beta: None,
+        };
+        assert!(avx512::usable(&g));
+        // SAFETY: the operands are live tensors read through their own
+        // strides; `c` is a fresh m x n buffer.
+        unsafe { avx512::gemm(&g, threads) };
+        c
+    };
+    let one = run(1);
+    for threads in [2, 3, 8] {
+        assert!(run(threads) == one, "{threads} threads");
+    }
+    // And within float32 rounding of the float64 sum.
+    let (av, bv) = (a.to_vec::<f32>(), b.to_vec::<f32>());
+    for (e, &v) in one.iter().enumerate() {
+        let (i, j) = (e / n, e % n);
+        let s: f64 = (0..k)
+            .map(|p| av[i * k + p] as f64 * bv[p * n + j] as f64)
+            .sum();
+        assert!(
+            (v as f64 - s).abs() <= 1e-4 * (1.0 + s.abs()),
+            "element {e}: {v} vs {s}"
+        );
+    }
+}

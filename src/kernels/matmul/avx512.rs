@@ -1,0 +1,513 @@
+//! Float32 products on AVX-512: packed operands and a 12 x 32 register
+//! tile.
+//!
+//! Note [Float32 products on AVX-512]: the `gemm` crate's AVX-512 kernels
+//! read a right operand with contiguous rows in place and run near this
+//! machine's peak, but a right operand with contiguous columns (the input
+//! gradient `g @ W.T` of every linear layer, and `a.T @ b.T`) costs them
+//! 5-15% more time on two threads. Those products run here instead, the
+//! same way whatever the layouts:
+//!
+//! - `b` is packed, for each block of [`KC`] inner indices, into panels of
+//!   [`NR`] columns (`kc` rows of 32 floats, one cache line pair per row);
+//!   `a` is packed per block of [`MC`] rows into panels of [`MR`] rows
+//!   (`kc` groups of 12 floats). Packing reads any strides: unit strides
+//!   with (masked) vector loads, others with gathers, so a transposed
+//!   operand costs one gather per 12 or 16 elements, not a slower product.
+//! - The register tile keeps 12 x 32 sums in 24 vector registers; each
+//!   inner step loads two vectors of `b` and broadcasts 12 elements of `a`
+//!   into 24 fused multiply-adds. A panel of `b` (32 KB) stays in the
+//!   first-level cache while the panels of `a` stream past it.
+//! - The output is cut into chunks of whole panels (row ranges, and
+//!   column ranges when rows are few), about eight per thread. The pool's
+//!   threads first pack `b`'s panels together, then each runs its own
+//!   range of chunks and takes over chunks that others have not started,
+//!   so a thread that wakes late does not hold up the product.
+//!
+//! Each output element adds its products in inner-index order within a
+//! block of [`KC`] and the blocks in order; how the output is cut between
+//! threads never changes which tile computes an element or how, so the
+//! bits do not depend on the thread count. `alpha` and `beta` apply after
+//! the sums, as separate multiplies and adds (no fused step), in the tile
+//! and at the ragged edges alike.
+
+use super::GemmArgs;
+use std::arch::x86_64::*;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Rows of a register tile (elements of `a` broadcast per inner step).
+const MR: usize = 12;
+/// Columns of a register tile (two vectors of 16 floats).
+const NR: usize = 32;
+/// Inner indices per packed block.
+const KC: usize = 256;
+/// Rows of `a` packed at a time (a multiple of [`MR`]).
+const MC: usize = 12 * MR;
+/// At most this many floats of `b` are packed at once (4 MB); wider
+/// products run in column blocks.
+const B_FLOATS: usize = 1 << 20;
+
+/// Whether the product runs here: float32 rows of `c` contiguous, rows
+/// of `b` not (a transposed or strided right operand: with contiguous
+/// rows the `gemm` crate reads `b` in place and is as fast or faster), at
+/// least one tile of rows and a half of one of columns, and a CPU with
+/// AVX-512.
+pub(super) fn usable(g: &GemmArgs<f32>) -> bool {
+    g.ccs == 1
+        && g.bcs != 1
+        && g.m >= MR
+        && g.n >= NR / 2
+        && g.k >= 16
+        && super::super::isa::has_avx512()
+}
+
+/// What a tile does with its sums `s` at `c`.
+#[derive(Clone, Copy)]
+enum Out {
+    /// `c = alpha * s`
+    Set(f32),
+    /// `c = alpha * s + beta * c`
+    SetScaled(f32, f32),
+    /// `c = c + alpha * s`
+    Add(f32),
+}
+
+impl Out {
+    /// The scalar form, for elements outside whole tiles.
+    fn apply(self, c: &mut f32, s: f32) {
+        *c = match self {
+            Out::Set(alpha) => alpha * s,
+            Out::SetScaled(alpha, beta) => alpha * s + beta * *c,
+            Out::Add(alpha) => *c + alpha * s,
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's packed blocks: of `a` (tasks) and of `b` (callers).
+    static PACKED: (RefCell<Vec<f32>>, RefCell<Vec<f32>>) = const {
+        (RefCell::new(Vec::new()), RefCell::new(Vec::new()))
+    };
+}
+
+/// Runs `f` on `len` floats of a thread-local buffer (`which`: 0 for `a`,
+/// 1 for `b`), 64-byte aligned; a fresh buffer if that one is in use.
+fn with_buffer<R>(which: usize, len: usize, f: impl FnOnce(*mut f32) -> R) -> R {
+    fn aligned(v: &mut Vec<f32>, len: usize) -> *mut f32 {
+        if v.len() < len + 16 {
+            v.resize(len + 16, 0.0);
+        }
+        let p = v.as_mut_ptr();
+        // SAFETY: at most 15 floats past the start, inside the buffer.
+        unsafe { p.add(p.align_offset(64)) }
+    }
+    PACKED.with(|bufs| {
+        let cell = if which == 0 { &bufs.0 } else { &bufs.1 };
+        match cell.try_borrow_mut() {
+            Ok(mut v) => f(aligned(&mut v, len)),
+            Err(_) => f(aligned(&mut Vec::new(), len)),
+        }
+    })
+}
+
+/// Lanes `0..n` of a 16-lane mask (`n` may exceed 16).
+fn lanes(n: usize) -> __mmask16 {
+    if n >= 16 {
+        0xFFFF
+    } else {
+        ((1u32 << n) - 1) as __mmask16
+    }
+}
+
+/// Gather offsets `0, s, 2s, ..., 15s` shifted by `first * s`, if every
+/// one fits in 32 bits.
+fn offsets(first: usize, s: isize) -> Option<[i32; 16]> {
+    let mut out = [0i32; 16];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = i32::try_from((first + l) as isize * s).ok()?;
+    }
+    Some(out)
+}
+
+/// `c = alpha * a @ b (+ beta * c)`; see Note [Float32 products on AVX-512].
+///
+/// # Safety
+/// As `GemmArgs::naive_rows` for all rows; [`usable`] holds.
+pub(super) unsafe fn gemm(g: &GemmArgs<f32>, threads: usize) {
+    let per_block = (B_FLOATS / g.k).max(NR) / NR * NR;
+    let mut j0 = 0;
+    while j0 < g.n {
+        let nc = per_block.min(g.n - j0);
+        let part = GemmArgs {
+            n: nc,
+            b: g.b.wrapping_offset(j0 as isize * g.bcs),
+            c: g.c.wrapping_add(j0),
+            ..*g
+        };
+        with_buffer(1, g.k * nc.div_ceil(NR) * NR, |bp| {
+            // SAFETY: forwarded; `bp` holds the packed columns.
+            unsafe { columns(&part, bp, threads) }
+        });
+        j0 += nc;
+    }
+}
+
+/// Where the packed panel `jp` of inner block `p` starts in the packed `b`.
+fn b_panel(k: usize, npan: usize, p: usize, jp: usize) -> usize {
+    let k0 = p * KC;
+    k0 * npan * NR + jp * KC.min(k - k0) * NR
+}
+
+/// The product for all of `g`'s columns (at most [`B_FLOATS`] of `b`),
+/// with `bp` room for the packed `b`.
+unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let npan = n.div_ceil(NR);
+    let blocks = k.div_ceil(KC);
+    let bp = crate::pool::SyncPtr(bp);
+    let pack = |u: usize| {
+        let (p, jp) = (u / npan, u % npan);
+        let (k0, j0) = (p * KC, jp * NR);
+        // SAFETY: the unit's panel lies inside `bp`; the reads stay inside
+        // `b` (rows `k0..k0 + kc`, columns `j0..j0 + w`).
+        unsafe {
+            pack_b(
+                bp.get().add(b_panel(k, npan, p, jp)),
+                KC.min(k - k0),
+                NR.min(n - j0),
+                g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
+                g.brs,
+                g.bcs,
+            )
+        }
+    };
+    // The output in chunks of whole panels, about eight per thread so that
+    // a thread that starts late (a pool thread waking up) costs little:
+    // row ranges of at most MC rows, and column ranges too when the rows
+    // alone give fewer chunks than threads.
+    let mpan = m.div_ceil(MR);
+    let want = 8 * threads;
+    let per_rows = mpan.div_ceil(want).clamp(1, MC / MR);
+    let row_chunks = mpan.div_ceil(per_rows);
+    let col_chunks = if row_chunks >= threads {
+        1
+    } else {
+        want.div_ceil(row_chunks).min(npan)
+    };
+    let chunk = |t: usize| {
+        let (ri, cj) = (t / col_chunks, t % col_chunks);
+        let ip = ri * per_rows..((ri + 1) * per_rows).min(mpan);
+        let jp = cj * npan / col_chunks..(cj + 1) * npan / col_chunks;
+        // SAFETY: chunks write disjoint tiles of `c`; `bp` is fully packed
+        // before any chunk starts.
+        unsafe { rows(g, bp.get(), npan, ip, jp) }
+    };
+    // Every participant first takes panels of `b` to pack until none is
+    // left and waits for the panels others took; then it runs its own
+    // contiguous range of chunks and, when done, the chunks other
+    // participants have not started. A panel or chunk is only ever taken
+    // by a thread that is running, so the wait always ends, and a thread
+    // that starts late finds its range done instead of holding the others
+    // up.
+    let units = blocks * npan;
+    let chunks = row_chunks * col_chunks;
+    let parts = threads.min(chunks);
+    let (next_unit, packed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let range = |q: usize| q * chunks / parts..(q + 1) * chunks / parts;
+    let cursors: Vec<AtomicUsize> = (0..parts)
+        .map(|q| AtomicUsize::new(range(q).start))
+        .collect();
+    let work = |part: usize| {
+        loop {
+            let u = next_unit.fetch_add(1, Ordering::Relaxed);
+            if u >= units {
+                break;
+            }
+            pack(u);
+            packed.fetch_add(1, Ordering::Release);
+        }
+        let mut spins = 0u32;
+        while packed.load(Ordering::Acquire) < units {
+            if spins < 1 << 12 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        for q in (part..parts).chain(0..part) {
+            loop {
+                let t = cursors[q].fetch_add(1, Ordering::Relaxed);
+                if t >= range(q).end {
+                    break;
+                }
+                chunk(t);
+            }
+        }
+    };
+    // A product is long enough that the calling thread hands it to the
+    // pool and sleeps, as rayon's `install` does: on a machine with as
+    // many pool threads as cores, a caller that worked alongside them
+    // would make three threads share two cores.
+    if parts > 1 {
+        crate::pool::install(|| crate::pool::par_for(parts, 1, &work));
+    } else {
+        work(0);
+    }
+}
+
+/// Row panels `ip` x column panels `jp` of `c`, from the packed `b` and
+/// this thread's packs of `a`.
+unsafe fn rows(
+    g: &GemmArgs<f32>,
+    bp: *const f32,
+    npan: usize,
+    ip: std::ops::Range<usize>,
+    jp: std::ops::Range<usize>,
+) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    with_buffer(0, MC * KC, |ap| {
+        let mut c0 = ip.start;
+        while c0 < ip.end {
+            let c1 = (c0 + MC / MR).min(ip.end);
+            for p in 0..k.div_ceil(KC) {
+                let (k0, kc) = (p * KC, KC.min(k - p * KC));
+                for i in c0..c1 {
+                    let r0 = i * MR;
+                    // SAFETY: panel `i - c0` of `ap` (MC x KC floats);
+                    // reads rows `r0..r0 + h`, inner `k0..k0 + kc` of `a`.
+                    unsafe {
+                        pack_a(
+                            ap.add((i - c0) * kc * MR),
+                            kc,
+                            MR.min(m - r0),
+                            g.a.wrapping_offset(r0 as isize * g.ars + k0 as isize * g.acs),
+                            g.ars,
+                            g.acs,
+                        )
+                    };
+                }
+                let out = match (p, g.beta) {
+                    (0, None) => Out::Set(g.alpha),
+                    (0, Some(beta)) => Out::SetScaled(g.alpha, beta),
+                    _ => Out::Add(g.alpha),
+                };
+                for j in jp.clone() {
+                    let bpan = bp.add(b_panel(k, npan, p, j));
+                    let w = NR.min(n - j * NR);
+                    for i in c0..c1 {
+                        let apan = ap.add((i - c0) * kc * MR);
+                        let h = MR.min(m - i * MR);
+                        let cp = g.c.offset((i * MR) as isize * g.crs + (j * NR) as isize);
+                        if h == MR && w == NR {
+                            // SAFETY: a whole tile inside `c`.
+                            unsafe { tile(kc, apan, bpan, cp, g.crs, out) };
+                        } else {
+                            let mut sums = [0f32; MR * NR];
+                            // SAFETY: `sums` is a whole tile, rows of NR.
+                            unsafe {
+                                tile(
+                                    kc,
+                                    apan,
+                                    bpan,
+                                    sums.as_mut_ptr(),
+                                    NR as isize,
+                                    Out::Set(1.0),
+                                )
+                            };
+                            for r in 0..h {
+                                for cc in 0..w {
+                                    out.apply(
+                                        &mut *cp.offset(r as isize * g.crs + cc as isize),
+                                        sums[r * NR + cc],
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            c0 = c1;
+        }
+    })
+}
+
+/// One register tile: the sums of `kc` inner steps of the packed panels
+/// `a` (`kc` x 12) and `b` (`kc` x 32), stored to `c` (rows `crs` apart)
+/// as `out` says.
+#[target_feature(enable = "avx512f")]
+unsafe fn tile(kc: usize, a: *const f32, b: *const f32, c: *mut f32, crs: isize, out: Out) {
+    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+    for kk in 0..kc {
+        let b0 = _mm512_loadu_ps(b.add(kk * NR));
+        let b1 = _mm512_loadu_ps(b.add(kk * NR + 16));
+        let ar = a.add(kk * MR);
+        for (r, sums) in acc.iter_mut().enumerate() {
+            let x = _mm512_set1_ps(*ar.add(r));
+            sums[0] = _mm512_fmadd_ps(x, b0, sums[0]);
+            sums[1] = _mm512_fmadd_ps(x, b1, sums[1]);
+        }
+    }
+    for (r, sums) in acc.iter().enumerate() {
+        for (h, &s) in sums.iter().enumerate() {
+            let p = c.offset(r as isize * crs + 16 * h as isize);
+            let v = match out {
+                Out::Set(alpha) => _mm512_mul_ps(_mm512_set1_ps(alpha), s),
+                Out::SetScaled(alpha, beta) => _mm512_add_ps(
+                    _mm512_mul_ps(_mm512_set1_ps(alpha), s),
+                    _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_loadu_ps(p)),
+                ),
+                Out::Add(alpha) => {
+                    _mm512_add_ps(_mm512_loadu_ps(p), _mm512_mul_ps(_mm512_set1_ps(alpha), s))
+                }
+            };
+            _mm512_storeu_ps(p, v);
+        }
+    }
+}
+
+/// Packs `kc` rows of `w <= 32` columns of `b` (strides `brs`, `bcs`) as
+/// `dst[kk * 32 + c]`, zeros past column `w`.
+#[target_feature(enable = "avx512f")]
+unsafe fn pack_b(dst: *mut f32, kc: usize, w: usize, src: *const f32, brs: isize, bcs: isize) {
+    let (m0, m1) = (lanes(w), lanes(w.saturating_sub(16)));
+    if bcs == 1 {
+        for kk in 0..kc {
+            let s = src.offset(kk as isize * brs);
+            let d = dst.add(kk * NR);
+            _mm512_storeu_ps(d, _mm512_maskz_loadu_ps(m0, s));
+            _mm512_storeu_ps(d.add(16), _mm512_maskz_loadu_ps(m1, s.add(16)));
+        }
+    } else if let (Some(o0), Some(o1)) = (offsets(0, bcs), offsets(16, bcs)) {
+        let (o0, o1) = (
+            _mm512_loadu_epi32(o0.as_ptr()),
+            _mm512_loadu_epi32(o1.as_ptr()),
+        );
+        let zero = _mm512_setzero_ps();
+        for kk in 0..kc {
+            let s = src.offset(kk as isize * brs);
+            let d = dst.add(kk * NR);
+            _mm512_storeu_ps(d, _mm512_mask_i32gather_ps::<4>(zero, m0, o0, s));
+            _mm512_storeu_ps(d.add(16), _mm512_mask_i32gather_ps::<4>(zero, m1, o1, s));
+        }
+    } else {
+        pack_any(dst, NR, kc, w, src, bcs, brs);
+    }
+}
+
+/// `dst[kk * width + l] = src[l * across + kk * along]` for lanes `l < used`
+/// of `width`, zeros past `used`: the element-by-element packing for
+/// strides too long for gather offsets.
+///
+/// # Safety
+/// `dst` has `kc * width` floats; the described elements of `src` are
+/// readable.
+unsafe fn pack_any(
+    dst: *mut f32,
+    width: usize,
+    kc: usize,
+    used: usize,
+    src: *const f32,
+    across: isize,
+    along: isize,
+) {
+    for kk in 0..kc {
+        for l in 0..width {
+            *dst.add(kk * width + l) = if l < used {
+                *src.offset(l as isize * across + kk as isize * along)
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
+/// Packs `h <= 12` rows of `kc` inner indices of `a` (strides `ars`,
+/// `acs`) as `dst[kk * 12 + r]`, zeros past row `h`.
+#[target_feature(enable = "avx512f")]
+unsafe fn pack_a(dst: *mut f32, kc: usize, h: usize, src: *const f32, ars: isize, acs: isize) {
+    let (mh, tile) = (lanes(h), lanes(MR));
+    if ars == 1 {
+        for kk in 0..kc {
+            let v = _mm512_maskz_loadu_ps(mh, src.offset(kk as isize * acs));
+            _mm512_mask_storeu_ps(dst.add(kk * MR), tile, v);
+        }
+    } else if let Some(o) = offsets(0, ars) {
+        let o = _mm512_loadu_epi32(o.as_ptr());
+        let zero = _mm512_setzero_ps();
+        for kk in 0..kc {
+            let v = _mm512_mask_i32gather_ps::<4>(zero, mh, o, src.offset(kk as isize * acs));
+            _mm512_mask_storeu_ps(dst.add(kk * MR), tile, v);
+        }
+    } else {
+        pack_any(dst, MR, kc, h, src, ars, acs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed panels of every branch (unit stride, gather, element by
+    /// element) hold the described elements, zeros past the used lanes,
+    /// and nothing is written past a panel.
+    #[test]
+    fn panels_hold_the_strided_elements_and_zeros_past_the_edge() {
+        if !super::super::super::isa::has_avx512() {
+            return;
+        }
+        let src: Vec<f32> = (0..40_000).map(|i| i as f32).collect();
+        let kc = 37;
+        // (panel width, lanes used, stride across lanes, stride along the
+        // inner dim): panels of `b` (32 wide) and of `a` (12 wide).
+        let cases = [
+            (NR, 32, 1, 40),
+            (NR, 20, 1, 33),
+            (NR, 32, 45, 1),
+            (NR, 7, 45, 1),
+            (NR, 32, 0, 3),
+            (MR, 12, 1, 50),
+            (MR, 5, 1, 50),
+            (MR, 12, 50, 1),
+            (MR, 9, 61, 2),
+            (MR, 12, 0, 1),
+        ];
+        for (width, used, across, along) in cases {
+            let want: Vec<f32> = (0..kc * width)
+                .map(|e| {
+                    let (kk, l) = (e / width, e % width);
+                    if l < used {
+                        src[l * across + kk * along]
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let (s, across, along) = (src.as_ptr(), across as isize, along as isize);
+            let mut got = vec![f32::NAN; kc * width + 16];
+            // SAFETY: every read index is below 40_000; `got` has room for
+            // the panel and one vector more.
+            unsafe {
+                if width == NR {
+                    pack_b(got.as_mut_ptr(), kc, used, s, along, across);
+                } else {
+                    pack_a(got.as_mut_ptr(), kc, used, s, across, along);
+                }
+            }
+            let what = format!("width {width}, {used} lanes, strides {across}, {along}");
+            assert_eq!(got[..kc * width], want[..], "{what}");
+            assert!(
+                got[kc * width..].iter().all(|v| v.is_nan()),
+                "{what}: past the panel"
+            );
+            // SAFETY: as above.
+            unsafe { pack_any(got.as_mut_ptr(), width, kc, used, s, across, along) };
+            assert_eq!(got[..kc * width], want[..], "{what}: element by element");
+        }
+        // 15 * 2^27 fits in 32 bits, 15 * 2^28 and 31 * 2^27 do not.
+        assert!(offsets(0, 1 << 27).is_some());
+        assert!(offsets(0, 1 << 28).is_none() && offsets(16, 1 << 27).is_none());
+        assert_eq!(offsets(16, -3).unwrap()[15], -93);
+    }
+}
