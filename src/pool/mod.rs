@@ -159,18 +159,25 @@ fn split_from_caller(
     for p in 0..parts {
         split.run(p);
     }
+    wait_until(|| split.done.load(Ordering::Acquire) >= parts);
+    let panic = split.panic.lock().take();
+    if let Some(e) = panic {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Returns once `done()` holds: spinning at first, then yielding the CPU
+/// between checks. For waits on work that running threads are finishing
+/// (never on work that has not been handed to a thread).
+pub(crate) fn wait_until(done: impl Fn() -> bool) {
     let mut spins = 0u32;
-    while split.done.load(Ordering::Acquire) < parts {
+    while !done() {
         if spins < 1 << 12 {
             std::hint::spin_loop();
             spins += 1;
         } else {
             std::thread::yield_now();
         }
-    }
-    let panic = split.panic.lock().take();
-    if let Some(e) = panic {
-        std::panic::resume_unwind(e);
     }
 }
 

@@ -85,15 +85,17 @@ impl Out {
 }
 
 thread_local! {
-    /// This thread's packed blocks: of `a` (tasks) and of `b` (callers).
-    static PACKED: (RefCell<Vec<f32>>, RefCell<Vec<f32>>) = const {
-        (RefCell::new(Vec::new()), RefCell::new(Vec::new()))
-    };
+    /// This thread's packed blocks of `a` (chunks run here).
+    static PACKED_A: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// This thread's packed columns of `b` (products called from here).
+    static PACKED_B: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` on `len` floats of a thread-local buffer (`which`: 0 for `a`,
-/// 1 for `b`), 64-byte aligned; a fresh buffer if that one is in use.
-fn with_buffer<R>(which: usize, len: usize, f: impl FnOnce(*mut f32) -> R) -> R {
+type Buffer = std::thread::LocalKey<RefCell<Vec<f32>>>;
+
+/// Runs `f` on `len` floats of this thread's `buffer`, 64-byte aligned; on
+/// a fresh one if that is in use.
+fn with_buffer<R>(buffer: &'static Buffer, len: usize, f: impl FnOnce(*mut f32) -> R) -> R {
     fn aligned(v: &mut Vec<f32>, len: usize) -> *mut f32 {
         if v.len() < len + 16 {
             v.resize(len + 16, 0.0);
@@ -102,12 +104,9 @@ fn with_buffer<R>(which: usize, len: usize, f: impl FnOnce(*mut f32) -> R) -> R 
         // SAFETY: at most 15 floats past the start, inside the buffer.
         unsafe { p.add(p.align_offset(64)) }
     }
-    PACKED.with(|bufs| {
-        let cell = if which == 0 { &bufs.0 } else { &bufs.1 };
-        match cell.try_borrow_mut() {
-            Ok(mut v) => f(aligned(&mut v, len)),
-            Err(_) => f(aligned(&mut Vec::new(), len)),
-        }
+    buffer.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut v) => f(aligned(&mut v, len)),
+        Err(_) => f(aligned(&mut Vec::new(), len)),
     })
 }
 
@@ -145,7 +144,7 @@ pub(super) unsafe fn gemm(g: &GemmArgs<f32>, threads: usize) {
             c: g.c.wrapping_add(j0),
             ..*g
         };
-        with_buffer(1, g.k * nc.div_ceil(NR) * NR, |bp| {
+        with_buffer(&PACKED_B, g.k * nc.div_ceil(NR) * NR, |bp| {
             // SAFETY: forwarded; `bp` holds the packed columns.
             unsafe { columns(&part, bp, threads) }
         });
@@ -227,15 +226,7 @@ unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
             pack(u);
             packed.fetch_add(1, Ordering::Release);
         }
-        let mut spins = 0u32;
-        while packed.load(Ordering::Acquire) < units {
-            if spins < 1 << 12 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        crate::pool::wait_until(|| packed.load(Ordering::Acquire) >= units);
         for q in (part..parts).chain(0..part) {
             loop {
                 let t = cursors[q].fetch_add(1, Ordering::Relaxed);
@@ -267,7 +258,7 @@ unsafe fn rows(
     jp: std::ops::Range<usize>,
 ) {
     let (m, n, k) = (g.m, g.n, g.k);
-    with_buffer(0, MC * KC, |ap| {
+    with_buffer(&PACKED_A, MC * KC, |ap| {
         let mut c0 = ip.start;
         while c0 < ip.end {
             let c1 = (c0 + MC / MR).min(ip.end);
