@@ -23,10 +23,7 @@ use super::{ldexp, split_exponent, Real, Unary};
 /// One or sixteen float32 lanes; see the module documentation.
 pub(crate) trait Lanes: crate::kernels::FieldOps {
     /// A per-lane condition (a `bool`, or a mask with a bit per lane).
-    type M: Copy
-        + std::ops::BitOr<Output = Self::M>
-        + std::ops::BitAnd<Output = Self::M>
-        + std::ops::BitXor<Output = Self::M>;
+    type M: Copy + std::ops::BitOr<Output = Self::M> + std::ops::BitAnd<Output = Self::M>;
     /// `v` in every lane.
     fn s(v: f32) -> Self;
     /// `self * b + c`, rounded once.
@@ -52,16 +49,13 @@ pub(crate) trait Lanes: crate::kernels::FieldOps {
     fn and(a: Self::M, b: Self::M) -> Self::M {
         a & b
     }
-    /// Exactly one of the conditions.
-    #[inline(always)]
-    fn xor(a: Self::M, b: Self::M) -> Self::M {
-        a ^ b
-    }
     /// `a` where `m` holds, else `b`.
     fn sel(m: Self::M, a: Self, b: Self) -> Self;
-    /// Bit `b` of an integer-valued `self` (`|self| < 2^22`), in two's
-    /// complement.
-    fn bit(self, b: u32) -> Self::M;
+    /// The largest integer not above `self` (`vrndscaleps`).
+    fn floor(self) -> Self;
+    /// `self` with its sign flipped where the integer-valued `n`
+    /// (`|n| < 2^22`) is odd.
+    fn flip_odd(self, n: Self) -> Self;
     /// `|self|` with the sign of `s`.
     fn sign_of(self, s: Self) -> Self;
     /// `self` with the lanes where `x` is a special value replaced as
@@ -113,8 +107,12 @@ impl Lanes for f32 {
         Real::pick(m, a, b)
     }
     #[inline(always)]
-    fn bit(self, b: u32) -> bool {
-        (self as i32 >> b) & 1 == 1
+    fn floor(self) -> f32 {
+        f32::floor(self)
+    }
+    #[inline(always)]
+    fn flip_odd(self, n: f32) -> f32 {
+        f32::from_bits(self.to_bits() ^ ((n as i32 as u32) << 31))
     }
     #[inline(always)]
     fn sign_of(self, s: f32) -> f32 {
@@ -157,18 +155,6 @@ pub(crate) fn poly<V: Lanes>(x: V, cs: &[f32]) -> V {
         acc = acc.fma(x, V::s(c));
     }
     acc
-}
-
-/// The last `N` coefficients of a float64 table, rounded to float32.
-pub(crate) const fn tail_f32<const N: usize>(cs: &[f64]) -> [f32; N] {
-    let mut out = [0f32; N];
-    let skip = cs.len() - N;
-    let mut i = 0;
-    while i < N {
-        out[i] = cs[skip + i] as f32;
-        i += 1;
-    }
-    out
 }
 
 /// A float32 function written over [`Lanes`].
@@ -325,10 +311,19 @@ mod x86 {
             V16(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
         }
         #[inline(always)]
-        fn bit(self, b: u32) -> __mmask16 {
+        fn floor(self) -> V16 {
+            V16(unsafe {
+                _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(self.0)
+            })
+        }
+        #[inline(always)]
+        fn flip_odd(self, n: V16) -> V16 {
             unsafe {
-                let k = _mm512_cvtps_epi32(self.0);
-                _mm512_test_epi32_mask(k, _mm512_set1_epi32(1 << b))
+                let odd = _mm512_slli_epi32::<31>(_mm512_cvtps_epi32(n.0));
+                V16(_mm512_castsi512_ps(_mm512_xor_si512(
+                    _mm512_castps_si512(self.0),
+                    odd,
+                )))
             }
         }
         #[inline(always)]

@@ -11,8 +11,9 @@
 //!
 //! The bodies are generic over [`Real`] (float32, float64). Polynomials
 //! are truncated Taylor series (or series derived from them) with exact
-//! rational coefficients (erfc's tail and float32's exponential,
-//! fitted, are the exceptions: see `erf.rs`, `exp.rs`), evaluated by
+//! rational coefficients (erfc's tail and the float32 bodies' series,
+//! fitted, are the exceptions: see `erf.rs`, `exp.rs`, `log.rs`,
+//! `trig.rs`), evaluated by
 //! Horner's rule with plain multiplies and adds, so every instruction-set
 //! path gives the same bits. The float32 bodies of `exp`, `log`, `sin`,
 //! `cos`, `sigmoid` and `tanh` are written once over [`lanes::Lanes`]

@@ -7,9 +7,11 @@
 //! by the quadrant `k mod 4`. Arguments past what the three-part
 //! reduction keeps exact go to the platform's scalar function. float32
 //! `sin` and `cos` run wholly in float32 (fused multiply-adds over
-//! [`Lanes`], sixteen at a time on AVX-512) up to `|x| = 6400` except
-//! within `2^-16` of a nonzero multiple of `pi/2`, and reduce in float64
-//! there and beyond; float32 `tan` runs wholly in float64.
+//! [`Lanes`], sixteen at a time on AVX-512) up to `|x| = 6400`: `sin`
+//! reduces by `pi` and `cos` by odd multiples of `pi/2`, each to one odd
+//! series over `|r| <= pi/2`; within `2^-16` of a zero of the function and
+//! beyond 6400 they reduce in float64. float32 `tan` runs wholly in
+//! float64.
 //!
 //! The inverses share one core, `atan` of a ratio `n / d` of non-negative
 //! pairs: the ratio is flipped to at most 1, moved next to one of the
@@ -20,7 +22,7 @@
 //! the result is rounded essentially once. float32 runs all of it in
 //! float64 through [`F64s`].
 
-use super::lanes::{lanes_f32, poly, tail_f32, Lanes, NAN_STAYS};
+use super::lanes::{lanes_f32, poly, Lanes, NAN_STAYS};
 use super::{horner, magic, two_prod, two_sum, F64s, Real, Unary};
 use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
 
@@ -174,7 +176,7 @@ fn tan<T: Real>(x: T) -> T {
 }
 
 /// float32 sine (`COS` false) or cosine for `|x| <= 2^28`, the path of
-/// the arguments [`sin_cos_far`] picks: the reduction runs in float64 as
+/// the arguments [`sin_far`] and [`cos_far`] pick: the reduction runs in float64 as
 /// in [`F64s`]'s route, then `r` rounds to float32 (half an ulp, which the functions pass on at most 1:1 since
 /// `|r| <= pi/4`) and both series run in float32, 8 lanes on AVX2. The
 /// sine's correction is under a tenth of it; the cosine keeps what
@@ -204,86 +206,121 @@ fn sin_cos_f32<const COS: bool>(x: f32) -> f32 {
 const SIN_COS_F32_FAST: f32 = 6400.0;
 
 /// `pi/2` in three float32 parts: the first two 12 bits wide, so that for
-/// `|k| < 2^12` both `k p1` and `k p2` are exact and so are the two
-/// subtractions (their results are multiples of `2^-29` below 1); the
-/// third is the rest rounded, `5.7e-18` from `pi/2` in all.
+/// `|k| < 2^12` both `k p1` and `k p2` are exact; the third is the rest
+/// rounded, `5.7e-18` from `pi/2` in all.
 const HALF_PI_F32: [f32; 3] = [1.570_800_8, -4.453_584_6e-6, -8.705_516e-10];
 
-/// The float32 series of [`sin_cos_f32`]: degree 9 and 10.
-const SIN_F32: [f32; 4] = tail_f32(&SIN_SERIES);
-const COS_F32: [f32; 4] = tail_f32(&COS_SERIES);
+/// `pi` in three float32 parts: [`HALF_PI_F32`] doubled (exactly).
+const PI_F32: [f32; 3] = [
+    2.0 * HALF_PI_F32[0],
+    2.0 * HALF_PI_F32[1],
+    2.0 * HALF_PI_F32[2],
+];
 
-/// `x = k pi/2 + r + rl` in float32 for `|x| <= SIN_COS_F32_FAST`:
-/// `(k, r, rl)`, from three fused steps of which only the last rounds;
-/// `rl` is what that rounding lost (computed from `t - r`, exact unless
-/// `r` is far below `t`, and the truncated `pi/2` is off by `5.7e-18 k`,
-/// so [`sin_cos_far`] sends remainders below `2^-16` to the wide path).
+/// `(sin r - r) / r^3` as a polynomial in `z = r^2` for `|r| <= pi/2`,
+/// fitted for least maximum relative error of `r + r^3 P(z)` (`2^-27.2`
+/// with these float32 coefficients); highest coefficient first.
+const SIN_F32_FIT: [f32; 4] = [2.605_777e-6, -1.980_966_5e-4, 8.333_068e-3, -1.666_666e-1];
+
+/// `x - k c` for an integer-valued `k` (`|k| < 2^12`) and `c` in three
+/// float32 parts ([`HALF_PI_F32`], [`PI_F32`]), as `(r, rl)`: two fused
+/// steps, then the third part subtracted with `rl` keeping what rounding
+/// `r` lost (`t - r` is exact unless `r` is far below `t`; the first two
+/// steps' roundings, up to half an ulp of `t` when `x` has finer bits
+/// than `r`, are not kept).
 #[inline(always)]
-fn reduce_half_pi_f32<V: Lanes>(x: V) -> (V, V, V) {
-    // The integer nearest to x 2/pi: adding 1.5 2^23 in the fused step
-    // leaves no fraction bits, and subtracting it again is exact.
-    const ROUND: f32 = 12_582_912.0;
-    let k = x.fma(V::s(std::f32::consts::FRAC_2_PI), V::s(ROUND)) - V::s(ROUND);
-    let [p1, p2, p3] = HALF_PI_F32;
-    let t = k.fma(V::s(-p2), k.fma(V::s(-p1), x));
-    let r = k.fma(V::s(-p3), t);
-    (k, r, k.fma(V::s(-p3), t - r))
+fn reduce_f32<V: Lanes>(x: V, k: V, [c1, c2, c3]: [f32; 3]) -> (V, V) {
+    let t = k.fma(V::s(-c2), k.fma(V::s(-c1), x));
+    let r = k.fma(V::s(-c3), t);
+    (r, k.fma(V::s(-c3), t - r))
 }
 
-/// The inputs [`sin_cos_lanes`] does not cover: past
-/// [`SIN_COS_F32_FAST`], and within `2^-16` of a nonzero multiple of
-/// `pi/2` (for spread-out inputs, about one in 50,000).
+/// `sin(r + rl)` for `|r| <= pi/2` (a hair more where the quotient rounded)
+/// and `rl` under half an ulp of `r`: `r + r^3 P(z)` with [`SIN_F32_FIT`],
+/// `z`'s rounding error `zl` carried into `z P` (at `|r|` near `pi/2` the
+/// term `r^3 P` is half the result, so each of its roundings counts), and
+/// `rl cos r` with `cos r ~ 1 - 4 r^2 / pi^2` (exact at 0 and `pi/2`,
+/// within 0.06 between).
 #[inline(always)]
-fn sin_cos_far<V: Lanes>(x: V) -> V::M {
-    let (k, r, _) = reduce_half_pi_f32(x);
-    let near = V::and(
-        r.mag().below(V::s(1.0 / 65_536.0)),
-        V::s(0.5).below(k.mag()),
-    );
-    V::or(V::s(SIN_COS_F32_FAST).below(x.mag()), near)
-}
-
-/// float32 sine (`COS` false) or cosine where [`sin_cos_far`] does not
-/// hold, in float32 with fused multiply-adds: the series of
-/// [`sin_cos_f32`] at `r` with `rl`'s first-order terms, picked by the
-/// quadrant.
-#[inline(always)]
-fn sin_cos_lanes<V: Lanes, const COS: bool>(x: V) -> V {
-    let (k, r, rl) = reduce_half_pi_f32(x);
+fn sin_f32_reduced<V: Lanes>(r: V, rl: V) -> V {
     let z = r * r;
-    let one = V::s(1.0);
-    let hz = V::s(0.5) * z;
-    let w = one - hz;
-    // sin(r + rl) = sin r + rl cos r, with cos r ~ w at rl's scale.
-    let s = r + (r * z).fma(poly(z, &SIN_F32), rl * w);
-    // cos(r + rl) = cos r - rl r; (1 - w) - hz is exactly what rounding
-    // w lost.
-    let c = w + (-r).fma(rl, (z * z).fma(poly(z, &COS_F32), (one - w) - hz));
-    let (odd, neg) = (k.bit(0), k.bit(1));
-    if COS {
-        let v = V::sel(odd, s, c);
-        V::sel(V::xor(odd, neg), -v, v).fixup(x, NAN_STAYS)
-    } else {
-        let v = V::sel(odd, c, s);
-        // sin(-0) is -0.
-        V::sel(neg, -v, v).fixup(x, NAN_STAYS | ZERO_STAYS)
-    }
+    let zl = r.fma(r, -z);
+    let p = poly(z, &SIN_F32_FIT);
+    let v = z.fma(p, zl * p);
+    let c = z.fma(V::s(-0.405_284_73), V::s(1.0));
+    r + r.fma(v, rl * c)
+}
+
+/// The integer nearest to `x / pi` and `x` reduced by it: `(k, r, rl)` with
+/// `x = k pi + r + rl` (adding `1.5 2^23` in the fused step leaves no
+/// fraction bits, and subtracting it again is exact).
+#[inline(always)]
+fn reduce_pi_f32<V: Lanes>(x: V) -> (V, V, V) {
+    const ROUND: f32 = 12_582_912.0;
+    let k = x.fma(V::s(std::f32::consts::FRAC_1_PI), V::s(ROUND)) - V::s(ROUND);
+    let (r, rl) = reduce_f32(x, k, PI_F32);
+    (k, r, rl)
+}
+
+/// For cosine: `j = 2 floor(x / pi) + 1`, the odd integer within about
+/// `pi/2` of `2x / pi` (the quotient's rounding may move it by one, which
+/// takes `r` a hair past `pi/2`), and `x = j pi/2 + r + rl`.
+#[inline(always)]
+fn reduce_odd_half_pi_f32<V: Lanes>(x: V) -> (V, V, V) {
+    let h = (x * V::s(std::f32::consts::FRAC_1_PI)).floor();
+    let (r, rl) = reduce_f32(x, h.fma(V::s(2.0), V::s(1.0)), HALF_PI_F32);
+    (h, r, rl)
+}
+
+/// The inputs the float32 sine does not cover: past [`SIN_COS_F32_FAST`],
+/// and within `2^-16` of a nonzero multiple of `pi` (where the truncated
+/// `pi` would show; for spread-out inputs, about one in 100,000). A
+/// remainder that small with `k = 0` is `x` itself, below 1.
+#[inline(always)]
+fn sin_far<V: Lanes>(x: V) -> V::M {
+    let (_, r, _) = reduce_pi_f32(x);
+    let a = x.mag();
+    let near = V::and(r.mag().below(V::s(1.0 / 65_536.0)), V::s(1.0).below(a));
+    V::or(V::s(SIN_COS_F32_FAST).below(a), near)
+}
+
+/// The cosine's counterpart of [`sin_far`]: within `2^-16` of an odd
+/// multiple of `pi/2` (`j` is never zero).
+#[inline(always)]
+fn cos_far<V: Lanes>(x: V) -> V::M {
+    let (_, r, _) = reduce_odd_half_pi_f32(x);
+    V::or(
+        V::s(SIN_COS_F32_FAST).below(x.mag()),
+        r.mag().below(V::s(1.0 / 65_536.0)),
+    )
+}
+
+/// float32 sine where [`sin_far`] does not hold, in float32 with fused
+/// multiply-adds: `x = k pi + r`, `sin x = (-1)^k sin r` by one odd
+/// series. Within 1.74 ulp over every float32 it covers.
+#[inline(always)]
+fn sin_lanes<V: Lanes>(x: V) -> V {
+    let (k, r, rl) = reduce_pi_f32(x);
+    // sin(-0) is -0.
+    sin_f32_reduced(r, rl)
+        .flip_odd(k)
+        .fixup(x, NAN_STAYS | ZERO_STAYS)
+}
+
+/// float32 cosine where [`cos_far`] does not hold: `x = j pi/2 + r` with
+/// `j = 2h + 1`, `cos x = (-1)^(h+1) sin r`. Within 1.92 ulp over every
+/// float32 it covers (the worst below 1, where `r = x - pi/2` cannot hold
+/// all of `x`'s bits).
+#[inline(always)]
+fn cos_lanes<V: Lanes>(x: V) -> V {
+    let (h, r, rl) = reduce_odd_half_pi_f32(x);
+    (-sin_f32_reduced(r, rl)).flip_odd(h).fixup(x, NAN_STAYS)
 }
 
 /// [`Lanes::fixup`]'s table entry that makes a zero input the result.
 const ZERO_STAYS: u32 = 1 << 8;
 
-#[inline(always)]
-fn sin_lanes<V: Lanes>(x: V) -> V {
-    sin_cos_lanes::<V, false>(x)
-}
-
-#[inline(always)]
-fn cos_lanes<V: Lanes>(x: V) -> V {
-    sin_cos_lanes::<V, true>(x)
-}
-
-/// float32 sine or cosine where [`sin_cos_far`] holds: [`sin_cos_f32`] up
+/// float32 sine or cosine where [`sin_far`] or [`cos_far`] holds: [`sin_cos_f32`] up
 /// to `2^28`, the platform's function beyond (and for infinities).
 fn sin_cos_wide<const COS: bool>(x: f32) -> f32 {
     match (x.abs() <= (1u32 << 28) as f32, COS) {
@@ -293,8 +330,8 @@ fn sin_cos_wide<const COS: bool>(x: f32) -> f32 {
     }
 }
 
-lanes_f32!(Sin => sin_lanes, far sin_cos_far => sin_cos_wide::<false>);
-lanes_f32!(Cos => cos_lanes, far sin_cos_far => sin_cos_wide::<true>);
+lanes_f32!(Sin => sin_lanes, far sin_far => sin_cos_wide::<false>);
+lanes_f32!(Cos => cos_lanes, far cos_far => sin_cos_wide::<true>);
 
 /// float32 tangent, all in float64 (its division needs the width).
 #[inline(always)]
