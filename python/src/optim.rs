@@ -20,8 +20,9 @@ fn tensors(seq: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
 /// its j-th scalar (step count, ...) and `options` the hyper-parameters by
 /// name, flags as 0 or 1. With `counts` (each parameter's step count
 /// tensor), `scalars` is empty: the counts go up by one and their new
-/// values are the scalars (`ferrograd::optim::step_counted`); NAdam's
-/// momentum products go in `products` (one-element tensors, updated too).
+/// values are the scalars (`ferrograd::optim::step_counted`); the rule's
+/// other numbers kept in one-element tensors go in `products` (NAdam's
+/// momentum products; ASGD's `eta`s, then its `mu`s), updated too.
 #[pyfunction]
 #[pyo3(signature = (rule, params, grads, states, scalars, options, counts=None, products=None))]
 #[allow(clippy::too_many_arguments)]

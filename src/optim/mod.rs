@@ -75,7 +75,11 @@ macro_rules! option_doc {
         "How fast the momentum schedule `mu_t` warms up."
     };
     (alpha) => {
-        "Smoothing constant of the running averages."
+        "RMSprop: smoothing constant of the running averages; ASGD: the power in the decay of \
+         the step size `eta`."
+    };
+    (t0) => {
+        "The step from which ASGD averages the iterates."
     };
     (centered) => {
         "Normalize by an estimate of the gradient's variance."
@@ -243,79 +247,87 @@ macro_rules! updates {
 }
 
 /// [`step`] for a rule whose scalars are kept in tensors: the step count
-/// (`adam`, `adamax`, `radam`, `adagrad`, `nadam`), kept per parameter in
-/// `counts[i]` (a one-element tensor, as `state["step"]` in torch): every
-/// count goes up by one, in place, and its new value is the parameter's
-/// first scalar. NAdam's second scalar is the product of its momentum
-/// coefficients, kept in `products[i]` (a one-element tensor, as
-/// `state["mu_product"]`): it is multiplied by this step's coefficient in
-/// its own dtype (as `mu_product *= mu` does) and its new value is used;
-/// `products` is empty for the other rules. Nothing is written when the
-/// step fails its checks. A captured program records the counts and
-/// products as tensors, so its replay counts on from their values then.
+/// (`adam`, `adamax`, `radam`, `adagrad`, `nadam`, `asgd`), kept per
+/// parameter in `counts[i]` (a one-element tensor, as `state["step"]` in
+/// torch), goes up by one, in place. `kept` holds the rule's other numbers
+/// as one-element tensors, and is empty for the rules not named here:
+/// - NAdam: the product of its momentum coefficients per parameter
+///   (`state["mu_product"]`), multiplied by this step's coefficient in its
+///   own dtype (as `mu_product *= mu` does); the step's scalars are the
+///   new count and the new product.
+/// - ASGD: `eta` of every parameter, then `mu` of every parameter
+///   (`state["eta"]`, `state["mu"]`); the step's scalars are their values,
+///   and afterwards they are set to [`Asgd::schedule`] of the new count,
+///   rounded to their dtype (as `eta.copy_(...)` does).
+///
+/// The other rules' scalar is the new count. Nothing is written when the
+/// step fails its checks. A captured program records the counts and kept
+/// numbers as tensors, so its replay counts on from their values then.
 pub fn step_counted(
     update: &Update,
     params: &[Tensor],
     grads: &[Tensor],
     states: &[&[Tensor]],
     counts: &[Tensor],
-    products: &[Tensor],
+    kept: &[Tensor],
 ) -> Result<()> {
     if crate::compile::records() {
         let states: Vec<Vec<Tensor>> = states.iter().map(|s| s.to_vec()).collect();
-        return Tensor::optimizer_step_counted(update, params, grads, &states, counts, products);
+        return Tensor::optimizer_step_counted(update, params, grads, &states, counts, kept);
     }
-    let one_each = |what: &str, ts: &[Tensor]| -> Result<()> {
-        if ts.len() != params.len() || ts.iter().any(|c| c.numel() != 1) {
+    let n = params.len();
+    let one_each = |what: &str, ts: &[Tensor], per: usize| -> Result<()> {
+        if ts.len() != per * n || ts.iter().any(|c| c.numel() != 1) {
             return Err(Error::value(format!(
-                "optimizer step: expected one one-element {what} per parameter ({}), got {} \
-                 of {:?} elements",
-                params.len(),
+                "optimizer step: expected {per} one-element {what} per parameter ({n} \
+                 parameters), got {} of {:?} elements",
                 ts.len(),
                 ts.iter().map(Tensor::numel).collect::<Vec<_>>()
             )));
         }
         Ok(())
     };
-    one_each("step count", counts)?;
-    let nadam = match update {
-        Update::NAdam(h) => Some(h),
-        _ => None,
-    };
-    match nadam {
-        Some(_) => one_each("momentum product", products)?,
-        None if !products.is_empty() => {
+    one_each("step count", counts, 1)?;
+    match update {
+        Update::NAdam(_) => one_each("momentum product", kept, 1)?,
+        Update::Asgd(_) => one_each("`eta` and `mu`", kept, 2)?,
+        _ if !kept.is_empty() => {
             return Err(Error::value(format!(
-                "optimizer step: only nadam keeps momentum products, not {}",
+                "optimizer step: only nadam and asgd keep numbers in tensors besides the step \
+                 count, not {}",
                 update.name()
             )))
         }
-        None => {}
+        _ => {}
     }
     let next = counts
         .iter()
         .map(|c| Ok(c.item()?.to_f64() + 1.0))
         .collect::<Result<Vec<f64>>>()?;
-    // NAdam's new products, written only once the step has run.
-    let new_products = match nadam {
-        Some(h) => products
-            .iter()
-            .zip(&next)
-            .map(|(p, &t)| p.mul(&Tensor::scalar(h.mu(t))))
-            .collect::<Result<Vec<Tensor>>>()?,
-        None => Vec::new(),
+    let values =
+        |ts: &[Tensor]| -> Result<Vec<f64>> { ts.iter().map(|t| Ok(t.item()?.to_f64())).collect() };
+    // The kept numbers' new values, written only once the step has run.
+    let (scalars, new_kept): (Vec<Vec<f64>>, Vec<f64>) = match update {
+        Update::NAdam(h) => {
+            let products = kept
+                .iter()
+                .zip(&next)
+                .map(|(p, &t)| p.mul(&Tensor::scalar(h.mu(t))))
+                .collect::<Result<Vec<Tensor>>>()?;
+            let products = values(&products)?;
+            (vec![next.clone(), products.clone()], products)
+        }
+        Update::Asgd(h) => {
+            let (etas, mus): (Vec<f64>, Vec<f64>) = next.iter().map(|&t| h.schedule(t)).unzip();
+            let now = vec![values(&kept[..n])?, values(&kept[n..])?];
+            (now, [etas, mus].concat())
+        }
+        _ => (vec![next.clone()], Vec::new()),
     };
-    let values = new_products
-        .iter()
-        .map(|p| Ok(p.item()?.to_f64()))
-        .collect::<Result<Vec<f64>>>()?;
-    let scalars: Vec<&[f64]> = match nadam {
-        Some(_) => vec![&next, &values],
-        None => vec![&next],
-    };
+    let scalars: Vec<&[f64]> = scalars.iter().map(Vec::as_slice).collect();
     step(update, params, grads, states, &scalars)?;
-    for (p, new) in products.iter().zip(&new_products) {
-        p.copy_(new)?;
+    for (t, &v) in kept.iter().zip(&new_kept) {
+        t.fill_(Scalar::Float(v))?;
     }
     let one = Tensor::scalar(1i64);
     for c in counts {
@@ -375,7 +387,7 @@ impl<'a> crate::compile::Capturable<'a> for &'a Update {
 
 updates! {
     Sgd => "sgd": "`fresh` (1 for a momentum buffer created by this step, else 0; with momentum only)",
-    Asgd => "asgd": "`eta`, `mu` (their values before this step)",
+    Asgd => "asgd": "`eta`, `mu` (their values before this step; with [`step_counted`], kept in tensors)",
     Rprop => "rprop": "none",
     Adagrad => "adagrad": "`step` (the step count after this step: 1 on the first)",
     RmsProp => "rmsprop": "none",

@@ -52,11 +52,20 @@ impl Rule for Sgd {
 
 hyper_parameters! {
     /// ASGD's hyper-parameters. Its step size `eta` and averaging weight
-    /// `mu` change every step (torch's schedule) and come with each
-    /// parameter as scalars.
+    /// `mu` change every step ([`Asgd::schedule`], torch's) and come with
+    /// each parameter as scalars.
     pub struct Asgd {
-        lambd, weight_decay: f64,
+        lr, lambd, alpha, t0, weight_decay: f64,
         maximize: bool,
+    }
+}
+
+impl Asgd {
+    /// `eta` and `mu` for the step after step `t`: `lr / (1 + lambd lr
+    /// t)^alpha` and `1 / max(1, t - t0)`, in float64.
+    pub fn schedule(&self, t: f64) -> (f64, f64) {
+        let eta = self.lr / (1.0 + self.lambd * self.lr * t).powf(self.alpha);
+        (eta, 1.0 / (t - self.t0).max(1.0))
     }
 }
 
@@ -183,7 +192,10 @@ mod tests {
     #[test]
     fn asgd_scales_steps_and_averages_once_mu_drops_below_one() {
         let h = Asgd {
+            lr: 0.5,
             lambd: 0.1,
+            alpha: 0.75,
+            t0: 1e6,
             weight_decay: 0.0,
             maximize: false,
         };
@@ -193,6 +205,59 @@ mod tests {
         close(&s[0], &[moved]);
         let (_, s) = one_step(Update::Asgd(h), &[1.0], &[2.0], &[&[5.0]], &[0.5, 0.25]);
         close(&s[0], &[5.0 + (moved - 5.0) * 0.25]);
+    }
+
+    #[test]
+    fn counted_asgd_reads_and_schedules_eta_and_mu_in_their_tensors() {
+        use crate::{DType, Tensor};
+        let h = Asgd {
+            lr: 0.2,
+            lambd: 0.3,
+            alpha: 0.75,
+            t0: 1.0,
+            weight_decay: 0.1,
+            maximize: false,
+        };
+        let scalar = |v: f64| Tensor::scalar_tensor(v, DType::Float32);
+        let p = Tensor::from_slice(&[1.0f64, -2.0], &[2]).unwrap();
+        let ax = Tensor::zeros(&[2], DType::Float64);
+        let (count, eta, mu) = (scalar(0.0), scalar(0.2), scalar(1.0));
+        let g = [0.5f64, 0.25];
+        let (mut x, mut avg) = ([1.0f64, -2.0], [0.0f64; 2]);
+        let (mut eta_now, mut mu_now) = (0.2f32 as f64, 1.0);
+        for t in 1..=4 {
+            let grad = Tensor::from_slice(&g, &[2]).unwrap();
+            super::super::step_counted(
+                &Update::Asgd(h),
+                std::slice::from_ref(&p),
+                &[grad],
+                &[std::slice::from_ref(&ax)],
+                std::slice::from_ref(&count),
+                &[eta.clone(), mu.clone()],
+            )
+            .unwrap();
+            // By hand: the step uses the tensors' values, then they take
+            // the schedule of the new count, rounded to float32.
+            for i in 0..2 {
+                let gi = g[i] + 0.1 * x[i];
+                x[i] = x[i] * (1.0 - 0.3 * eta_now) - eta_now * gi;
+                avg[i] = if mu_now != 1.0 {
+                    avg[i] + (x[i] - avg[i]) * mu_now
+                } else {
+                    x[i]
+                };
+            }
+            let t = t as f64;
+            eta_now = (0.2 / (1.0 + 0.3 * 0.2 * t).powf(0.75)) as f32 as f64;
+            mu_now = (1.0 / (t - 1.0).max(1.0)) as f32 as f64;
+            close(&p.to_vec::<f64>(), &x);
+            close(&ax.to_vec::<f64>(), &avg);
+            assert_eq!(count.to_vec::<f32>(), vec![t as f32]);
+            assert_eq!(eta.to_vec::<f32>(), vec![eta_now as f32]);
+            assert_eq!(mu.to_vec::<f32>(), vec![mu_now as f32]);
+        }
+        // Averaging started (mu fell below 1 after step 2).
+        assert!(mu_now < 1.0 && avg != x);
     }
 
     #[test]

@@ -541,6 +541,8 @@ OPTIMIZERS = {
     "rprop": lambda ps: torch.optim.Rprop(ps, lr=0.01),
     "nadam": lambda ps: torch.optim.NAdam(ps, lr=0.01),
     "nadamw": lambda ps: torch.optim.NAdam(ps, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    # t0=2: the average starts following the iterates' mean within the six steps.
+    "asgd": lambda ps: torch.optim.ASGD(ps, lr=0.05, lambd=0.01, t0=2, weight_decay=0.1),
 }
 
 

@@ -56,9 +56,11 @@ def counted(
     state_steps: list[Tensor], products: list[Tensor] | None = None, **options: Any,
 ) -> None:  # fmt: skip
     """:func:`in_core` for a rule whose per-parameter numbers live in tensors: the core adds one
-    to every count tensor of ``state_steps`` and uses the new counts (and, for NAdam, multiplies
+    to every count tensor of ``state_steps`` and uses the new counts; for NAdam it multiplies
     each momentum product tensor of ``products`` by the step's coefficient and uses the new
-    product), so no number is read into Python (a compiled step replays the whole update)."""
+    product; for ASGD ``products`` holds every ``eta`` tensor, then every ``mu``, whose values
+    the step uses and which it then sets for the next step. No number is read into Python (a
+    compiled step replays the whole update)."""
     numbers = {name: float(_get_value(_to_scalar(value))) for name, value in options.items()}
     _core._optimizer_step(rule, params, grads, states, [], numbers, state_steps, products)
 

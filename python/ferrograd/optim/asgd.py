@@ -105,15 +105,14 @@ def asgd(
         etas[i].fill_(_get_value(lr / ((1 + lambd * lr * step) ** alpha)))
         mus[i].fill_(1 / max(1, step - t0))
 
-    if _steps.core_ok(differentiable, params, grads, axs):
-        steps = _steps.count(state_steps)
-        # ``eta`` and ``mu`` are read from their (float32) state tensors, as the loop below does.
-        scalars = [[float(eta) for eta in etas], [float(mu) for mu in mus]]
-        _steps.in_core(
-            "asgd", params, grads, [axs], scalars, lambd=lambd, weight_decay=weight_decay, maximize=maximize
-        )
-        for i, step in enumerate(steps):
-            schedule(i, step)
+    if not isinstance(lr, Tensor) and _steps.core_ok(differentiable, params, grads, axs):
+        # The core reads ``eta`` and ``mu`` from their state tensors, counts the steps and sets
+        # the next ``eta`` and ``mu``, so no number passes through Python (a compiled step
+        # replays the whole update).
+        _steps.counted(
+            "asgd", params, grads, [axs], state_steps, [*etas, *mus], lr=lr, lambd=lambd,
+            alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize,
+        )  # fmt: skip
         return
 
     steps = _steps.per_tensor(params, grads, state_steps, axs, maximize=maximize, weight_decay=weight_decay)
