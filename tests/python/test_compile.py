@@ -415,12 +415,13 @@ def test_a_dropout_training_step_replays_with_the_eager_masks():
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
+def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype, reduce):
     dt = getattr(torch, dtype)
 
     def f(a, b, c):
-        return ((a * b + c).tanh() * a - (c / b).sigmoid()).sum()
+        return getattr((a * b + c).tanh() * a - (c / b).sigmoid(), reduce)()
 
     cf = torch.compile(f)
     g = np.random.default_rng(7)
@@ -435,7 +436,7 @@ def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype):
         for a, b in zip(leaves, twins, strict=True):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol)
     ops = [e.ops for e in cf._ferrograd_compiled.programs()]
-    # The sum joins the loop: the elements are never written.
+    # The sum or mean joins the loop: the elements are never written.
     assert ops and all(o == ["fused_elementwise"] for o in ops), ops
 
 
@@ -468,8 +469,20 @@ def test_a_sum_joins_the_loop_only_when_nothing_else_reads_the_elements():
     def converted(a, b):
         return (a * b).exp().sum(dtype=torch.float64)  # another dtype: the unfused operations run
 
+    def converted_mean(a, b):
+        return (a * b).exp().mean(dtype=torch.float64)
+
+    def per_row(a, b):
+        return (a * b).exp().view(200, 200).mean(1)  # not a full reduction: stays a row of its own
+
     g = np.random.default_rng(8)
-    for f, ops in ((shared, ["fused_elementwise", "sum"]), (converted, ["fused_elementwise"])):
+    cases = (
+        (shared, ["fused_elementwise", "sum"]),
+        (converted, ["fused_elementwise"]),
+        (converted_mean, ["fused_elementwise"]),
+        (per_row, ["fused_elementwise", "view", "mean"]),
+    )
+    for f, ops in cases:
         cf = torch.compile(f)
         for _ in range(2):
             a, b = (torch.tensor(g.normal(size=40_000), dtype=torch.float32) for _ in range(2))
@@ -481,10 +494,31 @@ def test_a_sum_joins_the_loop_only_when_nothing_else_reads_the_elements():
             for x, y in zip(got, want, strict=True):
                 assert x.dtype == y.dtype
                 np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-5)
-            got[0].backward()
-            want[0].backward()
+            got[0].sum().backward()
+            want[0].sum().backward()
             np.testing.assert_allclose(a.grad.numpy(), a2.grad.numpy(), rtol=1e-5)
         assert [e.ops for e in cf._ferrograd_compiled.programs()] == [ops]
+
+
+def test_a_fused_mean_takes_second_derivatives():
+    def f(x, w):
+        return (x * x * w).tanh().mean()
+
+    cf = torch.compile(f)
+    x, w = torch.randn(5, 4, dtype=torch.float64, requires_grad=True), torch.randn(5, 4, dtype=torch.float64)
+    hess = []
+    for fn in (cf, f):
+        (gx,) = torch.autograd.grad(fn(x, w), x, create_graph=True)
+        (hx,) = torch.autograd.grad(gx.sum(), x)
+        hess.append(hx.numpy())
+    # d2/dx2 of mean(tanh(w x^2)) by hand: (2w sech^2 u - 8 w^2 x^2 tanh u sech^2 u) / n, u = w x^2.
+    xn, wn = x.detach().numpy(), w.numpy()
+    u = wn * xn * xn
+    sech2 = 1 / np.cosh(u) ** 2
+    want = (2 * wn * sech2 - 8 * wn**2 * xn**2 * np.tanh(u) * sech2) / xn.size
+    np.testing.assert_allclose(hess[0], want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hess[1], want, rtol=1e-10, atol=1e-12)
+    assert [e.ops for e in cf._ferrograd_compiled.programs()] == [["fused_elementwise"]]
 
 
 def test_fused_runs_take_second_derivatives():

@@ -1,6 +1,6 @@
 //! Which rows of a captured program fuse: runs of consecutive elementwise
 //! rows whose intermediate results nothing else reads, and a full `sum`
-//! of such a run's result, become one `fused_elementwise` row.
+//! or `mean` of such a run's result, become one `fused_elementwise` row.
 
 use super::{fused_shape, operands, step_of, FusedPlan, PlanSteps, Sweep};
 use crate::compile::{Program, Row, Source};
@@ -62,13 +62,13 @@ fn closed(rows: &[(Row, usize)], readers: &[usize]) -> bool {
     })
 }
 
-/// Whether `row` is a `sum` of everything the last row of `group` gave
-/// (a result nothing else reads) to one value.
+/// Whether `row` is a `sum` or `mean` of everything the last row of
+/// `group` gave (a result nothing else reads) to one value.
 fn sums_group(row: &Row, group: &[(Row, usize)], readers: &[usize]) -> bool {
     let Some((last, id)) = group.last() else {
         return false;
     };
-    row.name == "sum"
+    matches!(row.name, "sum" | "mean")
         && row.inputs.len() == 1
         && matches!(row.inputs[0], Source::Value(i) if i == *id)
         && readers[*id] == 1
@@ -78,7 +78,7 @@ fn sums_group(row: &Row, group: &[(Row, usize)], readers: &[usize]) -> bool {
 
 /// Ends a run of fusable rows: its longest closed prefixes (of two rows or
 /// more) become fused rows, the other rows stay as they are. `sum`, a
-/// row summing the run's result, joins the run's last fused row (which
+/// row summing (or averaging) the run's result, joins the run's last fused row (which
 /// may then be a single row).
 fn flush(
     group: &mut Vec<(Row, usize)>,
@@ -155,6 +155,7 @@ fn emit(rows: Vec<(Row, usize)>, sum: Option<Row>, out: &mut Vec<Row>) {
         inputs: n_in,
         steps,
         sum: sum.is_some(),
+        mean: sum.as_ref().is_some_and(|r| r.name == "mean"),
     }));
     let grad_mode = rows[0].0.grad_mode;
     // The sum's dtype: a summed group runs fused only when it is the

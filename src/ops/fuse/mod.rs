@@ -14,9 +14,10 @@
 //! do not fit (another dtype or shape, a strided operand, forward-mode
 //! tangents) runs the original operations instead.
 //!
-//! A full `sum` of a group's result, when nothing else reads the
-//! elements, joins the group (see `group.rs`): the loop adds each
-//! block's results in f64 and writes no elements.
+//! A full `sum` or `mean` of a group's result, when nothing else reads
+//! the elements, joins the group (see `group.rs`): the loop adds each
+//! block's results in f64 and writes no elements (a mean divides the
+//! total by the count, and its gradient is scaled as eager's is).
 
 use crate::autograd::{derivatives, sum_to};
 use crate::kernels::access::{elem_ptr, lock};
@@ -64,6 +65,8 @@ struct PlanSteps {
     /// Whether the group's result is summed to one value (a full `sum`
     /// fused into the loop, so the elements are never written).
     sum: bool,
+    /// Whether that sum is divided by the number of elements (a `mean`).
+    mean: bool,
     /// The reverse sweep's bookkeeping, fixed by the steps.
     sweep: Sweep,
 }
@@ -238,6 +241,17 @@ fn emit2<T: Elem>(dst: &mut [T], first: bool, a: &[T], b: &[T], f: impl Fn(T, T)
 }
 
 impl FusedPlan {
+    /// The gradient of a fused `mean`'s elements from `g`, the gradient of
+    /// its result (`g / n` as eager's formula computes it); `g` itself
+    /// for a sum.
+    fn mean_scaled(&self, g: &Tensor, n: usize) -> Result<Tensor> {
+        if self.0.mean {
+            g.mul(&Tensor::scalar(1.0 / n as f64))
+        } else {
+            Ok(g.clone())
+        }
+    }
+
     /// The steps whose results the forward keeps for backward: the float
     /// functions (dearer to compute again than to read), but the last.
     /// (A summed group keeps its last step's too: its result is not
@@ -481,7 +495,8 @@ impl FusedPlan {
         let mut grads: Vec<Option<Tensor>> = vec![None; regs.len()];
         let last = &regs[regs.len() - 1];
         grads[regs.len() - 1] = Some(if self.0.sum {
-            g.expand(&last.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?
+            let g = g.expand(&last.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?;
+            self.mean_scaled(&g, last.numel())?
         } else {
             g.clone()
         });
@@ -621,7 +636,7 @@ fn forward_typed<T: Elem>(
     parts(n, &|p, s, e| fwd_part_best(&cx, p, s, e));
     drop(_g);
     if plan.0.sum {
-        let total: f64 = sums.iter().sum();
+        let total: f64 = sums.iter().sum::<f64>() / if plan.0.mean { n as f64 } else { 1.0 };
         // SAFETY: the result is a new one-element tensor of dtype T.
         unsafe { *elem_ptr::<T>(&out) = T::of_f64(total) };
     }
@@ -639,6 +654,7 @@ fn backward_typed<T: Elem>(
         return Err(Error::runtime("fused operands changed"));
     };
     let n: usize = shape.iter().product();
+    let g = &plan.mean_scaled(g, n)?;
     // One value everywhere (the gradient of a sum) is read as a splat.
     let g_splat = g.numel() == 1 || g.strides().iter().all(|&s| s == 0);
     let g = if g_splat { g.clone() } else { g.contiguous() };
