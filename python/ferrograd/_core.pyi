@@ -3332,8 +3332,9 @@ def _optimizer_step(rule: Any, params: Any, grads: Any, states: Any, scalars: An
     its j-th scalar (step count, ...) and `options` the hyper-parameters by
     name, flags as 0 or 1. With `counts` (each parameter's step count
     tensor), `scalars` is empty: the counts go up by one and their new
-    values are the scalars (`ferrograd::optim::step_counted`); NAdam's
-    momentum products go in `products` (one-element tensors, updated too).
+    values are the scalars (`ferrograd::optim::step_counted`); the rule's
+    other numbers kept in one-element tensors go in `products` (NAdam's
+    momentum products; ASGD's `eta`s, then its `mu`s), updated too.
     """
 def _panic_in_kernel(on_pool: Any, work: Any) -> Tensor:
     """Panics inside a kernel run the way every binding runs one (on the
