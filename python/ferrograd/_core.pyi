@@ -3088,6 +3088,15 @@ class _ProfilerResult:
 @final
 class _Program:
     """A recorded program (see `ferrograd::compile::Program`)."""
+    def backward_fallback(self) -> Any:
+        """Why its replays in grad mode record a node per operation, once a
+        replay found out; `None` otherwise.
+        """
+    def backward_operations(self) -> Any:
+        """The operations of the backward program its replays in grad mode
+        run as one node, once a replay derived it; `None` before that or
+        when it replays operation by operation.
+        """
     def constant_ids(self) -> Any:
         """Identities of the tensors the program reads by reference (compare
         with `_tensor_id`).

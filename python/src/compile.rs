@@ -45,6 +45,19 @@ impl PyProgram {
         self.0.operations()
     }
 
+    /// The operations of the backward program its replays in grad mode
+    /// run as one node, once a replay derived it; `None` before that or
+    /// when it replays operation by operation.
+    fn backward_operations(&self) -> Option<Vec<&'static str>> {
+        self.0.backward_operations()
+    }
+
+    /// Why its replays in grad mode record a node per operation, once a
+    /// replay found out; `None` otherwise.
+    fn backward_fallback(&self) -> Option<String> {
+        self.0.backward_fallback()
+    }
+
     /// Identities of the tensors the program reads by reference (compare
     /// with `_tensor_id`).
     fn constant_ids(&self) -> Vec<usize> {
@@ -506,6 +519,7 @@ fn _capture_end(outputs: &Bound<'_, PyAny>) -> PyResult<(Option<PyProgram>, Opti
     Ok(match compile::end(&outs) {
         Captured::Program(mut p) => {
             p.fuse();
+            p.compile_backward();
             (Some(PyProgram(Arc::new(p))), None)
         }
         Captured::Broken(why) => (None, Some(why)),

@@ -40,6 +40,7 @@ pub use anomaly::{
 pub use current::{current_graph_task_id, will_engine_execute_node, will_engine_run_node};
 pub(crate) use custom::FORMULAS as HELPER_FORMULAS;
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
+pub(crate) use engine::validate_for;
 pub use engine::{
     backward_edges, grad_batched, grad_edges, parallel_waves, row_by_row_nodes, EngineOptions,
     GradInput,
@@ -61,6 +62,7 @@ pub use grad_mode::{
 pub(crate) use inplace::check_write;
 pub use inplace::{increment_version, inplace, CopySlices, OverlappingViewGrad};
 pub use mutation::{close_mutation_context, open_mutation_context};
+pub(crate) use node::next_sequence_nr;
 pub use node::{
     node_id, Attachment, Edge, Grads, Node, NodeCore, PostHook, PreHook, SavedValue, TensorHook,
     TensorMeta,
@@ -313,11 +315,13 @@ pub fn gradient_edge(t: &Tensor) -> Option<Edge> {
 /// mode is on exactly when `create_graph` is, so this is how a backward
 /// formula knows it builds no graph and may run a fused kernel in place of
 /// its composed, differentiable form (Note [Fused backward] in
-/// `ops/pointwise/mod.rs`). Two thread-local/atomic reads: cheap enough
-/// for every small op.
+/// `ops/pointwise/mod.rs`). A capture recording the formula's operations
+/// (the backward of a compiled program, `ops::compiled`) needs the
+/// composed form too. A few thread-local/atomic reads: cheap enough for
+/// every small op.
 #[inline]
 pub(crate) fn records_nothing(operands: &[&Tensor]) -> bool {
-    !is_grad_enabled() && !forward::any_tangent(operands)
+    !is_grad_enabled() && !forward::any_tangent(operands) && !crate::compile::records()
 }
 
 /// Called with every node just recorded: anomaly mode attaches the

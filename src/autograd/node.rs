@@ -202,6 +202,12 @@ impl Hooks {
 static NEXT_SEQUENCE_NR: AtomicU64 = AtomicU64::new(1);
 static NEXT_HOOK_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The sequence number the next node made (on any thread) will get: nodes
+/// made from now on have this one or larger.
+pub(crate) fn next_sequence_nr() -> u64 {
+    NEXT_SEQUENCE_NR.load(Ordering::Relaxed)
+}
+
 /// A fresh id for a hook handle.
 pub(crate) fn next_hook_id() -> u64 {
     NEXT_HOOK_ID.fetch_add(1, Ordering::Relaxed)

@@ -80,6 +80,26 @@ pub(crate) fn nll_forward<T: Float>(
     })
 }
 
+/// [`Nll::total_weight`] alone: the sum, in row order, of the weights of
+/// the targets not ignored.
+pub(crate) fn nll_total_weight<T: Float>(
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    ignore_index: i64,
+    n_classes: usize,
+) -> Result<f64> {
+    let reads: Vec<&Tensor> = [Some(target), weight].into_iter().flatten().collect();
+    let _g = lock(&reads, None);
+    // SAFETY: both are read-locked, contiguous and of the types named.
+    let (ts, w) = unsafe { (slice::<i64>(target), weight.map(|w| slice::<T>(w))) };
+    let picked = classes(ts, n_classes, ignore_index)?;
+    let mut total_weight = 0.0;
+    for t in picked.into_iter().flatten() {
+        total_weight += class_weight(w, t);
+    }
+    Ok(total_weight)
+}
+
 /// The gradient of the loss in `x`: zeros of `rows × classes` with
 /// `-w[t] coef[r]` at each row's target class, `coef` being the output
 /// gradient per row (`per_row`) or one value for all rows.

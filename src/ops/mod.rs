@@ -13,6 +13,7 @@
 mod basic;
 mod binary;
 mod capture_args;
+mod compiled;
 mod complex;
 pub mod conv;
 mod creation;

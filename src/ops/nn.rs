@@ -300,6 +300,31 @@ fn check_nll(x: &Tensor, target: &Tensor, weight: Option<&Tensor>) -> Result<()>
     Ok(())
 }
 
+impl Tensor {
+    /// The gradient of `nll_loss` in its input of `shape` (`rows ×
+    /// classes`) from this output gradient, the total weight of the
+    /// targets taken from `target` and `weight` again (one operation, as
+    /// a capture records it: the backward of a compiled program).
+    pub fn nll_loss_backward(
+        &self,
+        shape: &[usize],
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: Reduction,
+        ignore_index: i64,
+    ) -> Result<Tensor> {
+        crate::autograd::captured!(nll_loss_backward (&self, shape: &[usize], target: &Tensor, weight: Option<&Tensor>, reduction: Reduction, ignore_index: i64) -> Tensor {
+            let classes = shape.last().copied().unwrap_or(1);
+            let dt = self.dtype();
+            let total = dispatch_float!(dt, T => loss::nll_total_weight::<T>(
+                target, weight, ignore_index, classes)?,
+                else unreachable!("nll_loss checks its dtype"));
+            let total_weight = Tensor::full(&[], total, dt);
+            nll_backward(self, target, weight, &total_weight, reduction, ignore_index, shape)
+        })
+    }
+}
+
 /// The gradient of `nll_loss` in its (`rows × classes`) input from the
 /// output gradient `g`: `-w[t] g` at each row's target, divided by the
 /// total weight for `'mean'`.
@@ -453,9 +478,8 @@ derivatives! {
         }
         backward |ctx, g| {
             let (x, target, weight) = (ctx.saved(0)?, ctx.saved(1)?, ctx.saved_opt(2)?);
-            let total_weight = ctx.saved(3)?;
-            let grad = nll_backward(&g[0], &target, weight.as_ref(), &total_weight, reduction,
-                ignore_index, x.shape())?;
+            let grad = g[0].nll_loss_backward(x.shape(), &target, weight.as_ref(), reduction,
+                ignore_index)?;
             Ok(vec![Some(grad)])
         };
         // The loss is linear in its input: its tangent is the loss of the tangent.

@@ -103,16 +103,28 @@ impl Source {
 pub(crate) type RowFn = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
 
 /// One recorded operation.
+#[derive(Clone)]
 pub(crate) struct Row {
     pub(crate) name: &'static str,
-    pub(crate) run: Box<RowFn>,
+    pub(crate) run: Arc<RowFn>,
     pub(crate) grad_mode: bool,
+    /// Whether it only computes its results (no in-place write, `.grad`
+    /// change, draw from a generator or host read).
+    pub(crate) pure: bool,
     /// Its tensor arguments' sources, in the order it took them.
     pub(crate) inputs: Vec<Source>,
     /// How many outputs it gave at capture time.
     pub(crate) outputs: usize,
     /// Their shapes and dtypes at capture time.
     pub(crate) metas: Vec<(Vec<usize>, DType)>,
+}
+
+impl Row {
+    /// Whether it reads something into the host or a `.grad` (a value
+    /// guard, a `.grad` read) rather than computing.
+    pub(crate) fn is_read(&self) -> bool {
+        self.name == VALUE_GUARD || self.name == "grad"
+    }
 }
 
 fn metas(outs: &[&Tensor]) -> Vec<(Vec<usize>, DType)> {
@@ -144,6 +156,25 @@ pub struct Recording {
     /// in-place write, a `.grad` change, a draw from a generator): value
     /// guards may only come before the first.
     effects: bool,
+    /// Whether the operation being recorded noted an effect.
+    row_effect: bool,
+    /// Values by the memory they read (see [`begin_derived`]): a tensor
+    /// the capture did not see, viewing the same elements of the same
+    /// storage as a value, stands for that value.
+    aliases: HashMap<ViewKey, usize>,
+}
+
+/// What a tensor reads: its first element's address, shape, strides and
+/// dtype.
+type ViewKey = (usize, Vec<usize>, Vec<usize>, DType);
+
+fn view_key(t: &Tensor) -> ViewKey {
+    (
+        t.data_ptr(),
+        t.shape().to_vec(),
+        t.strides().to_vec(),
+        t.dtype(),
+    )
 }
 
 /// The name of a value guard's row (see [`record_value_read`]).
@@ -176,6 +207,11 @@ impl Recording {
         if let Some(&i) = self.ids.get(&t.id()) {
             return Some(Source::Value(i));
         }
+        if !self.aliases.is_empty() {
+            if let Some(&i) = self.aliases.get(&view_key(t)) {
+                return Some(Source::Value(i));
+            }
+        }
         if t.born() >= self.start && !t.is_wrapped_number() {
             self.break_with(format!(
                 "a tensor of shape {:?} made during the capture by an operation that cannot \
@@ -201,6 +237,7 @@ impl Recording {
     /// results (a sampling function draws from a generator).
     pub fn note_effect(&mut self) {
         self.effects = true;
+        self.row_effect = true;
     }
 
     fn break_with(&mut self, why: String) {
@@ -266,8 +303,9 @@ fn record_read(
         let (name, run, outputs, metas) = make(r, src);
         r.rows.push(Row {
             name,
-            run,
+            run: Arc::from(run),
             grad_mode,
+            pure: false,
             inputs,
             outputs,
             metas,
@@ -373,6 +411,7 @@ pub fn row_start<K>(keep: impl FnOnce(&mut Recording) -> Option<K>) -> RowGuard<
                 return None;
             }
             r.pending.clear();
+            r.row_effect = false;
             let k = keep(r);
             if k.is_none() {
                 r.break_with("an argument of a captured operation cannot be copied".into());
@@ -412,11 +451,13 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
             }
             // An operation without results writes something in place.
             r.effects |= outs.is_empty();
+            let pure = !outs.is_empty() && !r.row_effect;
             let inputs = std::mem::take(&mut r.pending);
             r.rows.push(Row {
                 name,
-                run: Box::new(move |vals| run(&kept, vals)),
+                run: Arc::new(move |vals| run(&kept, vals)),
                 grad_mode,
+                pure,
                 inputs,
                 outputs: outs.len(),
                 metas: metas(outs),
@@ -430,8 +471,26 @@ pub struct Program {
     pub(crate) rows: Vec<Row>,
     pub(crate) inputs: usize,
     pub(crate) outputs: Vec<Source>,
-    constants: Vec<Tensor>,
+    pub(crate) constants: Vec<Tensor>,
     checks: Vec<GradCheck>,
+    /// Replays the program another way when it says so (`None`: the
+    /// recorded operations one by one); set by a higher layer (a program
+    /// replayed as one graph node, `ops::compiled`).
+    pub(crate) replay_hook: Option<ReplayHook>,
+    /// What the hook derived for this program, once.
+    pub(crate) derived: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+/// A replay by other means: `None` when it does not apply to this call.
+pub(crate) type ReplayHook = fn(&Program, &[Tensor]) -> Option<Result<Option<Vec<Tensor>>>>;
+
+/// Grad mode for the rows of a replay.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowGrad {
+    /// Each row's, as recorded.
+    AsRecorded,
+    /// Off for every row (no graph nodes).
+    Off,
 }
 
 impl std::fmt::Debug for Program {
@@ -480,7 +539,30 @@ pub fn begin(inputs: &[Tensor]) -> Result<()> {
             "a capture is already in progress on this thread (nested compiled calls run eagerly)",
         ));
     }
-    let start = EPOCH.fetch_add(1, Ordering::Relaxed) + 1;
+    begin_at(inputs, new_epoch(), false)
+}
+
+/// A new capture epoch: tensors made from now on are born in it or later
+/// (see [`begin_derived`]).
+pub(crate) fn new_epoch() -> u64 {
+    EPOCH.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// Starts recording on this thread what a program's operations derive
+/// from its values (the backward of a replayed program, `ops::compiled`):
+/// `inputs` are the values; a tensor born since the epoch `since` that is
+/// not one of them (nor views the same elements as one) breaks the
+/// capture, as one made during it would.
+pub(crate) fn begin_derived(inputs: &[Tensor], since: u64) -> Result<()> {
+    if capturing() {
+        return Err(Error::runtime(
+            "a capture is already in progress on this thread",
+        ));
+    }
+    begin_at(inputs, since, true)
+}
+
+fn begin_at(inputs: &[Tensor], start: u64, aliases: bool) -> Result<()> {
     let mut r = Recording {
         start,
         ids: HashMap::new(),
@@ -493,9 +575,14 @@ pub fn begin(inputs: &[Tensor]) -> Result<()> {
         grads_touched: false,
         checks: Vec::new(),
         effects: false,
+        row_effect: false,
+        aliases: HashMap::new(),
     };
     for t in inputs {
-        r.add_value(t);
+        let i = r.add_value(t);
+        if aliases {
+            r.aliases.insert(view_key(t), i);
+        }
     }
     RECORDING.with(|slot| *slot.borrow_mut() = Some(r));
     ACTIVE.with(|a| a.set(true));
@@ -524,6 +611,8 @@ pub fn end(outputs: &[Tensor]) -> Captured {
         outputs: sources,
         constants: r.constants,
         checks: r.checks,
+        replay_hook: None,
+        derived: std::sync::OnceLock::new(),
     })
 }
 
@@ -583,6 +672,20 @@ impl Drop for AbortGuard {
 }
 
 impl Program {
+    /// A copy of the recorded operations alone (the rows share their
+    /// copied arguments): no `.grad` checks, no other way of replaying.
+    pub(crate) fn rows_copy(&self) -> Program {
+        Program {
+            rows: self.rows.clone(),
+            inputs: self.inputs,
+            outputs: self.outputs.clone(),
+            constants: self.constants.clone(),
+            checks: Vec::new(),
+            replay_hook: None,
+            derived: std::sync::OnceLock::new(),
+        }
+    }
+
     /// How many inputs it takes.
     pub fn num_inputs(&self) -> usize {
         self.inputs
@@ -649,12 +752,30 @@ impl Program {
                 inputs.len()
             )));
         }
+        if let Some(hook) = self.replay_hook {
+            if let Some(r) = hook(self, inputs) {
+                return r;
+            }
+        }
+        let vals = self.run_rows(inputs, RowGrad::AsRecorded)?;
+        Ok(vals.map(|vals| self.results(&vals)))
+    }
+
+    /// The program's results among `vals` (what [`Program::run_rows`]
+    /// gave).
+    pub(crate) fn results(&self, vals: &[Tensor]) -> Vec<Tensor> {
+        self.outputs.iter().map(|s| s.get(vals)).collect()
+    }
+
+    /// Runs the rows over `inputs`: every value (the inputs, then each
+    /// row's results), or `None` when a value guard failed.
+    pub(crate) fn run_rows(&self, inputs: &[Tensor], grad: RowGrad) -> Result<Option<Vec<Tensor>>> {
         let mut vals: Vec<Tensor> = Vec::with_capacity(self.inputs + self.rows.len() + 4);
         vals.extend(inputs.iter().cloned());
         let outer = crate::tensor::is_grad_enabled();
         let _restore = GradModeRestore(outer);
         for row in &self.rows {
-            crate::tensor::set_grad_enabled(row.grad_mode);
+            crate::tensor::set_grad_enabled(row.grad_mode && grad == RowGrad::AsRecorded);
             let outs = match (row.run)(&vals) {
                 Err(_) if row.name == VALUE_GUARD => return Ok(None),
                 r => r?,
@@ -669,7 +790,7 @@ impl Program {
             }
             vals.extend(outs);
         }
-        Ok(Some(self.outputs.iter().map(|s| s.get(&vals)).collect()))
+        Ok(Some(vals))
     }
 }
 

@@ -167,7 +167,7 @@ fn emit(rows: Vec<(Row, usize)>, sum: Option<Row>, out: &mut Vec<Row>) {
     let inputs = externals.clone();
     out.push(Row {
         name: "fused_elementwise",
-        run: Box::new(move |vals: &[Tensor]| {
+        run: Arc::new(move |vals: &[Tensor]| {
             let ins: Vec<Tensor> = externals.iter().map(|s| s.get(vals)).collect();
             let fast = ins.iter().all(|t| crate::autograd::fw_grad(t).is_none())
                 && fused_shape(&ins).is_some_and(|(shape, dt)| {
@@ -182,17 +182,20 @@ fn emit(rows: Vec<(Row, usize)>, sum: Option<Row>, out: &mut Vec<Row>) {
                 let y = Tensor::fused_elementwise(&ins, &plan)?;
                 return Ok(vec![y; count]);
             }
-            // The original operations, in order.
+            // The original operations, in order (grad mode as recorded,
+            // unless the replay turned it off for the whole program).
+            let outer = crate::tensor::is_grad_enabled();
             let mut local = vals.to_vec();
             let base = local.len();
             for r in &originals {
-                crate::tensor::set_grad_enabled(r.grad_mode);
+                crate::tensor::set_grad_enabled(r.grad_mode && outer);
                 let o = (r.run)(&local)?;
                 local.extend(o);
             }
             Ok(local.split_off(base))
         }),
         grad_mode,
+        pure: true,
         inputs,
         outputs: count,
         metas: Vec::new(),

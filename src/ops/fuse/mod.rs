@@ -752,6 +752,30 @@ fn fused_forward(ins: &[Tensor], plan: &FusedPlan, keep: bool) -> Result<(Tensor
     }
 }
 
+crate::compile::capture_plain!(FusedPlan);
+
+impl Tensor {
+    /// The gradients of a fused group's inputs `inputs` (those `needs`
+    /// marks, in order) from the gradient `grad` of its result, its steps'
+    /// results computed again: the backward of `FusedElementwiseBackward`
+    /// as one operation, which a capture records (the backward of a
+    /// compiled program, `ops::compiled`).
+    pub fn fused_elementwise_backward(
+        inputs: &[Tensor],
+        grad: &Tensor,
+        plan: FusedPlan,
+        needs: &[bool],
+    ) -> Result<Vec<Tensor>> {
+        crate::autograd::captured!(Tensor::fused_elementwise_backward (inputs: &[Tensor], grad: &Tensor, plan: FusedPlan, needs: &[bool]) -> Vec<Tensor> {
+            let gs = match fused_shape(inputs).map(|(_, dt)| dt) {
+                Some(DType::Float32) => backward_typed::<f32>(&plan, inputs, &[], grad, needs)?,
+                _ => backward_typed::<f64>(&plan, inputs, &[], grad, needs)?,
+            };
+            Ok(gs.into_iter().flatten().collect())
+        })
+    }
+}
+
 derivatives! {
     table FORMULAS("fused elementwise groups of compiled programs") for Tensor;
 
@@ -785,6 +809,13 @@ derivatives! {
                 return plan.backward_tensors(&ins, &g[0]);
             }
             let needs: Vec<bool> = (0..ins.len()).map(|i| ctx.needs(i)).collect();
+            if crate::compile::records() {
+                // A capture of this backward: one recorded operation, which
+                // computes the kept results again.
+                let mut gs = Tensor::fused_elementwise_backward(&ins, &g[0], plan.clone(), &needs)?
+                    .into_iter();
+                return Ok(needs.iter().map(|&n| if n { gs.next() } else { None }).collect());
+            }
             match fused_shape(&ins).map(|(_, dt)| dt) {
                 Some(DType::Float32) => backward_typed::<f32>(&plan, &ins, &kept, &g[0], &needs),
                 _ => backward_typed::<f64>(&plan, &ins, &kept, &g[0], &needs),
