@@ -24,7 +24,7 @@ use crate::autograd::{
     grad_edges, grad_fn_edge, gradient_edge, no_grad, node_id, validate_for, BackwardCtx,
     EngineOptions, GradInput, Grads, Node, Recorder,
 };
-use crate::compile::{self, Captured, Program, Row, RowGrad, Source};
+use crate::compile::{self, Captured, Lifetimes, Program, Row, RowGrad, Source};
 use crate::{Error, Result, Scalar, Tensor};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,6 +57,8 @@ struct Piece {
     /// The forward operations alone, for `create_graph`.
     forward: Program,
     placeholder: Tensor,
+    /// When a replay as this node drops each forward value.
+    lifetimes: Lifetimes,
 }
 
 impl Program {
@@ -96,7 +98,7 @@ fn replay(p: &Program, inputs: &[Tensor]) -> Option<Result<Option<Vec<Tensor>>>>
     }
     let since = compile::new_epoch();
     let first_node = crate::autograd::next_sequence_nr();
-    let vals = match p.run_rows(inputs, RowGrad::AsRecorded) {
+    let vals = match p.run_rows(inputs, RowGrad::AsRecorded, None) {
         Ok(Some(vals)) => vals,
         other => return Some(other.map(|_| None)),
     };
@@ -110,7 +112,7 @@ fn replay(p: &Program, inputs: &[Tensor]) -> Option<Result<Option<Vec<Tensor>>>>
 
 /// A replay as one node.
 fn run(p: &Program, piece: &Arc<Piece>, inputs: &[Tensor]) -> Result<Option<Vec<Tensor>>> {
-    let Some(vals) = p.run_rows(inputs, RowGrad::Off)? else {
+    let Some(vals) = p.run_rows(inputs, RowGrad::Off, Some(&piece.lifetimes))? else {
         return Ok(None);
     };
     let sources: Vec<Tensor> = piece.sources.iter().map(|s| s.get(&vals)).collect();
@@ -191,7 +193,7 @@ impl Piece {
             .collect();
         let vals = self
             .forward
-            .run_rows(&inputs, RowGrad::AsRecorded)?
+            .run_rows(&inputs, RowGrad::AsRecorded, None)?
             .ok_or_else(|| {
                 Error::runtime("CompiledFunctionBackward: the forward took another course")
             })?;
@@ -341,7 +343,7 @@ fn derive(p: &Program, vals: &[Tensor], since: (u64, u64), requires: Vec<bool>) 
             }
         }
     }
-    let reads = (gs.len()..backward.num_inputs())
+    let reads: Vec<Option<Source>> = (gs.len()..backward.num_inputs())
         .map(|k| {
             let v = k - gs.len();
             read[k].then(|| match v.checked_sub(vals.len()) {
@@ -360,7 +362,18 @@ fn derive(p: &Program, vals: &[Tensor], since: (u64, u64), requires: Vec<bool>) 
             })
         })
         .collect();
+    // A replay keeps what the node takes, gives and saves.
+    let kept: Vec<usize> = sources
+        .iter()
+        .chain(reads.iter().flatten())
+        .filter_map(|s| match s {
+            Source::Value(i) => Some(*i),
+            Source::Constant(_) => None,
+        })
+        .chain(outputs.iter().copied())
+        .collect();
     Ok(Piece {
+        lifetimes: Lifetimes::of(p, kept),
         requires,
         sources,
         outputs,

@@ -46,8 +46,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod args;
+mod plan;
+
 pub(crate) use args::capture_plain;
 pub use args::{Capturable, TensorsIn};
+pub(crate) use plan::Lifetimes;
 
 /// Counts captures begun in this process; every tensor notes the count
 /// when it is made, so a capture can tell a tensor made during it from
@@ -483,6 +486,8 @@ pub struct Program {
     pub(crate) replay_hook: Option<ReplayHook>,
     /// What the hook derived for this program, once.
     pub(crate) derived: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
+    /// When a replay that gives only the results drops each value.
+    pub(crate) lifetimes: std::sync::OnceLock<Lifetimes>,
 }
 
 /// A replay by other means: `None` when it does not apply to this call.
@@ -617,6 +622,7 @@ pub fn end(outputs: &[Tensor]) -> Captured {
         checks: r.checks,
         replay_hook: None,
         derived: std::sync::OnceLock::new(),
+        lifetimes: std::sync::OnceLock::new(),
     })
 }
 
@@ -687,6 +693,7 @@ impl Program {
             checks: Vec::new(),
             replay_hook: None,
             derived: std::sync::OnceLock::new(),
+            lifetimes: std::sync::OnceLock::new(),
         }
     }
 
@@ -761,7 +768,8 @@ impl Program {
                 return r;
             }
         }
-        let vals = self.run_rows(inputs, RowGrad::AsRecorded)?;
+        let plan = self.lifetimes.get_or_init(|| Lifetimes::of(self, []));
+        let vals = self.run_rows(inputs, RowGrad::AsRecorded, Some(plan))?;
         Ok(vals.map(|vals| self.results(&vals)))
     }
 
@@ -772,13 +780,20 @@ impl Program {
     }
 
     /// Runs the rows over `inputs`: every value (the inputs, then each
-    /// row's results), or `None` when a value guard failed.
-    pub(crate) fn run_rows(&self, inputs: &[Tensor], grad: RowGrad) -> Result<Option<Vec<Tensor>>> {
+    /// row's results), or `None` when a value guard failed. With a `plan`
+    /// (made by [`Lifetimes::of`] for this program), the values it drops
+    /// are empty tensors in the list.
+    pub(crate) fn run_rows(
+        &self,
+        inputs: &[Tensor],
+        grad: RowGrad,
+        plan: Option<&Lifetimes>,
+    ) -> Result<Option<Vec<Tensor>>> {
         let mut vals: Vec<Tensor> = Vec::with_capacity(self.inputs + self.rows.len() + 4);
         vals.extend(inputs.iter().cloned());
         let outer = crate::tensor::is_grad_enabled();
         let _restore = GradModeRestore(outer);
-        for row in &self.rows {
+        for (k, row) in self.rows.iter().enumerate() {
             crate::tensor::set_grad_enabled(row.grad_mode && grad == RowGrad::AsRecorded);
             let outs = match (row.run)(&vals) {
                 Err(_) if row.name == VALUE_GUARD => return Ok(None),
@@ -793,6 +808,9 @@ impl Program {
                 )));
             }
             vals.extend(outs);
+            if let Some(plan) = plan {
+                plan.release(k, &mut vals);
+            }
         }
         Ok(Some(vals))
     }

@@ -46,6 +46,7 @@ impl Program {
         }
         flush(&mut group, &mut out, &readers, None);
         self.rows = out;
+        self.lifetimes.take();
     }
 }
 
