@@ -21,7 +21,7 @@ from . import _compile_split as split
 from . import _core
 from ._core import Tensor
 from .nn.modules._state_dict import STRUCTURE_EPOCH
-from .nn.modules.module import Module
+from .nn.modules.module import Module, _callees
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 #: Programs kept per compiled function (torch's ``recompile_limit``);
@@ -204,9 +204,30 @@ def _guarded_tensors(objs: list[Any]) -> set[int]:
     return ids
 
 
-def _print_breaks(frame: Any, event: str, arg: Any) -> None:
-    if event == "c_call" and arg is print:
-        _core._capture_break("print inside the captured function")
+class _Watch:
+    """The profile function of a capture: a ``print`` breaks the capture,
+    and the first event after the capture broke looks at the frames running
+    between the compiled function's and the one where it broke."""
+
+    def __init__(self, top: Any) -> None:
+        self.top = top  # the compiled function's code (None: not watched)
+        self.seen = top is None
+        # The outermost module below the compiled function whose
+        # ``forward`` was running when the capture broke: its code.
+        self.callee: Any = None
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and arg is print:
+            _core._capture_break("print inside the captured function")
+        if not self.seen and event != "call" and _core._capture_broken():
+            self.seen = True
+            while frame is not None and frame.f_code is not self.top:
+                me = frame.f_locals.get("self") if frame.f_code.co_argcount else None
+                if isinstance(me, Module) and getattr(type(me).forward, "__code__", None) is frame.f_code:
+                    self.callee = frame.f_code
+                frame = frame.f_back
+            if frame is None:
+                self.callee = None  # not below the compiled function
 
 
 class _Compiled:
@@ -229,6 +250,11 @@ class _Compiled:
         # What the last call that replayed a program read, to check the
         # next call against without building its key (see _compiled_call).
         self.memo = _core._CallMemo()
+        # The forward code of modules whose own forward broke a capture of
+        # this function; its eager parts run such modules compiled, each
+        # instance with its own compiled forward (``callee_fns``).
+        self.callees: dict[Any, Callable[[Any, tuple, dict], Any]] = {}
+        self.callee_fns: dict[int, _Compiled] = {}
         _compiled.add(self)
 
     def reset(self) -> None:
@@ -237,6 +263,8 @@ class _Compiled:
             self.memo.clear()
             self.reasons.clear()
             self.splits.clear()
+            self.callees.clear()
+            self.callee_fns.clear()
             self.mods_key = None
             self.moved = 0
 
@@ -302,11 +330,33 @@ class _Compiled:
             # input: the pieces keep their own guards (what only the eager
             # statements read is not guarded), and their own programs.
             return next(iter(self.splits.values()))(args, kwargs)
-        if entry is _EAGER:
-            return self.fn(*args, **kwargs)
-        if self.count() >= cache_size_limit:
-            return self.fn(*args, **kwargs)
+        if entry is _EAGER or self.count() >= cache_size_limit:
+            return self.eager(self.fn, args, kwargs)
         return self._capture(key, leaves, args, kwargs)
+
+    def eager(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """Runs ``fn`` (this function, or an eager part of it) eagerly,
+        with the modules whose forward broke its capture compiled."""
+        if not self.callees:
+            return fn(*args, **kwargs)
+        outer = _callees.table
+        _callees.table = self.callees
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _callees.table = outer
+
+    def _run_callee(self, module: Any, args: tuple, kwargs: dict) -> Any:
+        c = self.callee_fns.get(id(module))
+        if c is None or c.owner is not module:
+            if len(self.callee_fns) >= 8 * cache_size_limit:
+                return module.forward(*args, **kwargs)
+            c = self.callee_fns[id(module)] = _Compiled(module.forward, False, owner=module)
+        return c(*args, **kwargs)
+
+    def _note_callee(self, code: Any) -> None:
+        if code is not None and code is not split.code_of(self.fn):
+            self.callees[code] = self._run_callee
 
     def count(self) -> int:
         """How many programs are kept."""
@@ -321,6 +371,8 @@ class _Compiled:
                 out.extend(e)
             elif type(e) is split.Split:
                 out.extend(p for piece in e.pieces() for p in piece.programs())
+        for c in list(self.callee_fns.values()):
+            out.extend(c.programs())
         return out
 
     def break_reasons(self) -> list[str]:
@@ -328,6 +380,8 @@ class _Compiled:
         out = list(self.reasons)
         for s in self.splits.values():
             out.extend(r for piece in s.pieces() for r in piece.break_reasons())
+        for c in list(self.callee_fns.values()):
+            out.extend(c.break_reasons())
         return out
 
     @staticmethod
@@ -347,7 +401,8 @@ class _Compiled:
         if _has_hooks(refs):
             _core._capture_break("a module has hooks")
         profiler = sys.getprofile()
-        sys.setprofile(_print_breaks)
+        watch = _Watch(None if self.fullgraph else split.code_of(self.fn))
+        sys.setprofile(watch)
         # Notes which statement was running when the capture broke.
         locator = split.Locator(None if self.fullgraph or self.body is False else split.code_of(self.fn))
         tracing = locator.start()
@@ -393,6 +448,7 @@ class _Compiled:
             if self.fullgraph:
                 raise Unsupported(f"ferrograd.compile(fullgraph=True): cannot capture {self._name()}: {why}")
             self.reasons.append(str(why))
+            self._note_callee(watch.callee)
             self.cache[key] = self._split(locator.line)
         else:
             self.cache.setdefault(key, []).append(_Entry(program, out_leaves, out_spec))
@@ -413,7 +469,8 @@ class _Compiled:
         if at is None or len(self.body.stmts) < 2:
             return _EAGER
         if at not in self.splits:
-            self.splits[at] = split.Split(self.body, at, lambda fn, body: _Compiled(fn, False, body=body))
+            self.splits[at] = split.Split(
+                self.body, at, lambda fn, body: _Compiled(fn, False, body=body), self.eager)
         return self.splits[at]
 
     def _key_moved(self, key: Any, leaves: list[Any]) -> bool:

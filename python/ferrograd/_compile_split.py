@@ -315,8 +315,10 @@ class Split:
     """A body cut at one statement: compiled pieces before and after it,
     the statement itself run eagerly; ``run`` passes the locals along."""
 
-    def __init__(self, body: Body, at: int, compiled: Callable[[Callable, Body], Any]) -> None:
+    def __init__(self, body: Body, at: int, compiled: Callable[[Callable, Body], Any],
+                 eager: Callable[[Callable, tuple, dict], Any]) -> None:
         self.body = body
+        self.eager = eager  # runs the eager statement (see _Compiled.eager)
         stmts = body.stmts
         groups = [(stmts[:at], True), ([stmts[at]], False), (stmts[at + 1:], True)]
         groups = [(g, c) for g, c in groups if g]
@@ -336,7 +338,11 @@ class Split:
     def __call__(self, args: tuple, kwargs: dict) -> Any:
         env = self.body.bind(args, kwargs)
         for fn, ins, outs in self.parts:
-            done, value = fn({k: env[k] for k in ins if k in env})
+            local = {k: env[k] for k in ins if k in env}
+            if isinstance(fn, types.FunctionType):
+                done, value = self.eager(fn, (local,), {})
+            else:
+                done, value = fn(local)
             if done:
                 return self.body.finish(True, value)
             for k in outs:

@@ -267,3 +267,78 @@ def test_a_closure_made_by_a_piece_sees_each_calls_values():
     for v in (1.0, 2.0, 3.0, 4.0, 5.0):
         x = torch.full((2,), v)
         np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+
+
+class Block(torch.nn.Module):
+    """A module whose forward breaks a capture twice (a print, a branch on
+    a value read into Python)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+        self.seen = io.StringIO()
+
+    def forward(self, x):
+        h = self.a(x).tanh()
+        big = x[0, 0].item() > 0.5
+        print("branch", big, file=self.seen)
+        if big:
+            h = h * 2
+        return self.b(h).relu()
+
+
+class Outer(torch.nn.Module):
+    def __init__(self, nested: bool) -> None:
+        super().__init__()
+        self.pre, self.post = torch.nn.Linear(3, 4), torch.nn.Linear(4, 2)
+        self.block = Block()
+        self.body = torch.nn.Sequential(torch.nn.Identity(), self.block) if nested else self.block
+
+    def forward(self, x):
+        h = self.pre(x).sigmoid()
+        h = self.body(h)
+        return self.post(h).exp()
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_break_inside_a_called_module_cuts_that_modules_forward(nested):
+    torch.manual_seed(11)
+    m, ref = Outer(nested), Outer(nested)
+    ref.load_state_dict(m.state_dict())
+    cm = torch.compile(m)
+    for i in range(8):
+        x = torch.randn(5, 3) * (1 + i)
+        got, want = cm(x), ref(x)
+        assert _bits(got) == _bits(want)
+        got.sum().backward()
+        want.sum().backward()
+    for p, q in zip(m.parameters(), ref.parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    log = ref.block.seen.getvalue()
+    assert "True" in log and "False" in log  # both branches ran
+    assert m.block.seen.getvalue() == log
+    # The block's own statements run as compiled pieces: its tanh and its
+    # relu are in programs, which they are not when the calling statement
+    # runs eagerly whole.
+    ops = [op for p in cm._compiled.programs() for op in p.ops]
+    assert "tanh" in ops and "relu" in ops and "exp" in ops, ops
+    reasons = cm._compiled.break_reasons()
+    assert any("print" in r for r in reasons)
+
+
+def test_a_called_module_runs_compiled_only_inside_the_compiled_call():
+    torch.manual_seed(12)
+    m = Outer(False)
+    cm = torch.compile(m)
+    for _ in range(3):
+        cm(torch.randn(5, 3))
+    before = len(cm._compiled.programs())
+    assert before > 0 and cm._compiled.callees
+    # Called on its own (a batch size the compiled call has not seen), the
+    # block runs eagerly: nothing is captured for it.
+    m.block(torch.randn(7, 4))
+    assert len(cm._compiled.programs()) == before
+    cm(torch.randn(7, 3))
+    assert len(cm._compiled.programs()) > before
+    torch.compiler.reset()
+    assert not cm._compiled.callees and not cm._compiled.programs()
