@@ -39,10 +39,45 @@ fn scan<O: Element, A: Element>(
         shape[dim + 1..].iter().product()
     };
     let outer = total / (n * inner);
-    let block = BLOCK.min(inner);
-    let per = inner.div_ceil(block);
     let _g = lock(&[x], None);
     let xp = SyncPtr(elem_ptr::<O>(x));
+    if inner == 1 && outer > 1 {
+        // The scanned dim is innermost: each line is one chain of
+        // dependent additions, so ROWS lines advance side by side (one
+        // element of each per step, each line's order unchanged) and the
+        // chains overlap instead of waiting on each other.
+        // Line `j` runs SKEW elements behind line `j - 1`: lines of a
+        // power-of-two length would otherwise be read and written at
+        // addresses a multiple of 4 KiB apart, which share cache sets and
+        // look alike to the CPU's store-to-load checks.
+        const ROWS: usize = 8;
+        const SKEW: usize = 16;
+        let task = |t: usize| {
+            let r0 = t * ROWS;
+            let rw = ROWS.min(outer - r0);
+            let mut acc = [init; ROWS];
+            for step in 0..n + (rw - 1) * SKEW {
+                for (j, a) in acc[..rw].iter_mut().enumerate() {
+                    let k = step.wrapping_sub(j * SKEW);
+                    if k >= n {
+                        continue;
+                    }
+                    let off = (r0 + j) * n + k;
+                    // SAFETY: `off < total` indexes both the read-locked
+                    // contiguous input and the fresh output, whose lines
+                    // `r0..r0 + rw` only this task writes.
+                    unsafe {
+                        *a = op(*a, A::cast_from(*xp.get().add(off)));
+                        op_.write(off, O::cast_from(*a));
+                    }
+                }
+            }
+        };
+        run_tasks(outer.div_ceil(ROWS), total, &task);
+        return out;
+    }
+    let block = BLOCK.min(inner);
+    let per = inner.div_ceil(block);
     let task = |t: usize| {
         let (o, i0) = (t / per, (t % per) * block);
         let bw = block.min(inner - i0);
@@ -60,13 +95,18 @@ fn scan<O: Element, A: Element>(
             }
         }
     };
-    let ntasks = outer * per;
+    run_tasks(outer * per, total, &task);
+    out
+}
+
+/// Runs `task(0..ntasks)` over a scan of `total` elements, on the pool
+/// when large.
+fn run_tasks(ntasks: usize, total: usize, task: &(dyn Fn(usize) + Sync)) {
     if total >= PARALLEL_MIN_ELEMS && crate::pool::kernel_threads() > 1 && ntasks > 1 {
-        par_for(ntasks, 1, &task);
+        par_for(ntasks, 1, task);
     } else {
         (0..ntasks).for_each(task);
     }
-    out
 }
 
 /// Running sums (or products, `prod = true`) of `x` along dim `d`, as

@@ -278,6 +278,19 @@ def test_cumsum_cumprod_match_numpy(rng, fg_dt, np_dt):
                      **tol(np_dt))
 
 
+@pytest.mark.parametrize("rows,n", [(1, 9), (7, 33), (8, 16), (13, 40), (256, 1024), (1000, 3)])
+def test_cumsum_along_the_last_dim_of_many_lines_is_the_float64_running_sum(rng, rows, n):
+    # Lines scanned side by side (and staggered) must each keep their own
+    # order: the float64 running sum, rounded once, bit for bit.
+    for _, np_dt in FLOAT_DTYPES:
+        a = rand(rng, (rows, n), np_dt)
+        want = np.cumsum(a.astype(np.float64), axis=-1).astype(np_dt)
+        np.testing.assert_array_equal(fg.tensor(a).cumsum(-1).numpy(), want)
+        b = (1.0 + 0.01 * a).astype(np_dt)
+        want = np.cumprod(b.astype(np.float64), axis=-1).astype(np_dt)
+        np.testing.assert_array_equal(fg.tensor(b).cumprod(-1).numpy(), want)
+
+
 def test_count_nonzero_matches_numpy(rng):
     a = rng.integers(-2, 3, size=(3, 4, 5))
     for _label, t, arr in cases(a):
