@@ -20,8 +20,9 @@ from typing import Any
 from . import _compile_split as split
 from . import _core
 from ._core import Tensor
+from .nn.modules._hooks import _callees
 from .nn.modules._state_dict import STRUCTURE_EPOCH
-from .nn.modules.module import Module, _callees
+from .nn.modules.module import Module
 from .utils._pytree import TreeSpec, tree_flatten, tree_unflatten
 
 #: Programs kept per compiled function (torch's ``recompile_limit``);

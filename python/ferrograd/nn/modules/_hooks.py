@@ -5,6 +5,7 @@ pass."""
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -234,3 +235,23 @@ def _call_with_hooks(
                     )
         raise
 
+
+class _Callees(threading.local):
+    # While a compiled function runs a part of itself eagerly (the
+    # statement where its capture broke): the ``forward`` code objects of
+    # the modules whose own forward broke that capture, mapped to how to
+    # run them compiled (``ferrograd._compile``). None otherwise.
+    table: dict[Any, Callable[[Any, tuple, dict], Any]] | None = None
+
+
+_callees = _Callees()
+
+
+def _call_callee(module: Any, forward_call: Callable, args: tuple, kwargs: dict) -> Any:
+    """Calls ``module`` (without hooks) while ``_callees.table`` is set:
+    compiled when its ``forward`` is in the table, plainly otherwise."""
+    table = _callees.table or {}
+    run = table.get(getattr(getattr(forward_call, "__func__", None), "__code__", None))
+    if run is not None:
+        return run(module, args, kwargs)
+    return forward_call(*args, **kwargs)

@@ -4,7 +4,6 @@ registration, traversal, state_dict, conversion and hook behaviour."""
 from __future__ import annotations
 
 import itertools
-import threading
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
@@ -18,23 +17,12 @@ from ...utils._grads import zero_grads as _zero_grads
 from ..parameter import Buffer, Parameter
 from ._hooks import _BackwardHook as _BackwardHook
 from ._hooks import _BackwardHookFunction as _BackwardHookFunction
-from ._hooks import _call_with_hooks
+from ._hooks import _call_callee, _call_with_hooks, _callees
 from ._state_dict import STRUCTURE_EPOCH, _copy_local_state, _load_state_dict
 
 __all__ = ["Module", "RemovableHandle"]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-class _Callees(threading.local):
-    # While a compiled function runs a part of itself eagerly (the
-    # statement where its capture broke): the ``forward`` code objects of
-    # the modules whose own forward broke that capture, mapped to how to
-    # run them compiled (``ferrograd._compile``). None otherwise.
-    table: dict[Any, Callable[[Any, tuple, dict], Any]] | None = None
-
-
-_callees = _Callees()
 
 
 def _typename(obj: Any) -> str:
@@ -942,16 +930,11 @@ class Module:
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         forward_call = self.forward
-        if not (
-            self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks
-        ):
-            table = _callees.table
-            if table is not None:
-                run = table.get(getattr(getattr(forward_call, "__func__", None), "__code__", None))
-                if run is not None:
-                    return run(self, args, kwargs)
-            return forward_call(*args, **kwargs)
-        return _call_with_hooks(self, forward_call, args, kwargs)
+        if self._backward_hooks or self._backward_pre_hooks or self._forward_hooks or self._forward_pre_hooks:
+            return _call_with_hooks(self, forward_call, args, kwargs)
+        if _callees.table is not None:  # inside a compiled function's eager part
+            return _call_callee(self, forward_call, args, kwargs)
+        return forward_call(*args, **kwargs)
 
     if TYPE_CHECKING:
         # `module(x)` takes the arguments of the module's `forward` and
