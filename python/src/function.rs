@@ -327,6 +327,13 @@ fn _function_apply<'py>(
         }
     }
     let executable = needs.iter().any(|&b| b);
+    if executable && ferrograd::compile::capturing() {
+        // The node's backward is Python code, which a replay cannot make.
+        let name: String = cls.getattr(intern!(py, "__qualname__"))?.extract()?;
+        ferrograd::compile::break_capture(&format!(
+            "autograd.Function {name} records a node whose backward runs Python"
+        ));
+    }
     base.get().state.lock().needs_input_grad = Some(PyTuple::new(py, &needs)?.into_any().unbind());
     let edges: Vec<Option<Edge>> = inputs
         .iter()

@@ -136,6 +136,7 @@ fn pack(t: &Tensor, edge: impl FnOnce() -> Option<Edge>) -> Result<Option<Stored
     let Some(hooks) = current_saved_tensors_hooks() else {
         return Ok(None);
     };
+    crate::compile::break_capture_within("saved tensor hooks pack a tensor the graph saves");
     let version = t.version();
     // The hook runs outside any recording: it sees the saved value, and
     // what it computes is not part of the graph.

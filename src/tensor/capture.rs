@@ -275,6 +275,15 @@ pub fn break_capture(why: &str) {
     }
 }
 
+/// Ends this thread's capture, if any, with `why`, even inside a recorded
+/// operation: for user code an operation calls (a saved-tensor pack hook),
+/// which a replay of the operation would not call again.
+pub fn break_capture_within(why: &str) {
+    if capturing() {
+        with_recording(|r| r.break_with(why.to_string()));
+    }
+}
+
 /// Why this thread's capture is broken, or `None` when it is not (or
 /// when this thread is not capturing).
 pub fn broken() -> Option<String> {

@@ -342,3 +342,95 @@ def test_a_called_module_runs_compiled_only_inside_the_compiled_call():
     assert len(cm._compiled.programs()) > before
     torch.compiler.reset()
     assert not cm._compiled.callees and not cm._compiled.programs()
+
+
+class _Cube(torch.autograd.Function):
+    """x^3 with its derivative written by hand; counts its backward calls."""
+
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        _Cube.calls += 1
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+
+def test_a_custom_function_breaks_the_capture_and_keeps_its_backward():
+    def f(x, w):
+        h = (x * w).tanh()
+        y = _Cube.apply(h)
+        return (y * 2).sum()
+
+    cf = torch.compile(f)
+    g = np.random.default_rng(13)
+    for i in range(4):
+        x = torch.tensor(g.normal(size=(3, 4)), requires_grad=True)
+        w = torch.tensor(g.normal(size=(4,)), requires_grad=True)
+        got = cf(x, w)
+        got.backward()
+        assert _Cube.calls == 2 * i + 1  # the compiled call's node ran its backward
+        # Oracle: d/dx sum(2 tanh(xw)^3) = 6 t^2 (1 - t^2) w, from NumPy.
+        t = np.tanh(x.detach().numpy() * w.detach().numpy())
+        np.testing.assert_allclose(got.item(), 2 * (t**3).sum(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), 6 * t**2 * (1 - t**2) * w.detach().numpy(), rtol=1e-10)
+        x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
+        f(x2, w2).backward()
+        np.testing.assert_array_equal(w.grad.numpy(), w2.grad.numpy())
+    reasons = cf._ferrograd_compiled.break_reasons()
+    assert any("_Cube" in r for r in reasons), reasons
+    # Without gradients the Function's forward is ordinary recorded ops.
+    cn = torch.compile(f)
+    with torch.no_grad():
+        x, w = torch.randn(3, 4), torch.randn(4)
+        for _ in range(3):
+            assert _bits(cn(x, w)) == _bits(f(x, w))
+    assert cn._ferrograd_compiled.programs() and not cn._ferrograd_compiled.break_reasons()
+
+
+def test_saved_tensor_hooks_see_what_eager_saves():
+    packed = []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t
+
+    def inside(x):
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y = (x * x).sin()
+        return y.sum()
+
+    def plain(x):
+        return (x * x).sin().sum()
+
+    g = np.random.default_rng(14)
+    for f, around in ((inside, False), (plain, True)):
+        cf = torch.compile(f)
+        for _ in range(3):
+            x = torch.tensor(g.normal(size=(3, 4)), requires_grad=True)
+            x2 = x.detach().requires_grad_()
+            cf(x).sum()  # a call without hooks around it first
+            del packed[:]
+            if around:
+                with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    got, want = cf(x), None
+                n_got = len(packed)
+                with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    want = f(x2)
+            else:
+                got = cf(x)
+                n_got = len(packed)
+                want = f(x2)
+            # The pack hook ran as often as in eager, on the same shapes.
+            assert n_got > 0 and n_got * 2 == len(packed) and packed[:n_got] == packed[n_got:]
+            got.backward()
+            want.backward()
+            np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+            # Oracle: d/dx sum(sin(x^2)) = 2x cos(x^2).
+            xn = x.detach().numpy()
+            np.testing.assert_allclose(x.grad.numpy(), 2 * xn * np.cos(xn * xn), rtol=1e-12)

@@ -105,12 +105,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The grad, inference and autocast modes as one number (as the key has
-/// them).
+/// The grad, inference and autocast modes, and whether saved-tensor hooks
+/// are active, as one number (as the key has them).
 pub(super) fn modes() -> u8 {
     u8::from(ferrograd::autograd::is_grad_enabled())
         | u8::from(ferrograd::autograd::is_inference_mode_enabled()) << 1
         | u8::from(crate::autocast::_autocast_is_enabled()) << 2
+        | u8::from(ferrograd::autograd::current_saved_tensors_hooks().is_some()) << 3
 }
 
 fn epochs(py: Python<'_>) -> PyResult<(i64, u64)> {
