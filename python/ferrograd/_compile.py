@@ -19,6 +19,7 @@ from typing import Any
 
 from . import _compile_split as split
 from . import _core
+from ._batched import active_levels as _vmap_levels
 from ._core import Tensor
 from .nn.modules._hooks import _callees
 from .nn.modules._state_dict import STRUCTURE_EPOCH
@@ -300,8 +301,9 @@ class _Compiled:
             out = _core._compiled_call(self, args)
             if out is not _MISSING:
                 return out
-        if _disabled() or _core._capturing():
+        if _disabled() or _core._capturing() or _vmap_levels():
             # Nested in another capture: its operations join that program.
+            # Under vmap the arguments are batched views, run eagerly.
             return self.fn(*args, **kwargs)
         tensors: list[Any] | None = None
         if not kwargs and all(type(a) is Tensor for a in args):

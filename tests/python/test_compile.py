@@ -662,3 +662,22 @@ def test_whole_compiled_steps_from_eight_threads_match_eager():
         assert got[i] == _train(refs[i], opt, *data[i], 15, compiled=False)[0]
         for p, q in zip(models[i].parameters(), refs[i].parameters(), strict=True):
             np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_vmap_and_grad_over_a_compiled_function():
+    from ferrograd.func import grad, vmap
+
+    def f(x):
+        return (x.sin() * x).sum()
+
+    cf = torch.compile(f)
+    g = np.random.default_rng(15)
+    cf(torch.tensor(g.normal(size=3)))  # a program for unbatched rows
+    for _ in range(3):
+        xn = g.normal(size=(4, 3))
+        x = torch.tensor(xn)
+        # Oracles: NumPy's row sums and the hand-derived gradient.
+        np.testing.assert_allclose(vmap(cf)(x).numpy(), (np.sin(xn) * xn).sum(1), rtol=1e-12)
+        want = np.cos(xn) * xn + np.sin(xn)
+        np.testing.assert_allclose(vmap(grad(cf))(x).numpy(), want, rtol=1e-12)
+        np.testing.assert_allclose(grad(cf)(x).numpy(), want, rtol=1e-12)
