@@ -98,13 +98,18 @@ _KEYERS: dict[type, Callable[[Any], Any]] = {}
 
 
 def _module_key(m: Any) -> tuple:
-    """Guards on a module: its submodules' train/eval flags and the identity
-    of every parameter and buffer (so a replaced weight recaptures)."""
+    """Guards on a module: its submodules' train/eval flags, hooks and plain
+    attributes their code reads, and the identity of every parameter and
+    buffer (so a replaced weight recaptures)."""
     key: list[Any] = [id(m)]
     for sub in m.modules():
         key.append(sub.training)
         if _hooked(sub):
             key.append(("hooks", id(sub)))
+        d = sub.__dict__
+        for name in _names_read(type(sub)):
+            if name in d and _is_plain(d[name]):
+                key.append((name, type(d[name]), d[name]))
     for _, t in m.named_parameters():
         key.append((_core._tensor_id(t), t.requires_grad))
     for _, t in m.named_buffers():
@@ -114,6 +119,40 @@ def _module_key(m: Any) -> tuple:
 
 _optimizer_type: list[type] = []
 _PLAIN = frozenset((bool, int, float, str, complex, type(None)))
+_read_by_class: dict[type, tuple[str, ...]] = {}
+
+
+def _is_plain(v: Any) -> bool:
+    """A number, string or None, or a tuple of them (what a module keeps as
+    settings: ``p``, ``eps``, ``kernel_size``)."""
+    return type(v) in _PLAIN or (type(v) is tuple and all(_is_plain(e) for e in v))
+
+
+def _names_read(cls: type) -> tuple[str, ...]:
+    """The names the code of ``cls``'s own methods (not ``Module``'s) loads
+    as attributes or globals: an over-estimate of the attributes its
+    ``forward`` may read, so that a change of one (``m.scale = 2.0``) makes
+    a compiled call record again instead of replaying the old value."""
+    names = _read_by_class.get(cls)
+    if names is None:
+        found: set[str] = set()
+
+        def visit(code: Any) -> None:
+            found.update(code.co_names)
+            for c in code.co_consts:
+                if hasattr(c, "co_names"):
+                    visit(c)
+
+        for klass in cls.__mro__:
+            if klass is Module or klass is object:
+                continue
+            for v in vars(klass).values():
+                f = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
+                code = getattr(f, "__code__", None)
+                if code is not None:
+                    visit(code)
+        names = _read_by_class[cls] = tuple(sorted(found))
+    return names
 # Results a replay may hand back as captured: values nobody can change.
 # (Not functions: one made during the call closes over that call's values.)
 _IMMUTABLE = (type, range, slice, bytes, type(_core.float32), type(_core.contiguous_format), _core.device)

@@ -681,3 +681,43 @@ def test_vmap_and_grad_over_a_compiled_function():
         want = np.cos(xn) * xn + np.sin(xn)
         np.testing.assert_allclose(vmap(grad(cf))(x).numpy(), want, rtol=1e-12)
         np.testing.assert_allclose(grad(cf)(x).numpy(), want, rtol=1e-12)
+
+
+class _Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+        self.scale = 1.0
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+def test_a_changed_module_setting_or_a_new_hook_is_not_replayed_stale():
+    torch.manual_seed(16)
+    m = _Scaled()
+    cm = torch.compile(m)
+    x = torch.randn(4, 3)
+    w, b = m.lin.weight.detach().numpy(), m.lin.bias.detach().numpy()
+    base = x.numpy() @ w.T + b  # NumPy oracle of the layer
+    for scale in (1.0, 3.0, 1.0, 2, -0.5):
+        m.scale = scale
+        got = cm(x)
+        assert _bits(got) == _bits(m(x))
+        np.testing.assert_allclose(got.detach().numpy(), base * scale, rtol=1e-5, atol=1e-6)
+    # Dropout's probability is a setting too: 0 keeps every element, 1 none.
+    d = torch.nn.Dropout(0.5)
+    cd = torch.compile(d)
+    ones = torch.ones(64)
+    cd(ones)
+    d.p = 0.0
+    np.testing.assert_array_equal(cd(ones).numpy(), np.ones(64))
+    d.p = 1.0
+    np.testing.assert_array_equal(cd(ones).numpy(), np.zeros(64))
+    # A forward hook registered after the program was recorded runs.
+    m.scale = 1.0
+    cm(x)
+    h = m.lin.register_forward_hook(lambda mod, args, out: out * 10)
+    np.testing.assert_allclose(cm(x).detach().numpy(), base * 10, rtol=1e-5, atol=1e-5)
+    h.remove()
+    np.testing.assert_allclose(cm(x).detach().numpy(), base, rtol=1e-5, atol=1e-6)

@@ -121,9 +121,9 @@ def _add_hook(
     prepend: bool,
     flags: Sequence[tuple[dict[int, bool], bool]] = (),
 ) -> RemovableHandle:
-    """Registers ``hook`` in ``hooks`` (first when ``prepend``) and marks it
-    in each dict of ``flags`` whose flag is set; the handle removes it from
-    ``hooks`` and from those dicts."""
+    """Registers ``hook`` in ``hooks`` (first when ``prepend``), marked in each dict of
+    ``flags`` whose flag is set; the handle removes it from all of them."""
+    STRUCTURE_EPOCH[0] += 1  # compiled calls guard on which modules have hooks
     handle = RemovableHandle(hooks, extra_dict=[d for d, _ in flags])
     hooks[handle.id] = hook
     for d, flag in flags:
