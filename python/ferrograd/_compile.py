@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -85,22 +86,39 @@ def _keyer(t: type) -> Callable[[Any], Any]:
         return lambda v: ("S", v)
     if issubclass(t, (tuple, frozenset, list)):
         return lambda v: (type(v), tuple(_value_key(x) for x in v))
+    if issubclass(t, dict):
+        return lambda v: (type(v), tuple((_value_key(k), _value_key(x)) for k, x in v.items()))
     if issubclass(t, Module):
         return _module_key
     if _is_optimizer_type(t):
         return _optimizer_key
     if issubclass(t, Tensor):
         return lambda v: ("T", _core._tensor_id(v))
+    if _has_settings(t):
+        # An object of a Python class: its identity and the plain values
+        # among its attributes (``cfg.scale``), which may change in place.
+        return lambda v: ("O", id(v), tuple((k, type(x), x) for k, x in vars(v).items() if _is_plain(x)))
     return lambda v: ("O", id(v))
+
+
+@functools.cache
+def _has_settings(t: type) -> bool:
+    """Whether instances of ``t`` keep attributes in a ``__dict__`` that a
+    guard reads (not classes, callables or Python modules)."""
+    names = dir(t)
+    return "__dict__" in names and "__call__" not in names and not issubclass(t, (type, types.ModuleType))
 
 
 _KEYERS: dict[type, Callable[[Any], Any]] = {}
 
 
-def _module_key(m: Any) -> tuple:
+def _module_key(m: Any, volatile: list[bool] | None = None) -> tuple:
     """Guards on a module: its submodules' train/eval flags, hooks and plain
-    attributes their code reads, and the identity of every parameter and
+    attributes their code reads (and the contents of lists, dicts and
+    objects among those, setting ``volatile[0]``: they may change without
+    an assignment to the module), and the identity of every parameter and
     buffer (so a replaced weight recaptures)."""
+    volatile = [False] if volatile is None else volatile
     key: list[Any] = [id(m)]
     for sub in m.modules():
         key.append(sub.training)
@@ -108,8 +126,12 @@ def _module_key(m: Any) -> tuple:
             key.append(("hooks", id(sub)))
         d = sub.__dict__
         for name in _names_read(type(sub)):
-            if name in d and _is_plain(d[name]):
-                key.append((name, type(d[name]), d[name]))
+            v = d.get(name, d)
+            if _is_plain(v):
+                key.append((name, type(v), v))
+            elif v is not d and name not in _module_registries() and _changes_in_place(v):
+                key.append((name, _value_key(v)))
+                volatile[0] = True
     for _, t in m.named_parameters():
         key.append((_core._tensor_id(t), t.requires_grad))
     for _, t in m.named_buffers():
@@ -120,6 +142,23 @@ def _module_key(m: Any) -> tuple:
 _optimizer_type: list[type] = []
 _PLAIN = frozenset((bool, int, float, str, complex, type(None)))
 _read_by_class: dict[type, tuple[str, ...]] = {}
+
+
+def _module_registries() -> frozenset[str]:
+    """The attributes every module keeps for itself (``_parameters``,
+    ``_modules``, the hook dicts): guarded as parameters, submodules and
+    hooks, never by their contents."""
+    if not _registries:
+        _registries.append(frozenset(vars(Module())))
+    return _registries[0]
+
+
+_registries: list[frozenset[str]] = []
+
+
+def _changes_in_place(v: Any) -> bool:
+    """A list, dict or Python object whose contents a guard reads."""
+    return type(v) in (list, dict) or (_has_settings(type(v)) and not isinstance(v, (Module, Tensor)))
 
 
 def _is_plain(v: Any) -> bool:
@@ -286,6 +325,7 @@ class _Compiled:
         self.reasons: list[str] = []
         self.lock = threading.Lock()
         self.mods_key: tuple | None = None
+        self.volatile = False  # a module's guards read contents that change in place
         self.moved = 0  # captures not kept: the call changed its own guards
         self.refs = _Refs(fn)
         # What the last call that replayed a program read, to check the
@@ -330,8 +370,14 @@ class _Compiled:
         cached = self.mods_key
         if cached is not None and cached[0] == epoch:
             return cached[1]
-        key = tuple(_module_key(m) for m in mods)
-        self.mods_key = (epoch, key)
+        volatile = [False]
+        key = tuple(_module_key(m, volatile) for m in mods)
+        if volatile[0]:
+            # Contents that change in place: keyed on every call, no memo.
+            self.volatile = True
+            self.mods_key = None
+        else:
+            self.mods_key = (epoch, key)
         return key
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

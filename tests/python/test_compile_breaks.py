@@ -16,7 +16,7 @@ import linecache
 import ferrograd as torch
 import numpy as np
 import pytest
-from test_compile import _bits
+from test_compile import _bits, _Calls
 from test_compile import _values_and_grads as _run
 from transform_programs import UNARY
 
@@ -84,14 +84,14 @@ def test_random_chains_with_breaks_match_eager(seed):
 
 
 def test_pieces_replay_without_running_their_python_code():
-    calls = {"before": 0, "after": 0}
+    before, after = _Calls(), _Calls()
     out = io.StringIO()
 
     def step(x):
-        calls["before"] += 1
+        before.n += 1
         y = (x * 2).tanh()
         print("y", file=out)
-        calls["after"] += 1
+        after.n += 1
         return (y * x).sum()
 
     cstep = torch.compile(step)
@@ -107,7 +107,7 @@ def test_pieces_replay_without_running_their_python_code():
     # ran in Python on the capturing calls only: the first (which found the
     # break) and the second (which captured the pieces), plus the 5 eager calls.
     assert out.getvalue().count("y\n") == 10
-    assert calls == {"before": 7, "after": 7}
+    assert (before.n, after.n) == (7, 7)
     assert len(cstep._ferrograd_compiled.programs()) == 2
 
 

@@ -7,7 +7,7 @@ use ferrograd::compile::Program;
 use ferrograd::{DType, Tensor};
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
-use pyo3::types::{PyFrozenSet, PyList, PyModule, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PyModule, PyTuple, PyType};
 use std::sync::{Arc, Mutex};
 
 // Note [Checking a call against the last one]
@@ -28,10 +28,12 @@ use std::sync::{Arc, Mutex};
 // Identity pins a key only for what the key takes by identity or by an
 // unchangeable value: tensors (by identity; a new handle moves the
 // handle epoch), plain values, tuples of them, Python modules, objects
-// keyed by identity, and `nn.Module`s (whose own guards follow the
-// structure and handle epochs, checked too). An optimizer is walked into;
-// a list, frozenset, tree spec or tuple of anything else is keyed by its
-// contents, so a function reading one leaves no memo. Captures, resets
+// keyed by identity (without a `__dict__` of settings), and `nn.Module`s
+// (whose own guards follow the structure and handle epochs, checked too,
+// unless those guards read lists, dicts or objects: `volatile`). An
+// optimizer is walked into; a list, dict, frozenset, tree spec, tuple of
+// anything else or object with a `__dict__` is keyed by its contents, so
+// a function reading one leaves no memo. Captures, resets
 // and a failed value guard of the program fall back to the full path,
 // which leaves a new memo.
 
@@ -170,8 +172,12 @@ fn pinned(v: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
     }
     let contents = v.cast::<PyTuple>().is_ok()
         || v.cast::<PyList>().is_ok()
+        || v.cast::<PyDict>().is_ok()
         || v.cast::<PyFrozenSet>().is_ok()
-        || v.is_instance(&helper(py, Helper::TreeSpec)?)?;
+        || v.is_instance(&helper(py, Helper::TreeSpec)?)?
+        || (!v.is_callable()
+            && v.cast::<PyType>().is_err()
+            && v.hasattr(pyo3::intern!(py, "__dict__"))?);
     Ok((!contents).then_some(true))
 }
 
@@ -367,6 +373,9 @@ impl Snapshot {
         args: &[Bound<'py, PyAny>],
         ins: &[Tensor],
     ) -> PyResult<Option<Snapshot>> {
+        if comp.getattr(pyo3::intern!(comp.py(), "volatile"))?.is_truthy()? {
+            return Ok(None); // a module's guards read contents that change in place
+        }
         let mut trail = Record(Vec::new());
         if !walk_refs(comp, &mut trail)? {
             return Ok(None);
