@@ -373,7 +373,10 @@ impl Snapshot {
         args: &[Bound<'py, PyAny>],
         ins: &[Tensor],
     ) -> PyResult<Option<Snapshot>> {
-        if comp.getattr(pyo3::intern!(comp.py(), "volatile"))?.is_truthy()? {
+        if comp
+            .getattr(pyo3::intern!(comp.py(), "volatile"))?
+            .is_truthy()?
+        {
             return Ok(None); // a module's guards read contents that change in place
         }
         let mut trail = Record(Vec::new());
