@@ -484,6 +484,7 @@ fn optimizer_key<'py>(
             }
         }
     }
+    int(&mut key, step_hooks(opt)?)?;
     let state = opt.getattr("state")?;
     let state = dict(&state, "an optimizer's state")?;
     int(&mut key, state.len())?;
@@ -497,6 +498,24 @@ fn optimizer_key<'py>(
         }
     }
     PyTuple::new(py, key)
+}
+
+/// How many step hooks apply to the optimizer `opt`: its own pre- and
+/// post-step hooks and the global ones (a call with any runs eagerly, so
+/// the guards tell it from a call without).
+fn step_hooks(opt: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let py = opt.py();
+    let module = py.import(pyo3::intern!(py, "ferrograd.optim.optimizer"))?;
+    let mut n = 0;
+    for (obj, name) in [
+        (opt.as_any(), "_optimizer_step_pre_hooks"),
+        (opt.as_any(), "_optimizer_step_post_hooks"),
+        (module.as_any(), "_global_optimizer_pre_hooks"),
+        (module.as_any(), "_global_optimizer_post_hooks"),
+    ] {
+        n += obj.getattr(name)?.len()?;
+    }
+    Ok(n)
 }
 
 /// Starts recording on this thread, with `inputs` as the program's inputs.

@@ -769,3 +769,30 @@ def test_values_read_through_objects_dicts_and_lists_are_guarded():
         m.ks[0] = j  # changed in place: no assignment to the module
         np.testing.assert_array_equal(cm(x).numpy(), xn * k * j)
     assert cf._ferrograd_compiled.programs() and cm._compiled.programs()
+
+
+def test_optimizer_hooks_registered_after_a_capture_run():
+    from ferrograd.optim.optimizer import register_optimizer_step_pre_hook
+
+    def step(w, opt):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = torch.optim.SGD([w], lr=0.1)
+    cstep = torch.compile(step)
+    cstep(w, opt)
+    cstep(w, opt)
+    seen = []
+    h = opt.register_step_post_hook(lambda o, args, kwargs: seen.append("post"))
+    cstep(w, opt)
+    assert seen == ["post"]
+    h.remove()
+    g = register_optimizer_step_pre_hook(lambda o, args, kwargs: seen.append("global"))
+    cstep(w, opt)
+    g.remove()
+    cstep(w, opt)
+    assert seen == ["post", "global"]
+    # Oracle: five steps of w -= 0.1 * 2w from ones.
+    np.testing.assert_allclose(w.detach().numpy(), np.full(3, 0.8**5), rtol=1e-6)

@@ -229,6 +229,9 @@ fn walk_optimizer<'py>(opt: &Bound<'py, PyAny>, out: &mut dyn Visit<'py>) -> PyR
             }
         }
     }
+    if !out.len(super::step_hooks(opt)?) {
+        return Ok(false);
+    }
     let state = opt.getattr(pyo3::intern!(py, "state"))?;
     let state = dict(&state, "an optimizer's state")?;
     if !out.obj(state.as_any()) || !out.len(state.len()) {
