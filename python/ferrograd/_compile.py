@@ -95,10 +95,21 @@ def _keyer(t: type) -> Callable[[Any], Any]:
     if issubclass(t, Tensor):
         return lambda v: ("T", _core._tensor_id(v))
     if _has_settings(t):
-        # An object of a Python class: its identity and the plain values
-        # among its attributes (``cfg.scale``), which may change in place.
-        return lambda v: ("O", id(v), tuple((k, type(x), x) for k, x in vars(v).items() if _is_plain(x)))
+        return _object_key
     return lambda v: ("O", id(v))
+
+
+def _object_key(v: Any, depth: int = 3) -> tuple:
+    """An object of a Python class: its identity and the plain values among
+    its attributes (``cfg.scale``), which may change in place, and those of
+    the objects among them (``cfg.model.scale``), ``depth`` levels down."""
+    items: list[Any] = []
+    for k, x in vars(v).items():
+        if _is_plain(x):
+            items.append((k, type(x), x))
+        elif depth > 1 and _has_settings(type(x)) and not isinstance(x, (Module, Tensor)):
+            items.append((k, _object_key(x, depth - 1)))
+    return ("O", id(v), tuple(items))
 
 
 @functools.cache

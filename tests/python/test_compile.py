@@ -751,17 +751,19 @@ class _Configured(torch.nn.Module):
 def test_values_read_through_objects_dicts_and_lists_are_guarded():
     cfg = _Settings()
     cfg.scale = 1.0
+    cfg.inner = _Settings()
+    cfg.inner.power = 1
     table = {"shift": 0.0}
 
     def f(x):
-        return x * cfg.scale + table["shift"]
+        return (x * cfg.scale + table["shift"]) ** cfg.inner.power
 
     cf = torch.compile(f)
     xn = np.random.default_rng(17).normal(size=5)
     x = torch.tensor(xn)
-    for scale, shift in ((1.0, 0.0), (3.0, 0.0), (3.0, -2.0), (1.0, 0.0)):
-        cfg.scale, table["shift"] = scale, shift
-        np.testing.assert_array_equal(cf(x).numpy(), xn * scale + shift)  # NumPy oracle
+    for scale, shift, power in ((1.0, 0.0, 1), (3.0, 0.0, 1), (3.0, -2.0, 1), (3.0, -2.0, 2), (1.0, 0.0, 1)):
+        cfg.scale, table["shift"], cfg.inner.power = scale, shift, power
+        np.testing.assert_allclose(cf(x).numpy(), (xn * scale + shift) ** power, rtol=1e-14)  # NumPy oracle
     m = _Configured()
     cm = torch.compile(m)
     for k, j in ((1.0, 1.0), (5.0, 1.0), (5.0, 7.0), (1.0, 1.0)):
