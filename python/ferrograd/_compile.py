@@ -107,7 +107,7 @@ def _object_key(v: Any, depth: int = 3) -> tuple:
     for k, x in vars(v).items():
         if _is_plain(x):
             items.append((k, type(x), x))
-        elif depth > 1 and _has_settings(type(x)) and not isinstance(x, (Module, Tensor)):
+        elif depth > 1 and _has_settings(type(x)):
             items.append((k, _object_key(x, depth - 1)))
     return ("O", id(v), tuple(items))
 
@@ -115,9 +115,11 @@ def _object_key(v: Any, depth: int = 3) -> tuple:
 @functools.cache
 def _has_settings(t: type) -> bool:
     """Whether instances of ``t`` keep attributes in a ``__dict__`` that a
-    guard reads (not classes, callables or Python modules)."""
+    guard reads (not classes, callables such as modules, Python modules or
+    tensors, which are guarded their own way)."""
     names = dir(t)
-    return "__dict__" in names and "__call__" not in names and not issubclass(t, (type, types.ModuleType))
+    return ("__dict__" in names and "__call__" not in names
+            and not issubclass(t, (type, types.ModuleType, Tensor)))
 
 
 _KEYERS: dict[type, Callable[[Any], Any]] = {}
@@ -155,21 +157,17 @@ _PLAIN = frozenset((bool, int, float, str, complex, type(None)))
 _read_by_class: dict[type, tuple[str, ...]] = {}
 
 
+@functools.cache
 def _module_registries() -> frozenset[str]:
     """The attributes every module keeps for itself (``_parameters``,
     ``_modules``, the hook dicts): guarded as parameters, submodules and
     hooks, never by their contents."""
-    if not _registries:
-        _registries.append(frozenset(vars(Module())))
-    return _registries[0]
-
-
-_registries: list[frozenset[str]] = []
+    return frozenset(vars(Module()))
 
 
 def _changes_in_place(v: Any) -> bool:
     """A list, dict or Python object whose contents a guard reads."""
-    return type(v) in (list, dict) or (_has_settings(type(v)) and not isinstance(v, (Module, Tensor)))
+    return type(v) in (list, dict) or _has_settings(type(v))
 
 
 def _is_plain(v: Any) -> bool:

@@ -180,10 +180,14 @@ enum Helper {
     Missing,
     /// The pytree `TreeSpec`.
     TreeSpec,
+    /// The global optimizer pre-step hooks (a dict, never rebound).
+    GlobalPreHooks,
+    /// The global optimizer post-step hooks (a dict, never rebound).
+    GlobalPostHooks,
 }
 
 fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
-    static CELLS: [PyOnceLock<Py<PyAny>>; 6] = [const { PyOnceLock::new() }; 6];
+    static CELLS: [PyOnceLock<Py<PyAny>>; 8] = [const { PyOnceLock::new() }; 8];
     let (module, name) = match which {
         Helper::ValueKey => ("ferrograd._compile", "_value_key"),
         Helper::Module => ("ferrograd.nn.modules.module", "Module"),
@@ -191,6 +195,8 @@ fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
         Helper::StructureEpoch => ("ferrograd.nn.modules._state_dict", "STRUCTURE_EPOCH"),
         Helper::Missing => ("ferrograd._compile", "_MISSING"),
         Helper::TreeSpec => ("ferrograd.utils._pytree", "TreeSpec"),
+        Helper::GlobalPreHooks => ("ferrograd.optim.optimizer", "_global_optimizer_pre_hooks"),
+        Helper::GlobalPostHooks => ("ferrograd.optim.optimizer", "_global_optimizer_post_hooks"),
     };
     py_helper(py, &CELLS[which as usize], module, name)
 }
@@ -505,17 +511,14 @@ fn optimizer_key<'py>(
 /// the guards tell it from a call without).
 fn step_hooks(opt: &Bound<'_, PyAny>) -> PyResult<usize> {
     let py = opt.py();
-    let module = py.import(pyo3::intern!(py, "ferrograd.optim.optimizer"))?;
-    let mut n = 0;
-    for (obj, name) in [
-        (opt.as_any(), "_optimizer_step_pre_hooks"),
-        (opt.as_any(), "_optimizer_step_post_hooks"),
-        (module.as_any(), "_global_optimizer_pre_hooks"),
-        (module.as_any(), "_global_optimizer_post_hooks"),
-    ] {
-        n += obj.getattr(name)?.len()?;
-    }
-    Ok(n)
+    Ok(opt
+        .getattr(pyo3::intern!(py, "_optimizer_step_pre_hooks"))?
+        .len()?
+        + opt
+            .getattr(pyo3::intern!(py, "_optimizer_step_post_hooks"))?
+            .len()?
+        + helper(py, Helper::GlobalPreHooks)?.len()?
+        + helper(py, Helper::GlobalPostHooks)?.len()?)
 }
 
 /// Starts recording on this thread, with `inputs` as the program's inputs.
