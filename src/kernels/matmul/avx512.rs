@@ -12,8 +12,9 @@
 //!   [`NR`] columns (`kc` rows of 32 floats, one cache line pair per row);
 //!   `a` is packed per block of [`MC`] rows into panels of [`MR`] rows
 //!   (`kc` groups of 12 floats). Packing reads any strides: unit strides
-//!   with (masked) vector loads, others with gathers, so a transposed
-//!   operand costs one gather per 12 or 16 elements, not a slower product.
+//!   with (masked) vector loads, an operand contiguous along the inner
+//!   dim (a transposed one) with loads of 16 x 16 blocks transposed in
+//!   registers, others with gathers, so no layout makes a slower product.
 //! - The register tile keeps 12 x 32 sums in 24 vector registers; each
 //!   inner step loads two vectors of `b` and broadcasts 12 elements of `a`
 //!   into 24 fused multiply-adds. A panel of `b` (32 KB) stays in the
@@ -370,6 +371,14 @@ unsafe fn pack_b(dst: *mut f32, kc: usize, w: usize, src: *const f32, brs: isize
             _mm512_storeu_ps(d, _mm512_maskz_loadu_ps(m0, s));
             _mm512_storeu_ps(d.add(16), _mm512_maskz_loadu_ps(m1, s.add(16)));
         }
+    } else if brs == 1 {
+        // Columns contiguous (`W.T`): each half of the panel transposed
+        // from 16 columns' runs along the inner dim.
+        for half in 0..2 {
+            let used = w.saturating_sub(16 * half).min(16);
+            let s = src.wrapping_offset(16 * half as isize * bcs);
+            pack_transposed(dst.add(16 * half), NR, kc, used, 0xFFFF, s, bcs);
+        }
     } else if let (Some(o0), Some(o1)) = (offsets(0, bcs), offsets(16, bcs)) {
         let (o0, o1) = (
             _mm512_loadu_epi32(o0.as_ptr()),
@@ -385,6 +394,79 @@ unsafe fn pack_b(dst: *mut f32, kc: usize, w: usize, src: *const f32, brs: isize
     } else {
         pack_any(dst, NR, kc, w, src, bcs, brs);
     }
+}
+
+/// `dst[kk * width + l] = src[l * across + kk]` for `kk < kc` and lanes
+/// `l < 16` (zeros past `used <= 16`), writing the lanes `store` sets of
+/// each row: 16 runs of 16 contiguous inner indices loaded at a time and
+/// transposed in registers, so a transposed operand is packed with plain
+/// loads and shuffles (a gather per 16 elements cost as much as the
+/// products of a 64-row panel).
+///
+/// # Safety
+/// `dst` is writable for the stored lanes of `kc` rows of `width`; the
+/// described elements of `src` are readable.
+#[target_feature(enable = "avx512f")]
+unsafe fn pack_transposed(
+    dst: *mut f32,
+    width: usize,
+    kc: usize,
+    used: usize,
+    store: __mmask16,
+    src: *const f32,
+    across: isize,
+) {
+    let mut kk0 = 0;
+    while kk0 < kc {
+        let rows = (kc - kk0).min(16);
+        let mask = lanes(rows);
+        let mut r = [_mm512_setzero_ps(); 16];
+        for (l, v) in r.iter_mut().enumerate().take(used) {
+            *v = _mm512_maskz_loadu_ps(mask, src.offset(l as isize * across + kk0 as isize));
+        }
+        let t = transpose16(r);
+        for (kk, v) in t.iter().enumerate().take(rows) {
+            _mm512_mask_storeu_ps(dst.add((kk0 + kk) * width), store, *v);
+        }
+        kk0 += 16;
+    }
+}
+
+/// The 16 x 16 transpose of `r` (`out[c]` lane `j` = `r[j]` lane `c`):
+/// 32-bit and 64-bit interleaves within 128-bit lanes, then two rounds of
+/// 128-bit lane shuffles.
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose16(r: [__m512; 16]) -> [__m512; 16] {
+    let mut t = [_mm512_setzero_ps(); 16];
+    for p in 0..8 {
+        t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+        t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+    }
+    // u[4q + s], 128-bit lane L: column 4L + s of rows 4q..4q + 4.
+    let mut u = [_mm512_setzero_ps(); 16];
+    for q in 0..4 {
+        let (a, b) = (_mm512_castps_pd(t[4 * q]), _mm512_castps_pd(t[4 * q + 2]));
+        let (c, d) = (
+            _mm512_castps_pd(t[4 * q + 1]),
+            _mm512_castps_pd(t[4 * q + 3]),
+        );
+        u[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        u[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        u[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+        u[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    let mut out = [_mm512_setzero_ps(); 16];
+    for s in 0..4 {
+        let even = _mm512_shuffle_f32x4::<0x88>(u[s], u[4 + s]);
+        let odd = _mm512_shuffle_f32x4::<0xdd>(u[s], u[4 + s]);
+        let even2 = _mm512_shuffle_f32x4::<0x88>(u[8 + s], u[12 + s]);
+        let odd2 = _mm512_shuffle_f32x4::<0xdd>(u[8 + s], u[12 + s]);
+        out[s] = _mm512_shuffle_f32x4::<0x88>(even, even2);
+        out[8 + s] = _mm512_shuffle_f32x4::<0xdd>(even, even2);
+        out[4 + s] = _mm512_shuffle_f32x4::<0x88>(odd, odd2);
+        out[12 + s] = _mm512_shuffle_f32x4::<0xdd>(odd, odd2);
+    }
+    out
 }
 
 /// `dst[kk * width + l] = src[l * across + kk * along]` for lanes `l < used`
@@ -424,6 +506,10 @@ unsafe fn pack_a(dst: *mut f32, kc: usize, h: usize, src: *const f32, ars: isize
             let v = _mm512_maskz_loadu_ps(mh, src.offset(kk as isize * acs));
             _mm512_mask_storeu_ps(dst.add(kk * MR), tile, v);
         }
+    } else if acs == 1 {
+        // Rows contiguous (a row-major `a`): transposed 16 inner indices
+        // at a time.
+        pack_transposed(dst, MR, kc, h, tile, src, ars);
     } else if let Some(o) = offsets(0, ars) {
         let o = _mm512_loadu_epi32(o.as_ptr());
         let zero = _mm512_setzero_ps();
@@ -440,8 +526,8 @@ unsafe fn pack_a(dst: *mut f32, kc: usize, h: usize, src: *const f32, ars: isize
 mod tests {
     use super::*;
 
-    /// The packed panels of every branch (unit stride, gather, element by
-    /// element) hold the described elements, zeros past the used lanes,
+    /// The packed panels of every branch (unit stride, transposed, gather,
+    /// element by element) hold the described elements, zeros past the used lanes,
     /// and nothing is written past a panel.
     #[test]
     fn panels_hold_the_strided_elements_and_zeros_past_the_edge() {
@@ -449,52 +535,58 @@ mod tests {
             return;
         }
         let src: Vec<f32> = (0..40_000).map(|i| i as f32).collect();
-        let kc = 37;
-        // (panel width, lanes used, stride across lanes, stride along the
-        // inner dim): panels of `b` (32 wide) and of `a` (12 wide).
-        let cases = [
-            (NR, 32, 1, 40),
-            (NR, 20, 1, 33),
-            (NR, 32, 45, 1),
-            (NR, 7, 45, 1),
-            (NR, 32, 0, 3),
-            (MR, 12, 1, 50),
-            (MR, 5, 1, 50),
-            (MR, 12, 50, 1),
-            (MR, 9, 61, 2),
-            (MR, 12, 0, 1),
-        ];
-        for (width, used, across, along) in cases {
-            let want: Vec<f32> = (0..kc * width)
-                .map(|e| {
-                    let (kk, l) = (e / width, e % width);
-                    if l < used {
-                        src[l * across + kk * along]
+        // Inner lengths past, at and below one 16-row transpose.
+        for kc in [37, 16, 3] {
+            // (panel width, lanes used, stride across lanes, stride along the
+            // inner dim): panels of `b` (32 wide) and of `a` (12 wide).
+            let cases = [
+                (NR, 32, 1, 40),
+                (NR, 20, 1, 33),
+                (NR, 32, 45, 1),
+                (NR, 7, 45, 1),
+                (NR, 32, 0, 3),
+                (MR, 12, 1, 50),
+                (MR, 5, 1, 50),
+                (MR, 12, 50, 1),
+                (MR, 9, 61, 2),
+                (MR, 12, 0, 1),
+                (MR, 5, 50, 1),
+                (NR, 16, 40, 1),
+                (NR, 0, 40, 1),
+            ];
+            for (width, used, across, along) in cases {
+                let want: Vec<f32> = (0..kc * width)
+                    .map(|e| {
+                        let (kk, l) = (e / width, e % width);
+                        if l < used {
+                            src[l * across + kk * along]
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect();
+                let (s, across, along) = (src.as_ptr(), across as isize, along as isize);
+                let mut got = vec![f32::NAN; kc * width + 16];
+                // SAFETY: every read index is below 40_000; `got` has room for
+                // the panel and one vector more.
+                unsafe {
+                    if width == NR {
+                        pack_b(got.as_mut_ptr(), kc, used, s, along, across);
                     } else {
-                        0.0
+                        pack_a(got.as_mut_ptr(), kc, used, s, across, along);
                     }
-                })
-                .collect();
-            let (s, across, along) = (src.as_ptr(), across as isize, along as isize);
-            let mut got = vec![f32::NAN; kc * width + 16];
-            // SAFETY: every read index is below 40_000; `got` has room for
-            // the panel and one vector more.
-            unsafe {
-                if width == NR {
-                    pack_b(got.as_mut_ptr(), kc, used, s, along, across);
-                } else {
-                    pack_a(got.as_mut_ptr(), kc, used, s, across, along);
                 }
+                let what =
+                    format!("width {width}, {used} lanes, strides {across}, {along}, kc {kc}");
+                assert_eq!(got[..kc * width], want[..], "{what}");
+                assert!(
+                    got[kc * width..].iter().all(|v| v.is_nan()),
+                    "{what}: past the panel"
+                );
+                // SAFETY: as above.
+                unsafe { pack_any(got.as_mut_ptr(), width, kc, used, s, across, along) };
+                assert_eq!(got[..kc * width], want[..], "{what}: element by element");
             }
-            let what = format!("width {width}, {used} lanes, strides {across}, {along}");
-            assert_eq!(got[..kc * width], want[..], "{what}");
-            assert!(
-                got[kc * width..].iter().all(|v| v.is_nan()),
-                "{what}: past the panel"
-            );
-            // SAFETY: as above.
-            unsafe { pack_any(got.as_mut_ptr(), width, kc, used, s, across, along) };
-            assert_eq!(got[..kc * width], want[..], "{what}: element by element");
         }
         // 15 * 2^27 fits in 32 bits, 15 * 2^28 and 31 * 2^27 do not.
         assert!(offsets(0, 1 << 27).is_some());
