@@ -2,7 +2,7 @@
 backward of independent branches, and forward+backward throughput from
 several Python threads.
 
-Run: ``python benches/bench_autograd.py`` (numbers go to docs/performance.md).
+Run: ``python benches/bench_autograd.py`` (numbers go to docs/performance/autograd.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and the Rust allocations are invisible to tracemalloc) and the best step
 time.
 
 Run: ``python benches/bench_checkpoint.py`` (numbers go to
-docs/performance.md).
+docs/performance/training.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ build in turn (alternating, two rounds or more):
 
     python benches/bench_core_paths.py
 
-Times go to docs/performance.md.
+Times go to docs/performance/build.md.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ chain of the built-in ``exp`` (also under anomaly mode, which records a
 stack per node) and with the forward passes alone.
 
 Run: ``python benches/bench_custom_function.py`` (numbers go to
-docs/performance.md).
+docs/performance/autograd.md).
 """
 
 from __future__ import annotations

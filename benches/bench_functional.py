@@ -11,7 +11,7 @@
   calls over the basis vectors.
 
 Microseconds per call. Run: ``python benches/bench_functional.py`` (numbers
-go to docs/performance.md).
+go to docs/performance/autograd.md).
 """
 
 from __future__ import annotations

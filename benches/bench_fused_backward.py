@@ -4,7 +4,7 @@ backward runs a fused formula. Best of 15, in ms.
 
     python benches/bench_fused_backward.py
 
-Times go to docs/performance.md.
+Times go to docs/performance/build.md.
 """
 
 from __future__ import annotations

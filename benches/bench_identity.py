@@ -1,7 +1,7 @@
 """Cost of giving every tensor and node one Python object: the paths that
 make or look up objects, timed in one process.
 
-Run: ``python benches/bench_identity.py`` (numbers go to docs/performance.md).
+Run: ``python benches/bench_identity.py`` (numbers go to docs/performance/autograd.md).
 To compare two builds, run it once in each build's environment; ``--json``
 prints the raw numbers.
 """

@@ -7,7 +7,7 @@ gives both and their ratio. torch is never a dependency: without it only
 ferrograd's column is printed.
 
 Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]
-[--threads N ...]`` (numbers go to docs/performance.md). ``--threads``
+[--threads N ...]`` (numbers go to docs/performance/). ``--threads``
 sets both libraries' intra-op threads (default: all cores); several values
 give a thread-scaling run, one table per count. Workloads:
 
