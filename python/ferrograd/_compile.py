@@ -11,7 +11,10 @@ records its usual autograd node. See docs/compile.md.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import sys
+import sysconfig
 import threading
 import types
 import weakref
@@ -94,32 +97,91 @@ def _keyer(t: type) -> Callable[[Any], Any]:
         return _optimizer_key
     if issubclass(t, Tensor):
         return lambda v: ("T", _core._tensor_id(v))
+    np = sys.modules.get("numpy")
+    if np is not None and issubclass(t, np.ndarray):
+        return _array_key
+    if np is not None and issubclass(t, np.generic):
+        return lambda v: (type(v), v.item())
+    if issubclass(t, types.MethodType):
+        return lambda v: ("B", id(v.__func__), _value_key(v.__self__))
     if _has_settings(t):
         return _object_key
     return lambda v: ("O", id(v))
 
 
-def _object_key(v: Any, depth: int = 3) -> tuple:
-    """An object of a Python class: its identity and the plain values among
-    its attributes (``cfg.scale``), which may change in place, and those of
-    the objects among them (``cfg.model.scale``), ``depth`` levels down."""
-    items: list[Any] = []
-    for k, x in vars(v).items():
-        if _is_plain(x):
-            items.append((k, type(x), x))
-        elif depth > 1 and _has_settings(type(x)):
-            items.append((k, _object_key(x, depth - 1)))
-    return ("O", id(v), tuple(items))
+def _array_key(v: Any) -> tuple:
+    """A NumPy array by its contents (which change in place): the bytes, or
+    a 128-bit digest of them past 4 KiB."""
+    data = v.tobytes()
+    if len(data) > 4096:
+        data = hashlib.blake2b(data, digest_size=16).digest()
+    return ("N", v.shape, v.dtype.str, data)
+
+
+#: Levels of objects, lists and dicts an object's guard walks into, and
+#: the values it keys at most; past either, values are keyed by identity.
+_DEPTH = 6
+_ITEMS = 1024
+
+
+def _object_key(v: Any, depth: int = _DEPTH, budget: list[int] | None = None) -> tuple:
+    """An object of a Python class: its identity, the plain values among its
+    class's attributes (``Config.scale``), and its own attributes (in its
+    ``__dict__`` and ``__slots__``), which may change in place: plain
+    values by value, lists, tuples, dicts and objects by their contents
+    (``cfg.model.scale``, ``cfg.scales[0]``) ``depth`` levels down, the
+    rest as ``_value_key`` keys them."""
+    budget = [_ITEMS] if budget is None else budget
+    items = [(k, _nested_key(x, depth - 1, budget)) for k, x in _attributes(v)]
+    return ("O", id(v), _class_settings(type(v)), tuple(items))
+
+
+def _nested_key(x: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    t = type(x)
+    if t in _PLAIN:
+        return (t, x)
+    if depth <= 0 or budget[0] < 0:
+        return ("O", id(x)) if t is not Tensor else ("T", _core._tensor_id(x))
+    if t in (list, tuple, frozenset):
+        return (t, tuple(_nested_key(e, depth - 1, budget) for e in x))
+    if t is dict:
+        return (t, tuple((_nested_key(k, 0, budget), _nested_key(e, depth - 1, budget))
+                         for k, e in x.items()))
+    if _has_settings(t):
+        return _object_key(x, depth, budget)
+    return _value_key(x)
+
+
+def _attributes(v: Any) -> list[tuple[str, Any]]:
+    """An object's attributes: its ``__dict__`` and its set ``__slots__``."""
+    out = list(vars(v).items()) if hasattr(v, "__dict__") else []
+    for klass in type(v).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__"):
+                x = getattr(v, name, _MISSING)
+                if x is not _MISSING:
+                    out.append((name, x))
+    return out
+
+
+def _class_settings(cls: type) -> tuple:
+    """The plain values among the attributes of ``cls`` and its bases."""
+    return tuple((k, type(x), x) for klass in cls.__mro__[:-1] for k, x in vars(klass).items()
+                 if not k.startswith("__") and _is_plain(x))
 
 
 @functools.cache
 def _has_settings(t: type) -> bool:
-    """Whether instances of ``t`` keep attributes in a ``__dict__`` that a
-    guard reads (not classes, callables such as modules, Python modules or
-    tensors, which are guarded their own way)."""
+    """Whether instances of ``t`` keep attributes (in a ``__dict__`` or
+    ``__slots__``) that a guard reads: not classes, functions, methods,
+    Python modules, tensors or modules, which are guarded their own way."""
+    if issubclass(t, (type, types.ModuleType, Tensor, Module, _Compiled, types.FunctionType,
+                      types.MethodType, types.BuiltinFunctionType)):
+        return False
     names = dir(t)
-    return ("__dict__" in names and "__call__" not in names
-            and not issubclass(t, (type, types.ModuleType, Tensor)))
+    return "__dict__" in names or "__slots__" in names
 
 
 _KEYERS: dict[type, Callable[[Any], Any]] = {}
@@ -184,13 +246,6 @@ def _names_read(cls: type) -> tuple[str, ...]:
     names = _read_by_class.get(cls)
     if names is None:
         found: set[str] = set()
-
-        def visit(code: Any) -> None:
-            found.update(code.co_names)
-            for c in code.co_consts:
-                if hasattr(c, "co_names"):
-                    visit(c)
-
         for klass in cls.__mro__:
             if klass is Module or klass is object:
                 continue
@@ -198,7 +253,7 @@ def _names_read(cls: type) -> tuple[str, ...]:
                 f = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
                 code = getattr(f, "__code__", None)
                 if code is not None:
-                    visit(code)
+                    found.update(_code_names(code))
         names = _read_by_class[cls] = tuple(sorted(found))
     return names
 # Results a replay may hand back as captured: values nobody can change.
@@ -266,17 +321,62 @@ def _has_hooks(objs: list[Any]) -> bool:
 
 
 class _Refs:
-    """The globals and closure variables a function names (and, for a bound
-    method, its object): what a call may read besides its arguments. The
-    names are found once; their values are read on every call."""
+    """What a call may read besides its arguments: for a bound method (or a
+    callable object), its object; the globals its code names (in nested
+    lambdas, comprehensions and inner functions too), its closure cells
+    and its default values, read from ``func`` on every call; and the same
+    for the functions of the user's among those (``_user_reads``). The
+    names are found once; the values are read on every call (in Rust,
+    ``_call_refs``)."""
 
     def __init__(self, fn: Callable) -> None:
         self.self_obj = getattr(fn, "__self__", None)
         f = getattr(fn, "__func__", fn)
-        code = getattr(f, "__code__", None)
-        self.globals: dict = getattr(f, "__globals__", {}) if code is not None else {}
-        self.names = tuple(code.co_names) if code is not None else ()
-        self.cells = tuple(getattr(f, "__closure__", None) or ()) if code is not None else ()
+        call = type(f).__call__ if callable(f) and not isinstance(f, types.FunctionType) else None
+        if isinstance(call, types.FunctionType):
+            # A callable object: its attributes and its __call__'s reads.
+            self.self_obj, f = f, call
+        self.func = f if isinstance(f, types.FunctionType) else None
+        self.names = _code_names(f.__code__) if self.func is not None else ()
+
+
+def _code_names(code: Any) -> tuple[str, ...]:
+    """The names ``code`` and the code nested in it (lambdas,
+    comprehensions, generators, inner functions) load as globals or
+    attributes."""
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        found.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return tuple(sorted(found))
+
+
+_USER_READS: dict[Any, tuple[str, ...] | None] = {}
+
+
+def _user_reads(f: Any) -> tuple[str, ...] | None:
+    """The names a function of the user's reads (see ``_code_names``), or
+    None for a function of ferrograd, the standard library or an installed
+    package (guarded by identity alone: their globals are their own
+    machinery). Found once per code object."""
+    code = f.__code__
+    names = _USER_READS.get(code, _MISSING)
+    if names is _MISSING:
+        path = code.co_filename
+        library = path.startswith("<frozen") or os.path.abspath(path).startswith(_library_dirs())
+        names = _USER_READS[code] = None if library else _code_names(code)
+    return names
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.dirname(os.path.abspath(__file__))}
+    kinds = ("stdlib", "platstdlib", "purelib", "platlib")
+    dirs.update(os.path.abspath(paths[k]) for k in kinds if k in paths)
+    return tuple(d + os.sep for d in sorted(dirs))
 
 
 def _guarded_tensors(objs: list[Any]) -> set[int]:

@@ -184,10 +184,15 @@ enum Helper {
     GlobalPreHooks,
     /// The global optimizer post-step hooks (a dict, never rebound).
     GlobalPostHooks,
+    /// `types.FunctionType`.
+    FunctionType,
+    /// `ferrograd._compile._user_reads`, the names a function of the
+    /// user's reads.
+    UserReads,
 }
 
 fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
-    static CELLS: [PyOnceLock<Py<PyAny>>; 8] = [const { PyOnceLock::new() }; 8];
+    static CELLS: [PyOnceLock<Py<PyAny>>; 10] = [const { PyOnceLock::new() }; 10];
     let (module, name) = match which {
         Helper::ValueKey => ("ferrograd._compile", "_value_key"),
         Helper::Module => ("ferrograd.nn.modules.module", "Module"),
@@ -197,6 +202,8 @@ fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
         Helper::TreeSpec => ("ferrograd.utils._pytree", "TreeSpec"),
         Helper::GlobalPreHooks => ("ferrograd.optim.optimizer", "_global_optimizer_pre_hooks"),
         Helper::GlobalPostHooks => ("ferrograd.optim.optimizer", "_global_optimizer_post_hooks"),
+        Helper::FunctionType => ("types", "FunctionType"),
+        Helper::UserReads => ("ferrograd._compile", "_user_reads"),
     };
     py_helper(py, &CELLS[which as usize], module, name)
 }
@@ -248,68 +255,89 @@ fn guard_key<'py>(
     PyTuple::new(py, out)
 }
 
-/// The values of the globals `names` that `globals` holds and of the
-/// closure `cells` that are set, leaving out callables other than tensors
-/// and modules (what a guard can check).
-fn named_values<'py>(
-    globals: &Bound<'py, PyAny>,
+/// At most this many functions of the user's have their own reads
+/// guarded per call (see [`refs_of`]); others only by identity.
+const MAX_FUNCTIONS: usize = 32;
+
+/// Appends what a call of the Python function `f` may read besides its
+/// arguments: the value of each global of `names` (`None` where absent),
+/// of each closure cell (`None` where empty), and its default values.
+fn reads_of<'py>(
+    f: &Bound<'py, PyAny>,
     names: &Bound<'py, PyAny>,
-    cells: &Bound<'py, PyAny>,
-    out: &Bound<'py, PyList>,
+    out: &mut Vec<Bound<'py, PyAny>>,
 ) -> PyResult<()> {
-    let py = globals.py();
-    let globals = dict(globals, "a function's globals")?;
+    let py = f.py();
+    let none = py.None().into_bound(py);
+    let globals = f.getattr(pyo3::intern!(py, "__globals__"))?;
+    let globals = dict(&globals, "a function's globals")?;
     for name in names.try_iter()? {
-        if let Some(v) = globals.get_item(name?)? {
-            if kept(&v)? {
-                out.append(v)?;
-            }
+        out.push(globals.get_item(name?)?.unwrap_or_else(|| none.clone()));
+    }
+    let cells = f.getattr(pyo3::intern!(py, "__closure__"))?;
+    if let Ok(cells) = cells.cast::<PyTuple>() {
+        let contents = pyo3::intern!(py, "cell_contents");
+        for cell in cells.iter() {
+            // An empty cell (a variable not yet assigned) raises ValueError.
+            out.push(cell.getattr(contents).unwrap_or_else(|_| none.clone()));
         }
     }
-    let contents = pyo3::intern!(py, "cell_contents");
-    for cell in cells.try_iter()? {
-        // An empty cell (a variable not yet assigned) raises ValueError.
-        if let Ok(v) = cell?.getattr(contents) {
-            if kept(&v)? {
-                out.append(v)?;
-            }
-        }
+    let defaults = f.getattr(pyo3::intern!(py, "__defaults__"))?;
+    if let Ok(d) = defaults.cast::<PyTuple>() {
+        out.extend(d.iter());
+    }
+    let kwdefaults = f.getattr(pyo3::intern!(py, "__kwdefaults__"))?;
+    if let Ok(d) = kwdefaults.cast::<PyDict>() {
+        out.extend(d.values().iter());
     }
     Ok(())
 }
 
-/// Whether a guard checks the value `v` of a name a function reads: all
-/// but callables other than tensors and modules.
-fn kept(v: &Bound<'_, PyAny>) -> PyResult<bool> {
-    Ok(!v.is_callable()
-        || v.cast::<PyTensor>().is_ok()
-        || v.hasattr(pyo3::intern!(v.py(), "modules"))?)
-}
-
 /// What a call of the compiled function `comp` (a `_Compiled`) may read
-/// besides its arguments: the bound method's object, the values of the
-/// globals and closure variables its code names (see `_Refs`), and the
-/// module whose forward it is.
-#[pyfunction]
-fn _call_refs<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+/// besides its arguments (see `_Refs`): the bound method's or callable
+/// object's own object; the reads of its function ([`reads_of`]); the
+/// reads of each function of the user's among those values, and among
+/// theirs (`_user_reads` gives its names; each function once, at most
+/// [`MAX_FUNCTIONS`]); and the module whose forward it is. The key and
+/// the memo's trail are both made from this list.
+pub(super) fn refs_of<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let py = comp.py();
     let refs = comp.getattr(pyo3::intern!(py, "refs"))?;
-    let out = PyList::empty(py);
+    let mut out = Vec::new();
     let self_obj = refs.getattr(pyo3::intern!(py, "self_obj"))?;
     if !self_obj.is_none() {
-        out.append(self_obj)?;
+        out.push(self_obj);
     }
-    named_values(
-        &refs.getattr(pyo3::intern!(py, "globals"))?,
-        &refs.getattr(pyo3::intern!(py, "names"))?,
-        &refs.getattr(pyo3::intern!(py, "cells"))?,
-        &out,
-    )?;
+    let func = refs.getattr(pyo3::intern!(py, "func"))?;
+    let mut seen = vec![func.as_ptr()];
+    if !func.is_none() {
+        reads_of(&func, &refs.getattr(pyo3::intern!(py, "names"))?, &mut out)?;
+    }
+    let function = helper(py, Helper::FunctionType)?;
+    let mut at = 0;
+    while at < out.len() && seen.len() <= MAX_FUNCTIONS {
+        let v = out[at].clone();
+        at += 1;
+        if !v.get_type().is(&function) || seen.contains(&v.as_ptr()) {
+            continue;
+        }
+        seen.push(v.as_ptr());
+        let names = helper(py, Helper::UserReads)?.call1((&v,))?;
+        if !names.is_none() {
+            reads_of(&v, &names, &mut out)?;
+        }
+    }
     let owner = comp.getattr(pyo3::intern!(py, "owner"))?;
     if !owner.is_none() && !out.iter().any(|r| r.is(&owner)) {
-        out.append(owner)?;
+        out.push(owner);
     }
     Ok(out)
+}
+
+/// [`refs_of`] as a list (`_Compiled._refs`).
+#[pyfunction]
+fn _call_refs<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(comp.py(), refs_of(comp)?)
 }
 
 /// The guards of a call of the compiled function `comp` with `leaves`:

@@ -7,6 +7,7 @@ Random chains reuse the transform test's op tables.
 
 from __future__ import annotations
 
+import array
 import concurrent.futures
 
 import ferrograd as torch
@@ -39,13 +40,22 @@ def _bits(t):
 
 
 class _Calls:
-    """A call counter with no ``__dict__``: the guards key it by identity,
-    so counting does not make a call record again."""
+    """A call counter whose count the guards do not read: it lives in an
+    ``array.array``, keyed by identity, so counting does not make a call
+    record again."""
 
-    __slots__ = ("n",)
+    __slots__ = ("_n",)
 
     def __init__(self):
-        self.n = 0
+        self._n = array.array("q", [0])
+
+    @property
+    def n(self):
+        return self._n[0]
+
+    @n.setter
+    def n(self, v):
+        self._n[0] = v
 
 
 def _values_and_grads(f, shape, seed):

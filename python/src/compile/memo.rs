@@ -27,13 +27,15 @@ use std::sync::{Arc, Mutex};
 //
 // Identity pins a key only for what the key takes by identity or by an
 // unchangeable value: tensors (by identity; a new handle moves the
-// handle epoch), plain values, tuples of them, Python modules, objects
-// keyed by identity (without a `__dict__` of settings), and `nn.Module`s
-// (whose own guards follow the structure and handle epochs, checked too,
-// unless those guards read lists, dicts or objects: `volatile`). An
-// optimizer is walked into; a list, dict, frozenset, tree spec, tuple of
-// anything else or object with a `__dict__` is keyed by its contents, so
-// a function reading one leaves no memo. Captures, resets
+// handle epoch), plain values, tuples of them, Python modules, classes,
+// functions (what a function of the user's reads is on the list itself),
+// objects keyed by identity (without a `__dict__` or `__slots__` of
+// settings), and `nn.Module`s (whose own guards follow the structure and
+// handle epochs, checked too, unless those guards read lists, dicts or
+// objects: `volatile`). An optimizer is walked into; a list, dict,
+// frozenset, tree spec, tuple of anything else, array or object with
+// settings is keyed by its contents, so a function reading one leaves no
+// memo. Captures, resets
 // and a failed value guard of the program fall back to the full path,
 // which leaves a new memo.
 
@@ -175,9 +177,11 @@ fn pinned(v: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
         || v.cast::<PyDict>().is_ok()
         || v.cast::<PyFrozenSet>().is_ok()
         || v.is_instance(&helper(py, Helper::TreeSpec)?)?
-        || (!v.is_callable()
-            && v.cast::<PyType>().is_err()
-            && v.hasattr(pyo3::intern!(py, "__dict__"))?);
+        || (v.cast::<PyType>().is_err()
+            && !v.get_type().is(&helper(py, Helper::FunctionType)?)
+            && (v.hasattr(pyo3::intern!(py, "__dict__"))?
+                || v.get_type().hasattr(pyo3::intern!(py, "__slots__"))?
+                || v.hasattr(pyo3::intern!(py, "__array_interface__"))?));
     Ok((!contents).then_some(true))
 }
 
@@ -252,53 +256,16 @@ fn walk_optimizer<'py>(opt: &Bound<'py, PyAny>, out: &mut dyn Visit<'py>) -> PyR
 }
 
 /// Walks what the key of a call of `comp` reads besides its arguments
-/// (`_call_refs`): the bound method's object, the globals and closure
-/// cells its code names (absent ones as `None`; callables other than
-/// tensors and modules only by identity), the module it is the forward
-/// of.
+/// (`refs_of`: the bound method's object, the globals, closure cells and
+/// defaults its code and the user's functions among those read, the
+/// module it is the forward of).
 fn walk_refs<'py>(comp: &Bound<'py, PyAny>, out: &mut dyn Visit<'py>) -> PyResult<bool> {
-    let py = comp.py();
-    let refs = comp.getattr(pyo3::intern!(py, "refs"))?;
-    let none = py.None().into_bound(py);
-    let globals = refs.getattr(pyo3::intern!(py, "globals"))?;
-    let globals = dict(&globals, "a function's globals")?;
-    let self_obj = refs.getattr(pyo3::intern!(py, "self_obj"))?;
-    if !self_obj.is_none() && !walk_value(&self_obj, out)? {
-        return Ok(false);
-    }
-    for name in refs
-        .getattr(pyo3::intern!(py, "names"))?
-        .cast::<PyTuple>()?
-        .iter()
-    {
-        let v = globals.get_item(name)?;
-        if !walk_named(v.as_ref().unwrap_or(&none), out)? {
+    for v in super::refs_of(comp)? {
+        if !walk_value(&v, out)? {
             return Ok(false);
         }
     }
-    let contents = pyo3::intern!(py, "cell_contents");
-    for cell in refs
-        .getattr(pyo3::intern!(py, "cells"))?
-        .cast::<PyTuple>()?
-        .iter()
-    {
-        let v = cell.getattr(contents).unwrap_or_else(|_| none.clone());
-        if !walk_named(&v, out)? {
-            return Ok(false);
-        }
-    }
-    let owner = comp.getattr(pyo3::intern!(py, "owner"))?;
-    Ok(owner.is_none() || walk_value(&owner, out)?)
-}
-
-/// [`walk_value`] of a name's value, or only its identity where the key
-/// leaves it out (a callable other than a tensor or a module).
-fn walk_named<'py>(v: &Bound<'py, PyAny>, out: &mut dyn Visit<'py>) -> PyResult<bool> {
-    if super::kept(v)? {
-        walk_value(v, out)
-    } else {
-        Ok(out.obj(v))
-    }
+    Ok(true)
 }
 
 /// The position of the first argument that is the same object as `args[i]`.
