@@ -213,6 +213,29 @@ fn a_bool_read_becomes_a_value_guard() {
 }
 
 #[test]
+fn a_storage_offset_read_becomes_a_value_guard() {
+    // Windows made at the argument's own offset, as `unfold` makes them:
+    // a view of the same storage further along must not replay them.
+    let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
+        let at = xs[0].storage_offset();
+        Ok(vec![xs[0].as_strided(&[2, 2], &[1, 1], Some(at))?])
+    };
+    let base = Tensor::from_slice(&[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], &[6]).unwrap();
+    let (_, c) = capture(&[base.narrow(0, 1, 4).unwrap()], f).unwrap();
+    let p = program(c);
+    assert!(
+        p.operations().contains(&"value_guard"),
+        "{:?}",
+        p.operations()
+    );
+    let same = base.narrow(0, 1, 4).unwrap();
+    let got = p.try_replay(std::slice::from_ref(&same)).unwrap().unwrap();
+    assert_eq!(vec_f64(&got[0]), vec![1.0, 2.0, 2.0, 3.0]);
+    let later = base.narrow(0, 2, 4).unwrap();
+    assert!(p.try_replay(&[later]).unwrap().is_none());
+}
+
+#[test]
 fn in_place_operations_on_inputs_replay_in_order() {
     let f = |xs: &[Tensor]| -> Result<Vec<Tensor>> {
         xs[0].add_(&xs[1])?;

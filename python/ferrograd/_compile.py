@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import random
 import sys
 import sysconfig
 import threading
+import time
 import types
 import weakref
 from collections.abc import Callable
@@ -87,7 +89,9 @@ def _keyer(t: type) -> Callable[[Any], Any]:
         return lambda v: (type(v), v)
     if issubclass(t, TreeSpec):
         return lambda v: ("S", v)
-    if issubclass(t, (tuple, frozenset, list)):
+    if t in (tuple, list, set, frozenset, dict, types.FunctionType):
+        return lambda v: _nested_key(v, _DEPTH, [_ITEMS])
+    if issubclass(t, (tuple, list)):
         return lambda v: (type(v), tuple(_value_key(x) for x in v))
     if issubclass(t, dict):
         return lambda v: (type(v), tuple((_value_key(k), _value_key(x)) for k, x in v.items()))
@@ -103,7 +107,7 @@ def _keyer(t: type) -> Callable[[Any], Any]:
     if np is not None and issubclass(t, np.generic):
         return lambda v: (type(v), v.item())
     if issubclass(t, types.MethodType):
-        return lambda v: ("B", id(v.__func__), _value_key(v.__self__))
+        return lambda v: ("B", id(v.__func__), _nested_key(v.__self__, _DEPTH, [_ITEMS]))
     if _has_settings(t):
         return _object_key
     return lambda v: ("O", id(v))
@@ -143,14 +147,42 @@ def _nested_key(x: Any, depth: int, budget: list[int]) -> Any:
         return (t, x)
     if depth <= 0 or budget[0] < 0:
         return ("O", id(x)) if t is not Tensor else ("T", _core._tensor_id(x))
-    if t in (list, tuple, frozenset):
+    if t in (list, tuple):
         return (t, tuple(_nested_key(e, depth - 1, budget) for e in x))
+    if t in (set, frozenset):
+        return (t, frozenset(_nested_key(e, depth - 1, budget) for e in x))
+    if t is types.FunctionType:
+        names = _user_reads(x)
+        if names is None:
+            return ("O", id(x))
+        return ("F", id(x), tuple(_nested_key(r, depth - 1, budget) for r in _function_reads(x, names)))
     if t is dict:
         return (t, tuple((_nested_key(k, 0, budget), _nested_key(e, depth - 1, budget))
                          for k, e in x.items()))
     if _has_settings(t):
         return _object_key(x, depth, budget)
+    if isinstance(x, Module):
+        # Not walked into here (an object may point back at the module
+        # whose guards are being made); a module whose parameters a
+        # program reads is guarded whole as a global or an argument.
+        return ("M", id(x), x.training)
     return _value_key(x)
+
+
+def _function_reads(f: Any, names: tuple[str, ...]) -> list[Any]:
+    """What a call of the function ``f`` reads besides its arguments (as
+    ``reads_of`` in Rust): its globals ``names`` (``_MISSING`` where
+    absent), closure cells and default values."""
+    g = f.__globals__
+    out = [g.get(n, _MISSING) for n in names]
+    for cell in f.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:  # not assigned yet
+            out.append(_MISSING)
+    out.extend(f.__defaults__ or ())
+    out.extend((f.__kwdefaults__ or {}).values())
+    return out
 
 
 def _attributes(v: Any) -> list[tuple[str, Any]]:
@@ -204,9 +236,10 @@ def _module_key(m: Any, volatile: list[bool] | None = None) -> tuple:
             v = d.get(name, d)
             if _is_plain(v):
                 key.append((name, type(v), v))
-            elif v is not d and name not in _module_registries() and _changes_in_place(v):
+            elif v is not d and name not in _module_registries():
                 key.append((name, _value_key(v)))
-                volatile[0] = True
+                if _changes_in_place(v):
+                    volatile[0] = True
     for _, t in m.named_parameters():
         key.append((_core._tensor_id(t), t.requires_grad))
     for _, t in m.named_buffers():
@@ -228,8 +261,16 @@ def _module_registries() -> frozenset[str]:
 
 
 def _changes_in_place(v: Any) -> bool:
-    """A list, dict or Python object whose contents a guard reads."""
-    return type(v) in (list, dict) or _has_settings(type(v))
+    """A value whose key may change while it stays the same object: a list,
+    dict, set, array or Python object (by contents), or a function of the
+    user's (by what it reads)."""
+    t = type(v)
+    if t in (list, dict, set) or _has_settings(t):
+        return True
+    if t is types.FunctionType:
+        return _user_reads(v) is not None
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, np.ndarray)
 
 
 def _is_plain(v: Any) -> bool:
@@ -393,6 +434,43 @@ def _guarded_tensors(objs: list[Any]) -> set[int]:
     return ids
 
 
+_CLOCKS = frozenset(map(id, (time.time, time.time_ns, time.perf_counter, time.perf_counter_ns,
+                             time.monotonic, time.monotonic_ns, time.process_time, time.process_time_ns,
+                             os.urandom)))
+
+
+def _draws(fn: Any) -> bool:
+    """Whether a builtin gives a new value per call that a replay would not
+    give again: a clock, ``os.urandom``, or a method of Python's or
+    NumPy's random generators (``random.random``, ``np.random.rand``,
+    ``rng.normal``)."""
+    if id(fn) in _CLOCKS:
+        return True
+    owner = getattr(fn, "__self__", None)
+    if owner is None or isinstance(owner, types.ModuleType):
+        return False
+    return isinstance(owner, random.Random) or type(owner).__module__.startswith("numpy.random")
+
+
+def _numpy_random_states(values: list[Any]) -> list[Any]:
+    """The states of NumPy's global generator and of the NumPy generators
+    among ``values`` (empty without NumPy)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return []
+    gens = [np.random.mtrand._rand]
+    gens += [v for v in values if isinstance(v, (np.random.Generator, np.random.RandomState))]
+    return [_frozen(g.bit_generator.state if hasattr(g, "bit_generator") else g._bit_generator.state)
+            for g in gens]
+
+
+def _frozen(v: Any) -> Any:
+    """A generator state's dicts and arrays as comparable tuples and bytes."""
+    if isinstance(v, dict):
+        return tuple((k, _frozen(x)) for k, x in v.items())
+    return v.tobytes() if hasattr(v, "tobytes") else v
+
+
 class _Watch:
     """The profile function of a capture: a ``print`` breaks the capture,
     and the first event after the capture broke looks at the frames running
@@ -406,8 +484,12 @@ class _Watch:
         self.callee: Any = None
 
     def __call__(self, frame: Any, event: str, arg: Any) -> None:
-        if event == "c_call" and arg is print:
-            _core._capture_break("print inside the captured function")
+        if event == "c_call":
+            if arg is print:
+                _core._capture_break("print inside the captured function")
+            elif _draws(arg):
+                name = getattr(arg, "__qualname__", getattr(arg, "__name__", "a function"))
+                _core._capture_break(f"{name} inside the captured function gives a new value per call")
         if not self.seen and event != "call" and _core._capture_broken():
             self.seen = True
             while frame is not None and frame.f_code is not self.top:
@@ -602,6 +684,7 @@ class _Compiled:
         sys.setprofile(watch)
         # Notes which statement was running when the capture broke.
         locator = split.Locator(None if self.fullgraph or self.body is False else split.code_of(self.fn))
+        states = _numpy_random_states(refs + leaves)
         tracing = locator.start()
         try:
             result = self.fn(*args, **kwargs)
@@ -614,6 +697,10 @@ class _Compiled:
             sys.setprofile(profiler)
         out_leaves, out_spec = tree_flatten(result)
         program, why = _core._capture_end([v for v in out_leaves if isinstance(v, Tensor)])
+        if program is not None and _numpy_random_states(refs + leaves) != states:
+            # NumPy generators have no call events to break at: the whole
+            # function runs eagerly, so each call draws anew.
+            program, why, locator.line = None, "it draws from a NumPy random generator", None
         if self._key_moved(key, leaves):
             # The call changed what the guards read (an optimizer's first
             # step makes its state): neither its program nor where it broke

@@ -3157,10 +3157,10 @@ def _call_key(comp: Any, leaves: Any) -> Tensor:
     changed and the same modules are named, else `comp._modules_key`'s.
     """
 def _call_refs(comp: Any) -> Tensor:
-    """What a call of the compiled function `comp` (a `_Compiled`) may read
-    besides its arguments: the bound method's object, the values of the
-    globals and closure variables its code names (see `_Refs`), and the
-    module whose forward it is.
+    """The values a call of the compiled function `comp` (a `_Compiled`) may
+    read besides its arguments, as a list (see `refs_of`): its object, the
+    globals, closure cells and defaults of its function and of the user's
+    functions among those, and the module whose forward it is.
     """
 def _capture_abort() -> Tensor:
     """Abandons this thread's recording, if any."""

@@ -211,7 +211,7 @@ fn helper(py: Python<'_>, which: Helper) -> PyResult<Bound<'_, PyAny>> {
 /// The guard key of a call (see `_Compiled.key`): grad mode, inference
 /// mode and CPU autocast as one number, the default dtype's name, then a
 /// key per leaf and per value the function names (`refs`). A tensor leaf
-/// is keyed by `(shape, strides, dtype name, requires_grad, i)` with `i`
+/// is keyed by `(shape, strides, dtype name, requires_grad, is_leaf, i)` with `i`
 /// the position of the first leaf that is the same object; other values
 /// as [`value_key`] keys them (the `nn.Module`s among them are appended
 /// to `kinds.mods`, for the caller's own guards on them).
@@ -242,6 +242,7 @@ fn guard_key<'py>(
                 PyTuple::new(py, x.strides())?,
                 PyString::intern(py, x.dtype().name()),
                 x.requires_grad(),
+                x.is_leaf(),
                 first,
             );
             out.push(key.into_pyobject(py)?.into_any());
@@ -334,7 +335,10 @@ pub(super) fn refs_of<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, 
     Ok(out)
 }
 
-/// [`refs_of`] as a list (`_Compiled._refs`).
+/// The values a call of the compiled function `comp` (a `_Compiled`) may
+/// read besides its arguments, as a list (see `refs_of`): its object, the
+/// globals, closure cells and defaults of its function and of the user's
+/// functions among those, and the module whose forward it is.
 #[pyfunction]
 fn _call_refs<'py>(comp: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
     PyList::new(comp.py(), refs_of(comp)?)

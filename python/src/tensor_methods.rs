@@ -257,7 +257,7 @@ impl PyTensor {
     ///     >>> t[2:].storage_offset(), t.view(2, 3)[1].storage_offset()
     ///     (2, 3)
     fn storage_offset(&self) -> usize {
-        self.tensor().offset()
+        self.tensor().storage_offset()
     }
     /// Whether the elements are laid out without gaps in the order of
     /// ``memory_format`` (row-major by default).
@@ -326,6 +326,7 @@ impl PyTensor {
     ///     >>> t[1:].data_ptr() - t.data_ptr() == t.element_size()
     ///     True
     fn data_ptr(&self) -> usize {
+        ferrograd::compile::break_capture("a memory address is read into Python (data_ptr)");
         self.tensor().data_ptr()
     }
     /// Whether the dtype is a floating point type (float16, bfloat16, float32, float64).
@@ -501,6 +502,7 @@ impl PyTensor {
     ///     1
     #[getter]
     fn _version(&self) -> u64 {
+        ferrograd::compile::break_capture("a version counter is read into Python (_version)");
         self.tensor().version()
     }
     #[getter]

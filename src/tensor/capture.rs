@@ -389,6 +389,30 @@ pub(crate) fn record_value_read(t: &Tensor, got: Scalar) {
     });
 }
 
+/// Records that the function read the storage offset `got` of `t` into
+/// the host (`storage_offset()`): a value guard, as for an integer value
+/// ([`record_value_read`]), since a view made at that offset (`as_strided`
+/// with it, as sliding windows are made) would read other elements of a
+/// tensor at another offset; after an effect, the capture breaks.
+pub(crate) fn record_offset_read(t: &Tensor, got: usize) {
+    let refuse = |r: &Recording| {
+        r.effects.then(|| {
+            "a storage offset is read into the host after an operation that changed state"
+                .to_string()
+        })
+    };
+    record_read(t, refuse, |_, src| {
+        let run = move |vals: &[Tensor]| {
+            if src.get(vals).offset() == got {
+                Ok(Vec::new())
+            } else {
+                Err(Error::runtime("a value guard failed"))
+            }
+        };
+        (VALUE_GUARD, Box::new(run), 0, Vec::new())
+    });
+}
+
 /// Notes that the operation being recorded may change some `.grad`
 /// (later reads of a `.grad` are then the program's own business).
 pub(crate) fn grads_touched() {

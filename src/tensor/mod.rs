@@ -407,6 +407,15 @@ impl Tensor {
     pub fn offset(&self) -> usize {
         self.0.layout.offset()
     }
+    /// The storage offset, in elements, read by a program (torch's
+    /// `storage_offset()`): a capture guards the program on it, as a view
+    /// made at that offset would read other elements of a tensor at
+    /// another one.
+    pub fn storage_offset(&self) -> usize {
+        let o = self.offset();
+        capture::record_offset_read(self, o);
+        o
+    }
     /// The element type.
     pub fn dtype(&self) -> DType {
         self.0.dtype

@@ -163,3 +163,103 @@ def test_only_the_users_functions_have_their_reads_guarded():
     assert _compile._user_reads(json.dumps) is None
     assert _compile._user_reads(_outer_helper) == ("_helper",)
     assert "SCALE" in _compile._user_reads(_helper)
+
+
+SET = {1.0}
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.arr = np.array([1.0])
+
+    def forward(self, x):
+        return self.fn(x) * float(self.arr[0])
+
+
+def test_module_attributes_that_are_functions_arrays_or_sets_are_guarded():
+    global SET, SCALE
+    x = torch.tensor(XN)
+    m = _Holder(torch.relu)
+    cm = torch.compile(m)
+    cs = torch.compile(lambda x: x * sum(SET))
+    try:
+        for step in range(6):
+            if step == 2:
+                m.fn = torch.tanh
+            if step == 3:
+                m.arr[0] = 5.0  # changed in place
+            if step == 4:
+                m.fn = _helper  # a function of the user's: what it reads too
+            if step == 5:
+                SCALE = 3.0
+                SET.add(2.0)
+            act = {0: np.maximum(XN, 0), 1: np.maximum(XN, 0)}.get(step, np.tanh(XN))
+            if step >= 4:
+                act = XN * SCALE
+            arr = 5.0 if step >= 3 else 1.0
+            for _ in range(2):
+                np.testing.assert_allclose(cm(x).detach().numpy(), act * arr, rtol=1e-12, err_msg=str(step))
+                np.testing.assert_allclose(cs(x).numpy(), XN * sum(SET), rtol=1e-12, err_msg=str(step))
+    finally:
+        SET, SCALE = {1.0}, 2.0
+
+
+def test_random_draws_and_clocks_in_python_are_not_replayed():
+    import random
+    import time
+
+    x = torch.tensor(XN)
+    rng = np.random.default_rng(0)
+    draws = {
+        "random.random": lambda x: x * random.random(),
+        "random.uniform": lambda x: x * random.uniform(1, 2),
+        "np.random.rand": lambda x: x * float(np.random.rand()),
+        "a NumPy Generator": lambda x: x * float(rng.normal()),
+    }
+    for name, f in draws.items():
+        cf = torch.compile(f)
+        for seed in range(4):
+            random.seed(seed)
+            np.random.seed(seed)
+            state = rng.bit_generator.state
+            want = f(x).numpy()
+            random.seed(seed)
+            np.random.seed(seed)
+            rng.bit_generator.state = state
+            # Oracle: the eager call drawing the same number.
+            np.testing.assert_array_equal(cf(x).numpy(), want, err_msg=f"{name}, seed {seed}")
+    ct = torch.compile(lambda x: x * float(time.perf_counter_ns() % 1000003))
+    seen = {ct(x).numpy().tobytes() for _ in range(4)}
+    assert len(seen) == 4  # each call reads the clock again
+
+
+def test_leaves_and_storage_offsets_read_by_the_function_are_guarded():
+    def by_leaf(x):
+        return x * 2 if x.is_leaf else x * 3
+
+    cl = torch.compile(by_leaf)
+    leaf = torch.tensor(XN, requires_grad=True)
+    inner = torch.tensor(XN, requires_grad=True) * 1
+    for t, factor in ((leaf, 2), (leaf, 2), (inner, 3), (inner, 3), (leaf, 2)):
+        np.testing.assert_array_equal(cl(t).detach().numpy(), XN * factor)
+    # unfold makes its windows with as_strided at the input's offset: a
+    # slice further along the same storage must give its own windows.
+    sig = np.arange(80.0).reshape(10, 8)
+    base = torch.tensor(sig)
+    cw = torch.compile(lambda x: x.unfold(0, 3, 1).sum(-1))
+    for i in range(0, 10, 2):
+        flat = sig[i:i + 2].reshape(-1)
+        want = flat[:-2] + flat[1:-1] + flat[2:]  # NumPy: windows of 3, summed
+        np.testing.assert_array_equal(cw(base[i:i + 2].reshape(-1)).numpy(), want, err_msg=str(i))
+
+
+def test_memory_addresses_and_version_counters_break_the_capture():
+    x = torch.tensor(XN)
+    for f in (lambda x: x * (x.data_ptr() % 7), lambda x: x * x._version):
+        cf = torch.compile(f)
+        for _ in range(3):
+            np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
+            x.add_(0.0)  # a new version
+        assert any("Python" in r for r in cf._ferrograd_compiled.break_reasons())

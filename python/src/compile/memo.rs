@@ -7,7 +7,7 @@ use ferrograd::compile::Program;
 use ferrograd::{DType, Tensor};
 use pyo3::gc::{PyTraverseError, PyVisit};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PyModule, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PyModule, PySet, PyTuple, PyType};
 use std::sync::{Arc, Mutex};
 
 // Note [Checking a call against the last one]
@@ -52,6 +52,7 @@ struct Leaf {
     strides: Vec<usize>,
     dtype: DType,
     requires_grad: bool,
+    is_leaf: bool,
     first: usize,
 }
 
@@ -176,6 +177,7 @@ fn pinned(v: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
         || v.cast::<PyList>().is_ok()
         || v.cast::<PyDict>().is_ok()
         || v.cast::<PyFrozenSet>().is_ok()
+        || v.cast::<PySet>().is_ok()
         || v.is_instance(&helper(py, Helper::TreeSpec)?)?
         || (v.cast::<PyType>().is_err()
             && !v.get_type().is(&helper(py, Helper::FunctionType)?)
@@ -316,6 +318,7 @@ fn matching<'py>(
             || l.strides != x.strides()
             || l.dtype != x.dtype()
             || l.requires_grad != x.requires_grad()
+            || l.is_leaf != x.is_leaf()
             || l.first != first(args, i)
         {
             return Ok(None);
@@ -362,6 +365,7 @@ impl Snapshot {
                 strides: x.strides().to_vec(),
                 dtype: x.dtype(),
                 requires_grad: x.requires_grad(),
+                is_leaf: x.is_leaf(),
                 first: first(args, i),
             })
             .collect();
