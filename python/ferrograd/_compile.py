@@ -10,6 +10,7 @@ records its usual autograd node. See docs/compile.md.
 
 from __future__ import annotations
 
+import dis
 import functools
 import hashlib
 import os
@@ -186,22 +187,47 @@ def _function_reads(f: Any, names: tuple[str, ...]) -> list[Any]:
 
 
 def _attributes(v: Any) -> list[tuple[str, Any]]:
-    """An object's attributes: its ``__dict__`` and its set ``__slots__``."""
-    out = list(vars(v).items()) if hasattr(v, "__dict__") else []
+    """The attributes of an object (in its ``__dict__`` and ``__slots__``)
+    that compiled code may read: those whose names the code of a compiled
+    function or of a function of the user's names (``_USER_NAMES``), or
+    the code of the object's own class when it is the user's. An attribute
+    no such code names (a trainer's history, a logger's handlers) is only
+    read by code whose globals are its own machinery."""
+    read = _class_reads(type(v))
+    own = vars(v).items() if hasattr(v, "__dict__") else ()
+    keep = [(k, x) for k, x in own if k in _USER_NAMES or k in read]
     for klass in type(v).__mro__:
         slots = klass.__dict__.get("__slots__", ())
         for name in (slots,) if isinstance(slots, str) else slots:
-            if name not in ("__dict__", "__weakref__"):
+            if name not in ("__dict__", "__weakref__") and (name in _USER_NAMES or name in read):
                 x = getattr(v, name, _MISSING)
                 if x is not _MISSING:
-                    out.append((name, x))
-    return out
+                    keep.append((name, x))
+    return keep
 
 
 def _class_settings(cls: type) -> tuple:
-    """The plain values among the attributes of ``cls`` and its bases."""
+    """The plain values among the attributes of ``cls`` and its bases that
+    compiled code may read (as ``_attributes``)."""
+    read = _class_reads(cls)
     return tuple((k, type(x), x) for klass in cls.__mro__[:-1] for k, x in vars(klass).items()
-                 if not k.startswith("__") and _is_plain(x))
+                 if (k in _USER_NAMES or k in read) and not k.startswith("__") and _is_plain(x))
+
+
+#: Every name the code of a compiled function, or of a function of the
+#: user's it reached, loads as a global or an attribute (see _attributes).
+_USER_NAMES: set[str] = set()
+
+
+@functools.cache
+def _class_reads(cls: type) -> frozenset[str]:
+    """The names the methods of ``cls`` load, when it is a class of the
+    user's (see ``_user_reads``); empty otherwise."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None) or ""
+    if not path or _is_library(path):
+        return frozenset()
+    return frozenset(_names_read(cls))
 
 
 @functools.cache
@@ -379,17 +405,23 @@ class _Refs:
             self.self_obj, f = f, call
         self.func = f if isinstance(f, types.FunctionType) else None
         self.names = _code_names(f.__code__) if self.func is not None else ()
+        _USER_NAMES.update(self.names)
+
+
+#: The instructions that read a global or an attribute by name.
+_LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"))
 
 
 def _code_names(code: Any) -> tuple[str, ...]:
     """The names ``code`` and the code nested in it (lambdas,
     comprehensions, generators, inner functions) load as globals or
-    attributes."""
+    attributes (not those it only stores: ``self.history = []`` in an
+    ``__init__`` is no read)."""
     found: set[str] = set()
     stack = [code]
     while stack:
         c = stack.pop()
-        found.update(c.co_names)
+        found.update(i.argval for i in dis.get_instructions(c) if i.opname in _LOADS)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return tuple(sorted(found))
 
@@ -405,10 +437,16 @@ def _user_reads(f: Any) -> tuple[str, ...] | None:
     code = f.__code__
     names = _USER_READS.get(code, _MISSING)
     if names is _MISSING:
-        path = code.co_filename
-        library = path.startswith("<frozen") or os.path.abspath(path).startswith(_library_dirs())
-        names = _USER_READS[code] = None if library else _code_names(code)
+        names = _USER_READS[code] = None if _is_library(code.co_filename) else _code_names(code)
+        if names is not None:
+            _USER_NAMES.update(names)
     return names
+
+
+def _is_library(path: str) -> bool:
+    """Whether a source file belongs to ferrograd, the standard library or
+    an installed package."""
+    return path.startswith("<frozen") or os.path.abspath(path).startswith(_library_dirs())
 
 
 @functools.cache

@@ -79,7 +79,14 @@ fn requires_mask(p: &Program, inputs: &[Tensor]) -> Vec<bool> {
 }
 
 fn replay(p: &Program, inputs: &[Tensor]) -> Option<Result<Option<Vec<Tensor>>>> {
-    if compile::capturing() || crate::autograd::is_anomaly_enabled() {
+    // A node is recorded in the caller's grad mode, while the operations
+    // it stands for ran in grad mode: a call in no-grad mode whose
+    // operations turned grad mode on (`with torch.enable_grad():` inside)
+    // replays operation by operation, each in its own mode.
+    if compile::capturing()
+        || crate::autograd::is_anomaly_enabled()
+        || !crate::tensor::is_grad_enabled()
+    {
         return None;
     }
     let requires = requires_mask(p, inputs);

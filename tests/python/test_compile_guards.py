@@ -263,3 +263,44 @@ def test_memory_addresses_and_version_counters_break_the_capture():
             np.testing.assert_array_equal(cf(x).numpy(), f(x).numpy())
             x.add_(0.0)  # a new version
         assert any("Python" in r for r in cf._ferrograd_compiled.break_reasons())
+
+
+def test_grad_mode_turned_on_inside_a_no_grad_call_records_the_graph():
+    def f(x):
+        with torch.enable_grad():
+            return x * 2
+
+    cf = torch.compile(f)
+    x = torch.tensor(XN, requires_grad=True)
+    for _ in range(4):
+        with torch.no_grad():
+            y = cf(x)
+        assert y.requires_grad and y.grad_fn is not None
+        (g,) = torch.autograd.grad(y.sum(), x)
+        np.testing.assert_array_equal(g.numpy(), np.full_like(XN, 2.0))  # d(2x)/dx
+
+
+class _Trainer:
+    def __init__(self):
+        self.cfg = _Plain()
+        self.cfg.scale = 2.0
+        self.unread_history_of_losses = []
+
+    def step(self, x):
+        return x * self.cfg.scale
+
+
+def test_attributes_no_code_reads_are_not_keyed():
+    # Only names that compiled code (or the object's class) loads are
+    # keyed: appending to a list nothing reads records no new program,
+    # while a setting the step reads does.
+    t = _Trainer()
+    cf = torch.compile(t.step)
+    x = torch.tensor(XN)
+    for i in range(4):
+        t.unread_history_of_losses.append(float(i))
+        np.testing.assert_array_equal(cf(x).numpy(), XN * 2.0)
+    assert len(cf._ferrograd_compiled.programs()) == 1
+    t.cfg.scale = 3.0
+    np.testing.assert_array_equal(cf(x).numpy(), XN * 3.0)
+    assert len(cf._ferrograd_compiled.programs()) == 2
