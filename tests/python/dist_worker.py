@@ -53,12 +53,15 @@ def data(rank: int, name: str, shape=(3, 5)) -> np.ndarray:
 @contextlib.contextmanager
 def timing_backend_errors(r: int):
     """Says how long the block ran before it raised DistBackendError, and
-    lets the error go on."""
+    lets the error go on half a second later: the rank's exit takes the
+    whole job down, and a peer failing at the same moment gets its own
+    report out first."""
     start = time.perf_counter()
     try:
         yield
     except dist.DistBackendError as e:
         say(f"rank {r} got DistBackendError after {time.perf_counter() - start:.2f} s: {e}")
+        time.sleep(0.5)
         raise
 
 
