@@ -109,6 +109,8 @@ def _keyer(t: type) -> Callable[[Any], Any]:
         return lambda v: (type(v), v.item())
     if issubclass(t, types.MethodType):
         return lambda v: ("B", id(v.__func__), _nested_key(v.__self__, _DEPTH, [_ITEMS]))
+    if issubclass(t, functools.partial):
+        return lambda v: ("P", id(v), _nested_key((v.func, v.args, v.keywords), _DEPTH, [_ITEMS]))
     if _has_settings(t):
         return _object_key
     return lambda v: ("O", id(v))
@@ -160,6 +162,8 @@ def _nested_key(x: Any, depth: int, budget: list[int]) -> Any:
     if t is dict:
         return (t, tuple((_nested_key(k, 0, budget), _nested_key(e, depth - 1, budget))
                          for k, e in x.items()))
+    if t is functools.partial:
+        return ("P", id(x), _nested_key((x.func, x.args, x.keywords), depth - 1, budget))
     if _has_settings(t):
         return _object_key(x, depth, budget)
     if isinstance(x, Module):

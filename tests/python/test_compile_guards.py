@@ -10,6 +10,8 @@ program captured before the change would give the old value.
 
 from __future__ import annotations
 
+import functools
+
 import ferrograd as torch
 import numpy as np
 import pytest
@@ -66,6 +68,13 @@ def _outer_helper(x):
     return _helper(x) + 1.0
 
 
+def _scaled(x, k):
+    return x * k * SCALE
+
+
+PARTIAL = functools.partial(_scaled, k=1.0)
+
+
 def _cases():
     """(name, function, changes): each change mutates what the function
     reads and returns the NumPy oracle of its result on ``XN``."""
@@ -112,6 +121,10 @@ def _cases():
         ("a global read in a generator expression", lambda x: sum(x * SCALE for _ in range(2)),
          [lambda: set_global("SCALE", 5.0) or 2 * (XN * 5.0),
           lambda: set_global("SCALE", 2.0) or 2 * (XN * 2.0)]),
+        ("a partial of a function of the user's", lambda x: PARTIAL(x),
+         [lambda: set_global("SCALE", 7.0) or XN * 7.0,
+          lambda: PARTIAL.keywords.__setitem__("k", 3.0) or XN * 21.0,
+          lambda: set_global("SCALE", 2.0) or XN * 6.0]),
         ("a mutable default", defaults,
          [lambda: defaults.__defaults__[0].__setitem__(0, 8.0) or XN * 8.0]),
         ("a keyword-only default", kwdefaults,
@@ -140,6 +153,7 @@ def test_a_changed_value_read_outside_the_arguments_is_not_replayed_stale(case):
                 np.testing.assert_allclose(cf(x).numpy(), expected, rtol=1e-12, atol=1e-12,
                                            err_msg=f"{name}, change {k}")
     finally:
+        PARTIAL.keywords["k"] = 1.0
         SCALE, ACT, NPS = saved[:3]
         NPA[:] = saved[3]
         _WithClassSetting.factor = saved[4]
