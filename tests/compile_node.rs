@@ -272,3 +272,116 @@ fn a_classifier_loss_replays_as_one_node_with_the_eager_gradients() {
     let ops = p.backward_operations().unwrap();
     assert!(ops.contains(&"nll_loss_backward"), "{ops:?}");
 }
+
+fn summed(xs: &[Tensor], mean: bool) -> Result<Vec<Tensor>> {
+    let (a, b, c) = (&xs[0], &xs[1], &xs[2]);
+    let y = a.mul(b)?.add(c)?.tanh()?.mul(a)?;
+    Ok(vec![if mean {
+        y.mean(None, false, None)?
+    } else {
+        y.sum(None, false, None)?
+    }])
+}
+
+fn leaves(dt: DType, n: usize, seed: u64) -> Vec<Tensor> {
+    (0..3)
+        .map(|k| {
+            ferrograd::random::manual_seed(seed + k);
+            Tensor::randn(&[n], dt, None)
+                .unwrap()
+                .requires_grad_(true)
+                .unwrap()
+        })
+        .collect()
+}
+
+fn grads(xs: &[Tensor]) -> Vec<Vec<f64>> {
+    xs.iter().map(grad_of).collect()
+}
+
+#[test]
+fn a_summed_group_writes_its_derivatives_in_the_forward_loop() {
+    for dt in [DType::Float32, DType::Float64] {
+        for n in [7usize, 70_000] {
+            for mean in [false, true] {
+                let f = move |xs: &[Tensor]| summed(xs, mean);
+                let p = compiled(&leaves(dt, n, 1), f);
+                p.replay(&leaves(dt, n, 4)).unwrap();
+                let ops = p.backward_operations().unwrap();
+                assert_eq!(ops, vec!["fused_elementwise_scale"], "{dt:?} {n}");
+                // The fused group without the node: its own backward loop.
+                let (_, c) = capture(&leaves(dt, n, 1), f).unwrap();
+                let Captured::Program(mut plain) = c else {
+                    panic!("capture broken")
+                };
+                plain.fuse();
+                let xs = leaves(dt, n, 7);
+                let got = p.replay(&xs).unwrap().remove(0);
+                assert_eq!(node_name(&got), "CompiledFunctionBackward");
+                let ys = leaves(dt, n, 7);
+                let want = plain.replay(&ys).unwrap().remove(0);
+                // The same loop total, and with a gradient of 1 the same
+                // sweep: the same bits.
+                assert_eq!(got.to_vec::<f64>(), want.to_vec::<f64>());
+                got.backward().unwrap();
+                want.backward().unwrap();
+                assert_eq!(grads(&xs), grads(&ys));
+                // Another gradient scales the derivatives, against the
+                // eager operations.
+                let g = Tensor::full_of(&[], ferrograd::Scalar::Float(-2.5), dt).unwrap();
+                let xs = leaves(dt, n, 8);
+                let got = p.replay(&xs).unwrap().remove(0);
+                let with_g = ferrograd::autograd::BackwardOptions::new().grad_tensors([&g]);
+                got.backward_with(&with_g).unwrap();
+                let ys = leaves(dt, n, 8);
+                f(&ys).unwrap()[0].backward_with(&with_g).unwrap();
+                let tol = if dt == DType::Float32 { 1e-5 } else { 1e-12 };
+                for (m, w) in grads(&xs).iter().zip(grads(&ys)) {
+                    for (x, y) in m.iter().zip(&w) {
+                        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{x} vs {y}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn derivatives_kept_by_a_retained_graph_are_not_handed_out() {
+    let f = |xs: &[Tensor]| summed(xs, false);
+    let p = compiled(&leaves(DType::Float64, 300, 1), f);
+    p.replay(&leaves(DType::Float64, 300, 4)).unwrap();
+    let xs = leaves(DType::Float64, 300, 9);
+    let s = p.replay(&xs).unwrap().remove(0);
+    let keep = ferrograd::autograd::GradOptions::new().retain_graph(true);
+    let first = ferrograd::autograd::grad_with(std::slice::from_ref(&s), &xs, &keep).unwrap();
+    let want: Vec<Vec<f64>> = first.iter().map(|g| g.to_vec::<f64>()).collect();
+    // Writing into what the first call gave changes nothing the graph
+    // keeps.
+    for g in &first {
+        g.mul_(&Tensor::scalar(3.0)).unwrap();
+    }
+    let again = ferrograd::autograd::grad_with(std::slice::from_ref(&s), &xs, &keep).unwrap();
+    let again: Vec<Vec<f64>> = again.iter().map(|g| g.to_vec::<f64>()).collect();
+    assert_eq!(again, want);
+    // Accumulated twice into the leaves: each twice the gradient.
+    let retain = ferrograd::autograd::BackwardOptions::new().retain_graph(true);
+    s.backward_with(&retain).unwrap();
+    s.backward().unwrap();
+    let twice: Vec<Vec<f64>> = want
+        .iter()
+        .map(|g| g.iter().map(|v| v + v).collect())
+        .collect();
+    assert_eq!(grads(&xs), twice);
+    // An input written in place before backward fails it, as eagerly.
+    let s = p.replay(&xs).unwrap().remove(0);
+    {
+        let _g = ferrograd::autograd::no_grad();
+        xs[2].add_(&Tensor::scalar(1.0)).unwrap();
+    }
+    let err = s.backward().unwrap_err();
+    assert!(
+        err.to_string().contains("modified by an inplace operation"),
+        "{err}"
+    );
+}

@@ -128,3 +128,29 @@ fn reaches(start: &[Arc<dyn Node>], hit: impl Fn(usize) -> bool) -> bool {
     }
     false
 }
+
+thread_local! {
+    static FREES_SAVED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the node being applied on this thread has its saved values
+/// freed as soon as it returns (a backward without `retain_graph`, the node
+/// applied once): a gradient it gives may then be a tensor it saved, as
+/// nothing will read that tensor through the node again.
+pub(crate) fn frees_saved() -> bool {
+    FREES_SAVED.with(|f| f.get())
+}
+
+/// Restores the previous [`frees_saved`] when dropped.
+pub(crate) struct FreesSaved(bool);
+
+impl Drop for FreesSaved {
+    fn drop(&mut self) {
+        FREES_SAVED.with(|f| f.set(self.0));
+    }
+}
+
+/// Sets [`frees_saved`] for the node applied while the guard lives.
+pub(crate) fn set_frees_saved(v: bool) -> FreesSaved {
+    FreesSaved(FREES_SAVED.with(|f| f.replace(v)))
+}

@@ -38,6 +38,7 @@ pub use anomaly::{
     set_warning_handler, AnomalyInfo, AnomalyModeGuard, CapturedStack,
 };
 pub use current::{current_graph_task_id, will_engine_execute_node, will_engine_run_node};
+pub(crate) use current::{frees_saved, set_frees_saved};
 pub(crate) use custom::FORMULAS as HELPER_FORMULAS;
 pub use custom::{delayed_error, output_alias, rebase_dirty, register_custom_node, undefined_grad};
 pub(crate) use engine::validate_for;

@@ -56,6 +56,10 @@ struct Piece {
     grads: Vec<Option<usize>>,
     /// The forward operations alone, for `create_graph`.
     forward: Program,
+    /// The forward program the node replays, when it differs from the
+    /// captured one (summed groups that write their derivatives, see
+    /// `fuse::derivatives_in_forward`).
+    replayed: Option<Program>,
     placeholder: Tensor,
     /// When a replay as this node drops each forward value.
     lifetimes: Lifetimes,
@@ -119,7 +123,8 @@ fn replay(p: &Program, inputs: &[Tensor]) -> Option<Result<Option<Vec<Tensor>>>>
 
 /// A replay as one node.
 fn run(p: &Program, piece: &Arc<Piece>, inputs: &[Tensor]) -> Result<Option<Vec<Tensor>>> {
-    let Some(vals) = p.run_rows(inputs, RowGrad::Off, Some(&piece.lifetimes))? else {
+    let program = piece.replayed.as_ref().unwrap_or(p);
+    let Some(vals) = program.run_rows(inputs, RowGrad::Off, Some(&piece.lifetimes))? else {
         return Ok(None);
     };
     let sources: Vec<Tensor> = piece.sources.iter().map(|s| s.get(&vals)).collect();
@@ -337,6 +342,7 @@ fn derive(p: &Program, vals: &[Tensor], since: (u64, u64), requires: Vec<bool>) 
         Captured::Broken(why) => return Err(why),
     };
     backward.fuse();
+    let replayed = super::fuse::derivatives_in_forward(p, &mut backward, gs.len(), vals.len());
     let mut read = vec![false; backward.num_inputs()];
     for s in backward
         .rows
@@ -380,7 +386,8 @@ fn derive(p: &Program, vals: &[Tensor], since: (u64, u64), requires: Vec<bool>) 
         .chain(outputs.iter().copied())
         .collect();
     Ok(Piece {
-        lifetimes: Lifetimes::of(p, kept),
+        lifetimes: Lifetimes::of(replayed.as_ref().unwrap_or(p), kept),
+        replayed,
         requires,
         sources,
         outputs,
@@ -458,6 +465,8 @@ fn walk(
         );
     }
     let mut at_sources: Vec<Vec<Part>> = vec![Vec::new(); n_sources];
+    // The nodes keep their saved values: no gradient may be one of them.
+    let _keeps = crate::autograd::set_frees_saved(false);
     for node in order {
         let slots = bufs.remove(&node_id(node)).unwrap_or_default();
         let mut grads: Grads = vec![None; node.core().num_inputs()];

@@ -124,6 +124,9 @@ pub(crate) struct Row {
     pub(crate) outputs: usize,
     /// Their shapes and dtypes at capture time.
     pub(crate) metas: Vec<(Vec<usize>, DType)>,
+    /// The arguments it was recorded with, for a pass over the program
+    /// that rewrites rows it recognises (`None` for a read).
+    pub(crate) args: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Row {
@@ -325,6 +328,7 @@ fn record_read(
             inputs,
             outputs,
             metas,
+            args: None,
         });
     });
 }
@@ -493,6 +497,8 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
             r.effects |= outs.is_empty();
             let pure = !outs.is_empty() && !r.row_effect;
             let inputs = std::mem::take(&mut r.pending);
+            let kept = Arc::new(kept);
+            let args: Arc<dyn std::any::Any + Send + Sync> = kept.clone();
             r.rows.push(Row {
                 name,
                 run: Arc::new(move |vals| run(&kept, vals)),
@@ -501,6 +507,7 @@ impl<K: Send + Sync + 'static> RowGuard<K> {
                 inputs,
                 outputs: outs.len(),
                 metas: metas(outs),
+                args: Some(args),
             });
         });
     }

@@ -435,14 +435,20 @@ def test_a_dropout_training_step_replays_with_the_eager_masks():
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype, reduce):
-    dt = getattr(torch, dtype)
+def summed_run(reduce):
+    """An elementwise run ending in a full ``sum`` or ``mean``: one fused loop."""
 
     def f(a, b, c):
         return getattr((a * b + c).tanh() * a - (c / b).sigmoid(), reduce)()
 
+    return f
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_elementwise_runs_fuse_with_eager_values_and_gradients(dtype, reduce):
+    dt = getattr(torch, dtype)
+    f = summed_run(reduce)
     cf = torch.compile(f)
     g = np.random.default_rng(7)
     rtol = 1e-5 if dtype == "float32" else 1e-12

@@ -13,7 +13,7 @@ import concurrent.futures
 import ferrograd as torch
 import numpy as np
 import pytest
-from test_compile import _chain
+from test_compile import _chain, summed_run
 
 F = torch.nn.functional
 
@@ -178,3 +178,56 @@ def test_compiled_forwards_from_eight_threads_match_eager():
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(work, range(8)))
     assert _programs(cmodel)[0].backward_operations()
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_summed_run_writes_its_derivatives_with_the_forward(dtype, reduce):
+    dt = getattr(torch, dtype)
+    cf = torch.compile(summed_run(reduce))
+    rng = np.random.default_rng(3)
+    rtol = 2e-5 if dtype == "float32" else 1e-11
+    n = 50_000
+    for scale in (1.0, 1.0, 1.0, -2.5, 1.0, 0.0):
+        arrays = [rng.uniform(0.5, 2.0, size=n) for _ in range(3)]
+        leaves = [torch.tensor(v, dtype=dt, requires_grad=True) for v in arrays]
+        got = cf(*leaves)
+        got.backward(torch.tensor(scale, dtype=dt))
+        # By hand: u = a b + c, v = c / b, loss = sum(tanh(u) a - sigmoid(v)).
+        a, b, c = (np.asarray(torch.tensor(v, dtype=dt).numpy(), dtype=np.float64) for v in arrays)
+        t, s = np.tanh(a * b + c), _sigmoid(c / b)
+        ds = s * (1 - s)
+        want = [t + a * b * (1 - t * t), a * a * (1 - t * t) + ds * c / b**2, a * (1 - t * t) - ds / b]
+        k = scale / (n if reduce == "mean" else 1)
+        for leaf, w in zip(leaves, want, strict=True):
+            np.testing.assert_allclose(leaf.grad.numpy(), k * w, rtol=rtol, atol=rtol * abs(k))
+        np.testing.assert_allclose(got.item(), getattr(np, reduce)(t * a - s), rtol=rtol)
+    (program,) = _programs(cf)
+    assert program.backward_operations() == ["fused_elementwise_scale"]
+
+
+def test_derivatives_a_retained_graph_keeps_are_not_handed_out():
+    def f(a, b, c):
+        return ((a * b + c).tanh() * a).sum()
+
+    cf = torch.compile(f)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        leaves = [torch.tensor(rng.normal(size=300), requires_grad=True) for _ in range(3)]
+        loss = cf(*leaves)
+    first = torch.autograd.grad(loss, leaves, retain_graph=True)
+    want = [g.numpy().copy() for g in first]
+    for g in first:
+        g.mul_(3.0)  # the graph's copies stay as they were
+    again = torch.autograd.grad(loss, leaves, retain_graph=True)
+    for g, w in zip(again, want, strict=True):
+        np.testing.assert_array_equal(g.numpy(), w)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    for leaf, w in zip(leaves, want, strict=True):
+        np.testing.assert_array_equal(leaf.grad.numpy(), w + w)
+    assert loss.grad_fn.name() == "CompiledFunctionBackward"

@@ -75,6 +75,11 @@ fn run_node(task: &GraphTask, node: &Arc<dyn Node>, mut grads: Grads) -> Result<
     let mut outs = if skips(node, &grads) {
         vec![None; node.core().next_edges().len()]
     } else {
+        let _frees = crate::autograd::set_frees_saved(
+            !task.keep_graph
+                && !node.core().defers_release()
+                && crate::autograd::current_batch().is_none(),
+        );
         apply_node(node, grads)?
     };
     if !task.keep_graph {

@@ -164,43 +164,80 @@ fn emit(rows: Vec<(Row, usize)>, sum: Option<Row>, out: &mut Vec<Row>) {
     let sum_dtype = sum.as_ref().map(|r| r.metas[0].1);
     let mut originals: Vec<Row> = rows.into_iter().map(|(r, _)| r).collect();
     originals.extend(sum);
-    let count = originals.len();
-    let inputs = externals.clone();
+    let args = Arc::new(FusedRow {
+        plan,
+        externals,
+        originals,
+        sum_dtype,
+    });
+    let inputs = args.externals.clone();
+    let outputs = args.originals.len();
+    let fused = args.clone();
     out.push(Row {
         name: "fused_elementwise",
         run: Arc::new(move |vals: &[Tensor]| {
-            let ins: Vec<Tensor> = externals.iter().map(|s| s.get(vals)).collect();
-            let fast = ins.iter().all(|t| crate::autograd::fw_grad(t).is_none())
-                && fused_shape(&ins).is_some_and(|(shape, dt)| {
-                    sum_dtype.is_none_or(|s| s == dt)
-                        && match dt {
-                            DType::Float32 => operands::<f32>(&ins, &shape).is_some(),
-                            _ => operands::<f64>(&ins, &shape).is_some(),
-                        }
-                })
-                && ins.iter().any(|t| t.numel() > 1);
-            if fast {
-                let y = Tensor::fused_elementwise(&ins, &plan)?;
-                return Ok(vec![y; count]);
+            let ins = fused.inputs(vals);
+            if fused.fits(&ins) {
+                let y = Tensor::fused_elementwise(&ins, &fused.plan)?;
+                return Ok(vec![y; fused.originals.len()]);
             }
-            // The original operations, in order (grad mode as recorded,
-            // unless the replay turned it off for the whole program).
-            let outer = crate::tensor::is_grad_enabled();
-            let mut local = vals.to_vec();
-            let base = local.len();
-            for r in &originals {
-                crate::tensor::set_grad_enabled(r.grad_mode && outer);
-                let o = (r.run)(&local)?;
-                local.extend(o);
-            }
-            Ok(local.split_off(base))
+            fused.unfused(vals)
         }),
         grad_mode,
         pure: true,
         inputs,
-        outputs: count,
+        outputs,
         metas: Vec::new(),
+        args: Some(args),
     });
+}
+
+/// What a fused row was made from (its `Row::args`).
+pub(super) struct FusedRow {
+    pub(super) plan: FusedPlan,
+    /// The group's inputs.
+    pub(super) externals: Vec<Source>,
+    /// The rows it stands for (the group's, then the sum's).
+    pub(super) originals: Vec<Row>,
+    /// The dtype of the sum's result, for a summed group.
+    sum_dtype: Option<DType>,
+}
+
+impl FusedRow {
+    /// The group's inputs among the program's values `vals`.
+    pub(super) fn inputs(&self, vals: &[Tensor]) -> Vec<Tensor> {
+        self.externals.iter().map(|s| s.get(vals)).collect()
+    }
+
+    /// Whether the fused loops take `ins`: no tangents, operands the loops
+    /// read (one shape, contiguous, or single values), a summed result in
+    /// their dtype, and at least one operand that is not a single value.
+    pub(super) fn fits(&self, ins: &[Tensor]) -> bool {
+        ins.iter().all(|t| crate::autograd::fw_grad(t).is_none())
+            && fused_shape(ins).is_some_and(|(shape, dt)| {
+                self.sum_dtype.is_none_or(|s| s == dt)
+                    && match dt {
+                        DType::Float32 => operands::<f32>(ins, &shape).is_some(),
+                        _ => operands::<f64>(ins, &shape).is_some(),
+                    }
+            })
+            && ins.iter().any(|t| t.numel() > 1)
+    }
+
+    /// The original operations' results over `vals`, in order (grad mode
+    /// as recorded, unless the replay turned it off for the whole program).
+    pub(super) fn unfused(&self, vals: &[Tensor]) -> crate::Result<Vec<Tensor>> {
+        let outer = crate::tensor::is_grad_enabled();
+        let mut local = vals.to_vec();
+        let base = local.len();
+        for r in &self.originals {
+            crate::tensor::set_grad_enabled(r.grad_mode && outer);
+            let o = (r.run)(&local)?;
+            local.extend(o);
+        }
+        crate::tensor::set_grad_enabled(outer);
+        Ok(local.split_off(base))
+    }
 }
 
 fn same_source(a: &Source, b: &Source) -> bool {

@@ -26,8 +26,11 @@ use crate::pool::SyncPtr;
 use crate::{DType, Error, Result, Tensor};
 use std::sync::Arc;
 
+mod early;
 mod group;
 mod parts;
+
+pub(crate) use early::derivatives_in_forward;
 
 use parts::{bwd_part_best, fwd_part_best, parts, streams, Block, Bwd, Fwd};
 
@@ -268,10 +271,12 @@ impl FusedPlan {
     /// ones: those whose results a derivative reads (the operands of a
     /// product, the divisor and quotient of a division, the result of
     /// tanh, sigmoid and exp, the argument of log, sin and cos), and the
-    /// steps those are computed from, up to kept results and inputs.
-    fn live_steps(&self, kept: &[bool]) -> Vec<bool> {
+    /// steps those are computed from, up to kept results and inputs; with
+    /// `result`, the group's result too.
+    fn live_steps(&self, kept: &[bool], result: bool) -> Vec<bool> {
         let n = self.0.inputs;
         let mut needed = vec![false; self.registers()];
+        needed[self.registers() - 1] = result;
         for (k, step) in self.0.steps.iter().enumerate() {
             match *step {
                 Step::Mul(a, b) => {
@@ -636,11 +641,17 @@ fn forward_typed<T: Elem>(
     parts(n, &|p, s, e| fwd_part_best(&cx, p, s, e));
     drop(_g);
     if plan.0.sum {
-        let total: f64 = sums.iter().sum::<f64>() / if plan.0.mean { n as f64 } else { 1.0 };
-        // SAFETY: the result is a new one-element tensor of dtype T.
-        unsafe { *elem_ptr::<T>(&out) = T::of_f64(total) };
+        set_total::<T>(plan, &out, &sums, n);
     }
     Ok((out, kept.into_iter().map(|(_, t)| t).collect()))
+}
+
+/// Writes a summed group's result into `out` (one element of `T`) from
+/// the parts' totals: their sum, divided by the `n` elements for a mean.
+fn set_total<T: Elem>(plan: &FusedPlan, out: &Tensor, sums: &[f64], n: usize) {
+    let total: f64 = sums.iter().sum::<f64>() / if plan.0.mean { n as f64 } else { 1.0 };
+    // SAFETY: `out` is a new one-element tensor of dtype T.
+    unsafe { *elem_ptr::<T>(out) = T::of_f64(total) };
 }
 
 fn backward_typed<T: Elem>(
@@ -650,6 +661,22 @@ fn backward_typed<T: Elem>(
     g: &Tensor,
     needs: &[bool],
 ) -> Result<Vec<Option<Tensor>>> {
+    sweep_typed::<T>(plan, ins, kept, g, needs, false).map(|(_, gs)| gs)
+}
+
+/// The reverse sweep of the group over `ins` from the gradient `g` of its
+/// result (its steps' results in `kept` read rather than computed again):
+/// the gradients of the inputs `needs` marks. With `total`, the loop also
+/// computes the group's summed result, as the forward loop does (see
+/// `early.rs`).
+fn sweep_typed<T: Elem>(
+    plan: &FusedPlan,
+    ins: &[Tensor],
+    kept: &[Tensor],
+    g: &Tensor,
+    needs: &[bool],
+    total: bool,
+) -> Result<(Option<Tensor>, Vec<Option<Tensor>>)> {
     let Some((shape, _)) = fused_shape(ins) else {
         return Err(Error::runtime("fused operands changed"));
     };
@@ -672,7 +699,12 @@ fn backward_typed<T: Elem>(
         }
     }
     let kept_mask: Vec<bool> = kept_at.iter().map(Option::is_some).collect();
-    let live = plan.live_steps(&kept_mask);
+    let live = plan.live_steps(&kept_mask, total);
+    let out = if total {
+        Some(Tensor::try_empty(&[], T::DTYPE)?)
+    } else {
+        None
+    };
     let refs: Vec<&Tensor> = all.iter().collect();
     let _guard = lock(&refs, None);
     let ops = operands::<T>(ins, &shape).ok_or_else(|| Error::runtime("fused operands changed"))?;
@@ -694,6 +726,7 @@ fn backward_typed<T: Elem>(
     let count = n.div_ceil(PART).max(1);
     let mut sums = vec![T::default(); count * ops.len()];
     let sums_ptr = SyncPtr(sums.as_mut_ptr());
+    let mut totals = vec![0.0f64; if total { count } else { 0 }];
     let out_ptrs: Vec<Option<SyncPtr<T>>> = outs
         .iter()
         .map(|o| o.as_ref().map(|t| SyncPtr(elem_ptr::<T>(t))))
@@ -711,12 +744,17 @@ fn backward_typed<T: Elem>(
         sweep: &plan.0.sweep,
         stream: streams::<T>(n),
         sums: sums_ptr,
+        totals: total.then_some(SyncPtr(totals.as_mut_ptr())),
         blk,
         last,
     };
     parts(n, &|p, s, e| bwd_part_best(&cx, p, s, e));
     drop(_guard);
-    outs.into_iter()
+    if let Some(out) = &out {
+        set_total::<T>(plan, out, &totals, n);
+    }
+    let grads = outs
+        .into_iter()
         .enumerate()
         .map(|(r, o)| {
             if !needs[r] {
@@ -741,7 +779,8 @@ fn backward_typed<T: Elem>(
                     .reshape(&x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?,
             ))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((out, grads))
 }
 
 fn fused_forward(ins: &[Tensor], plan: &FusedPlan, keep: bool) -> Result<(Tensor, Vec<Tensor>)> {

@@ -195,16 +195,7 @@ unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, p: usize, s: usize, e: usize) {
             }
         }
         if plan.0.sum {
-            let vals = std::slice::from_raw_parts(b.ptrs[cx.last], len);
-            let mut chunks = vals.chunks_exact(8);
-            for c in &mut chunks {
-                for (l, &v) in lanes.iter_mut().zip(c) {
-                    *l += v.widen();
-                }
-            }
-            for (l, &v) in lanes.iter_mut().zip(chunks.remainder()) {
-                *l += v.widen();
-            }
+            add_lanes(&mut lanes, std::slice::from_raw_parts(b.ptrs[cx.last], len));
         }
         at += len;
     }
@@ -213,6 +204,21 @@ unsafe fn fwd_part<T: Elem>(cx: &Fwd<'_, T>, p: usize, s: usize, e: usize) {
     }
     if cx.stream {
         stream_fence();
+    }
+}
+
+/// Adds `vals` into `lanes` in f64, element `i` into lane `i % 8` (the
+/// summed group's total, vectorized, in the same order in every loop).
+#[inline(always)]
+fn add_lanes<T: Elem>(lanes: &mut [f64; 8], vals: &[T]) {
+    let mut chunks = vals.chunks_exact(8);
+    for c in &mut chunks {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l += v.widen();
+        }
+    }
+    for (l, &v) in lanes.iter_mut().zip(chunks.remainder()) {
+        *l += v.widen();
     }
 }
 
@@ -230,6 +236,9 @@ pub(super) struct Bwd<'a, T> {
     /// stores, from the block's registers, rather than swept in place.
     pub(super) stream: bool,
     pub(super) sums: SyncPtr<T>,
+    /// With the derivatives in the forward loop: one total per part of
+    /// the group's summed result (whose last step is then live).
+    pub(super) totals: Option<SyncPtr<f64>>,
     pub(super) blk: usize,
     pub(super) last: usize,
 }
@@ -253,6 +262,7 @@ unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
     let base = grads.as_mut_ptr();
     let mut gp: Vec<*mut T> = (0..plan.registers()).map(|r| base.add(r * blk)).collect();
     let mut acc = vec![T::default(); width];
+    let mut lanes = [0.0f64; 8];
     let mut at = s;
     while at < e {
         let len = blk.min(e - at);
@@ -262,6 +272,9 @@ unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
             prefetch_block(slices(cx.ops).chain(kept), at + len, nl);
         }
         plan.forward_block(cx.ops, &mut b, at, len, cx.kept_at, cx.live, &[]);
+        if cx.totals.is_some() {
+            add_lanes(&mut lanes, std::slice::from_raw_parts(b.ptrs[cx.last], len));
+        }
         if let Operand::Slice(q) = cx.g {
             gp[cx.last] = q.add(at) as *mut T;
         }
@@ -292,6 +305,9 @@ unsafe fn bwd_part<T: Elem>(cx: &Bwd<'_, T>, p: usize, s: usize, e: usize) {
     }
     for (r, &v) in acc.iter().enumerate() {
         *cx.sums.get().add(p * width + r) = v;
+    }
+    if let Some(t) = cx.totals {
+        *t.get().add(p) = lanes.iter().sum();
     }
 }
 
