@@ -238,12 +238,15 @@ unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
             }
         }
     };
-    // A product is long enough that the calling thread hands it to the
-    // pool and sleeps, as rayon's `install` does: on a machine with as
-    // many pool threads as cores, a caller that worked alongside them
-    // would make three threads share two cores.
+    // The calling thread is one of the participants (`par_for` from
+    // outside the pool runs one part itself and offers the others): it
+    // starts at once, rather than sleeping until a pool thread has woken
+    // up to run the product and waking up again after it, two delays
+    // that cost a product of a 64-row batch a third of its time. With
+    // `parts` no more than the pool's threads, no more threads than that
+    // run.
     if parts > 1 {
-        crate::pool::install(|| crate::pool::par_for(parts, 1, &work));
+        crate::pool::par_for(parts, 1, &work);
     } else {
         work(0);
     }
@@ -292,14 +295,15 @@ unsafe fn rows(
                         let apan = ap.add((i - c0) * kc * MR);
                         let h = MR.min(m - i * MR);
                         let cp = g.c.offset((i * MR) as isize * g.crs + (j * NR) as isize);
-                        if h == MR && w == NR {
-                            // SAFETY: a whole tile inside `c`.
-                            unsafe { tile(kc, apan, bpan, cp, g.crs, out) };
+                        if w == NR && h.is_multiple_of(4) {
+                            // SAFETY: whole rows of tiles inside `c`.
+                            unsafe { tile_rows(h, kc, apan, bpan, cp, g.crs, out) };
                         } else {
                             let mut sums = [0f32; MR * NR];
-                            // SAFETY: `sums` is a whole tile, rows of NR.
+                            // SAFETY: `sums` holds whole tiles, rows of NR.
                             unsafe {
-                                tile(
+                                tile_rows(
+                                    h.next_multiple_of(4),
                                     kc,
                                     apan,
                                     bpan,
@@ -325,12 +329,41 @@ unsafe fn rows(
     })
 }
 
-/// One register tile: the sums of `kc` inner steps of the packed panels
-/// `a` (`kc` x 12) and `b` (`kc` x 32), stored to `c` (rows `crs` apart)
-/// as `out` says.
+/// The first `h` rows (4, 8 or 12) of a register tile (see [`tile`]): a
+/// last row panel of 4 or 8 rows costs a third or two thirds of a whole
+/// one, not all of it.
+///
+/// # Safety
+/// As [`tile`], for `h` rows of `c`.
+unsafe fn tile_rows(
+    h: usize,
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    crs: isize,
+    out: Out,
+) {
+    match h {
+        4 => tile::<4>(kc, a, b, c, crs, out),
+        8 => tile::<8>(kc, a, b, c, crs, out),
+        _ => tile::<MR>(kc, a, b, c, crs, out),
+    }
+}
+
+/// One register tile of `H` rows: the sums of `kc` inner steps of the
+/// packed panels `a` (`kc` x 12, its first `H` rows read) and `b` (`kc` x
+/// 32), stored to `c` (rows `crs` apart) as `out` says.
 #[target_feature(enable = "avx512f")]
-unsafe fn tile(kc: usize, a: *const f32, b: *const f32, c: *mut f32, crs: isize, out: Out) {
-    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+unsafe fn tile<const H: usize>(
+    kc: usize,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    crs: isize,
+    out: Out,
+) {
+    let mut acc = [[_mm512_setzero_ps(); 2]; H];
     for kk in 0..kc {
         let b0 = _mm512_loadu_ps(b.add(kk * NR));
         let b1 = _mm512_loadu_ps(b.add(kk * NR + 16));

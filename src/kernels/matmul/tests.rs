@@ -382,6 +382,8 @@ fn float32_products_on_the_avx512_tiles_are_exact_for_every_layout_and_edge() {
         (50, 300, 70),
         (100, 513, 65),
         (300, 40, 600),
+        (64, 70, 96),
+        (20, 33, 40),
     ] {
         for la in 0..4 {
             for lb in 0..4 {
