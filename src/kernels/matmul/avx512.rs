@@ -238,15 +238,13 @@ unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
             }
         }
     };
-    // The calling thread is one of the participants (`par_for` from
-    // outside the pool runs one part itself and offers the others): it
-    // starts at once, rather than sleeping until a pool thread has woken
-    // up to run the product and waking up again after it, two delays
-    // that cost a product of a 64-row batch a third of its time. With
-    // `parts` no more than the pool's threads, no more threads than that
-    // run.
+    // A product is long enough that the calling thread hands it to the
+    // pool and sleeps, as rayon's `install` does. A caller that ran one
+    // part itself (`par_for` from outside the pool) made a lone 64-row
+    // product faster but a training step that calls it slower, measured
+    // (docs/performance/products.md).
     if parts > 1 {
-        crate::pool::par_for(parts, 1, &work);
+        crate::pool::install(|| crate::pool::par_for(parts, 1, &work));
     } else {
         work(0);
     }

@@ -339,23 +339,16 @@ impl<T: MatElem> GemmArgs<T> {
     unsafe fn gemm_on_pool(&self, threads: usize) {
         if let Some((x, y)) = self.halves() {
             if threads > 1 {
-                // The calling thread runs the first half itself (see
-                // `par_for`), rather than sleeping while the pool wakes up
-                // to run both; a half on more than one thread runs inside
-                // the pool.
                 let tx = threads / 2;
-                let half = |i: usize| {
-                    let (g, t) = if i == 0 { (x, tx) } else { (y, threads - tx) };
-                    if t > 1 {
-                        // SAFETY: the halves write disjoint parts of `c`
-                        // and read inside the caller's operands.
-                        crate::pool::install(move || unsafe { g.gemm_crate(t) })
-                    } else {
-                        // SAFETY: as above.
-                        unsafe { g.gemm_crate(1) }
-                    }
-                };
-                crate::pool::par_for(2, 1, &half);
+                crate::pool::install(move || {
+                    let (x, y) = (x, y);
+                    // SAFETY: the halves write disjoint parts of `c` and
+                    // read inside the caller's operands.
+                    rayon::join(
+                        || unsafe { x.gemm_crate(tx) },
+                        || unsafe { y.gemm_crate(threads - tx) },
+                    );
+                });
             } else {
                 x.gemm_crate(1);
                 y.gemm_crate(1);
