@@ -17,7 +17,7 @@
 //! the loops runs the original operations and computes the derivatives
 //! with tensor operations.
 
-use super::group::FusedRow;
+use super::group::{same_source, FusedRow};
 use super::FusedPlan;
 use crate::compile::{Program, Row, Source};
 use crate::{DType, Result, Scalar, Tensor};
@@ -106,14 +106,6 @@ fn forward_source(s: &Source, fwd: &Program, n_grads: usize, n_vals: usize) -> O
             }
         }
         Source::Constant(t) => Some(Source::Constant(t.clone())),
-    }
-}
-
-fn same_source(a: &Source, b: &Source) -> bool {
-    match (a, b) {
-        (Source::Value(x), Source::Value(y)) => x == y,
-        (Source::Constant(x), Source::Constant(y)) => x.same(y),
-        _ => false,
     }
 }
 

@@ -240,7 +240,8 @@ impl FusedRow {
     }
 }
 
-fn same_source(a: &Source, b: &Source) -> bool {
+/// Whether two sources name the same value or the same constant tensor.
+pub(super) fn same_source(a: &Source, b: &Source) -> bool {
     match (a, b) {
         (Source::Value(x), Source::Value(y)) => x == y,
         (Source::Constant(x), Source::Constant(y)) => x.same(y),
