@@ -360,19 +360,128 @@ mod x86 {
         }
     }
 
-    /// One vector of `K`, with the lanes it does not cover patched by `slow`.
+    /// [`W`] vectors of sixteen lanes, every operation issued for each
+    /// vector in turn. A body is one long chain of dependent steps (about
+    /// 75 cycles of latency for `sigmoid`); with one vector per loop
+    /// iteration the out-of-order window held too few iterations to hide
+    /// it, and interleaving independent vectors in program order does.
+    #[derive(Clone, Copy)]
+    pub(super) struct Wide([V16; W]);
+
+    /// Vectors per [`Wide`] value.
+    const W: usize = 4;
+
+    /// Lane masks of [`Wide`]: bits `16 j..16 j + 16` for vector `j`.
+    type WideMask = u64;
+
+    impl Wide {
+        #[inline(always)]
+        fn map(self, f: impl Fn(V16) -> V16) -> Wide {
+            Wide(self.0.map(f))
+        }
+        #[inline(always)]
+        fn zip(self, o: Wide, f: impl Fn(V16, V16) -> V16) -> Wide {
+            Wide(std::array::from_fn(|j| f(self.0[j], o.0[j])))
+        }
+        #[inline(always)]
+        fn mask(self, o: Wide, f: impl Fn(V16, V16) -> __mmask16) -> WideMask {
+            (0..W).fold(0, |m, j| {
+                m | WideMask::from(f(self.0[j], o.0[j])) << (16 * j)
+            })
+        }
+    }
+
+    macro_rules! wide_binary {
+        ($($tr:ident $m:ident),*) => {$(
+            impl $tr for Wide {
+                type Output = Wide;
+                #[inline(always)]
+                fn $m(self, o: Wide) -> Wide {
+                    self.zip(o, V16::$m)
+                }
+            }
+        )*};
+    }
+    wide_binary!(Add add, Sub sub, Mul mul, Div div);
+
+    impl Neg for Wide {
+        type Output = Wide;
+        #[inline(always)]
+        fn neg(self) -> Wide {
+            self.map(V16::neg)
+        }
+    }
+
+    /// Bits `16 j..16 j + 16` of `m`: vector `j`'s mask.
     #[inline(always)]
-    unsafe fn one<K: Body + Unary<f32>>(x: __m512) -> __m512 {
-        let y = K::f(V16(x)).0;
-        if !K::HAS_SLOW {
-            return y;
+    fn part(m: WideMask, j: usize) -> __mmask16 {
+        (m >> (16 * j)) as __mmask16
+    }
+
+    impl Lanes for Wide {
+        type M = WideMask;
+        #[inline(always)]
+        fn s(v: f32) -> Wide {
+            Wide([V16::s(v); W])
         }
-        let far = K::far(V16(x));
-        if far == 0 {
-            return y;
+        #[inline(always)]
+        fn fma(self, b: Wide, c: Wide) -> Wide {
+            Wide(std::array::from_fn(|j| self.0[j].fma(b.0[j], c.0[j])))
         }
+        #[inline(always)]
+        fn scale(self, n: Wide) -> Wide {
+            self.zip(n, V16::scale)
+        }
+        #[inline(always)]
+        fn mag(self) -> Wide {
+            self.map(V16::mag)
+        }
+        #[inline(always)]
+        fn at_least(self, o: Wide) -> Wide {
+            self.zip(o, V16::at_least)
+        }
+        #[inline(always)]
+        fn at_most(self, o: Wide) -> Wide {
+            self.zip(o, V16::at_most)
+        }
+        #[inline(always)]
+        fn below(self, o: Wide) -> WideMask {
+            self.mask(o, V16::below)
+        }
+        #[inline(always)]
+        fn sel(m: WideMask, a: Wide, b: Wide) -> Wide {
+            Wide(std::array::from_fn(|j| {
+                V16::sel(part(m, j), a.0[j], b.0[j])
+            }))
+        }
+        #[inline(always)]
+        fn floor(self) -> Wide {
+            self.map(V16::floor)
+        }
+        #[inline(always)]
+        fn flip_odd(self, n: Wide) -> Wide {
+            self.zip(n, V16::flip_odd)
+        }
+        #[inline(always)]
+        fn sign_of(self, s: Wide) -> Wide {
+            self.zip(s, V16::sign_of)
+        }
+        #[inline(always)]
+        fn split(self) -> (Wide, Wide) {
+            let parts = self.0.map(V16::split);
+            (Wide(parts.map(|p| p.0)), Wide(parts.map(|p| p.1)))
+        }
+        #[inline(always)]
+        fn fixup(self, x: Wide, table: u32) -> Wide {
+            self.zip(x, |y, x| y.fixup(x, table))
+        }
+    }
+
+    /// `y` (`K` of `x`) with the lanes of `far` patched by `K::slow`.
+    #[inline(never)]
+    unsafe fn patch<K: Body + Unary<f32>>(x: __m512, y: __m512, far: __mmask16) -> __m512 {
         let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
-        // SAFETY: both arrays hold sixteen floats.
+        // SAFETY: both arrays hold sixteen floats; the CPU has AVX-512.
         unsafe {
             _mm512_storeu_ps(xs.as_mut_ptr(), x);
             _mm512_storeu_ps(ys.as_mut_ptr(), y);
@@ -386,6 +495,39 @@ mod x86 {
         unsafe { _mm512_loadu_ps(ys.as_ptr()) }
     }
 
+    /// One vector of `K`, with the lanes it does not cover patched by `slow`.
+    #[inline(always)]
+    unsafe fn one<K: Body + Unary<f32>>(x: __m512) -> __m512 {
+        let y = K::f(V16(x)).0;
+        if !K::HAS_SLOW {
+            return y;
+        }
+        match K::far(V16(x)) {
+            0 => y,
+            // SAFETY: forwarded.
+            far => unsafe { patch::<K>(x, y, far) },
+        }
+    }
+
+    /// [`W`] vectors of `K` (see [`Wide`]), patched as [`one`] does.
+    #[inline(always)]
+    unsafe fn many<K: Body + Unary<f32>>(x: [__m512; W]) -> [__m512; W] {
+        let xw = Wide(x.map(V16));
+        let mut y = K::f(xw).0.map(|v| v.0);
+        if K::HAS_SLOW {
+            let far = K::far(xw);
+            if far != 0 {
+                for j in 0..W {
+                    if part(far, j) != 0 {
+                        // SAFETY: forwarded.
+                        y[j] = unsafe { patch::<K>(x[j], y[j], part(far, j)) };
+                    }
+                }
+            }
+        }
+        y
+    }
+
     /// `dst[i] = K(src[i])` for `i < n`.
     ///
     /// # Safety
@@ -396,6 +538,13 @@ mod x86 {
         let mut i = 0;
         // SAFETY: every access is below `n`; the tail is masked.
         unsafe {
+            while i + 16 * W <= n {
+                let x = std::array::from_fn(|j| _mm512_loadu_ps(src.add(i + 16 * j)));
+                for (j, y) in many::<K>(x).into_iter().enumerate() {
+                    _mm512_storeu_ps(dst.add(i + 16 * j), y);
+                }
+                i += 16 * W;
+            }
             while i + 16 <= n {
                 let x = _mm512_loadu_ps(src.add(i));
                 _mm512_storeu_ps(dst.add(i), one::<K>(x));
