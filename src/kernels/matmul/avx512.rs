@@ -24,6 +24,11 @@
 //!   threads first pack `b`'s panels together, then each runs its own
 //!   range of chunks and takes over chunks that others have not started,
 //!   so a thread that wakes late does not hold up the product.
+//! - A product of at most [`NARROW_ROWS`] rows (a batch of activations
+//!   times a weight) is cut by columns instead: the threads pack all of
+//!   `a` together, then each chunk packs one panel of `b` at a time just
+//!   before the tiles that read it, so the panel is still in the
+//!   first-level cache and no thread reads panels another packed.
 //!
 //! Each output element adds its products in inner-index order within a
 //! block of [`KC`] and the blocks in order; how the output is cut between
@@ -48,10 +53,17 @@ const MC: usize = 12 * MR;
 /// At most this many floats of `b` are packed at once (4 MB); wider
 /// products run in column blocks.
 const B_FLOATS: usize = 1 << 20;
+/// Products of at most this many rows (rounded up to whole tiles) run
+/// column panel by column panel ([`narrow`]) when all of `a` packed takes
+/// at most [`A_FLOATS`].
+const NARROW_ROWS: usize = MC;
+/// At most this many floats of `a` are packed at once by [`narrow`] (4 MB).
+const A_FLOATS: usize = 1 << 20;
 
 /// Whether the product runs here: float32 rows of `c` contiguous, rows
 /// of `b` not (a transposed or strided right operand: with contiguous
-/// rows the `gemm` crate reads `b` in place and is as fast or faster), at
+/// rows the `gemm` crate reads `b` in place and is as fast or faster,
+/// [`narrow`] included), at
 /// least one tile of rows and a half of one of columns, and a CPU with
 /// AVX-512.
 pub(super) fn usable(g: &GemmArgs<f32>) -> bool {
@@ -86,10 +98,12 @@ impl Out {
 }
 
 thread_local! {
-    /// This thread's packed blocks of `a` (chunks run here).
-    static PACKED_A: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// This thread's packed columns of `b` (products called from here).
-    static PACKED_B: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// This thread's own packs (blocks of `a`, or a panel of `b` in
+    /// [`narrow`]) for the chunks it runs.
+    static OWN: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// The operand packed for every thread of the products called from
+    /// here (`b`, or `a` in [`narrow`]).
+    static SHARED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 type Buffer = std::thread::LocalKey<RefCell<Vec<f32>>>;
@@ -135,6 +149,13 @@ fn offsets(first: usize, s: isize) -> Option<[i32; 16]> {
 /// # Safety
 /// As `GemmArgs::naive_rows` for all rows; [`usable`] holds.
 pub(super) unsafe fn gemm(g: &GemmArgs<f32>, threads: usize) {
+    if narrow_fits(g) {
+        with_buffer(&SHARED, g.m.div_ceil(MR) * MR * g.k, |ap| {
+            // SAFETY: forwarded; `ap` has room for the packed `a`.
+            unsafe { narrow(g, ap, threads) }
+        });
+        return;
+    }
     let per_block = (B_FLOATS / g.k).max(NR) / NR * NR;
     let mut j0 = 0;
     while j0 < g.n {
@@ -145,7 +166,7 @@ pub(super) unsafe fn gemm(g: &GemmArgs<f32>, threads: usize) {
             c: g.c.wrapping_add(j0),
             ..*g
         };
-        with_buffer(&PACKED_B, g.k * nc.div_ceil(NR) * NR, |bp| {
+        with_buffer(&SHARED, g.k * nc.div_ceil(NR) * NR, |bp| {
             // SAFETY: forwarded; `bp` holds the packed columns.
             unsafe { columns(&part, bp, threads) }
         });
@@ -153,65 +174,35 @@ pub(super) unsafe fn gemm(g: &GemmArgs<f32>, threads: usize) {
     }
 }
 
-/// Where the packed panel `jp` of inner block `p` starts in the packed `b`.
-fn b_panel(k: usize, npan: usize, p: usize, jp: usize) -> usize {
-    let k0 = p * KC;
-    k0 * npan * NR + jp * KC.min(k - k0) * NR
+/// Whether the product runs as [`narrow`] does.
+fn narrow_fits(g: &GemmArgs<f32>) -> bool {
+    let rows = g.m.div_ceil(MR) * MR;
+    rows <= NARROW_ROWS && rows * g.k <= A_FLOATS
 }
 
-/// The product for all of `g`'s columns (at most [`B_FLOATS`] of `b`),
-/// with `bp` room for the packed `b`.
-unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
-    let (m, n, k) = (g.m, g.n, g.k);
-    let npan = n.div_ceil(NR);
-    let blocks = k.div_ceil(KC);
-    let bp = crate::pool::SyncPtr(bp);
-    let pack = |u: usize| {
-        let (p, jp) = (u / npan, u % npan);
-        let (k0, j0) = (p * KC, jp * NR);
-        // SAFETY: the unit's panel lies inside `bp`; the reads stay inside
-        // `b` (rows `k0..k0 + kc`, columns `j0..j0 + w`).
-        unsafe {
-            pack_b(
-                bp.get().add(b_panel(k, npan, p, jp)),
-                KC.min(k - k0),
-                NR.min(n - j0),
-                g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
-                g.brs,
-                g.bcs,
-            )
-        }
-    };
-    // The output in chunks of whole panels, about eight per thread so that
-    // a thread that starts late (a pool thread waking up) costs little:
-    // row ranges of at most MC rows, and column ranges too when the rows
-    // alone give fewer chunks than threads.
-    let mpan = m.div_ceil(MR);
-    let want = 8 * threads;
-    let per_rows = mpan.div_ceil(want).clamp(1, MC / MR);
-    let row_chunks = mpan.div_ceil(per_rows);
-    let col_chunks = if row_chunks >= threads {
-        1
-    } else {
-        want.div_ceil(row_chunks).min(npan)
-    };
-    let chunk = |t: usize| {
-        let (ri, cj) = (t / col_chunks, t % col_chunks);
-        let ip = ri * per_rows..((ri + 1) * per_rows).min(mpan);
-        let jp = cj * npan / col_chunks..(cj + 1) * npan / col_chunks;
-        // SAFETY: chunks write disjoint tiles of `c`; `bp` is fully packed
-        // before any chunk starts.
-        unsafe { rows(g, bp.get(), npan, ip, jp) }
-    };
-    // Every participant first takes panels of `b` to pack until none is
-    // left and waits for the panels others took; then it runs its own
-    // contiguous range of chunks and, when done, the chunks other
-    // participants have not started. A panel or chunk is only ever taken
-    // by a thread that is running, so the wait always ends, and a thread
-    // that starts late finds its range done instead of holding the others
-    // up.
-    let units = blocks * npan;
-    let chunks = row_chunks * col_chunks;
+/// Where panel `j` (of `count` panels `width` wide) of inner block `p`
+/// starts in a packed operand with `k` inner indices.
+fn panel(k: usize, count: usize, width: usize, p: usize, j: usize) -> usize {
+    let k0 = p * KC;
+    k0 * count * width + j * KC.min(k - k0) * width
+}
+
+/// Runs a product's parts on up to `threads` threads: `units` packing
+/// steps, then `chunks` chunks of the output that read what was packed.
+///
+/// Every participant first takes packing steps until none is left and
+/// waits for the ones others took; then it runs its own contiguous range
+/// of chunks and, when done, the chunks other participants have not
+/// started. A step or chunk is only ever taken by a thread that is
+/// running, so the wait always ends, and a thread that starts late finds
+/// its range done instead of holding the others up.
+fn share(
+    threads: usize,
+    units: usize,
+    pack: &(dyn Fn(usize) + Sync),
+    chunks: usize,
+    chunk: &(dyn Fn(usize) + Sync),
+) {
     let parts = threads.min(chunks);
     let (next_unit, packed) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let range = |q: usize| q * chunks / parts..(q + 1) * chunks / parts;
@@ -250,6 +241,175 @@ unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
     }
 }
 
+/// The product of an `a` of at most [`NARROW_ROWS`] rows (a batch of
+/// activations), column panel by column panel, with `ap` room for the
+/// packed `a`.
+///
+/// All of `a` is packed first, shared by the threads (it is small); then
+/// each chunk packs one panel of `b` at a time and runs every row panel
+/// against it while it sits in the first-level cache. Each thread packs
+/// only the columns it computes, and the chunks split the columns evenly
+/// however few the rows are.
+unsafe fn narrow(g: &GemmArgs<f32>, ap: *mut f32, threads: usize) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let (mpan, npan, blocks) = (m.div_ceil(MR), n.div_ceil(NR), k.div_ceil(KC));
+    let ap = crate::pool::SyncPtr(ap);
+    let pack = |u: usize| {
+        let (p, i) = (u / mpan, u % mpan);
+        let (k0, r0) = (p * KC, i * MR);
+        // SAFETY: the unit's panel lies inside `ap`; the reads stay inside
+        // `a` (rows `r0..r0 + h`, inner `k0..k0 + kc`).
+        unsafe {
+            pack_a(
+                ap.get().add(panel(k, mpan, MR, p, i)),
+                KC.min(k - k0),
+                MR.min(m - r0),
+                g.a.wrapping_offset(r0 as isize * g.ars + k0 as isize * g.acs),
+                g.ars,
+                g.acs,
+            )
+        }
+    };
+    let per = npan.div_ceil(8 * threads);
+    let chunk = |t: usize| {
+        with_buffer(&OWN, KC * NR, |bp| {
+            for j in t * per..((t + 1) * per).min(npan) {
+                let (j0, w) = (j * NR, NR.min(n - j * NR));
+                for p in 0..blocks {
+                    let (k0, kc) = (p * KC, KC.min(k - p * KC));
+                    // SAFETY: `bp` holds one panel; the reads stay inside
+                    // `b`; the tiles write columns `j0..j0 + w` of `c`,
+                    // this chunk's alone, after `a` is fully packed.
+                    unsafe {
+                        pack_b(
+                            bp,
+                            kc,
+                            w,
+                            g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
+                            g.brs,
+                            g.bcs,
+                        );
+                        for i in 0..mpan {
+                            let apan = ap.get().add(panel(k, mpan, MR, p, i));
+                            let cp = g.c.offset((i * MR) as isize * g.crs + j0 as isize);
+                            put(kc, apan, bp, MR.min(m - i * MR), w, cp, g.crs, out(g, p));
+                        }
+                    }
+                }
+            }
+        })
+    };
+    share(threads, blocks * mpan, &pack, npan.div_ceil(per), &chunk);
+}
+
+/// What the tiles of inner block `p` do with their sums.
+fn out(g: &GemmArgs<f32>, p: usize) -> Out {
+    match (p, g.beta) {
+        (0, None) => Out::Set(g.alpha),
+        (0, Some(beta)) => Out::SetScaled(g.alpha, beta),
+        _ => Out::Add(g.alpha),
+    }
+}
+
+/// The `h x w` block of `c` at `cp` (rows `crs` apart) from packed panels
+/// of `a` and `b`: a register tile in place when it is whole (rows a
+/// multiple of 4, all 32 columns), else through a buffer.
+///
+/// # Safety
+/// The panels hold `kc` inner steps; the block lies inside `c`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn put(
+    kc: usize,
+    apan: *const f32,
+    bpan: *const f32,
+    h: usize,
+    w: usize,
+    cp: *mut f32,
+    crs: isize,
+    out: Out,
+) {
+    if w == NR && h.is_multiple_of(4) {
+        // SAFETY: whole rows of tiles inside `c`.
+        unsafe { tile_rows(h, kc, apan, bpan, cp, crs, out) };
+        return;
+    }
+    let mut sums = [0f32; MR * NR];
+    // SAFETY: `sums` holds whole tiles, rows of NR.
+    unsafe {
+        tile_rows(
+            h.next_multiple_of(4),
+            kc,
+            apan,
+            bpan,
+            sums.as_mut_ptr(),
+            NR as isize,
+            Out::Set(1.0),
+        )
+    };
+    for r in 0..h {
+        for cc in 0..w {
+            // SAFETY: inside the block.
+            out.apply(
+                unsafe { &mut *cp.offset(r as isize * crs + cc as isize) },
+                sums[r * NR + cc],
+            );
+        }
+    }
+}
+
+/// The product for all of `g`'s columns (at most [`B_FLOATS`] of `b`),
+/// with `bp` room for the packed `b`.
+unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    let npan = n.div_ceil(NR);
+    let blocks = k.div_ceil(KC);
+    let bp = crate::pool::SyncPtr(bp);
+    let pack = |u: usize| {
+        let (p, jp) = (u / npan, u % npan);
+        let (k0, j0) = (p * KC, jp * NR);
+        // SAFETY: the unit's panel lies inside `bp`; the reads stay inside
+        // `b` (rows `k0..k0 + kc`, columns `j0..j0 + w`).
+        unsafe {
+            pack_b(
+                bp.get().add(panel(k, npan, NR, p, jp)),
+                KC.min(k - k0),
+                NR.min(n - j0),
+                g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
+                g.brs,
+                g.bcs,
+            )
+        }
+    };
+    // The output in chunks of whole panels, about eight per thread so that
+    // a thread that starts late (a pool thread waking up) costs little:
+    // row ranges of at most MC rows, and column ranges too when the rows
+    // alone give fewer chunks than threads.
+    let mpan = m.div_ceil(MR);
+    let want = 8 * threads;
+    let per_rows = mpan.div_ceil(want).clamp(1, MC / MR);
+    let row_chunks = mpan.div_ceil(per_rows);
+    let col_chunks = if row_chunks >= threads {
+        1
+    } else {
+        want.div_ceil(row_chunks).min(npan)
+    };
+    let chunk = |t: usize| {
+        let (ri, cj) = (t / col_chunks, t % col_chunks);
+        let ip = ri * per_rows..((ri + 1) * per_rows).min(mpan);
+        let jp = cj * npan / col_chunks..(cj + 1) * npan / col_chunks;
+        // SAFETY: chunks write disjoint tiles of `c`; `bp` is fully packed
+        // before any chunk starts.
+        unsafe { rows(g, bp.get(), npan, ip, jp) }
+    };
+    share(
+        threads,
+        blocks * npan,
+        &pack,
+        row_chunks * col_chunks,
+        &chunk,
+    );
+}
+
 /// Row panels `ip` x column panels `jp` of `c`, from the packed `b` and
 /// this thread's packs of `a`.
 unsafe fn rows(
@@ -260,7 +420,7 @@ unsafe fn rows(
     jp: std::ops::Range<usize>,
 ) {
     let (m, n, k) = (g.m, g.n, g.k);
-    with_buffer(&PACKED_A, MC * KC, |ap| {
+    with_buffer(&OWN, MC * KC, |ap| {
         let mut c0 = ip.start;
         while c0 < ip.end {
             let c1 = (c0 + MC / MR).min(ip.end);
@@ -281,44 +441,15 @@ unsafe fn rows(
                         )
                     };
                 }
-                let out = match (p, g.beta) {
-                    (0, None) => Out::Set(g.alpha),
-                    (0, Some(beta)) => Out::SetScaled(g.alpha, beta),
-                    _ => Out::Add(g.alpha),
-                };
                 for j in jp.clone() {
-                    let bpan = bp.add(b_panel(k, npan, p, j));
+                    let bpan = bp.add(panel(k, npan, NR, p, j));
                     let w = NR.min(n - j * NR);
                     for i in c0..c1 {
                         let apan = ap.add((i - c0) * kc * MR);
                         let h = MR.min(m - i * MR);
                         let cp = g.c.offset((i * MR) as isize * g.crs + (j * NR) as isize);
-                        if w == NR && h.is_multiple_of(4) {
-                            // SAFETY: whole rows of tiles inside `c`.
-                            unsafe { tile_rows(h, kc, apan, bpan, cp, g.crs, out) };
-                        } else {
-                            let mut sums = [0f32; MR * NR];
-                            // SAFETY: `sums` holds whole tiles, rows of NR.
-                            unsafe {
-                                tile_rows(
-                                    h.next_multiple_of(4),
-                                    kc,
-                                    apan,
-                                    bpan,
-                                    sums.as_mut_ptr(),
-                                    NR as isize,
-                                    Out::Set(1.0),
-                                )
-                            };
-                            for r in 0..h {
-                                for cc in 0..w {
-                                    out.apply(
-                                        &mut *cp.offset(r as isize * g.crs + cc as isize),
-                                        sums[r * NR + cc],
-                                    );
-                                }
-                            }
-                        }
+                        // SAFETY: a block of `c` inside the product.
+                        unsafe { put(kc, apan, bpan, h, w, cp, g.crs, out(g, p)) };
                     }
                 }
             }
@@ -448,6 +579,23 @@ unsafe fn pack_transposed(
     across: isize,
 ) {
     let mut kk0 = 0;
+    // Whole blocks of 16 inner indices, with every index a constant so the
+    // 16 rows and their transpose stay in registers.
+    while kk0 + 16 <= kc {
+        let r: [__m512; 16] = std::array::from_fn(|l| {
+            if l < used {
+                _mm512_loadu_ps(src.offset(l as isize * across + kk0 as isize))
+            } else {
+                _mm512_setzero_ps()
+            }
+        });
+        let t = transpose16(r);
+        for (kk, v) in t.iter().enumerate() {
+            _mm512_mask_storeu_ps(dst.add((kk0 + kk) * width), store, *v);
+        }
+        kk0 += 16;
+    }
+    // The last, partial block.
     while kk0 < kc {
         let rows = (kc - kk0).min(16);
         let mask = lanes(rows);
