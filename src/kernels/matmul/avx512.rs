@@ -256,19 +256,8 @@ unsafe fn narrow(g: &GemmArgs<f32>, ap: *mut f32, threads: usize) {
     let ap = crate::pool::SyncPtr(ap);
     let pack = |u: usize| {
         let (p, i) = (u / mpan, u % mpan);
-        let (k0, r0) = (p * KC, i * MR);
-        // SAFETY: the unit's panel lies inside `ap`; the reads stay inside
-        // `a` (rows `r0..r0 + h`, inner `k0..k0 + kc`).
-        unsafe {
-            pack_a(
-                ap.get().add(panel(k, mpan, MR, p, i)),
-                KC.min(k - k0),
-                MR.min(m - r0),
-                g.a.wrapping_offset(r0 as isize * g.ars + k0 as isize * g.acs),
-                g.ars,
-                g.acs,
-            )
-        }
+        // SAFETY: the unit's panel lies inside `ap`.
+        unsafe { pack_a_panel(g, ap.get().add(panel(k, mpan, MR, p, i)), p, i) }
     };
     let per = npan.div_ceil(8 * threads);
     let chunk = |t: usize| {
@@ -276,19 +265,12 @@ unsafe fn narrow(g: &GemmArgs<f32>, ap: *mut f32, threads: usize) {
             for j in t * per..((t + 1) * per).min(npan) {
                 let (j0, w) = (j * NR, NR.min(n - j * NR));
                 for p in 0..blocks {
-                    let (k0, kc) = (p * KC, KC.min(k - p * KC));
-                    // SAFETY: `bp` holds one panel; the reads stay inside
-                    // `b`; the tiles write columns `j0..j0 + w` of `c`,
-                    // this chunk's alone, after `a` is fully packed.
+                    let kc = KC.min(k - p * KC);
+                    // SAFETY: `bp` holds one panel; the tiles write columns
+                    // `j0..j0 + w` of `c`, this chunk's alone, after `a`
+                    // is fully packed.
                     unsafe {
-                        pack_b(
-                            bp,
-                            kc,
-                            w,
-                            g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
-                            g.brs,
-                            g.bcs,
-                        );
+                        pack_b_panel(g, bp, p, j);
                         for i in 0..mpan {
                             let apan = ap.get().add(panel(k, mpan, MR, p, i));
                             let cp = g.c.offset((i * MR) as isize * g.crs + j0 as isize);
@@ -300,6 +282,48 @@ unsafe fn narrow(g: &GemmArgs<f32>, ap: *mut f32, threads: usize) {
         })
     };
     share(threads, blocks * mpan, &pack, npan.div_ceil(per), &chunk);
+}
+
+/// Packs inner block `p` of row panel `i` of `a` (rows `i * MR..`, at
+/// most [`MR`]) into `dst`.
+///
+/// # Safety
+/// `dst` has room for the panel; `g` describes readable operands.
+unsafe fn pack_a_panel(g: &GemmArgs<f32>, dst: *mut f32, p: usize, i: usize) {
+    let (k0, r0) = (p * KC, i * MR);
+    // SAFETY: the reads stay inside `a` (rows `r0..r0 + h`, inner
+    // `k0..k0 + kc`).
+    unsafe {
+        pack_a(
+            dst,
+            KC.min(g.k - k0),
+            MR.min(g.m - r0),
+            g.a.wrapping_offset(r0 as isize * g.ars + k0 as isize * g.acs),
+            g.ars,
+            g.acs,
+        )
+    }
+}
+
+/// Packs inner block `p` of column panel `j` of `b` (columns `j * NR..`,
+/// at most [`NR`]) into `dst`.
+///
+/// # Safety
+/// As [`pack_a_panel`].
+unsafe fn pack_b_panel(g: &GemmArgs<f32>, dst: *mut f32, p: usize, j: usize) {
+    let (k0, j0) = (p * KC, j * NR);
+    // SAFETY: the reads stay inside `b` (rows `k0..k0 + kc`, columns
+    // `j0..j0 + w`).
+    unsafe {
+        pack_b(
+            dst,
+            KC.min(g.k - k0),
+            NR.min(g.n - j0),
+            g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
+            g.brs,
+            g.bcs,
+        )
+    }
 }
 
 /// What the tiles of inner block `p` do with their sums.
@@ -366,19 +390,8 @@ unsafe fn columns(g: &GemmArgs<f32>, bp: *mut f32, threads: usize) {
     let bp = crate::pool::SyncPtr(bp);
     let pack = |u: usize| {
         let (p, jp) = (u / npan, u % npan);
-        let (k0, j0) = (p * KC, jp * NR);
-        // SAFETY: the unit's panel lies inside `bp`; the reads stay inside
-        // `b` (rows `k0..k0 + kc`, columns `j0..j0 + w`).
-        unsafe {
-            pack_b(
-                bp.get().add(panel(k, npan, NR, p, jp)),
-                KC.min(k - k0),
-                NR.min(n - j0),
-                g.b.wrapping_offset(k0 as isize * g.brs + j0 as isize * g.bcs),
-                g.brs,
-                g.bcs,
-            )
-        }
+        // SAFETY: the unit's panel lies inside `bp`.
+        unsafe { pack_b_panel(g, bp.get().add(panel(k, npan, NR, p, jp)), p, jp) }
     };
     // The output in chunks of whole panels, about eight per thread so that
     // a thread that starts late (a pool thread waking up) costs little:
@@ -425,21 +438,10 @@ unsafe fn rows(
         while c0 < ip.end {
             let c1 = (c0 + MC / MR).min(ip.end);
             for p in 0..k.div_ceil(KC) {
-                let (k0, kc) = (p * KC, KC.min(k - p * KC));
+                let kc = KC.min(k - p * KC);
                 for i in c0..c1 {
-                    let r0 = i * MR;
-                    // SAFETY: panel `i - c0` of `ap` (MC x KC floats);
-                    // reads rows `r0..r0 + h`, inner `k0..k0 + kc` of `a`.
-                    unsafe {
-                        pack_a(
-                            ap.add((i - c0) * kc * MR),
-                            kc,
-                            MR.min(m - r0),
-                            g.a.wrapping_offset(r0 as isize * g.ars + k0 as isize * g.acs),
-                            g.ars,
-                            g.acs,
-                        )
-                    };
+                    // SAFETY: panel `i - c0` of `ap` (MC x KC floats).
+                    unsafe { pack_a_panel(g, ap.add((i - c0) * kc * MR), p, i) };
                 }
                 for j in jp.clone() {
                     let bpan = bp.add(panel(k, npan, NR, p, j));
