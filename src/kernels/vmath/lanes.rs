@@ -371,23 +371,51 @@ mod x86 {
     /// Vectors per [`Wide`] value.
     const W: usize = 4;
 
+    /// `[e(0), e(1), e(2), e(3)]` with `$j` bound to each index: the
+    /// [`W`] vectors written out, so that no library function (which
+    /// would not carry the caller's target features, and which the
+    /// inliner may leave out of line in a long body) stands between an
+    /// intrinsic and the `target_feature` loop that runs it.
+    macro_rules! each {
+        ($j:ident => $e:expr) => {{
+            const _: () = assert!(W == 4);
+            [
+                {
+                    let $j = 0;
+                    $e
+                },
+                {
+                    let $j = 1;
+                    $e
+                },
+                {
+                    let $j = 2;
+                    $e
+                },
+                {
+                    let $j = 3;
+                    $e
+                },
+            ]
+        }};
+    }
+
     /// Lane masks of [`Wide`]: bits `16 j..16 j + 16` for vector `j`.
     type WideMask = u64;
 
     impl Wide {
         #[inline(always)]
         fn map(self, f: impl Fn(V16) -> V16) -> Wide {
-            Wide(self.0.map(f))
+            Wide(each!(j => f(self.0[j])))
         }
         #[inline(always)]
         fn zip(self, o: Wide, f: impl Fn(V16, V16) -> V16) -> Wide {
-            Wide(std::array::from_fn(|j| f(self.0[j], o.0[j])))
+            Wide(each!(j => f(self.0[j], o.0[j])))
         }
         #[inline(always)]
         fn mask(self, o: Wide, f: impl Fn(V16, V16) -> __mmask16) -> WideMask {
-            (0..W).fold(0, |m, j| {
-                m | WideMask::from(f(self.0[j], o.0[j])) << (16 * j)
-            })
+            let parts = each!(j => WideMask::from(f(self.0[j], o.0[j])) << (16 * j));
+            parts[0] | parts[1] | parts[2] | parts[3]
         }
     }
 
@@ -426,7 +454,7 @@ mod x86 {
         }
         #[inline(always)]
         fn fma(self, b: Wide, c: Wide) -> Wide {
-            Wide(std::array::from_fn(|j| self.0[j].fma(b.0[j], c.0[j])))
+            Wide(each!(j => self.0[j].fma(b.0[j], c.0[j])))
         }
         #[inline(always)]
         fn scale(self, n: Wide) -> Wide {
@@ -450,9 +478,7 @@ mod x86 {
         }
         #[inline(always)]
         fn sel(m: WideMask, a: Wide, b: Wide) -> Wide {
-            Wide(std::array::from_fn(|j| {
-                V16::sel(part(m, j), a.0[j], b.0[j])
-            }))
+            Wide(each!(j => V16::sel(part(m, j), a.0[j], b.0[j])))
         }
         #[inline(always)]
         fn floor(self) -> Wide {
@@ -468,8 +494,8 @@ mod x86 {
         }
         #[inline(always)]
         fn split(self) -> (Wide, Wide) {
-            let parts = self.0.map(V16::split);
-            (Wide(parts.map(|p| p.0)), Wide(parts.map(|p| p.1)))
+            let parts: [(V16, V16); W] = each!(j => self.0[j].split());
+            (Wide(each!(j => parts[j].0)), Wide(each!(j => parts[j].1)))
         }
         #[inline(always)]
         fn fixup(self, x: Wide, table: u32) -> Wide {
@@ -479,6 +505,7 @@ mod x86 {
 
     /// `y` (`K` of `x`) with the lanes of `far` patched by `K::slow`.
     #[inline(never)]
+    #[target_feature(enable = "avx512f")]
     unsafe fn patch<K: Body + Unary<f32>>(x: __m512, y: __m512, far: __mmask16) -> __m512 {
         let (mut xs, mut ys) = ([0f32; 16], [0f32; 16]);
         // SAFETY: both arrays hold sixteen floats; the CPU has AVX-512.
@@ -512,8 +539,9 @@ mod x86 {
     /// [`W`] vectors of `K` (see [`Wide`]), patched as [`one`] does.
     #[inline(always)]
     unsafe fn many<K: Body + Unary<f32>>(x: [__m512; W]) -> [__m512; W] {
-        let xw = Wide(x.map(V16));
-        let mut y = K::f(xw).0.map(|v| v.0);
+        let xw = Wide(each!(j => V16(x[j])));
+        let fx = K::f(xw).0;
+        let mut y = each!(j => fx[j].0);
         if K::HAS_SLOW {
             let far = K::far(xw);
             if far != 0 {
@@ -539,9 +567,10 @@ mod x86 {
         // SAFETY: every access is below `n`; the tail is masked.
         unsafe {
             while i + 16 * W <= n {
-                let x = std::array::from_fn(|j| _mm512_loadu_ps(src.add(i + 16 * j)));
-                for (j, y) in many::<K>(x).into_iter().enumerate() {
-                    _mm512_storeu_ps(dst.add(i + 16 * j), y);
+                let x = each!(j => _mm512_loadu_ps(src.add(i + 16 * j)));
+                let y = many::<K>(x);
+                for (j, &v) in y.iter().enumerate() {
+                    _mm512_storeu_ps(dst.add(i + 16 * j), v);
                 }
                 i += 16 * W;
             }

@@ -85,18 +85,7 @@ unsafe fn stream_copy<T: Copy>(dst: *mut T, src: &[T]) {
     {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
         if isa::has_avx512() {
-            use std::arch::x86_64::{__m512i, _mm512_loadu_si512, _mm512_stream_si512};
-            let head = d.align_offset(64).min(bytes);
-            std::ptr::copy_nonoverlapping(s, d, head);
-            let mut i = head;
-            while i + 64 <= bytes {
-                _mm512_stream_si512(
-                    d.add(i) as *mut __m512i,
-                    _mm512_loadu_si512(s.add(i) as *const __m512i),
-                );
-                i += 64;
-            }
-            std::ptr::copy_nonoverlapping(s.add(i), d.add(i), bytes - i);
+            stream_lines(d, s, bytes);
             return;
         }
         let head = d.align_offset(16).min(bytes);
@@ -113,6 +102,33 @@ unsafe fn stream_copy<T: Copy>(dst: *mut T, src: &[T]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     std::ptr::copy_nonoverlapping(s, d, bytes);
+}
+
+/// [`stream_copy`]'s AVX-512 loop: one 64-byte line per store. Its own
+/// function so that the intrinsics compile inline with the feature
+/// enabled (outside such a function each would be a call).
+///
+/// # Safety
+/// The CPU has AVX-512 F; `d` is writable and `s` readable for `bytes`,
+/// without overlap.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_lines(d: *mut u8, s: *const u8, bytes: usize) {
+    use std::arch::x86_64::{__m512i, _mm512_loadu_si512, _mm512_stream_si512};
+    // SAFETY: forwarded; every access is below `bytes`.
+    unsafe {
+        let head = d.align_offset(64).min(bytes);
+        std::ptr::copy_nonoverlapping(s, d, head);
+        let mut i = head;
+        while i + 64 <= bytes {
+            _mm512_stream_si512(
+                d.add(i) as *mut __m512i,
+                _mm512_loadu_si512(s.add(i) as *const __m512i),
+            );
+            i += 64;
+        }
+        std::ptr::copy_nonoverlapping(s.add(i), d.add(i), bytes - i);
+    }
 }
 
 /// Orders a part's non-temporal stores before its completion is signalled.
