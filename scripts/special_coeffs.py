@@ -15,7 +15,9 @@ Groups:
   psi^(k)(x0) / k! of digamma about that root.
 * erf: the Maclaurin coefficients of erfinv in z = sqrt(pi)/2 y,
   erfinv(y) = sum_k c_k / (2k + 1) z^(2k+1), from the recurrence
-  c_0 = 1, c_k = sum_{m<k} c_m c_{k-1-m} / ((m + 1)(2m + 1)).
+  c_0 = 1, c_k = sum_{m<k} c_m c_{k-1-m} / ((m + 1)(2m + 1)); and the
+  Taylor coefficients of erfcx(x) = exp(x^2) erfc(x) about the centres
+  0.25, 0.75, ..., 4.75.
 * airy: Ai(0) and -Ai'(0) for the Maclaurin series, and Ai(c), Ai'(c) at
   the Taylor centres c = -0.5, -1.0, ..., -10, used on the oscillating
   negative axis.
@@ -74,6 +76,22 @@ def erf():
         c.append(mp.fsum(c[m] * c[k - 1 - m] / ((m + 1) * (2 * m + 1)) for m in range(k)))
     print("// c_k / (2k + 1) for k = 0..30")
     print_table("ERFINV_SERIES", [c[k] / (2 * k + 1) for k in range(30)])
+    # erfcx(c + u) = sum_j a_j u^j about c = 0.25, 0.75, ..., 4.75, 19 terms
+    # each (for |u| <= 1/4 the rest is below 2^-57 of the value).
+    print("// Taylor coefficients of erfcx about 0.5 i + 0.25, i = 0..10")
+    print(f"const ERFCX_TAYLOR: [[f64; {ERFCX_TERMS}]; {ERFCX_PIECES}] = [")
+    for i in range(ERFCX_PIECES):
+        centre = mp.mpf(i) / 2 + mp.mpf(1) / 4
+        coeffs = mp.taylor(lambda z: mp.exp(z * z) * mp.erfc(z), centre, ERFCX_TERMS - 1)
+        print("    [")
+        for k in range(0, ERFCX_TERMS, 3):
+            print("        " + ", ".join(f64(v) for v in coeffs[k:k + 3]) + ",")
+        print("    ],")
+    print("];")
+
+
+ERFCX_PIECES = 10
+ERFCX_TERMS = 19
 
 
 def airy():
