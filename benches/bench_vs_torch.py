@@ -13,6 +13,8 @@ give a thread-scaling run, one table per count. Workloads:
 
 - ``kernels``: single large-tensor kernels (``tanh`` on 4M float32,
   ``exp``/``sigmoid``/``sin``/``log`` on 512x512, ``sum`` on 4M).
+- ``special``: ``erf``, ``erfcx``, ``ndtr``, ``log_ndtr``, ``ndtri``,
+  ``erfinv``, ``lgamma`` and ``digamma`` on 512x512 float64.
 - ``graphs``: forward+backward on large tensors (a 4M elementwise graph, 4
   matmul layers of 512 with relu or tanh, 8 independent branches of 3
   256x256 layers), an MLP 784-512-256-10 training step at batch 64, a
@@ -560,6 +562,26 @@ def sort_workload(torch) -> dict[str, float]:
     return out
 
 
+def special_workload(torch) -> dict[str, float]:
+    """The error-function and gamma families on 512x512 float64 (ms):
+    arguments where each function's branches all take part."""
+    torch.manual_seed(0)
+    z = torch.rand(512, 512, dtype=torch.float64) * 8 - 4
+    p = torch.rand(512, 512, dtype=torch.float64) * 0.9 + 0.05
+    sp = torch.special
+    rows = {
+        "erf": (torch.erf, z),
+        "erfcx": (sp.erfcx, z),
+        "ndtr": (sp.ndtr, z),
+        "log_ndtr": (sp.log_ndtr, z),
+        "ndtri": (sp.ndtri, p),
+        "erfinv": (torch.erfinv, p * 2 - 1),
+        "lgamma": (torch.lgamma, z * 4),
+        "digamma": (torch.digamma, z * 4),
+    }
+    return {f"{name} 512x512 float64": _ms(lambda f=f, a=a: f(a), 3) for name, (f, a) in rows.items()}
+
+
 def fft_workload(torch) -> dict[str, float]:
     """Real transforms: ``rfft`` then ``irfft`` along the last dim (1x4096,
     64x1024) and ``rfft2``/``irfft2`` of 256x256, forward alone and
@@ -589,6 +611,7 @@ def fft_workload(torch) -> dict[str, float]:
 WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
+    "special": special_workload,
     "graphs": graphs_workload,
     "dtypes": dtypes_workload,
     "complex": complex_workload,
