@@ -81,7 +81,7 @@ macro_rules! element_operand {
             }
             #[inline(always)]
             fn pow(&self, e: &Self) -> Result<Self> {
-                Ok(self.pow_elem(*e))
+                Ok(self.pow_one(*e))
             }
             #[inline(always)]
             fn sgn(&self) -> Result<Self> {

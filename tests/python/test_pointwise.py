@@ -372,6 +372,40 @@ def test_pow_forms_and_negative_integer_exponent():
         pow(t, 2, 5)
 
 
+def test_float64_pow_within_two_ulp_on_every_path():
+    # Contiguous pairs and a Python-number exponent run the vectorised body;
+    # a transposed operand and the in-place form take it one pair at a time.
+    rng = np.random.default_rng(11)
+    x = np.exp(rng.uniform(-40, 40, (64, 64))) * rng.choice([1.0, -1.0], (64, 64))
+    y = np.where(rng.random((64, 64)) < 0.5, rng.uniform(-15, 15, (64, 64)), rng.integers(-9, 10, (64, 64)))
+    want = np.power(x, y)
+    tx, ty = fg.tensor(x, dtype=fg.float64), fg.tensor(y, dtype=fg.float64)
+    inplace = tx.clone()
+    inplace.pow_(ty)
+    for got, ref in [
+        (tx.pow(ty), want),
+        (tx.t().pow(ty), np.power(x.T, y)),
+        (inplace, want),
+        (tx.pow(2.5), np.power(x, 2.5)),
+        (tx.pow(2), x * x),
+    ]:
+        got = got.numpy()
+        assert np.array_equal(np.isnan(got), np.isnan(ref))
+        ok = ~np.isnan(ref)
+        ref_sp = np.spacing(np.abs(ref[ok]))
+        assert np.all(np.abs(got[ok] - ref[ok]) <= 2 * ref_sp), np.max(np.abs(got[ok] - ref[ok]) / ref_sp)
+    special = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, math.inf, -math.inf, math.nan, 5e-324, 1e308]
+    a = np.array([u for u in special for _ in special])
+    b = np.array([v for _ in special for v in special])
+    with np.errstate(all="ignore"):
+        ref = np.power(a, b)
+    got = fg.tensor(a, dtype=fg.float64).pow(fg.tensor(b, dtype=fg.float64)).numpy()
+    same = (got == ref) & (np.signbit(got) == np.signbit(ref)) | (np.isnan(got) & np.isnan(ref))
+    close = np.abs(got - ref) <= 2 * np.spacing(np.abs(ref))
+    bad = ~(same | (np.isfinite(ref) & (ref != 0) & close))
+    assert not bad.any(), list(zip(a[bad], b[bad], got[bad], strict=True))
+
+
 def test_add_and_sub_alpha():
     a = np.array([1.0, 2.0, 3.0])
     b = np.array([0.5, -1.0, 2.0])

@@ -40,7 +40,7 @@ pub use erf::{erf, erfc};
 pub(crate) use erf::{Erf, Erfc};
 pub(crate) use exp::{Cosh, Exp, Exp2, Expm1, Sigmoid, Sinh, Tanh};
 pub(crate) use log::{Acosh, Asinh, Atanh, Log, Log10, Log1p, Log2};
-pub(crate) use pow::{pow_f32_block, PowElem};
+pub(crate) use pow::{pow_block, PowElem};
 pub(crate) use scalar::{
     AiryAi, BesselJ0, BesselJ1, BesselY0, BesselY1, Digamma, Entr, Erfcx, Erfinv, I0e, I1e, K0e,
     K1e, Lgamma, LogNdtr, Ndtr, Ndtri, Sinc, SphericalBesselJ0, I0, I1, K0, K1,

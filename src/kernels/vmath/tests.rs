@@ -518,7 +518,7 @@ fn pow_float32_within_two_ulp() {
         crate::kernels::iter::Run::Slice(&xs[..]),
         crate::kernels::iter::Run::Slice(&ys[..]),
     );
-    pow_f32_block(a, b, &mut out);
+    pow_block(a, b, &mut out);
     for ((&x, &y), &got) in xs.iter().zip(&ys).zip(&out) {
         assert_eq!(
             got.to_bits(),
@@ -543,6 +543,127 @@ fn pow_float32_within_two_ulp() {
         worst.1,
         worst.2
     );
+}
+
+/// float64 `pow` against the C library's over sampled pairs: bases over
+/// every binade, exponents that take the result across its whole range
+/// (and past it), bases near 1 with large exponents, and integers.
+#[test]
+fn pow_float64_within_one_ulp_of_libm() {
+    use super::pow::pow_f64;
+    let n = by_build(200_000, 4_000_000);
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let unit = |b: u64| (b >> 11) as f64 / (1u64 << 53) as f64;
+    let (mut xs, mut ys) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for k in 0..n {
+        let (b, c) = (next(), next());
+        let (x, y) = match k % 4 {
+            // Any finite base; t = y log x spans about +-800.
+            0 | 1 => {
+                let x = f64::from_bits(b & 0x7fef_ffff_ffff_ffff);
+                let span = 1150.0 / x.log2().abs().max(1.0);
+                (x, (unit(c) * 2.0 - 1.0) * span)
+            }
+            // Near 1, where y can be large and the result still finite.
+            2 => {
+                let x = 1.0 + (unit(b) * 2.0 - 1.0) * 2f64.powi(-((c % 50) as i32));
+                (x, (unit(c) * 2.0 - 1.0) * 740.0 / x.ln().abs().max(1e-300))
+            }
+            // Integer exponents.
+            _ => (
+                f64::from_bits(0x3c00_0000_0000_0000 + (b >> 2) % 0x0800_0000_0000_0000),
+                ((c % 61) as f64) - 30.0,
+            ),
+        };
+        xs.push(if k % 3 == 0 { -x } else { x });
+        ys.push(y);
+    }
+    let mut out = vec![0f64; n];
+    let (a, b) = (
+        crate::kernels::iter::Run::Slice(&xs[..]),
+        crate::kernels::iter::Run::Slice(&ys[..]),
+    );
+    pow_block(a, b, &mut out);
+    let mut worst = (0.0, 0.0f64, 0.0f64);
+    for ((&x, &y), &got) in xs.iter().zip(&ys).zip(&out) {
+        assert_eq!(
+            got.to_bits(),
+            pow_f64(x, y).to_bits(),
+            "slice and scalar differ"
+        );
+        let e = ulps(got, x.powf(y), 52, -1022);
+        if e > worst.0 {
+            worst = (e, x, y);
+        }
+    }
+    println!(
+        "pow float64: {} ulp at ({:e}, {:e})",
+        worst.0, worst.1, worst.2
+    );
+    assert!(
+        worst.0 <= 1.0,
+        "pow: {} ulp at ({:e}, {:e})",
+        worst.0,
+        worst.1,
+        worst.2
+    );
+}
+
+#[test]
+fn pow_float64_special_cases_match_libm() {
+    use super::pow::pow_f64;
+    let vals = [
+        0.0f64,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        2.5,
+        -2.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::MAX,
+        -f64::MAX,
+        4_503_599_627_370_496.5 - 0.5,
+        4_503_599_627_370_497.0,
+        -9_007_199_254_740_993.0,
+        2_251_799_813_685_248.5,
+        1e-3,
+        1.0 - f64::EPSILON,
+        1.0 + f64::EPSILON,
+        1e300,
+        1075.0,
+        -1075.0,
+    ];
+    for &x in &vals {
+        for &y in &vals {
+            let got = pow_f64(x, y);
+            let want = x.powf(y);
+            let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+            if !same {
+                // Finite, non-special results are held to 2 ulp, not bits.
+                let e = ulps(got, want, 52, -1022);
+                assert!(
+                    e <= TOL && want.is_finite() && want != 0.0,
+                    "pow({x:e}, {y:e}) = {got:e}, libm gives {want:e}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -596,29 +596,29 @@ fn check_int_pow(dt: DType, exponent: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// A float32 block kernel over two operand runs.
-type F32Block = fn(Run<'_, f32>, Run<'_, f32>, &mut [f32]);
+/// A block kernel of one float type over two operand runs.
+type Block<T> = fn(Run<'_, T>, Run<'_, T>, &mut [T]);
 
 /// A binary op with per-dtype semantics from [`Num`]: its math, what bool
 /// tensors do (`None`: raise as torch), whether an integer zero divisor
-/// must be refused, and an optional vectorised float32 form.
+/// must be refused, and optional vectorised float32 and float64 forms.
 trait NumOp {
     const BOOL: Option<fn(bool, bool) -> bool> = None;
     const DIVIDES: bool = false;
-    /// A vectorised float32 form over contiguous runs, giving the same
-    /// bits as `apply::<f32>`.
-    const F32_BLOCK: Option<F32Block> = None;
+    /// Vectorised float32 and float64 forms over contiguous runs, giving
+    /// the same bits as `apply::<f32>` and `apply::<f64>`.
+    const BLOCKS: Option<(Block<f32>, Block<f64>)> = None;
     fn apply<T: Num>(a: T, b: T) -> T;
 }
 
 macro_rules! num_ops {
-    ($($op:ident: $f:ident $(, divides: $div:expr)? $(, bool: $b:expr)? $(, f32_block: $v:expr)?;)*) => {
+    ($($op:ident: $f:ident $(, divides: $div:expr)? $(, bool: $b:expr)? $(, blocks: $v:expr)?;)*) => {
         $(
             struct $op;
             impl NumOp for $op {
                 $(const DIVIDES: bool = $div;)?
                 $(const BOOL: Option<fn(bool, bool) -> bool> = Some($b);)?
-                $(const F32_BLOCK: Option<F32Block> = Some($v);)?
+                $(const BLOCKS: Option<(Block<f32>, Block<f64>)> = Some($v);)?
                 #[inline(always)]
                 fn apply<T: Num>(a: T, b: T) -> T {
                     T::$f(a, b)
@@ -635,7 +635,7 @@ num_ops! {
     Fmod: fmod, divides: true;
     Maximum: max_nan, bool: |x, y| x | y;
     Minimum: min_nan, bool: |x, y| x & y;
-    Pow: power, f32_block: crate::kernels::vmath::pow_f32_block;
+    Pow: power, blocks: (crate::kernels::vmath::pow_block::<f32>, crate::kernels::vmath::pow_block::<f64>);
 }
 
 impl Tensor {
@@ -644,8 +644,18 @@ impl Tensor {
         if K::DIVIDES {
             check_divisor(dt, &b)?;
         }
-        if let (DType::Float32, Some(block)) = (dt, K::F32_BLOCK) {
-            return map2_blocks::<f32>(&a, &b, K::apply::<f32>, block);
+        match (dt, K::BLOCKS) {
+            (DType::Float32, Some((block, _))) => {
+                return map2_blocks::<f32>(&a, &b, K::apply::<f32>, block)
+            }
+            (DType::Float64, Some((_, block))) => {
+                // Strided float64 operands are copied first: the body one
+                // element at a time is bound by its dependent chain (ten
+                // times the copy), where the block overlaps elements.
+                let dense = |t: Tensor| if t.is_contiguous() { t } else { t.copy() };
+                return map2_blocks::<f64>(&dense(a), &dense(b), K::apply::<f64>, block);
+            }
+            _ => {}
         }
         if dt.is_complex() {
             return match name {
@@ -678,6 +688,11 @@ impl Tensor {
                 }
                 _ => Err(complex_binary_error(name, dt)),
             };
+        }
+        if let (DType::Float64, Some(_)) = (dt, K::BLOCKS) {
+            // The vectorised body into a fresh tensor, then copied in.
+            let r = self.binary_num::<K>(name, &b)?;
+            return apply2::<f64, f64>(self, &r, |_, v| v);
         }
         dispatch_numeric!(dt, T => apply2::<T, T>(self, &b, K::apply::<T>),
         else match K::BOOL {

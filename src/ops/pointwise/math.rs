@@ -241,7 +241,7 @@ macro_rules! num_float {
             }
             #[inline(always)]
             fn power(a: Self, b: Self) -> Self {
-                crate::kernels::vmath::PowElem::pow_elem(a, b)
+                crate::kernels::vmath::PowElem::pow_one(a, b)
             }
             #[inline(always)]
             fn to_floor(a: Self) -> Self {
