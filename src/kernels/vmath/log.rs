@@ -9,8 +9,12 @@
 use super::lanes::{lanes_f32, poly, Lanes};
 use super::{horner, split_exponent, unary, Real};
 
-/// `2/(2k+1)` for k = 10 down to 1: the series `R(z) / z` in `z = s^2`.
-const ATANH_SERIES: [f64; 10] = [
+/// `2/(2k+1)` for k = 13 down to 1: the series `R(z) / z` in `z = s^2`
+/// (the logarithms use it from k = 10, float64 `pow` to k = 13).
+pub(super) const ATANH_SERIES: [f64; 13] = [
+    2.0 / 27.0,
+    2.0 / 25.0,
+    2.0 / 23.0,
     2.0 / 21.0,
     2.0 / 19.0,
     2.0 / 17.0,
@@ -42,7 +46,7 @@ fn log_m_parts<T: Real>(f: T) -> (T, T) {
     let s = f / (T::c(2.0) + f);
     let z = s * s;
     let cs: &[f64] = if T::LONG {
-        &ATANH_SERIES
+        &ATANH_SERIES[3..]
     } else {
         &ATANH_SERIES[ATANH_SERIES.len() - 4..]
     };

@@ -18,7 +18,7 @@
 //! reduced argument of the exponential `e^t = 2^n e^r`.
 
 use super::exp::{exp, exp_coefs};
-use super::log::log;
+use super::log::{log, ATANH_SERIES};
 use super::{isa, ldexp, split_exponent, two_sum, F64s, Real};
 use crate::kernels::iter::Run;
 
@@ -43,24 +43,6 @@ pub(crate) fn pow_f32(x: f32, y: f32) -> f32 {
     let one = x == 1.0 || y == 0.0 || (x == -1.0 && yd.abs() == f64::INFINITY);
     f32::pick(one, 1.0, r)
 }
-
-/// `2/(2k+1)` for k = 13 down to 2: `log m`'s series past its cube,
-/// `(log m - 2 s - 2 s^3/3) / s^5` in `z = s^2`, highest first (what it
-/// leaves out is below 2^-75 of `log m` for `|s| <= 0.172`).
-const ATANH_TAIL: [f64; 12] = [
-    2.0 / 27.0,
-    2.0 / 25.0,
-    2.0 / 23.0,
-    2.0 / 21.0,
-    2.0 / 19.0,
-    2.0 / 17.0,
-    2.0 / 15.0,
-    2.0 / 13.0,
-    2.0 / 11.0,
-    2.0 / 9.0,
-    2.0 / 7.0,
-    2.0 / 5.0,
-];
 
 /// The polynomial of degree 11 with coefficients `cs` (highest degree
 /// first) at `x` by Estrin's scheme: pairs of coefficients combined with
@@ -120,7 +102,9 @@ fn log_parts(x: f64) -> (f64, f64) {
     let (t3, t3e) = two_prod(c3, s3);
     let t3e = t3e + (c3 * s3e + c3_lo * s3);
     // The series past the cube, rounded as one double.
-    let tail = s3 * s2 * estrin12(s2, &ATANH_TAIL);
+    // log m's series past its cube, (log m - 2 s - 2 s^3/3) / s^5 in
+    // z = s^2 (what it leaves out is below 2^-75 of log m for |s| <= 0.172).
+    let tail = s3 * s2 * estrin12(s2, &ATANH_SERIES[..12]);
     // 2 s + t3 + the small parts, then e ln 2.
     let (a, ae) = fast_two_sum(2.0 * sh, t3);
     let small = ae + (2.0 * sl + (t3e + tail));
@@ -171,6 +155,8 @@ pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
     let r = f64::pick(x.is_sign_negative() && odd, -v, v);
     let r = f64::pick(x < 0.0 && x > f64::NEG_INFINITY && !whole, f64::NAN, r);
     let r = f64::pick(x.nan() || y.nan(), f64::NAN, r);
+    // y = 1 and 2 exactly, as the blocks compute them for a scalar exponent.
+    let r = f64::pick(y == 1.0, x, f64::pick(y == 2.0, x * x, r));
     let one = x == 1.0 || y == 0.0 || (x == -1.0 && ay == f64::INFINITY);
     f64::pick(one, 1.0, r)
 }

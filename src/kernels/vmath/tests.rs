@@ -615,107 +615,62 @@ fn pow_float64_within_one_ulp_of_libm() {
     );
 }
 
-#[test]
-fn pow_float64_special_cases_match_libm() {
-    use super::pow::pow_f64;
-    let vals = [
-        0.0f64,
-        -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        -0.5,
-        2.0,
-        -2.0,
-        3.0,
-        -3.0,
-        2.5,
-        -2.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        f64::MIN_POSITIVE,
-        f64::from_bits(1),
-        f64::MAX,
-        -f64::MAX,
-        4_503_599_627_370_496.5 - 0.5,
+/// `pow` of every pair of `$vals` (type `$t`) against the C library's:
+/// the same bits (or both NaN), or for finite non-zero results within 2
+/// ulp (`$mant` mantissa bits, `$emin` least exponent).
+macro_rules! pow_special_cases {
+    ($name:ident, $t:ty, $body:path, $mant:expr, $emin:expr, [$($extra:expr),*]) => {
+        #[test]
+        fn $name() {
+            let vals: Vec<$t> = vec![
+                0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+                <$t>::INFINITY, <$t>::NEG_INFINITY, <$t>::NAN, <$t>::MIN_POSITIVE,
+                <$t>::from_bits(1), <$t>::MAX, -<$t>::MAX, 1e-3,
+                1.0 - <$t>::EPSILON, 1.0 + <$t>::EPSILON, $($extra),*
+            ];
+            for &x in &vals {
+                for &y in &vals {
+                    let got = $body(x, y);
+                    let want = x.powf(y);
+                    let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+                    if !same {
+                        let e = ulps(got as f64, (x as f64).powf(y as f64) as $t as f64, $mant, $emin);
+                        assert!(
+                            e <= TOL && want.is_finite() && want != 0.0,
+                            "pow({x:e}, {y:e}) = {got:e}, the C library gives {want:e}"
+                        );
+                    }
+                }
+            }
+        }
+    };
+}
+
+pow_special_cases!(
+    pow_float32_special_cases_match_powf,
+    f32,
+    super::pow::pow_f32,
+    23,
+    -126,
+    [16_777_216.0, -16_777_217.0]
+);
+
+pow_special_cases!(
+    pow_float64_special_cases_match_libm,
+    f64,
+    super::pow::pow_f64,
+    52,
+    -1022,
+    [
+        4_503_599_627_370_496.0,
         4_503_599_627_370_497.0,
         -9_007_199_254_740_993.0,
         2_251_799_813_685_248.5,
-        1e-3,
-        1.0 - f64::EPSILON,
-        1.0 + f64::EPSILON,
         1e300,
         1075.0,
-        -1075.0,
-    ];
-    for &x in &vals {
-        for &y in &vals {
-            let got = pow_f64(x, y);
-            let want = x.powf(y);
-            let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
-            if !same {
-                // Finite, non-special results are held to 2 ulp, not bits.
-                let e = ulps(got, want, 52, -1022);
-                assert!(
-                    e <= TOL && want.is_finite() && want != 0.0,
-                    "pow({x:e}, {y:e}) = {got:e}, libm gives {want:e}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn pow_float32_special_cases_match_powf() {
-    use super::pow::pow_f32;
-    let vals = [
-        0.0f32,
-        -0.0,
-        1.0,
-        -1.0,
-        0.5,
-        -0.5,
-        2.0,
-        -2.0,
-        3.0,
-        -3.0,
-        2.5,
-        -2.5,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::MIN_POSITIVE,
-        f32::from_bits(1),
-        f32::MAX,
-        -f32::MAX,
-        16_777_216.0,
-        -16_777_217.0,
-        1e-3,
-        0.999_999_9,
-        1.000_000_1,
-    ];
-    for &x in &vals {
-        for &y in &vals {
-            let got = pow_f32(x, y);
-            let want = x.powf(y);
-            let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
-            if !same {
-                // Finite, non-special results are held to 2 ulp, not bits.
-                let e = ulps(
-                    got as f64,
-                    (x as f64).powf(y as f64) as f32 as f64,
-                    23,
-                    -126,
-                );
-                assert!(
-                    e <= TOL && want.is_finite() && want != 0.0,
-                    "pow({x:e}, {y:e}) = {got:e}, powf gives {want:e}"
-                );
-            }
-        }
-    }
-}
+        -1075.0
+    ]
+);
 
 /// Every float32 bit pattern through every function, in release builds;
 /// `VMATH_ONLY=Sin,Cos` limits it to the named kernels.
