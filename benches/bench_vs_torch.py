@@ -15,6 +15,8 @@ give a thread-scaling run, one table per count. Workloads:
   ``exp``/``sigmoid``/``sin``/``log`` on 512x512, ``sum`` on 4M).
 - ``special``: ``erf``, ``erfcx``, ``ndtr``, ``log_ndtr``, ``ndtri``,
   ``erfinv``, ``lgamma`` and ``digamma`` on 512x512 float64.
+- ``pow``: ``x.pow(y)``, ``x.pow(2.5)`` and ``2.5 ** y`` on 512x512
+  float32 and float64.
 - ``graphs``: forward+backward on large tensors (a 4M elementwise graph, 4
   matmul layers of 512 with relu or tanh, 8 independent branches of 3
   256x256 layers), an MLP 784-512-256-10 training step at batch 64, a
@@ -582,6 +584,22 @@ def special_workload(torch) -> dict[str, float]:
     return {f"{name} 512x512 float64": _ms(lambda f=f, a=a: f(a), 3) for name, (f, a) in rows.items()}
 
 
+def pow_workload(torch) -> dict[str, float]:
+    """``pow`` on 512x512 float32 and float64 (ms): bases uniform in
+    [0.1, 3), exponents uniform in [-2, 2), a tensor or a Python number on
+    either side."""
+    torch.manual_seed(0)
+    out = {}
+    for name in ("float32", "float64"):
+        dt = getattr(torch, name)
+        x = torch.rand(512, 512, dtype=dt) * 2.9 + 0.1
+        y = torch.rand(512, 512, dtype=dt) * 4 - 2
+        out[f"x.pow(y) {name}"] = _ms(lambda x=x, y=y: x.pow(y), 50)
+        out[f"x.pow(2.5) {name}"] = _ms(lambda x=x: x.pow(2.5), 50)
+        out[f"2.5 ** y {name}"] = _ms(lambda y=y: 2.5**y, 50)
+    return out
+
+
 def fft_workload(torch) -> dict[str, float]:
     """Real transforms: ``rfft`` then ``irfft`` along the last dim (1x4096,
     64x1024) and ``rfft2``/``irfft2`` of 256x256, forward alone and
@@ -612,6 +630,7 @@ WORKLOADS = {
     "profiler": profiler_workload,
     "kernels": kernels_workload,
     "special": special_workload,
+    "pow": pow_workload,
     "graphs": graphs_workload,
     "dtypes": dtypes_workload,
     "complex": complex_workload,

@@ -10,7 +10,7 @@ use super::lanes::{lanes_f32, poly, Lanes, NAN_STAYS};
 use super::{horner, ldexp, pow2i, unary, Real};
 
 /// `1/k!` for k = 17 down to 0: `e^r`'s Taylor coefficients, highest first.
-const INV_FACT: [f64; 18] = [
+pub(super) const INV_FACT: [f64; 18] = [
     2.811_457_254_345_520_6e-15,
     4.779_477_332_387_385e-14,
     7.647_163_731_819_816e-13,

@@ -54,7 +54,7 @@ use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Shl, Shr, Sub};
 /// The unsigned integer with a float's bits.
 pub(crate) trait Word:
     Copy
-    + PartialEq
+    + Ord
     + BitAnd<Output = Self>
     + BitOr<Output = Self>
     + BitXor<Output = Self>

@@ -1,36 +1,68 @@
 //! `pow`: float32's `x^y = e^(y log |x|)` computed in float64 and rounded
 //! once; float64's with `log |x|` and `y log |x|` carried in two parts.
-//! Both take C's `pow` special cases as selects.
+//! Both take C's `pow` special cases as selects, and the loops run sixteen
+//! pairs at a time: a chunk whose bases are all positive and finite and
+//! whose exponents are all finite (nearly every chunk) runs only the main
+//! path, without the selects.
 //!
-//! float32: float64's log is accurate to about 2^-52, so `y log |x|` is
-//! within 2^-44 of the truth wherever the result is a finite float32 other
-//! than zero, and the float64 exponential (float32's series length) adds
-//! about 2^-27: together far below half a float32 ulp.
+//! float32: `log |x| = e ln 2 + log m` (`m` in `[sqrt(1/2), sqrt(2))`) with
+//! `log m = 2 atanh s`, `s = (m - 1)/(m + 1)`, to the term in `s^11`: what
+//! it leaves out is under `2s 2^-34` (`|s| <= 0.172`), at most 2^-27.5 of
+//! the result once multiplied by a `y` that keeps it finite and nonzero
+//! (`|y log |x|| <= 104`). The exponential's degree-7 series adds at most
+//! 2^-27.5 more: the float64 result is within 2^-26 of the truth, and the
+//! final rounding makes that at most 0.52 ulp.
 //!
 //! float64: an error `d` in `t = y log |x|` is a relative error `d` in
 //! `e^t`, and `|t|` reaches 745 before the result leaves the format, so
 //! `log |x|` must be good to about 2^-64 of itself. It is `e ln 2 + log m`
-//! (`m` in `[sqrt(1/2), sqrt(2))`) with `log m = 2 atanh s`,
-//! `s = (m - 1)/(m + 1)`: the terms `2 s` and `2 s^3/3` are carried as
-//! sums of two doubles (fused multiply-adds give the products' errors)
-//! and only the rest of the series, below 2^-12 of the total, is rounded
-//! as a double. `t` is formed the same way, and its low part joins the
-//! reduced argument of the exponential `e^t = 2^n e^r`.
+//! with `log m = 2 atanh s` again: the terms `2 s` and `2 s^3/3` are
+//! carried as sums of two doubles (fused multiply-adds give the products'
+//! errors) and only the rest of the series, below 2^-12 of the total, is
+//! rounded as a double. `t` is formed the same way, and its low part joins
+//! the reduced argument of the exponential `e^t = 2^n e^r`.
 
-use super::exp::{exp, exp_coefs};
-use super::log::{log, ATANH_SERIES};
-use super::{isa, ldexp, split_exponent, two_sum, F64s, Real};
+use super::exp::{exp_coefs, INV_FACT};
+use super::log::ATANH_SERIES;
+use super::{isa, ldexp, pow2i, split_exponent, two_sum, Real, Word};
 use crate::kernels::iter::Run;
+
+/// `x^y` for a positive finite `x` and a finite `y` (an infinite `y` gives
+/// 0 or infinity here too), in float64 and rounded once.
+#[inline(always)]
+fn pow_f32_main(x: f32, y: f32) -> f32 {
+    let (e, m) = split_exponent(x as f64);
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let tail: &[f64; 5] = ATANH_SERIES.last_chunk().expect("five terms");
+    let log_m = (s * z).mul_add(estrin(z, tail), 2.0 * s);
+    let l = e.mul_add(std::f64::consts::LN_2, log_m);
+    // Past these bounds the float32 result is 0 or infinite already.
+    let t = (y as f64 * l).clamp(-110.0, 90.0);
+    let n = (t * std::f64::consts::LOG2_E).rint();
+    // |n| <= 160, so ln 2's rounding moves r by under 2^-46.
+    let r = (-n).mul_add(std::f64::consts::LN_2, t);
+    let cs: &[f64; 8] = INV_FACT.last_chunk().expect("eight terms");
+    (estrin(r, cs) * pow2i(n)) as f32
+}
 
 /// `x^y` as C's `powf`: `x^0 = 1` and `1^y = 1` even for NaN, a negative
 /// finite `x` with a non-integer `y` is NaN, a negative `x` with an odd
-/// integer `y` gives a negative result (`-0` and `-inf` included), and
-/// the rest follow from `e^(y log |x|)` with `log 0 = -inf`.
+/// integer `y` gives a negative result (`-0` and `-inf` included), a zero
+/// or infinite `|x|` gives 0 or infinity by the signs of `y` and of
+/// `|x| - 1`, and the rest is [`pow_f32_main`] at `|x|`.
 #[inline(always)]
 pub(crate) fn pow_f32(x: f32, y: f32) -> f32 {
-    let (xd, yd) = (x as f64, y as f64);
-    let l = log(xd.abs());
-    let v = exp(F64s(yd * l)).0 as f32;
+    let ax = x.abs();
+    let finite = ax > 0.0 && ax < f32::INFINITY;
+    let v = pow_f32_main(f32::pick(finite, ax, 1.0), y);
+    let v = f32::pick(
+        finite,
+        v,
+        f32::pick((y < 0.0) == (ax == 0.0), f32::INFINITY, 0.0),
+    );
+    let yd = y as f64;
     // Every float32 from 2^24 up is an even integer; below, rint is exact.
     let big = yd.abs() >= (1u32 << 24) as f64;
     let whole = yd.rint() == yd;
@@ -39,25 +71,36 @@ pub(crate) fn pow_f32(x: f32, y: f32) -> f32 {
     let int = big || whole;
     let r = f32::pick(x.is_sign_negative() && odd, -v, v);
     let r = f32::pick(x < 0.0 && x > f32::NEG_INFINITY && !int, f32::NAN, r);
+    let r = f32::pick(x.nan() || y.nan(), f32::NAN, r);
     // (-1)^(+-inf) = 1, like 1^y.
     let one = x == 1.0 || y == 0.0 || (x == -1.0 && yd.abs() == f64::INFINITY);
     f32::pick(one, 1.0, r)
 }
 
-/// The polynomial of degree 11 with coefficients `cs` (highest degree
-/// first) at `x` by Estrin's scheme: pairs of coefficients combined with
-/// `x`, pairs of those with `x^2`, then `x^4` and `x^8`, so the dependent
-/// chain is four steps long instead of eleven (the body is bound by
-/// latency, not by the operations it issues).
+/// The polynomial with coefficients `cs` (highest degree first) at `x` by
+/// Estrin's scheme: neighbouring coefficients combined with `x`, pairs of
+/// those with `x^2`, then `x^4`, ..., so the dependent chain is about
+/// `log2 N` steps long instead of `N` (the bodies are bound by latency,
+/// not by the operations they issue).
 #[inline(always)]
-fn estrin12(x: f64, cs: &[f64]) -> f64 {
-    let c = |i: usize| cs[11 - i];
-    let (x2, x4) = (x * x, x * x * (x * x));
-    let x8 = x4 * x4;
-    let q0 = (c(0) + c(1) * x) + (c(2) + c(3) * x) * x2;
-    let q1 = (c(4) + c(5) * x) + (c(6) + c(7) * x) * x2;
-    let q2 = (c(8) + c(9) * x) + (c(10) + c(11) * x) * x2;
-    (q0 + q1 * x4) + q2 * x8
+fn estrin<const N: usize>(x: f64, cs: &[f64; N]) -> f64 {
+    let mut v = [0.0; N];
+    for (i, &c) in cs.iter().rev().enumerate() {
+        v[i] = c;
+    }
+    let (mut len, mut p) = (N, x);
+    while len > 1 {
+        let half = len / 2;
+        for i in 0..half {
+            v[i] = v[2 * i + 1].mul_add(p, v[2 * i]);
+        }
+        if len % 2 == 1 {
+            v[half] = v[len - 1];
+        }
+        len -= half;
+        p = p * p;
+    }
+    v[0]
 }
 
 /// `a * b` as the rounded product and its exact error.
@@ -104,7 +147,7 @@ fn log_parts(x: f64) -> (f64, f64) {
     // The series past the cube, rounded as one double.
     // log m's series past its cube, (log m - 2 s - 2 s^3/3) / s^5 in
     // z = s^2 (what it leaves out is below 2^-75 of log m for |s| <= 0.172).
-    let tail = s3 * s2 * estrin12(s2, &ATANH_SERIES[..12]);
+    let tail = s3 * s2 * estrin(s2, ATANH_SERIES.first_chunk::<12>().expect("twelve terms"));
     // 2 s + t3 + the small parts, then e ln 2.
     let (a, ae) = fast_two_sum(2.0 * sh, t3);
     let small = ae + (2.0 * sl + (t3e + tail));
@@ -113,19 +156,14 @@ fn log_parts(x: f64) -> (f64, f64) {
     fast_two_sum(b, lo)
 }
 
-/// `x^y` as C's `pow` (see [`pow_f32`] for the special cases), within
-/// about one ulp.
+/// `x^y` for a positive finite `x` and a finite `y`, within about one ulp.
 #[inline(always)]
-pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
-    let ax = x.abs();
-    // Zeros, infinities and NaN go through the series as 1 and are
-    // replaced below.
-    let finite = ax > 0.0 && ax < f64::INFINITY;
-    let (lh, ll) = log_parts(f64::pick(finite, ax, 1.0));
-    // Past 2^64, |y log |x|| is beyond the range for every x other than
-    // 1 (patched below), so clamping keeps the products finite.
+fn pow_f64_main(x: f64, y: f64) -> f64 {
+    let (lh, ll) = log_parts(x);
+    // Past 2^64, |y log x| is beyond the range for every x other than 1
+    // (which the callers patch), so clamping keeps the products finite.
     let big = 18_446_744_073_709_551_616.0;
-    let yc = f64::pick(y > big, big, f64::pick(y < -big, -big, y));
+    let yc = y.clamp(-big, big);
     let (ph, pe) = two_prod(yc, lh);
     let (th, tl) = fast_two_sum(ph, pe + yc * ll);
     // e^(th + tl) = 2^n e^r, r = (th - n ln2_hi) + (tl - n ln2_lo); the
@@ -133,13 +171,31 @@ pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
     // Past the range (where tl may be large) e^t is 0 or infinite.
     let inside = th > -746.0 && th < 710.0;
     let tl = f64::pick(inside, tl, 0.0);
-    let th = f64::pick(th < -746.0, -746.0, f64::pick(th > 710.0, 710.0, th));
+    let th = th.clamp(-746.0, 710.0);
     let n = (th * std::f64::consts::LOG2_E).rint();
     let r = (th - n * LN2_HI) + (tl - n * LN2_LO);
     // e^r = 1 + (r + r^2 (1/2 + r/6 + ...)), degree 13.
-    let cs = exp_coefs::<f64>();
-    let q = r + (r * r) * estrin12(r, &cs[..cs.len() - 2]);
-    let v = ldexp(1.0 + q, n);
+    let cs: &[f64; 12] = exp_coefs::<f64>().first_chunk().expect("fourteen terms");
+    let q = r + (r * r) * estrin(r, cs);
+    exact_small_powers(x, y, ldexp(1.0 + q, n))
+}
+
+/// `x` for `y = 1` and `x * x` for `y = 2` exactly, as the blocks compute
+/// them for a scalar exponent; `r` otherwise.
+#[inline(always)]
+fn exact_small_powers(x: f64, y: f64, r: f64) -> f64 {
+    f64::pick(y == 1.0, x, f64::pick(y == 2.0, x * x, r))
+}
+
+/// `x^y` as C's `pow` (see [`pow_f32`] for the special cases), within
+/// about one ulp.
+#[inline(always)]
+pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
+    let ax = x.abs();
+    // Zeros, infinities and NaN go through the main path as 1 and are
+    // replaced below.
+    let finite = ax > 0.0 && ax < f64::INFINITY;
+    let v = pow_f64_main(f64::pick(finite, ax, 1.0), y);
     // |x| = 0 or infinity: 0 or infinity by the sign of y and |x| < 1.
     let v = f64::pick(
         finite,
@@ -155,10 +211,86 @@ pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
     let r = f64::pick(x.is_sign_negative() && odd, -v, v);
     let r = f64::pick(x < 0.0 && x > f64::NEG_INFINITY && !whole, f64::NAN, r);
     let r = f64::pick(x.nan() || y.nan(), f64::NAN, r);
-    // y = 1 and 2 exactly, as the blocks compute them for a scalar exponent.
-    let r = f64::pick(y == 1.0, x, f64::pick(y == 2.0, x * x, r));
+    let r = exact_small_powers(x, y, r);
     let one = x == 1.0 || y == 0.0 || (x == -1.0 && ay == f64::INFINITY);
     f64::pick(one, 1.0, r)
+}
+
+/// Pairs per step of the loops: two or more vectors' worth, so their
+/// dependent chains overlap.
+const CHUNK: usize = 16;
+
+/// One operand of a `pow` loop: a contiguous run or a single value.
+trait Side<T>: Copy {
+    /// The [`CHUNK`] values from index `k`.
+    fn chunk(self, k: usize) -> [T; CHUNK];
+    /// The value at index `i`.
+    fn at(self, i: usize) -> T;
+}
+
+impl<T: Copy> Side<T> for &[T] {
+    #[inline(always)]
+    fn chunk(self, k: usize) -> [T; CHUNK] {
+        self[k..k + CHUNK].try_into().expect("a whole chunk")
+    }
+    #[inline(always)]
+    fn at(self, i: usize) -> T {
+        self[i]
+    }
+}
+
+/// A scalar operand.
+#[derive(Clone, Copy)]
+struct Splat<T>(T);
+
+impl<T: Copy> Side<T> for Splat<T> {
+    #[inline(always)]
+    fn chunk(self, _: usize) -> [T; CHUNK] {
+        [self.0; CHUNK]
+    }
+    #[inline(always)]
+    fn at(self, _: usize) -> T {
+        self.0
+    }
+}
+
+/// Whether every pair takes the main path: bases positive and finite
+/// (their bits less one are below the largest finite value's), exponents
+/// finite. Maxima of the bits, so the test is a few vector operations.
+#[inline(always)]
+fn all_main<T: Real>(xs: &[T; CHUNK], ys: &[T; CHUNK]) -> bool {
+    let inf = T::c(f64::INFINITY).to_bits();
+    let abs = inf | (T::w(1) << T::MANT).wrapping_sub(T::w(1));
+    let one = T::w(1);
+    let mut mx = T::w(0);
+    let mut my = T::w(0);
+    for (x, y) in xs.iter().zip(ys) {
+        mx = mx.max(x.to_bits().wrapping_sub(one));
+        my = my.max(y.to_bits() & abs);
+    }
+    mx < inf.wrapping_sub(one) && my < inf
+}
+
+/// `out[i] = pow(x[i], y[i])`, [`CHUNK`] pairs at a time.
+#[inline(always)]
+fn pow_loop<T: PowElem>(out: &mut [T], x: impl Side<T>, y: impl Side<T>) {
+    let whole = out.len() - out.len() % CHUNK;
+    let (body, tail) = out.split_at_mut(whole);
+    for (c, o) in body.chunks_exact_mut(CHUNK).enumerate() {
+        let (xs, ys) = (x.chunk(c * CHUNK), y.chunk(c * CHUNK));
+        if all_main(&xs, &ys) {
+            for ((o, &x), &y) in o.iter_mut().zip(&xs).zip(&ys) {
+                *o = x.pow_main(y);
+            }
+        } else {
+            for ((o, &x), &y) in o.iter_mut().zip(&xs).zip(&ys) {
+                *o = x.pow_elem(y);
+            }
+        }
+    }
+    for (i, o) in tail.iter_mut().enumerate() {
+        *o = x.at(whole + i).pow_elem(y.at(whole + i));
+    }
 }
 
 /// `out[i] = pow(a[i], b[i])` over one contiguous run, vectorised for the
@@ -167,24 +299,7 @@ pub(crate) fn pow_block<T: PowElem>(a: Run<'_, T>, b: Run<'_, T>, out: &mut [T])
     isa::dispatch(
         #[inline(always)]
         || match (a, b) {
-            (Run::Slice(xs), Run::Slice(ys)) => {
-                // Two vectors' worth at a time, so their chains overlap.
-                let (oc, xc, yc) = (
-                    out.chunks_exact_mut(16),
-                    xs.chunks_exact(16),
-                    ys.chunks_exact(16),
-                );
-                let tail = xc.remainder().len();
-                for ((o, x), y) in oc.zip(xc).zip(yc) {
-                    for j in 0..16 {
-                        o[j] = x[j].pow_elem(y[j]);
-                    }
-                }
-                let k = out.len() - tail;
-                for ((o, &x), &y) in out[k..].iter_mut().zip(&xs[k..]).zip(&ys[k..]) {
-                    *o = x.pow_elem(y);
-                }
-            }
+            (Run::Slice(xs), Run::Slice(ys)) => pow_loop(out, xs, ys),
             // The common exponents as the exact operations torch also
             // uses for them (`x * x` is the correctly rounded square).
             (Run::Slice(xs), Run::Splat(y)) if y == T::c(2.0) => {
@@ -193,16 +308,8 @@ pub(crate) fn pow_block<T: PowElem>(a: Run<'_, T>, b: Run<'_, T>, out: &mut [T])
                 }
             }
             (Run::Slice(xs), Run::Splat(y)) if y == T::c(1.0) => out.copy_from_slice(xs),
-            (Run::Slice(xs), Run::Splat(y)) => {
-                for (o, &x) in out.iter_mut().zip(xs) {
-                    *o = x.pow_elem(y);
-                }
-            }
-            (Run::Splat(x), Run::Slice(ys)) => {
-                for (o, &y) in out.iter_mut().zip(ys) {
-                    *o = x.pow_elem(y);
-                }
-            }
+            (Run::Slice(xs), Run::Splat(y)) => pow_loop(out, xs, Splat(y)),
+            (Run::Splat(x), Run::Slice(ys)) => pow_loop(out, Splat(x), ys),
             (Run::Splat(x), Run::Splat(y)) => out.fill(x.pow_elem(y)),
         },
     );
@@ -210,11 +317,21 @@ pub(crate) fn pow_block<T: PowElem>(a: Run<'_, T>, b: Run<'_, T>, out: &mut [T])
 
 /// Elementwise `pow` of a float type: the bodies above.
 pub(crate) trait PowElem: Real {
-    /// The body, for loops that [`isa::dispatch`] compiles.
+    /// The whole body, for loops that [`isa::dispatch`] compiles.
     fn pow_elem(self, y: Self) -> Self;
+    /// The main path alone: a positive finite base, a finite exponent.
+    /// Gives the same bits as [`PowElem::pow_elem`] there.
+    fn pow_main(self, y: Self) -> Self;
     /// One pair outside such a loop (strided operands, in-place `pow_`,
-    /// scalar formulas).
-    fn pow_one(self, y: Self) -> Self;
+    /// scalar formulas), compiled for the CPU at hand: built for the
+    /// baseline, the fused multiply-adds would be calls into the C library.
+    #[inline(always)]
+    fn pow_one(self, y: Self) -> Self {
+        isa::dispatch(
+            #[inline(always)]
+            || self.pow_elem(y),
+        )
+    }
 }
 
 impl PowElem for f32 {
@@ -223,8 +340,8 @@ impl PowElem for f32 {
         pow_f32(self, y)
     }
     #[inline(always)]
-    fn pow_one(self, y: f32) -> f32 {
-        pow_f32(self, y)
+    fn pow_main(self, y: f32) -> f32 {
+        pow_f32_main(self, y)
     }
 }
 
@@ -233,13 +350,8 @@ impl PowElem for f64 {
     fn pow_elem(self, y: f64) -> f64 {
         pow_f64(self, y)
     }
-    /// Compiled for the CPU at hand: built for the baseline, the fused
-    /// multiply-adds would be calls into the C library.
     #[inline(always)]
-    fn pow_one(self, y: f64) -> f64 {
-        isa::dispatch(
-            #[inline(always)]
-            || pow_f64(self, y),
-        )
+    fn pow_main(self, y: f64) -> f64 {
+        pow_f64_main(self, y)
     }
 }
