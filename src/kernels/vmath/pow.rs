@@ -177,14 +177,10 @@ fn pow_f64_main(x: f64, y: f64) -> f64 {
     // e^r = 1 + (r + r^2 (1/2 + r/6 + ...)), degree 13.
     let cs: &[f64; 12] = exp_coefs::<f64>().first_chunk().expect("fourteen terms");
     let q = r + (r * r) * estrin(r, cs);
-    exact_small_powers(x, y, ldexp(1.0 + q, n))
-}
-
-/// `x` for `y = 1` and `x * x` for `y = 2` exactly, as the blocks compute
-/// them for a scalar exponent; `r` otherwise.
-#[inline(always)]
-fn exact_small_powers(x: f64, y: f64, r: f64) -> f64 {
-    f64::pick(y == 1.0, x, f64::pick(y == 2.0, x * x, r))
+    let v = ldexp(1.0 + q, n);
+    // y = 1 and 2 exactly, as the blocks compute them for a scalar
+    // exponent (at |x|: the sign is set by the callers).
+    f64::pick(y == 1.0, x, f64::pick(y == 2.0, x * x, v))
 }
 
 /// `x^y` as C's `pow` (see [`pow_f32`] for the special cases), within
@@ -211,7 +207,6 @@ pub(crate) fn pow_f64(x: f64, y: f64) -> f64 {
     let r = f64::pick(x.is_sign_negative() && odd, -v, v);
     let r = f64::pick(x < 0.0 && x > f64::NEG_INFINITY && !whole, f64::NAN, r);
     let r = f64::pick(x.nan() || y.nan(), f64::NAN, r);
-    let r = exact_small_powers(x, y, r);
     let one = x == 1.0 || y == 0.0 || (x == -1.0 && ay == f64::INFINITY);
     f64::pick(one, 1.0, r)
 }
