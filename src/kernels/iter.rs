@@ -795,8 +795,9 @@ mod tests {
 
     #[test]
     fn three_operand_loops_agree_with_the_strided_path_for_every_splat_mix() {
-        // 200 x 200 is past PARALLEL_MIN_ELEMS, so the slice loops also run split.
-        let (r, c) = (200usize, 200usize);
+        // 300 x 300 is past PARALLEL_MIN_ELEMS, so the slice loops also run split.
+        let (r, c) = (300usize, 300usize);
+        assert!(r * c >= crate::pool::PARALLEL_MIN_ELEMS);
         let mask: Vec<bool> = (0..r * c).map(|i| (i * 7) % 5 < 2).collect();
         let xs: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.25 - 3.0).collect();
         let ys: Vec<f32> = (0..r * c).map(|i| -(i as f32) * 0.5).collect();

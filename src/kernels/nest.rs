@@ -279,7 +279,8 @@ mod tests {
             .collect();
         assert_eq!(par_visits(&n, b * r * c), want);
         // Large enough to split over the pool: still each element once.
-        let (r, c) = (300usize, 200usize);
+        let (r, c) = (400usize, 200usize);
+        assert!(r * c >= crate::pool::PARALLEL_MIN_ELEMS);
         let n = Nest::<2>::new(&[r, c], [&[c, 1], &[1, r]]);
         let got = par_visits(&n, r * c);
         assert_eq!(got.len(), r * c);

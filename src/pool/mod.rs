@@ -275,8 +275,12 @@ pub fn kernel_threads() -> usize {
 }
 
 /// Elementwise kernels with at least this many elements are split over the
-/// pool; smaller ones run on the calling thread.
-pub const PARALLEL_MIN_ELEMS: usize = 1 << 15;
+/// pool; smaller ones run on the calling thread. Handing half of a loop to
+/// a pool thread and waiting for it costs about as much as 16K float32
+/// additions run serially on a two-core VM, so a 32K-element `add`, `relu`
+/// or `sum` was slower on two threads than on one (the measurements are in
+/// docs/performance/products.md); from 64K elements the split pays.
+pub const PARALLEL_MIN_ELEMS: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {
