@@ -5,9 +5,9 @@ Each backend runs in a fresh subprocess (``import ferrograd as torch`` or
 number is the median over rounds of each child's median time. The ratio
 column is the median over rounds of each round's ratio: the two children
 of a round run one right after the other, so a slow spell of the host
-(other tenants sharing the last-level cache) weighs on both sides of a
-round's ratio instead of on one side of a ratio of medians. torch is never
-a dependency: without it only ferrograd's column is printed.
+weighs on both sides of a round's ratio instead of on one side of a
+ratio of medians. torch is never a dependency: without it only
+ferrograd's column is printed.
 
 Run: ``python benches/bench_vs_torch.py [--rounds N] [--only NAME ...]
 [--threads N ...]`` (numbers go to docs/performance/). ``--threads``

@@ -279,7 +279,7 @@ pub fn kernel_threads() -> usize {
 /// a pool thread and waiting for it costs about as much as 16K float32
 /// additions run serially on a two-core VM, so a 32K-element `add`, `relu`
 /// or `sum` was slower on two threads than on one (the measurements are in
-/// docs/performance/products.md); from 64K elements the split pays.
+/// docs/performance/products.md); from 64K elements it is even or better.
 pub const PARALLEL_MIN_ELEMS: usize = 1 << 16;
 
 #[cfg(test)]
