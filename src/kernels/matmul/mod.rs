@@ -54,6 +54,17 @@ const SPLIT_K_MAX_OUT: usize = 64 * 256;
 /// Parallel products whose shorter output side is below this run as two
 /// halves of their longer side (see [`GemmArgs::halves`]).
 const HALVES_MAX_SIDE: usize = 512;
+/// Blocks of [`GemmArgs::gemm_chunked`] have at least this many rows (or
+/// all of them) and at least [`BLOCK_COLS`] columns (or all of them). The
+/// `gemm` crate blocks the inner dim of a product by its length alone
+/// except when both sides are at most 64, so with these minimums every
+/// block sums in the order of the whole product.
+const BLOCK_ROWS: usize = 96;
+const BLOCK_COLS: usize = 128;
+/// [`GemmArgs::gemm_chunked`] aims at this many blocks per thread, so that
+/// a thread that starts late (a pool thread waking up) finds the others
+/// have taken its share instead of holding the product up.
+const BLOCKS_PER_THREAD: usize = 4;
 
 /// One strided product `c = alpha * a @ b (+ beta * c)`; pointers are raw.
 #[derive(Clone, Copy)]
@@ -330,13 +341,65 @@ impl<T: MatElem> GemmArgs<T> {
         })
     }
 
-    /// [`GemmArgs::gemm_crate`], inside ferrograd's pool when it uses more
-    /// than one thread; products that [`GemmArgs::halves`] splits run as
-    /// two halves side by side.
+    /// The block of rows `r0..r0 + rows` and columns `c0..c0 + cols`.
+    fn block(&self, r0: usize, rows: usize, c0: usize, cols: usize) -> GemmArgs<T> {
+        GemmArgs {
+            m: rows,
+            n: cols,
+            a: self.a.wrapping_offset(r0 as isize * self.ars),
+            b: self.b.wrapping_offset(c0 as isize * self.bcs),
+            c: self
+                .c
+                .wrapping_offset(r0 as isize * self.crs + c0 as isize * self.ccs),
+            ..*self
+        }
+    }
+
+    /// The product in `rc` x `cc` blocks of rows and columns (see
+    /// [`chunk_grid`]), each a one-thread call of the `gemm` crate, spread
+    /// over the pool.
+    ///
+    /// Note [Products in blocks]: the `gemm` crate's own threading
+    /// (`Parallelism::Rayon`) scaled poorly past a few threads: on a
+    /// 16-core Xeon a 512 x 512 x 512 float32 product took 500 us on 16
+    /// threads with it and 325 us in blocks (docs/performance/products.md).
+    /// Blocks of a right operand with contiguous rows are still read in
+    /// place, and each block sums its inner products in the order of the
+    /// whole product (see [`BLOCK_ROWS`]), so the bits do not depend on
+    /// the grid, which follows the thread count.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::gemm_crate`].
+    unsafe fn gemm_chunked(&self, rc: usize, cc: usize) {
+        let (m, n) = (self.m, self.n);
+        let g = *self;
+        let body = move |t: usize| {
+            let (cj, ri) = (t / rc, t % rc);
+            let (r0, r1) = (ri * m / rc, (ri + 1) * m / rc);
+            let (c0, c1) = (cj * n / cc, (cj + 1) * n / cc);
+            // SAFETY: blocks write disjoint parts of `c` and read inside
+            // the caller's operands.
+            unsafe { g.block(r0, r1 - r0, c0, c1 - c0).gemm_crate(1) }
+        };
+        crate::pool::install(|| crate::pool::par_for(rc * cc, 1, &body));
+    }
+
+    /// [`GemmArgs::gemm_crate`] on `threads` threads: in blocks over the
+    /// pool where [`chunk_grid`] cuts the output of a real product (see
+    /// Note [Products in blocks]); else, for products that [`GemmArgs::halves`] splits, as
+    /// two halves side by side; else inside the pool with the crate's own
+    /// threading.
     ///
     /// # Safety
     /// As [`GemmArgs::gemm_crate`].
     unsafe fn gemm_on_pool(&self, threads: usize) {
+        if threads > 1 && T::BLOCKS_SUM_IN_ORDER {
+            let (rc, cc) = chunk_grid(self.m, self.n, threads);
+            if rc * cc > 1 {
+                self.gemm_chunked(rc, cc);
+                return;
+            }
+        }
         if let Some((x, y)) = self.halves() {
             if threads > 1 {
                 let tx = threads / 2;
@@ -370,6 +433,13 @@ impl<T: MatElem> GemmArgs<T> {
 
 /// Element types that can be multiplied as matrices.
 pub(crate) trait MatElem: Arith {
+    /// Whether a block of a product on the `gemm` crate sums every element
+    /// in the order of the whole product, so that products may run in
+    /// blocks ([`GemmArgs::gemm_chunked`]) without the bits depending on
+    /// the thread count: true for the real floats (tested); the crate's
+    /// complex kernels order the sums of a block differently.
+    const BLOCKS_SUM_IN_ORDER: bool = false;
+
     /// Runs a product with an optimised library if this type has one;
     /// returns false (doing nothing) otherwise.
     ///
@@ -446,6 +516,8 @@ unsafe fn own_tiles_f64(_: &GemmArgs<f64>, _: usize) -> bool {
 macro_rules! mat_float {
     ($t:ty, $mm:path, $stream:ident, $vec:ident, $own:ident) => {
         impl MatElem for $t {
+            const BLOCKS_SUM_IN_ORDER: bool = true;
+
             unsafe fn fast_gemm(g: &GemmArgs<Self>, backend: GemmBackend, threads: usize) -> bool {
                 match backend {
                     GemmBackend::Gemm => {
@@ -710,6 +782,29 @@ pub(crate) unsafe fn gemm_batched<T: MatElem>(
             one(i, t);
         }
     }
+}
+
+/// Row blocks and column blocks of [`GemmArgs::gemm_chunked`]: about
+/// four blocks per thread, the longer side (in elements) halved first,
+/// blocks of at least [`BLOCK_ROWS`] rows or the whole height and at
+/// least [`BLOCK_COLS`] columns or the whole width.
+fn chunk_grid(m: usize, n: usize, threads: usize) -> (usize, usize) {
+    let want = BLOCKS_PER_THREAD * threads;
+    let (max_r, max_c) = ((m / BLOCK_ROWS).max(1), (n / BLOCK_COLS).max(1));
+    let (mut rc, mut cc) = (1, 1);
+    while rc * cc < want {
+        let (r, c) = (m / rc, n / cc);
+        if c >= r && cc * 2 <= max_c {
+            cc *= 2;
+        } else if rc * 2 <= max_r {
+            rc *= 2;
+        } else if cc * 2 <= max_c {
+            cc *= 2;
+        } else {
+            break;
+        }
+    }
+    (rc, cc)
 }
 
 /// The row stride of the single matrix that batch entries form when every

@@ -474,3 +474,82 @@ fn float32_tiles_give_the_same_bits_on_any_number_of_threads() {
         }
     }
 }
+
+#[test]
+fn products_in_blocks_give_the_bits_of_one_call_for_any_number_of_threads() {
+    // The blocks of `gemm_chunked` are one-thread calls of the `gemm`
+    // crate on parts of the output; each element still sums its inner
+    // products in the crate's order, so the bits match one whole call
+    // whatever the grid (which follows the thread count), also with a
+    // transposed left operand, ragged edges and beta. (The crate's complex
+    // kernels sum blocks in another order, so complex products are never
+    // cut: `MatElem::BLOCKS_SUM_IN_ORDER`.)
+    fn check<T: MatElem + PartialEq + std::fmt::Debug + Copy>(
+        m: usize,
+        k: usize,
+        n: usize,
+        transposed_a: bool,
+        val: impl Fn(usize) -> T,
+        beta: Option<T>,
+    ) -> usize {
+        let av: Vec<T> = (0..m * k).map(&val).collect();
+        let bv: Vec<T> = (0..k * n).map(|i| val(i * 3 + 1)).collect();
+        let init: Vec<T> = (0..m * n).map(|i| val(i * 5 + 2)).collect();
+        let (ars, acs) = if transposed_a {
+            (1, m as isize)
+        } else {
+            (k as isize, 1)
+        };
+        let run = |f: &dyn Fn(&GemmArgs<T>)| {
+            let mut c = init.clone();
+            let g = GemmArgs {
+                m,
+                n,
+                k,
+                a: av.as_ptr(),
+                ars,
+                acs,
+                b: bv.as_ptr(),
+                brs: n as isize,
+                bcs: 1,
+                c: c.as_mut_ptr(),
+                crs: n as isize,
+                ccs: 1,
+                alpha: val(7),
+                beta,
+            };
+            f(&g);
+            c
+        };
+        // SAFETY: the operands are live vectors of the described shapes.
+        let whole = run(&|g| unsafe { g.gemm_crate(1) });
+        let mut grids = std::collections::BTreeSet::new();
+        for threads in [2, 3, 8, 16, 64] {
+            let (rc, cc) = chunk_grid(m, n, threads);
+            assert!(rc * cc >= 2, "{m}x{n} is cut for {threads} threads");
+            grids.insert((rc, cc));
+            // SAFETY: as above.
+            let blocks = run(&|g| unsafe { g.gemm_chunked(rc, cc) });
+            assert!(
+                blocks == whole,
+                "{m}x{k}x{n}, {threads} threads ({rc} x {cc} blocks)"
+            );
+        }
+        grids.len()
+    }
+    let f32v = |i: usize| ((i * 37) % 101) as f32 / 17.0 - 2.9;
+    let f64v = |i: usize| ((i * 37) % 101) as f64 / 17.0 - 2.9;
+    // The grid follows the thread count.
+    assert!(check(512, 512, 512, false, f32v, None) >= 2);
+    for &(m, k, n) in &[
+        (300, 700, 500),
+        (97, 1030, 300),
+        (640, 64, 784),
+        (1000, 600, 60),
+        (50, 700, 1000),
+    ] {
+        check(m, k, n, false, f32v, None);
+        check(m, k, n, true, f32v, Some(0.5f32));
+        check(m, k, n, false, f64v, Some(-1.25f64));
+    }
+}
