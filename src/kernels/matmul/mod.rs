@@ -319,25 +319,9 @@ impl<T: MatElem> GemmArgs<T> {
         let long = m.max(n);
         let h = (long / 2).div_ceil(16) * 16;
         Some(if n >= m {
-            (
-                GemmArgs { n: h, ..*self },
-                GemmArgs {
-                    n: n - h,
-                    b: self.b.wrapping_offset(h as isize * self.bcs),
-                    c: self.c.wrapping_offset(h as isize * self.ccs),
-                    ..*self
-                },
-            )
+            (self.block(0, m, 0, h), self.block(0, m, h, n - h))
         } else {
-            (
-                GemmArgs { m: h, ..*self },
-                GemmArgs {
-                    m: m - h,
-                    a: self.a.wrapping_offset(h as isize * self.ars),
-                    c: self.c.wrapping_offset(h as isize * self.crs),
-                    ..*self
-                },
-            )
+            (self.block(0, h, 0, n), self.block(h, m - h, 0, n))
         })
     }
 
@@ -386,9 +370,9 @@ impl<T: MatElem> GemmArgs<T> {
 
     /// [`GemmArgs::gemm_crate`] on `threads` threads: in blocks over the
     /// pool where [`chunk_grid`] cuts the output of a real product (see
-    /// Note [Products in blocks]); else, for products that [`GemmArgs::halves`] splits, as
-    /// two halves side by side; else inside the pool with the crate's own
-    /// threading.
+    /// Note [Products in blocks]); else, for products that
+    /// [`GemmArgs::halves`] splits, as two halves side by side; else
+    /// inside the pool with the crate's own threading.
     ///
     /// # Safety
     /// As [`GemmArgs::gemm_crate`].
